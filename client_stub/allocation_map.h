@@ -1,0 +1,78 @@
+// AllocationMap: the client's record of the device allocations of its
+// session and of its pinned (hipHostMalloc'd) host allocations, as interval
+// maps keyed by base address. It answers "which allocation holds
+// [p, p + n)?" for hipMemcpyDefault direction, bounds checks before anything
+// is sent, hipPointerGetAttributes, hipMemPtrGetInfo and hipFree/hipHostFree.
+//
+// Thread-safety: every method may be called from any thread (one
+// shared_mutex: lookups share it, changes take it exclusively). Lookups return
+// copies, valid after the lock is released.
+#pragma once
+
+#include <cstdint>
+#include <new>
+#include <map>
+#include <shared_mutex>
+#include <vector>
+
+
+namespace hipr::client {
+
+struct DeviceAllocation {
+  uint64_t base = 0;
+  uint64_t size = 0;
+  int device = 0;
+  uint32_t flags = 0;
+  // True when the allocation lies outside the session window and its pages
+  // are held in the client's DeviceReservations (a `hip` worker).
+  bool outside_window = false;
+};
+
+struct PinnedAllocation {
+  uint64_t base = 0;
+  uint64_t size = 0;         // As requested.
+  uint64_t mapped_size = 0;  // Whole pages actually mapped.
+  uint32_t flags = 0;        // hipHostMalloc flags.
+  int device = 0;            // Current device when allocated.
+};
+
+class AllocationMap {
+ public:
+  // False (nothing changed) when the range is empty or overlaps a recorded
+  // device allocation.
+  bool AddDevice(const DeviceAllocation& a);
+  // The device allocation that contains every byte of [p, p + n); for n == 0,
+  // the one that contains p.
+  bool FindDevice(uint64_t p, uint64_t n, DeviceAllocation* out) const;
+  // Removes the device allocation containing p (as HIP, an interior pointer
+  // frees the whole allocation).
+  bool RemoveDevice(uint64_t p, DeviceAllocation* removed);
+  // True when [p, p + n) touches any recorded device allocation (the
+  // session window and reserved pages are checked by callers).
+  bool TouchesDevice(uint64_t p, uint64_t n) const;
+  // Removes and returns every device allocation of `device` (hipDeviceReset),
+  // or of all devices when device < 0 (a forked child abandons them).
+  std::vector<DeviceAllocation> RemoveDevicesOf(int device);
+
+  bool AddPinned(const PinnedAllocation& a);
+  bool FindPinned(uint64_t p, uint64_t n, PinnedAllocation* out) const;
+  bool RemovePinned(uint64_t p, PinnedAllocation* removed);
+
+  size_t device_count() const;
+  size_t pinned_count() const;
+
+  // fork() support (client.cc): the lock is held across fork() so the child
+  // inherits consistent contents; the parent then unlocks it, the child
+  // re-creates it (its copy is owned by a thread that does not exist there,
+  // and a glibc rwlock cannot be unlocked by another thread id).
+  void LockForFork() { mu_.lock(); }
+  void UnlockInParent() { mu_.unlock(); }
+  void ResetLockInChild() { new (&mu_) decltype(mu_)(); }
+
+ private:
+  mutable std::shared_mutex mu_;
+  std::map<uint64_t, DeviceAllocation> device_;  // GUARDED_BY(mu_), keyed by base.
+  std::map<uint64_t, PinnedAllocation> pinned_;  // GUARDED_BY(mu_), keyed by base.
+};
+
+}  // namespace hipr::client

@@ -1,0 +1,76 @@
+// Helpers shared by the exported HIP entry points (api_*.cc): the edge where
+// Status becomes hipError_t, where exceptions stop, and where the calling
+// thread's last error is recorded.
+#pragma once
+
+#include <atomic>
+#include <exception>
+#include <new>
+
+#include "client_stub/api_result.h"
+#include "client_stub/client.h"
+#include "client_stub/log.h"
+#include "protocol/status.h"
+
+// Logs once per call site (the first caller wins), e.g. for "not supported"
+// notes that would otherwise repeat for every call.
+#define HIPR_LOG_ONCE(level, ...)                                              \
+  do {                                                                         \
+    static constinit std::atomic<bool> hipr_logged_once_{false};               \
+    if (!hipr_logged_once_.exchange(true, std::memory_order_relaxed))          \
+      HIPR_LOG(level, __VA_ARGS__);                                            \
+  } while (0)
+
+namespace hipr::client {
+
+// The one Status -> hipError_t mapping of the stub. A status carrying the
+// runtime's own error number returns it; any session- or link-scope status
+// (the session is dead or unreachable) is hipErrorNoDevice.
+hipError_t ToHipError(const Status& st);
+
+// Runs `body` (returning hipError_t) and records its result as the calling
+// thread's last error (Result). No exception escapes: std::bad_alloc becomes
+// hipErrorOutOfMemory, anything else hipErrorUnknown (logged).
+template <class F>
+hipError_t ApiCall(const char* name, F&& body) noexcept {
+  try {
+    return Result(body());
+  } catch (const std::bad_alloc&) {
+    HIPR_LOG_ERROR("%s: out of host memory", name);
+    return Result(hipErrorOutOfMemory);
+  } catch (const std::exception& e) {
+    HIPR_LOG_ERROR("%s: internal error: %s", name, e.what());
+    return Result(hipErrorUnknown);
+  } catch (...) {
+    HIPR_LOG_ERROR("%s: internal error", name);
+    return Result(hipErrorUnknown);
+  }
+}
+
+// The live session or nullptr (then the call returns hipErrorNoDevice).
+inline Session* LiveSession() { return Client::Get().LiveSession(); }
+
+// hipErrorInvalidDevice unless 0 <= device < the session's device count.
+inline hipError_t CheckDevice(const Session& s, int device) {
+  return device >= 0 && device < s.device_count() ? hipSuccess : hipErrorInvalidDevice;
+}
+
+// The calling thread's current device, checked against the session.
+inline hipError_t CurrentDeviceOf(const Session& s, int* device) {
+  if (s.device_count() == 0) return hipErrorNoDevice;
+  *device = CurrentDevice();
+  return CheckDevice(s, *device);
+}
+
+// Where a stream operation goes: the protocol id and the device it runs on.
+struct StreamTarget {
+  uint64_t id = 0;  // 0: the null stream.
+  int device = 0;
+};
+
+// The null stream (nullptr) is id 0 on the calling thread's device;
+// hipStreamPerThread is treated as the null stream for now (logged once);
+// any other handle must be live, else hipErrorInvalidHandle.
+hipError_t ResolveStream(hipStream_t stream, StreamTarget* out);
+
+}  // namespace hipr::client

@@ -1,0 +1,297 @@
+// Copy and memset entry points.
+//
+// Direction comes from the allocation map, as the HIP runtime takes it from
+// its memory objects: hipMemcpyDefault is inferred, and an explicit kind is
+// checked only in that the side it names as device memory must lie wholly
+// inside one allocation of this session (else hipErrorInvalidValue, decided
+// here before anything is sent). Host-to-host copies are done locally.
+//
+// Semantics per direction:
+//  * host -> device, blocking: sent with want_reply and awaited. Async: a
+//    fire-and-forget frame; bulk up to 64 KiB is copied into the send batch,
+//    larger bulk is written to the socket straight from the caller's memory
+//    before the call returns. Pageable or pinned alike, the source has been
+//    consumed when the call returns (pinned sources are not read at flush
+//    time yet).
+//  * device -> host: always a round trip; the reply's bulk is read straight
+//    into the caller's rows, so even the async forms have completed on return
+//    (stronger than HIP requires for pinned destinations).
+//  * device -> device: blocking forms wait for the reply, async forms are
+//    fire-and-forget.
+//  * memsets are fire-and-forget on their stream.
+#include <cstring>
+#include <vector>
+
+#include "client_stub/api_common.h"
+
+using namespace hipr;
+using namespace hipr::client;
+
+namespace {
+
+enum class Mode { kBlocking, kAsync };
+
+// One side of a copy as the allocation map sees it.
+struct Place {
+  bool device = false;
+};
+
+bool ValidKind(hipMemcpyKind kind) {
+  return kind >= hipMemcpyHostToHost && kind <= hipMemcpyDefault;
+}
+
+// Classifies [p, p + extent): wholly inside one device allocation, or host
+// memory that touches no device address (window, allocation or reserved
+// page). Anything else is hipErrorInvalidValue.
+hipError_t Locate(const void* p, uint64_t extent, Place* out) {
+  const uint64_t a = reinterpret_cast<uint64_t>(p);
+  Client& c = Client::Get();
+  DeviceAllocation d;
+  if (c.allocations().FindDevice(a, extent, &d)) {
+    out->device = true;
+    return hipSuccess;
+  }
+  if (c.window().Overlaps(a, extent) || c.allocations().TouchesDevice(a, extent) ||
+      c.reservations().Overlaps(a, extent))
+    return hipErrorInvalidValue;
+  out->device = false;
+  return hipSuccess;
+}
+
+hipError_t CheckKind(hipMemcpyKind kind, const Place& dst, const Place& src) {
+  switch (kind) {
+    case hipMemcpyHostToDevice: return dst.device ? hipSuccess : hipErrorInvalidValue;
+    case hipMemcpyDeviceToHost: return src.device ? hipSuccess : hipErrorInvalidValue;
+    case hipMemcpyDeviceToDevice:
+      return dst.device && src.device ? hipSuccess : hipErrorInvalidValue;
+    default: return hipSuccess;
+  }
+}
+
+// Bytes spanned by `height` rows of `width` bytes `pitch` apart; false on
+// overflow.
+bool Extent(size_t pitch, size_t width, size_t height, uint64_t* out) {
+  const uint64_t rows = height - 1;
+  if (pitch != 0 && rows > (UINT64_MAX - width) / pitch) return false;
+  *out = rows * pitch + width;
+  return true;
+}
+
+// The host side's rows as iovecs: one entry when they are contiguous.
+std::vector<iovec> HostRows(const void* base, size_t pitch, size_t width, size_t height) {
+  auto* p = static_cast<char*>(const_cast<void*>(base));
+  if (pitch == width || height == 1) return {iovec{p, width * height}};
+  std::vector<iovec> rows(height);
+  for (size_t i = 0; i < height; ++i) rows[i] = iovec{p + i * pitch, width};
+  return rows;
+}
+
+// A validated rectangular copy: `height` rows of `width` bytes.
+struct Rect {
+  void* dst = nullptr;
+  size_t dpitch = 0;
+  const void* src = nullptr;
+  size_t spitch = 0;
+  size_t width = 0;
+  size_t height = 1;
+};
+
+hipError_t CallReplyResult(const Status& st, const msg::CallReply& reply) {
+  return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
+}
+
+// REQUIRES: dst and src non-null, width and height > 0, pitches >= width.
+hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t stream, Mode mode) {
+  StreamTarget target;
+  if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+  uint64_t dst_extent = 0;
+  uint64_t src_extent = 0;
+  if (!Extent(r.dpitch, r.width, r.height, &dst_extent) || !Extent(r.spitch, r.width, r.height, &src_extent))
+    return hipErrorInvalidValue;
+  Place dst;
+  Place src;
+  if (hipError_t e = Locate(r.dst, dst_extent, &dst); e != hipSuccess) return e;
+  if (hipError_t e = Locate(r.src, src_extent, &src); e != hipSuccess) return e;
+  if (hipError_t e = CheckKind(kind, dst, src); e != hipSuccess) return e;
+
+  const msg::Region dst_region{reinterpret_cast<uint64_t>(r.dst), r.dpitch, r.width, r.height};
+  const msg::Region src_region{reinterpret_cast<uint64_t>(r.src), r.spitch, r.width, r.height};
+  msg::CallReply reply;
+  if (!dst.device && !src.device) {
+    for (size_t i = 0; i < r.height; ++i)
+      std::memmove(static_cast<char*>(r.dst) + i * r.dpitch, static_cast<const char*>(r.src) + i * r.spitch,
+                   r.width);
+    return hipSuccess;
+  }
+  if (dst.device && !src.device) {
+    const std::vector<iovec> rows = HostRows(r.src, r.spitch, r.width, r.height);
+    msg::CopyToDeviceRequest req{target.device, target.id, dst_region, mode == Mode::kBlocking};
+    if (mode == Mode::kAsync) return ToHipError(s.PostCopy(req, rows.data(), static_cast<int>(rows.size())));
+    Status st = s.Call(wire::Op::kCopyToDevice, req, &reply, rows.data(), static_cast<int>(rows.size()));
+    return CallReplyResult(st, reply);
+  }
+  if (!dst.device && src.device) {
+    const std::vector<iovec> rows = HostRows(r.dst, r.dpitch, r.width, r.height);
+    msg::CopyFromDeviceRequest req{target.device, target.id, src_region};
+    Status st = s.Call(wire::Op::kCopyFromDevice, req, &reply, nullptr, 0, rows.data(),
+                       static_cast<int>(rows.size()));
+    return CallReplyResult(st, reply);
+  }
+  msg::CopyOnDeviceRequest req{target.device, target.id, dst_region, src_region, mode == Mode::kBlocking};
+  if (mode == Mode::kAsync) return ToHipError(s.Post(wire::Op::kCopyOnDevice, req));
+  return CallReplyResult(s.Call(wire::Op::kCopyOnDevice, req, &reply), reply);
+}
+
+// hipMemcpy and friends. HIP checks the size before the direction for
+// blocking copies and the direction first for async ones.
+hipError_t Memcpy(void* dst, const void* src, size_t size, hipMemcpyKind kind, hipStream_t stream,
+                  Mode mode) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (mode == Mode::kAsync && !ValidKind(kind)) return hipErrorInvalidMemcpyDirection;
+  if (size == 0) return hipSuccess;
+  if (dst == nullptr || src == nullptr) return hipErrorInvalidValue;
+  if (!ValidKind(kind)) return hipErrorInvalidMemcpyDirection;
+  if (src == dst && kind == hipMemcpyDefault) return hipSuccess;
+  return Copy(*s, Rect{dst, size, src, size, size, 1}, kind, stream, mode);
+}
+
+hipError_t Memcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                    size_t height, hipMemcpyKind kind, hipStream_t stream, Mode mode) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (!ValidKind(kind)) return hipErrorInvalidMemcpyDirection;
+  StreamTarget target;
+  if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+  if (width == 0 || height == 0) return hipSuccess;
+  if (width > dpitch || width > spitch) return hipErrorInvalidPitchValue;
+  if (dst == nullptr || src == nullptr) return hipErrorInvalidValue;
+  return Copy(*s, Rect{dst, dpitch, src, spitch, width, height}, kind, stream, mode);
+}
+
+// Fills `count` elements of `element_size` bytes at `dst` with `value`.
+hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count, hipStream_t stream) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (count > SIZE_MAX / element_size) return hipErrorInvalidValue;
+  const uint64_t bytes = static_cast<uint64_t>(count) * element_size;
+  if (bytes == 0) return hipSuccess;
+  if (dst == nullptr) return hipErrorInvalidValue;
+  DeviceAllocation a;
+  if (!Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(dst), bytes, &a))
+    return hipErrorInvalidValue;
+  StreamTarget target;
+  if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+  msg::MemsetRequest req;
+  req.device = target.device;
+  req.stream = target.id;
+  req.dst = msg::Region{reinterpret_cast<uint64_t>(dst), bytes, bytes, 1};
+  req.value = value;
+  req.element_size = element_size;
+  return ToHipError(s->Post(wire::Op::kMemset, req));
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipMemcpy(void* dst, const void* src, size_t size, hipMemcpyKind kind) {
+  return ApiCall("hipMemcpy", [&] { return Memcpy(dst, src, size, kind, nullptr, Mode::kBlocking); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyWithStream(void* dst, const void* src, size_t size,
+                                           hipMemcpyKind kind, hipStream_t stream) {
+  return ApiCall("hipMemcpyWithStream",
+                 [&] { return Memcpy(dst, src, size, kind, stream, Mode::kBlocking); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyAsync(void* dst, const void* src, size_t size, hipMemcpyKind kind,
+                                      hipStream_t stream) {
+  return ApiCall("hipMemcpyAsync", [&] { return Memcpy(dst, src, size, kind, stream, Mode::kAsync); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void* src, size_t size) {
+  return ApiCall("hipMemcpyHtoD",
+                 [&] { return Memcpy(dst, src, size, hipMemcpyHostToDevice, nullptr, Mode::kBlocking); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyDtoH(void* dst, hipDeviceptr_t src, size_t size) {
+  return ApiCall("hipMemcpyDtoH",
+                 [&] { return Memcpy(dst, src, size, hipMemcpyDeviceToHost, nullptr, Mode::kBlocking); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t size) {
+  return ApiCall("hipMemcpyDtoD", [&] {
+    return Memcpy(dst, src, size, hipMemcpyDeviceToDevice, nullptr, Mode::kBlocking);
+  });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void* src, size_t size,
+                                          hipStream_t stream) {
+  return ApiCall("hipMemcpyHtoDAsync",
+                 [&] { return Memcpy(dst, src, size, hipMemcpyHostToDevice, stream, Mode::kAsync); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyDtoHAsync(void* dst, hipDeviceptr_t src, size_t size,
+                                          hipStream_t stream) {
+  return ApiCall("hipMemcpyDtoHAsync",
+                 [&] { return Memcpy(dst, src, size, hipMemcpyDeviceToHost, stream, Mode::kAsync); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t size,
+                                          hipStream_t stream) {
+  return ApiCall("hipMemcpyDtoDAsync",
+                 [&] { return Memcpy(dst, src, size, hipMemcpyDeviceToDevice, stream, Mode::kAsync); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                   size_t width, size_t height, hipMemcpyKind kind) {
+  return ApiCall("hipMemcpy2D", [&] {
+    return Memcpy2D(dst, dpitch, src, spitch, width, height, kind, nullptr, Mode::kBlocking);
+  });
+}
+
+HIPR_EXPORT hipError_t hipMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                        size_t width, size_t height, hipMemcpyKind kind,
+                                        hipStream_t stream) {
+  return ApiCall("hipMemcpy2DAsync", [&] {
+    return Memcpy2D(dst, dpitch, src, spitch, width, height, kind, stream, Mode::kAsync);
+  });
+}
+
+// hipMemset's value is a byte (HIP keeps the low 8 bits of the int).
+HIPR_EXPORT hipError_t hipMemset(void* dst, int value, size_t size) {
+  return ApiCall("hipMemset", [&] { return Memset(dst, static_cast<uint8_t>(value), 1, size, nullptr); });
+}
+
+HIPR_EXPORT hipError_t hipMemsetAsync(void* dst, int value, size_t size, hipStream_t stream) {
+  return ApiCall("hipMemsetAsync",
+                 [&] { return Memset(dst, static_cast<uint8_t>(value), 1, size, stream); });
+}
+
+HIPR_EXPORT hipError_t hipMemsetD8(hipDeviceptr_t dst, unsigned char value, size_t count) {
+  return ApiCall("hipMemsetD8", [&] { return Memset(dst, value, 1, count, nullptr); });
+}
+
+HIPR_EXPORT hipError_t hipMemsetD8Async(hipDeviceptr_t dst, unsigned char value, size_t count,
+                                        hipStream_t stream) {
+  return ApiCall("hipMemsetD8Async", [&] { return Memset(dst, value, 1, count, stream); });
+}
+
+HIPR_EXPORT hipError_t hipMemsetD16(hipDeviceptr_t dst, unsigned short value, size_t count) {
+  return ApiCall("hipMemsetD16", [&] { return Memset(dst, value, 2, count, nullptr); });
+}
+
+HIPR_EXPORT hipError_t hipMemsetD16Async(hipDeviceptr_t dst, unsigned short value, size_t count,
+                                         hipStream_t stream) {
+  return ApiCall("hipMemsetD16Async", [&] { return Memset(dst, value, 2, count, stream); });
+}
+
+HIPR_EXPORT hipError_t hipMemsetD32(hipDeviceptr_t dst, int value, size_t count) {
+  return ApiCall("hipMemsetD32",
+                 [&] { return Memset(dst, static_cast<uint32_t>(value), 4, count, nullptr); });
+}
+
+HIPR_EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t dst, int value, size_t count,
+                                         hipStream_t stream) {
+  return ApiCall("hipMemsetD32Async",
+                 [&] { return Memset(dst, static_cast<uint32_t>(value), 4, count, stream); });
+}

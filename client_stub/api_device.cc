@@ -1,0 +1,283 @@
+// Device management entry points: count, selection, properties and
+// attributes (answered from the hello's cached DeviceInfo), versions, flags,
+// synchronize/reset, and the last-error queries.
+#include <hip/hip_version.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "client_stub/api_common.h"
+#include "client_stub/device_props.h"
+
+using namespace hipr;
+using namespace hipr::client;
+
+namespace {
+
+// Addresses handed out as hipCtx_t: one per device, never dereferenced.
+constinit char g_context_tokens[Client::kMaxDevices] = {};
+
+constinit std::atomic<bool> g_attribute_logged[512] = {};
+
+void LogUnsupportedAttributeOnce(hipDeviceAttribute_t attr) {
+  int a = static_cast<int>(attr);
+  int slot = a >= hipDeviceAttributeAmdSpecificBegin ? 256 + (a - hipDeviceAttributeAmdSpecificBegin) : a;
+  if (slot < 0 || slot >= 512) slot = 511;
+  if (!g_attribute_logged[slot].exchange(true, std::memory_order_relaxed))
+    HIPR_LOG_WARN("hipDeviceGetAttribute: attribute %d is not available through hipr; "
+                  "returning hipErrorInvalidValue",
+                  a);
+}
+
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipInit(unsigned int flags) {
+  return ApiCall("hipInit", [&] {
+    if (flags != 0) return hipErrorInvalidValue;
+    return LiveSession() != nullptr ? hipSuccess : hipErrorNoDevice;
+  });
+}
+
+HIPR_EXPORT hipError_t hipGetDeviceCount(int* count) {
+  return ApiCall("hipGetDeviceCount", [&] {
+    if (count == nullptr) return hipErrorInvalidValue;
+    Session* s = LiveSession();
+    *count = s != nullptr ? s->device_count() : 0;
+    return *count > 0 ? hipSuccess : hipErrorNoDevice;
+  });
+}
+
+HIPR_EXPORT hipError_t hipGetDevice(int* device) {
+  return ApiCall("hipGetDevice", [&] {
+    if (device == nullptr) return hipErrorInvalidValue;
+    Session* s = LiveSession();
+    if (s == nullptr || s->device_count() == 0) return hipErrorNoDevice;
+    *device = CurrentDevice();
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipSetDevice(int device) {
+  return ApiCall("hipSetDevice", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr || s->device_count() == 0) return hipErrorNoDevice;
+    if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
+    SetCurrentDevice(device);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipGetDeviceProperties(hipDeviceProp_t* prop, int device) {
+  return ApiCall("hipGetDeviceProperties", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (prop == nullptr) return hipErrorInvalidValue;
+    if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
+    FillDeviceProp(s->devices()[device], prop);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceGetAttribute(int* value, hipDeviceAttribute_t attr, int device) {
+  return ApiCall("hipDeviceGetAttribute", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (value == nullptr) return hipErrorInvalidValue;
+    if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
+    hipError_t e = DeviceAttribute(s->devices()[device], attr, value);
+    if (e == hipErrorInvalidValue) LogUnsupportedAttributeOnce(attr);
+    return e;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceGetName(char* name, int len, hipDevice_t device) {
+  return ApiCall("hipDeviceGetName", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
+    if (name == nullptr || len <= 0) return hipErrorInvalidValue;
+    const std::string& board = s->devices()[device].name;
+    const size_t n = std::min(board.size(), static_cast<size_t>(len) - 1);
+    std::memcpy(name, board.data(), n);
+    name[n] = '\0';
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceGet(hipDevice_t* device, int ordinal) {
+  return ApiCall("hipDeviceGet", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (device == nullptr) return hipErrorInvalidValue;
+    if (hipError_t e = CheckDevice(*s, ordinal); e != hipSuccess) return e;
+    *device = ordinal;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceComputeCapability(int* major, int* minor, hipDevice_t device) {
+  return ApiCall("hipDeviceComputeCapability", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
+    if (major == nullptr || minor == nullptr) return hipErrorInvalidValue;
+    *major = s->devices()[device].major;
+    *minor = s->devices()[device].minor;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t device) {
+  return ApiCall("hipDeviceTotalMem", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
+    if (bytes == nullptr) return hipErrorInvalidValue;
+    *bytes = s->devices()[device].total_global_mem;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceGetPCIBusId(char* pci_bus_id, int len, int device) {
+  return ApiCall("hipDeviceGetPCIBusId", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
+    if (pci_bus_id == nullptr) return hipErrorInvalidValue;
+    const msg::DeviceInfo& d = s->devices()[device];
+    // As the runtime: "dddd:bb:dd.f", 12 characters plus the terminator;
+    // written (truncated) even when len is too small, which is then an error.
+    // The PCI function is not in DeviceInfo; GPUs are function 0.
+    std::snprintf(pci_bus_id, static_cast<size_t>(std::max(len, 0)), "%04x:%02x:%02x.%01x",
+                  d.pci_domain_id, d.pci_bus_id, d.pci_device_id, 0);
+    return len <= 12 ? hipErrorInvalidValue : hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipChooseDevice(int* device, const hipDeviceProp_t* prop) {
+  return ApiCall("hipChooseDevice", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (device == nullptr || prop == nullptr) return hipErrorInvalidValue;
+    if (s->device_count() == 0) return hipErrorNoDevice;
+    *device = ChooseDevice(s->devices(), *prop);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipGetDeviceFlags(unsigned int* flags) {
+  return ApiCall("hipGetDeviceFlags", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (flags == nullptr) return hipErrorInvalidValue;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    *flags = Client::Get().device_flags(device);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipSetDeviceFlags(unsigned flags) {
+  return ApiCall("hipSetDeviceFlags", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    // As the runtime: at most one scheduling flag, nothing unknown. The
+    // flags only matter to the worker's host threads; the client records
+    // them for hipGetDeviceFlags.
+    constexpr unsigned kSupported = hipDeviceScheduleMask | hipDeviceMapHost | hipDeviceLmemResizeToMax;
+    constexpr unsigned kExclusive =
+        hipDeviceScheduleSpin | hipDeviceScheduleYield | hipDeviceScheduleBlockingSync;
+    const unsigned schedule = flags & hipDeviceScheduleMask & kExclusive;
+    if (schedule != 0 && schedule != hipDeviceScheduleSpin && schedule != hipDeviceScheduleYield &&
+        schedule != hipDeviceScheduleBlockingSync)
+      return hipErrorInvalidValue;
+    if ((flags & ~kSupported) != 0) return hipErrorInvalidValue;
+    Client::Get().set_device_flags(device, flags & hipDeviceScheduleMask);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipCtxGetCurrent(hipCtx_t* ctx) {
+  return ApiCall("hipCtxGetCurrent", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (ctx == nullptr) return hipErrorInvalidValue;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    if (device >= Client::kMaxDevices) return hipErrorInvalidDevice;
+    *ctx = reinterpret_cast<hipCtx_t>(&g_context_tokens[device]);
+    return hipSuccess;
+  });
+}
+
+// Versions come from the worker's runtime (hello). Without a session the
+// runtime's answer does not depend on a device, so these still succeed with
+// the HIP version this stub was built against.
+HIPR_EXPORT hipError_t hipDriverGetVersion(int* version) {
+  return ApiCall("hipDriverGetVersion", [&] {
+    if (version == nullptr) return hipErrorInvalidValue;
+    Session* s = LiveSession();
+    *version = s != nullptr && s->driver_version() != 0 ? s->driver_version() : HIP_VERSION;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipRuntimeGetVersion(int* version) {
+  return ApiCall("hipRuntimeGetVersion", [&] {
+    if (version == nullptr) return hipErrorInvalidValue;
+    Session* s = LiveSession();
+    *version = s != nullptr && s->runtime_version() != 0 ? s->runtime_version() : HIP_VERSION;
+    return hipSuccess;
+  });
+}
+
+// HIP 5.x: the last call's return code, reset to hipSuccess by the read
+// (api_result.cc). Neither query records itself as a result.
+HIPR_EXPORT hipError_t hipGetLastError() { return TakeLastError(); }
+
+HIPR_EXPORT hipError_t hipPeekAtLastError() { return Result(PeekLastError()); }
+
+HIPR_EXPORT hipError_t hipDeviceSynchronize() {
+  return ApiCall("hipDeviceSynchronize", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    msg::CallReply reply;
+    Status st = s->Call(wire::Op::kDeviceSynchronize, msg::DeviceRequest{device}, &reply);
+    return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceReset() {
+  return ApiCall("hipDeviceReset", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    msg::CallReply reply;
+    Status st = s->Call(wire::Op::kDeviceReset, msg::DeviceRequest{device}, &reply);
+    if (!st.ok()) return ToHipError(st);
+    if (reply.error == hipSuccess) {
+      // The worker freed the device's memory, streams and events.
+      Client::Get().ForgetDeviceState(device);
+    }
+    return static_cast<hipError_t>(reply.error);
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceGetLimit(size_t* value, enum hipLimit_t limit) {
+  return ApiCall("hipDeviceGetLimit", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (value == nullptr) return hipErrorInvalidValue;
+    if (limit != hipLimitMallocHeapSize) return hipErrorUnsupportedLimit;
+    // The device heap size lives in the worker's runtime and the protocol
+    // has no query for it yet.
+    HIPR_LOG_ONCE(kWarn, "hipDeviceGetLimit(hipLimitMallocHeapSize) is not supported by hipr yet");
+    return hipErrorNotSupported;
+  });
+}

@@ -1,0 +1,265 @@
+// Memory entry points: device allocation (on the worker, recorded in the
+// client's allocation map), pinned host allocation (local page-aligned
+// memory recorded as pinned), pointer queries and hipMemGetInfo.
+#include <sys/mman.h>
+
+#include <vector>
+
+#include "client_stub/api_common.h"
+
+using namespace hipr;
+using namespace hipr::client;
+
+namespace {
+
+// How many addresses hipMalloc accepts from a `hip` worker before giving up
+// when each collides with this process's own memory.
+constexpr int kMallocPlacementAttempts = 8;
+
+constexpr unsigned kHostMallocFlags = hipHostMallocPortable | hipHostMallocMapped |
+                                      hipHostMallocWriteCombined | hipHostMallocNumaUser |
+                                      hipHostMallocCoherent | hipHostMallocNonCoherent;
+
+
+// Decides whether a new allocation at [address, address + size) can be used
+// here: inside the session window, or outside it with its pages reserved
+// now. False when the range collides with this process's memory.
+bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_window) {
+  const AddressRange window = c.window();
+  if (!window.empty() && window.Contains(address) && size <= window.end() - address) {
+    *outside_window = false;
+    return true;
+  }
+  if (window.Overlaps(address, size)) return false;  // Straddles the window edge.
+  Status st = c.reservations().Reserve(address, size);
+  if (!st.ok()) {
+    HIPR_LOG_DEBUG("device allocation at 0x%llx (+%llu) collides with host memory: %s",
+                   static_cast<unsigned long long>(address), static_cast<unsigned long long>(size),
+                   st.message().c_str());
+    return false;
+  }
+  *outside_window = true;
+  return true;
+}
+
+hipError_t HostMalloc(void** ptr, size_t size, unsigned flags) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (ptr == nullptr) return hipErrorInvalidValue;
+  if (size == 0) {
+    *ptr = nullptr;
+    return hipSuccess;
+  }
+  constexpr unsigned kCoherence = hipHostMallocCoherent | hipHostMallocNonCoherent;
+  if ((flags & kCoherence) == kCoherence || (flags & ~kHostMallocFlags) != 0) return hipErrorInvalidValue;
+  const uint64_t mapped = RoundUpToPage(size);
+  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return hipErrorOutOfMemory;
+  PinnedAllocation a;
+  a.base = reinterpret_cast<uint64_t>(p);
+  a.size = size;
+  a.mapped_size = mapped;
+  a.flags = flags;
+  a.device = CurrentDevice();
+  if (!Client::Get().allocations().AddPinned(a)) {
+    munmap(p, mapped);
+    return hipErrorUnknown;
+  }
+  *ptr = p;
+  return hipSuccess;
+}
+
+hipError_t HostFree(void* ptr) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (ptr == nullptr) return hipSuccess;
+  PinnedAllocation a;
+  if (!Client::Get().allocations().RemovePinned(reinterpret_cast<uint64_t>(ptr), &a))
+    return hipErrorInvalidValue;
+  munmap(reinterpret_cast<void*>(a.base), a.mapped_size);
+  return hipSuccess;
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipMalloc(void** ptr, size_t size) {
+  return ApiCall("hipMalloc", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (ptr == nullptr) return hipErrorInvalidValue;
+    if (size == 0) {
+      *ptr = nullptr;
+      return hipSuccess;
+    }
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    Client& c = Client::Get();
+    std::vector<uint64_t> rejected;  // Colliding allocations, kept until placed.
+    hipError_t result = hipErrorOutOfMemory;
+    for (int attempt = 0; attempt < kMallocPlacementAttempts; ++attempt) {
+      msg::MallocReply reply;
+      Status st = s->Call(wire::Op::kMalloc, msg::MallocRequest{device, size, 0}, &reply);
+      if (!st.ok()) return ToHipError(st);  // The session is dead: nothing to free.
+      if (reply.error != hipSuccess) {
+        result = static_cast<hipError_t>(reply.error);
+        break;
+      }
+      DeviceAllocation a;
+      a.base = reply.address;
+      a.size = size;
+      a.device = device;
+      if (!PlaceAllocation(c, a.base, a.size, &a.outside_window)) {
+        rejected.push_back(a.base);
+        continue;
+      }
+      if (!c.allocations().AddDevice(a)) {
+        HIPR_LOG_ERROR("hipMalloc: the worker returned 0x%llx (+%zu), overlapping a live allocation",
+                       static_cast<unsigned long long>(a.base), size);
+        if (a.outside_window) c.reservations().Release(a.base, a.size);
+        result = hipErrorUnknown;
+        break;
+      }
+      *ptr = reinterpret_cast<void*>(a.base);
+      result = hipSuccess;
+      break;
+    }
+    for (uint64_t address : rejected) (void)s->Post(wire::Op::kFree, msg::FreeRequest{address});
+    if (result == hipErrorOutOfMemory && !rejected.empty())
+      HIPR_LOG_ERROR("hipMalloc: %zu device addresses in a row collided with this process's memory",
+                     rejected.size());
+    return result;
+  });
+}
+
+HIPR_EXPORT hipError_t hipFree(void* ptr) {
+  return ApiCall("hipFree", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (ptr == nullptr) return hipSuccess;
+    Client& c = Client::Get();
+    DeviceAllocation a;
+    // As HIP: an interior pointer frees its whole allocation.
+    if (!c.allocations().RemoveDevice(reinterpret_cast<uint64_t>(ptr), &a)) return hipErrorInvalidValue;
+    Status st = s->Post(wire::Op::kFree, msg::FreeRequest{a.base});
+    // The pages may hold host memory again once the worker has freed them;
+    // should the device reuse them before that, hipMalloc sees a collision.
+    if (a.outside_window) c.reservations().Release(a.base, a.size);
+    return ToHipError(st);
+  });
+}
+
+HIPR_EXPORT hipError_t hipHostMalloc(void** ptr, size_t size, unsigned int flags) {
+  return ApiCall("hipHostMalloc", [&] { return HostMalloc(ptr, size, flags); });
+}
+
+HIPR_EXPORT hipError_t hipHostAlloc(void** ptr, size_t size, unsigned int flags) {
+  return ApiCall("hipHostAlloc", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (ptr == nullptr) return hipErrorInvalidValue;
+    if (flags > (hipHostMallocPortable | hipHostMallocMapped | hipHostMallocWriteCombined))
+      return hipErrorInvalidValue;
+    return HostMalloc(ptr, size, flags);
+  });
+}
+
+HIPR_EXPORT hipError_t hipMallocHost(void** ptr, size_t size) {
+  return ApiCall("hipMallocHost", [&] { return HostMalloc(ptr, size, 0); });
+}
+
+HIPR_EXPORT hipError_t hipHostFree(void* ptr) {
+  return ApiCall("hipHostFree", [&] { return HostFree(ptr); });
+}
+
+HIPR_EXPORT hipError_t hipFreeHost(void* ptr) {
+  return ApiCall("hipFreeHost", [&] { return HostFree(ptr); });
+}
+
+HIPR_EXPORT hipError_t hipHostGetDevicePointer(void** dev_ptr, void* host_ptr, unsigned int flags) {
+  return ApiCall("hipHostGetDevicePointer", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (dev_ptr == nullptr || flags != 0) return hipErrorInvalidValue;
+    PinnedAllocation a;
+    if (!Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(host_ptr), 0, &a))
+      return hipErrorInvalidValue;
+    // Unified addressing: the device address of pinned host memory is its
+    // host address. A remote device cannot reach this process's memory yet.
+    HIPR_LOG_ONCE(kWarn, "hipHostGetDevicePointer: kernels on the remote device cannot access "
+                         "this process's pinned memory yet");
+    *dev_ptr = host_ptr;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipHostGetFlags(unsigned int* flags, void* host_ptr) {
+  return ApiCall("hipHostGetFlags", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (flags == nullptr || host_ptr == nullptr) return hipErrorInvalidValue;
+    PinnedAllocation a;
+    if (!Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(host_ptr), 0, &a))
+      return hipErrorInvalidValue;
+    *flags = a.flags;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipMemPtrGetInfo(void* ptr, size_t* size) {
+  return ApiCall("hipMemPtrGetInfo", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (ptr == nullptr || size == nullptr) return hipErrorInvalidValue;
+    const uint64_t p = reinterpret_cast<uint64_t>(ptr);
+    DeviceAllocation d;
+    PinnedAllocation h;
+    if (Client::Get().allocations().FindDevice(p, 0, &d)) {
+      *size = d.size;
+    } else if (Client::Get().allocations().FindPinned(p, 0, &h)) {
+      *size = h.size;
+    } else {
+      return hipErrorInvalidValue;
+    }
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t* attributes, const void* ptr) {
+  return ApiCall("hipPointerGetAttributes", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (attributes == nullptr || ptr == nullptr) return hipErrorInvalidValue;
+    const uint64_t p = reinterpret_cast<uint64_t>(ptr);
+    DeviceAllocation d;
+    PinnedAllocation h;
+    hipPointerAttribute_t out{};
+    if (Client::Get().allocations().FindDevice(p, 0, &d)) {
+      out.memoryType = hipMemoryTypeDevice;  // 5.x numbering (Device = 1).
+      out.device = d.device;
+      out.devicePointer = const_cast<void*>(ptr);
+      out.hostPointer = nullptr;
+      out.allocationFlags = d.flags;
+    } else if (Client::Get().allocations().FindPinned(p, 0, &h)) {
+      out.memoryType = hipMemoryTypeHost;
+      out.device = h.device;
+      out.devicePointer = const_cast<void*>(ptr);
+      out.hostPointer = const_cast<void*>(ptr);
+      out.allocationFlags = h.flags;
+    } else {
+      return hipErrorInvalidValue;  // HIP 5.x: memory unknown to the runtime.
+    }
+    out.isManaged = 0;
+    *attributes = out;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipMemGetInfo(size_t* free, size_t* total) {
+  return ApiCall("hipMemGetInfo", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (free == nullptr && total == nullptr) return hipSuccess;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    msg::MemInfoReply reply;
+    Status st = s->Call(wire::Op::kMemGetInfo, msg::DeviceRequest{device}, &reply);
+    if (!st.ok()) return ToHipError(st);
+    if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
+    if (free != nullptr) *free = reply.free_bytes;
+    if (total != nullptr) *total = reply.total_bytes;
+    return hipSuccess;
+  });
+}

@@ -1,0 +1,242 @@
+// Stream and event entry points. Streams and events are named by the client
+// (HandleTable), so creating, destroying, recording and waiting cost no round
+// trip: they are fire-and-forget frames. Synchronize, query and elapsed time
+// are round trips. Handles are validated locally: an unknown or destroyed
+// handle is hipErrorInvalidHandle before anything is sent.
+#include "client_stub/api_common.h"
+
+using namespace hipr;
+using namespace hipr::client;
+
+namespace {
+
+// ROCm/clr hip::Stream::Priority: High = -1, Normal = 0, Low = 1.
+constexpr int kGreatestPriority = -1;
+constexpr int kLeastPriority = 1;
+
+constexpr unsigned kEventFlags = hipEventDefault | hipEventBlockingSync | hipEventDisableTiming |
+                                 hipEventInterprocess | hipEventReleaseToDevice |
+                                 hipEventReleaseToSystem;
+
+hipError_t CreateStream(hipStream_t* stream, unsigned flags, int priority) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (stream == nullptr) return hipErrorInvalidValue;
+  if (flags != hipStreamDefault && flags != hipStreamNonBlocking) return hipErrorInvalidValue;
+  int device = 0;
+  if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+  priority = std::clamp(priority, kGreatestPriority, kLeastPriority);
+  StreamRecord record;
+  hipStream_t handle = Client::Get().handles().NewStream(device, flags, priority, &record);
+  Status st = s->Post(wire::Op::kStreamCreate, msg::StreamCreateRequest{device, record.id, flags, priority});
+  if (!st.ok()) {
+    Client::Get().handles().RemoveStream(handle, &record);
+    return ToHipError(st);
+  }
+  *stream = handle;
+  return hipSuccess;
+}
+
+// A synchronous stream call (synchronize, query): the worker's error.
+hipError_t StreamCall(wire::Op op, hipStream_t stream) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  StreamTarget target;
+  if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+  msg::CallReply reply;
+  Status st = s->Call(op, msg::StreamRequest{target.id}, &reply);
+  return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
+}
+
+hipError_t CreateEvent(hipEvent_t* event, unsigned flags) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (event == nullptr) return hipErrorInvalidValue;
+  // As the runtime: known flags only, at most one release flag, and an
+  // interprocess event must not time.
+  const unsigned release = flags & (hipEventReleaseToDevice | hipEventReleaseToSystem);
+  if ((flags & ~kEventFlags) != 0 || release == (hipEventReleaseToDevice | hipEventReleaseToSystem) ||
+      ((flags & hipEventInterprocess) != 0 && (flags & hipEventDisableTiming) == 0))
+    return hipErrorInvalidValue;
+  int device = 0;
+  if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+  EventRecord record;
+  hipEvent_t handle = Client::Get().handles().NewEvent(device, flags, &record);
+  Status st = s->Post(wire::Op::kEventCreate, msg::EventCreateRequest{device, record.id, flags});
+  if (!st.ok()) {
+    Client::Get().handles().RemoveEvent(handle, &record);
+    return ToHipError(st);
+  }
+  *event = handle;
+  return hipSuccess;
+}
+
+// A synchronous event call (synchronize, query): the worker's error.
+hipError_t EventCall(wire::Op op, hipEvent_t event) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  EventRecord record;
+  if (!Client::Get().handles().FindEvent(event, &record)) return hipErrorInvalidHandle;
+  msg::CallReply reply;
+  Status st = s->Call(op, msg::EventRequest{record.id}, &reply);
+  return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipStreamCreate(hipStream_t* stream) {
+  return ApiCall("hipStreamCreate", [&] { return CreateStream(stream, hipStreamDefault, 0); });
+}
+
+HIPR_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t* stream, unsigned int flags) {
+  return ApiCall("hipStreamCreateWithFlags", [&] { return CreateStream(stream, flags, 0); });
+}
+
+HIPR_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t* stream, unsigned int flags,
+                                                   int priority) {
+  return ApiCall("hipStreamCreateWithPriority",
+                 [&] { return CreateStream(stream, flags, priority); });
+}
+
+HIPR_EXPORT hipError_t hipStreamDestroy(hipStream_t stream) {
+  return ApiCall("hipStreamDestroy", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (stream == nullptr || stream == hipStreamPerThread) return hipErrorInvalidHandle;
+    StreamRecord record;
+    if (!Client::Get().handles().RemoveStream(stream, &record)) return hipErrorInvalidHandle;
+    return ToHipError(s->Post(wire::Op::kStreamDestroy, msg::StreamRequest{record.id}));
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamSynchronize(hipStream_t stream) {
+  return ApiCall("hipStreamSynchronize", [&] { return StreamCall(wire::Op::kStreamSynchronize, stream); });
+}
+
+HIPR_EXPORT hipError_t hipStreamQuery(hipStream_t stream) {
+  return ApiCall("hipStreamQuery", [&] { return StreamCall(wire::Op::kStreamQuery, stream); });
+}
+
+HIPR_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags) {
+  return ApiCall("hipStreamWaitEvent", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    EventRecord e;
+    if (event == nullptr || !Client::Get().handles().FindEvent(event, &e)) return hipErrorInvalidHandle;
+    StreamTarget target;
+    if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return err;
+    if (flags != 0) return hipErrorInvalidValue;
+    return ToHipError(
+        s->Post(wire::Op::kStreamWaitEvent, msg::StreamWaitEventRequest{target.id, e.id, flags}));
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int* flags) {
+  return ApiCall("hipStreamGetFlags", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    // As the runtime: the null stream has no flags to report.
+    if (flags == nullptr || stream == nullptr) return hipErrorInvalidValue;
+    if (stream == hipStreamPerThread) {
+      *flags = hipStreamDefault;
+      return hipSuccess;
+    }
+    StreamRecord record;
+    if (!Client::Get().handles().FindStream(stream, &record)) return hipErrorInvalidHandle;
+    *flags = record.flags;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamGetPriority(hipStream_t stream, int* priority) {
+  return ApiCall("hipStreamGetPriority", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (priority == nullptr) return hipErrorInvalidValue;
+    if (stream == nullptr || stream == hipStreamPerThread) {
+      *priority = 0;
+      return hipSuccess;
+    }
+    StreamRecord record;
+    if (!Client::Get().handles().FindStream(stream, &record)) return hipErrorInvalidHandle;
+    *priority = record.priority;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceGetStreamPriorityRange(int* least_priority, int* greatest_priority) {
+  return ApiCall("hipDeviceGetStreamPriorityRange", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (least_priority != nullptr) *least_priority = kLeastPriority;
+    if (greatest_priority != nullptr) *greatest_priority = kGreatestPriority;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT int hipGetStreamDeviceId(hipStream_t stream) {
+  // Not a hipError_t function: does not touch the last error.
+  try {
+    if (stream == nullptr || stream == hipStreamPerThread) return CurrentDevice();
+    StreamRecord record;
+    return Client::Get().handles().FindStream(stream, &record) ? record.device : -1;
+  } catch (...) {
+    return -1;
+  }
+}
+
+HIPR_EXPORT hipError_t hipEventCreate(hipEvent_t* event) {
+  return ApiCall("hipEventCreate", [&] { return CreateEvent(event, hipEventDefault); });
+}
+
+HIPR_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t* event, unsigned flags) {
+  return ApiCall("hipEventCreateWithFlags", [&] { return CreateEvent(event, flags); });
+}
+
+HIPR_EXPORT hipError_t hipEventDestroy(hipEvent_t event) {
+  return ApiCall("hipEventDestroy", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    EventRecord record;
+    if (!Client::Get().handles().RemoveEvent(event, &record)) return hipErrorInvalidHandle;
+    return ToHipError(s->Post(wire::Op::kEventDestroy, msg::EventRequest{record.id}));
+  });
+}
+
+HIPR_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
+  return ApiCall("hipEventRecord", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    EventRecord e;
+    if (!Client::Get().handles().FindEvent(event, &e)) return hipErrorInvalidHandle;
+    StreamTarget target;
+    if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return err;
+    if (e.device != target.device) return hipErrorInvalidHandle;  // As the runtime.
+    return ToHipError(s->Post(wire::Op::kEventRecord, msg::EventRecordRequest{e.id, target.id}));
+  });
+}
+
+HIPR_EXPORT hipError_t hipEventSynchronize(hipEvent_t event) {
+  return ApiCall("hipEventSynchronize", [&] { return EventCall(wire::Op::kEventSynchronize, event); });
+}
+
+HIPR_EXPORT hipError_t hipEventQuery(hipEvent_t event) {
+  return ApiCall("hipEventQuery", [&] { return EventCall(wire::Op::kEventQuery, event); });
+}
+
+HIPR_EXPORT hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop) {
+  return ApiCall("hipEventElapsedTime", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (ms == nullptr) return hipErrorInvalidValue;
+    EventRecord a;
+    EventRecord b;
+    HandleTable& handles = Client::Get().handles();
+    if (!handles.FindEvent(start, &a) || !handles.FindEvent(stop, &b)) return hipErrorInvalidHandle;
+    // As the runtime: both on one device, and both timing.
+    if (a.device != b.device || ((a.flags | b.flags) & hipEventDisableTiming) != 0)
+      return hipErrorInvalidHandle;
+    msg::EventElapsedReply reply;
+    Status st = s->Call(wire::Op::kEventElapsedTime, msg::EventElapsedRequest{a.id, b.id}, &reply);
+    if (!st.ok()) return ToHipError(st);
+    if (reply.error == hipSuccess) *ms = reply.milliseconds;
+    return static_cast<hipError_t>(reply.error);
+  });
+}

@@ -1,0 +1,111 @@
+#include "client_stub/client.h"
+
+#include <pthread.h>
+
+#include <new>
+
+namespace hipr::client {
+namespace {
+
+// Set once the client exists; read by the fork handlers (which may run before
+// any HIP call was made, when it is still null).
+constinit std::atomic<Client*> g_client{nullptr};
+
+constinit thread_local int t_current_device = 0;
+
+// HIP's initial device flags (ROCm/clr hip::Device::flags_).
+constexpr unsigned kDefaultDeviceFlags = hipDeviceScheduleSpin;
+
+}  // namespace
+
+int CurrentDevice() { return t_current_device; }
+void SetCurrentDevice(int device) { t_current_device = device; }
+
+Client& Client::Get() {
+  // Guarded, lazily run initialiser: safe from any thread and from other
+  // libraries' constructors; the object is leaked on purpose.
+  static Client* const client = new Client();
+  return *client;
+}
+
+Client::Client() : config_(ConfigFromEnvironment()) {
+  for (auto& flags : device_flags_) flags.store(kDefaultDeviceFlags, std::memory_order_relaxed);
+  g_client.store(this, std::memory_order_release);
+  if (int rc = pthread_atfork(&PrepareFork, &ParentAfterFork, &ChildAfterFork); rc != 0)
+    HIPR_LOG_WARN("pthread_atfork failed (%d): a forked child would share the parent's session", rc);
+}
+
+Session* Client::LiveSession() {
+  Session* s = session_.load(std::memory_order_acquire);
+  if (s == nullptr) {
+    std::lock_guard<std::mutex> lock(open_mu_);
+    s = session_.load(std::memory_order_relaxed);
+    if (s == nullptr) {
+      s = Session::Open(config_, &reserved_).release();  // Leaked on purpose.
+      if (!s->dead()) {
+        window_base_.store(reserved_.base, std::memory_order_release);
+        window_size_.store(reserved_.size, std::memory_order_release);
+      }
+      session_.store(s, std::memory_order_release);
+    }
+  }
+  return s->dead() ? nullptr : s;
+}
+
+unsigned Client::device_flags(int device) const {
+  if (device < 0 || device >= kMaxDevices) return kDefaultDeviceFlags;
+  return device_flags_[device].load(std::memory_order_relaxed);
+}
+
+void Client::ForgetDeviceState(int device) {
+  for (const DeviceAllocation& a : allocations_.RemoveDevicesOf(device))
+    if (a.outside_window) reservations_.Release(a.base, a.size);
+  handles_.RemoveAllOf(device);
+}
+
+void Client::set_device_flags(int device, unsigned flags) {
+  if (device >= 0 && device < kMaxDevices) device_flags_[device].store(flags, std::memory_order_relaxed);
+}
+
+// Every lock a child could need is taken before fork() so that no other
+// thread is in the middle of changing what it guards at the instant of the
+// fork; the parent then releases them and the child re-creates them. No code
+// path holds two of these at once, so the order here cannot deadlock.
+void Client::PrepareFork() {
+  Client* c = g_client.load(std::memory_order_acquire);
+  if (c == nullptr) return;
+  c->open_mu_.lock();
+  c->allocations_.LockForFork();
+  c->reservations_.LockForFork();
+  c->handles_.LockForFork();
+}
+
+void Client::ParentAfterFork() {
+  Client* c = g_client.load(std::memory_order_acquire);
+  if (c == nullptr) return;
+  c->handles_.UnlockInParent();
+  c->reservations_.UnlockInParent();
+  c->allocations_.UnlockInParent();
+  c->open_mu_.unlock();
+}
+
+void Client::ChildAfterFork() {
+  Client* c = g_client.load(std::memory_order_acquire);
+  if (c == nullptr) return;
+  // The locks were taken by the parent's thread; re-create them (see
+  // AllocationMap::ResetLockInChild). Only this thread exists here.
+  c->handles_.ResetLockInChild();
+  c->reservations_.ResetLockInChild();
+  c->allocations_.ResetLockInChild();
+  new (&c->open_mu_) std::mutex();
+  // The parent's session is the parent's: close our copy of its socket, leak
+  // the object (its locks may be held by threads that do not exist here) and
+  // never write to it. The child's first call opens its own session.
+  if (Session* old = c->session_.exchange(nullptr, std::memory_order_acq_rel); old != nullptr)
+    old->AbandonInChild();
+  // The parent's device memory, streams and events belong to its session.
+  c->ForgetDeviceState(-1);
+  // The window stays reserved in the child and is offered again.
+}
+
+}  // namespace hipr::client

@@ -1,0 +1,90 @@
+// Client: the single process-wide state of the stub — Config, the session,
+// the allocation map, the stream/event handles and the reserved device
+// window. Created on first use (Get()), from whatever thread or constructor
+// calls HIP first, and deliberately never destroyed: the application, the
+// loader and other libraries may call HIP during exit.
+//
+// The session is opened lazily by the first call that needs the worker and
+// at most once per process: a worker that cannot be reached leaves a dead
+// session, and every later call fails fast with hipErrorNoDevice.
+//
+// fork(): the child abandons the parent's session (closes its copy of the
+// socket, never writes to it), forgets the parent's device allocations,
+// streams and events, keeps the pinned host allocations and the reserved
+// window (both are its own memory now), and opens its own session on its
+// first HIP call that needs one.
+//
+// Thread-safety: all methods may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "client_stub/address_window.h"
+#include "client_stub/allocation_map.h"
+#include "client_stub/config.h"
+#include "client_stub/device_reservations.h"
+#include "client_stub/handle_table.h"
+#include "client_stub/session.h"
+
+namespace hipr::client {
+
+class Client {
+ public:
+  // The process-wide client, created on the first call.
+  static Client& Get();
+
+  const Config& config() const { return config_; }
+
+  // The session, opened on first use; nullptr when the worker cannot be
+  // reached or the session has ended (already logged). Blocks while the
+  // session is being opened (at most the connect plus peer timeouts).
+  Session* LiveSession();
+
+  // The device address window the session uses; empty until a session has
+  // been opened successfully.
+  AddressRange window() const {
+    return AddressRange{window_base_.load(std::memory_order_acquire),
+                        window_size_.load(std::memory_order_acquire)};
+  }
+
+  AllocationMap& allocations() { return allocations_; }
+  DeviceReservations& reservations() { return reservations_; }
+  HandleTable& handles() { return handles_; }
+
+  // Forgets the device allocations, streams and events of `device` (all
+  // devices when < 0) after the worker dropped them (hipDeviceReset), and
+  // releases the pages reserved for them.
+  void ForgetDeviceState(int device);
+
+  // Per-device flags of hipSetDeviceFlags (devices beyond kMaxDevices keep
+  // the default).
+  static constexpr int kMaxDevices = 256;
+  unsigned device_flags(int device) const;
+  void set_device_flags(int device, unsigned flags);
+
+ private:
+  Client();
+  static void PrepareFork();
+  static void ParentAfterFork();
+  static void ChildAfterFork();
+
+  const Config config_;
+  AllocationMap allocations_;
+  DeviceReservations reservations_;
+  HandleTable handles_;
+
+  std::mutex open_mu_;                      // Serializes opening the session.
+  std::atomic<Session*> session_{nullptr};  // Leaked; replaced only in a forked child.
+  AddressRange reserved_;                   // GUARDED_BY(open_mu_): the window held.
+  std::atomic<uint64_t> window_base_{0};
+  std::atomic<uint64_t> window_size_{0};
+  std::atomic<unsigned> device_flags_[kMaxDevices];
+};
+
+// The calling thread's current device (hipSetDevice); 0 until set.
+int CurrentDevice();
+void SetCurrentDevice(int device);
+
+}  // namespace hipr::client

@@ -1,0 +1,50 @@
+// Config: every environment knob of the client stub, parsed once (Client
+// creation) and passed down; nothing else in the stub calls getenv, except
+// log.cc, which must filter lines before a Config exists and reads
+// HIPR_LOG_LEVEL itself through ParseLogLevel below.
+//
+// A bad value never stops the program: it is reported (one line each) and the
+// default is used. HIPR_SERVER has no default: unset, it is left empty and the
+// session fails with an error naming the variable.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "client_stub/log.h"
+#include "protocol/wire.h"
+
+namespace hipr::client {
+
+struct Config {
+  std::string server;  // HIPR_SERVER: "host:port" or "[v6]:port"; empty when unset.
+  std::string token;   // HIPR_TOKEN: sent in the hello.
+  LogLevel log_level = LogLevel::kWarn;        // HIPR_LOG_LEVEL.
+  int connect_timeout_ms = 3000;               // HIPR_CONNECT_TIMEOUT_MS.
+  int peer_timeout_ms = 10000;                 // HIPR_PEER_TIMEOUT_MS: silence => link dead.
+  uint64_t window_bytes = uint64_t{64} << 30;  // HIPR_WINDOW_BYTES: device VA window offered.
+  uint32_t chunk_bytes = wire::kDefaultChunkBytes;  // HIPR_CHUNK_BYTES.
+  uint64_t batch_bytes = 256u << 10;           // HIPR_BATCH_BYTES: flush threshold.
+  uint32_t flush_us = 200;                     // HIPR_FLUSH_US: oldest batched frame's age limit.
+
+  // For messages: the server, or "<unset>".
+  std::string ServerForLog() const { return server.empty() ? "<unset>" : server; }
+};
+
+// Looks an environment variable up; nullptr when unset.
+using EnvLookup = const char* (*)(const char* name, void* ctx);
+
+// Parses every knob through `lookup`. Each bad value adds one line to
+// `problems` (naming the variable, the value and the default used) and keeps
+// the default. Byte sizes accept a K, M, G or T suffix (powers of 1024).
+Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* problems);
+
+// ParseConfig over the process environment; logs each problem at warn level.
+Config ConfigFromEnvironment();
+
+// "error", "warn", "info", "debug", "trace" or "off" (case-insensitive).
+bool ParseLogLevel(std::string_view text, LogLevel* out);
+
+}  // namespace hipr::client

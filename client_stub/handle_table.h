@@ -1,0 +1,71 @@
+// HandleTable: streams and events named by the client. Each handle is a small
+// record allocated once and never freed; its address is the hipStream_t /
+// hipEvent_t the application holds, and it carries the 64-bit id the
+// protocol uses. Never freeing means a destroyed handle's address is never
+// reused, so a stale handle is always "unknown", never someone else's.
+//
+// Handles are validated against the set of live ones before any record is
+// read: a garbage pointer from the application is never dereferenced.
+//
+// Thread-safety: all methods may be called from any thread (one
+// shared_mutex). Records are immutable once created.
+#pragma once
+
+#include <cstdint>
+#include <new>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include <hip/hip_runtime_api.h>
+
+namespace hipr::client {
+
+struct StreamRecord {
+  uint64_t id = 0;
+  int device = 0;
+  unsigned flags = 0;
+  int priority = 0;
+};
+
+struct EventRecord {
+  uint64_t id = 0;
+  int device = 0;
+  unsigned flags = 0;
+};
+
+class HandleTable {
+ public:
+  // Creates a live stream/event with a fresh id (ids start at 1; stream id 0
+  // is the null stream).
+  hipStream_t NewStream(int device, unsigned flags, int priority, StreamRecord* out);
+  hipEvent_t NewEvent(int device, unsigned flags, EventRecord* out);
+
+  // False for null and for anything not live.
+  bool FindStream(hipStream_t stream, StreamRecord* out) const;
+  bool FindEvent(hipEvent_t event, EventRecord* out) const;
+
+  // Forgets a live handle; false when it was not live.
+  bool RemoveStream(hipStream_t stream, StreamRecord* out);
+  bool RemoveEvent(hipEvent_t event, EventRecord* out);
+
+  // Forgets every handle of `device`, or all when device < 0 (fork child).
+  void RemoveAllOf(int device);
+
+  // fork() support (client.cc): the lock is held across fork() so the child
+  // inherits consistent contents; the parent then unlocks it, the child
+  // re-creates it (its copy is owned by a thread that does not exist there,
+  // and a glibc rwlock cannot be unlocked by another thread id).
+  void LockForFork() { mu_.lock(); }
+  void UnlockInParent() { mu_.unlock(); }
+  void ResetLockInChild() { new (&mu_) decltype(mu_)(); }
+
+ private:
+  uint64_t NextId();
+
+  mutable std::shared_mutex mu_;
+  uint64_t next_id_ = 1;                                   // GUARDED_BY(mu_)
+  std::unordered_map<const void*, StreamRecord*> streams_;  // GUARDED_BY(mu_)
+  std::unordered_map<const void*, EventRecord*> events_;    // GUARDED_BY(mu_)
+};
+
+}  // namespace hipr::client

@@ -1,0 +1,329 @@
+#include "client_stub/session.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "client_stub/log.h"
+
+namespace hipr::client {
+namespace {
+
+std::string Hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string OpName(uint16_t op) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%04x", op);
+  return buf;
+}
+
+// "<program>@<host>", for the worker's logs.
+std::string ClientName() {
+  char host[256] = "?";
+  if (gethostname(host, sizeof host) != 0) std::strcpy(host, "?");
+  host[sizeof host - 1] = '\0';
+  return std::string(program_invocation_short_name) + "@" + host;
+}
+
+}  // namespace
+
+Session::Session(const Config& config, std::string server)
+    : config_(config), server_(std::move(server)), chunk_bytes_(config.chunk_bytes) {}
+
+Session::~Session() {
+  {
+    std::lock_guard<std::mutex> lock(batch_mu_);
+    stopping_ = true;
+  }
+  batch_cv_.notify_all();
+  if (conn_ != nullptr && !abandoned_.load()) conn_->Shutdown();
+  if (flusher_.joinable()) flusher_.join();
+}
+
+std::unique_ptr<Session> Session::Open(const Config& config, AddressRange* window) {
+  std::unique_ptr<Session> s(new Session(config, config.ServerForLog()));
+  Status st = s->Connect();
+  if (!st.ok()) {
+    HIPR_LOG_ERROR("cannot reach worker at %s (HIPR_SERVER): %s", s->server_.c_str(),
+                   st.message().c_str());
+    (void)s->MarkDead(st, /*log=*/false);
+    return s;
+  }
+  if (window->empty()) {
+    st = ReserveAnywhere(config.window_bytes, window);
+    if (!st.ok()) {
+      HIPR_LOG_ERROR("cannot reserve the device address window (HIPR_WINDOW_BYTES=%llu): %s",
+                     static_cast<unsigned long long>(config.window_bytes), st.message().c_str());
+      (void)s->MarkDead(st, /*log=*/false);
+      return s;
+    }
+  }
+  st = s->Hello(window);
+  if (!st.ok()) {
+    HIPR_LOG_ERROR("cannot start a session with worker at %s (HIPR_SERVER): %s", s->server_.c_str(),
+                   st.ToString().c_str());
+    (void)s->MarkDead(st, /*log=*/false);
+    return s;
+  }
+  HIPR_LOG_INFO("session %llu with worker %s (%s, %d device%s, protocol v%u, window [%s, %s))",
+                static_cast<unsigned long long>(s->hello_.session_id), s->server_.c_str(),
+                s->hello_.device_kind.c_str(), s->device_count(), s->device_count() == 1 ? "" : "s",
+                s->hello_.version, Hex(window->base).c_str(), Hex(window->end()).c_str());
+  s->StartFlusher();
+  return s;
+}
+
+Status Session::Connect() {
+  if (config_.server.empty())
+    return LinkDown("HIPR_SERVER is not set; set it to host:port of a hipr-worker");
+  tcp::Endpoint endpoint;
+  HIPR_RETURN_IF_ERROR(tcp::ParseEndpoint(config_.server, &endpoint));
+  HIPR_RETURN_IF_ERROR(tcp::TcpConnection::Connect(endpoint, config_.connect_timeout_ms, &conn_));
+  // Blocking reads (reply bodies, bulk between heartbeats) give up after the
+  // peer timeout too, so a silent worker can never hang a call.
+  timeval tv{};
+  tv.tv_sec = config_.peer_timeout_ms / 1000;
+  tv.tv_usec = (config_.peer_timeout_ms % 1000) * 1000;
+  setsockopt(conn_->fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return Status::Ok();
+}
+
+Status Session::Hello(AddressRange* window) {
+  msg::HelloRequest request;
+  request.min_version = wire::kMinProtocolVersion;
+  request.max_version = wire::kProtocolVersion;
+  request.auth_token = config_.token;
+  request.client_name = ClientName();
+  request.client_pid = static_cast<uint32_t>(getpid());
+  request.window = msg::AddressWindow{window->base, window->size};
+  request.chunk_bytes = config_.chunk_bytes;
+  Encoded body(request);
+  const uint16_t op = static_cast<uint16_t>(wire::Op::kHello);
+  const uint32_t id = NextRequestId();
+  std::vector<uint8_t> frame;
+  AppendFrame(&frame, op, id, body.data(), body.size(), nullptr, 0, chunk_bytes_);
+  HIPR_RETURN_IF_ERROR(conn_->SendAll(frame.data(), frame.size()));
+  HIPR_RETURN_IF_ERROR(AwaitReplyLocked(op, id));
+  HIPR_RETURN_IF_ERROR(codec::DecodeBody(reply_body_.data(), reply_body_.size(), &hello_));
+  if (hello_.status != StatusCode::kOk)
+    return Status(hello_.status, "the worker refused the session: " + hello_.message);
+  if (hello_.version < wire::kMinProtocolVersion || hello_.version > wire::kProtocolVersion)
+    return Status(StatusCode::kVersionMismatch,
+                  "the worker chose protocol v" + std::to_string(hello_.version) + "; this stub speaks v" +
+                      std::to_string(wire::kMinProtocolVersion) + "..v" +
+                      std::to_string(wire::kProtocolVersion));
+  if (hello_.chunk_bytes != 0) {
+    if (hello_.chunk_bytes < wire::kMinChunkBytes || hello_.chunk_bytes > wire::kMaxChunkBytes)
+      return ProtocolError("the worker chose a chunk size of " + std::to_string(hello_.chunk_bytes) +
+                           " bytes, outside the protocol's limits");
+    chunk_bytes_ = hello_.chunk_bytes;
+  }
+  HIPR_RETURN_IF_ERROR(AdoptWindow(hello_.window, window));
+  devices_ = hello_.devices;
+  return Status::Ok();
+}
+
+Status Session::AdoptWindow(const msg::AddressWindow& offered, AddressRange* window) {
+  if (offered.base == window->base && offered.size == window->size) return Status::Ok();
+  if (offered.size == 0) {
+    // A device that places memory itself (`hip`): no window; the client
+    // reserves each allocation's pages instead.
+    HIPR_LOG_INFO("the worker places device memory itself; releasing the offered window");
+    ReleaseRange(*window);
+    *window = AddressRange{};
+    return Status::Ok();
+  }
+  if (offered.base % PageSize() != 0 || offered.base + offered.size < offered.base)
+    return ProtocolError("the worker counter-offered an invalid window [" + Hex(offered.base) + ", +" +
+                         Hex(offered.size) + ")");
+  // A worker's free space often overlaps our offer (both processes lay out
+  // their mappings alike): then the offer must go first.
+  const bool overlaps_offer = window->Overlaps(offered.base, offered.size);
+  const AddressRange offer = *window;
+  if (overlaps_offer) {
+    ReleaseRange(*window);
+    *window = AddressRange{};
+  }
+  AddressRange adopted;
+  Status st = ReserveAt(offered.base, offered.size, &adopted);
+  if (!st.ok())
+    return Status(StatusCode::kFailedPrecondition,
+                  "the worker counter-offered the device window [" + Hex(offered.base) + ", " +
+                      Hex(offered.base + offered.size) + ") but this process cannot reserve it (" +
+                      st.message() + "); try another HIPR_WINDOW_BYTES");
+  HIPR_LOG_INFO("worker counter-offered window [%s, %s) instead of [%s, %s)", Hex(adopted.base).c_str(),
+                Hex(adopted.end()).c_str(), Hex(offer.base).c_str(), Hex(offer.end()).c_str());
+  if (!overlaps_offer) ReleaseRange(*window);
+  *window = adopted;
+  return Status::Ok();
+}
+
+void Session::StartFlusher() {
+  if (config_.flush_us == 0) return;  // Every post flushes at once.
+  // The flusher must not take signals meant for the application's threads.
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  try {
+    flusher_ = std::thread([this] { FlusherLoop(); });
+    has_flusher_ = true;
+  } catch (const std::exception& e) {
+    HIPR_LOG_WARN("cannot start the batch flusher thread (%s); fire-and-forget calls are sent at once",
+                  e.what());
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+void Session::FlusherLoop() {
+  std::unique_lock<std::mutex> lock(batch_mu_);
+  const auto max_age = std::chrono::microseconds(config_.flush_us);
+  for (;;) {
+    batch_cv_.wait(lock, [&] { return stopping_ || dead() || !batch_.empty(); });
+    if (stopping_ || dead()) return;
+    const auto deadline = batch_.oldest() + max_age;
+    if (SendBatch::Clock::now() < deadline) {
+      batch_cv_.wait_until(lock, deadline);
+      continue;  // Re-check: a call may have taken the batch meanwhile.
+    }
+    lock.unlock();
+    (void)Flush();  // A failure has made the session dead and was logged.
+    lock.lock();
+  }
+}
+
+Status Session::DeadStatus() const {
+  std::lock_guard<std::mutex> lock(dead_mu_);
+  return Status(StatusCode::kDeviceLost, dead_reason_.empty() ? "session ended" : dead_reason_);
+}
+
+Status Session::MarkDead(const Status& why, bool log) {
+  {
+    std::lock_guard<std::mutex> lock(dead_mu_);
+    if (dead_.load(std::memory_order_relaxed)) {
+      // Already dead: keep the first reason.
+    } else {
+      dead_reason_ = why.ToString();
+      dead_.store(true, std::memory_order_release);
+      if (log)
+        HIPR_LOG_ERROR("session with worker %s ended: %s; every later HIP call returns hipErrorNoDevice",
+                       server_.c_str(), dead_reason_.c_str());
+    }
+  }
+  if (conn_ != nullptr && !abandoned_.load()) conn_->Shutdown();
+  { std::lock_guard<std::mutex> lock(batch_mu_); }
+  batch_cv_.notify_all();
+  return DeadStatus();
+}
+
+Status Session::PostEncoded(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk,
+                            int count) {
+  if (dead()) return DeadStatus();
+  const uint32_t id = NextRequestId();
+  bool flush_now = false;
+  bool was_empty = false;
+  {
+    std::lock_guard<std::mutex> lock(batch_mu_);
+    was_empty = batch_.empty();
+    batch_.Append(op, id, body, len, bulk, count, chunk_bytes_, SendBatch::Clock::now());
+    flush_now = !has_flusher_ || batch_.bytes() > config_.batch_bytes;
+  }
+  if (flush_now) return Flush();
+  if (was_empty) batch_cv_.notify_one();
+  return Status::Ok();
+}
+
+Status Session::PostCopy(const msg::CopyToDeviceRequest& request, const iovec* src, int src_count) {
+  Encoded body(request);
+  const uint16_t op = static_cast<uint16_t>(wire::Op::kCopyToDevice);
+  if (IovBytes(src, src_count) <= kInlineBulkBytes)
+    return PostEncoded(op, body.data(), body.size(), src, src_count);
+  if (dead()) return DeadStatus();
+  const uint32_t id = NextRequestId();
+  std::lock_guard<std::mutex> send(send_mu_);
+  return SendLocked(op, id, body.data(), body.size(), src, src_count);
+}
+
+Status Session::Flush() {
+  std::lock_guard<std::mutex> send(send_mu_);
+  return SendLocked(0, 0, nullptr, 0, nullptr, 0);
+}
+
+Status Session::SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t len,
+                           const iovec* bulk, int count) {
+  if (dead()) return DeadStatus();
+  {
+    std::lock_guard<std::mutex> lock(batch_mu_);
+    batch_.TakeInto(&outgoing_);
+  }
+  if (op != 0) AppendFrame(&outgoing_, op, id, body, len, nullptr, 0, chunk_bytes_);
+  if (outgoing_.empty()) return Status::Ok();
+  Status st = SendPrefixAndBulk(*conn_, outgoing_, id, bulk, op != 0 ? count : 0, chunk_bytes_);
+  outgoing_.clear();
+  return Check(st);
+}
+
+Status Session::ExchangeLocked(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk,
+                               int count, uint32_t* id) {
+  if (dead()) return DeadStatus();
+  *id = NextRequestId();
+  {
+    std::lock_guard<std::mutex> send(send_mu_);
+    HIPR_RETURN_IF_ERROR(SendLocked(op, *id, body, len, bulk, count));
+  }
+  return Check(AwaitReplyLocked(op, *id));
+}
+
+Status Session::AwaitReplyLocked(uint16_t op, uint32_t id) {
+  const uint16_t want = wire::ReplyOp(static_cast<wire::Op>(op));
+  for (;;) {
+    Status st = conn_->WaitReadable(config_.peer_timeout_ms);
+    if (st.code() == StatusCode::kTimeout)
+      return Status(StatusCode::kTimeout, "no reply and no heartbeat from the worker for " +
+                                              std::to_string(config_.peer_timeout_ms) +
+                                              " ms (HIPR_PEER_TIMEOUT_MS)");
+    HIPR_RETURN_IF_ERROR(st);
+    wire::FrameHeader h;
+    HIPR_RETURN_IF_ERROR(ReadHeader(*conn_, &h));
+    if (h.op == static_cast<uint16_t>(wire::Op::kHeartbeat)) {
+      HIPR_RETURN_IF_ERROR(SkipPayload(*conn_, h.payload_length));
+      continue;
+    }
+    if (h.op == static_cast<uint16_t>(wire::Op::kFatal)) {
+      HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &reply_body_));
+      msg::Fatal fatal;
+      HIPR_RETURN_IF_ERROR(codec::DecodeBody(reply_body_.data(), reply_body_.size(), &fatal));
+      return Status(StatusCode::kDeviceLost, "the worker ended the session (" +
+                                                 std::string(StatusCodeName(fatal.status)) +
+                                                 "): " + fatal.message);
+    }
+    if (h.op != want)
+      return ProtocolError("expected the reply " + OpName(want) + ", got op " + OpName(h.op));
+    if (h.request_id != id)
+      return ProtocolError("reply " + OpName(h.op) + " carries request id " +
+                           std::to_string(h.request_id) + ", expected " + std::to_string(id));
+    return ReadBody(*conn_, h, &reply_body_);
+  }
+}
+
+Status Session::ReadReplyBulkLocked(uint32_t id, const iovec* dst, int count) {
+  if (dead()) return DeadStatus();
+  return Check(ReadBulk(*conn_, id, dst, count));
+}
+
+void Session::AbandonInChild() {
+  abandoned_.store(true);
+  dead_.store(true);
+  if (conn_ != nullptr) close(conn_->fd());
+}
+
+}  // namespace hipr::client

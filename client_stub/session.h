@@ -1,0 +1,204 @@
+// Session: this process's conversation with one hipr-worker session.
+//
+// Open() connects, says hello (version range, token, program, pid, the
+// offered address window, chunk size) and keeps what the worker answered:
+// devices, versions, chunk size, the window in use. A session is alive or
+// dead. Any link error, protocol error, kFatal frame or peer silence longer
+// than HIPR_PEER_TIMEOUT_MS makes it dead for good: the reason is logged
+// once, the socket is shut down, and every later call fails at once with a
+// session-scope status (the API edge turns that into hipErrorNoDevice)
+// without touching the socket.
+//
+// Calls:
+//  * Post(): fire-and-forget. The frame is encoded into the send batch
+//    (bodies and small bulk copied in) and leaves with the next synchronous
+//    call, when the batch exceeds HIPR_BATCH_BYTES, or when the flusher
+//    thread finds its oldest frame older than HIPR_FLUSH_US.
+//  * PostCopy(): a fire-and-forget copy to the device. Bulk up to
+//    kInlineBulkBytes is copied into the batch; larger bulk is sent straight
+//    from the caller's buffers (behind the flushed batch) before returning.
+//    Either way the source is consumed when the call returns.
+//  * Call(): synchronous. One at a time per session (issue 4 will multiplex);
+//    the batch and the request leave in one writev, then the reply is awaited:
+//    heartbeats restart the peer timeout, kFatal ends the session, a reply
+//    with the wrong op or request id is a protocol error. Reply bulk (D2H) is
+//    read straight into the caller's buffers when the reply's error is 0.
+//
+// Thread-safety: every public method may be called from any thread. Locks,
+// in acquisition order: call_mu_ (one synchronous call), send_mu_ (writes to
+// the socket), batch_mu_ (the batch). The flusher takes send_mu_ then
+// batch_mu_; Post takes batch_mu_ alone.
+//
+// Lifetime: sessions are never destroyed (the client leaks them: the process
+// may exit or fork at any moment). After fork() the child must only call
+// AbandonInChild() on its copy.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <msgpack.hpp>
+
+#include "client_stub/address_window.h"
+#include "client_stub/config.h"
+#include "client_stub/send_batch.h"
+#include "protocol/codec.h"
+#include "protocol/frame_io.h"
+#include "protocol/messages.h"
+#include "protocol/tcp/tcp_connection.h"
+
+namespace hipr::client {
+
+class Session {
+ public:
+  // Bulk of a fire-and-forget copy up to this size is copied into the batch.
+  static constexpr uint64_t kInlineBulkBytes = 64u << 10;
+
+  // Connects to config.server and says hello, offering `*window`: a range the
+  // caller holds, or, when *window is empty, config.window_bytes that Open
+  // reserves into *window. On a counter-offer, reserves the worker's window
+  // (MAP_FIXED_NOREPLACE), releases the offer and updates *window; if that
+  // reservation fails the session is dead and *window is the offer, or empty
+  // when the counter-offer overlapped it (released first). An empty
+  // window in the reply (a device that places memory itself) releases the
+  // offer and leaves *window empty.
+  // Never returns null: on any failure the session is dead (reason logged).
+  // Blocks up to connect timeout + peer timeout.
+  static std::unique_ptr<Session> Open(const Config& config, AddressRange* window);
+
+  // Stops the flusher and closes the socket. Production code never destroys
+  // a session (tests do); batched frames not yet sent are dropped.
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  bool dead() const { return dead_.load(std::memory_order_acquire); }
+  // The status every call returns once dead (kDeviceLost and the reason).
+  Status DeadStatus() const;
+
+  // What the hello established; immutable while alive.
+  const std::vector<msg::DeviceInfo>& devices() const { return devices_; }
+  int device_count() const { return static_cast<int>(devices_.size()); }
+  int32_t driver_version() const { return hello_.driver_version; }
+  int32_t runtime_version() const { return hello_.runtime_version; }
+  uint32_t chunk_bytes() const { return chunk_bytes_; }
+  uint64_t session_id() const { return hello_.session_id; }
+  const std::string& device_kind() const { return hello_.device_kind; }
+
+  // Fire-and-forget. Ok means queued (or sent), not executed.
+  template <class Req>
+  Status Post(wire::Op op, const Req& request) {
+    Encoded body(request);
+    return PostEncoded(static_cast<uint16_t>(op), body.data(), body.size(), nullptr, 0);
+  }
+
+  // Fire-and-forget copy to the device: `src` is consumed before returning.
+  Status PostCopy(const msg::CopyToDeviceRequest& request, const iovec* src, int src_count);
+
+  // Synchronous call: sends `request` (+ `send_bulk` as kData frames, straight
+  // from the caller's buffers), waits for the reply of `op` and decodes it
+  // into *reply; when reply->error == 0, reads the reply's bulk (recv_bulk
+  // sizes summed) straight into recv_bulk. Not ok => session-scope failure
+  // (the session is dead).
+  template <class Req, class Rep>
+  Status Call(wire::Op op, const Req& request, Rep* reply, const iovec* send_bulk = nullptr,
+              int send_count = 0, const iovec* recv_bulk = nullptr, int recv_count = 0) {
+    Encoded body(request);
+    std::lock_guard<std::mutex> call(call_mu_);
+    uint32_t id = 0;
+    HIPR_RETURN_IF_ERROR(
+        ExchangeLocked(static_cast<uint16_t>(op), body.data(), body.size(), send_bulk, send_count, &id));
+    Status st = codec::DecodeBody(reply_body_.data(), reply_body_.size(), reply);
+    if (!st.ok()) return MarkDead(Status(StatusCode::kProtocolError, "bad reply body: " + st.message()));
+    if (recv_count > 0 && reply->error == 0) HIPR_RETURN_IF_ERROR(ReadReplyBulkLocked(id, recv_bulk, recv_count));
+    return Status::Ok();
+  }
+
+  // Sends everything batched now (e.g. before a long local wait).
+  Status Flush();
+
+  // In a forked child: closes this copy of the socket (the parent's stays
+  // open) and never touches the session again. Async-signal-safe: takes no
+  // lock.
+  void AbandonInChild();
+
+ private:
+  // A msgpack body encoded once; small bodies stay in a short buffer.
+  class Encoded {
+   public:
+    template <class T>
+    explicit Encoded(const T& msg) : buffer_(256), packer_(buffer_) {
+      codec::Pack(packer_, msg);
+    }
+    const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(buffer_.data()); }
+    size_t size() const { return buffer_.size(); }
+
+   private:
+    msgpack::sbuffer buffer_;
+    codec::Packer packer_;
+  };
+
+  Session(const Config& config, std::string server);
+
+  Status Connect();
+  Status Hello(AddressRange* window);
+  Status AdoptWindow(const msg::AddressWindow& offered, AddressRange* window);
+  void StartFlusher();
+  void FlusherLoop();
+
+  Status PostEncoded(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk, int count);
+  // REQUIRES: send_mu_ held. Sends the batch and then `op` (if op != 0)
+  // with its bulk, in as few writevs as possible.
+  Status SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t len, const iovec* bulk,
+                    int count);
+  // REQUIRES: call_mu_ held. Sends a request, waits for its reply header and
+  // leaves the reply body in reply_body_; *id is the request id.
+  Status ExchangeLocked(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk, int count,
+                        uint32_t* id);
+  Status AwaitReplyLocked(uint16_t op, uint32_t id);
+  Status ReadReplyBulkLocked(uint32_t id, const iovec* dst, int count);
+  uint32_t NextRequestId() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
+
+  // Makes the session dead (first reason wins and is logged), wakes every
+  // waiter and returns DeadStatus().
+  Status MarkDead(const Status& why, bool log = true);
+  // Fails fast once dead; otherwise passes `st` through, killing the session
+  // if `st` is not ok.
+  Status Check(const Status& st) { return st.ok() ? st : MarkDead(st); }
+
+  const Config config_;
+  const std::string server_;  // For messages.
+  std::unique_ptr<tcp::TcpConnection> conn_;
+  msg::HelloReply hello_;  // Immutable after Open.
+  std::vector<msg::DeviceInfo> devices_;
+  uint32_t chunk_bytes_ = wire::kDefaultChunkBytes;
+
+  std::atomic<bool> dead_{false};
+  std::atomic<bool> abandoned_{false};
+  mutable std::mutex dead_mu_;
+  std::string dead_reason_;  // GUARDED_BY(dead_mu_)
+
+  std::atomic<uint32_t> next_id_{1};
+
+  std::mutex call_mu_;
+  std::vector<uint8_t> reply_body_;  // GUARDED_BY(call_mu_)
+
+  std::mutex send_mu_;
+  std::vector<uint8_t> outgoing_;  // GUARDED_BY(send_mu_): the batch being sent.
+
+  std::mutex batch_mu_;
+  std::condition_variable batch_cv_;  // Batch became non-empty, dead, or stopping.
+  SendBatch batch_;                   // GUARDED_BY(batch_mu_)
+  bool stopping_ = false;             // GUARDED_BY(batch_mu_): only ~Session (tests).
+  bool has_flusher_ = false;          // Set once before any Post.
+  std::thread flusher_;  // Joined only by ~Session: production sessions are leaked.
+};
+
+}  // namespace hipr::client

@@ -1,0 +1,176 @@
+// msgpack bodies. A message is a plain struct that lists its fields with
+// HIPR_FIELDS(a, b, c); it travels as a msgpack array of those fields in
+// order, nested messages as nested arrays. Decoding accepts arrays with extra
+// trailing fields (a newer peer may append fields) and rejects anything
+// shorter, mistyped, out of range, or beyond the limits in wire.h.
+#pragma once
+
+#include <msgpack.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "protocol/status.h"
+#include "protocol/wire.h"
+
+#define HIPR_FIELDS(...)                                        \
+  auto Fields() { return std::tie(__VA_ARGS__); }               \
+  auto Fields() const { return std::tie(__VA_ARGS__); }
+
+namespace hipr::codec {
+
+template <class T>
+concept Message = requires(T t) { t.Fields(); };
+
+using Packer = msgpack::packer<msgpack::sbuffer>;
+
+template <class T>
+void Pack(Packer& pk, const T& v);
+
+template <class T>
+void PackOne(Packer& pk, const T& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    v ? pk.pack_true() : pk.pack_false();
+  } else if constexpr (std::is_enum_v<T>) {
+    PackOne(pk, static_cast<std::underlying_type_t<T>>(v));
+  } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    pk.pack_int64(static_cast<int64_t>(v));
+  } else if constexpr (std::is_integral_v<T>) {
+    pk.pack_uint64(static_cast<uint64_t>(v));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    pk.pack_double(static_cast<double>(v));
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    pk.pack_str(static_cast<uint32_t>(v.size()));
+    pk.pack_str_body(v.data(), static_cast<uint32_t>(v.size()));
+  } else if constexpr (Message<T>) {
+    Pack(pk, v);
+  } else {
+    // std::vector<E> or std::array<E, N>.
+    pk.pack_array(static_cast<uint32_t>(v.size()));
+    for (const auto& e : v) PackOne(pk, e);
+  }
+}
+
+template <class T>
+void Pack(Packer& pk, const T& msg) {
+  auto fields = msg.Fields();
+  pk.pack_array(static_cast<uint32_t>(std::tuple_size_v<decltype(fields)>));
+  std::apply([&](const auto&... f) { (PackOne(pk, f), ...); }, fields);
+}
+
+// Decoding from an already unpacked (and limit-checked) msgpack object.
+template <class T>
+Status UnpackOne(const msgpack::object& o, T* out);
+
+template <class T>
+Status Unpack(const msgpack::object& o, T* msg) {
+  if (o.type != msgpack::type::ARRAY) return ProtocolError("message is not an array");
+  auto fields = msg->Fields();
+  constexpr size_t n = std::tuple_size_v<decltype(fields)>;
+  if (o.via.array.size < n) return ProtocolError("message has too few fields");
+  Status st;
+  size_t i = 0;
+  std::apply(
+      [&](auto&... f) {
+        ((st.ok() ? (st = UnpackOne(o.via.array.ptr[i++], &f), 0) : 0), ...);
+      },
+      fields);
+  return st;
+}
+
+template <class T>
+Status UnpackOne(const msgpack::object& o, T* out) {
+  using msgpack::type::object_type;
+  if constexpr (std::is_same_v<T, bool>) {
+    if (o.type != object_type::BOOLEAN) return ProtocolError("expected a boolean");
+    *out = o.via.boolean;
+  } else if constexpr (std::is_enum_v<T>) {
+    std::underlying_type_t<T> raw;
+    HIPR_RETURN_IF_ERROR(UnpackOne(o, &raw));
+    *out = static_cast<T>(raw);
+  } else if constexpr (std::is_integral_v<T>) {
+    if (o.type == object_type::POSITIVE_INTEGER) {
+      if (o.via.u64 > static_cast<uint64_t>(std::numeric_limits<T>::max()))
+        return ProtocolError("integer out of range");
+      *out = static_cast<T>(o.via.u64);
+    } else if (o.type == object_type::NEGATIVE_INTEGER) {
+      if constexpr (std::is_signed_v<T>) {
+        if (o.via.i64 < static_cast<int64_t>(std::numeric_limits<T>::min()))
+          return ProtocolError("integer out of range");
+        *out = static_cast<T>(o.via.i64);
+      } else {
+        return ProtocolError("negative value for an unsigned field");
+      }
+    } else {
+      return ProtocolError("expected an integer");
+    }
+  } else if constexpr (std::is_floating_point_v<T>) {
+    // msgpack-c packs a whole-valued double as an integer, negative ones too.
+    if (o.type == object_type::FLOAT64 || o.type == object_type::FLOAT32) {
+      // Converting a finite double beyond T's range is undefined behaviour.
+      if (std::isfinite(o.via.f64) &&
+          std::fabs(o.via.f64) > static_cast<double>(std::numeric_limits<T>::max()))
+        return ProtocolError("number out of range");
+      *out = static_cast<T>(o.via.f64);
+    } else if (o.type == object_type::POSITIVE_INTEGER) {
+      *out = static_cast<T>(o.via.u64);
+    } else if (o.type == object_type::NEGATIVE_INTEGER) {
+      *out = static_cast<T>(o.via.i64);
+    } else {
+      return ProtocolError("expected a number");
+    }
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (o.type != object_type::STR) return ProtocolError("expected a string");
+    out->assign(o.via.str.ptr, o.via.str.size);
+  } else if constexpr (Message<T>) {
+    return Unpack(o, out);
+  } else if constexpr (requires { std::tuple_size<T>::value; }) {
+    if (o.type != object_type::ARRAY || o.via.array.size != std::tuple_size_v<T>)
+      return ProtocolError("expected a fixed-size array");
+    for (size_t i = 0; i < out->size(); ++i) HIPR_RETURN_IF_ERROR(UnpackOne(o.via.array.ptr[i], &(*out)[i]));
+  } else {
+    if (o.type != object_type::ARRAY) return ProtocolError("expected an array");
+    out->clear();
+    out->resize(o.via.array.size);
+    for (size_t i = 0; i < out->size(); ++i) HIPR_RETURN_IF_ERROR(UnpackOne(o.via.array.ptr[i], &(*out)[i]));
+  }
+  return Status::Ok();
+}
+
+// Builds one body; reuse an instance to avoid reallocating per frame.
+// Not thread-safe.
+class BodyWriter {
+ public:
+  BodyWriter() : packer_(buffer_) {}
+  template <class T>
+  const BodyWriter& Encode(const T& msg) {
+    buffer_.clear();
+    Pack(packer_, msg);
+    return *this;
+  }
+  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(buffer_.data()); }
+  size_t size() const { return buffer_.size(); }
+
+ private:
+  msgpack::sbuffer buffer_;
+  Packer packer_;
+};
+
+// Unpacks `len` bytes under the limits of wire.h. The whole input must be
+// exactly one msgpack object. Never throws.
+Status ParseBody(const uint8_t* data, size_t len, msgpack::object_handle* out);
+
+template <class T>
+Status DecodeBody(const uint8_t* data, size_t len, T* msg) {
+  msgpack::object_handle oh;
+  HIPR_RETURN_IF_ERROR(ParseBody(data, len, &oh));
+  return Unpack(oh.get(), msg);
+}
+
+}  // namespace hipr::codec

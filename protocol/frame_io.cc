@@ -1,0 +1,201 @@
+#include "protocol/frame_io.h"
+
+#include <algorithm>
+#include <array>
+
+#include "protocol/messages.h"
+
+namespace hipr {
+namespace {
+
+constexpr int kMaxSlicesPerChunk = 256;
+constexpr int kChunksPerSend = 4;
+
+}  // namespace
+
+IovCursor::IovCursor(const iovec* iov, int count) : iov_(iov), count_(count) {
+  for (int i = 0; i < count; ++i) remaining_ += iov[i].iov_len;
+}
+
+size_t IovCursor::Take(size_t max_bytes, iovec* out, int max_slices, int* slices) {
+  size_t taken = 0;
+  int n = 0;
+  while (taken < max_bytes && n < max_slices && index_ < count_) {
+    const iovec& cur = iov_[index_];
+    size_t avail = cur.iov_len - offset_;
+    if (avail == 0) {
+      ++index_;
+      offset_ = 0;
+      continue;
+    }
+    size_t len = std::min(avail, max_bytes - taken);
+    out[n].iov_base = static_cast<char*>(cur.iov_base) + offset_;
+    out[n].iov_len = len;
+    ++n;
+    taken += len;
+    offset_ += len;
+    if (offset_ == cur.iov_len) {
+      ++index_;
+      offset_ = 0;
+    }
+  }
+  *slices = n;
+  remaining_ -= taken;
+  return taken;
+}
+
+uint64_t IovBytes(const iovec* iov, int count) {
+  uint64_t total = 0;
+  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+  return total;
+}
+
+namespace {
+
+// Appends up to kChunksPerSend data frames from `cursor` to `iov` and sends.
+Status SendChunks(Connection& conn, uint32_t request_id, IovCursor& cursor, uint32_t chunk_bytes,
+                  std::vector<iovec>& iov, uint8_t (*headers)[sizeof(wire::FrameHeader)],
+                  int first_header) {
+  for (int c = first_header; c < kChunksPerSend && cursor.Remaining() > 0; ++c) {
+    size_t hdr_index = iov.size();
+    iov.push_back({headers[c], sizeof(wire::FrameHeader)});
+    iov.resize(hdr_index + 1 + kMaxSlicesPerChunk);
+    int slices = 0;
+    size_t len = cursor.Take(chunk_bytes, iov.data() + hdr_index + 1, kMaxSlicesPerChunk, &slices);
+    iov.resize(hdr_index + 1 + slices);
+    wire::EncodeHeader(wire::MakeHeader(static_cast<uint16_t>(wire::Op::kData), request_id,
+                                        static_cast<uint32_t>(len)),
+                       headers[c]);
+  }
+  return conn.SendV(iov.data(), static_cast<int>(iov.size()));
+}
+
+}  // namespace
+
+Status SendFrame(Connection& conn, uint16_t op, uint32_t request_id, const uint8_t* body,
+                 size_t body_len, const iovec* bulk, int bulk_count, uint32_t chunk_bytes) {
+  if (body_len > wire::kMaxBodyBytes) return Status(StatusCode::kInternal, "body too large to send");
+  chunk_bytes = std::clamp(chunk_bytes, wire::kMinChunkBytes, wire::kMaxChunkBytes);
+  uint8_t headers[kChunksPerSend + 1][sizeof(wire::FrameHeader)];
+  wire::EncodeHeader(wire::MakeHeader(op, request_id, static_cast<uint32_t>(body_len)), headers[0]);
+  std::vector<iovec> iov;
+  iov.reserve(2 + kChunksPerSend * (1 + kMaxSlicesPerChunk));
+  iov.push_back({headers[0], sizeof(wire::FrameHeader)});
+  if (body_len > 0) iov.push_back({const_cast<uint8_t*>(body), body_len});
+  IovCursor cursor(bulk, bulk_count);
+  // The first batch rides in the same syscall as the header and body.
+  HIPR_RETURN_IF_ERROR(SendChunks(conn, request_id, cursor, chunk_bytes, iov, headers + 1, 0));
+  while (cursor.Remaining() > 0) {
+    iov.clear();
+    HIPR_RETURN_IF_ERROR(SendChunks(conn, request_id, cursor, chunk_bytes, iov, headers + 1, 0));
+  }
+  return Status::Ok();
+}
+
+Status SendBulk(Connection& conn, uint32_t request_id, const iovec* bulk, int bulk_count,
+                uint32_t chunk_bytes) {
+  chunk_bytes = std::clamp(chunk_bytes, wire::kMinChunkBytes, wire::kMaxChunkBytes);
+  uint8_t headers[kChunksPerSend][sizeof(wire::FrameHeader)];
+  std::vector<iovec> iov;
+  iov.reserve(kChunksPerSend * (1 + kMaxSlicesPerChunk));
+  IovCursor cursor(bulk, bulk_count);
+  while (cursor.Remaining() > 0) {
+    iov.clear();
+    HIPR_RETURN_IF_ERROR(SendChunks(conn, request_id, cursor, chunk_bytes, iov, headers, 0));
+  }
+  return Status::Ok();
+}
+
+Status ReadHeader(Connection& conn, wire::FrameHeader* header) {
+  uint8_t raw[sizeof(wire::FrameHeader)];
+  HIPR_RETURN_IF_ERROR(conn.RecvExact(raw, sizeof raw));
+  *header = wire::DecodeHeader(raw);
+  if (header->magic != wire::kMagic) return ProtocolError("bad frame magic");
+  if (header->version < wire::kMinProtocolVersion || header->version > wire::kProtocolVersion)
+    return Status(StatusCode::kVersionMismatch,
+                  "frame version " + std::to_string(header->version) + " is not spoken here");
+  if (header->payload_length > wire::kMaxPayloadBytes) return ProtocolError("frame payload exceeds the limit");
+  return Status::Ok();
+}
+
+Status ReadBody(Connection& conn, const wire::FrameHeader& header, std::vector<uint8_t>* body) {
+  if (header.payload_length > wire::kMaxBodyBytes) return ProtocolError("message body exceeds the limit");
+  body->resize(header.payload_length);
+  if (header.payload_length == 0) return Status::Ok();
+  return conn.RecvExact(body->data(), body->size());
+}
+
+Status SkipPayload(Connection& conn, uint32_t length) {
+  uint8_t scratch[16384];
+  while (length > 0) {
+    uint32_t n = std::min<uint32_t>(length, sizeof scratch);
+    HIPR_RETURN_IF_ERROR(conn.RecvExact(scratch, n));
+    length -= n;
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// Reads the next kData header of `request_id`, skipping heartbeats.
+Status NextDataHeader(Connection& conn, uint32_t request_id, uint64_t remaining, uint32_t* len) {
+  for (;;) {
+    wire::FrameHeader h;
+    HIPR_RETURN_IF_ERROR(ReadHeader(conn, &h));
+    if (h.op == static_cast<uint16_t>(wire::Op::kHeartbeat)) {
+      HIPR_RETURN_IF_ERROR(SkipPayload(conn, h.payload_length));
+      continue;
+    }
+    if (h.op == static_cast<uint16_t>(wire::Op::kFatal)) {
+      std::vector<uint8_t> body;
+      HIPR_RETURN_IF_ERROR(ReadBody(conn, h, &body));
+      msg::Fatal fatal;
+      HIPR_RETURN_IF_ERROR(codec::DecodeBody(body.data(), body.size(), &fatal));
+      return Status(StatusCode::kDeviceLost, fatal.message);
+    }
+    if (h.op != static_cast<uint16_t>(wire::Op::kData)) return ProtocolError("expected a data frame");
+    if (h.request_id != request_id) return ProtocolError("data frame for another request");
+    if (h.payload_length == 0 || h.payload_length > remaining)
+      return ProtocolError("data frame length does not fit the transfer");
+    *len = h.payload_length;
+    return Status::Ok();
+  }
+}
+
+}  // namespace
+
+Status BulkReader::Read(const iovec* dst, int dst_count) {
+  IovCursor cursor(dst, dst_count);
+  if (cursor.Remaining() > remaining_) return Status(StatusCode::kInternal, "read past the end of a transfer");
+  std::array<iovec, kMaxSlicesPerChunk> slices;
+  while (cursor.Remaining() > 0) {
+    if (in_frame_ == 0) HIPR_RETURN_IF_ERROR(NextDataHeader(conn_, request_id_, remaining_, &in_frame_));
+    int n = 0;
+    size_t got = cursor.Take(in_frame_, slices.data(), kMaxSlicesPerChunk, &n);
+    HIPR_RETURN_IF_ERROR(conn_.RecvV(slices.data(), n));
+    in_frame_ -= static_cast<uint32_t>(got);
+    remaining_ -= got;
+  }
+  return Status::Ok();
+}
+
+Status BulkReader::DiscardRest() {
+  while (remaining_ > 0) {
+    if (in_frame_ == 0) HIPR_RETURN_IF_ERROR(NextDataHeader(conn_, request_id_, remaining_, &in_frame_));
+    HIPR_RETURN_IF_ERROR(SkipPayload(conn_, in_frame_));
+    remaining_ -= in_frame_;
+    in_frame_ = 0;
+  }
+  return Status::Ok();
+}
+
+Status ReadBulk(Connection& conn, uint32_t request_id, const iovec* dst, int dst_count) {
+  BulkReader reader(conn, request_id, IovBytes(dst, dst_count));
+  return reader.Read(dst, dst_count);
+}
+
+Status DiscardBulk(Connection& conn, uint32_t request_id, uint64_t bytes) {
+  return BulkReader(conn, request_id, bytes).DiscardRest();
+}
+
+}  // namespace hipr

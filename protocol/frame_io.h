@@ -1,0 +1,93 @@
+// Frames over a Connection: header + msgpack body, and bulk bytes as a run
+// of kData frames that are written straight from, and read straight into,
+// the caller's buffers (scatter-gather; no intermediate copy, never the whole
+// transfer in memory).
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "protocol/codec.h"
+#include "protocol/transport.h"
+#include "protocol/wire.h"
+
+namespace hipr {
+
+// Walks a list of buffers, handing out slices of at most a given size.
+class IovCursor {
+ public:
+  IovCursor(const iovec* iov, int count);
+  // Writes up to `max_slices` slices covering up to `max_bytes` bytes into
+  // `out` and advances past them; returns the bytes covered.
+  size_t Take(size_t max_bytes, iovec* out, int max_slices, int* slices);
+  uint64_t Remaining() const { return remaining_; }
+
+ private:
+  const iovec* iov_;
+  int count_;
+  int index_ = 0;
+  size_t offset_ = 0;
+  uint64_t remaining_ = 0;
+};
+
+uint64_t IovBytes(const iovec* iov, int count);
+
+// Sends one frame: header, `body`, then `bulk` (if any) as kData frames of
+// at most `chunk_bytes`, with as few syscalls as the iovec limit allows.
+// REQUIRES: the caller holds the connection's send side.
+Status SendFrame(Connection& conn, uint16_t op, uint32_t request_id, const uint8_t* body,
+                 size_t body_len, const iovec* bulk = nullptr, int bulk_count = 0,
+                 uint32_t chunk_bytes = wire::kDefaultChunkBytes);
+
+inline Status SendFrame(Connection& conn, uint16_t op, uint32_t request_id,
+                        const codec::BodyWriter& body, const iovec* bulk = nullptr,
+                        int bulk_count = 0, uint32_t chunk_bytes = wire::kDefaultChunkBytes) {
+  return SendFrame(conn, op, request_id, body.data(), body.size(), bulk, bulk_count, chunk_bytes);
+}
+
+// Sends only the kData frames of a bulk transfer.
+Status SendBulk(Connection& conn, uint32_t request_id, const iovec* bulk, int bulk_count,
+                uint32_t chunk_bytes);
+
+// Reads and validates a header: magic, a version this build speaks, and a
+// payload no larger than kMaxPayloadBytes. Does not read the payload.
+Status ReadHeader(Connection& conn, wire::FrameHeader* header);
+
+// Reads a payload of at most kMaxBodyBytes into `body` (resized).
+Status ReadBody(Connection& conn, const wire::FrameHeader& header, std::vector<uint8_t>* body);
+
+// Reads the kData frames of one bulk transfer for `request_id`, placing the
+// bytes straight into `dst` (whose sizes sum to the transfer size).
+// Heartbeats between chunks are skipped; anything else is a protocol error,
+// except kFatal, whose message is returned as a session error.
+Status ReadBulk(Connection& conn, uint32_t request_id, const iovec* dst, int dst_count);
+
+// Reads one bulk transfer of `total` bytes for `request_id` in pieces of any
+// size, independent of how the sender cut it into chunk frames.
+class BulkReader {
+ public:
+  BulkReader(Connection& conn, uint32_t request_id, uint64_t total)
+      : conn_(conn), request_id_(request_id), remaining_(total) {}
+  // Reads the next IovBytes(dst) bytes straight into `dst`.
+  Status Read(const iovec* dst, int dst_count);
+  // Reads and drops whatever is left of the transfer.
+  Status DiscardRest();
+  uint64_t remaining() const { return remaining_; }
+
+ private:
+  Connection& conn_;
+  const uint32_t request_id_;
+  uint64_t remaining_;      // Bytes of the transfer not consumed yet.
+  uint32_t in_frame_ = 0;   // Bytes of the current data frame not consumed yet.
+};
+
+// Reads and drops `bytes` of bulk for `request_id` (a copy that failed
+// validation must still be consumed to keep the stream in step).
+Status DiscardBulk(Connection& conn, uint32_t request_id, uint64_t bytes);
+
+// Skips a payload the caller does not want.
+Status SkipPayload(Connection& conn, uint32_t length);
+
+}  // namespace hipr

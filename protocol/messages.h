@@ -1,0 +1,256 @@
+// The bodies of HIPR v1 frames. Each struct travels as a msgpack array of its
+// fields in the order HIPR_FIELDS lists them (see codec.h); append new fields
+// at the end only. HIP error numbers travel as plain int32 (`error`): the
+// protocol carries them but never interprets them.
+//
+// Handles (streams, events) are 64-bit ids chosen by the client; stream id 0
+// is the legacy null stream. `device` is the calling client thread's current
+// device ordinal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocol/codec.h"
+#include "protocol/status.h"
+
+namespace hipr::msg {
+
+// ---- Session -------------------------------------------------------------
+
+// A range of virtual addresses reserved for device memory. The client
+// reserves it (PROT_NONE) so no host object can ever live there; a sim
+// session maps device memory at exactly these addresses.
+struct AddressWindow {
+  uint64_t base = 0;
+  uint64_t size = 0;
+  HIPR_FIELDS(base, size)
+  bool Contains(uint64_t addr, uint64_t len) const {
+    return addr >= base && len <= size && addr - base <= size - len;
+  }
+};
+
+struct HelloRequest {
+  uint16_t min_version = 0;
+  uint16_t max_version = 0;
+  std::string auth_token;  // Checked by a later protocol revision; sent now.
+  std::string client_name;  // Program name and host, for logs.
+  uint32_t client_pid = 0;
+  AddressWindow window;  // Offered window, already reserved by the client.
+  uint32_t chunk_bytes = 0;  // Largest kData payload the client wants.
+  std::vector<std::string> features;
+  HIPR_FIELDS(min_version, max_version, auth_token, client_name, client_pid, window, chunk_bytes,
+              features)
+};
+
+// Properties of one worker device, field by field (never a raw C struct:
+// hipDeviceProp_t's layout differs between HIP majors). Sizes in bytes,
+// clocks in kHz.
+struct DeviceInfo {
+  std::string name;
+  std::string gcn_arch_name;  // Full target id, e.g. "gfx90a:sramecc+:xnack-".
+  int32_t gcn_arch = 0;       // Deprecated numeric form, e.g. 910.
+  uint64_t total_global_mem = 0;
+  uint64_t shared_mem_per_block = 0;
+  int32_t regs_per_block = 0;
+  int32_t warp_size = 0;
+  int32_t max_threads_per_block = 0;
+  std::array<int32_t, 3> max_threads_dim{};
+  std::array<int32_t, 3> max_grid_size{};
+  int32_t clock_rate_khz = 0;
+  int32_t memory_clock_rate_khz = 0;
+  int32_t memory_bus_width_bits = 0;
+  uint64_t total_const_mem = 0;
+  int32_t major = 0;
+  int32_t minor = 0;
+  int32_t multi_processor_count = 0;
+  int32_t l2_cache_size = 0;
+  int32_t max_threads_per_multiprocessor = 0;
+  int32_t clock_instruction_rate_khz = 0;
+  int32_t pci_domain_id = 0;
+  int32_t pci_bus_id = 0;
+  int32_t pci_device_id = 0;
+  uint64_t max_shared_memory_per_multiprocessor = 0;
+  bool is_multi_gpu_board = false;
+  bool integrated = false;
+  bool cooperative_launch = false;
+  bool ecc_enabled = false;
+  bool managed_memory = false;
+  bool large_bar = false;
+  int32_t asic_revision = 0;
+  uint64_t mem_pitch = 0;
+  uint64_t texture_alignment = 0;
+  int32_t max_texture_1d = 0;
+  std::array<int32_t, 2> max_texture_2d{};
+  std::array<int32_t, 3> max_texture_3d{};
+  HIPR_FIELDS(name, gcn_arch_name, gcn_arch, total_global_mem, shared_mem_per_block,
+              regs_per_block, warp_size, max_threads_per_block, max_threads_dim, max_grid_size,
+              clock_rate_khz, memory_clock_rate_khz, memory_bus_width_bits, total_const_mem, major,
+              minor, multi_processor_count, l2_cache_size, max_threads_per_multiprocessor,
+              clock_instruction_rate_khz, pci_domain_id, pci_bus_id, pci_device_id,
+              max_shared_memory_per_multiprocessor, is_multi_gpu_board, integrated,
+              cooperative_launch, ecc_enabled, managed_memory, large_bar, asic_revision, mem_pitch,
+              texture_alignment, max_texture_1d, max_texture_2d, max_texture_3d)
+};
+
+struct HelloReply {
+  StatusCode status = StatusCode::kOk;  // Not ok: `message` says why; the session ends.
+  std::string message;
+  uint16_t version = 0;  // Agreed protocol version.
+  uint64_t session_id = 0;
+  std::string device_kind;  // "sim" or "hip".
+  std::vector<DeviceInfo> devices;
+  AddressWindow window;  // The window in use: the offer, or a counter-offer.
+  uint32_t chunk_bytes = 0;  // Agreed largest kData payload.
+  uint32_t heartbeat_ms = 0;  // The worker sends kHeartbeat this often while busy.
+  int32_t driver_version = 0;
+  int32_t runtime_version = 0;
+  std::string worker_version;
+  HIPR_FIELDS(status, message, version, session_id, device_kind, devices, window, chunk_bytes,
+              heartbeat_ms, driver_version, runtime_version, worker_version)
+};
+
+// kFatal: the worker ends the session (protocol violation, device lost, the
+// session process is about to exit).
+struct Fatal {
+  StatusCode status = StatusCode::kInternal;
+  std::string message;
+  HIPR_FIELDS(status, message)
+};
+
+// ---- Calls ---------------------------------------------------------------
+
+// The reply to every call that returns nothing but its HIP error.
+struct CallReply {
+  int32_t error = 0;
+  HIPR_FIELDS(error)
+};
+
+struct DeviceRequest {  // kDeviceSynchronize, kDeviceReset, kMemGetInfo.
+  int32_t device = 0;
+  HIPR_FIELDS(device)
+};
+
+struct MemInfoReply {
+  int32_t error = 0;
+  uint64_t free_bytes = 0;
+  uint64_t total_bytes = 0;
+  HIPR_FIELDS(error, free_bytes, total_bytes)
+};
+
+struct MallocRequest {
+  int32_t device = 0;
+  uint64_t size = 0;
+  uint32_t flags = 0;
+  HIPR_FIELDS(device, size, flags)
+};
+
+struct MallocReply {
+  int32_t error = 0;
+  uint64_t address = 0;
+  HIPR_FIELDS(error, address)
+};
+
+struct FreeRequest {  // Fire-and-forget.
+  uint64_t address = 0;
+  HIPR_FIELDS(address)
+};
+
+// A rectangular device region: `height` rows of `width` bytes, `pitch` apart.
+struct Region {
+  uint64_t address = 0;
+  uint64_t pitch = 0;
+  uint64_t width = 0;
+  uint64_t height = 1;
+  HIPR_FIELDS(address, pitch, width, height)
+  uint64_t bytes() const { return width * height; }
+};
+
+struct MemsetRequest {  // Fire-and-forget.
+  int32_t device = 0;
+  uint64_t stream = 0;
+  Region dst;
+  uint32_t value = 0;
+  uint8_t element_size = 1;  // 1, 2 or 4; width is a multiple of it.
+  HIPR_FIELDS(device, stream, dst, value, element_size)
+};
+
+// kCopyToDevice: followed by dst.bytes() of bulk in kData frames.
+struct CopyToDeviceRequest {
+  int32_t device = 0;
+  uint64_t stream = 0;
+  Region dst;
+  bool want_reply = false;  // Blocking copies wait for completion and errors.
+  HIPR_FIELDS(device, stream, dst, want_reply)
+};
+
+// kCopyFromDevice: always replied; the reply is followed by src.bytes() of
+// bulk in kData frames when error == 0.
+struct CopyFromDeviceRequest {
+  int32_t device = 0;
+  uint64_t stream = 0;
+  Region src;
+  HIPR_FIELDS(device, stream, src)
+};
+
+struct CopyOnDeviceRequest {
+  int32_t device = 0;
+  uint64_t stream = 0;
+  Region dst;
+  Region src;
+  bool want_reply = false;
+  HIPR_FIELDS(device, stream, dst, src, want_reply)
+};
+
+struct StreamCreateRequest {  // Fire-and-forget.
+  int32_t device = 0;
+  uint64_t stream = 0;
+  uint32_t flags = 0;
+  int32_t priority = 0;
+  HIPR_FIELDS(device, stream, flags, priority)
+};
+
+struct StreamRequest {  // kStreamDestroy, kStreamSynchronize, kStreamQuery.
+  uint64_t stream = 0;
+  HIPR_FIELDS(stream)
+};
+
+struct StreamWaitEventRequest {  // Fire-and-forget.
+  uint64_t stream = 0;
+  uint64_t event = 0;
+  uint32_t flags = 0;
+  HIPR_FIELDS(stream, event, flags)
+};
+
+struct EventCreateRequest {  // Fire-and-forget.
+  int32_t device = 0;
+  uint64_t event = 0;
+  uint32_t flags = 0;
+  HIPR_FIELDS(device, event, flags)
+};
+
+struct EventRequest {  // kEventDestroy, kEventSynchronize, kEventQuery.
+  uint64_t event = 0;
+  HIPR_FIELDS(event)
+};
+
+struct EventRecordRequest {  // Fire-and-forget.
+  uint64_t event = 0;
+  uint64_t stream = 0;
+  HIPR_FIELDS(event, stream)
+};
+
+struct EventElapsedRequest {
+  uint64_t start = 0;
+  uint64_t stop = 0;
+  HIPR_FIELDS(start, stop)
+};
+
+struct EventElapsedReply {
+  int32_t error = 0;
+  float milliseconds = 0;
+  HIPR_FIELDS(error, milliseconds)
+};
+
+}  // namespace hipr::msg

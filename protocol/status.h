@@ -1,0 +1,73 @@
+// Status: the project's error value. Codes are grouped by the scope they
+// end: a call error fails one call, a session error ends the session (the
+// worker drops it; the client fails every later call), a link error means the
+// transport is gone. (leveldb Status; UCX status ranges.)
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace hipr {
+
+enum class StatusCode : int {
+  kOk = 0,
+  // Call scope (1..99).
+  kInvalidArgument = 1,
+  kNotFound = 2,
+  kOutOfRange = 3,
+  kResourceExhausted = 4,
+  kNotSupported = 5,
+  kFailedPrecondition = 6,
+  kInternal = 7,
+  kNotReady = 8,               // Queried work has not completed yet.
+  kInvalidDevice = 9,          // Device ordinal out of range.
+  kInvalidHandle = 10,         // Unknown stream/event/module id.
+  kInvalidDevicePointer = 11,  // Address outside this session's allocations.
+  // Session scope (100..199).
+  kProtocolError = 100,
+  kVersionMismatch = 101,
+  kUnauthenticated = 102,
+  kDeviceLost = 103,
+  // Link scope (200..).
+  kLinkDown = 200,
+  kTimeout = 201,
+};
+
+enum class StatusScope { kNone, kCall, kSession, kLink };
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message, int native = 0)
+      : code_(code), native_(native), message_(std::move(message)) {}
+  static Status Ok() { return Status(); }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // The runtime's own error number when a real runtime produced this status
+  // (0 when none): the replay edge returns it verbatim.
+  int native() const { return native_; }
+  StatusScope scope() const;
+  std::string ToString() const;
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  int native_ = 0;
+  std::string message_;
+};
+
+std::string_view StatusCodeName(StatusCode code);
+
+inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status ProtocolError(std::string m) { return {StatusCode::kProtocolError, std::move(m)}; }
+inline Status LinkDown(std::string m) { return {StatusCode::kLinkDown, std::move(m)}; }
+
+}  // namespace hipr
+
+#define HIPR_RETURN_IF_ERROR(expr)        \
+  do {                                    \
+    ::hipr::Status hipr_status_ = (expr); \
+    if (!hipr_status_.ok()) return hipr_status_; \
+  } while (0)

@@ -1,0 +1,213 @@
+#include "protocol/tcp/tcp_connection.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace hipr::tcp {
+namespace {
+
+// Keepalive: first probe after 2 s idle, then every 1 s, give up after 3;
+// unacknowledged data for 10 s also ends the connection.
+constexpr int kKeepIdleS = 2;
+constexpr int kKeepIntervalS = 1;
+constexpr int kKeepCount = 3;
+constexpr unsigned kUserTimeoutMs = 10000;
+constexpr int kIovBatch = 1024;  // IOV_MAX on Linux.
+
+std::string ErrnoText(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// Advances iov past `n` consumed bytes; returns the first unfinished index.
+int Advance(std::vector<iovec>& iov, int first, size_t n) {
+  while (n > 0 && first < static_cast<int>(iov.size())) {
+    if (n >= iov[first].iov_len) {
+      n -= iov[first].iov_len;
+      iov[first].iov_len = 0;
+      ++first;
+    } else {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + n;
+      iov[first].iov_len -= n;
+      n = 0;
+    }
+  }
+  while (first < static_cast<int>(iov.size()) && iov[first].iov_len == 0) ++first;
+  return first;
+}
+
+}  // namespace
+
+Status ParseEndpoint(const std::string& text, Endpoint* out) {
+  std::string host;
+  std::string port;
+  if (!text.empty() && text[0] == '[') {
+    size_t close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':')
+      return InvalidArgument("bad endpoint '" + text + "': expected [v6addr]:port");
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon == std::string::npos) return InvalidArgument("bad endpoint '" + text + "': expected host:port");
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  if (host.empty()) return InvalidArgument("bad endpoint '" + text + "': empty host");
+  char* end = nullptr;
+  long p = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || p < 0 || p > 65535)
+    return InvalidArgument("bad endpoint '" + text + "': port must be 0..65535");
+  out->host = host;
+  out->port = static_cast<uint16_t>(p);
+  return Status::Ok();
+}
+
+Status TuneSocket(int fd) {
+  int one = 1;
+  if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) return LinkDown(ErrnoText("TCP_NODELAY"));
+  if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one) != 0) return LinkDown(ErrnoText("SO_KEEPALIVE"));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &kKeepIdleS, sizeof kKeepIdleS);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &kKeepIntervalS, sizeof kKeepIntervalS);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kKeepCount, sizeof kKeepCount);
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &kUserTimeoutMs, sizeof kUserTimeoutMs);
+  int flags = fcntl(fd, F_GETFD);
+  if (flags < 0 || fcntl(fd, F_SETFD, flags | FD_CLOEXEC) != 0) return LinkDown(ErrnoText("FD_CLOEXEC"));
+  return Status::Ok();
+}
+
+TcpConnection::TcpConnection(int fd) : fd_(fd) {}
+
+TcpConnection::~TcpConnection() {
+  if (fd_ >= 0) close(fd_);
+}
+
+Status TcpConnection::Connect(const Endpoint& ep, int timeout_ms, std::unique_ptr<TcpConnection>* out) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  std::string port = std::to_string(ep.port);
+  int rc = getaddrinfo(ep.host.c_str(), port.c_str(), &hints, &res);
+  if (rc != 0) return LinkDown("cannot resolve '" + ep.host + "': " + gai_strerror(rc));
+  std::string last_error = "no address";
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    if (fd < 0) {
+      last_error = ErrnoText("socket");
+      continue;
+    }
+    rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      pollfd pfd{fd, POLLOUT, 0};
+      rc = poll(&pfd, 1, timeout_ms);
+      if (rc == 0) {
+        errno = ETIMEDOUT;
+        rc = -1;
+      } else if (rc > 0) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        errno = err;
+        rc = err == 0 ? 0 : -1;
+      }
+    }
+    if (rc == 0) {
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+      Status st = TuneSocket(fd);
+      if (!st.ok()) {
+        close(fd);
+        freeaddrinfo(res);
+        return st;
+      }
+      freeaddrinfo(res);
+      *out = std::make_unique<TcpConnection>(fd);
+      return Status::Ok();
+    }
+    last_error = ErrnoText("connect");
+    close(fd);
+  }
+  freeaddrinfo(res);
+  return LinkDown("cannot connect to " + ep.host + ":" + port + ": " + last_error);
+}
+
+Status TcpConnection::SendV(const iovec* iov, int count) {
+  std::vector<iovec> v(iov, iov + count);
+  int first = Advance(v, 0, 0);
+  while (first < count) {
+    msghdr mh{};
+    mh.msg_iov = v.data() + first;
+    mh.msg_iovlen = static_cast<size_t>(std::min(count - first, kIovBatch));
+    ssize_t n = sendmsg(fd_, &mh, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return LinkDown(ErrnoText("send"));
+    }
+    first = Advance(v, first, static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+Status TcpConnection::RecvV(const iovec* iov, int count) {
+  std::vector<iovec> v(iov, iov + count);
+  int first = Advance(v, 0, 0);
+  while (first < count) {
+    msghdr mh{};
+    mh.msg_iov = v.data() + first;
+    mh.msg_iovlen = static_cast<size_t>(std::min(count - first, kIovBatch));
+    ssize_t n = recvmsg(fd_, &mh, MSG_WAITALL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return LinkDown(ErrnoText("receive"));
+    }
+    if (n == 0) return LinkDown("connection closed by peer");
+    first = Advance(v, first, static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+Status TcpConnection::WaitReadable(int timeout_ms) {
+  pollfd pfd{fd_, POLLIN, 0};
+  for (;;) {
+    int rc = poll(&pfd, 1, timeout_ms);
+    if (shut_down_.load()) return LinkDown("connection shut down");
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) return LinkDown(ErrnoText("poll"));
+    if (rc == 0) return Status(StatusCode::kTimeout, "no data");
+    if (pfd.revents & POLLIN) return Status::Ok();
+    return LinkDown("connection closed or failed");
+  }
+}
+
+void TcpConnection::Shutdown() {
+  shut_down_.store(true);
+  if (fd_ >= 0) shutdown(fd_, SHUT_RDWR);
+}
+
+std::string TcpConnection::PeerName() const {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getpeername(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "tcp:?";
+  char host[INET6_ADDRSTRLEN] = "?";
+  uint16_t port = 0;
+  if (ss.ss_family == AF_INET) {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+    port = ntohs(a->sin_port);
+  } else if (ss.ss_family == AF_INET6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+    port = ntohs(a->sin6_port);
+  }
+  return std::string("tcp:") + host + ":" + std::to_string(port);
+}
+
+}  // namespace hipr::tcp

@@ -1,0 +1,94 @@
+// HIPR wire format v1: the frame header, op codes and hard limits.
+//
+// Every frame starts with a 16-byte little-endian header. The payload of a
+// request or reply is one msgpack body (an array of fields, see messages.h).
+// Bulk bytes (copy data, code objects) never go through msgpack: they follow
+// their request or reply as a run of kData frames carrying the same
+// request_id, each at most the negotiated chunk size, so either side can move
+// them straight between the socket and their final place. docs/protocol.md
+// describes the format in prose; this header is the single source of truth
+// for both encoder and decoder.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hipr::wire {
+
+inline constexpr uint32_t kMagic = 0x48495052;  // "HIPR" read as a LE u32.
+inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr uint16_t kMinProtocolVersion = 1;
+
+struct FrameHeader {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t op;  // Op, with kReplyBit set on replies.
+  uint32_t request_id;
+  uint32_t payload_length;
+};
+static_assert(sizeof(FrameHeader) == 16, "the HIPR header is 16 bytes");
+static_assert(alignof(FrameHeader) == 4);
+
+inline constexpr uint16_t kReplyBit = 0x8000;
+
+// Op codes, grouped by family in the high byte.
+enum class Op : uint16_t {
+  // Device 0x00xx.
+  kDeviceSynchronize = 0x0001,
+  kDeviceReset = 0x0002,
+  kMemGetInfo = 0x0003,
+  // Memory 0x01xx.
+  kMalloc = 0x0101,
+  kFree = 0x0102,
+  kMemset = 0x0103,
+  // Copies 0x02xx. Every copy names a rectangular device region
+  // (address, pitch, width, height); 1-D copies have height 1.
+  kCopyToDevice = 0x0201,    // Bulk: width*height bytes, packed.
+  kCopyFromDevice = 0x0202,  // Reply bulk: width*height bytes, packed.
+  kCopyOnDevice = 0x0203,
+  // Streams and events 0x04xx. Handles are ids chosen by the client.
+  kStreamCreate = 0x0401,
+  kStreamDestroy = 0x0402,
+  kStreamSynchronize = 0x0403,
+  kStreamQuery = 0x0404,
+  kStreamWaitEvent = 0x0405,
+  kEventCreate = 0x0411,
+  kEventDestroy = 0x0412,
+  kEventRecord = 0x0413,
+  kEventSynchronize = 0x0414,
+  kEventQuery = 0x0415,
+  kEventElapsedTime = 0x0416,
+  // Session 0x0Fxx.
+  kHello = 0x0F01,
+  kGoodbye = 0x0F02,
+  kHeartbeat = 0x0F03,  // No body, no reply; proves the sender is alive.
+  kData = 0x0F04,       // A chunk of bulk bytes; payload is raw.
+  kFatal = 0x0F05,      // Worker -> client: the session ends; body says why.
+};
+
+inline constexpr uint16_t ReplyOp(Op op) { return static_cast<uint16_t>(op) | kReplyBit; }
+
+// Limits. A peer that exceeds one is a protocol violation and the session
+// ends: nothing is allocated on the word of an unchecked length.
+inline constexpr uint32_t kMaxBodyBytes = 1u << 20;         // msgpack bodies.
+inline constexpr uint32_t kMaxChunkBytes = 16u << 20;       // one kData frame.
+inline constexpr uint32_t kDefaultChunkBytes = 4u << 20;
+inline constexpr uint32_t kMinChunkBytes = 4u << 10;
+inline constexpr uint32_t kMaxPayloadBytes = kMaxChunkBytes;
+static_assert(kMaxBodyBytes <= kMaxPayloadBytes);
+// msgpack structure limits (Cap'n Proto ReaderOptions in spirit): a body of
+// 1 MiB could otherwise declare billions of nested empty arrays.
+inline constexpr uint32_t kMaxMsgpackDepth = 8;
+inline constexpr uint32_t kMaxMsgpackArray = 4096;
+inline constexpr uint32_t kMaxMsgpackMap = 256;
+inline constexpr uint32_t kMaxMsgpackString = 64u << 10;
+inline constexpr uint32_t kMaxMsgpackBin = 64u << 10;
+
+// Writes `h` to 16 bytes, little-endian, independent of host byte order.
+void EncodeHeader(const FrameHeader& h, uint8_t out[sizeof(FrameHeader)]);
+FrameHeader DecodeHeader(const uint8_t in[sizeof(FrameHeader)]);
+inline FrameHeader MakeHeader(uint16_t op, uint32_t request_id, uint32_t payload_length) {
+  return FrameHeader{kMagic, kProtocolVersion, op, request_id, payload_length};
+}
+
+}  // namespace hipr::wire

@@ -1,0 +1,155 @@
+#include "worker_service/acceptor.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+
+#include "protocol/codec.h"
+#include "protocol/messages.h"
+#include "protocol/tcp/tcp_connection.h"
+#include "protocol/wire.h"
+
+namespace hipr::worker {
+
+Acceptor::Acceptor(const WorkerConfig& config, Zygote zygote)
+    : config_(config),
+      zygote_(zygote),
+      acceptor_(io_),
+      zygote_channel_(io_, zygote.fd),
+      signals_(io_, SIGINT, SIGTERM, SIGCHLD) {}
+
+Status Acceptor::Listen() {
+  tcp::Endpoint ep;
+  HIPR_RETURN_IF_ERROR(tcp::ParseEndpoint(config_.listen, &ep));
+  asio::error_code ec;
+  asio::ip::address address = asio::ip::make_address(ep.host == "localhost" ? "127.0.0.1" : ep.host, ec);
+  if (ec) return InvalidArgument("--listen: '" + ep.host + "' is not an IP address");
+  asio::ip::tcp::endpoint endpoint(address, ep.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return Status(StatusCode::kFailedPrecondition, "cannot listen on " + config_.listen + ": " + ec.message());
+  uint16_t port = acceptor_.local_endpoint().port();
+  spdlog::info("listening on {}:{}", ep.host, port);
+  if (!config_.port_file.empty()) {
+    std::string tmp = config_.port_file + ".tmp";
+    std::ofstream(tmp) << port << "\n";
+    if (std::rename(tmp.c_str(), config_.port_file.c_str()) != 0)
+      return Status(StatusCode::kFailedPrecondition, "cannot write --port-file " + config_.port_file);
+  }
+  return Status::Ok();
+}
+
+int Acceptor::Run() {
+  WaitSignal();
+  Accept();
+  ReadZygote();
+  io_.run();
+  if (zygote_.pid > 0) {
+    int ws = 0;
+    waitpid(zygote_.pid, &ws, 0);
+  }
+  spdlog::info("worker stopped");
+  return exit_code_;
+}
+
+void Acceptor::WaitSignal() {
+  signals_.async_wait([this](const asio::error_code& ec, int signo) {
+    if (ec) return;
+    if (signo != SIGCHLD) {
+      Shutdown(std::string("received ") + strsignal(signo));
+      return;
+    }
+    int ws = 0;
+    if (zygote_.pid > 0 && waitpid(zygote_.pid, &ws, WNOHANG) == zygote_.pid) {
+      zygote_.pid = -1;
+      exit_code_ = 1;
+      Shutdown("the zygote " + DescribeWaitStatus(ws) + "; no session can start");
+      return;
+    }
+    WaitSignal();
+  });
+}
+
+void Acceptor::Shutdown(const std::string& why) {
+  spdlog::info("shutting down: {}", why);
+  asio::error_code ignored;
+  acceptor_.close(ignored);
+  if (zygote_.pid > 0) {
+    ZygoteMessage m{ZygoteMessage::kShutdown, 0, 0, 0};
+    (void)!write(zygote_.fd, &m, sizeof m);
+  }
+  io_.stop();
+}
+
+void Acceptor::Accept() {
+  acceptor_.async_accept([this](const asio::error_code& ec, asio::ip::tcp::socket socket) {
+    if (ec == asio::error::operation_aborted) return;
+    if (ec) {
+      spdlog::warn("accept failed: {}", ec.message());
+    } else if (static_cast<int>(live_.size()) >= config_.max_sessions) {
+      Refuse(socket, "the worker is at its limit of " + std::to_string(config_.max_sessions) + " sessions");
+    } else {
+      int fd = socket.native_handle();
+      Status st = tcp::TuneSocket(fd);
+      uint64_t id = next_session_id_++;
+      if (st.ok()) st = SendNewSession(zygote_, id, fd);
+      if (st.ok()) {
+        live_[id] = 0;
+        asio::error_code e;
+        spdlog::info("session {}: accepted {}", id, socket.remote_endpoint(e).address().to_string());
+      } else {
+        spdlog::error("session {}: cannot hand over the connection: {}", id, st.ToString());
+        Refuse(socket, "the worker cannot start a session");
+      }
+    }
+    Accept();  // The socket's destructor closes our copy.
+  });
+}
+
+void Acceptor::Refuse(asio::ip::tcp::socket& socket, const std::string& why) {
+  spdlog::warn("refusing a connection: {}", why);
+  codec::BodyWriter w;
+  w.Encode(msg::Fatal{StatusCode::kResourceExhausted, why});
+  uint8_t header[sizeof(wire::FrameHeader)];
+  wire::EncodeHeader(wire::MakeHeader(static_cast<uint16_t>(wire::Op::kFatal), 0, static_cast<uint32_t>(w.size())),
+                     header);
+  asio::error_code ignored;
+  std::array<asio::const_buffer, 2> bufs = {asio::buffer(header), asio::buffer(w.data(), w.size())};
+  asio::write(socket, bufs, ignored);
+}
+
+void Acceptor::ReadZygote() {
+  zygote_channel_.async_read_some(asio::buffer(&incoming_, sizeof incoming_),
+                                  [this](const asio::error_code& ec, size_t n) {
+    if (ec) {
+      if (ec != asio::error::operation_aborted) {
+        exit_code_ = 1;
+        Shutdown("lost the zygote: " + ec.message());
+      }
+      return;
+    }
+    if (n == sizeof incoming_) {
+      const ZygoteMessage& m = incoming_;
+      if (m.type == ZygoteMessage::kSessionStarted) {
+        live_[m.session_id] = m.pid;
+        spdlog::debug("session {}: process {} started", m.session_id, m.pid);
+      } else if (m.type == ZygoteMessage::kSessionEnded) {
+        live_.erase(m.session_id);
+        bool clean = WIFEXITED(m.wait_status) && WEXITSTATUS(m.wait_status) == 0;
+        if (clean)
+          spdlog::info("session {}: process {} ended", m.session_id, m.pid);
+        else
+          spdlog::warn("session {}: process {} {}", m.session_id, m.pid, DescribeWaitStatus(m.wait_status));
+      }
+    }
+    ReadZygote();
+  });
+}
+
+}  // namespace hipr::worker

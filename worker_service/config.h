@@ -1,0 +1,27 @@
+// WorkerConfig: every worker setting, parsed once in main() from flags and
+// passed down. Nothing in the worker reads the environment.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace hipr::worker {
+
+struct WorkerConfig {
+  std::string listen = "127.0.0.1:18515";
+  std::string device = "sim";  // "sim" or "hip".
+  std::string port_file;        // If set, the bound port is written here.
+  int max_sessions = 64;
+  int heartbeat_ms = 1000;
+  int hello_timeout_ms = 10000;
+  uint32_t chunk_bytes = 4u << 20;
+  std::string log_level = "info";
+  // sim device.
+  std::string sim_model = "mi250x";
+  uint64_t sim_memory_bytes = 0;  // Per device; 0 = default (RAM/4, at most 16 GiB).
+  int sim_devices = 1;
+  // hip device.
+  std::string hip_module;  // Path of libhipr_device_hip.so; empty = next to the binary.
+};
+
+}  // namespace hipr::worker

@@ -1,0 +1,80 @@
+// Device: the one interface between a session's replay and a GPU runtime.
+// `hip` drives the real HIP runtime; `sim` emulates an MI-series GPU for
+// machines without one. Nothing above this interface knows which one runs.
+//
+// One Device instance lives in each session process and holds all of that
+// session's device state; its methods are called from the session's replay
+// thread only. Stream and event handles are ids chosen by the client (stream
+// 0 is the legacy null stream); a device rejects ids it does not hold.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "protocol/messages.h"
+#include "protocol/status.h"
+
+namespace hipr::worker {
+
+// Moves the next bytes of a bulk transfer between the connection and host
+// buffers the device chooses (its memory, or staging). Each call moves
+// exactly the bytes `iov` describes.
+using BulkIo = std::function<Status(const iovec* iov, int count)>;
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual std::string_view kind() const = 0;
+  virtual const std::vector<msg::DeviceInfo>& devices() const = 0;
+  virtual int32_t driver_version() const = 0;
+  virtual int32_t runtime_version() const = 0;
+
+  // Agrees on the device address window: `offer` is reserved in the client.
+  // On success `used` is the window device addresses will come from (the
+  // offer, or a counter-offer the client must reserve in turn).
+  virtual Status AttachWindow(const msg::AddressWindow& offer, msg::AddressWindow* used) = 0;
+
+  virtual Status Malloc(int device, uint64_t size, uint32_t flags, uint64_t* address) = 0;
+  virtual Status Free(uint64_t address) = 0;
+  virtual Status MemInfo(int device, uint64_t* free_bytes, uint64_t* total_bytes) = 0;
+
+  // Fails with kInvalidDevicePointer unless the whole region lies inside one
+  // allocation of this session.
+  virtual Status CheckRegion(const msg::Region& region) const = 0;
+
+  virtual Status Memset(int device, uint64_t stream, const msg::Region& dst, uint32_t value,
+                        uint8_t element_size) = 0;
+  // Receives dst.bytes() through `fill` in stream order. If it fails before
+  // calling `fill`, the caller discards the bulk.
+  virtual Status CopyToDevice(int device, uint64_t stream, const msg::Region& dst,
+                              const BulkIo& fill) = 0;
+  // Sends src.bytes() through `drain` in stream order; `drain` is not called
+  // when the copy fails validation.
+  virtual Status CopyFromDevice(int device, uint64_t stream, const msg::Region& src,
+                                const BulkIo& drain) = 0;
+  virtual Status CopyOnDevice(int device, uint64_t stream, const msg::Region& dst,
+                              const msg::Region& src) = 0;
+
+  virtual Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) = 0;
+  virtual Status StreamDestroy(uint64_t stream) = 0;
+  virtual Status StreamSynchronize(uint64_t stream) = 0;
+  virtual Status StreamQuery(uint64_t stream) = 0;  // Ok or kNotReady.
+  virtual Status StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flags) = 0;
+
+  virtual Status EventCreate(int device, uint64_t event, uint32_t flags) = 0;
+  virtual Status EventDestroy(uint64_t event) = 0;
+  virtual Status EventRecord(uint64_t event, uint64_t stream) = 0;
+  virtual Status EventSynchronize(uint64_t event) = 0;
+  virtual Status EventQuery(uint64_t event) = 0;  // Ok or kNotReady.
+  virtual Status EventElapsedTime(uint64_t start, uint64_t stop, float* milliseconds) = 0;
+
+  virtual Status DeviceSynchronize(int device) = 0;
+  virtual Status DeviceReset(int device) = 0;
+};
+
+}  // namespace hipr::worker

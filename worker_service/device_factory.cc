@@ -1,0 +1,112 @@
+#include "worker_service/device_factory.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "worker_service/hip/hip_module.h"
+#include "worker_service/sim/models.h"
+#include "worker_service/sim/sim_device.h"
+
+namespace hipr::worker {
+namespace {
+
+std::string HipModulePath(const WorkerConfig& config) {
+  if (!config.hip_module.empty()) return config.hip_module;
+  char self[PATH_MAX] = {};
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  std::filesystem::path dir = n > 0 ? std::filesystem::path(std::string(self, static_cast<size_t>(n))).parent_path()
+                                    : std::filesystem::path(".");
+  // Installed: bin/hipr-worker and lib/hipr/libhipr_device_hip.so; build
+  // tree: both under bin/ and lib/.
+  for (const auto& candidate : {dir / "../lib/hipr/libhipr_device_hip.so", dir / "libhipr_device_hip.so"})
+    if (std::filesystem::exists(candidate)) return candidate.string();
+  return (dir / "../lib/hipr/libhipr_device_hip.so").string();
+}
+
+Status LoadHipSymbol(const WorkerConfig& config, const char* symbol, void** out) {
+  std::string path = HipModulePath(config);
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return Status(StatusCode::kNotSupported, "cannot load the hip device module " + path + ": " + dlerror());
+  *out = dlsym(handle, symbol);
+  if (*out == nullptr) return Status(StatusCode::kNotSupported, path + " lacks " + symbol);
+  return Status::Ok();
+}
+
+sim::SimOptions SimOptionsOf(const WorkerConfig& config) {
+  sim::SimOptions o;
+  o.model = config.sim_model;
+  o.memory_bytes = config.sim_memory_bytes != 0 ? config.sim_memory_bytes : sim::DefaultSimMemoryBytes();
+  o.device_count = config.sim_devices;
+  return o;
+}
+
+}  // namespace
+
+Status ProbeDevice(const WorkerConfig& config, std::string* summary) {
+  if (config.device == "sim") {
+    std::unique_ptr<sim::SimDevice> probe;
+    sim::SimOptions o = SimOptionsOf(config);
+    HIPR_RETURN_IF_ERROR(sim::SimDevice::Create(o, &probe));
+    *summary = std::to_string(o.device_count) + " x " + probe->devices()[0].name + " (" +
+               probe->devices()[0].gcn_arch_name + "), " + std::to_string(o.memory_bytes >> 20) + " MiB each";
+    return Status::Ok();
+  }
+  if (config.device != "hip") return InvalidArgument("--device must be 'sim' or 'hip'");
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) return Status(StatusCode::kInternal, "pipe failed");
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(pipefd[0]);
+    char message[1024] = {};
+    void* fn = nullptr;
+    Status st = LoadHipSymbol(config, kHipProbeSymbol, &fn);
+    int count = -1;
+    if (st.ok()) {
+      count = reinterpret_cast<HiprHipProbeFn>(fn)(message, sizeof message);
+    } else {
+      std::snprintf(message, sizeof message, "%s", st.message().c_str());
+    }
+    (void)!write(pipefd[1], &count, sizeof count);
+    (void)!write(pipefd[1], message, std::strlen(message));
+    _exit(0);
+  }
+  close(pipefd[1]);
+  int count = -1;
+  std::string message;
+  bool got_count = read(pipefd[0], &count, sizeof count) == sizeof count;
+  char buf[1024];
+  ssize_t n;
+  while ((n = read(pipefd[0], buf, sizeof buf)) > 0) message.append(buf, static_cast<size_t>(n));
+  close(pipefd[0]);
+  int ws = 0;
+  waitpid(pid, &ws, 0);
+  if (!got_count) return Status(StatusCode::kNotSupported, "the HIP probe process died before answering");
+  if (count <= 0) return Status(StatusCode::kNotSupported, message);
+  *summary = message;
+  return Status::Ok();
+}
+
+Status CreateDevice(const WorkerConfig& config, std::unique_ptr<Device>* out) {
+  if (config.device == "sim") {
+    std::unique_ptr<sim::SimDevice> device;
+    HIPR_RETURN_IF_ERROR(sim::SimDevice::Create(SimOptionsOf(config), &device));
+    *out = std::move(device);
+    return Status::Ok();
+  }
+  void* fn = nullptr;
+  HIPR_RETURN_IF_ERROR(LoadHipSymbol(config, kHipCreateSymbol, &fn));
+  char message[1024] = {};
+  Device* device = reinterpret_cast<HiprHipCreateFn>(fn)(message, sizeof message);
+  if (device == nullptr) return Status(StatusCode::kDeviceLost, message);
+  out->reset(device);
+  return Status::Ok();
+}
+
+}  // namespace hipr::worker

@@ -1,0 +1,24 @@
+// Creates the Device named by --device. The `hip` device lives in a module
+// (libhipr_device_hip.so) that only session processes and a throwaway probe
+// child ever load, so the acceptor and the zygote never load or initialise
+// the GPU runtime.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "protocol/status.h"
+#include "worker_service/config.h"
+#include "worker_service/device.h"
+
+namespace hipr::worker {
+
+// Checks at start-up that the configured device can work, without touching
+// a GPU runtime in this process: for `hip` a forked child loads the module
+// and counts devices. `summary` describes what was found.
+Status ProbeDevice(const WorkerConfig& config, std::string* summary);
+
+// In a session process: creates the device.
+Status CreateDevice(const WorkerConfig& config, std::unique_ptr<Device>* out);
+
+}  // namespace hipr::worker

@@ -1,0 +1,408 @@
+// HipDevice: the Device on the real HIP runtime (Debian's libamdhip64 5.2;
+// ROCm 6/7 where built against them). Lives in libhipr_device_hip.so, which
+// only session processes and the start-up probe child load.
+//
+// Bulk copies go through one pinned staging buffer (hipHostMalloc), piece by
+// piece: receive into staging, then hipMemcpyAsync to the device on the
+// call's stream and wait, and the reverse for reads. The pipelined staging
+// pool is a later revision. No GPU exists on the team's machines: this file
+// is built and its no-GPU path (probe) tested here; the rest runs only on an
+// MI-series node.
+#include <hip/hip_runtime_api.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "worker_service/device.h"
+#include "worker_service/hip/hip_module.h"
+
+namespace hipr::worker {
+namespace {
+
+constexpr size_t kStagingBytes = 8u << 20;
+
+Status FromHip(hipError_t err, const char* what) {
+  if (err == hipSuccess) return Status::Ok();
+  return Status(StatusCode::kInternal, std::string(what) + ": " + hipGetErrorName(err), static_cast<int>(err));
+}
+
+#define HIPR_HIP(call) HIPR_RETURN_IF_ERROR(FromHip((call), #call))
+
+msg::DeviceInfo InfoOf(const hipDeviceProp_t& p) {
+  msg::DeviceInfo d;
+  d.name = p.name;
+  d.gcn_arch_name = p.gcnArchName;
+  d.gcn_arch = p.gcnArch;
+  d.total_global_mem = p.totalGlobalMem;
+  d.shared_mem_per_block = p.sharedMemPerBlock;
+  d.regs_per_block = p.regsPerBlock;
+  d.warp_size = p.warpSize;
+  d.max_threads_per_block = p.maxThreadsPerBlock;
+  for (int i = 0; i < 3; ++i) {
+    d.max_threads_dim[i] = p.maxThreadsDim[i];
+    d.max_grid_size[i] = p.maxGridSize[i];
+  }
+  d.clock_rate_khz = p.clockRate;
+  d.memory_clock_rate_khz = p.memoryClockRate;
+  d.memory_bus_width_bits = p.memoryBusWidth;
+  d.total_const_mem = p.totalConstMem;
+  d.major = p.major;
+  d.minor = p.minor;
+  d.multi_processor_count = p.multiProcessorCount;
+  d.l2_cache_size = p.l2CacheSize;
+  d.max_threads_per_multiprocessor = p.maxThreadsPerMultiProcessor;
+  d.clock_instruction_rate_khz = p.clockInstructionRate;
+  d.pci_domain_id = p.pciDomainID;
+  d.pci_bus_id = p.pciBusID;
+  d.pci_device_id = p.pciDeviceID;
+  d.max_shared_memory_per_multiprocessor = p.maxSharedMemoryPerMultiProcessor;
+  d.is_multi_gpu_board = p.isMultiGpuBoard != 0;
+  d.integrated = p.integrated != 0;
+  d.cooperative_launch = p.cooperativeLaunch != 0;
+  d.ecc_enabled = p.ECCEnabled != 0;
+  d.managed_memory = p.managedMemory != 0;
+  d.large_bar = p.isLargeBar != 0;
+  d.asic_revision = p.asicRevision;
+  d.mem_pitch = p.memPitch;
+  d.texture_alignment = p.textureAlignment;
+  d.max_texture_1d = p.maxTexture1D;
+  d.max_texture_2d = {p.maxTexture2D[0], p.maxTexture2D[1]};
+  d.max_texture_3d = {p.maxTexture3D[0], p.maxTexture3D[1], p.maxTexture3D[2]};
+  return d;
+}
+
+class HipDevice final : public Device {
+ public:
+  Status Init() {
+    int count = 0;
+    HIPR_HIP(hipGetDeviceCount(&count));
+    for (int i = 0; i < count; ++i) {
+      hipDeviceProp_t p;
+      HIPR_HIP(hipGetDeviceProperties(&p, i));
+      infos_.push_back(InfoOf(p));
+    }
+    HIPR_HIP(hipDriverGetVersion(&driver_));
+    HIPR_HIP(hipRuntimeGetVersion(&runtime_));
+    HIPR_HIP(hipHostMalloc(&staging_, kStagingBytes, 0));
+    return Status::Ok();
+  }
+  ~HipDevice() override {
+    for (auto& [id, s] : streams_) (void)hipStreamDestroy(s);
+    for (auto& [id, e] : events_) (void)hipEventDestroy(e.event);
+    for (auto& [addr, a] : allocations_) (void)hipFree(reinterpret_cast<void*>(addr));
+    if (staging_ != nullptr) (void)hipHostFree(staging_);
+  }
+
+  std::string_view kind() const override { return "hip"; }
+  const std::vector<msg::DeviceInfo>& devices() const override { return infos_; }
+  int32_t driver_version() const override { return driver_; }
+  int32_t runtime_version() const override { return runtime_; }
+
+  // The runtime picks device addresses itself; no window is mapped here and
+  // the client reserves each allocation's range instead.
+  Status AttachWindow(const msg::AddressWindow&, msg::AddressWindow* used) override {
+    *used = msg::AddressWindow{};
+    return Status::Ok();
+  }
+
+  Status Malloc(int device, uint64_t size, uint32_t flags, uint64_t* address) override {
+    HIPR_RETURN_IF_ERROR(Use(device));
+    void* p = nullptr;
+    HIPR_HIP(hipMalloc(&p, size));
+    *address = reinterpret_cast<uint64_t>(p);
+    allocations_[*address] = Allocation{size, device};
+    return Status::Ok();
+  }
+  Status Free(uint64_t address) override {
+    auto it = allocations_.find(address);
+    if (it == allocations_.end()) return Status(StatusCode::kInvalidDevicePointer, "not an allocation of this session");
+    allocations_.erase(it);
+    HIPR_HIP(hipFree(reinterpret_cast<void*>(address)));
+    return Status::Ok();
+  }
+  Status MemInfo(int device, uint64_t* free_bytes, uint64_t* total_bytes) override {
+    HIPR_RETURN_IF_ERROR(Use(device));
+    size_t f = 0;
+    size_t t = 0;
+    HIPR_HIP(hipMemGetInfo(&f, &t));
+    *free_bytes = f;
+    *total_bytes = t;
+    return Status::Ok();
+  }
+  Status CheckRegion(const msg::Region& r) const override {
+    if (r.width == 0 || r.height == 0) return Status::Ok();
+    uint64_t extent = (r.height - 1) * r.pitch + r.width;
+    auto it = allocations_.upper_bound(r.address);
+    if (it == allocations_.begin()) return Status(StatusCode::kInvalidDevicePointer, "not device memory of this session");
+    --it;
+    if (r.address + extent > it->first + it->second.size || r.address + extent < r.address)
+      return Status(StatusCode::kInvalidDevicePointer, "region outside its allocation");
+    return Status::Ok();
+  }
+
+  Status Memset(int device, uint64_t stream, const msg::Region& dst, uint32_t value, uint8_t element_size) override {
+    HIPR_RETURN_IF_ERROR(CheckRegion(dst));
+    hipStream_t s;
+    HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
+    for (uint64_t row = 0; row < dst.height; ++row) {
+      void* p = reinterpret_cast<void*>(dst.address + row * dst.pitch);
+      if (element_size == 1)
+        HIPR_HIP(hipMemsetD8Async(reinterpret_cast<hipDeviceptr_t>(p), static_cast<unsigned char>(value), dst.width, s));
+      else if (element_size == 2)
+        HIPR_HIP(hipMemsetD16Async(reinterpret_cast<hipDeviceptr_t>(p), static_cast<unsigned short>(value), dst.width / 2, s));
+      else if (element_size == 4)
+        HIPR_HIP(hipMemsetD32Async(reinterpret_cast<hipDeviceptr_t>(p), static_cast<int>(value), dst.width / 4, s));
+      else
+        return InvalidArgument("memset element size must be 1, 2 or 4");
+    }
+    return Status::Ok();
+  }
+
+  Status CopyToDevice(int device, uint64_t stream, const msg::Region& dst, const BulkIo& fill) override {
+    HIPR_RETURN_IF_ERROR(CheckRegion(dst));
+    hipStream_t s;
+    HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
+    return ForEachPiece(dst, [&](void* dev, size_t len) -> Status {
+      iovec iov{staging_, len};
+      HIPR_RETURN_IF_ERROR(fill(&iov, 1));
+      HIPR_HIP(hipMemcpyAsync(dev, staging_, len, hipMemcpyHostToDevice, s));
+      HIPR_HIP(hipStreamSynchronize(s));
+      return Status::Ok();
+    });
+  }
+  Status CopyFromDevice(int device, uint64_t stream, const msg::Region& src, const BulkIo& drain) override {
+    HIPR_RETURN_IF_ERROR(CheckRegion(src));
+    hipStream_t s;
+    HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
+    return ForEachPiece(src, [&](void* dev, size_t len) -> Status {
+      HIPR_HIP(hipMemcpyAsync(staging_, dev, len, hipMemcpyDeviceToHost, s));
+      HIPR_HIP(hipStreamSynchronize(s));
+      iovec iov{staging_, len};
+      return drain(&iov, 1);
+    });
+  }
+  Status CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) override {
+    HIPR_RETURN_IF_ERROR(CheckRegion(dst));
+    HIPR_RETURN_IF_ERROR(CheckRegion(src));
+    hipStream_t s;
+    HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
+    HIPR_HIP(hipMemcpy2DAsync(reinterpret_cast<void*>(dst.address), dst.pitch, reinterpret_cast<void*>(src.address),
+                              src.pitch, dst.width, dst.height, hipMemcpyDeviceToDevice, s));
+    return Status::Ok();
+  }
+
+  Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) override {
+    HIPR_RETURN_IF_ERROR(Use(device));
+    if (stream == 0 || streams_.count(stream) != 0) return InvalidArgument("stream id in use");
+    hipStream_t s;
+    HIPR_HIP(hipStreamCreateWithPriority(&s, flags, priority));
+    streams_[stream] = s;
+    return Status::Ok();
+  }
+  Status StreamDestroy(uint64_t stream) override {
+    auto it = streams_.find(stream);
+    if (it == streams_.end()) return NoHandle("stream", stream);
+    hipStream_t s = it->second;
+    streams_.erase(it);
+    HIPR_HIP(hipStreamDestroy(s));
+    return Status::Ok();
+  }
+  Status StreamSynchronize(uint64_t stream) override {
+    hipStream_t s;
+    HIPR_RETURN_IF_ERROR(StreamOf(current_, stream, &s));
+    HIPR_HIP(hipStreamSynchronize(s));
+    return Status::Ok();
+  }
+  Status StreamQuery(uint64_t stream) override {
+    hipStream_t s;
+    HIPR_RETURN_IF_ERROR(StreamOf(current_, stream, &s));
+    hipError_t e = hipStreamQuery(s);
+    if (e == hipErrorNotReady) return Status(StatusCode::kNotReady, "stream busy");
+    return FromHip(e, "hipStreamQuery");
+  }
+  Status StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flags) override {
+    hipStream_t s;
+    HIPR_RETURN_IF_ERROR(StreamOf(current_, stream, &s));
+    auto it = events_.find(event);
+    if (it == events_.end()) return NoHandle("event", event);
+    HIPR_HIP(hipStreamWaitEvent(s, it->second.event, flags));
+    return Status::Ok();
+  }
+
+  Status EventCreate(int device, uint64_t event, uint32_t flags) override {
+    HIPR_RETURN_IF_ERROR(Use(device));
+    if (event == 0 || events_.count(event) != 0) return InvalidArgument("event id in use");
+    hipEvent_t e;
+    HIPR_HIP(hipEventCreateWithFlags(&e, flags));
+    events_[event] = EventEntry{e, device};
+    return Status::Ok();
+  }
+  Status EventDestroy(uint64_t event) override {
+    auto it = events_.find(event);
+    if (it == events_.end()) return NoHandle("event", event);
+    hipEvent_t e = it->second.event;
+    events_.erase(it);
+    HIPR_HIP(hipEventDestroy(e));
+    return Status::Ok();
+  }
+  Status EventRecord(uint64_t event, uint64_t stream) override {
+    auto it = events_.find(event);
+    if (it == events_.end()) return NoHandle("event", event);
+    hipStream_t s;
+    HIPR_RETURN_IF_ERROR(StreamOf(it->second.device, stream, &s));
+    HIPR_HIP(hipEventRecord(it->second.event, s));
+    return Status::Ok();
+  }
+  Status EventSynchronize(uint64_t event) override {
+    auto it = events_.find(event);
+    if (it == events_.end()) return NoHandle("event", event);
+    HIPR_HIP(hipEventSynchronize(it->second.event));
+    return Status::Ok();
+  }
+  Status EventQuery(uint64_t event) override {
+    auto it = events_.find(event);
+    if (it == events_.end()) return NoHandle("event", event);
+    hipError_t e = hipEventQuery(it->second.event);
+    if (e == hipErrorNotReady) return Status(StatusCode::kNotReady, "event not reached");
+    return FromHip(e, "hipEventQuery");
+  }
+  Status EventElapsedTime(uint64_t start, uint64_t stop, float* ms) override {
+    auto a = events_.find(start);
+    auto b = events_.find(stop);
+    if (a == events_.end() || b == events_.end()) return NoHandle("event", a == events_.end() ? start : stop);
+    HIPR_HIP(hipEventElapsedTime(ms, a->second.event, b->second.event));
+    return Status::Ok();
+  }
+
+  Status DeviceSynchronize(int device) override {
+    HIPR_RETURN_IF_ERROR(Use(device));
+    HIPR_HIP(hipDeviceSynchronize());
+    return Status::Ok();
+  }
+  Status DeviceReset(int device) override {
+    HIPR_RETURN_IF_ERROR(Use(device));
+    HIPR_HIP(hipDeviceSynchronize());
+    for (auto it = allocations_.begin(); it != allocations_.end();) {
+      if (it->second.device == device) {
+        (void)hipFree(reinterpret_cast<void*>(it->first));
+        it = allocations_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  struct Allocation {
+    uint64_t size;
+    int device;
+  };
+  struct EventEntry {
+    hipEvent_t event;
+    int device;
+  };
+
+  static Status NoHandle(const char* what, uint64_t id) {
+    return Status(StatusCode::kInvalidHandle, std::string(what) + " " + std::to_string(id) + " does not belong to this session");
+  }
+  Status Use(int device) {
+    if (device < 0 || device >= static_cast<int>(infos_.size())) return Status(StatusCode::kInvalidDevice, "no such device");
+    if (device != current_) {
+      HIPR_HIP(hipSetDevice(device));
+      current_ = device;
+    }
+    return Status::Ok();
+  }
+  Status StreamOf(int device, uint64_t id, hipStream_t* out) {
+    if (id == 0) {
+      HIPR_RETURN_IF_ERROR(Use(device));
+      *out = nullptr;
+      return Status::Ok();
+    }
+    auto it = streams_.find(id);
+    if (it == streams_.end()) return NoHandle("stream", id);
+    *out = it->second;
+    return Status::Ok();
+  }
+  // Calls fn(device pointer, length) for staging-sized pieces of a region.
+  template <class Fn>
+  Status ForEachPiece(const msg::Region& r, Fn&& fn) {
+    for (uint64_t row = 0; row < r.height; ++row) {
+      uint64_t base = r.address + row * r.pitch;
+      for (uint64_t off = 0; off < r.width; off += kStagingBytes) {
+        size_t len = static_cast<size_t>(std::min<uint64_t>(kStagingBytes, r.width - off));
+        HIPR_RETURN_IF_ERROR(fn(reinterpret_cast<void*>(base + off), len));
+      }
+    }
+    return Status::Ok();
+  }
+
+  std::vector<msg::DeviceInfo> infos_;
+  int32_t driver_ = 0;
+  int32_t runtime_ = 0;
+  int current_ = 0;
+  void* staging_ = nullptr;
+  std::map<uint64_t, Allocation> allocations_;
+  std::map<uint64_t, hipStream_t> streams_;
+  std::map<uint64_t, EventEntry> events_;
+};
+
+// What a node without a usable AMD GPU lacks, in the order to check it.
+std::string Diagnose() {
+  std::string why;
+  bool amd_pci = false;
+  std::error_code ec;
+  for (const auto& dev : std::filesystem::directory_iterator("/sys/bus/pci/devices", ec)) {
+    FILE* f = std::fopen((dev.path() / "vendor").c_str(), "r");
+    if (f == nullptr) continue;
+    char buf[16] = {};
+    if (std::fgets(buf, sizeof buf, f) != nullptr && std::strncmp(buf, "0x1002", 6) == 0) amd_pci = true;
+    std::fclose(f);
+  }
+  if (!amd_pci) why += " no PCI device with AMD's vendor id 0x1002;";
+  if (!std::filesystem::exists("/sys/module/amdgpu")) why += " the amdgpu kernel module is not loaded;";
+  if (!std::filesystem::exists("/dev/kfd"))
+    why += " /dev/kfd is missing;";
+  else if (access("/dev/kfd", R_OK | W_OK) != 0)
+    why += " no read/write access to /dev/kfd (add the user to the 'render' group);";
+  bool render = false;
+  for (const auto& dev : std::filesystem::directory_iterator("/dev/dri", ec))
+    if (dev.path().filename().string().rfind("renderD", 0) == 0) render = true;
+  if (!render) why += " no /dev/dri/renderD* node;";
+  return why;
+}
+
+}  // namespace
+}  // namespace hipr::worker
+
+extern "C" __attribute__((visibility("default"))) int hipr_hip_probe(char* message, size_t len) {
+  int count = 0;
+  hipError_t err = hipGetDeviceCount(&count);
+  if (err != hipSuccess || count == 0) {
+    std::snprintf(message, len, "no usable AMD GPU: hipGetDeviceCount returned %s (%d devices);%s use --device sim on machines without one",
+                  hipGetErrorName(err), count, hipr::worker::Diagnose().c_str());
+    return -1;
+  }
+  std::string names;
+  for (int i = 0; i < count; ++i) {
+    hipDeviceProp_t p;
+    if (hipGetDeviceProperties(&p, i) == hipSuccess) names += std::string(i ? ", " : "") + p.name + " (" + p.gcnArchName + ")";
+  }
+  std::snprintf(message, len, "%d HIP device(s): %s", count, names.c_str());
+  return count;
+}
+
+extern "C" __attribute__((visibility("default"))) hipr::worker::Device* hipr_hip_create_device(char* message, size_t len) {
+  auto device = std::make_unique<hipr::worker::HipDevice>();
+  hipr::Status st = device->Init();
+  if (!st.ok()) {
+    std::snprintf(message, len, "%s", st.message().c_str());
+    return nullptr;
+  }
+  return device.release();
+}

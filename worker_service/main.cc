@@ -1,0 +1,105 @@
+// hipr-worker: serves HIP sessions to remote clients.
+//
+// Start-up order matters: flags, then a device probe (for `hip`, in a
+// throwaway child), then the zygote is forked while this process is still
+// single-threaded and has never loaded a GPU runtime, then the acceptor.
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "worker_service/acceptor.h"
+#include "worker_service/config.h"
+#include "worker_service/device_factory.h"
+#include "worker_service/sim/models.h"
+#include "worker_service/zygote.h"
+
+namespace {
+
+// Parses "512M", "4G", "1048576".
+bool ParseBytes(const std::string& text, uint64_t* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  std::string unit(end);
+  uint64_t mult = 1;
+  if (unit == "K" || unit == "KiB") mult = 1ull << 10;
+  else if (unit == "M" || unit == "MiB") mult = 1ull << 20;
+  else if (unit == "G" || unit == "GiB") mult = 1ull << 30;
+  else if (!unit.empty()) return false;
+  *out = v * mult;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  hipr::worker::WorkerConfig config;
+  CLI::App app{"hipr-worker: replays HIP calls from remote clients on this node's GPUs"};
+  std::string sim_memory;
+  app.add_option("--listen", config.listen, "address:port to listen on (port 0 picks one)")->capture_default_str();
+  app.add_option("--device", config.device, "device to serve: 'hip' (real AMD GPUs) or 'sim' (no GPU needed)")
+      ->check(CLI::IsMember({"sim", "hip"}))
+      ->capture_default_str();
+  app.add_option("--port-file", config.port_file, "write the bound port to this file once listening");
+  app.add_option("--max-sessions", config.max_sessions, "refuse connections beyond this many live sessions")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--heartbeat-ms", config.heartbeat_ms, "heartbeat period while a call is running")
+      ->check(CLI::Range(50, 60000))
+      ->capture_default_str();
+  app.add_option("--chunk-bytes", config.chunk_bytes, "largest bulk chunk frame")
+      ->check(CLI::Range(4096u, 16u << 20))
+      ->capture_default_str();
+  app.add_option("--log-level", config.log_level, "trace|debug|info|warn|error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  auto models = hipr::worker::sim::ModelNames();
+  app.add_option("--sim-model", config.sim_model, "GPU model the sim device reports")
+      ->check(CLI::IsMember(models))
+      ->capture_default_str();
+  app.add_option("--sim-memory", sim_memory, "sim device memory per device, e.g. 4G (default: RAM/4, at most 16G)");
+  app.add_option("--sim-devices", config.sim_devices, "number of sim devices")->check(CLI::Range(1, 16))->capture_default_str();
+  app.add_option("--hip-module", config.hip_module, "path of libhipr_device_hip.so (default: next to the binary)");
+  app.add_option("--hello-timeout-ms", config.hello_timeout_ms, "end a connection that sends no hello in time")
+      ->check(CLI::Range(100, 600000))
+      ->capture_default_str();
+  bool probe_only = false;
+  app.add_flag("--probe-only", probe_only, "check that the device can be served, print what was found, and exit");
+  CLI11_PARSE(app, argc, argv);
+  if (!sim_memory.empty() && !ParseBytes(sim_memory, &config.sim_memory_bytes)) {
+    std::fprintf(stderr, "hipr-worker: --sim-memory: '%s' is not a size like 512M or 4G\n", sim_memory.c_str());
+    return 2;
+  }
+
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] [worker pid %P] %v");
+  signal(SIGPIPE, SIG_IGN);
+
+  std::string summary;
+  hipr::Status st = hipr::worker::ProbeDevice(config, &summary);
+  if (!st.ok()) {
+    spdlog::error("cannot serve --device {}: {}", config.device, st.message());
+    return 2;
+  }
+  spdlog::info("device {}: {}", config.device, summary);
+  if (probe_only) return 0;
+
+  hipr::worker::Zygote zygote;
+  st = hipr::worker::StartZygote(config, &zygote);
+  if (!st.ok()) {
+    spdlog::error("cannot start the zygote: {}", st.ToString());
+    return 1;
+  }
+  hipr::worker::Acceptor acceptor(config, zygote);
+  st = acceptor.Listen();
+  if (!st.ok()) {
+    spdlog::error("{}", st.message());
+    kill(zygote.pid, SIGTERM);
+    return 2;
+  }
+  return acceptor.Run();
+}

@@ -1,0 +1,355 @@
+#include "worker_service/session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "protocol/frame_io.h"
+#include "worker_service/hip_error.h"
+
+namespace hipr::worker {
+namespace {
+
+using wire::Op;
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string OpName(uint16_t op) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "0x%04x", op);
+  return buf;
+}
+
+}  // namespace
+
+Session::Session(uint64_t id, std::unique_ptr<Connection> conn, std::unique_ptr<Device> device,
+                 const WorkerConfig& config)
+    : id_(id), conn_(std::move(conn)), device_(std::move(device)), config_(config) {}
+
+Session::~Session() {
+  {
+    std::lock_guard lock(hb_mu_);
+    stopping_ = true;
+  }
+  hb_cv_.notify_all();
+  if (heartbeat_.joinable()) heartbeat_.join();
+}
+
+template <class T>
+Status Session::Decode(T* msg) {
+  return codec::DecodeBody(body_.data(), body_.size(), msg);
+}
+
+template <class T>
+Status Session::Reply(const wire::FrameHeader& request, const T& msg) {
+  writer_.Encode(msg);
+  std::lock_guard lock(send_mu_);
+  last_send_ns_ = NowNs();
+  return SendFrame(*conn_, static_cast<uint16_t>(request.op | wire::kReplyBit), request.request_id, writer_);
+}
+
+Status Session::ReplySync(const wire::FrameHeader& request, const Status& own) {
+  Status st = own;
+  if (st.ok() && !deferred_.ok()) st = std::exchange(deferred_, Status::Ok());
+  return Reply(request, msg::CallReply{ToHipError(st)});
+}
+
+void Session::Defer(const wire::FrameHeader& request, const Status& st) {
+  if (st.ok()) return;
+  spdlog::warn("session {}: deferred error in op {} (request {}): {}", id_, OpName(request.op),
+               request.request_id, st.ToString());
+  if (deferred_.ok()) deferred_ = st;
+}
+
+void Session::SendFatal(const Status& why) {
+  codec::BodyWriter w;
+  w.Encode(msg::Fatal{why.code(), why.message()});
+  std::lock_guard lock(send_mu_);
+  (void)SendFrame(*conn_, static_cast<uint16_t>(Op::kFatal), 0, w);
+}
+
+Status Session::Hello() {
+  Status st = conn_->WaitReadable(config_.hello_timeout_ms);
+  if (st.code() == StatusCode::kTimeout) return ProtocolError("no hello within the time limit");
+  HIPR_RETURN_IF_ERROR(st);
+  wire::FrameHeader h;
+  HIPR_RETURN_IF_ERROR(ReadHeader(*conn_, &h));
+  if (h.op != static_cast<uint16_t>(Op::kHello)) return ProtocolError("the first frame must be a hello");
+  HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &body_));
+  msg::HelloRequest hello;
+  HIPR_RETURN_IF_ERROR(Decode(&hello));
+
+  msg::HelloReply reply;
+  reply.session_id = id_;
+  reply.device_kind = std::string(device_->kind());
+  reply.heartbeat_ms = static_cast<uint32_t>(config_.heartbeat_ms);
+  reply.worker_version = HIPR_VERSION;
+  uint16_t lo = std::max(hello.min_version, wire::kMinProtocolVersion);
+  uint16_t hi = std::min(hello.max_version, wire::kProtocolVersion);
+  if (lo > hi) {
+    reply.status = StatusCode::kVersionMismatch;
+    reply.message = "client speaks protocol " + std::to_string(hello.min_version) + ".." +
+                    std::to_string(hello.max_version) + ", worker speaks " +
+                    std::to_string(wire::kMinProtocolVersion) + ".." + std::to_string(wire::kProtocolVersion);
+  } else {
+    reply.version = hi;
+    // The token is carried now and checked once authentication lands.
+    Status attach = device_->AttachWindow(hello.window, &reply.window);
+    if (!attach.ok()) {
+      reply.status = attach.code();
+      reply.message = "cannot attach the device address window: " + attach.message();
+    }
+  }
+  uint32_t want = hello.chunk_bytes == 0 ? config_.chunk_bytes : hello.chunk_bytes;
+  chunk_bytes_ = std::clamp(std::min(want, config_.chunk_bytes), wire::kMinChunkBytes, wire::kMaxChunkBytes);
+  reply.chunk_bytes = chunk_bytes_;
+  reply.devices = device_->devices();
+  reply.driver_version = device_->driver_version();
+  reply.runtime_version = device_->runtime_version();
+  HIPR_RETURN_IF_ERROR(Reply(h, reply));
+  if (reply.status != StatusCode::kOk) return Status(reply.status, reply.message);
+  spdlog::info("session {}: client '{}' pid {} from {}; window [{:#x}, +{:#x}){}", id_, hello.client_name,
+               hello.client_pid, conn_->PeerName(), reply.window.base, reply.window.size,
+               reply.window.base == hello.window.base ? "" : " (counter-offer)");
+  return Status::Ok();
+}
+
+Status Session::Run() {
+  Status st = Hello();
+  if (!st.ok()) {
+    spdlog::warn("session {}: hello failed: {}", id_, st.ToString());
+    if (st.scope() == StatusScope::kSession) SendFatal(st);
+    return st;
+  }
+  heartbeat_ = std::thread([this] { HeartbeatLoop(); });
+  for (;;) {
+    wire::FrameHeader h;
+    st = ReadHeader(*conn_, &h);
+    if (st.ok()) {
+      busy_since_ns_ = NowNs();
+      st = Dispatch(h);
+      busy_since_ns_ = 0;
+    }
+    if (st.ok() && !goodbye_) continue;
+    if (goodbye_) {
+      spdlog::info("session {}: client said goodbye", id_);
+      return Status::Ok();
+    }
+    if (st.scope() == StatusScope::kLink) {
+      spdlog::info("session {}: client gone: {}", id_, st.message());
+      return Status::Ok();
+    }
+    spdlog::error("session {}: ending: {}", id_, st.ToString());
+    SendFatal(st);
+    return st;
+  }
+}
+
+void Session::HeartbeatLoop() {
+  const auto period = std::chrono::milliseconds(config_.heartbeat_ms);
+  std::unique_lock lock(hb_mu_);
+  while (!hb_cv_.wait_for(lock, period, [&] { return stopping_; })) {
+    int64_t now = NowNs();
+    int64_t busy = busy_since_ns_.load();
+    if (busy == 0 || now - busy < period.count() * 1000000 || now - last_send_ns_.load() < period.count() * 1000000)
+      continue;
+    uint8_t raw[sizeof(wire::FrameHeader)];
+    wire::EncodeHeader(wire::MakeHeader(static_cast<uint16_t>(Op::kHeartbeat), 0, 0), raw);
+    std::lock_guard send_lock(send_mu_);
+    last_send_ns_ = now;
+    if (!conn_->SendAll(raw, sizeof raw).ok()) return;
+  }
+}
+
+Status Session::Dispatch(const wire::FrameHeader& h) {
+  const auto op = static_cast<Op>(h.op);
+  if (op == Op::kCopyToDevice) return HandleCopyToDevice(h);
+  if (op == Op::kHeartbeat || op == Op::kData) {
+    if (op == Op::kData) return ProtocolError("data frame outside a transfer");
+    return SkipPayload(*conn_, h.payload_length);
+  }
+  HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &body_));
+  switch (op) {
+    case Op::kGoodbye:
+      goodbye_ = true;
+      return Status::Ok();
+    case Op::kDeviceSynchronize: {
+      msg::DeviceRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      return ReplySync(h, device_->DeviceSynchronize(m.device));
+    }
+    case Op::kDeviceReset: {
+      msg::DeviceRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      return ReplySync(h, device_->DeviceReset(m.device));
+    }
+    case Op::kMemGetInfo: {
+      msg::DeviceRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      msg::MemInfoReply r;
+      r.error = ToHipError(device_->MemInfo(m.device, &r.free_bytes, &r.total_bytes));
+      return Reply(h, r);
+    }
+    case Op::kMalloc: {
+      msg::MallocRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      msg::MallocReply r;
+      Status st = device_->Malloc(m.device, m.size, m.flags, &r.address);
+      if (!st.ok()) spdlog::info("session {}: malloc of {} bytes failed: {}", id_, m.size, st.ToString());
+      r.error = ToHipError(st);
+      return Reply(h, r);
+    }
+    case Op::kFree: {
+      msg::FreeRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Defer(h, device_->Free(m.address));
+      return Status::Ok();
+    }
+    case Op::kMemset: {
+      msg::MemsetRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Defer(h, device_->Memset(m.device, m.stream, m.dst, m.value, m.element_size));
+      return Status::Ok();
+    }
+    case Op::kCopyFromDevice:
+      return HandleCopyFromDevice(h);
+    case Op::kCopyOnDevice: {
+      msg::CopyOnDeviceRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Status st = device_->CopyOnDevice(m.device, m.stream, m.dst, m.src);
+      if (!m.want_reply) {
+        Defer(h, st);
+        return Status::Ok();
+      }
+      if (st.ok()) st = device_->StreamSynchronize(m.stream);
+      return ReplySync(h, st);
+    }
+    case Op::kStreamCreate: {
+      msg::StreamCreateRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Defer(h, device_->StreamCreate(m.device, m.stream, m.flags, m.priority));
+      return Status::Ok();
+    }
+    case Op::kStreamDestroy: {
+      msg::StreamRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Defer(h, device_->StreamDestroy(m.stream));
+      return Status::Ok();
+    }
+    case Op::kStreamSynchronize: {
+      msg::StreamRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      return ReplySync(h, device_->StreamSynchronize(m.stream));
+    }
+    case Op::kStreamQuery: {
+      msg::StreamRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      return Reply(h, msg::CallReply{ToHipError(device_->StreamQuery(m.stream))});
+    }
+    case Op::kStreamWaitEvent: {
+      msg::StreamWaitEventRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Defer(h, device_->StreamWaitEvent(m.stream, m.event, m.flags));
+      return Status::Ok();
+    }
+    case Op::kEventCreate: {
+      msg::EventCreateRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Defer(h, device_->EventCreate(m.device, m.event, m.flags));
+      return Status::Ok();
+    }
+    case Op::kEventDestroy: {
+      msg::EventRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Defer(h, device_->EventDestroy(m.event));
+      return Status::Ok();
+    }
+    case Op::kEventRecord: {
+      msg::EventRecordRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Defer(h, device_->EventRecord(m.event, m.stream));
+      return Status::Ok();
+    }
+    case Op::kEventSynchronize: {
+      msg::EventRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      return ReplySync(h, device_->EventSynchronize(m.event));
+    }
+    case Op::kEventQuery: {
+      msg::EventRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      return Reply(h, msg::CallReply{ToHipError(device_->EventQuery(m.event))});
+    }
+    case Op::kEventElapsedTime: {
+      msg::EventElapsedRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      msg::EventElapsedReply r;
+      r.error = ToHipError(device_->EventElapsedTime(m.start, m.stop, &r.milliseconds));
+      return Reply(h, r);
+    }
+    default:
+      return ProtocolError("unknown op " + OpName(h.op));
+  }
+}
+
+Status Session::HandleCopyToDevice(const wire::FrameHeader& h) {
+  HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &body_));
+  msg::CopyToDeviceRequest m;
+  HIPR_RETURN_IF_ERROR(Decode(&m));
+  const uint64_t total = m.dst.bytes();
+  if (m.dst.height != 0 && total / m.dst.height != m.dst.width) return ProtocolError("copy size overflows");
+  BulkReader reader(*conn_, h.request_id, total);
+  Status link;  // A failure of the connection itself, as opposed to the copy.
+  BulkIo fill = [&](const iovec* iov, int count) { return link = reader.Read(iov, count); };
+  Status st = device_->CopyToDevice(m.device, m.stream, m.dst, fill);
+  HIPR_RETURN_IF_ERROR(link);
+  if (st.ok() && reader.remaining() != 0) st = Status(StatusCode::kInternal, "device did not take every byte");
+  HIPR_RETURN_IF_ERROR(reader.DiscardRest());
+  if (!m.want_reply) {
+    Defer(h, st);
+    return Status::Ok();
+  }
+  if (st.ok()) st = device_->StreamSynchronize(m.stream);
+  return ReplySync(h, st);
+}
+
+Status Session::HandleCopyFromDevice(const wire::FrameHeader& h) {
+  msg::CopyFromDeviceRequest m;
+  HIPR_RETURN_IF_ERROR(Decode(&m));
+  // No bulk comes from the client here, so a bad size fails this call only.
+  if (m.src.height != 0 && m.src.bytes() / m.src.height != m.src.width)
+    return ReplySync(h, InvalidArgument("copy size overflows"));
+  // Bulk follows a reply only when it says success: report a pending
+  // deferred error instead of copying.
+  if (!deferred_.ok()) return ReplySync(h, Status::Ok());
+  bool replied = false;
+  Status link;
+  // The reply goes out just before the first bytes; the send lock is held
+  // for the whole transfer so no heartbeat lands between its frames.
+  std::unique_lock<std::mutex> send_lock(send_mu_, std::defer_lock);
+  BulkIo drain = [&](const iovec* iov, int count) {
+    if (!replied) {
+      writer_.Encode(msg::CallReply{0});
+      send_lock.lock();
+      replied = true;
+      last_send_ns_ = NowNs();
+      link = SendFrame(*conn_, static_cast<uint16_t>(h.op | wire::kReplyBit), h.request_id, writer_);
+      if (!link.ok()) return link;
+    }
+    last_send_ns_ = NowNs();
+    return link = SendBulk(*conn_, h.request_id, iov, count, chunk_bytes_);
+  };
+  Status st = device_->CopyFromDevice(m.device, m.stream, m.src, drain);
+  if (replied) {
+    HIPR_RETURN_IF_ERROR(link);
+    if (!st.ok()) return Status(StatusCode::kDeviceLost, "device failed mid-copy: " + st.ToString());
+    return Status::Ok();
+  }
+  return ReplySync(h, st);
+}
+
+}  // namespace hipr::worker

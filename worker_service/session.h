@@ -1,0 +1,76 @@
+// Session: one client connection, replayed in its own process on one thread.
+// It answers the hello (attaching the device address window before it
+// replies), then reads frames and replays each call on the Device, with no
+// thread hop on the request path. A heartbeat thread tells a waiting client
+// that a long call is still running.
+//
+// Errors: a call's own error goes back in its reply. A fire-and-forget call
+// has no reply; its first error is kept and returned by the next
+// synchronizing call (as native HIP reports deferred errors). A protocol
+// violation ends the session with a kFatal frame.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "protocol/codec.h"
+#include "protocol/messages.h"
+#include "protocol/transport.h"
+#include "worker_service/config.h"
+#include "worker_service/device.h"
+
+namespace hipr::worker {
+
+class Session {
+ public:
+  Session(uint64_t id, std::unique_ptr<Connection> conn, std::unique_ptr<Device> device,
+          const WorkerConfig& config);
+  ~Session();
+
+  // Runs until the client leaves or the session fails. Returns the status
+  // that ended it (Ok for a goodbye or a clean close).
+  Status Run();
+
+ private:
+  Status Hello();
+  Status Dispatch(const wire::FrameHeader& header);
+  Status HandleCopyToDevice(const wire::FrameHeader& header);
+  Status HandleCopyFromDevice(const wire::FrameHeader& header);
+
+  template <class T>
+  Status Decode(T* msg);
+  template <class T>
+  Status Reply(const wire::FrameHeader& request, const T& msg);
+  // Replies to a synchronizing call: its own error, else the oldest deferred.
+  Status ReplySync(const wire::FrameHeader& request, const Status& own);
+  // Records the error of a call that has no reply.
+  void Defer(const wire::FrameHeader& request, const Status& st);
+  void SendFatal(const Status& why);
+  void HeartbeatLoop();
+
+  const uint64_t id_;
+  std::unique_ptr<Connection> conn_;
+  std::unique_ptr<Device> device_;
+  const WorkerConfig& config_;
+  uint32_t chunk_bytes_ = wire::kDefaultChunkBytes;
+
+  std::vector<uint8_t> body_;  // The current request's body.
+  codec::BodyWriter writer_;
+  bool goodbye_ = false;
+  Status deferred_;             // First error of fire-and-forget work not yet reported.
+
+  std::mutex send_mu_;  // Serializes frames from the replay and heartbeat threads.
+  std::atomic<int64_t> busy_since_ns_{0};  // 0 while waiting for a request.
+  std::atomic<int64_t> last_send_ns_{0};
+  std::mutex hb_mu_;
+  std::condition_variable hb_cv_;
+  bool stopping_ = false;  // GUARDED_BY(hb_mu_)
+  std::thread heartbeat_;
+};
+
+}  // namespace hipr::worker

@@ -1,0 +1,52 @@
+#include "worker_service/session_process.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+
+#include <spdlog/spdlog.h>
+
+#include <string>
+
+#include "protocol/frame_io.h"
+#include "protocol/tcp/tcp_connection.h"
+#include "worker_service/device_factory.h"
+#include "worker_service/session.h"
+
+namespace hipr::worker {
+namespace {
+
+// Answers the hello with `why` when no device could be created.
+void RefuseHello(Connection& conn, const WorkerConfig& config, const Status& why) {
+  if (!conn.WaitReadable(config.hello_timeout_ms).ok()) return;
+  wire::FrameHeader h;
+  std::vector<uint8_t> body;
+  if (!ReadHeader(conn, &h).ok() || !ReadBody(conn, h, &body).ok()) return;
+  msg::HelloReply reply;
+  reply.status = StatusCode::kDeviceLost;
+  reply.message = "the worker cannot open its device: " + why.message();
+  codec::BodyWriter w;
+  w.Encode(reply);
+  (void)SendFrame(conn, wire::ReplyOp(wire::Op::kHello), h.request_id, w);
+}
+
+}  // namespace
+
+int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int client_fd) {
+  std::string name = "hipr-s" + std::to_string(session_id);
+  prctl(PR_SET_NAME, name.c_str());
+  signal(SIGPIPE, SIG_IGN);
+  spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] [session " + std::to_string(session_id) + " pid %P] %v");
+  auto conn = std::make_unique<tcp::TcpConnection>(client_fd);
+  std::unique_ptr<Device> device;
+  Status st = CreateDevice(config, &device);
+  if (!st.ok()) {
+    spdlog::error("session {}: cannot create the {} device: {}", session_id, config.device, st.ToString());
+    RefuseHello(*conn, config, st);
+    return kSessionExitReported;
+  }
+  Session session(session_id, std::move(conn), std::move(device), config);
+  st = session.Run();
+  return st.ok() ? 0 : kSessionExitReported;
+}
+
+}  // namespace hipr::worker

@@ -1,0 +1,16 @@
+// The body of a session process: creates the device, runs the Session on
+// the handed-over socket, and returns the process exit code.
+#pragma once
+
+#include <cstdint>
+
+#include "worker_service/config.h"
+
+namespace hipr::worker {
+
+// Exit code of a session that ended with an error its client was told of.
+inline constexpr int kSessionExitReported = 3;
+
+int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int client_fd);
+
+}  // namespace hipr::worker

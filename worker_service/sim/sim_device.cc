@@ -1,0 +1,376 @@
+#include "worker_service/sim/sim_device.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "worker_service/sim/models.h"
+
+namespace hipr::worker::sim {
+namespace {
+
+constexpr uint32_t kStreamNonBlocking = 0x1;
+constexpr uint32_t kEventDisableTiming = 0x2;
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Row i of a region starts at address + i * pitch and is width bytes long.
+std::vector<iovec> Rows(const msg::Region& r) {
+  std::vector<iovec> rows;
+  if (r.width == 0) return rows;
+  rows.reserve(r.height);
+  for (uint64_t i = 0; i < r.height; ++i)
+    rows.push_back({reinterpret_cast<void*>(r.address + i * r.pitch), r.width});
+  return rows;
+}
+
+Status NoStream(uint64_t id) {
+  return Status(StatusCode::kInvalidHandle, "stream " + std::to_string(id) + " does not belong to this session");
+}
+Status NoEvent(uint64_t id) {
+  return Status(StatusCode::kInvalidHandle, "event " + std::to_string(id) + " does not belong to this session");
+}
+
+}  // namespace
+
+struct SimDevice::Event {
+  int device = 0;
+  uint32_t flags = 0;
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t recorded = 0;  // GUARDED_BY(mu): records submitted; the latest is `recorded`.
+  // GUARDED_BY(mu): records not reached by their stream yet. Records on
+  // different streams complete in any order, so "reached" is per record.
+  std::set<uint64_t> pending;
+  uint64_t stamped = 0;      // GUARDED_BY(mu): the record timestamp_ns belongs to.
+  int64_t timestamp_ns = 0;  // GUARDED_BY(mu)
+
+  bool Reached(uint64_t generation) const { return pending.count(generation) == 0; }  // REQUIRES: mu.
+  void WaitFor(uint64_t generation) {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return Reached(generation); });
+  }
+};
+
+uint64_t DefaultSimMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page = sysconf(_SC_PAGESIZE);
+  uint64_t ram = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : (8ull << 30);
+  uint64_t quarter = ram / 4 / SimMemory::kGranularity * SimMemory::kGranularity;
+  return std::min<uint64_t>(quarter, 16ull << 30);
+}
+
+Status SimDevice::Create(const SimOptions& options, std::unique_ptr<SimDevice>* out) {
+  if (options.device_count < 1 || options.device_count > 16) return InvalidArgument("sim device count must be 1..16");
+  if (options.memory_bytes < (1u << 20)) return InvalidArgument("sim memory must be at least 1 MiB");
+  std::vector<msg::DeviceInfo> infos(static_cast<size_t>(options.device_count));
+  for (int i = 0; i < options.device_count; ++i)
+    HIPR_RETURN_IF_ERROR(ModelInfo(options.model, options.memory_bytes, i, &infos[static_cast<size_t>(i)]));
+  out->reset(new SimDevice(std::move(infos), options.memory_bytes));
+  return Status::Ok();
+}
+
+SimDevice::SimDevice(std::vector<msg::DeviceInfo> infos, uint64_t budget)
+    : infos_(std::move(infos)), memory_(static_cast<int>(infos_.size()), budget) {
+  for (size_t i = 0; i < infos_.size(); ++i)
+    null_streams_.push_back(std::make_unique<SimStream>(static_cast<int>(i), 0, 0));
+}
+
+SimDevice::~SimDevice() {
+  streams_.clear();  // Drains and joins.
+  null_streams_.clear();
+}
+
+// The sim reports the HIP 5.2 runtime it stands in for.
+int32_t SimDevice::driver_version() const { return 50221153; }
+int32_t SimDevice::runtime_version() const { return 50221153; }
+
+Status SimDevice::AttachWindow(const msg::AddressWindow& offer, msg::AddressWindow* used) {
+  return memory_.Attach(offer, used);
+}
+
+Status SimDevice::CheckDevice(int device) const {
+  if (device < 0 || device >= static_cast<int>(infos_.size()))
+    return Status(StatusCode::kInvalidDevice, "device " + std::to_string(device) + " does not exist");
+  return Status::Ok();
+}
+
+Status SimDevice::Prepare(int device, uint64_t stream, SimStream** out) {
+  if (stream == 0) {
+    HIPR_RETURN_IF_ERROR(CheckDevice(device));
+    // The legacy null stream waits for all blocking streams of its device.
+    for (auto& [id, s] : streams_)
+      if (s->device() == device && !s->non_blocking()) s->WaitIdle();
+    *out = null_streams_[static_cast<size_t>(device)].get();
+    return Status::Ok();
+  }
+  auto it = streams_.find(stream);
+  if (it == streams_.end()) return NoStream(stream);
+  SimStream* s = it->second.get();
+  // ...and blocking streams wait for the null stream.
+  if (!s->non_blocking()) null_streams_[static_cast<size_t>(s->device())]->WaitIdle();
+  *out = s;
+  return Status::Ok();
+}
+
+void SimDevice::SynchronizeAll(int device) {
+  for (auto& [id, s] : streams_)
+    if (device < 0 || s->device() == device) s->WaitIdle();
+  for (auto& s : null_streams_)
+    if (device < 0 || s->device() == device) s->WaitIdle();
+}
+
+Status SimDevice::Malloc(int device, uint64_t size, uint32_t flags, uint64_t* address) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(device));
+  if (size == 0) {  // As hipMalloc: success and a null pointer.
+    *address = 0;
+    return Status::Ok();
+  }
+  return memory_.Allocate(device, size, address);
+}
+
+Status SimDevice::Free(uint64_t address) {
+  if (address == 0) return Status::Ok();  // As hipFree(nullptr).
+  // hipFree synchronizes the device before releasing memory.
+  SynchronizeAll(-1);
+  int device = 0;
+  return memory_.Release(address, &device);
+}
+
+Status SimDevice::MemInfo(int device, uint64_t* free_bytes, uint64_t* total_bytes) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(device));
+  *total_bytes = memory_.budget();
+  *free_bytes = memory_.budget() - memory_.Used(device);
+  return Status::Ok();
+}
+
+Status SimDevice::CheckRegion(const msg::Region& region) const { return memory_.Check(region, nullptr); }
+
+Status SimDevice::Memset(int device, uint64_t stream, const msg::Region& dst, uint32_t value,
+                         uint8_t element_size) {
+  if (element_size != 1 && element_size != 2 && element_size != 4)
+    return InvalidArgument("memset element size must be 1, 2 or 4");
+  if (dst.width % element_size != 0) return InvalidArgument("memset width is not a whole number of elements");
+  HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr));
+  SimStream* s = nullptr;
+  HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
+  s->Submit([rows = Rows(dst), value, element_size] {
+    for (const iovec& row : rows) {
+      auto* p = static_cast<uint8_t*>(row.iov_base);
+      if (element_size == 1) {
+        std::memset(p, static_cast<int>(value & 0xff), row.iov_len);
+        continue;
+      }
+      for (size_t off = 0; off < row.iov_len; off += element_size) std::memcpy(p + off, &value, element_size);
+    }
+  });
+  return Status::Ok();
+}
+
+Status SimDevice::CopyToDevice(int device, uint64_t stream, const msg::Region& dst, const BulkIo& fill) {
+  HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr));
+  SimStream* s = nullptr;
+  HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
+  s->WaitIdle();  // Earlier work on the stream sees the old bytes.
+  std::vector<iovec> rows = Rows(dst);
+  if (rows.empty()) return Status::Ok();
+  return fill(rows.data(), static_cast<int>(rows.size()));  // Straight into device memory.
+}
+
+Status SimDevice::CopyFromDevice(int device, uint64_t stream, const msg::Region& src, const BulkIo& drain) {
+  HIPR_RETURN_IF_ERROR(memory_.Check(src, nullptr));
+  SimStream* s = nullptr;
+  HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
+  s->WaitIdle();
+  std::vector<iovec> rows = Rows(src);
+  if (rows.empty()) return Status::Ok();
+  return drain(rows.data(), static_cast<int>(rows.size()));  // Straight from device memory.
+}
+
+Status SimDevice::CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) {
+  if (dst.width != src.width || dst.height != src.height) return InvalidArgument("copy regions differ in shape");
+  HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr));
+  HIPR_RETURN_IF_ERROR(memory_.Check(src, nullptr));
+  SimStream* s = nullptr;
+  HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
+  s->Submit([d = Rows(dst), r = Rows(src)] {
+    for (size_t i = 0; i < d.size(); ++i) std::memmove(d[i].iov_base, r[i].iov_base, d[i].iov_len);
+  });
+  return Status::Ok();
+}
+
+Status SimDevice::StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(device));
+  if (stream == 0) return InvalidArgument("stream id 0 is the null stream");
+  if (streams_.count(stream) != 0) return InvalidArgument("stream id " + std::to_string(stream) + " is in use");
+  if ((flags & ~kStreamNonBlocking) != 0) return InvalidArgument("unknown stream flags");
+  streams_[stream] = std::make_unique<SimStream>(device, flags, priority);
+  return Status::Ok();
+}
+
+Status SimDevice::StreamDestroy(uint64_t stream) {
+  auto it = streams_.find(stream);
+  if (it == streams_.end()) return NoStream(stream);
+  streams_.erase(it);  // Runs what is queued, then joins.
+  return Status::Ok();
+}
+
+Status SimDevice::StreamSynchronize(uint64_t stream) {
+  if (stream == 0) {
+    for (auto& s : null_streams_) s->WaitIdle();
+    for (auto& [id, s] : streams_)
+      if (!s->non_blocking()) s->WaitIdle();
+    return Status::Ok();
+  }
+  auto it = streams_.find(stream);
+  if (it == streams_.end()) return NoStream(stream);
+  it->second->WaitIdle();
+  return Status::Ok();
+}
+
+Status SimDevice::StreamQuery(uint64_t stream) {
+  bool idle = true;
+  if (stream == 0) {
+    for (auto& s : null_streams_) idle = idle && s->Idle();
+  } else {
+    auto it = streams_.find(stream);
+    if (it == streams_.end()) return NoStream(stream);
+    idle = it->second->Idle();
+  }
+  return idle ? Status::Ok() : Status(StatusCode::kNotReady, "stream has pending work");
+}
+
+Status SimDevice::StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flags) {
+  std::shared_ptr<Event> ev;
+  HIPR_RETURN_IF_ERROR(FindEvent(event, &ev));
+  SimStream* s = nullptr;
+  HIPR_RETURN_IF_ERROR(Prepare(ev->device, stream, &s));
+  uint64_t generation;
+  {
+    std::lock_guard lock(ev->mu);
+    generation = ev->recorded;  // Never recorded: nothing to wait for.
+  }
+  if (generation > 0) s->Submit([ev, generation] { ev->WaitFor(generation); });
+  return Status::Ok();
+}
+
+Status SimDevice::FindEvent(uint64_t id, std::shared_ptr<Event>* out) const {
+  auto it = events_.find(id);
+  if (it == events_.end()) return NoEvent(id);
+  *out = it->second;
+  return Status::Ok();
+}
+
+Status SimDevice::EventCreate(int device, uint64_t event, uint32_t flags) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(device));
+  if (event == 0 || events_.count(event) != 0) return InvalidArgument("event id " + std::to_string(event) + " is in use");
+  auto ev = std::make_shared<Event>();
+  ev->device = device;
+  ev->flags = flags;
+  events_[event] = std::move(ev);
+  return Status::Ok();
+}
+
+Status SimDevice::EventDestroy(uint64_t event) {
+  // Pending records still hold the event; it goes when they have run.
+  return events_.erase(event) == 1 ? Status::Ok() : NoEvent(event);
+}
+
+Status SimDevice::EventRecord(uint64_t event, uint64_t stream) {
+  std::shared_ptr<Event> ev;
+  HIPR_RETURN_IF_ERROR(FindEvent(event, &ev));
+  SimStream* s = nullptr;
+  HIPR_RETURN_IF_ERROR(Prepare(ev->device, stream, &s));
+  uint64_t generation;
+  {
+    std::lock_guard lock(ev->mu);
+    generation = ++ev->recorded;
+    ev->pending.insert(generation);
+  }
+  s->Submit([ev, generation] {
+    std::lock_guard lock(ev->mu);
+    ev->pending.erase(generation);
+    if (generation > ev->stamped) {  // An older record finishing late keeps the newer time.
+      ev->stamped = generation;
+      ev->timestamp_ns = NowNs();
+    }
+    ev->cv.notify_all();
+  });
+  return Status::Ok();
+}
+
+Status SimDevice::EventSynchronize(uint64_t event) {
+  std::shared_ptr<Event> ev;
+  HIPR_RETURN_IF_ERROR(FindEvent(event, &ev));
+  uint64_t generation;
+  {
+    std::lock_guard lock(ev->mu);
+    generation = ev->recorded;
+  }
+  ev->WaitFor(generation);
+  return Status::Ok();
+}
+
+Status SimDevice::EventQuery(uint64_t event) {
+  std::shared_ptr<Event> ev;
+  HIPR_RETURN_IF_ERROR(FindEvent(event, &ev));
+  std::lock_guard lock(ev->mu);
+  return ev->Reached(ev->recorded) ? Status::Ok() : Status(StatusCode::kNotReady, "event not reached yet");
+}
+
+Status SimDevice::EventElapsedTime(uint64_t start, uint64_t stop, float* milliseconds) {
+  std::shared_ptr<Event> a;
+  std::shared_ptr<Event> b;
+  HIPR_RETURN_IF_ERROR(FindEvent(start, &a));
+  HIPR_RETURN_IF_ERROR(FindEvent(stop, &b));
+  if (((a->flags | b->flags) & kEventDisableTiming) != 0)
+    return Status(StatusCode::kInvalidHandle, "event created with hipEventDisableTiming");
+  int64_t t0;
+  int64_t t1;
+  {
+    // One lock when start and stop are the same event (locking its mutex
+    // twice would deadlock).
+    std::unique_lock lock_a(a->mu);
+    std::unique_lock lock_b(b->mu, std::defer_lock);
+    if (b != a) {
+      lock_a.unlock();
+      std::lock(lock_a, lock_b);
+    }
+    if (a->recorded == 0 || b->recorded == 0)
+      return Status(StatusCode::kInvalidHandle, "event was never recorded");
+    if (!a->Reached(a->recorded) || !b->Reached(b->recorded))
+      return Status(StatusCode::kNotReady, "event not reached yet");
+    t0 = a->timestamp_ns;
+    t1 = b->timestamp_ns;
+  }
+  *milliseconds = static_cast<float>(static_cast<double>(t1 - t0) / 1e6);
+  return Status::Ok();
+}
+
+Status SimDevice::DeviceSynchronize(int device) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(device));
+  SynchronizeAll(device);
+  return Status::Ok();
+}
+
+Status SimDevice::DeviceReset(int device) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(device));
+  SynchronizeAll(device);
+  for (auto it = streams_.begin(); it != streams_.end();)
+    it = it->second->device() == device ? streams_.erase(it) : std::next(it);
+  for (auto it = events_.begin(); it != events_.end();)
+    it = it->second->device == device ? events_.erase(it) : std::next(it);
+  memory_.ReleaseAll(device);
+  return Status::Ok();
+}
+
+}  // namespace hipr::worker::sim

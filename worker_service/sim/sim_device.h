@@ -1,0 +1,83 @@
+// SimDevice: a Device for machines without a GPU. Device memory lives in the
+// session process at the agreed window addresses (SimMemory); streams are
+// in-order queues on their own threads (SimStream); events carry host
+// timestamps taken when the stream reaches them. Kernel execution arrives
+// with kernel twins in a later revision.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "worker_service/device.h"
+#include "worker_service/sim/sim_memory.h"
+#include "worker_service/sim/sim_stream.h"
+
+namespace hipr::worker::sim {
+
+struct SimOptions {
+  std::string model = "mi250x";
+  uint64_t memory_bytes = 0;  // Per device; must be > 0.
+  int device_count = 1;
+};
+
+// Budget used when --sim-memory is not given: a quarter of host RAM, at most
+// 16 GiB.
+uint64_t DefaultSimMemoryBytes();
+
+class SimDevice final : public Device {
+ public:
+  static Status Create(const SimOptions& options, std::unique_ptr<SimDevice>* out);
+  ~SimDevice() override;
+
+  std::string_view kind() const override { return "sim"; }
+  const std::vector<msg::DeviceInfo>& devices() const override { return infos_; }
+  int32_t driver_version() const override;
+  int32_t runtime_version() const override;
+  Status AttachWindow(const msg::AddressWindow& offer, msg::AddressWindow* used) override;
+
+  Status Malloc(int device, uint64_t size, uint32_t flags, uint64_t* address) override;
+  Status Free(uint64_t address) override;
+  Status MemInfo(int device, uint64_t* free_bytes, uint64_t* total_bytes) override;
+  Status CheckRegion(const msg::Region& region) const override;
+
+  Status Memset(int device, uint64_t stream, const msg::Region& dst, uint32_t value,
+                uint8_t element_size) override;
+  Status CopyToDevice(int device, uint64_t stream, const msg::Region& dst, const BulkIo& fill) override;
+  Status CopyFromDevice(int device, uint64_t stream, const msg::Region& src, const BulkIo& drain) override;
+  Status CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) override;
+
+  Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) override;
+  Status StreamDestroy(uint64_t stream) override;
+  Status StreamSynchronize(uint64_t stream) override;
+  Status StreamQuery(uint64_t stream) override;
+  Status StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flags) override;
+
+  Status EventCreate(int device, uint64_t event, uint32_t flags) override;
+  Status EventDestroy(uint64_t event) override;
+  Status EventRecord(uint64_t event, uint64_t stream) override;
+  Status EventSynchronize(uint64_t event) override;
+  Status EventQuery(uint64_t event) override;
+  Status EventElapsedTime(uint64_t start, uint64_t stop, float* milliseconds) override;
+
+  Status DeviceSynchronize(int device) override;
+  Status DeviceReset(int device) override;
+
+ private:
+  struct Event;
+  SimDevice(std::vector<msg::DeviceInfo> infos, uint64_t budget);
+  Status CheckDevice(int device) const;
+  // Resolves a stream id for work submitted by a thread whose current device
+  // is `device`, applying the legacy null stream's implicit synchronization.
+  Status Prepare(int device, uint64_t stream, SimStream** out);
+  Status FindEvent(uint64_t id, std::shared_ptr<Event>* out) const;
+  void SynchronizeAll(int device);
+
+  std::vector<msg::DeviceInfo> infos_;
+  SimMemory memory_;
+  std::vector<std::unique_ptr<SimStream>> null_streams_;  // One per device.
+  std::map<uint64_t, std::unique_ptr<SimStream>> streams_;
+  std::map<uint64_t, std::shared_ptr<Event>> events_;
+};
+
+}  // namespace hipr::worker::sim

@@ -1,0 +1,146 @@
+#include "worker_service/sim/sim_memory.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace hipr::worker::sim {
+namespace {
+
+uint64_t RoundUp(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
+
+}  // namespace
+
+SimMemory::SimMemory(int device_count, uint64_t budget_per_device)
+    : budget_(budget_per_device), used_(static_cast<size_t>(device_count), 0) {}
+
+SimMemory::~SimMemory() {
+  if (window_.size != 0) munmap(reinterpret_cast<void*>(window_.base), window_.size);
+}
+
+Status SimMemory::Attach(const msg::AddressWindow& offer, msg::AddressWindow* used) {
+  std::lock_guard lock(mu_);
+  if (window_.size != 0) return Status(StatusCode::kFailedPrecondition, "window already attached");
+  if (offer.size == 0 || offer.size % kGranularity != 0 || offer.base % kGranularity != 0 ||
+      offer.base + offer.size < offer.base)
+    return InvalidArgument("malformed address window");
+  void* want = reinterpret_cast<void*>(offer.base);
+  void* got = mmap(want, offer.size, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+  if (got == MAP_FAILED || got != want) {
+    if (got != MAP_FAILED) munmap(got, offer.size);  // Old kernels treat the flag as a hint.
+    got = mmap(nullptr, offer.size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (got == MAP_FAILED)
+      return Status(StatusCode::kResourceExhausted,
+                    std::string("cannot reserve the device address window: ") + std::strerror(errno));
+  }
+  window_ = {reinterpret_cast<uint64_t>(got), offer.size};
+  free_.clear();
+  free_[window_.base] = window_.size;
+  *used = window_;
+  return Status::Ok();
+}
+
+Status SimMemory::MapRange(uint64_t address, uint64_t size, bool accessible) {
+  void* p = mmap(reinterpret_cast<void*>(address), size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  if (p == MAP_FAILED) return Status(StatusCode::kResourceExhausted, std::string("mmap: ") + std::strerror(errno));
+  return Status::Ok();
+}
+
+Status SimMemory::Allocate(int device, uint64_t size, uint64_t* address) {
+  std::lock_guard lock(mu_);
+  if (window_.size == 0) return Status(StatusCode::kFailedPrecondition, "no address window");
+  if (device < 0 || device >= static_cast<int>(used_.size())) return Status(StatusCode::kInvalidDevice, "bad device");
+  if (size == 0 || size > budget_) return Status(StatusCode::kResourceExhausted, "allocation exceeds device memory");
+  uint64_t rounded = RoundUp(size, kGranularity);
+  if (used_[device] + rounded > budget_)
+    return Status(StatusCode::kResourceExhausted, "device memory budget exhausted");
+  for (auto it = free_.begin(); it != free_.end(); ++it) {
+    if (it->second < rounded) continue;
+    uint64_t base = it->first;
+    uint64_t rest = it->second - rounded;
+    free_.erase(it);
+    if (rest > 0) free_[base + rounded] = rest;
+    Status st = MapRange(base, rounded, true);
+    if (!st.ok()) {
+      if (rest > 0) free_.erase(base + rounded);
+      free_[base] = rounded + rest;
+      return st;
+    }
+    allocations_[base] = {rounded, device};
+    used_[device] += rounded;
+    *address = base;
+    return Status::Ok();
+  }
+  return Status(StatusCode::kResourceExhausted, "device address window exhausted");
+}
+
+Status SimMemory::Release(uint64_t address, int* device) {
+  std::lock_guard lock(mu_);
+  auto it = allocations_.find(address);
+  if (it == allocations_.end())
+    return Status(StatusCode::kInvalidDevicePointer, "not the start of an allocation of this session");
+  uint64_t size = it->second.size;
+  *device = it->second.device;
+  used_[it->second.device] -= size;
+  allocations_.erase(it);
+  HIPR_RETURN_IF_ERROR(MapRange(address, size, false));
+  // Return the range to the free list, merged with free neighbours.
+  uint64_t base = address;
+  uint64_t end = address + size;
+  auto next = free_.lower_bound(address);
+  if (next != free_.end() && next->first == end) {
+    end += next->second;
+    next = free_.erase(next);
+  }
+  if (next != free_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == address) {
+      base = prev->first;
+      free_.erase(prev);
+    }
+  }
+  free_[base] = end - base;
+  return Status::Ok();
+}
+
+void SimMemory::ReleaseAll(int device) {
+  std::vector<uint64_t> mine;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [base, a] : allocations_)
+      if (a.device == device) mine.push_back(base);
+  }
+  int ignored;
+  for (uint64_t base : mine) (void)Release(base, &ignored);
+}
+
+uint64_t SimMemory::Used(int device) const {
+  std::lock_guard lock(mu_);
+  return used_.at(device);
+}
+
+Status SimMemory::Check(const msg::Region& r, int* device) const {
+  if (r.height == 0 || r.width == 0) return Status::Ok();
+  if (r.height > 1 && r.pitch < r.width) return InvalidArgument("pitch smaller than width");
+  // extent = (height-1)*pitch + width, and address + extent, all without
+  // wrapping (a wrapped extent would look small and pass the bounds test).
+  if (r.height > 1 && (r.height - 1) > (UINT64_MAX - r.width) / r.pitch)
+    return Status(StatusCode::kInvalidDevicePointer, "region wraps around");
+  uint64_t extent = r.height > 1 ? (r.height - 1) * r.pitch + r.width : r.width;
+  if (r.address + extent < r.address) return Status(StatusCode::kInvalidDevicePointer, "region wraps around");
+  std::lock_guard lock(mu_);
+  auto it = allocations_.upper_bound(r.address);
+  if (it == allocations_.begin()) return Status(StatusCode::kInvalidDevicePointer, "address is not device memory of this session");
+  --it;
+  if (r.address + extent > it->first + it->second.size)
+    return Status(StatusCode::kInvalidDevicePointer,
+                  r.address < it->first + it->second.size ? "region runs past the end of its allocation"
+                                                          : "address is not device memory of this session");
+  if (device != nullptr) *device = it->second.device;
+  return Status::Ok();
+}
+
+}  // namespace hipr::worker::sim

@@ -1,0 +1,870 @@
+// End-to-end tests of hipr-worker with the sim device, driven over real
+// sockets by RawClient (no stub, so the worker's own checks are what is
+// tested): bulk copies, isolation between sessions, hostile frames, and what
+// happens when clients, session processes or the worker itself die.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <ostream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/raw_client.h"
+
+namespace hipr {
+// Readable StatusCode values in failure messages (found by ADL).
+static void PrintTo(StatusCode code, std::ostream* os) { *os << StatusCodeName(code); }
+}  // namespace hipr
+
+namespace hipr::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using wire::Op;
+
+// HIP error numbers as they travel in replies.
+constexpr int kHipSuccess = 0;
+constexpr int kHipErrorInvalidValue = 1;
+constexpr int kHipErrorOutOfMemory = 2;
+constexpr int kHipErrorInvalidHandle = 400;
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kBudget = 2048 * kMiB;  // WorkerProcess passes --sim-memory 2G.
+
+std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
+  std::vector<uint8_t> v(n);
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    v[i] = static_cast<uint8_t>(x >> 24);
+  }
+  return v;
+}
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Polls `done` every 10 ms for up to `timeout_ms`.
+bool WaitUntil(const std::function<bool()>& done, int timeout_ms = 5000) {
+  auto t0 = Clock::now();
+  while (!done()) {
+    if (MsSince(t0) > timeout_ms) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+bool ProcessExists(pid_t pid) { return kill(pid, 0) == 0 || errno != ESRCH; }
+
+std::unique_ptr<RawClient> Connect(const WorkerProcess& worker) {
+  std::unique_ptr<RawClient> c;
+  Status st = RawClient::Connect(worker.endpoint(), &c);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return c;
+}
+
+std::unique_ptr<RawClient> ConnectBare(const WorkerProcess& worker) {
+  std::unique_ptr<RawClient> c;
+  Status st = RawClient::ConnectBare(worker.endpoint(), &c);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return c;
+}
+
+Status SendHeader(RawClient& c, uint32_t magic, uint16_t version, uint16_t op, uint32_t id, uint32_t length) {
+  uint8_t raw[sizeof(wire::FrameHeader)];
+  wire::EncodeHeader(wire::FrameHeader{magic, version, op, id, length}, raw);
+  return c.conn().SendAll(raw, sizeof raw);
+}
+
+// Sends a frame whose payload is `payload`, as is.
+Status SendRawFrame(RawClient& c, uint16_t op, const std::vector<uint8_t>& payload) {
+  std::vector<uint8_t> bytes(sizeof(wire::FrameHeader));
+  wire::EncodeHeader(wire::MakeHeader(op, c.NextId(), static_cast<uint32_t>(payload.size())), bytes.data());
+  bytes.insert(bytes.end(), payload.begin(), payload.end());
+  return c.conn().SendAll(bytes.data(), bytes.size());
+}
+
+struct SessionEnd {
+  bool ended = false;      // The worker closed the connection.
+  bool fatal = false;      // ...after a kFatal frame.
+  StatusCode status = StatusCode::kOk;
+  std::string message;     // The kFatal message.
+  std::string detail;      // For failure messages.
+};
+
+// Reads until the worker closes the connection (or `timeout_ms` passes),
+// noting any kFatal on the way.
+SessionEnd AwaitSessionEnd(RawClient& c, int timeout_ms = 5000) {
+  SessionEnd end;
+  auto t0 = Clock::now();
+  for (;;) {
+    int left = timeout_ms - static_cast<int>(MsSince(t0));
+    if (left <= 0) {
+      end.detail = "connection still open after " + std::to_string(timeout_ms) + " ms";
+      return end;
+    }
+    wire::FrameHeader h;
+    std::vector<uint8_t> body;
+    Status st = c.ReceiveAny(&h, &body, left);
+    if (st.code() == StatusCode::kTimeout) continue;
+    if (!st.ok()) {  // Closed (or reset, or unreadable after the end).
+      end.ended = true;
+      end.detail = st.ToString();
+      return end;
+    }
+    if (h.op == static_cast<uint16_t>(Op::kFatal)) {
+      msg::Fatal fatal;
+      EXPECT_TRUE(codec::DecodeBody(body.data(), body.size(), &fatal).ok());
+      end.fatal = true;
+      end.status = fatal.status;
+      end.message = fatal.message;
+    }
+  }
+}
+
+// A session that must keep working while others misbehave: it holds one
+// allocation with a known pattern.
+class LiveSession {
+ public:
+  explicit LiveSession(const WorkerProcess& worker) : client_(Connect(worker)), pattern_(Pattern(kSize, 99)) {
+    EXPECT_EQ(client_->Malloc(kSize, &address_), kHipSuccess);
+    EXPECT_EQ(client_->Write(address_, pattern_.data(), kSize), kHipSuccess);
+  }
+  // Reads the pattern back and does a fresh allocation round trip.
+  void ExpectWorking(const char* when) {
+    SCOPED_TRACE(when);
+    std::vector<uint8_t> back(kSize);
+    ASSERT_EQ(client_->Read(address_, back.data(), kSize), kHipSuccess) << client_->last_status().ToString();
+    EXPECT_EQ(back, pattern_);
+    uint64_t a = 0;
+    ASSERT_EQ(client_->Malloc(4096, &a), kHipSuccess);
+    std::vector<uint8_t> in = Pattern(4096, ++round_), out(4096);
+    ASSERT_EQ(client_->Write(a, in.data(), in.size()), kHipSuccess);
+    ASSERT_EQ(client_->Read(a, out.data(), out.size()), kHipSuccess);
+    EXPECT_EQ(in, out);
+    EXPECT_EQ(client_->Free(a), kHipSuccess);
+  }
+  RawClient& client() { return *client_; }
+
+ private:
+  static constexpr uint64_t kSize = 3 * kMiB + 5;
+  std::unique_ptr<RawClient> client_;
+  std::vector<uint8_t> pattern_;
+  uint64_t address_ = 0;
+  uint32_t round_ = 0;
+};
+
+// ---- Bulk copies -----------------------------------------------------------
+
+class RoundTripTest : public ::testing::TestWithParam<std::vector<std::string>> {};
+
+TEST_P(RoundTripTest, SizesAroundChunkBoundariesAreByteExact) {
+  WorkerProcess worker(GetParam());
+  auto c = Connect(worker);
+  ASSERT_TRUE(c);
+  const uint64_t chunk = c->hello().chunk_bytes;
+  ASSERT_GE(chunk, wire::kMinChunkBytes);
+  uint32_t seed = 1;
+  for (uint64_t size : std::vector<uint64_t>{1, 4095, 4096, chunk - 1, chunk, chunk + 1, 3 * chunk + 17, 64 * kMiB}) {
+    SCOPED_TRACE("size " + std::to_string(size) + ", chunk " + std::to_string(chunk));
+    uint64_t a = 0;
+    ASSERT_EQ(c->Malloc(size, &a), kHipSuccess);
+    std::vector<uint8_t> in = Pattern(size, seed++);
+    std::vector<uint8_t> out(size, 0xcc);
+    ASSERT_EQ(c->Write(a, in.data(), size), kHipSuccess) << c->last_status().ToString();
+    ASSERT_EQ(c->Read(a, out.data(), size), kHipSuccess) << c->last_status().ToString();
+    ASSERT_TRUE(in == out);
+    ASSERT_EQ(c->Free(a), kHipSuccess);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Chunks, RoundTripTest,
+                         ::testing::Values(std::vector<std::string>{},
+                                           std::vector<std::string>{"--chunk-bytes", "65536"}),
+                         [](const auto& info) { return info.param.empty() ? "DefaultChunk" : "SmallChunk"; });
+
+TEST(WorkerTest, CopiesAtOffsetsIntoAllocations) {
+  WorkerProcess worker;
+  auto c = Connect(worker);
+  ASSERT_TRUE(c);
+  const uint64_t size = 3 * kMiB;
+  uint64_t a = 0;
+  ASSERT_EQ(c->Malloc(size, &a), kHipSuccess);
+  std::vector<uint8_t> model = Pattern(size, 7);
+  ASSERT_EQ(c->Write(a, model.data(), size), kHipSuccess);
+  struct Piece {
+    uint64_t offset, size;
+  };
+  uint32_t seed = 100;
+  for (Piece p : {Piece{1, 1}, Piece{4095, 2}, Piece{4096, 4096}, Piece{12345, 100000}, Piece{kMiB + 3, kMiB},
+                  Piece{size - 7, 7}}) {
+    std::vector<uint8_t> piece = Pattern(p.size, seed++);
+    ASSERT_EQ(c->Write(a + p.offset, piece.data(), p.size), kHipSuccess) << p.offset;
+    std::copy(piece.begin(), piece.end(), model.begin() + static_cast<long>(p.offset));
+  }
+  for (Piece p : {Piece{0, size}, Piece{4000, 200}, Piece{size - 1, 1}, Piece{kMiB - 1, kMiB + 2}}) {
+    std::vector<uint8_t> out(p.size);
+    ASSERT_EQ(c->Read(a + p.offset, out.data(), p.size), kHipSuccess) << p.offset;
+    EXPECT_TRUE(std::equal(out.begin(), out.end(), model.begin() + static_cast<long>(p.offset))) << p.offset;
+  }
+}
+
+TEST(WorkerTest, PitchedCopiesAndMemsetsViaRawRequests) {
+  WorkerProcess worker;
+  auto c = Connect(worker);
+  ASSERT_TRUE(c);
+  const uint64_t size = 256 * 1024;
+  uint64_t a = 0, b = 0;
+  ASSERT_EQ(c->Malloc(size, &a), kHipSuccess);
+  ASSERT_EQ(c->Malloc(size, &b), kHipSuccess);
+  std::vector<uint8_t> model_a = Pattern(size, 1), model_b(size, 0);
+  ASSERT_EQ(c->Write(a, model_a.data(), size), kHipSuccess);
+
+  // Host -> device, 2-D: 300 rows of 333 bytes, 512 apart, from offset 7.
+  const msg::Region dst{a + 7, 512, 333, 300};
+  std::vector<uint8_t> packed = Pattern(dst.bytes(), 2);
+  ASSERT_EQ(c->WriteRegion(dst, packed.data()), kHipSuccess) << c->last_status().ToString();
+  for (uint64_t r = 0; r < dst.height; ++r)
+    std::copy_n(packed.begin() + static_cast<long>(r * dst.width), dst.width,
+                model_a.begin() + static_cast<long>(7 + r * dst.pitch));
+  std::vector<uint8_t> whole(size);
+  ASSERT_EQ(c->Read(a, whole.data(), size), kHipSuccess);
+  EXPECT_TRUE(whole == model_a) << "rows misplaced or gaps overwritten";
+
+  // Device -> host, 2-D, packed on arrival.
+  std::vector<uint8_t> back(dst.bytes());
+  ASSERT_EQ(c->ReadRegion(dst, back.data()), kHipSuccess);
+  EXPECT_TRUE(back == packed);
+
+  // Device -> device with different pitches.
+  msg::CopyOnDeviceRequest copy;
+  copy.src = {a + 7, 512, 333, 300};
+  copy.dst = {b + 1, 400, 333, 300};
+  copy.want_reply = true;
+  msg::CallReply reply;
+  ASSERT_TRUE(c->Call(Op::kCopyOnDevice, copy, &reply).ok());
+  EXPECT_EQ(reply.error, kHipSuccess);
+  for (uint64_t r = 0; r < 300; ++r)
+    std::copy_n(packed.begin() + static_cast<long>(r * 333), 333, model_b.begin() + static_cast<long>(1 + r * 400));
+
+  // A 2-D memset of 32-bit elements, fire-and-forget, then a synchronize.
+  msg::MemsetRequest memset;
+  memset.dst = {b + 4096, 1000, 200, 50};
+  memset.value = 0x04030201;
+  memset.element_size = 4;
+  ASSERT_TRUE(c->Send(Op::kMemset, memset).ok());
+  ASSERT_EQ(c->Synchronize(), kHipSuccess);
+  for (uint64_t r = 0; r < 50; ++r)
+    for (uint64_t i = 0; i < 200; ++i) model_b[4096 + r * 1000 + i] = static_cast<uint8_t>(1 + i % 4);
+  ASSERT_EQ(c->Read(b, whole.data(), size), kHipSuccess);
+  EXPECT_TRUE(whole == model_b);
+}
+
+TEST(WorkerTest, MemoryAccountingReturnsToItsStart) {
+  WorkerProcess worker;
+  auto c = Connect(worker);
+  ASSERT_TRUE(c);
+  uint64_t free0 = 0, total = 0;
+  ASSERT_EQ(c->MemInfo(&free0, &total), kHipSuccess);
+  EXPECT_EQ(total, kBudget);
+  EXPECT_EQ(free0, kBudget);
+  std::vector<uint64_t> addresses;
+  uint64_t sum = 0;
+  for (uint64_t size : std::vector<uint64_t>{1, 4096, 5000, 64 * kMiB, 100 * kMiB + 1}) {
+    uint64_t a = 0;
+    ASSERT_EQ(c->Malloc(size, &a), kHipSuccess);
+    addresses.push_back(a);
+    sum += size;
+    uint64_t f = 0;
+    ASSERT_EQ(c->MemInfo(&f, &total), kHipSuccess);
+    EXPECT_LE(f, free0 - sum);
+    EXPECT_GE(f, free0 - sum - addresses.size() * 4096);  // Rounded to pages at most.
+  }
+  // hipMalloc(0) succeeds with a null pointer and hipFree(nullptr) is a no-op.
+  uint64_t zero = 1;
+  EXPECT_EQ(c->Malloc(0, &zero), kHipSuccess);
+  EXPECT_EQ(zero, 0u);
+  EXPECT_EQ(c->Free(0), kHipSuccess);
+  for (uint64_t a : addresses) ASSERT_EQ(c->Free(a), kHipSuccess);
+  uint64_t free1 = 0;
+  ASSERT_EQ(c->MemInfo(&free1, &total), kHipSuccess);
+  EXPECT_EQ(free1, free0);
+  EXPECT_EQ(c->Free(addresses[0]), kHipErrorInvalidValue);  // Already freed.
+}
+
+TEST(WorkerTest, MallocBeyondTheBudgetIsOutOfMemoryAndTheSessionGoesOn) {
+  WorkerProcess worker;
+  auto c = Connect(worker);
+  ASSERT_TRUE(c);
+  uint64_t a = 0;
+  EXPECT_EQ(c->Malloc(kBudget + 1, &a), kHipErrorOutOfMemory);
+  EXPECT_EQ(c->Malloc(std::numeric_limits<uint64_t>::max(), &a), kHipErrorOutOfMemory);
+  uint64_t big = 0;
+  ASSERT_EQ(c->Malloc(kBudget - kMiB, &big), kHipSuccess);
+  EXPECT_EQ(c->Malloc(kMiB + 1, &a), kHipErrorOutOfMemory);
+  uint64_t rest = 0;
+  ASSERT_EQ(c->Malloc(kMiB, &rest), kHipSuccess);
+  EXPECT_EQ(c->Malloc(1, &a), kHipErrorOutOfMemory);
+  // The failures were replies, not the end of the session.
+  EXPECT_EQ(c->Synchronize(), kHipSuccess);
+  std::vector<uint8_t> in = Pattern(kMiB, 3), out(kMiB);
+  ASSERT_EQ(c->Write(rest, in.data(), kMiB), kHipSuccess);
+  ASSERT_EQ(c->Read(rest, out.data(), kMiB), kHipSuccess);
+  EXPECT_EQ(in, out);
+  ASSERT_EQ(c->Free(big), kHipSuccess);
+  EXPECT_EQ(c->Malloc(kMiB, &a), kHipSuccess);
+}
+
+// ---- Isolation between sessions ---------------------------------------------
+
+TEST(WorkerTest, ASessionCannotTouchAnotherSessionsMemory) {
+  WorkerProcess worker;
+  auto a = Connect(worker);
+  auto b = Connect(worker);
+  ASSERT_TRUE(a && b);
+  const uint64_t size = kMiB;
+  uint64_t x = 0, own = 0;
+  ASSERT_EQ(a->Malloc(size, &x), kHipSuccess);
+  ASSERT_EQ(b->Malloc(size, &own), kHipSuccess);
+  std::vector<uint8_t> pattern = Pattern(size, 11);
+  ASSERT_EQ(a->Write(x, pattern.data(), size), kHipSuccess);
+  uint64_t a_free = 0, total = 0;
+  ASSERT_EQ(a->MemInfo(&a_free, &total), kHipSuccess);
+
+  std::vector<uint8_t> buf = Pattern(size, 12);
+  EXPECT_EQ(b->Read(x, buf.data(), 4096), kHipErrorInvalidValue);
+  EXPECT_EQ(b->Write(x, buf.data(), 4096), kHipErrorInvalidValue);
+  EXPECT_EQ(b->Write(x, buf.data(), size), kHipErrorInvalidValue);
+  EXPECT_EQ(b->Memset(x, 0xff, size), kHipErrorInvalidValue);  // Surfaces at the synchronize.
+  EXPECT_EQ(b->Free(x), kHipErrorInvalidValue);                 // Likewise.
+  // Fire-and-forget host -> device copy: the error comes with the synchronize.
+  EXPECT_EQ(b->WriteRegion({x, 4096, 4096, 1}, buf.data(), 0, /*want_reply=*/false), kHipSuccess);
+  EXPECT_EQ(b->Synchronize(), kHipErrorInvalidValue);
+  EXPECT_EQ(b->Synchronize(), kHipSuccess);  // Reported once.
+  msg::CopyOnDeviceRequest copy;
+  copy.dst = {own, 4096, 4096, 1};
+  copy.src = {x, 4096, 4096, 1};
+  copy.want_reply = true;
+  msg::CallReply reply;
+  ASSERT_TRUE(b->Call(Op::kCopyOnDevice, copy, &reply).ok());
+  EXPECT_EQ(reply.error, kHipErrorInvalidValue);
+  copy.dst = {x, 4096, 4096, 1};
+  copy.src = {own, 4096, 4096, 1};
+  copy.want_reply = false;
+  ASSERT_TRUE(b->Send(Op::kCopyOnDevice, copy).ok());
+  EXPECT_EQ(b->Synchronize(), kHipErrorInvalidValue);
+
+  // A's bytes and accounting are intact, and B carries on.
+  std::vector<uint8_t> back(size);
+  ASSERT_EQ(a->Read(x, back.data(), size), kHipSuccess);
+  EXPECT_TRUE(back == pattern);
+  uint64_t a_free_after = 0;
+  ASSERT_EQ(a->MemInfo(&a_free_after, &total), kHipSuccess);
+  EXPECT_EQ(a_free_after, a_free);
+  ASSERT_EQ(b->Write(own, buf.data(), size), kHipSuccess);
+  ASSERT_EQ(b->Read(own, back.data(), size), kHipSuccess);
+  EXPECT_TRUE(back == buf);
+}
+
+TEST(WorkerTest, StreamAndEventIdsBelongToTheirSession) {
+  WorkerProcess worker;
+  auto a = Connect(worker);
+  auto b = Connect(worker);
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->Send(Op::kStreamCreate, msg::StreamCreateRequest{0, 77, 0, 0}).ok());
+  ASSERT_TRUE(a->Send(Op::kEventCreate, msg::EventCreateRequest{0, 5, 0}).ok());
+  ASSERT_TRUE(a->Send(Op::kEventRecord, msg::EventRecordRequest{5, 77}).ok());
+  msg::CallReply r;
+  ASSERT_TRUE(a->Call(Op::kStreamSynchronize, msg::StreamRequest{77}, &r).ok());
+  EXPECT_EQ(r.error, kHipSuccess);
+
+  ASSERT_TRUE(b->Call(Op::kStreamSynchronize, msg::StreamRequest{77}, &r).ok());
+  EXPECT_EQ(r.error, kHipErrorInvalidHandle);
+  ASSERT_TRUE(b->Call(Op::kStreamQuery, msg::StreamRequest{77}, &r).ok());
+  EXPECT_EQ(r.error, kHipErrorInvalidHandle);
+  ASSERT_TRUE(b->Call(Op::kEventQuery, msg::EventRequest{5}, &r).ok());
+  EXPECT_EQ(r.error, kHipErrorInvalidHandle);
+  ASSERT_TRUE(b->Call(Op::kEventSynchronize, msg::EventRequest{5}, &r).ok());
+  EXPECT_EQ(r.error, kHipErrorInvalidHandle);
+  msg::EventElapsedReply elapsed;
+  ASSERT_TRUE(b->Call(Op::kEventElapsedTime, msg::EventElapsedRequest{5, 5}, &elapsed).ok());
+  EXPECT_EQ(elapsed.error, kHipErrorInvalidHandle);
+  // Fire-and-forget uses surface at the next synchronize.
+  ASSERT_TRUE(b->Send(Op::kEventRecord, msg::EventRecordRequest{5, 0}).ok());
+  EXPECT_EQ(b->Synchronize(), kHipErrorInvalidHandle);
+  ASSERT_TRUE(b->Send(Op::kStreamDestroy, msg::StreamRequest{77}).ok());
+  EXPECT_EQ(b->Synchronize(), kHipErrorInvalidHandle);
+  uint64_t own = 0;
+  ASSERT_EQ(b->Malloc(4096, &own), kHipSuccess);
+  std::vector<uint8_t> buf(4096, 1);
+  EXPECT_EQ(b->Write(own, buf.data(), buf.size(), /*stream=*/77), kHipErrorInvalidHandle);
+  EXPECT_EQ(b->Read(own, buf.data(), buf.size(), /*stream=*/77), kHipErrorInvalidHandle);
+
+  // A's stream and event still work.
+  ASSERT_TRUE(a->Call(Op::kStreamQuery, msg::StreamRequest{77}, &r).ok());
+  EXPECT_EQ(r.error, kHipSuccess);
+  ASSERT_TRUE(a->Call(Op::kEventSynchronize, msg::EventRequest{5}, &r).ok());
+  EXPECT_EQ(r.error, kHipSuccess);
+  ASSERT_TRUE(a->Call(Op::kEventElapsedTime, msg::EventElapsedRequest{5, 5}, &elapsed).ok());
+  EXPECT_EQ(elapsed.error, kHipSuccess);
+  EXPECT_EQ(elapsed.milliseconds, 0);
+  uint64_t x = 0;
+  ASSERT_EQ(a->Malloc(4096, &x), kHipSuccess);
+  EXPECT_EQ(a->Write(x, buf.data(), buf.size(), 77), kHipSuccess);
+}
+
+TEST(WorkerTest, ConcurrentSessionsStayIndependent) {
+  WorkerProcess worker;
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < 3; ++t) {
+    threads.emplace_back([&worker, t] {
+      auto c = Connect(worker);
+      ASSERT_TRUE(c);
+      const uint64_t size = 4 * kMiB + t;
+      uint64_t a = 0;
+      ASSERT_EQ(c->Malloc(size, &a), kHipSuccess);
+      std::vector<uint8_t> out(size);
+      for (uint32_t i = 0; i < 10; ++i) {
+        std::vector<uint8_t> in = Pattern(size, t * 100 + i);
+        ASSERT_EQ(c->Write(a, in.data(), size), kHipSuccess);
+        ASSERT_EQ(c->Read(a, out.data(), size), kHipSuccess);
+        ASSERT_TRUE(in == out) << "thread " << t << " round " << i;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+// ---- Bad requests that fail one call ----------------------------------------
+
+TEST(WorkerTest, OutOfRangeCopiesFailAndTheSessionKeepsWorking) {
+  WorkerProcess worker;
+  auto c = Connect(worker);
+  ASSERT_TRUE(c);
+  const uint64_t size = kMiB;
+  uint64_t x = 0, y = 0;
+  ASSERT_EQ(c->Malloc(size, &x), kHipSuccess);
+  ASSERT_EQ(c->Malloc(size, &y), kHipSuccess);
+  ASSERT_EQ(y, x + size) << "first fit should place the two side by side";
+  std::vector<uint8_t> px = Pattern(size, 1), py = Pattern(size, 2);
+  ASSERT_EQ(c->Write(x, px.data(), size), kHipSuccess);
+  ASSERT_EQ(c->Write(y, py.data(), size), kHipSuccess);
+  const uint64_t unmapped = c->hello().window.base + c->hello().window.size / 2;
+  const uint64_t max = std::numeric_limits<uint64_t>::max();
+  std::vector<uint8_t> buf(size + 1, 0xab);
+
+  // Past the end of an allocation (the bulk is consumed, nothing written).
+  EXPECT_EQ(c->Write(x, buf.data(), size + 1), kHipErrorInvalidValue);
+  EXPECT_EQ(c->Read(y, buf.data(), size + 1), kHipErrorInvalidValue);
+  EXPECT_EQ(c->Write(x + size - 1, buf.data(), 2), kHipErrorInvalidValue);
+  // Straddling two adjacent allocations.
+  EXPECT_EQ(c->Read(x + size - 10, buf.data(), 20), kHipErrorInvalidValue);
+  EXPECT_EQ(c->Write(x + size - 10, buf.data(), 20), kHipErrorInvalidValue);
+  // An address in the window that no allocation covers, and address 0.
+  EXPECT_EQ(c->Read(unmapped, buf.data(), 16), kHipErrorInvalidValue);
+  EXPECT_EQ(c->Write(unmapped, buf.data(), 16), kHipErrorInvalidValue);
+  EXPECT_EQ(c->Read(0, buf.data(), 16), kHipErrorInvalidValue);
+  EXPECT_EQ(c->Write(0, buf.data(), 16), kHipErrorInvalidValue);
+  EXPECT_EQ(c->Memset(0, 1, 16), kHipErrorInvalidValue);
+  EXPECT_EQ(c->Memset(unmapped, 1, 16), kHipErrorInvalidValue);
+  // Huge sizes, including ones whose extent or byte count overflows.
+  EXPECT_EQ(c->Read(x, buf.data(), 1ull << 62), kHipErrorInvalidValue);
+  EXPECT_EQ(c->ReadRegion({x, 1ull << 33, 1ull << 33, 1ull << 33}, buf.data()), kHipErrorInvalidValue);
+  EXPECT_EQ(c->Memset(x, 1, max), kHipErrorInvalidValue);
+  EXPECT_EQ(c->Memset(max - 8, 1, 16), kHipErrorInvalidValue);
+  // (height-1)*pitch fits in 64 bits but adding the width wraps to a tiny
+  // extent that would pass a naive bounds check.
+  msg::MemsetRequest wrap;
+  wrap.dst = {x, 1ull << 63, 1ull << 63, 2};
+  ASSERT_TRUE(c->Send(Op::kMemset, wrap).ok());
+  EXPECT_EQ(c->Synchronize(), kHipErrorInvalidValue) << c->last_status().ToString();
+  wrap.dst = {x, max - 7, 9, 2};
+  ASSERT_TRUE(c->Send(Op::kMemset, wrap).ok());
+  EXPECT_EQ(c->Synchronize(), kHipErrorInvalidValue) << c->last_status().ToString();
+  msg::CopyOnDeviceRequest copy;
+  copy.dst = {x, 0, max, 1};
+  copy.src = {y, 0, max, 1};
+  copy.want_reply = true;
+  msg::CallReply reply;
+  ASSERT_TRUE(c->Call(Op::kCopyOnDevice, copy, &reply).ok());
+  EXPECT_EQ(reply.error, kHipErrorInvalidValue);
+  copy.dst = {x, 0, 16, 1};
+  copy.src = {y + size - 8, 0, 16, 1};  // Source runs off the end.
+  ASSERT_TRUE(c->Call(Op::kCopyOnDevice, copy, &reply).ok());
+  EXPECT_EQ(reply.error, kHipErrorInvalidValue);
+  // Bad memset shapes.
+  msg::MemsetRequest odd;
+  odd.dst = {x, 6, 6, 1};
+  odd.element_size = 4;
+  ASSERT_TRUE(c->Send(Op::kMemset, odd).ok());
+  EXPECT_EQ(c->Synchronize(), kHipErrorInvalidValue);
+
+  // Still working, and nothing above wrote a byte.
+  EXPECT_EQ(c->Synchronize(), kHipSuccess);
+  std::vector<uint8_t> back(size);
+  ASSERT_EQ(c->Read(x, back.data(), size), kHipSuccess) << c->last_status().ToString();
+  EXPECT_TRUE(back == px);
+  ASSERT_EQ(c->Read(y, back.data(), size), kHipSuccess);
+  EXPECT_TRUE(back == py);
+}
+
+// ---- Protocol violations end one session -------------------------------------
+
+struct Violation {
+  const char* name;
+  bool hello_first;
+  // Sends the offending bytes; returns false if it could not.
+  std::function<bool(RawClient&)> send;
+};
+
+TEST(WorkerTest, MalformedFramesEndOnlyTheirSession) {
+  WorkerProcess worker({"--hello-timeout-ms", "400"});
+  LiveSession live(worker);
+  const uint16_t malloc_op = static_cast<uint16_t>(Op::kMalloc);
+  auto valid_malloc_body = [] {
+    codec::BodyWriter w;
+    w.Encode(msg::MallocRequest{0, 4096, 0});
+    return std::vector<uint8_t>(w.data(), w.data() + w.size());
+  };
+  const std::vector<Violation> violations = {
+      {"bad magic", true,
+       [](RawClient& c) { return SendHeader(c, 0x50524948, 1, 0x0101, 1, 0).ok(); }},
+      {"payload length over the frame limit", true,
+       [](RawClient& c) { return SendHeader(c, wire::kMagic, 1, 0x0101, 1, wire::kMaxPayloadBytes + 1).ok(); }},
+      {"body length over the body limit", true,
+       [](RawClient& c) { return SendHeader(c, wire::kMagic, 1, 0x0101, 1, wire::kMaxBodyBytes + 1).ok(); }},
+      {"frame version 2", true,
+       [](RawClient& c) { return SendHeader(c, wire::kMagic, 2, 0x0101, 1, 0).ok(); }},
+      {"garbage msgpack", true,
+       [&](RawClient& c) { return SendRawFrame(c, malloc_op, {0xc1, 0xc1, 0xc1, 0xc1}).ok(); }},
+      {"truncated msgpack", true,
+       [&](RawClient& c) {
+         auto body = valid_malloc_body();
+         body.pop_back();
+         return SendRawFrame(c, malloc_op, body).ok();
+       }},
+      {"empty body", true, [&](RawClient& c) { return SendRawFrame(c, malloc_op, {}).ok(); }},
+      {"mistyped body", true,
+       [&](RawClient& c) { return SendRawFrame(c, malloc_op, {0xa3, 'a', 'b', 'c'}).ok(); }},
+      {"msgpack nested past the depth limit", true,
+       [&](RawClient& c) {
+         std::vector<uint8_t> body(64, 0x91);  // [[[[...]]]]
+         body.push_back(0x00);
+         return SendRawFrame(c, malloc_op, body).ok();
+       }},
+      {"unknown op", true, [&](RawClient& c) { return SendRawFrame(c, 0x0777, valid_malloc_body()).ok(); }},
+      {"reply op from the client", true,
+       [&](RawClient& c) { return SendRawFrame(c, wire::ReplyOp(Op::kMalloc), valid_malloc_body()).ok(); }},
+      {"second hello", true,
+       [](RawClient& c) {
+         msg::HelloRequest hello;
+         hello.min_version = hello.max_version = 1;
+         return c.Send(Op::kHello, hello).ok();
+       }},
+      {"data frame outside a transfer", true,
+       [](RawClient& c) {
+         return SendHeader(c, wire::kMagic, 1, static_cast<uint16_t>(Op::kData), 1, 16).ok();
+       }},
+      {"copy whose byte count overflows", true,
+       [](RawClient& c) {
+         msg::CopyToDeviceRequest req;
+         req.dst = {c.hello().window.base, 1ull << 33, 1ull << 33, 1ull << 33};
+         req.want_reply = true;
+         return c.Send(Op::kCopyToDevice, req).ok();
+       }},
+      {"copy interrupted by another request", true,
+       [](RawClient& c) {
+         uint64_t a = 0;
+         if (c.Malloc(8192, &a) != 0) return false;
+         msg::CopyToDeviceRequest req;
+         req.dst = {a, 8192, 8192, 1};
+         std::vector<uint8_t> half(4096, 1);
+         iovec iov{half.data(), half.size()};
+         uint32_t id = 0;
+         if (!c.Send(Op::kCopyToDevice, req, &id, &iov, 1).ok()) return false;
+         return SendHeader(c, wire::kMagic, 1, static_cast<uint16_t>(Op::kMalloc), id + 1, 0).ok();
+       }},
+      {"copy data for another request", true,
+       [](RawClient& c) {
+         uint64_t a = 0;
+         if (c.Malloc(8192, &a) != 0) return false;
+         msg::CopyToDeviceRequest req;
+         req.dst = {a, 8192, 8192, 1};
+         uint32_t id = 0;
+         if (!c.Send(Op::kCopyToDevice, req, &id).ok()) return false;
+         return SendHeader(c, wire::kMagic, 1, static_cast<uint16_t>(Op::kData), id + 1, 8192).ok();
+       }},
+      {"hello not first", false, [&](RawClient& c) { return SendRawFrame(c, malloc_op, valid_malloc_body()).ok(); }},
+      {"bad magic before the hello", false,
+       [](RawClient& c) { return SendHeader(c, 0, 1, static_cast<uint16_t>(Op::kHello), 1, 0).ok(); }},
+      {"no hello within the time limit", false, [](RawClient&) { return true; }},
+  };
+  for (const Violation& v : violations) {
+    SCOPED_TRACE(v.name);
+    auto c = v.hello_first ? Connect(worker) : ConnectBare(worker);
+    ASSERT_TRUE(c);
+    ASSERT_TRUE(v.send(*c));
+    SessionEnd end = AwaitSessionEnd(*c);
+    EXPECT_TRUE(end.ended) << end.detail;
+    EXPECT_TRUE(end.fatal) << "no kFatal before the close: " << end.detail;
+    EXPECT_FALSE(end.message.empty());
+    ASSERT_TRUE(worker.Alive());
+    live.ExpectWorking(v.name);
+  }
+  // Every offending session process has gone; only the live one is left.
+  EXPECT_TRUE(WaitUntil([&] { return worker.SessionPids().size() == 1; }))
+      << worker.SessionPids().size() << " session processes";
+}
+
+TEST(WorkerTest, NoHelloWithinTheTimeoutEndsTheConnection) {
+  WorkerProcess worker({"--hello-timeout-ms", "300"});
+  auto c = ConnectBare(worker);
+  ASSERT_TRUE(c);
+  auto t0 = Clock::now();
+  SessionEnd end = AwaitSessionEnd(*c);
+  double ms = MsSince(t0);
+  EXPECT_TRUE(end.ended) << end.detail;
+  EXPECT_TRUE(end.fatal);
+  EXPECT_NE(end.message.find("hello"), std::string::npos) << end.message;
+  EXPECT_GE(ms, 250);
+  EXPECT_LT(ms, 3000);
+}
+
+TEST(WorkerTest, HelloWithoutACommonVersionIsRefused) {
+  WorkerProcess worker;
+  LiveSession live(worker);
+  for (auto [lo, hi] : {std::pair<uint16_t, uint16_t>{2, 9}, {0, 0}, {5, 3}}) {
+    SCOPED_TRACE(std::to_string(lo) + ".." + std::to_string(hi));
+    auto c = ConnectBare(worker);
+    ASSERT_TRUE(c);
+    msg::HelloRequest hello;
+    hello.min_version = lo;
+    hello.max_version = hi;
+    hello.client_name = "future-client";
+    msg::HelloReply reply;
+    Status st = c->Call(Op::kHello, hello, &reply);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(reply.status, StatusCode::kVersionMismatch);
+    EXPECT_NE(reply.message.find("protocol"), std::string::npos) << reply.message;
+    EXPECT_TRUE(AwaitSessionEnd(*c).ended);
+  }
+  live.ExpectWorking("after refused hellos");
+}
+
+// ---- Deaths ---------------------------------------------------------------
+
+// A client that dies halfway through sending a 256 MiB copy: its session
+// process must notice, exit, and give everything back.
+TEST(WorkerTest, ClientKilledMidCopyFreesItsSession) {
+  WorkerProcess worker;
+  LiveSession live(worker);
+  ASSERT_TRUE(WaitUntil([&] { return worker.SessionPids().size() == 1; }));
+  const pid_t live_pid = worker.SessionPids()[0];
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(ready[0]);
+    std::unique_ptr<RawClient> c;
+    if (!RawClient::Connect(worker.endpoint(), &c).ok()) _exit(1);
+    const uint64_t size = 256 * kMiB;
+    uint64_t a = 0;
+    if (c->Malloc(size, &a) != 0) _exit(2);
+    msg::CopyToDeviceRequest req;
+    req.dst = {a, size, size, 1};
+    req.want_reply = true;
+    std::vector<uint8_t> first(32 * kMiB, 0x5a);  // An eighth of it, then nothing.
+    iovec iov{first.data(), first.size()};
+    if (!c->Send(Op::kCopyToDevice, req, nullptr, &iov, 1).ok()) _exit(3);
+    (void)!write(ready[1], "x", 1);
+    for (;;) pause();
+  }
+  close(ready[1]);
+  pollfd pfd{ready[0], POLLIN, 0};
+  ASSERT_EQ(poll(&pfd, 1, 10000), 1);
+  char x = 0;
+  ASSERT_EQ(read(ready[0], &x, 1), 1) << "the child client failed to start its copy";
+  close(ready[0]);
+  std::vector<pid_t> pids;
+  ASSERT_TRUE(WaitUntil([&] { return (pids = worker.SessionPids()).size() == 2; }));
+  pid_t victim = pids[0] == live_pid ? pids[1] : pids[0];
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int ws = 0;
+  ASSERT_EQ(waitpid(child, &ws, 0), child);
+
+  EXPECT_TRUE(WaitUntil([&] { return !ProcessExists(victim); })) << "session process " << victim << " lingers";
+  EXPECT_TRUE(worker.Alive());
+  live.ExpectWorking("after the client died");
+  auto fresh = Connect(worker);
+  ASSERT_TRUE(fresh);
+  uint64_t free_bytes = 0, total = 0;
+  ASSERT_EQ(fresh->MemInfo(&free_bytes, &total), kHipSuccess);
+  EXPECT_EQ(free_bytes, total);
+  uint64_t a = 0;
+  EXPECT_EQ(fresh->Malloc(kBudget, &a), kHipSuccess);
+}
+
+TEST(WorkerTest, SessionProcessKilledUnderALiveClientTellsThatClient) {
+  WorkerProcess worker;
+  LiveSession live(worker);
+  ASSERT_TRUE(WaitUntil([&] { return worker.SessionPids().size() == 1; }));
+  const pid_t live_pid = worker.SessionPids()[0];
+  auto victim_client = Connect(worker);
+  ASSERT_TRUE(victim_client);
+  std::vector<pid_t> pids;
+  ASSERT_TRUE(WaitUntil([&] { return (pids = worker.SessionPids()).size() == 2; }));
+  pid_t victim = pids[0] == live_pid ? pids[1] : pids[0];
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  auto t0 = Clock::now();
+  SessionEnd end = AwaitSessionEnd(*victim_client);
+  EXPECT_LT(MsSince(t0), 3000);
+  EXPECT_TRUE(end.ended) << end.detail;
+  ASSERT_TRUE(end.fatal) << end.detail;
+  EXPECT_NE(end.message.find("killed by signal 9"), std::string::npos) << end.message;
+  EXPECT_TRUE(worker.Alive());
+  live.ExpectWorking("after another session was killed");
+  auto fresh = Connect(worker);
+  ASSERT_TRUE(fresh);
+  EXPECT_EQ(fresh->Synchronize(), kHipSuccess);
+}
+
+TEST(WorkerTest, ConnectionsBeyondMaxSessionsAreRefused) {
+  WorkerProcess worker({"--max-sessions", "2"});
+  auto a = Connect(worker);
+  auto b = Connect(worker);
+  ASSERT_TRUE(a && b);
+  auto third = ConnectBare(worker);
+  ASSERT_TRUE(third);
+  SessionEnd end = AwaitSessionEnd(*third);
+  EXPECT_TRUE(end.ended) << end.detail;
+  ASSERT_TRUE(end.fatal) << end.detail;
+  EXPECT_NE(end.message.find("limit"), std::string::npos) << end.message;
+  EXPECT_EQ(end.status, StatusCode::kResourceExhausted);
+  EXPECT_EQ(a->Synchronize(), kHipSuccess);
+  EXPECT_EQ(b->Synchronize(), kHipSuccess);
+  // A slot frees up once a session has ended.
+  a.reset();
+  EXPECT_TRUE(WaitUntil([&] {
+    std::unique_ptr<RawClient> c;
+    return RawClient::Connect(worker.endpoint(), &c).ok();
+  }));
+}
+
+// While a call runs longer than the heartbeat period, the worker sends
+// heartbeats so the client can tell a slow call from a dead worker.
+TEST(WorkerTest, HeartbeatsWhileALongCallRuns) {
+  WorkerProcess worker({"--heartbeat-ms", "50"});
+  auto c = Connect(worker);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->hello().heartbeat_ms, 50u);
+  // The longest call there is without kernels: a synchronize behind a pile
+  // of memsets. Size the pile to take about 600 ms.
+  const uint64_t size = 64 * kMiB;
+  uint64_t a = 0;
+  ASSERT_EQ(c->Malloc(size, &a), kHipSuccess);
+  ASSERT_EQ(c->Memset(a, 1, size), kHipSuccess);  // Faults the pages in.
+  msg::MemsetRequest m;
+  m.dst = {a, size, size, 1};
+  auto t0 = Clock::now();
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(c->Send(Op::kMemset, m).ok());
+  ASSERT_EQ(c->Synchronize(), kHipSuccess);
+  double per = std::max(MsSince(t0) / 4, 0.1);
+  const int pile = std::clamp(static_cast<int>(600 / per), 4, 20000);
+  const int before = c->heartbeats();
+  t0 = Clock::now();
+  for (int i = 0; i < pile; ++i) ASSERT_TRUE(c->Send(Op::kMemset, m).ok());
+  ASSERT_EQ(c->Synchronize(), kHipSuccess);
+  double ms = MsSince(t0);
+  EXPECT_GE(c->heartbeats() - before, 2) << "a synchronize of " << ms << " ms";
+  // None while idle.
+  const int after = c->heartbeats();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(c->Synchronize(), kHipSuccess);
+  EXPECT_EQ(c->heartbeats(), after);
+}
+
+TEST(WorkerTest, SigtermEndsEverySessionAndTheWorkerExitsZero) {
+  WorkerProcess worker;
+  auto a = Connect(worker);
+  auto b = Connect(worker);
+  ASSERT_TRUE(a && b);
+  uint64_t x = 0;
+  ASSERT_EQ(b->Malloc(64 * kMiB, &x), kHipSuccess);
+  std::vector<pid_t> sessions;
+  ASSERT_TRUE(WaitUntil([&] { return (sessions = worker.SessionPids()).size() == 2; }));
+  // b is busy in a call when the signal comes.
+  msg::MemsetRequest m;
+  m.dst = {x, 64 * kMiB, 64 * kMiB, 1};
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(b->Send(Op::kMemset, m).ok());
+  uint32_t id = 0;
+  ASSERT_TRUE(b->Send(Op::kDeviceSynchronize, msg::DeviceRequest{0}, &id).ok());
+
+  int ws = worker.Stop(SIGTERM);
+  ASSERT_NE(ws, -1) << "the worker did not exit within 5 s";
+  EXPECT_TRUE(WIFEXITED(ws)) << ws;
+  EXPECT_EQ(WEXITSTATUS(ws), 0);
+  for (RawClient* c : {a.get(), b.get()}) {
+    SessionEnd end = AwaitSessionEnd(*c);
+    EXPECT_TRUE(end.ended) << end.detail;
+  }
+  for (pid_t p : sessions) EXPECT_TRUE(WaitUntil([&] { return !ProcessExists(p); })) << "session " << p;
+}
+
+TEST(WorkerTest, HipDeviceWithoutAnAmdGpuExitsWithCode2) {
+  struct stat st;
+  if (stat("/dev/kfd", &st) == 0) GTEST_SKIP() << "this machine has /dev/kfd: a GPU may be present";
+  std::string module = WorkerBinary();
+  module = module.substr(0, module.rfind('/')) + "/../lib/hipr/libhipr_device_hip.so";
+  if (access(module.c_str(), R_OK) != 0)
+    GTEST_SKIP() << module << " is not built (ninja hipr_device_hip)";
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(out[1], 1);
+    dup2(out[1], 2);
+    close(out[0]);
+    std::string bin = WorkerBinary();
+    execl(bin.c_str(), bin.c_str(), "--device", "hip", "--listen", "127.0.0.1:0", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    pollfd pfd{out[0], POLLIN, 0};
+    if (poll(&pfd, 1, 30000) != 1) break;
+    ssize_t n = read(out[0], buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(out[0]);
+  int ws = 0;
+  bool exited = WaitUntil([&] { return waitpid(pid, &ws, WNOHANG) == pid; }, 30000);
+  if (!exited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &ws, 0);
+  }
+  ASSERT_TRUE(exited) << "hipr-worker --device hip kept running: " << text;
+  ASSERT_TRUE(WIFEXITED(ws));
+  EXPECT_EQ(WEXITSTATUS(ws), 2) << text;
+  EXPECT_NE(text.find("no usable AMD GPU"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace hipr::test

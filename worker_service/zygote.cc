@@ -1,0 +1,203 @@
+#include "worker_service/zygote.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "protocol/codec.h"
+#include "protocol/messages.h"
+#include "protocol/wire.h"
+#include "worker_service/session_process.h"
+
+namespace hipr::worker {
+namespace {
+
+struct Child {
+  uint64_t session_id;
+  int client_fd;  // Our copy: tells the client why, should the process die.
+};
+
+Status SendMessage(int fd, const ZygoteMessage& m, int pass_fd) {
+  iovec iov{const_cast<ZygoteMessage*>(&m), sizeof m};
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  if (pass_fd >= 0) {
+    mh.msg_control = control;
+    mh.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+  }
+  while (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0) {
+    if (errno != EINTR) return LinkDown(std::string("zygote channel: ") + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// Receives one message; *passed_fd is -1 unless one came along.
+Status ReceiveMessage(int fd, ZygoteMessage* m, int* passed_fd) {
+  iovec iov{m, sizeof *m};
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  mh.msg_control = control;
+  mh.msg_controllen = sizeof control;
+  ssize_t n;
+  do {
+    n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  if (n == 0) return LinkDown("zygote channel closed");
+  if (n < 0) return LinkDown(std::string("zygote channel: ") + std::strerror(errno));
+  *passed_fd = -1;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c != nullptr; c = CMSG_NXTHDR(&mh, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) std::memcpy(passed_fd, CMSG_DATA(c), sizeof(int));
+  if (n != sizeof *m) return ProtocolError("short zygote message");
+  return Status::Ok();
+}
+
+// Best effort: a session process that died without a word leaves its client
+// a kFatal frame saying how it died.
+void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status) {
+  msg::Fatal fatal{StatusCode::kDeviceLost, "worker session " + std::to_string(session_id) + " (process " +
+                                                std::to_string(pid) + ") " + DescribeWaitStatus(wait_status)};
+  codec::BodyWriter w;
+  w.Encode(fatal);
+  uint8_t header[sizeof(wire::FrameHeader)];
+  wire::EncodeHeader(
+      wire::MakeHeader(static_cast<uint16_t>(wire::Op::kFatal), 0, static_cast<uint32_t>(w.size())), header);
+  iovec iov[2] = {{header, sizeof header}, {const_cast<uint8_t*>(w.data()), w.size()}};
+  msghdr mh{};
+  mh.msg_iov = iov;
+  mh.msg_iovlen = 2;
+  (void)sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+[[noreturn]] void ZygoteMain(const WorkerConfig& config, int fd, pid_t worker_pid) {
+  prctl(PR_SET_NAME, "hipr-zygote");
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != worker_pid) _exit(0);
+  signal(SIGINT, SIG_IGN);  // Ctrl-C reaches the acceptor, which shuts us down.
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGCHLD);
+  sigaddset(&mask, SIGTERM);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+  std::map<pid_t, Child> children;
+  bool shutting_down = false;
+  auto terminate_all = [&] {
+    shutting_down = true;
+    for (auto& [pid, child] : children) kill(pid, SIGTERM);
+  };
+  bool control_open = true;
+  for (;;) {
+    if (shutting_down && children.empty()) _exit(0);
+    pollfd pfds[2] = {{sfd, POLLIN, 0}, {fd, POLLIN, 0}};
+    int nfds = control_open ? 2 : 1;
+    if (poll(pfds, static_cast<nfds_t>(nfds), -1) < 0) {
+      if (errno == EINTR) continue;
+      _exit(1);
+    }
+    if (pfds[0].revents & POLLIN) {
+      signalfd_siginfo si;
+      if (read(sfd, &si, sizeof si) == sizeof si && si.ssi_signo == SIGTERM) terminate_all();
+      int ws = 0;
+      pid_t pid;
+      while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
+        auto it = children.find(pid);
+        if (it == children.end()) continue;
+        bool clean = WIFEXITED(ws) && (WEXITSTATUS(ws) == 0 || WEXITSTATUS(ws) == kSessionExitReported);
+        if (!clean) TellClient(it->second.client_fd, it->second.session_id, pid, ws);
+        close(it->second.client_fd);
+        ZygoteMessage m{ZygoteMessage::kSessionEnded, pid, it->second.session_id, ws};
+        if (!shutting_down) (void)SendMessage(fd, m, -1);
+        children.erase(it);
+      }
+    }
+    if (nfds == 2 && (pfds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ZygoteMessage m;
+      int client_fd = -1;
+      Status st = ReceiveMessage(fd, &m, &client_fd);
+      if (!st.ok() || m.type == ZygoteMessage::kShutdown) {
+        if (client_fd >= 0) close(client_fd);
+        control_open = false;  // The worker is going away.
+        terminate_all();
+        continue;
+      }
+      if (m.type != ZygoteMessage::kNewSession || client_fd < 0 || shutting_down) {
+        if (client_fd >= 0) close(client_fd);
+        continue;
+      }
+      pid_t zygote_pid = getpid();
+      pid_t pid = fork();
+      if (pid == 0) {
+        close(fd);
+        close(sfd);
+        for (auto& [p, child] : children) close(child.client_fd);
+        sigprocmask(SIG_UNBLOCK, &mask, nullptr);
+        signal(SIGINT, SIG_DFL);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != zygote_pid) _exit(1);
+        _exit(RunSessionProcess(config, m.session_id, client_fd));
+      }
+      if (pid < 0) {
+        spdlog::error("session {}: cannot fork a session process: {}", m.session_id, std::strerror(errno));
+        TellClient(client_fd, m.session_id, 0, 0);
+        close(client_fd);
+        ZygoteMessage ended{ZygoteMessage::kSessionEnded, 0, m.session_id, 0};
+        (void)SendMessage(fd, ended, -1);
+        continue;
+      }
+      children[pid] = Child{m.session_id, client_fd};
+      (void)SendMessage(fd, ZygoteMessage{ZygoteMessage::kSessionStarted, pid, m.session_id, 0}, -1);
+    }
+  }
+}
+
+}  // namespace
+
+std::string DescribeWaitStatus(int ws) {
+  if (WIFSIGNALED(ws))
+    return "was killed by signal " + std::to_string(WTERMSIG(ws)) + " (" + strsignal(WTERMSIG(ws)) + ")";
+  if (WIFEXITED(ws)) return "exited with code " + std::to_string(WEXITSTATUS(ws));
+  return "ended (status " + std::to_string(ws) + ")";
+}
+
+Status StartZygote(const WorkerConfig& config, Zygote* out) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    return Status(StatusCode::kInternal, std::string("socketpair: ") + std::strerror(errno));
+  pid_t worker_pid = getpid();
+  pid_t pid = fork();
+  if (pid < 0) return Status(StatusCode::kInternal, std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    close(sv[0]);
+    ZygoteMain(config, sv[1], worker_pid);
+  }
+  close(sv[1]);
+  out->pid = pid;
+  out->fd = sv[0];
+  return Status::Ok();
+}
+
+Status SendNewSession(const Zygote& zygote, uint64_t session_id, int client_fd) {
+  return SendMessage(zygote.fd, ZygoteMessage{ZygoteMessage::kNewSession, 0, session_id, 0}, client_fd);
+}
+
+}  // namespace hipr::worker
