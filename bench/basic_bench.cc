@@ -65,15 +65,17 @@ void FullRead(int fd, void* p, size_t n) {
   }
 }
 
-// A peer process on loopback: it echoes `kPing` bytes, swallows an upload
-// of N bytes (acknowledging with one byte), or sends N bytes on request.
+// A peer process on loopback: it echoes a ping, receives an upload of N
+// bytes into its own N-byte buffer (acknowledging with one byte), or sends N
+// bytes from that buffer. Like the worker's device memory, the peer's buffer
+// is as large as the transfer, so both sides touch the same amount of memory.
 struct RawPeer {
   int fd = -1;
   pid_t pid = -1;
   static constexpr size_t kRequest = 32;  // About a HIPR call frame.
   static constexpr size_t kReply = 24;    // About a HIPR reply frame.
 
-  void Start() {
+  void Start(uint64_t max_bytes) {
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -87,7 +89,7 @@ struct RawPeer {
       int c = accept(lfd, nullptr, nullptr);
       int one = 1;
       setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      std::vector<char> buf(1 << 20);
+      std::vector<char> buf(max_bytes, 1);
       for (;;) {
         struct {
           char op;
@@ -98,19 +100,11 @@ struct RawPeer {
         std::memcpy(&cmd, req, sizeof cmd);
         if (cmd.op == 'p') {
           FullWrite(c, req, kReply);
-        } else if (cmd.op == 'u') {
-          for (uint64_t left = cmd.n; left > 0;) {
-            size_t n = std::min<uint64_t>(left, buf.size());
-            FullRead(c, buf.data(), n);
-            left -= n;
-          }
+        } else if (cmd.op == 'u' && cmd.n <= buf.size()) {
+          FullRead(c, buf.data(), cmd.n);
           FullWrite(c, req, 1);
-        } else if (cmd.op == 'd') {
-          for (uint64_t left = cmd.n; left > 0;) {
-            size_t n = std::min<uint64_t>(left, buf.size());
-            FullWrite(c, buf.data(), n);
-            left -= n;
-          }
+        } else if (cmd.op == 'd' && cmd.n <= buf.size()) {
+          FullWrite(c, buf.data(), cmd.n);
         } else {
           _exit(0);
         }
@@ -164,7 +158,7 @@ int main(int argc, char** argv) {
   Check(hipMalloc(&dev, kBytes), "hipMalloc");
   std::vector<char> host(kBytes, 7);
   RawPeer peer;
-  peer.Start();
+  peer.Start(kBytes);
 
   std::vector<double> hip_rtt, raw_rtt, hip_h2d, raw_up, hip_d2h, raw_down;
   for (int r = 0; r < rounds; ++r) {

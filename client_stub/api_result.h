@@ -7,8 +7,9 @@
 
 namespace hipr::client {
 
-// Records `err` as this thread's last result (HIP 5.x semantics: any
-// non-success result is sticky until hipGetLastError reads it) and returns it.
+// Records `err` as this thread's last result and returns it. HIP 5.x
+// semantics (clr before 5.7): every call's return code, success included,
+// becomes the last error; hipGetLastError returns it and resets it.
 hipError_t Result(hipError_t err);
 
 // Reads and clears this thread's last error (hipGetLastError).

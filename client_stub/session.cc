@@ -88,11 +88,16 @@ Status Session::Connect() {
   tcp::Endpoint endpoint;
   HIPR_RETURN_IF_ERROR(tcp::ParseEndpoint(config_.server, &endpoint));
   HIPR_RETURN_IF_ERROR(tcp::TcpConnection::Connect(endpoint, config_.connect_timeout_ms, &conn_));
-  // Blocking reads (reply bodies, bulk between heartbeats) give up after the
-  // peer timeout too, so a silent worker can never hang a call.
+  // Blocking reads (reply bodies, bulk chunks) must give up within the peer
+  // timeout too. SO_RCVTIMEO bounds one recvmsg: a read that got part of a
+  // chunk returns it at the timeout and the next one starts a new timeout, so
+  // a stall can cost two timeouts. Half the peer timeout each: silence of
+  // HIPR_PEER_TIMEOUT_MS always ends the session, silence shorter than half
+  // of it never does.
+  const int read_timeout_ms = std::max(config_.peer_timeout_ms / 2, 50);
   timeval tv{};
-  tv.tv_sec = config_.peer_timeout_ms / 1000;
-  tv.tv_usec = (config_.peer_timeout_ms % 1000) * 1000;
+  tv.tv_sec = read_timeout_ms / 1000;
+  tv.tv_usec = (read_timeout_ms % 1000) * 1000;
   setsockopt(conn_->fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   return Status::Ok();
 }
@@ -129,6 +134,10 @@ Status Session::Hello(AddressRange* window) {
   }
   HIPR_RETURN_IF_ERROR(AdoptWindow(hello_.window, window));
   devices_ = hello_.devices;
+  if (hello_.heartbeat_ms != 0 && hello_.heartbeat_ms * uint64_t{2} > uint64_t(config_.peer_timeout_ms))
+    HIPR_LOG_WARN("the worker sends heartbeats every %u ms but HIPR_PEER_TIMEOUT_MS is %d: long "
+                  "calls may be taken for a dead link; raise HIPR_PEER_TIMEOUT_MS",
+                  hello_.heartbeat_ms, config_.peer_timeout_ms);
   return Status::Ok();
 }
 

@@ -109,27 +109,28 @@ TEST(SessionTest, CounterOfferedWindowIsReservedAndOfferReleased) {
 }
 
 TEST(SessionTest, CounterOfferOverlappingTheOfferIsAdopted) {
-  FakeWorker w;
-  msg::AddressWindow counter;
-  w.Serve([&](Connection& c) {
-    wire::FrameHeader h;
-    auto hello = FakeWorker::Read<msg::HelloRequest>(c, wire::Op::kHello, &h);
-    // Shifted down by 64 MiB: overlaps the lower part of the offer.
-    counter = msg::AddressWindow{hello.window.base - (uint64_t{64} << 20), hello.window.size};
-    msg::HelloReply reply;
-    reply.version = wire::kProtocolVersion;
-    reply.devices = {FakeWorker::Device("gpu0")};
-    reply.window = counter;
-    FakeWorker::Reply(c, h, reply);
-  });
+  // The offer sits at a fixed address far from the kernel's mappings, with
+  // free space below it; the counter-offer is the offer shifted down 64 MiB.
+  const uint64_t size = uint64_t{256} << 20;
+  const uint64_t shift = uint64_t{64} << 20;
+  AddressRange below;
+  if (!ReserveAt((uint64_t{0x1334} << 32) - shift, shift, &below).ok())
+    GTEST_SKIP() << "the test address range is in use";
+  ReleaseRange(below);
   AddressRange window;
+  if (!ReserveAt(uint64_t{0x1334} << 32, size, &window).ok()) GTEST_SKIP() << "the test address range is in use";
+  const msg::AddressWindow counter{window.base - shift, size};
+  FakeWorker w;
+  w.Serve([&](Connection& c) { FakeWorker::AcceptHello(c, {FakeWorker::Device("gpu0")}, counter); });
   auto s = Session::Open(TestConfig(w), &window);
   w.Join();
-  if (s->dead() && s->DeadStatus().message().find("cannot reserve") != std::string::npos)
-    GTEST_SKIP() << "the range below the offer is in use here";
   ASSERT_FALSE(s->dead()) << s->DeadStatus().ToString();
   EXPECT_EQ(window.base, counter.base);
   EXPECT_EQ(window.size, counter.size);
+  // The part of the offer above the counter-offer was given back.
+  AddressRange top;
+  EXPECT_TRUE(ReserveAt(counter.base + size, shift, &top).ok());
+  ReleaseRange(top);
   ReleaseRange(window);
 }
 

@@ -626,6 +626,13 @@ TEST(CodecMalformed, IntegerWhereStringOrBoolExpected) {
   u.fields[1] = msgpack::object(12);  // message
   msg::Fatal fatal;
   ExpectProtocolError(Decode(PackArray(u.fields), &fatal));
+  Bytes bin = PackWith([](auto& pk) {  // Bytes are not a string either.
+    pk.pack_array(2);
+    pk.pack_int32(100);
+    pk.pack_bin(2);
+    pk.pack_bin_body("ab", 2);
+  });
+  ExpectProtocolError(Decode(bin, &fatal));
 
   Unpacked c = UnpackFields(Filled<msg::CopyToDeviceRequest>());
   c.fields[3] = msgpack::object(1);  // want_reply: 1 is not `true`.

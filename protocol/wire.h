@@ -15,7 +15,7 @@
 
 namespace hipr::wire {
 
-inline constexpr uint32_t kMagic = 0x48495052;  // "HIPR" read as a LE u32.
+inline constexpr uint32_t kMagic = 0x48495052;  // "HIPR" as a big-endian read; on the wire: R P I H.
 inline constexpr uint16_t kProtocolVersion = 1;
 inline constexpr uint16_t kMinProtocolVersion = 1;
 

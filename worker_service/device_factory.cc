@@ -23,11 +23,11 @@ std::string HipModulePath(const WorkerConfig& config) {
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   std::filesystem::path dir = n > 0 ? std::filesystem::path(std::string(self, static_cast<size_t>(n))).parent_path()
                                     : std::filesystem::path(".");
-  // Installed: bin/hipr-worker and lib/hipr/libhipr_device_hip.so; build
+  // Installed: bin/hipr-worker and lib/hipr-worker/libhipr_device_hip.so; build
   // tree: both under bin/ and lib/.
-  for (const auto& candidate : {dir / "../lib/hipr/libhipr_device_hip.so", dir / "libhipr_device_hip.so"})
+  for (const auto& candidate : {dir / "../lib/hipr-worker/libhipr_device_hip.so", dir / "libhipr_device_hip.so"})
     if (std::filesystem::exists(candidate)) return candidate.string();
-  return (dir / "../lib/hipr/libhipr_device_hip.so").string();
+  return (dir / "../lib/hipr-worker/libhipr_device_hip.so").string();
 }
 
 Status LoadHipSymbol(const WorkerConfig& config, const char* symbol, void** out) {

@@ -198,7 +198,8 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
       msg::MallocRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
       msg::MallocReply r;
-      Status st = device_->Malloc(m.device, m.size, m.flags, &r.address);
+      // As hipMalloc: size 0 is success with a null pointer, on any device.
+      Status st = m.size == 0 ? Status::Ok() : device_->Malloc(m.device, m.size, m.flags, &r.address);
       if (!st.ok()) spdlog::info("session {}: malloc of {} bytes failed: {}", id_, m.size, st.ToString());
       r.error = ToHipError(st);
       return Reply(h, r);
@@ -206,7 +207,7 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
     case Op::kFree: {
       msg::FreeRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, device_->Free(m.address));
+      if (m.address != 0) Defer(h, device_->Free(m.address));  // hipFree(nullptr) does nothing.
       return Status::Ok();
     }
     case Op::kMemset: {

@@ -828,7 +828,7 @@ TEST(WorkerTest, HipDeviceWithoutAnAmdGpuExitsWithCode2) {
   struct stat st;
   if (stat("/dev/kfd", &st) == 0) GTEST_SKIP() << "this machine has /dev/kfd: a GPU may be present";
   std::string module = WorkerBinary();
-  module = module.substr(0, module.rfind('/')) + "/../lib/hipr/libhipr_device_hip.so";
+  module = module.substr(0, module.rfind('/')) + "/../lib/hipr-worker/libhipr_device_hip.so";
   if (access(module.c_str(), R_OK) != 0)
     GTEST_SKIP() << module << " is not built (ninja hipr_device_hip)";
   int out[2];

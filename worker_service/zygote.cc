@@ -1,5 +1,6 @@
 #include "worker_service/zygote.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -10,10 +11,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "protocol/codec.h"
 #include "protocol/messages.h"
@@ -105,14 +109,43 @@ void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status) {
     shutting_down = true;
     for (auto& [pid, child] : children) kill(pid, SIGTERM);
   };
+  // Client sockets of dead sessions, told why and half-closed, drained for
+  // a moment before the close: closing a socket with unread bytes (the rest
+  // of a request) sends a reset, and the client would never read the kFatal.
+  std::map<int, std::chrono::steady_clock::time_point> lingering;
   bool control_open = true;
   for (;;) {
     if (shutting_down && children.empty()) _exit(0);
-    pollfd pfds[2] = {{sfd, POLLIN, 0}, {fd, POLLIN, 0}};
+    std::vector<pollfd> pfds = {{sfd, POLLIN, 0}, {fd, POLLIN, 0}};
     int nfds = control_open ? 2 : 1;
-    if (poll(pfds, static_cast<nfds_t>(nfds), -1) < 0) {
+    pfds.resize(static_cast<size_t>(nfds));
+    int timeout_ms = -1;
+    auto now = std::chrono::steady_clock::now();
+    for (auto it = lingering.begin(); it != lingering.end();) {
+      if (it->second <= now) {
+        close(it->first);
+        it = lingering.erase(it);
+        continue;
+      }
+      pfds.push_back({it->first, POLLIN, 0});
+      int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(it->second - now).count()) + 1;
+      timeout_ms = timeout_ms < 0 ? left : std::min(timeout_ms, left);
+      ++it;
+    }
+    if (poll(pfds.data(), pfds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       _exit(1);
+    }
+    for (size_t i = static_cast<size_t>(nfds); i < pfds.size(); ++i) {
+      if (pfds[i].revents == 0) continue;
+      char scratch[65536];
+      ssize_t n;
+      while ((n = read(pfds[i].fd, scratch, sizeof scratch)) > 0) {
+      }
+      if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+        close(pfds[i].fd);
+        lingering.erase(pfds[i].fd);
+      }
     }
     if (pfds[0].revents & POLLIN) {
       signalfd_siginfo si;
@@ -123,8 +156,15 @@ void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status) {
         auto it = children.find(pid);
         if (it == children.end()) continue;
         bool clean = WIFEXITED(ws) && (WEXITSTATUS(ws) == 0 || WEXITSTATUS(ws) == kSessionExitReported);
-        if (!clean) TellClient(it->second.client_fd, it->second.session_id, pid, ws);
-        close(it->second.client_fd);
+        int cfd = it->second.client_fd;
+        if (!clean) TellClient(cfd, it->second.session_id, pid, ws);
+        if (!clean && !shutting_down) {
+          shutdown(cfd, SHUT_WR);
+          fcntl(cfd, F_SETFL, fcntl(cfd, F_GETFL) | O_NONBLOCK);
+          lingering[cfd] = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        } else {
+          close(cfd);
+        }
         ZygoteMessage m{ZygoteMessage::kSessionEnded, pid, it->second.session_id, ws};
         if (!shutting_down) (void)SendMessage(fd, m, -1);
         children.erase(it);
@@ -150,6 +190,7 @@ void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status) {
         close(fd);
         close(sfd);
         for (auto& [p, child] : children) close(child.client_fd);
+        for (auto& [lfd, deadline] : lingering) close(lfd);
         sigprocmask(SIG_UNBLOCK, &mask, nullptr);
         signal(SIGINT, SIG_DFL);
         prctl(PR_SET_PDEATHSIG, SIGKILL);

@@ -195,6 +195,12 @@ inline std::vector<Mapping> ReadMaps() {
     m.dev = dev;
     std::string rest = line + consumed;
     while (!rest.empty() && (rest.back() == '\n' || rest.back() == ' ')) rest.pop_back();
+    // A file replaced on disk while mapped (e.g. the stub rebuilt during a
+    // run) shows as "<path> (deleted)"; it is still that file.
+    static constexpr char kDeleted[] = " (deleted)";
+    constexpr size_t kDeletedLen = sizeof kDeleted - 1;
+    if (rest.size() > kDeletedLen && rest.compare(rest.size() - kDeletedLen, kDeletedLen, kDeleted) == 0)
+      rest.resize(rest.size() - kDeletedLen);
     m.path = rest;
     maps.push_back(m);
   }

@@ -28,19 +28,21 @@ def fail(message):
 
 
 def read_maps():
-    """[(start, end, perms, path)] of this process."""
+    """[(start, end, perms, dev, inode, path)] of this process."""
     maps = []
     with open("/proc/self/maps") as f:
         for line in f:
             parts = line.split(None, 5)
             start, end = (int(x, 16) for x in parts[0].split("-"))
             path = parts[5].strip() if len(parts) > 5 else ""
-            maps.append((start, end, parts[1], path))
+            if path.endswith(" (deleted)"):  # Replaced on disk while mapped (e.g. the stub rebuilt).
+                path = path[:-len(" (deleted)")]
+            maps.append((start, end, parts[1], parts[3], parts[4], path))
     return maps
 
 
 def mapping_of(address):
-    for start, end, perms, path in read_maps():
+    for start, end, perms, _, _, path in read_maps():
         if start <= address < end:
             return perms, path
     return None, None
@@ -110,12 +112,12 @@ def main():
 
     # Nothing of the real runtime is mapped; exactly one stub file is.
     stub_files = set()
-    for _, _, _, path in read_maps():
+    for _, _, _, dev, inode, path in read_maps():
         base = os.path.basename(path)
         if base.startswith(REAL_RUNTIME_PREFIXES):
             fail("the real HIP runtime is mapped: %s" % path)
         if base == STUB_FILE:
-            stub_files.add(os.stat(path).st_ino if os.path.exists(path) else path)
+            stub_files.add((dev, inode))
     if len(stub_files) != 1:
         fail("%d stub files mapped" % len(stub_files))
     print("[ctypes_client] %d device(s); 1 MiB round trip OK; free memory back to %d of %d"

@@ -4,7 +4,7 @@
 // copies into the middle of allocations, memsets of interior ranges (with the
 // bytes around them checked), device-to-device and hipMemcpyDefault copies,
 // 2-D copies with pitches, async copies on streams with events, pointer
-// attributes, hipMemGetInfo accounting, the pageable-source rule of async H2D,
+// attributes, hipMemGetInfo accounting, the pageable-memory rules of async copies,
 // pinned buffers, and that device addresses are never host-accessible.
 //
 // Usage: memory [--total-mem BYTES]   (default 2 GiB: the driver's --sim-memory)
@@ -308,7 +308,7 @@ void AsyncStreamsEvents() {
 // An async H2D from pageable memory has consumed its source when it returns:
 // the program may overwrite (or free) the buffer at once.
 void PageableSourceConsumed(hipStream_t stream) {
-  Section("async H2D from pageable memory, source overwritten right after the call");
+  Section("async copies with pageable memory: H2D source overwritten at once, D2H done on return");
   const size_t sizes[] = {1000, 64 * 1024 + 1, 8 * kMiB + 5};
   for (size_t n : sizes) {
     const int kCopies = 4;
@@ -335,6 +335,13 @@ void PageableSourceConsumed(hipStream_t stream) {
       std::string what = "async H2D of " + std::to_string(n) + " bytes, copy " + std::to_string(k);
       CHECK_PATTERN(got.data(), n, seed, what.c_str());
     }
+    // The other direction: an async D2H into pageable memory has completed
+    // when the call returns (no synchronization before reading).
+    std::vector<uint8_t> back(n, 0);
+    HIP_OK(hipMemcpyAsync(back.data(), d + n, n, hipMemcpyDeviceToHost, stream));
+    std::string what = "async D2H of " + std::to_string(n) + " bytes into pageable memory, read before any sync";
+    CHECK_PATTERN(back.data(), n, 700 + n + 1, what.c_str());
+    HIP_OK(hipStreamSynchronize(stream));
     HIP_OK(hipFree(d));
   }
 }

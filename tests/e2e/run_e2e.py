@@ -137,9 +137,14 @@ class Program:
                     if m:
                         return m
                 if self.open_streams == 0:
-                    self.proc.wait()
-                    raise Failure("%s ended (%s) before printing %s" % (
-                        self.name, describe_rc(self.proc.returncode), what or repr(pattern)))
+                    try:
+                        self.proc.wait(10)
+                    except subprocess.TimeoutExpired:
+                        pass  # Closed its output but lives on: reported as still running.
+                    failed = [t for s, t in self.lines if s == "err" and t.startswith("E2E_FAIL")]
+                    raise Failure("%s ended (%s) before printing %s%s" % (
+                        self.name, describe_rc(self.proc.returncode), what or repr(pattern),
+                        ": " + failed[0] if failed else ""))
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise Failure("%s printed no %s within %.0f s" % (self.name, what or repr(pattern), timeout))
@@ -213,8 +218,12 @@ class Worker:
         self.log_path = os.path.join(tmp, name + ".log")
         self.argv = [build.worker, "--listen", "127.0.0.1:0", "--port-file", self.port_file, "--device", "sim",
                      "--sim-memory", SIM_MEMORY, "--log-level", "info"]
+        # Should the driver itself be killed (no cleanup), the worker dies with it; its zygote and
+        # sessions follow the worker (their own PR_SET_PDEATHSIG). setpriv execs: the pid stays.
+        setpriv = shutil.which("setpriv")
+        launch = [setpriv, "--pdeathsig", "KILL", "--"] + self.argv if setpriv else self.argv
         self.log_file = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=self.log_file,
+        self.proc = subprocess.Popen(launch, stdin=subprocess.DEVNULL, stdout=self.log_file,
                                      stderr=subprocess.STDOUT, start_new_session=True, env=base_env())
         self.pid = self.proc.pid
         REGISTRY.add(self)
@@ -364,6 +373,11 @@ def client_env(build, server, mode):
     return env
 
 
+def strip_deleted(path):
+    """A file replaced on disk while mapped (the stub rebuilt during a run) shows as "<path> (deleted)"."""
+    return path[:-len(" (deleted)")] if path.endswith(" (deleted)") else path
+
+
 def check_live_maps(program):
     """Reads /proc/<pid>/maps of the (paused) program: no real runtime, one stub file."""
     path = "/proc/%d/maps" % program.pid
@@ -377,7 +391,7 @@ def check_live_maps(program):
         parts = line.split(None, 5)
         if len(parts) < 6 or not parts[5].startswith("/"):
             continue
-        file_path = parts[5]
+        file_path = strip_deleted(parts[5])
         base = os.path.basename(file_path)
         if base.startswith(REAL_RUNTIME_PREFIXES):
             raise Failure("%s: the real HIP runtime is mapped: %s" % (program.name, line))
@@ -503,18 +517,18 @@ class Scenario:
         time.sleep(1.0)  # Well into the copies.
         return program
 
-    def expect_link_lost(self, program, killed_at, limit_s):
+    def expect_link_lost(self, program, killed_at, limit_s, event="the kill"):
         rc = program.wait(limit_s + 20)
         took = program.ended - killed_at
         errors = [line for line in program.text("out") if line.startswith("E2E_HIP_ERROR")]
         if rc != EXIT_LINK_LOST:
-            raise Failure("%s: %s after the kill, expected exit code %d (hipErrorNoDevice, then every call "
-                          "failing fast): %s" % (program.name, describe_rc(rc), EXIT_LINK_LOST,
+            raise Failure("%s: %s after %s, expected exit code %d (hipErrorNoDevice, then every call "
+                          "failing fast): %s" % (program.name, describe_rc(rc), event, EXIT_LINK_LOST,
                                                  errors[0] if errors else "no HIP error reported"))
         if took > limit_s:
-            raise Failure("%s noticed the lost link only %.2f s after the kill (limit %.0f s)"
-                          % (program.name, took, limit_s))
-        log("%s: %s; exited %.2f s after the kill" % (program.name, errors[0] if errors else "?", took))
+            raise Failure("%s noticed the lost link only %.2f s after %s (limit %.0f s)"
+                          % (program.name, took, event, limit_s))
+        log("%s: %s; exited %.2f s after %s" % (program.name, errors[0] if errors else "?", took, event))
         for line in program.text("err"):
             if line.startswith("hipr["):
                 log("%s: the stub said: %s" % (program.name, line))
@@ -549,6 +563,21 @@ class Scenario:
                     client_env(self.build, w.server, "preload"), 60)
         if not w.alive():
             raise Failure("the worker died serving the second client")
+
+    def scenario_worker_frozen(self):
+        """Beyond the kill cases: a worker that stops answering without closing anything (SIGSTOP:
+        no FIN, no RST). The client must give up after its peer timeout (HIPR_PEER_TIMEOUT_MS,
+        default 10 s), never hang."""
+        self.build.check_runtime()
+        w = self.worker()
+        program = self.start_copy_loop(w, "copy_loop")
+        log("SIGSTOP to the worker's process group %d" % w.pid)
+        stopped_at = time.monotonic()
+        w.kill_group(signal.SIGSTOP)
+        try:
+            self.expect_link_lost(program, stopped_at, 15, "the SIGSTOP")
+        finally:
+            w.kill_group(signal.SIGKILL)
 
     # 5. two_clients
 
@@ -684,6 +713,12 @@ def main():
     if not args.scenario:
         parser.error("--scenario is required")
     build = Build(args.build_dir, args.bin_dir)
+
+    def terminated(signum, frame):
+        raise Failure("the driver received %s" % signal.Signals(signum).name)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, terminated)
     watchdog = threading.Timer(SCENARIO_LIMIT_S, watchdog_fire, args=(args.scenario,))
     watchdog.daemon = True
     watchdog.start()
@@ -705,7 +740,10 @@ def main():
     if not ok or args.verbose:
         dump_transcripts()
     if not ok:
-        print("(worker logs and port files kept in %s)" % tmp, flush=True)
+        if os.listdir(tmp):
+            print("(worker logs and port files kept in %s)" % tmp, flush=True)
+        else:
+            os.rmdir(tmp)
         return 1
     shutil.rmtree(tmp, ignore_errors=True)
     log("PASS e2e_%s" % args.scenario)

@@ -146,7 +146,7 @@ class HipDevice final : public Device {
 
   Status Memset(int device, uint64_t stream, const msg::Region& dst, uint32_t value, uint8_t element_size) override {
     HIPR_RETURN_IF_ERROR(CheckRegion(dst));
-    hipStream_t s;
+    hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
     for (uint64_t row = 0; row < dst.height; ++row) {
       void* p = reinterpret_cast<void*>(dst.address + row * dst.pitch);
@@ -164,7 +164,7 @@ class HipDevice final : public Device {
 
   Status CopyToDevice(int device, uint64_t stream, const msg::Region& dst, const BulkIo& fill) override {
     HIPR_RETURN_IF_ERROR(CheckRegion(dst));
-    hipStream_t s;
+    hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
     return ForEachPiece(dst, [&](void* dev, size_t len) -> Status {
       iovec iov{staging_, len};
@@ -176,7 +176,7 @@ class HipDevice final : public Device {
   }
   Status CopyFromDevice(int device, uint64_t stream, const msg::Region& src, const BulkIo& drain) override {
     HIPR_RETURN_IF_ERROR(CheckRegion(src));
-    hipStream_t s;
+    hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
     return ForEachPiece(src, [&](void* dev, size_t len) -> Status {
       HIPR_HIP(hipMemcpyAsync(staging_, dev, len, hipMemcpyDeviceToHost, s));
@@ -188,7 +188,7 @@ class HipDevice final : public Device {
   Status CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) override {
     HIPR_RETURN_IF_ERROR(CheckRegion(dst));
     HIPR_RETURN_IF_ERROR(CheckRegion(src));
-    hipStream_t s;
+    hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
     HIPR_HIP(hipMemcpy2DAsync(reinterpret_cast<void*>(dst.address), dst.pitch, reinterpret_cast<void*>(src.address),
                               src.pitch, dst.width, dst.height, hipMemcpyDeviceToDevice, s));
@@ -198,7 +198,7 @@ class HipDevice final : public Device {
   Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) override {
     HIPR_RETURN_IF_ERROR(Use(device));
     if (stream == 0 || streams_.count(stream) != 0) return InvalidArgument("stream id in use");
-    hipStream_t s;
+    hipStream_t s = nullptr;
     HIPR_HIP(hipStreamCreateWithPriority(&s, flags, priority));
     streams_[stream] = s;
     return Status::Ok();
@@ -212,20 +212,20 @@ class HipDevice final : public Device {
     return Status::Ok();
   }
   Status StreamSynchronize(uint64_t stream) override {
-    hipStream_t s;
+    hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(current_, stream, &s));
     HIPR_HIP(hipStreamSynchronize(s));
     return Status::Ok();
   }
   Status StreamQuery(uint64_t stream) override {
-    hipStream_t s;
+    hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(current_, stream, &s));
     hipError_t e = hipStreamQuery(s);
     if (e == hipErrorNotReady) return Status(StatusCode::kNotReady, "stream busy");
     return FromHip(e, "hipStreamQuery");
   }
   Status StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flags) override {
-    hipStream_t s;
+    hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(current_, stream, &s));
     auto it = events_.find(event);
     if (it == events_.end()) return NoHandle("event", event);
@@ -252,7 +252,7 @@ class HipDevice final : public Device {
   Status EventRecord(uint64_t event, uint64_t stream) override {
     auto it = events_.find(event);
     if (it == events_.end()) return NoHandle("event", event);
-    hipStream_t s;
+    hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(it->second.device, stream, &s));
     HIPR_HIP(hipEventRecord(it->second.event, s));
     return Status::Ok();

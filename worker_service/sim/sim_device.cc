@@ -24,13 +24,20 @@ int64_t NowNs() {
 }
 
 // Row i of a region starts at address + i * pitch and is width bytes long.
-std::vector<iovec> Rows(const msg::Region& r) {
-  std::vector<iovec> rows;
-  if (r.width == 0) return rows;
-  rows.reserve(r.height);
-  for (uint64_t i = 0; i < r.height; ++i)
-    rows.push_back({reinterpret_cast<void*>(r.address + i * r.pitch), r.width});
-  return rows;
+uint8_t* Row(const msg::Region& r, uint64_t i) { return reinterpret_cast<uint8_t*>(r.address + i * r.pitch); }
+
+// Hands `io` the rows of a region in bounded batches, so a region of
+// billions of tiny rows costs no more memory than one of a few.
+Status ForRowBatches(const msg::Region& r, const BulkIo& io) {
+  constexpr uint64_t kBatch = 1024;
+  if (r.width == 0) return Status::Ok();
+  iovec rows[kBatch];
+  for (uint64_t first = 0; first < r.height; first += kBatch) {
+    int n = static_cast<int>(std::min(kBatch, r.height - first));
+    for (int i = 0; i < n; ++i) rows[i] = {Row(r, first + static_cast<uint64_t>(i)), r.width};
+    HIPR_RETURN_IF_ERROR(io(rows, n));
+  }
+  return Status::Ok();
 }
 
 Status NoStream(uint64_t id) {
@@ -131,15 +138,10 @@ void SimDevice::SynchronizeAll(int device) {
 
 Status SimDevice::Malloc(int device, uint64_t size, uint32_t flags, uint64_t* address) {
   HIPR_RETURN_IF_ERROR(CheckDevice(device));
-  if (size == 0) {  // As hipMalloc: success and a null pointer.
-    *address = 0;
-    return Status::Ok();
-  }
   return memory_.Allocate(device, size, address);
 }
 
 Status SimDevice::Free(uint64_t address) {
-  if (address == 0) return Status::Ok();  // As hipFree(nullptr).
   // hipFree synchronizes the device before releasing memory.
   SynchronizeAll(-1);
   int device = 0;
@@ -163,14 +165,14 @@ Status SimDevice::Memset(int device, uint64_t stream, const msg::Region& dst, ui
   HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr));
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
-  s->Submit([rows = Rows(dst), value, element_size] {
-    for (const iovec& row : rows) {
-      auto* p = static_cast<uint8_t*>(row.iov_base);
+  s->Submit([dst, value, element_size] {
+    for (uint64_t i = 0; i < dst.height; ++i) {
+      uint8_t* p = Row(dst, i);
       if (element_size == 1) {
-        std::memset(p, static_cast<int>(value & 0xff), row.iov_len);
+        std::memset(p, static_cast<int>(value & 0xff), dst.width);
         continue;
       }
-      for (size_t off = 0; off < row.iov_len; off += element_size) std::memcpy(p + off, &value, element_size);
+      for (uint64_t off = 0; off < dst.width; off += element_size) std::memcpy(p + off, &value, element_size);
     }
   });
   return Status::Ok();
@@ -181,9 +183,7 @@ Status SimDevice::CopyToDevice(int device, uint64_t stream, const msg::Region& d
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
   s->WaitIdle();  // Earlier work on the stream sees the old bytes.
-  std::vector<iovec> rows = Rows(dst);
-  if (rows.empty()) return Status::Ok();
-  return fill(rows.data(), static_cast<int>(rows.size()));  // Straight into device memory.
+  return ForRowBatches(dst, fill);  // Straight into device memory.
 }
 
 Status SimDevice::CopyFromDevice(int device, uint64_t stream, const msg::Region& src, const BulkIo& drain) {
@@ -191,9 +191,7 @@ Status SimDevice::CopyFromDevice(int device, uint64_t stream, const msg::Region&
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
   s->WaitIdle();
-  std::vector<iovec> rows = Rows(src);
-  if (rows.empty()) return Status::Ok();
-  return drain(rows.data(), static_cast<int>(rows.size()));  // Straight from device memory.
+  return ForRowBatches(src, drain);  // Straight from device memory.
 }
 
 Status SimDevice::CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) {
@@ -202,8 +200,9 @@ Status SimDevice::CopyOnDevice(int device, uint64_t stream, const msg::Region& d
   HIPR_RETURN_IF_ERROR(memory_.Check(src, nullptr));
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
-  s->Submit([d = Rows(dst), r = Rows(src)] {
-    for (size_t i = 0; i < d.size(); ++i) std::memmove(d[i].iov_base, r[i].iov_base, d[i].iov_len);
+  s->Submit([dst, src] {
+    if (dst.width == 0) return;
+    for (uint64_t i = 0; i < dst.height; ++i) std::memmove(Row(dst, i), Row(src, i), dst.width);
   });
   return Status::Ok();
 }

@@ -142,19 +142,6 @@ TEST_F(SimDeviceTest, MemInfoTracksAllocationsPerDevice) {
   EXPECT_EQ(device_->Free(a).code(), StatusCode::kInvalidDevicePointer);  // Twice.
 }
 
-// As native HIP: hipMalloc of 0 bytes succeeds with a null pointer, and
-// hipFree(nullptr) is a no-op.
-TEST_F(SimDeviceTest, ZeroSizedMallocAndNullFree) {
-  uint64_t a = 123;
-  ASSERT_TRUE(device_->Malloc(0, 0, 0, &a).ok());
-  EXPECT_EQ(a, 0u);
-  EXPECT_TRUE(device_->Free(0).ok());
-  uint64_t free_bytes = 0, total = 0;
-  ASSERT_TRUE(device_->MemInfo(0, &free_bytes, &total).ok());
-  EXPECT_EQ(free_bytes, total);
-  EXPECT_EQ(device_->Malloc(2, 0, 0, &a).code(), StatusCode::kInvalidDevice);
-}
-
 TEST_F(SimDeviceTest, MemsetPatternsOnInteriorRanges) {
   const uint64_t size = 64 * 1024;
   uint64_t a = Malloc(size);
