@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <chrono>
 
 #include "protocol/frame_io.h"
@@ -139,6 +142,10 @@ Status Session::Run() {
       spdlog::info("session {}: client said goodbye", id_);
       return Status::Ok();
     }
+    if (worker_stopping_) {
+      spdlog::info("session {}: ended because the worker is shutting down", id_);
+      return Status::Ok();
+    }
     if (st.scope() == StatusScope::kLink) {
       spdlog::info("session {}: client gone: {}", id_, st.message());
       return Status::Ok();
@@ -151,8 +158,23 @@ Status Session::Run() {
 
 void Session::HeartbeatLoop() {
   const auto period = std::chrono::milliseconds(config_.heartbeat_ms);
+  // Wakes often enough to notice the worker's SIGTERM (blocked in every
+  // thread of the session process, so it stays pending until taken here).
+  const auto tick = std::min(period, std::chrono::milliseconds(100));
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  const timespec no_wait{0, 0};
   std::unique_lock lock(hb_mu_);
-  while (!hb_cv_.wait_for(lock, period, [&] { return stopping_; })) {
+  while (!hb_cv_.wait_for(lock, tick, [&] { return stopping_; })) {
+    if (sigtimedwait(&term, nullptr, &no_wait) == SIGTERM) {
+      // Between frames (the send lock is ours), tell the client why, then
+      // wake the replay thread with a closed connection.
+      worker_stopping_ = true;
+      SendFatal(Status(StatusCode::kDeviceLost, "the worker is shutting down"));
+      conn_->Shutdown();
+      return;
+    }
     int64_t now = NowNs();
     int64_t busy = busy_since_ns_.load();
     if (busy == 0 || now - busy < period.count() * 1000000 || now - last_send_ns_.load() < period.count() * 1000000)

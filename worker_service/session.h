@@ -8,6 +8,10 @@
 // has no reply; its first error is kept and returned by the next
 // synchronizing call (as native HIP reports deferred errors). A protocol
 // violation ends the session with a kFatal frame.
+//
+// Worker shutdown: the session process keeps SIGTERM blocked; the heartbeat
+// thread takes it between frames, sends a kFatal "the worker is shutting
+// down" and closes the connection, and the session ends cleanly.
 #pragma once
 
 #include <atomic>
@@ -67,6 +71,7 @@ class Session {
   std::mutex send_mu_;  // Serializes frames from the replay and heartbeat threads.
   std::atomic<int64_t> busy_since_ns_{0};  // 0 while waiting for a request.
   std::atomic<int64_t> last_send_ns_{0};
+  std::atomic<bool> worker_stopping_{false};  // SIGTERM seen: end quietly.
   std::mutex hb_mu_;
   std::condition_variable hb_cv_;
   bool stopping_ = false;  // GUARDED_BY(hb_mu_)

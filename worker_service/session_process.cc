@@ -35,6 +35,12 @@ int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int clien
   std::string name = "hipr-s" + std::to_string(session_id);
   prctl(PR_SET_NAME, name.c_str());
   signal(SIGPIPE, SIG_IGN);
+  // Before any thread exists (devices start stream threads): SIGTERM stays
+  // pending until the session takes it between frames (see session.h).
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &term, nullptr);
   spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] [session " + std::to_string(session_id) + " pid %P] %v");
   auto conn = std::make_unique<tcp::TcpConnection>(client_fd);
   std::unique_ptr<Device> device;

@@ -817,9 +817,12 @@ TEST(WorkerTest, SigtermEndsEverySessionAndTheWorkerExitsZero) {
   ASSERT_NE(ws, -1) << "the worker did not exit within 5 s";
   EXPECT_TRUE(WIFEXITED(ws)) << ws;
   EXPECT_EQ(WEXITSTATUS(ws), 0);
+  // Both clients, the busy one included, are told why before the close.
   for (RawClient* c : {a.get(), b.get()}) {
     SessionEnd end = AwaitSessionEnd(*c);
     EXPECT_TRUE(end.ended) << end.detail;
+    EXPECT_TRUE(end.fatal) << end.detail;
+    EXPECT_NE(end.message.find("shutting down"), std::string::npos) << end.message;
   }
   for (pid_t p : sessions) EXPECT_TRUE(WaitUntil([&] { return !ProcessExists(p); })) << "session " << p;
 }

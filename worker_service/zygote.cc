@@ -105,8 +105,13 @@ void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status) {
   int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
   std::map<pid_t, Child> children;
   bool shutting_down = false;
+  // Sessions get SIGTERM and a grace period to end between frames; what is
+  // left after it gets SIGKILL.
+  std::chrono::steady_clock::time_point kill_at{};
   auto terminate_all = [&] {
+    if (shutting_down) return;
     shutting_down = true;
+    kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     for (auto& [pid, child] : children) kill(pid, SIGTERM);
   };
   // Client sockets of dead sessions, told why and half-closed, drained for
@@ -131,6 +136,14 @@ void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status) {
       int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(it->second - now).count()) + 1;
       timeout_ms = timeout_ms < 0 ? left : std::min(timeout_ms, left);
       ++it;
+    }
+    if (shutting_down) {
+      if (now >= kill_at) {
+        for (auto& [pid, child] : children) kill(pid, SIGKILL);
+        kill_at = now + std::chrono::hours(1);
+      }
+      int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(kill_at - now).count()) + 1;
+      timeout_ms = timeout_ms < 0 ? left : std::min(timeout_ms, left);
     }
     if (poll(pfds.data(), pfds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
