@@ -179,12 +179,12 @@ HIPR_EXPORT hipError_t hipHostGetDevicePointer(void** dev_ptr, void* host_ptr, u
     PinnedAllocation a;
     if (!Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(host_ptr), 0, &a))
       return hipErrorInvalidValue;
-    // Unified addressing: the device address of pinned host memory is its
-    // host address. A remote device cannot reach this process's memory yet.
-    HIPR_LOG_ONCE(kWarn, "hipHostGetDevicePointer: kernels on the remote device cannot access "
-                         "this process's pinned memory yet");
-    *dev_ptr = host_ptr;
-    return hipSuccess;
+    // Natively the device address of mapped pinned memory is its host
+    // address; a remote device cannot reach this process's memory, so there
+    // is no device pointer to give (shm-placed pinned memory will change that).
+    HIPR_LOG_ONCE(kWarn, "hipHostGetDevicePointer: the remote device cannot access this process's "
+                         "pinned memory; returning hipErrorNotSupported");
+    return hipErrorNotSupported;
   });
 }
 

@@ -70,6 +70,15 @@ void BadFrees() {
   // hipHostFree of an address HIP never saw.
   HIP_EXPECT(hipHostFree(host.data() + 8), hipErrorInvalidValue);
   (void)hipGetLastError();
+  // The remote device cannot reach this process's pinned memory: no device
+  // pointer for it (rather than a host address that only looks like one).
+  void* pinned = nullptr;
+  HIP_EXPECT(hipHostMalloc(&pinned, 4096, hipHostMallocMapped), hipSuccess);
+  void* mapped = nullptr;
+  HIP_EXPECT(hipHostGetDevicePointer(&mapped, pinned, 0), hipErrorNotSupported);
+  CHECK(mapped == nullptr, "hipHostGetDevicePointer wrote an output on failure");
+  HIP_EXPECT(hipHostFree(pinned), hipSuccess);
+  (void)hipGetLastError();
   CheckSessionUsable("hipHostFree misuse");
 }
 
