@@ -48,6 +48,10 @@ void PackOne(Packer& pk, const T& v) {
   } else if constexpr (std::is_same_v<T, std::string>) {
     pk.pack_str(static_cast<uint32_t>(v.size()));
     pk.pack_str_body(v.data(), static_cast<uint32_t>(v.size()));
+  } else if constexpr (std::is_same_v<T, std::vector<uint8_t>>) {
+    // Raw bytes travel as msgpack bin, not as an array of integers.
+    pk.pack_bin(static_cast<uint32_t>(v.size()));
+    pk.pack_bin_body(reinterpret_cast<const char*>(v.data()), static_cast<uint32_t>(v.size()));
   } else if constexpr (Message<T>) {
     Pack(pk, v);
   } else {
@@ -128,6 +132,10 @@ Status UnpackOne(const msgpack::object& o, T* out) {
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (o.type != object_type::STR) return ProtocolError("expected a string");
     out->assign(o.via.str.ptr, o.via.str.size);
+  } else if constexpr (std::is_same_v<T, std::vector<uint8_t>>) {
+    if (o.type != object_type::BIN) return ProtocolError("expected binary data");
+    const auto* p = reinterpret_cast<const uint8_t*>(o.via.bin.ptr);
+    out->assign(p, p + o.via.bin.size);
   } else if constexpr (Message<T>) {
     return Unpack(o, out);
   } else if constexpr (requires { std::tuple_size<T>::value; }) {

@@ -8,6 +8,7 @@
 // device ordinal.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -251,6 +252,82 @@ struct EventElapsedReply {
   int32_t error = 0;
   float milliseconds = 0;
   HIPR_FIELDS(error, milliseconds)
+};
+
+// ---- Modules and kernels ---------------------------------------------------
+
+// Code objects are named by the SHA-256 of their bytes (the ELF of one ISA,
+// not the bundle). Loading is lazy: the client sends this at the first use
+// of a module. First without the bytes (code_bytes = 0); the worker loads
+// the module from its code-object cache, or replies need_code, and the
+// client sends the request again followed by the bytes as bulk.
+enum class Compression : uint32_t { kNone = 0, kLz4Block = 1 };
+
+struct ModuleLoadRequest {
+  int32_t device = 0;
+  uint64_t module = 0;          // Client-chosen id, unique in the session.
+  std::vector<uint8_t> sha256;  // 32 bytes.
+  uint64_t code_bytes = 0;      // Size of the code object; 0: no bulk follows.
+  Compression compression = Compression::kNone;
+  uint64_t bulk_bytes = 0;      // Bytes of bulk that follow (compressed size).
+  std::string name;             // Where the module came from, for logs.
+  HIPR_FIELDS(device, module, sha256, code_bytes, compression, bulk_bytes, name)
+};
+
+// A __device__/__constant__ variable of a loaded module, at its device address.
+struct ModuleGlobal {
+  std::string name;
+  uint64_t address = 0;
+  uint64_t size = 0;
+  HIPR_FIELDS(name, address, size)
+};
+
+struct ModuleLoadReply {
+  int32_t error = 0;
+  bool need_code = false;  // The worker lacks the code object: send it.
+  std::string message;     // Why the load failed, or what the device cannot run.
+  std::vector<ModuleGlobal> globals;
+  // Kernels of the module this device cannot launch (a sim without a twin);
+  // the client fails their launches itself and logs `message`.
+  std::vector<std::string> unavailable_kernels;
+  HIPR_FIELDS(error, need_code, message, globals, unavailable_kernels)
+};
+
+struct ModuleUnloadRequest {  // Fire-and-forget.
+  uint64_t module = 0;
+  HIPR_FIELDS(module)
+};
+
+enum LaunchFlags : uint32_t { kLaunchCooperative = 1u << 0 };
+
+// Launches one kernel (fire-and-forget). `kernarg` holds exactly the
+// explicit argument bytes at the offsets of the code object's metadata; the
+// device's runtime adds the hidden ones. A function id is named by the
+// client: the first launch of an id carries the kernel's name, later ones
+// may leave it empty.
+struct LaunchRequest {
+  int32_t device = 0;
+  uint64_t stream = 0;
+  uint64_t module = 0;
+  uint64_t function = 0;
+  std::string kernel;  // Mangled name; required on the first launch of `function`.
+  std::array<uint32_t, 3> grid{};   // In blocks.
+  std::array<uint32_t, 3> block{};  // Threads per block.
+  uint32_t shared_bytes = 0;        // Dynamic shared memory.
+  uint32_t flags = 0;               // LaunchFlags.
+  std::vector<uint8_t> kernarg;
+  uint64_t start_event = 0;  // hipExtModuleLaunchKernel's events; 0: none.
+  uint64_t stop_event = 0;
+  HIPR_FIELDS(device, stream, module, function, kernel, grid, block, shared_bytes, flags, kernarg,
+              start_event, stop_event)
+};
+
+// kOutput: text that device code wrote (printf). Sent before the reply of
+// the synchronizing call that made it visible; the client writes it to its
+// stdout.
+struct Output {
+  std::string text;
+  HIPR_FIELDS(text)
 };
 
 }  // namespace hipr::msg

@@ -46,6 +46,11 @@ enum class Op : uint16_t {
   kCopyToDevice = 0x0201,    // Bulk: width*height bytes, packed.
   kCopyFromDevice = 0x0202,  // Reply bulk: width*height bytes, packed.
   kCopyOnDevice = 0x0203,
+  // Modules and kernels 0x03xx. Modules and functions are named by the
+  // client (ids it chooses), like streams and events.
+  kModuleLoad = 0x0301,    // Bulk (when code_bytes > 0): the code object, maybe lz4.
+  kModuleUnload = 0x0302,  // Fire-and-forget.
+  kLaunchKernel = 0x0311,  // Fire-and-forget.
   // Streams and events 0x04xx. Handles are ids chosen by the client.
   kStreamCreate = 0x0401,
   kStreamDestroy = 0x0402,
@@ -64,6 +69,7 @@ enum class Op : uint16_t {
   kHeartbeat = 0x0F03,  // No body, no reply; proves the sender is alive.
   kData = 0x0F04,       // A chunk of bulk bytes; payload is raw.
   kFatal = 0x0F05,      // Worker -> client: the session ends; body says why.
+  kOutput = 0x0F06,     // Worker -> client, unsolicited: text device code printed.
 };
 
 inline constexpr uint16_t ReplyOp(Op op) { return static_cast<uint16_t>(op) | kReplyBit; }
@@ -75,6 +81,10 @@ inline constexpr uint32_t kMaxChunkBytes = 16u << 20;       // one kData frame.
 inline constexpr uint32_t kDefaultChunkBytes = 4u << 20;
 inline constexpr uint32_t kMinChunkBytes = 4u << 10;
 inline constexpr uint32_t kMaxPayloadBytes = kMaxChunkBytes;
+// The largest code object (and its compressed form) a session accepts.
+inline constexpr uint64_t kMaxModuleBytes = uint64_t{1} << 30;
+// The largest kOutput text; longer output is split over several frames.
+inline constexpr uint32_t kMaxOutputBytes = 60u << 10;
 static_assert(kMaxBodyBytes <= kMaxPayloadBytes);
 // msgpack structure limits (Cap'n Proto ReaderOptions in spirit): a body of
 // 1 MiB could otherwise declare billions of nested empty arrays.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hipr::worker {
 
@@ -20,6 +21,10 @@ struct WorkerConfig {
   std::string sim_model = "mi250x";
   uint64_t sim_memory_bytes = 0;  // Per device; 0 = default (RAM/4, at most 16 GiB).
   int sim_devices = 1;
+  std::vector<std::string> sim_kernels;  // Directories of kernel twins.
+  // Code-object cache shared by sessions; empty: memory only.
+  std::string code_cache_dir = "/var/cache/hipr-worker";
+  uint64_t code_cache_bytes = uint64_t{1} << 30;
   // hip device.
   std::string hip_module;  // Path of libhipr_device_hip.so; empty = next to the binary.
 };

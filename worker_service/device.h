@@ -10,11 +10,15 @@
 
 #include <sys/uio.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "protocol/code_object/code_object.h"
 #include "protocol/messages.h"
 #include "protocol/status.h"
 
@@ -24,6 +28,40 @@ namespace hipr::worker {
 // buffers the device chooses (its memory, or staging). Each call moves
 // exactly the bytes `iov` describes.
 using BulkIo = std::function<Status(const iovec* iov, int count)>;
+
+// Receives text that device code printed. May be called from any thread.
+using OutputSink = std::function<void(std::string_view text)>;
+
+// A code object to load, already verified: `code` hashes to `sha256` and
+// `info` is its parsed metadata.
+struct ModuleImage {
+  co::Sha256Digest sha256{};
+  std::vector<uint8_t> code;
+  co::CodeObjectInfo info;
+  std::string name;  // Where the client found it, for messages.
+};
+
+// What a loaded module offers.
+struct ModuleLoadResult {
+  std::vector<msg::ModuleGlobal> globals;
+  // Kernels this device cannot launch, and why (`message`).
+  std::vector<std::string> unavailable_kernels;
+  std::string message;
+};
+
+struct KernelLaunch {
+  int device = 0;
+  uint64_t stream = 0;
+  uint64_t module = 0;
+  std::string kernel;  // Mangled name, as in the metadata.
+  std::array<uint32_t, 3> grid{};
+  std::array<uint32_t, 3> block{};
+  uint32_t shared_bytes = 0;
+  uint32_t flags = 0;  // msg::LaunchFlags.
+  std::vector<uint8_t> kernarg;  // Explicit arguments only.
+  uint64_t start_event = 0;
+  uint64_t stop_event = 0;
+};
 
 class Device {
  public:
@@ -72,6 +110,16 @@ class Device {
   virtual Status EventSynchronize(uint64_t event) = 0;
   virtual Status EventQuery(uint64_t event) = 0;  // Ok or kNotReady.
   virtual Status EventElapsedTime(uint64_t start, uint64_t stop, float* milliseconds) = 0;
+
+  // Loads a module under the client's id `module` (unique in the session).
+  virtual Status LoadModule(int device, uint64_t module, std::shared_ptr<const ModuleImage> image,
+                            ModuleLoadResult* out) = 0;
+  virtual Status UnloadModule(uint64_t module) = 0;
+  // Validates the launch and queues it on its stream; errors of the kernel
+  // itself surface at the next synchronizing call.
+  virtual Status LaunchKernel(KernelLaunch launch) = 0;
+  // Where printf output of device code goes; set once before any launch.
+  virtual void SetOutputSink(OutputSink sink) = 0;
 
   virtual Status DeviceSynchronize(int device) = 0;
   virtual Status DeviceReset(int device) = 0;

@@ -63,6 +63,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--sim-memory", sim_memory, "sim device memory per device, e.g. 4G (default: RAM/4, at most 16G)");
   app.add_option("--sim-devices", config.sim_devices, "number of sim devices")->check(CLI::Range(1, 16))->capture_default_str();
+  app.add_option("--sim-kernels", config.sim_kernels,
+                 "directory of kernel twins the sim device runs kernels with (repeatable)")
+      ->check(CLI::ExistingDirectory);
+  std::string code_cache_bytes;
+  app.add_option("--code-cache", config.code_cache_dir,
+                 "directory of the code-object cache shared by sessions; '' keeps code objects in memory only")
+      ->capture_default_str();
+  app.add_option("--code-cache-bytes", code_cache_bytes, "bound on the code-object cache directory, e.g. 1G");
   app.add_option("--hip-module", config.hip_module, "path of libhipr_device_hip.so (default: next to the binary)");
   app.add_option("--hello-timeout-ms", config.hello_timeout_ms, "end a connection that sends no hello in time")
       ->check(CLI::Range(100, 600000))
@@ -72,6 +80,12 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (!sim_memory.empty() && !ParseBytes(sim_memory, &config.sim_memory_bytes)) {
     std::fprintf(stderr, "hipr-worker: --sim-memory: '%s' is not a size like 512M or 4G\n", sim_memory.c_str());
+    return 2;
+  }
+
+  if (!code_cache_bytes.empty() && !ParseBytes(code_cache_bytes, &config.code_cache_bytes)) {
+    std::fprintf(stderr, "hipr-worker: --code-cache-bytes: '%s' is not a size like 512M or 4G\n",
+                 code_cache_bytes.c_str());
     return 2;
   }
 

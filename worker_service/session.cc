@@ -31,7 +31,16 @@ std::string OpName(uint16_t op) {
 
 Session::Session(uint64_t id, std::unique_ptr<Connection> conn, std::unique_ptr<Device> device,
                  const WorkerConfig& config)
-    : id_(id), conn_(std::move(conn)), device_(std::move(device)), config_(config) {}
+    : id_(id),
+      conn_(std::move(conn)),
+      device_(std::move(device)),
+      config_(config),
+      code_cache_(config.code_cache_dir, config.code_cache_bytes) {
+  device_->SetOutputSink([this](std::string_view text) {
+    std::lock_guard lock(output_mu_);
+    output_.append(text);
+  });
+}
 
 Session::~Session() {
   {
@@ -42,16 +51,9 @@ Session::~Session() {
   if (heartbeat_.joinable()) heartbeat_.join();
 }
 
-template <class T>
-Status Session::Decode(T* msg) {
-  return codec::DecodeBody(body_.data(), body_.size(), msg);
-}
-
-template <class T>
-Status Session::Reply(const wire::FrameHeader& request, const T& msg) {
-  writer_.Encode(msg);
-  std::lock_guard lock(send_mu_);
+Status Session::SendReplyLocked(const wire::FrameHeader& request) {
   last_send_ns_ = NowNs();
+  HIPR_RETURN_IF_ERROR(FlushOutputLocked());
   return SendFrame(*conn_, static_cast<uint16_t>(request.op | wire::kReplyBit), request.request_id, writer_);
 }
 
@@ -59,6 +61,21 @@ Status Session::ReplySync(const wire::FrameHeader& request, const Status& own) {
   Status st = own;
   if (st.ok() && !deferred_.ok()) st = std::exchange(deferred_, Status::Ok());
   return Reply(request, msg::CallReply{ToHipError(st)});
+}
+
+Status Session::FlushOutputLocked() {
+  std::string text;
+  {
+    std::lock_guard lock(output_mu_);
+    if (output_.empty()) return Status::Ok();
+    text.swap(output_);
+  }
+  codec::BodyWriter w;
+  for (size_t at = 0; at < text.size(); at += wire::kMaxOutputBytes) {
+    w.Encode(msg::Output{text.substr(at, wire::kMaxOutputBytes)});
+    HIPR_RETURN_IF_ERROR(SendFrame(*conn_, static_cast<uint16_t>(Op::kOutput), 0, w));
+  }
+  return Status::Ok();
 }
 
 void Session::Defer(const wire::FrameHeader& request, const Status& st) {
@@ -190,6 +207,7 @@ void Session::HeartbeatLoop() {
 Status Session::Dispatch(const wire::FrameHeader& h) {
   const auto op = static_cast<Op>(h.op);
   if (op == Op::kCopyToDevice) return HandleCopyToDevice(h);
+  if (op == Op::kModuleLoad) return HandleModuleLoad(h);
   if (op == Op::kHeartbeat || op == Op::kData) {
     if (op == Op::kData) return ProtocolError("data frame outside a transfer");
     return SkipPayload(*conn_, h.payload_length);
@@ -251,6 +269,15 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
       if (st.ok()) st = device_->StreamSynchronize(m.stream);
       return ReplySync(h, st);
     }
+    case Op::kModuleUnload: {
+      msg::ModuleUnloadRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      std::erase_if(functions_, [&](const auto& f) { return f.second.module == m.module; });
+      Defer(h, device_->UnloadModule(m.module));
+      return Status::Ok();
+    }
+    case Op::kLaunchKernel:
+      return HandleLaunch(h);
     case Op::kStreamCreate: {
       msg::StreamCreateRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
@@ -360,7 +387,9 @@ Status Session::HandleCopyFromDevice(const wire::FrameHeader& h) {
       send_lock.lock();
       replied = true;
       last_send_ns_ = NowNs();
-      link = SendFrame(*conn_, static_cast<uint16_t>(h.op | wire::kReplyBit), h.request_id, writer_);
+      link = FlushOutputLocked();
+      if (link.ok())
+        link = SendFrame(*conn_, static_cast<uint16_t>(h.op | wire::kReplyBit), h.request_id, writer_);
       if (!link.ok()) return link;
     }
     last_send_ns_ = NowNs();

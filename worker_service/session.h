@@ -19,12 +19,15 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "protocol/codec.h"
 #include "protocol/messages.h"
 #include "protocol/transport.h"
+#include "worker_service/code_cache.h"
 #include "worker_service/config.h"
 #include "worker_service/device.h"
 
@@ -45,6 +48,15 @@ class Session {
   Status Dispatch(const wire::FrameHeader& header);
   Status HandleCopyToDevice(const wire::FrameHeader& header);
   Status HandleCopyFromDevice(const wire::FrameHeader& header);
+  Status HandleModuleLoad(const wire::FrameHeader& header);
+  // Reads the module's bulk (maybe lz4) and checks it against its name.
+  Status ReceiveModule(const wire::FrameHeader& header, const msg::ModuleLoadRequest& m,
+                       std::vector<uint8_t>* code, Status* call_error);
+  Status HandleLaunch(const wire::FrameHeader& header);
+  // REQUIRES: send_mu_ held. Sends output, then writer_'s body as the reply.
+  Status SendReplyLocked(const wire::FrameHeader& request);
+  // REQUIRES: send_mu_ held. Sends device output gathered so far.
+  Status FlushOutputLocked();
 
   template <class T>
   Status Decode(T* msg);
@@ -68,6 +80,18 @@ class Session {
   bool goodbye_ = false;
   Status deferred_;             // First error of fire-and-forget work not yet reported.
 
+  CodeCache code_cache_;
+  // Code objects this session has seen, by SHA-256 (the in-memory cache).
+  std::unordered_map<std::string, std::shared_ptr<const ModuleImage>> images_;
+  struct Function {
+    uint64_t module = 0;
+    std::string kernel;
+  };
+  std::unordered_map<uint64_t, Function> functions_;  // Client-named function ids.
+
+  std::mutex output_mu_;
+  std::string output_;  // GUARDED_BY(output_mu_): printed by device code, not yet sent.
+
   std::mutex send_mu_;  // Serializes frames from the replay and heartbeat threads.
   std::atomic<int64_t> busy_since_ns_{0};  // 0 while waiting for a request.
   std::atomic<int64_t> last_send_ns_{0};
@@ -77,5 +101,17 @@ class Session {
   bool stopping_ = false;  // GUARDED_BY(hb_mu_)
   std::thread heartbeat_;
 };
+
+template <class T>
+Status Session::Decode(T* msg) {
+  return codec::DecodeBody(body_.data(), body_.size(), msg);
+}
+
+template <class T>
+Status Session::Reply(const wire::FrameHeader& request, const T& msg) {
+  writer_.Encode(msg);
+  std::lock_guard lock(send_mu_);
+  return SendReplyLocked(request);
+}
 
 }  // namespace hipr::worker

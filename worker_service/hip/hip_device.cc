@@ -8,6 +8,7 @@
 // pool is a later revision. No GPU exists on the team's machines: this file
 // is built and its no-GPU path (probe) tested here; the rest runs only on an
 // MI-series node.
+#include <hip/hip_ext.h>
 #include <hip/hip_runtime_api.h>
 
 #include <cstdio>
@@ -16,9 +17,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "worker_service/device.h"
 #include "worker_service/hip/hip_module.h"
+#include "worker_service/launch_checks.h"
 
 namespace hipr::worker {
 namespace {
@@ -91,6 +94,7 @@ class HipDevice final : public Device {
     return Status::Ok();
   }
   ~HipDevice() override {
+    for (auto& [id, m] : modules_) (void)hipModuleUnload(m.module);
     for (auto& [id, s] : streams_) (void)hipStreamDestroy(s);
     for (auto& [id, e] : events_) (void)hipEventDestroy(e.event);
     for (auto& [addr, a] : allocations_) (void)hipFree(reinterpret_cast<void*>(addr));
@@ -278,6 +282,72 @@ class HipDevice final : public Device {
     return Status::Ok();
   }
 
+  // The runtime loads the code object and resolves its globals; launches go
+  // through hipExtModuleLaunchKernel with the packed buffer (`extra`), so the
+  // runtime appends the hidden arguments itself.
+  Status LoadModule(int device, uint64_t module, std::shared_ptr<const ModuleImage> image,
+                    ModuleLoadResult* out) override {
+    HIPR_RETURN_IF_ERROR(Use(device));
+    if (modules_.count(module) != 0) return InvalidArgument("module id in use");
+    hipModule_t m = nullptr;
+    HIPR_HIP(hipModuleLoadData(&m, image->code.data()));
+    for (const co::GlobalVariable& v : image->info.variables) {
+      hipDeviceptr_t ptr = nullptr;
+      size_t size = 0;
+      if (hipModuleGetGlobal(&ptr, &size, m, v.name.c_str()) == hipSuccess)
+        out->globals.push_back(msg::ModuleGlobal{v.name, reinterpret_cast<uint64_t>(ptr), size});
+    }
+    modules_[module] = ModuleEntry{m, device, std::move(image), {}};
+    return Status::Ok();
+  }
+  Status UnloadModule(uint64_t module) override {
+    auto it = modules_.find(module);
+    if (it == modules_.end()) return NoHandle("module", module);
+    hipModule_t m = it->second.module;
+    modules_.erase(it);
+    HIPR_HIP(hipModuleUnload(m));
+    return Status::Ok();
+  }
+  Status LaunchKernel(KernelLaunch l) override {
+    auto it = modules_.find(l.module);
+    if (it == modules_.end()) return NoHandle("module", l.module);
+    ModuleEntry& mod = it->second;
+    if ((l.flags & msg::kLaunchCooperative) != 0)
+      return Status(StatusCode::kNotSupported, "cooperative launches of module kernels need HIP >= 6",
+                    hipErrorNotSupported);
+    HIPR_RETURN_IF_ERROR(Use(mod.device));
+    HIPR_RETURN_IF_ERROR(CheckLaunchShape(l, infos_[mod.device]));
+    auto fn = mod.functions.find(l.kernel);
+    if (fn == mod.functions.end()) {
+      hipFunction_t f = nullptr;
+      HIPR_HIP(hipModuleGetFunction(&f, mod.module, l.kernel.c_str()));
+      fn = mod.functions.emplace(l.kernel, f).first;
+    }
+    hipStream_t s = nullptr;
+    HIPR_RETURN_IF_ERROR(StreamOf(mod.device, l.stream, &s));
+    hipEvent_t events[2] = {nullptr, nullptr};
+    const uint64_t ids[2] = {l.start_event, l.stop_event};
+    for (int i = 0; i < 2; ++i) {
+      if (ids[i] == 0) continue;
+      auto e = events_.find(ids[i]);
+      if (e == events_.end()) return NoHandle("event", ids[i]);
+      events[i] = e->second.event;
+    }
+    size_t size = l.kernarg.size();
+    void* extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, l.kernarg.data(), HIP_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                     HIP_LAUNCH_PARAM_END};
+    // hipExtModuleLaunchKernel takes global sizes in work-items. The runtime
+    // copies the argument buffer before returning.
+    HIPR_HIP(hipExtModuleLaunchKernel(fn->second, l.grid[0] * l.block[0], l.grid[1] * l.block[1],
+                                      l.grid[2] * l.block[2], l.block[0], l.block[1], l.block[2],
+                                      l.shared_bytes, s, nullptr, size == 0 ? nullptr : extra, events[0],
+                                      events[1], 0));
+    return Status::Ok();
+  }
+  // Device printf on a real GPU is printed by the runtime in the session
+  // process; it goes to the worker's own output (documented limitation).
+  void SetOutputSink(OutputSink) override {}
+
   Status DeviceSynchronize(int device) override {
     HIPR_RETURN_IF_ERROR(Use(device));
     HIPR_HIP(hipDeviceSynchronize());
@@ -305,6 +375,12 @@ class HipDevice final : public Device {
   struct EventEntry {
     hipEvent_t event;
     int device;
+  };
+  struct ModuleEntry {
+    hipModule_t module;
+    int device;
+    std::shared_ptr<const ModuleImage> image;  // The runtime may keep pointers into it.
+    std::unordered_map<std::string, hipFunction_t> functions;
   };
 
   static Status NoHandle(const char* what, uint64_t id) {
@@ -350,6 +426,7 @@ class HipDevice final : public Device {
   std::map<uint64_t, Allocation> allocations_;
   std::map<uint64_t, hipStream_t> streams_;
   std::map<uint64_t, EventEntry> events_;
+  std::map<uint64_t, ModuleEntry> modules_;
 };
 
 // What a node without a usable AMD GPU lacks, in the order to check it.

@@ -82,12 +82,12 @@ Status SimDevice::Create(const SimOptions& options, std::unique_ptr<SimDevice>* 
   std::vector<msg::DeviceInfo> infos(static_cast<size_t>(options.device_count));
   for (int i = 0; i < options.device_count; ++i)
     HIPR_RETURN_IF_ERROR(ModelInfo(options.model, options.memory_bytes, i, &infos[static_cast<size_t>(i)]));
-  out->reset(new SimDevice(std::move(infos), options.memory_bytes));
+  out->reset(new SimDevice(std::move(infos), options.memory_bytes, options.kernel_dirs));
   return Status::Ok();
 }
 
-SimDevice::SimDevice(std::vector<msg::DeviceInfo> infos, uint64_t budget)
-    : infos_(std::move(infos)), memory_(static_cast<int>(infos_.size()), budget) {
+SimDevice::SimDevice(std::vector<msg::DeviceInfo> infos, uint64_t budget, std::vector<std::string> kernel_dirs)
+    : infos_(std::move(infos)), memory_(static_cast<int>(infos_.size()), budget), twins_(std::move(kernel_dirs)) {
   for (size_t i = 0; i < infos_.size(); ++i)
     null_streams_.push_back(std::make_unique<SimStream>(static_cast<int>(i), 0, 0));
 }
@@ -95,6 +95,7 @@ SimDevice::SimDevice(std::vector<msg::DeviceInfo> infos, uint64_t budget)
 SimDevice::~SimDevice() {
   streams_.clear();  // Drains and joins.
   null_streams_.clear();
+  modules_.clear();
 }
 
 // The sim reports the HIP 5.2 runtime it stands in for.
@@ -228,12 +229,12 @@ Status SimDevice::StreamSynchronize(uint64_t stream) {
     for (auto& s : null_streams_) s->WaitIdle();
     for (auto& [id, s] : streams_)
       if (!s->non_blocking()) s->WaitIdle();
-    return Status::Ok();
+    return TakeFault();
   }
   auto it = streams_.find(stream);
   if (it == streams_.end()) return NoStream(stream);
   it->second->WaitIdle();
-  return Status::Ok();
+  return TakeFault();
 }
 
 Status SimDevice::StreamQuery(uint64_t stream) {
@@ -316,7 +317,7 @@ Status SimDevice::EventSynchronize(uint64_t event) {
     generation = ev->recorded;
   }
   ev->WaitFor(generation);
-  return Status::Ok();
+  return TakeFault();
 }
 
 Status SimDevice::EventQuery(uint64_t event) {
@@ -358,7 +359,7 @@ Status SimDevice::EventElapsedTime(uint64_t start, uint64_t stop, float* millise
 Status SimDevice::DeviceSynchronize(int device) {
   HIPR_RETURN_IF_ERROR(CheckDevice(device));
   SynchronizeAll(device);
-  return Status::Ok();
+  return TakeFault();
 }
 
 Status SimDevice::DeviceReset(int device) {
@@ -368,6 +369,8 @@ Status SimDevice::DeviceReset(int device) {
     it = it->second->device() == device ? streams_.erase(it) : std::next(it);
   for (auto it = events_.begin(); it != events_.end();)
     it = it->second->device == device ? events_.erase(it) : std::next(it);
+  for (auto it = modules_.begin(); it != modules_.end();)
+    it = it->second.device == device ? modules_.erase(it) : std::next(it);
   memory_.ReleaseAll(device);
   return Status::Ok();
 }

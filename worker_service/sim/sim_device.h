@@ -1,17 +1,22 @@
 // SimDevice: a Device for machines without a GPU. Device memory lives in the
 // session process at the agreed window addresses (SimMemory); streams are
 // in-order queues on their own threads (SimStream); events carry host
-// timestamps taken when the stream reaches them. Kernel execution arrives
-// with kernel twins in a later revision.
+// timestamps taken when the stream reaches them. Kernels run through
+// host-compiled twins of their source (twin/), found by the SHA-256 of the
+// code object the client shipped.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "worker_service/device.h"
 #include "worker_service/sim/sim_memory.h"
 #include "worker_service/sim/sim_stream.h"
+#include "worker_service/sim/twin/twin_catalog.h"
+#include "worker_service/sim/twin/kernel_runner.h"
 
 namespace hipr::worker::sim {
 
@@ -19,6 +24,7 @@ struct SimOptions {
   std::string model = "mi250x";
   uint64_t memory_bytes = 0;  // Per device; must be > 0.
   int device_count = 1;
+  std::vector<std::string> kernel_dirs;  // Where kernel twins are found.
 };
 
 // Budget used when --sim-memory is not given: a quarter of host RAM, at most
@@ -60,12 +66,30 @@ class SimDevice final : public Device {
   Status EventQuery(uint64_t event) override;
   Status EventElapsedTime(uint64_t start, uint64_t stop, float* milliseconds) override;
 
+  Status LoadModule(int device, uint64_t module, std::shared_ptr<const ModuleImage> image,
+                    ModuleLoadResult* out) override;
+  Status UnloadModule(uint64_t module) override;
+  Status LaunchKernel(KernelLaunch launch) override;
+  void SetOutputSink(OutputSink sink) override;
+
   Status DeviceSynchronize(int device) override;
   Status DeviceReset(int device) override;
 
  private:
   struct Event;
-  SimDevice(std::vector<msg::DeviceInfo> infos, uint64_t budget);
+  struct Module {
+    int device = 0;
+    std::shared_ptr<const ModuleImage> image;
+    std::shared_ptr<TwinModule> twin;  // Null when none could be used.
+    std::string twin_problem;          // Why there is no twin.
+    std::vector<uint64_t> variables;   // Device memory of its variables.
+  };
+  SimDevice(std::vector<msg::DeviceInfo> infos, uint64_t budget, std::vector<std::string> kernel_dirs);
+  // Errors of queued work (a failed kernel), reported by the next
+  // synchronizing call, first one wins.
+  void RecordFault(const Status& st);
+  Status TakeFault();
+  void ReleaseQuietly(uint64_t address);
   Status CheckDevice(int device) const;
   // Resolves a stream id for work submitted by a thread whose current device
   // is `device`, applying the legacy null stream's implicit synchronization.
@@ -78,6 +102,12 @@ class SimDevice final : public Device {
   std::vector<std::unique_ptr<SimStream>> null_streams_;  // One per device.
   std::map<uint64_t, std::unique_ptr<SimStream>> streams_;
   std::map<uint64_t, std::shared_ptr<Event>> events_;
+  std::map<uint64_t, Module> modules_;
+  TwinCatalog twins_;
+  KernelRunner runner_;
+  OutputSink sink_;  // Set before any launch; called from stream threads.
+  std::mutex fault_mu_;
+  Status fault_;  // GUARDED_BY(fault_mu_)
 };
 
 }  // namespace hipr::worker::sim

@@ -1,0 +1,54 @@
+// CodeCache: the worker's store of code objects, named by the SHA-256 of
+// their bytes, shared by every session of the worker and kept across
+// restarts in a directory (--code-cache DIR, bounded by --code-cache-bytes).
+//
+// Trust: an entry is only ever written from bytes whose hash the session
+// itself computed and compared with the name, and every read re-hashes the
+// file, so neither a client nor a damaged disk can make one name stand for
+// other bytes (a corrupt file is deleted and reported as a miss).
+//
+// Concurrency: many session processes use one directory at once. Files are
+// written to a temporary name and renamed into place, so readers see whole
+// files or none; eviction deletes the least recently used files (mtime,
+// refreshed on every hit) until the total fits the bound.
+//
+// Failures to write (full disk, read-only directory) are logged and cost
+// only the cache: the module still loads from the bytes in hand.
+//
+// Thread-safety: one instance per session process; methods are not
+// thread-safe (the session's replay thread uses it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocol/code_object/code_object.h"
+#include "protocol/status.h"
+
+namespace hipr::worker {
+
+class CodeCache {
+ public:
+  // `dir` empty: no disk cache (Get always misses, Put does nothing).
+  // The directory is created if missing.
+  CodeCache(std::string dir, uint64_t max_bytes);
+
+  // True and the bytes in *out when the cache holds this code object.
+  bool Get(const co::Sha256Digest& digest, std::vector<uint8_t>* out);
+  // Stores bytes whose digest the caller verified. Never fails the caller:
+  // errors are logged.
+  void Put(const co::Sha256Digest& digest, const std::vector<uint8_t>& bytes);
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string PathOf(const co::Sha256Digest& digest) const;
+  void EvictToFit(uint64_t incoming);
+
+  std::string dir_;
+  uint64_t max_bytes_;
+  bool usable_ = false;
+};
+
+}  // namespace hipr::worker

@@ -1,0 +1,169 @@
+// Session: modules and kernel launches (kModuleLoad, kLaunchKernel).
+#include <hip/hip_runtime_api.h>
+#include <lz4.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "protocol/frame_io.h"
+#include "worker_service/hip_error.h"
+#include "worker_service/session.h"
+
+namespace hipr::worker {
+namespace {
+
+// Functions a session may name; a client beyond this is misbehaving.
+constexpr size_t kMaxFunctions = size_t{1} << 20;
+
+Status InvalidImage(std::string why) {
+  return Status(StatusCode::kInvalidArgument, std::move(why), hipErrorInvalidImage);
+}
+
+}  // namespace
+
+Status Session::ReceiveModule(const wire::FrameHeader& h, const msg::ModuleLoadRequest& m,
+                              std::vector<uint8_t>* code, Status* call_error) {
+  // Sizes are checked before anything is allocated. A client that breaks
+  // them cannot be kept in step with its bulk, so the session ends.
+  if (m.code_bytes == 0 || m.code_bytes > wire::kMaxModuleBytes || m.bulk_bytes > wire::kMaxModuleBytes)
+    return ProtocolError("module size out of range");
+  switch (m.compression) {
+    case msg::Compression::kNone:
+      if (m.bulk_bytes != m.code_bytes) return ProtocolError("uncompressed module bulk differs from its size");
+      break;
+    case msg::Compression::kLz4Block:
+      if (m.code_bytes > LZ4_MAX_INPUT_SIZE ||
+          m.bulk_bytes > static_cast<uint64_t>(LZ4_compressBound(static_cast<int>(m.code_bytes))))
+        return ProtocolError("lz4 module sizes are inconsistent");
+      break;
+    default:
+      return ProtocolError("unknown module compression");
+  }
+  std::vector<uint8_t> bulk(m.bulk_bytes);
+  BulkReader reader(*conn_, h.request_id, m.bulk_bytes);
+  iovec iov{bulk.data(), bulk.size()};
+  HIPR_RETURN_IF_ERROR(reader.Read(&iov, 1));
+  if (m.compression == msg::Compression::kLz4Block) {
+    code->resize(m.code_bytes);
+    int n = LZ4_decompress_safe(reinterpret_cast<const char*>(bulk.data()), reinterpret_cast<char*>(code->data()),
+                                static_cast<int>(bulk.size()), static_cast<int>(code->size()));
+    if (n < 0 || static_cast<uint64_t>(n) != m.code_bytes) {
+      *call_error = InvalidImage("the module's lz4 data does not decompress to its stated size");
+      return Status::Ok();
+    }
+  } else {
+    *code = std::move(bulk);
+  }
+  co::Sha256Digest want;
+  std::copy(m.sha256.begin(), m.sha256.end(), want.begin());
+  if (co::Sha256(*code) != want) {
+    *call_error = InvalidImage("the module's bytes do not match the SHA-256 they were sent under");
+    spdlog::warn("session {}: module '{}': bytes do not hash to {}; refused", id_, m.name, co::ToHex(want));
+  }
+  return Status::Ok();
+}
+
+Status Session::HandleModuleLoad(const wire::FrameHeader& h) {
+  HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &body_));
+  msg::ModuleLoadRequest m;
+  HIPR_RETURN_IF_ERROR(Decode(&m));
+  if (m.sha256.size() != std::tuple_size_v<co::Sha256Digest>) return ProtocolError("module SHA-256 is not 32 bytes");
+  co::Sha256Digest digest;
+  std::copy(m.sha256.begin(), m.sha256.end(), digest.begin());
+  const std::string hex = co::ToHex(digest);
+
+  msg::ModuleLoadReply r;
+  std::shared_ptr<const ModuleImage> image;
+  std::vector<uint8_t> code;
+  const char* source = "session memory";
+  if (m.bulk_bytes > 0) {
+    Status call_error;
+    HIPR_RETURN_IF_ERROR(ReceiveModule(h, m, &code, &call_error));
+    if (!call_error.ok()) {
+      r.error = ToHipError(call_error);
+      r.message = call_error.message();
+      return Reply(h, r);
+    }
+    source = m.compression == msg::Compression::kLz4Block ? "the client (lz4)" : "the client";
+  } else if (auto it = images_.find(hex); it != images_.end()) {
+    image = it->second;
+  } else if (code_cache_.Get(digest, &code)) {
+    source = "the code cache";
+  } else {
+    r.need_code = true;
+    return Reply(h, r);
+  }
+
+  if (!image) {
+    auto fresh = std::make_shared<ModuleImage>();
+    Status st = co::ParseCodeObject(code, &fresh->info);
+    if (!st.ok()) {
+      Status bad = InvalidImage("module '" + m.name + "' is not a usable code object: " + st.message());
+      spdlog::warn("session {}: {}", id_, bad.message());
+      r.error = ToHipError(bad);
+      r.message = bad.message();
+      return Reply(h, r);
+    }
+    if (m.bulk_bytes > 0) code_cache_.Put(digest, code);
+    fresh->sha256 = digest;
+    fresh->code = std::move(code);
+    fresh->name = m.name;
+    image = fresh;
+    images_[hex] = image;
+  }
+
+  ModuleLoadResult result;
+  Status st = device_->LoadModule(m.device, m.module, image, &result);
+  r.error = ToHipError(st);
+  if (!st.ok()) {
+    r.message = st.message();
+    spdlog::warn("session {}: module {} '{}' failed to load: {}", id_, m.module, m.name, st.ToString());
+    return Reply(h, r);
+  }
+  r.globals = std::move(result.globals);
+  r.unavailable_kernels = std::move(result.unavailable_kernels);
+  r.message = std::move(result.message);
+  spdlog::info("session {}: module {} '{}' ({}, {} bytes) from {}: {} kernels, {} variables{}{}", id_,
+               m.module, m.name, hex, image->code.size(), source, image->info.kernels.size(),
+               r.globals.size(), r.unavailable_kernels.empty() ? "" : "; ",
+               r.unavailable_kernels.empty() ? "" : r.message);
+  return Reply(h, r);
+}
+
+Status Session::HandleLaunch(const wire::FrameHeader& h) {
+  msg::LaunchRequest m;
+  HIPR_RETURN_IF_ERROR(Decode(&m));
+  auto it = functions_.find(m.function);
+  if (it == functions_.end()) {
+    if (m.kernel.empty()) {
+      Defer(h, Status(StatusCode::kInvalidHandle, "launch of unknown function id " + std::to_string(m.function)));
+      return Status::Ok();
+    }
+    if (functions_.size() >= kMaxFunctions) {
+      Defer(h, Status(StatusCode::kResourceExhausted, "too many kernel functions in one session"));
+      return Status::Ok();
+    }
+    it = functions_.emplace(m.function, Function{m.module, m.kernel}).first;
+  } else if ((!m.kernel.empty() && m.kernel != it->second.kernel) || m.module != it->second.module) {
+    Defer(h, Status(StatusCode::kInvalidHandle,
+                    "function id " + std::to_string(m.function) + " already names another kernel"));
+    return Status::Ok();
+  }
+  KernelLaunch launch;
+  launch.device = m.device;
+  launch.stream = m.stream;
+  launch.module = m.module;
+  launch.kernel = it->second.kernel;
+  launch.grid = m.grid;
+  launch.block = m.block;
+  launch.shared_bytes = m.shared_bytes;
+  launch.flags = m.flags;
+  launch.kernarg = std::move(m.kernarg);
+  launch.start_event = m.start_event;
+  launch.stop_event = m.stop_event;
+  Defer(h, device_->LaunchKernel(std::move(launch)));
+  return Status::Ok();
+}
+
+}  // namespace hipr::worker

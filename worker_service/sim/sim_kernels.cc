@@ -1,0 +1,131 @@
+// SimDevice: modules and kernel launches, run through kernel twins.
+#include <hip/hip_runtime_api.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "worker_service/launch_checks.h"
+#include "worker_service/sim/sim_device.h"
+
+namespace hipr::worker::sim {
+namespace {
+
+Status NoModule(uint64_t id) {
+  return Status(StatusCode::kInvalidHandle, "module " + std::to_string(id) + " does not belong to this session");
+}
+
+}  // namespace
+
+void SimDevice::ReleaseQuietly(uint64_t address) {
+  int device = 0;
+  (void)memory_.Release(address, &device);
+}
+
+void SimDevice::SetOutputSink(OutputSink sink) { sink_ = std::move(sink); }
+
+void SimDevice::RecordFault(const Status& st) {
+  std::lock_guard lock(fault_mu_);
+  if (fault_.ok()) fault_ = st;
+}
+
+Status SimDevice::TakeFault() {
+  std::lock_guard lock(fault_mu_);
+  return std::exchange(fault_, Status::Ok());
+}
+
+Status SimDevice::LoadModule(int device, uint64_t module, std::shared_ptr<const ModuleImage> image,
+                             ModuleLoadResult* out) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(device));
+  if (module == 0 || modules_.count(module) != 0) return InvalidArgument("module id in use");
+  Module m;
+  m.device = device;
+  m.image = image;
+  Status twin = twins_.Open(image->sha256, image->info, &m.twin);
+  if (!twin.ok()) {
+    m.twin_problem = twin.message();
+    for (const co::KernelInfo& k : image->info.kernels) out->unavailable_kernels.push_back(k.name);
+    out->message = "the sim device has no usable kernel twin for module '" + image->name + "' (code object " +
+                   co::ToHex(image->sha256) + "): " + twin.message();
+  }
+  // Device variables live in device memory like any allocation, with the
+  // twin's initial bytes (zeros without a twin), so symbol copies and
+  // pointers to them behave as on a GPU.
+  for (const co::GlobalVariable& v : image->info.variables) {
+    uint64_t address = 0;
+    Status st = memory_.Allocate(device, std::max<uint64_t>(v.size, 1), &address);
+    if (!st.ok()) {
+      for (uint64_t a : m.variables) ReleaseQuietly(a);
+      return st;
+    }
+    m.variables.push_back(address);
+    auto* p = reinterpret_cast<void*>(address);
+    if (m.twin) {
+      Status bound = m.twin->BindVariable(v.name, p, v.size);
+      if (!bound.ok() && bound.code() != StatusCode::kNotFound) {
+        for (uint64_t a : m.variables) ReleaseQuietly(a);
+        return bound;
+      }
+    }
+    out->globals.push_back(msg::ModuleGlobal{v.name, address, v.size});
+  }
+  modules_.emplace(module, std::move(m));
+  return Status::Ok();
+}
+
+Status SimDevice::UnloadModule(uint64_t module) {
+  auto it = modules_.find(module);
+  if (it == modules_.end()) return NoModule(module);
+  SynchronizeAll(-1);  // No queued launch may still use its variables.
+  for (uint64_t a : it->second.variables) ReleaseQuietly(a);
+  modules_.erase(it);
+  return Status::Ok();
+}
+
+Status SimDevice::LaunchKernel(KernelLaunch l) {
+  auto it = modules_.find(l.module);
+  if (it == modules_.end()) return NoModule(l.module);
+  const Module& m = it->second;
+  HIPR_RETURN_IF_ERROR(CheckDevice(l.device));
+  HIPR_RETURN_IF_ERROR(CheckLaunchShape(l, infos_[static_cast<size_t>(l.device)]));
+  const co::KernelInfo* info = m.image->info.FindKernel(l.kernel);
+  if (info == nullptr)
+    return Status(StatusCode::kNotFound, "module '" + m.image->name + "' has no kernel " + l.kernel,
+                  hipErrorInvalidDeviceFunction);
+  if (!m.twin)
+    return Status(StatusCode::kNotFound, "kernel " + l.kernel + " has no twin: " + m.twin_problem,
+                  hipErrorNoBinaryForGpu);
+  const TwinKernel* kernel = m.twin->FindKernel(l.kernel);
+  if (kernel == nullptr)
+    return Status(StatusCode::kNotFound, "the twin of module '" + m.image->name + "' lacks kernel " + l.kernel,
+                  hipErrorNoBinaryForGpu);
+  uint64_t threads = uint64_t{l.block[0]} * l.block[1] * l.block[2];
+  if (info->max_flat_workgroup_size != 0 && threads > info->max_flat_workgroup_size)
+    return Status(StatusCode::kInvalidArgument,
+                  "block of " + std::to_string(threads) + " threads exceeds kernel " + l.kernel + "'s limit of " +
+                      std::to_string(info->max_flat_workgroup_size),
+                  hipErrorInvalidConfiguration);
+  if (l.kernarg.size() < info->explicit_kernarg_size())
+    return InvalidArgument("kernel " + l.kernel + " needs " + std::to_string(info->explicit_kernarg_size()) +
+                           " argument bytes, got " + std::to_string(l.kernarg.size()));
+  if (l.start_event != 0) HIPR_RETURN_IF_ERROR(EventRecord(l.start_event, l.stream));
+  const uint64_t stream = l.stream;
+  const uint64_t stop = l.stop_event;
+  SimStream* s = nullptr;
+  HIPR_RETURN_IF_ERROR(Prepare(l.device, stream, &s));
+  // The closure keeps the twin loaded until the launch has run.
+  s->Submit([this, twin = m.twin, kernel, l = std::move(l)]() {
+    std::string printed;
+    Status st = runner_.Launch(*kernel, l.grid, l.block, l.shared_bytes, l.kernarg, &printed);
+    if (!printed.empty() && sink_) sink_(printed);
+    if (!st.ok()) {
+      spdlog::error("sim: kernel {} failed: {}", l.kernel, st.ToString());
+      RecordFault(Status(StatusCode::kInternal, "kernel " + l.kernel + " failed: " + st.message(),
+                         hipErrorLaunchFailure));
+    }
+  });
+  if (stop != 0) HIPR_RETURN_IF_ERROR(EventRecord(stop, stream));
+  return Status::Ok();
+}
+
+}  // namespace hipr::worker::sim

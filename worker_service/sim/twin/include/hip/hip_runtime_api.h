@@ -1,0 +1,3 @@
+// Kernel twins: <hip/hip_runtime_api.h> is the twin prelude (hipr_twin_prelude.h).
+#pragma once
+#include "../../hipr_twin_prelude.h"

@@ -1,0 +1,310 @@
+#include "worker_service/sim/twin/kernel_runner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "worker_service/sim/twin/fiber.h"
+
+namespace hipr::worker::sim {
+
+// One launch in flight. Lives on the launching thread's stack; the pool
+// only touches it between claiming a chunk and reporting that chunk done.
+struct KernelRunner::Grid {
+  const HiprTwinKernel* kernel = nullptr;
+  const HiprTwinThread** (*current_thread)() = nullptr;
+  HiprTwinDim3 grid_dim{};
+  HiprTwinDim3 block_dim{};
+  uint32_t threads_per_block = 0;
+  uint32_t dynamic_shared_bytes = 0;
+  const uint8_t* kernarg = nullptr;
+  std::vector<void*> variables;
+  uint64_t total_blocks = 0;
+  uint64_t chunk = 1;
+  uint64_t next_block = 0;  // GUARDED_BY(KernelRunner::mu_)
+  uint64_t done_blocks = 0;  // GUARDED_BY(KernelRunner::mu_)
+  std::condition_variable done_cv;
+  std::mutex output_mu;
+  std::string output;  // GUARDED_BY(output_mu)
+};
+
+namespace {
+
+// Runs blocks on the OS thread that owns it: the threads of a block as
+// fibers, switched at barriers and exits. One per OS thread (thread_local),
+// reused by every launch that thread works on.
+class BlockExecutor {
+ public:
+  BlockExecutor()
+      : stacks_(KernelRunner::kStackBytes, KernelRunner::kMaxBlockThreads),
+        fibers_(KernelRunner::kMaxBlockThreads),
+        threads_(KernelRunner::kMaxBlockThreads),
+        shared_(static_cast<uint8_t*>(std::aligned_alloc(64, KernelRunner::kMaxDynamicSharedBytes))) {
+    runnable_.reserve(KernelRunner::kMaxBlockThreads);
+    waiting_.reserve(KernelRunner::kMaxBlockThreads);
+  }
+  ~BlockExecutor() { std::free(shared_); }
+
+  template <typename GridT>
+  void Run(GridT* grid, uint64_t block_linear);
+
+ private:
+  struct Fiber {
+    FiberContext context;
+    void* stack = nullptr;
+    bool done = false;
+  };
+
+  static void FiberMain(void* arg);
+  static uint32_t Barrier(const HiprTwinThread* self, int predicate);
+  static void WriteOutput(const HiprTwinThread* self, const char* text, size_t size);
+  void CheckStack(uint32_t index);
+
+  static constexpr HiprTwinServices kServices = {&BlockExecutor::Barrier, &BlockExecutor::WriteOutput};
+
+  StackPool stacks_;
+  FiberContext scheduler_;
+  std::vector<Fiber> fibers_;
+  std::vector<HiprTwinThread> threads_;  // Never resized: twin code holds pointers.
+  uint8_t* shared_;
+  std::vector<uint32_t> runnable_;
+  std::vector<uint32_t> waiting_;
+  // The block being run.
+  const HiprTwinKernel* kernel_ = nullptr;
+  const uint8_t* kernarg_ = nullptr;
+  std::mutex* output_mu_ = nullptr;
+  std::string* output_ = nullptr;
+  // Barrier: arrivals with a true predicate, counted in the current phase;
+  // the count of the last opened barrier stays readable until the next one.
+  uint32_t barrier_count_[2] = {0, 0};
+  int phase_ = 0;
+  uint32_t barrier_result_ = 0;
+};
+
+void BlockExecutor::FiberMain(void* arg) {
+  auto* self = static_cast<HiprTwinThread*>(arg);
+  auto* ex = static_cast<BlockExecutor*>(self->executor);
+  ex->kernel_->run_thread(ex->kernarg_);
+  Fiber& f = ex->fibers_[self->flat_thread_id];
+  f.done = true;
+  SwitchFiber(&f.context, &ex->scheduler_);
+  abort();  // A finished fiber is never resumed.
+}
+
+uint32_t BlockExecutor::Barrier(const HiprTwinThread* self, int predicate) {
+  auto* ex = static_cast<BlockExecutor*>(self->executor);
+  if (predicate != 0) ++ex->barrier_count_[ex->phase_];
+  SwitchFiber(&ex->fibers_[self->flat_thread_id].context, &ex->scheduler_);
+  return ex->barrier_result_;
+}
+
+void BlockExecutor::WriteOutput(const HiprTwinThread* self, const char* text, size_t size) {
+  auto* ex = static_cast<BlockExecutor*>(self->executor);
+  std::lock_guard lock(*ex->output_mu_);
+  ex->output_->append(text, size);
+}
+
+void BlockExecutor::CheckStack(uint32_t index) {
+  if (stacks_.Intact(fibers_[index].stack)) return;
+  const HiprTwinThread& t = threads_[index];
+  fprintf(stderr,
+          "hipr sim: thread (%u,%u,%u) of block (%u,%u,%u) of kernel %s overflowed its %zu KiB stack; "
+          "ending the process\n",
+          t.thread_idx.x, t.thread_idx.y, t.thread_idx.z, t.block_idx.x, t.block_idx.y, t.block_idx.z,
+          kernel_->name, stacks_.stack_bytes() / 1024);
+  abort();
+}
+
+template <typename GridT>
+void BlockExecutor::Run(GridT* grid, uint64_t block_linear) {
+  kernel_ = grid->kernel;
+  kernarg_ = grid->kernarg;
+  output_mu_ = &grid->output_mu;
+  output_ = &grid->output;
+  const HiprTwinDim3 g = grid->grid_dim;
+  const HiprTwinDim3 b = grid->block_dim;
+  const HiprTwinDim3 block_idx{static_cast<uint32_t>(block_linear % g.x),
+                               static_cast<uint32_t>(block_linear / g.x % g.y),
+                               static_cast<uint32_t>(block_linear / (uint64_t{g.x} * g.y))};
+  const uint32_t n = grid->threads_per_block;
+  runnable_.clear();
+  waiting_.clear();
+  for (uint32_t i = 0; i < n; ++i) {
+    HiprTwinThread& t = threads_[i];
+    t.thread_idx = {i % b.x, i / b.x % b.y, i / (b.x * b.y)};
+    t.block_idx = block_idx;
+    t.block_dim = b;
+    t.grid_dim = g;
+    t.dynamic_shared = shared_;
+    t.dynamic_shared_bytes = grid->dynamic_shared_bytes;
+    t.flat_thread_id = i;
+    t.variables = grid->variables.data();
+    t.services = &kServices;
+    t.executor = this;
+    fibers_[i].stack = nullptr;
+    fibers_[i].done = false;
+    runnable_.push_back(i);
+  }
+  barrier_count_[0] = barrier_count_[1] = 0;
+  phase_ = 0;
+  const HiprTwinThread** slot = grid->current_thread();
+  for (;;) {
+    for (uint32_t i : runnable_) {
+      Fiber& f = fibers_[i];
+      if (f.stack == nullptr) {
+        f.stack = stacks_.Take();
+        PrepareFiber(&f.context, f.stack, stacks_.stack_bytes(), &BlockExecutor::FiberMain, &threads_[i]);
+      }
+      *slot = &threads_[i];
+      SwitchFiber(&scheduler_, &f.context);
+      if (f.done) {
+        // Checked once per thread: reading every stack's far end at each
+        // barrier would cost more than the switch itself.
+        CheckStack(i);
+        stacks_.Give(f.stack);  // The next thread starts on it, still warm.
+      } else {
+        waiting_.push_back(i);  // At a barrier.
+      }
+    }
+    if (waiting_.empty()) break;
+    // Every thread that has not exited waits at the barrier: open it.
+    barrier_result_ = barrier_count_[phase_];
+    phase_ ^= 1;
+    barrier_count_[phase_] = 0;
+    runnable_.swap(waiting_);
+    waiting_.clear();
+  }
+  *slot = nullptr;
+}
+
+thread_local std::unique_ptr<BlockExecutor> tls_executor;
+
+BlockExecutor& ThisThreadExecutor() {
+  if (!tls_executor) tls_executor = std::make_unique<BlockExecutor>();
+  return *tls_executor;
+}
+
+}  // namespace
+
+KernelRunner::KernelRunner(unsigned pool_threads)
+    : pool_size_(pool_threads != 0 ? pool_threads : std::max(1u, std::thread::hardware_concurrency())) {}
+
+KernelRunner::~KernelRunner() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    threads.swap(threads_);
+  }
+  work_cv_.notify_all();
+  for (std::thread& t : threads) t.join();
+}
+
+void KernelRunner::StartPoolLocked() {
+  if (!threads_.empty()) return;
+  for (unsigned i = 0; i < pool_size_; ++i) threads_.emplace_back([this] { PoolMain(); });
+}
+
+void KernelRunner::PoolMain() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    work_cv_.wait(lock, [this] { return stopping_ || !grids_.empty(); });
+    if (stopping_) return;
+    // Round robin over concurrent launches.
+    Grid* grid = grids_.front();
+    grids_.pop_front();
+    grids_.push_back(grid);
+    uint64_t first = 0;
+    uint64_t count = 0;
+    if (!ClaimLocked(grid, &first, &count)) continue;
+    lock.unlock();
+    RunBlocks(grid, first, count);
+    lock.lock();
+    FinishBlocksLocked(grid, count);
+  }
+}
+
+bool KernelRunner::ClaimLocked(Grid* grid, uint64_t* first, uint64_t* count) {
+  if (grid->next_block == grid->total_blocks) return false;
+  *first = grid->next_block;
+  *count = std::min(grid->chunk, grid->total_blocks - grid->next_block);
+  grid->next_block += *count;
+  if (grid->next_block == grid->total_blocks) {
+    auto it = std::find(grids_.begin(), grids_.end(), grid);
+    if (it != grids_.end()) grids_.erase(it);
+  }
+  return true;
+}
+
+void KernelRunner::RunBlocks(Grid* grid, uint64_t first, uint64_t count) {
+  BlockExecutor& ex = ThisThreadExecutor();
+  for (uint64_t b = first; b < first + count; ++b) ex.Run(grid, b);
+}
+
+void KernelRunner::FinishBlocksLocked(Grid* grid, uint64_t count) {
+  grid->done_blocks += count;
+  if (grid->done_blocks == grid->total_blocks) grid->done_cv.notify_all();
+}
+
+Status KernelRunner::Launch(const TwinKernel& kernel, std::array<uint32_t, 3> grid_dim,
+                            std::array<uint32_t, 3> block_dim, uint32_t dynamic_shared_bytes,
+                            std::span<const uint8_t> kernarg, std::string* printf_output) {
+  const std::string name(kernel.name());
+  for (int i = 0; i < 3; ++i) {
+    if (grid_dim[i] == 0 || block_dim[i] == 0)
+      return InvalidArgument("kernel " + name + ": grid and block dimensions must be at least 1");
+  }
+  const uint64_t threads = uint64_t{block_dim[0]} * block_dim[1] * block_dim[2];
+  if (threads > kMaxBlockThreads)
+    return InvalidArgument("kernel " + name + ": a block of " + std::to_string(threads) + " threads exceeds " +
+                           std::to_string(kMaxBlockThreads));
+  const uint64_t blocks = uint64_t{grid_dim[0]} * grid_dim[1] * grid_dim[2];
+  if (blocks > (uint64_t{1} << 32))
+    return InvalidArgument("kernel " + name + ": a grid of " + std::to_string(blocks) + " blocks is too large");
+  if (dynamic_shared_bytes > kMaxDynamicSharedBytes)
+    return InvalidArgument("kernel " + name + ": " + std::to_string(dynamic_shared_bytes) +
+                           " bytes of dynamic shared memory exceed " + std::to_string(kMaxDynamicSharedBytes));
+  if (kernarg.size() < kernel.explicit_kernarg_size())
+    return InvalidArgument("kernel " + name + " needs " + std::to_string(kernel.explicit_kernarg_size()) +
+                           " argument bytes, got " + std::to_string(kernarg.size()));
+  const TwinModule& module = kernel.module();
+  HIPR_RETURN_IF_ERROR(module.CheckBound());
+
+  Grid grid;
+  grid.kernel = &kernel.descriptor();
+  grid.current_thread = module.descriptor().current_thread;
+  grid.grid_dim = {grid_dim[0], grid_dim[1], grid_dim[2]};
+  grid.block_dim = {block_dim[0], block_dim[1], block_dim[2]};
+  grid.threads_per_block = static_cast<uint32_t>(threads);
+  grid.dynamic_shared_bytes = dynamic_shared_bytes;
+  // A kernel without arguments may get an empty buffer; never hand it null.
+  static const uint8_t kNoArguments[16] = {};
+  grid.kernarg = kernarg.empty() ? kNoArguments : kernarg.data();
+  grid.variables = module.Bindings();
+  grid.total_blocks = blocks;
+  // Chunks amortise the lock over small blocks yet leave every thread work.
+  grid.chunk = std::clamp<uint64_t>(blocks / (uint64_t{pool_size_ + 1} * 8), 1, 64);
+
+  std::unique_lock lock(mu_);
+  if (blocks > 1) {
+    StartPoolLocked();
+    grids_.push_back(&grid);
+    work_cv_.notify_all();
+  }
+  // The launching thread works on its own grid too.
+  uint64_t first = 0;
+  uint64_t count = 0;
+  while (ClaimLocked(&grid, &first, &count)) {
+    lock.unlock();
+    RunBlocks(&grid, first, count);
+    lock.lock();
+    FinishBlocksLocked(&grid, count);
+  }
+  grid.done_cv.wait(lock, [&grid] { return grid.done_blocks == grid.total_blocks; });
+  lock.unlock();
+  if (printf_output != nullptr) *printf_output = std::move(grid.output);
+  return Status::Ok();
+}
+
+}  // namespace hipr::worker::sim

@@ -1,0 +1,91 @@
+// KernelRunner: runs a grid of a twin kernel on the host.
+//
+// Blocks run in parallel on a pool of OS threads (one per host core,
+// started on the first launch so that a process which never launches, or
+// forks before launching, has no threads), plus the launching thread
+// itself. All threads of one block run as fibers on one OS thread: each GPU
+// thread is one fiber with its own stack, __syncthreads() switches to the
+// next fiber, and the barrier opens once every thread of the block that has
+// not exited has reached it. Stacks come from a per-OS-thread pool reused
+// across launches (fiber.h: mmap(MAP_NORESERVE) regions mapped on demand;
+// only pages a thread touches cost memory). A thread that finishes without
+// waiting hands its stack to the next, so a kernel that never synchronises
+// uses one stack per OS thread.
+//
+// Thread-safety: Launch may be called concurrently from several threads
+// (e.g. one per sim stream); their blocks share the pool.
+//
+// Failure: Launch validates before running anything and returns a Status;
+// once running, a grid always completes. A fault inside twin code (bad
+// pointer, assert, __trap) kills the process (the session process on the
+// worker), as a GPU fault ends a HIP program. kStackBytes is far above the
+// private memory a gfx90a work-item can have, but host frames are larger
+// and deep recursion can overflow it; an overflow is caught by a canary
+// when the thread ends (the process is ended with a message naming the
+// kernel) unless the frames skip over it, in which case it may corrupt the
+// block's other stacks first.
+#pragma once
+
+#include <array>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "protocol/status.h"
+#include "worker_service/sim/twin/twin_catalog.h"
+
+namespace hipr::worker::sim {
+
+class KernelRunner {
+ public:
+  static constexpr uint32_t kMaxBlockThreads = 1024;
+  // LDS of the MI-series devices the sim models.
+  static constexpr uint32_t kMaxDynamicSharedBytes = 64 * 1024;
+  // Stack of each GPU thread (fiber).
+  static constexpr size_t kStackBytes = 256 * 1024;
+
+  // `pool_threads` 0: one per host core.
+  explicit KernelRunner(unsigned pool_threads = 0);
+  ~KernelRunner();  // Joins the pool. REQUIRES: no Launch in progress.
+  KernelRunner(const KernelRunner&) = delete;
+  KernelRunner& operator=(const KernelRunner&) = delete;
+
+  // Runs the whole grid of `kernel` and returns when every thread has
+  // finished. `grid` is in blocks, `block` in threads; `kernarg` holds the
+  // explicit arguments as the code object's metadata lays them out (it must
+  // cover the kernel's explicit arguments) and device pointers in it are
+  // dereferenced directly. On success `printf_output` (if not null) is set
+  // to the text the launch's device printf calls produced.
+  // kInvalidArgument: a zero dimension, a block over kMaxBlockThreads, more
+  // than 2^32 blocks, dynamic shared memory over kMaxDynamicSharedBytes, or
+  // a kernarg buffer too short. kFailedPrecondition: a variable of the
+  // kernel's module is not bound. The kernel's module must outlive the call.
+  Status Launch(const TwinKernel& kernel, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
+                uint32_t dynamic_shared_bytes, std::span<const uint8_t> kernarg, std::string* printf_output);
+
+  unsigned pool_threads() const { return pool_size_; }
+
+ private:
+  struct Grid;
+  void StartPoolLocked();
+  void PoolMain();
+  // Claims up to a chunk of `grid`'s blocks; false when none is left.
+  bool ClaimLocked(Grid* grid, uint64_t* first, uint64_t* count);
+  void RunBlocks(Grid* grid, uint64_t first, uint64_t count);
+  void FinishBlocksLocked(Grid* grid, uint64_t count);
+
+  const unsigned pool_size_;
+  std::mutex mu_;
+  std::condition_variable work_cv_;
+  std::deque<Grid*> grids_;           // GUARDED_BY(mu_): grids with unclaimed blocks.
+  bool stopping_ = false;             // GUARDED_BY(mu_)
+  std::vector<std::thread> threads_;  // GUARDED_BY(mu_); empty until the first launch.
+};
+
+}  // namespace hipr::worker::sim

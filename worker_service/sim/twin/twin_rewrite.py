@@ -1,0 +1,501 @@
+#!/usr/bin/python3
+"""Writes the source of a kernel twin from a program's .hip file.
+
+A twin is the device side of a HIP translation unit compiled for the host
+(twin_abi.h, hipr_twin_prelude.h). This tool parses the .hip file with
+libclang as HIP (device side, as hipcc does for gfx90a), keeps kernels,
+__device__ functions, device variables and the types, templates and
+constants they need, drops host functions and host globals (so no host code
+or static initialiser of the program ever runs in the worker), rewrites
+device variables so they live in device memory the sim binds, and appends the
+descriptor the sim loads: every kernel and variable of the code object's
+metadata (from `hipr-inspect --json`), explicit instantiations for its
+template kernels, and the code object's SHA-256. A kernel of the code object
+that the source cannot express is an error naming it. The program's own
+headers (every file it includes from outside the system include paths) are
+rewritten the same way, into copies next to the output; errors in a twin
+point at the original files and lines (#line).
+
+  twin_rewrite.py rewrite --source F.hip --binary PROG --inspect hipr-inspect \
+      --output twin.cc [--manifest twin.json] [--depfile twin.d] [-I dir] [-D def]
+  twin_rewrite.py install --library twin.so --manifest twin.json \
+      --output-dir DIR --stamp NAME.twin
+
+`install` checks the built library (every template kernel's symbol is
+defined) and copies it to DIR/<sha256>.so, the name the sim looks for.
+Run with Debian's /usr/bin/python3 (python3-clang-15).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # No __pycache__ in the source tree.
+from twin_source import (  # noqa: E402
+    CursorKind,
+    SourceFiles,
+    TwinError,
+    attributes,
+    is_constexpr,
+    is_linkage_block,
+    namespaces,
+    parse_hip,
+    qualified_name,
+    walk_scope,
+)
+
+ANON = "(anonymous namespace)::"
+CLASS_KINDS = (CursorKind.STRUCT_DECL, CursorKind.CLASS_DECL, CursorKind.UNION_DECL, CursorKind.CLASS_TEMPLATE,
+               CursorKind.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION)
+TYPE_KINDS = CLASS_KINDS + (CursorKind.ENUM_DECL, CursorKind.TYPEDEF_DECL, CursorKind.TYPE_ALIAS_DECL,
+                            CursorKind.TYPE_ALIAS_TEMPLATE_DECL)
+SCOPE_KINDS = (CursorKind.NAMESPACE, CursorKind.TRANSLATION_UNIT, CursorKind.LINKAGE_SPEC)
+# Template arguments a twin cannot spell: lambdas and unnamed types.
+UNNAMEABLE = re.compile(r"'lambda|\{lambda|'unnamed|\{unnamed|\$_\d")
+# Compiler-made symbols of a code object that no source declares.
+INTERNAL_VARIABLE = re.compile(r"^(\.|__hip_|__oclc_|__ockl_|llvm\.)")
+
+
+def run_inspect(tool, binary):
+    out = subprocess.run([tool, binary, "--json", "--target", "gfx90a"], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise TwinError("%s %s failed: %s" % (tool, binary, out.stderr.strip()))
+    return json.loads(out.stdout)
+
+
+def code_object_entries(inspect, processor="gfx90a"):
+    entries = []
+    for bundle in inspect.get("bundles", []):
+        for entry in bundle.get("entries", []):
+            co = entry.get("code_object")
+            if co and entry.get("target", "").split(":")[0] == processor:
+                entries.append(entry)
+    return entries
+
+
+def demangle(names):
+    if not names:
+        return {}
+    out = subprocess.run(["llvm-cxxfilt-15"], input="\n".join(names) + "\n", check=True, capture_output=True,
+                         text=True).stdout.splitlines()
+    return dict(zip(names, out))
+
+
+def split_template_kernel(demangled, qual):
+    """'void ns::k<float, 4>(float*, int)' and 'ns::k' -> ('void', 'float, 4', 'float*, int')."""
+    text = demangled.replace(ANON, "")
+    key = " " + qual + "<"
+    at = text.find(key)
+    if at < 0:
+        return None
+    ret = text[:at].strip()
+    i = at + len(key)
+    depth, parens, start = 1, 0, i
+    while i < len(text) and depth:
+        c = text[i]
+        if c == "(":
+            parens += 1
+        elif c == ")":
+            parens -= 1
+        elif c == "<" and parens == 0:
+            depth += 1
+        elif c == ">" and parens == 0:
+            depth -= 1
+        i += 1
+    if depth:
+        return None
+    args = text[start:i - 1]
+    rest = text[i:]
+    if not (rest.startswith("(") and rest.endswith(")")):
+        return None
+    return ret, args, rest[1:-1]
+
+
+class Rewriter:
+    def __init__(self, source, clang_args):
+        self.source = os.path.realpath(source)
+        self.tu = parse_hip(self.source, clang_args)
+        self.files = SourceFiles(self.tu, self.source)
+        self.kernels = {}      # mangled -> cursor (functions and specializations)
+        self.templates = []    # (qualified name without '::', cursor)
+        self.device_vars = []  # cursors, in source order
+        self.kept = []         # top-level cursors kept
+        self.types = []        # top-level type declarations (kept if needed)
+        self.stripped = set()  # (path, offset) of dropped host-only members
+
+    # ---- Classification ------------------------------------------------------
+
+    def classify(self):
+        walk_scope(self.tu.cursor, self.files, self._top_level)
+
+    def _top_level(self, c):
+        k = c.kind
+        attrs = attributes(c)
+        if k in (CursorKind.FUNCTION_DECL, CursorKind.FUNCTION_TEMPLATE, CursorKind.CXX_METHOD,
+                 CursorKind.CONSTRUCTOR, CursorKind.DESTRUCTOR, CursorKind.CONVERSION_FUNCTION):
+            if CursorKind.CUDAGLOBAL_ATTR in attrs:
+                if k == CursorKind.FUNCTION_TEMPLATE:
+                    self.templates.append((qualified_name(c).lstrip(":"), c))
+                elif c.is_definition() or c.get_num_template_arguments() > 0:
+                    self.kernels.setdefault(c.mangled_name, c)
+            elif CursorKind.CUDADEVICE_ATTR not in attrs and not is_constexpr(c):
+                self.files.blank(c)
+                return
+        elif k == CursorKind.VAR_DECL:
+            if attrs & {CursorKind.CUDADEVICE_ATTR, CursorKind.CUDACONSTANT_ATTR}:
+                self.device_vars.append(c)
+            elif CursorKind.CUDASHARED_ATTR in attrs:
+                if c.storage_class.name == "EXTERN":
+                    raise TwinError(self.files.where(c) + ": extern __shared__ at namespace scope is not supported "
+                                    "in twins; declare it inside the kernel")
+            elif not (is_constexpr(c) or self._constant_scalar(c)):
+                self.files.blank(c)  # A host global, maybe with a static initialiser.
+                return
+        elif k in TYPE_KINDS:
+            if k in CLASS_KINDS:
+                self._strip_host_members(c)
+            self.types.append(c)  # Kept if device code needs it (prune_types).
+            return
+        self.kept.append(c)
+
+    # ---- Types device code needs ------------------------------------------------
+
+    def prune_types(self, kernel_names):
+        """Drops the program's types that no kept declaration uses (host
+        types may hold host-only members such as a hipStream_t). A type is
+        needed when kept code refers to it, directly or through another
+        needed type, or when a kernel of the code object names it (a
+        template kernel instantiated with it)."""
+        by_key = {}
+        for t in self.types:
+            by_key.setdefault(self._key(t), []).append(t)
+        words = set(re.findall(r"[A-Za-z_]\w*", " ".join(kernel_names)))
+        needed = set()
+        work = [c for c in self.kept if c.kind not in (CursorKind.STATIC_ASSERT, CursorKind.USING_DECLARATION)]
+        for key, decls in by_key.items():
+            if decls[0].spelling in words:
+                needed.add(key)
+                work.extend(decls)
+        while work:
+            for key in self._types_used(work.pop(), by_key):
+                if key not in needed:
+                    needed.add(key)
+                    work.extend(by_key[key])
+        for key, decls in by_key.items():
+            if key in needed:
+                self.kept.extend(decls)
+            else:
+                for t in decls:
+                    self.files.blank(t)
+        for c in list(self.kept):  # `using ns::HostType;`, static_assert(sizeof(HostType) ...).
+            if c.kind in (CursorKind.STATIC_ASSERT, CursorKind.USING_DECLARATION) and \
+                    any(key not in needed for key in self._types_used(c, by_key)):
+                self.files.blank(c)
+                self.kept.remove(c)
+
+    @staticmethod
+    def _key(c):
+        try:
+            return qualified_name(c)
+        except TwinError:
+            return None
+
+    def _types_used(self, c, by_key):
+        keys = set()
+        stack = [c]
+        while stack:
+            node = stack.pop()
+            if (self.files.path_of(node), node.extent.start.offset) in self.stripped:
+                continue  # A host member that is dropped, with all it uses.
+            stack.extend(node.get_children())
+            r = node.referenced if node.kind.is_reference() or node.kind.is_expression() else None
+            while r is not None and r.semantic_parent is not None and \
+                    r.semantic_parent.kind not in SCOPE_KINDS and not is_linkage_block(r.semantic_parent):
+                r = r.semantic_parent
+            if r is not None and r.kind in TYPE_KINDS:
+                key = self._key(r)
+                if key in by_key:
+                    keys.add(key)
+        return keys
+
+    @staticmethod
+    def _constant_scalar(c):
+        t = c.type
+        if not t.is_const_qualified():
+            return False
+        kind = t.get_canonical().kind.name
+        return kind in ("BOOL", "CHAR_U", "UCHAR", "CHAR16", "CHAR32", "USHORT", "UINT", "ULONG", "ULONGLONG",
+                        "CHAR_S", "SCHAR", "WCHAR", "SHORT", "INT", "LONG", "LONGLONG", "FLOAT", "DOUBLE", "ENUM")
+
+    def _strip_host_members(self, cls):
+        """Drops host-only member functions (device code cannot call them).
+        Special members that decide the object model (destructors, copy and
+        move constructors and assignments) and virtual functions stay."""
+        for m in cls.get_children():
+            k = m.kind
+            if k in (CursorKind.STRUCT_DECL, CursorKind.CLASS_DECL, CursorKind.UNION_DECL, CursorKind.CLASS_TEMPLATE,
+                     CursorKind.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION):
+                self._strip_host_members(m)
+                continue
+            if k not in (CursorKind.CXX_METHOD, CursorKind.FUNCTION_TEMPLATE, CursorKind.CONSTRUCTOR,
+                         CursorKind.CONVERSION_FUNCTION):
+                continue
+            if attributes(m) & {CursorKind.CUDADEVICE_ATTR, CursorKind.CUDAGLOBAL_ATTR} or is_constexpr(m):
+                continue
+            if k == CursorKind.CONSTRUCTOR and (m.is_copy_constructor() or m.is_move_constructor()):
+                continue
+            words = self.files.head_tokens(m)
+            if m.spelling.startswith("operator=") or "virtual" in words or "default" in words or "delete" in words:
+                continue
+            if self.files.is_user(m):
+                self.files.blank(m)
+                self.stripped.add((self.files.path_of(m), m.extent.start.offset))
+
+    # ---- Device variables, dynamic shared memory ------------------------------
+
+    def rewrite_variables(self, metadata_vars):
+        """Returns [(code object name, C++ name of the initial-bytes storage)]
+        in descriptor order."""
+        table = []
+        usrs = {}
+        ends = []
+        for c in self.device_vars:
+            where = self.files.where(c)
+            words = self.files.tokens(c)
+            if "__managed__" in words:
+                raise TwinError(where + ": __managed__ variable " + c.spelling + " is not supported in twins")
+            if "extern" in words:
+                raise TwinError(where + ": extern device variable " + c.spelling + " (relocatable device code) is "
+                                "not supported in twins")
+            if c.semantic_parent.kind not in (CursorKind.NAMESPACE, CursorKind.TRANSLATION_UNIT,
+                                              CursorKind.LINKAGE_SPEC) and not is_linkage_block(c.semantic_parent):
+                raise TwinError(where + ": device variable " + c.spelling + " must be at namespace scope")
+            for start, end in ends:
+                if start < c.extent.end.offset and c.extent.start.offset < end and \
+                        self.files.same_file(c, self.device_vars[0]):
+                    raise TwinError(where + ": declare one device variable per declaration (" + c.spelling + ")")
+            ends.append((c.extent.start.offset, c.extent.end.offset))
+            name = c.mangled_name
+            index = None
+            if name in metadata_vars:
+                index = len(table)
+                table.append((name, qualified_name(c) + "__hipr_init"))
+            else:
+                print("twin_rewrite: note: " + where + ": device variable " + c.spelling + " (" + name + ") is not "
+                      "in the code object; the twin keeps it in host memory", file=sys.stderr)
+            self.files.rewrite_device_variable(c, index)
+            usrs[c.get_usr()] = c
+        for name in sorted(metadata_vars - {n for n, _ in table}):
+            if not INTERNAL_VARIABLE.search(name):
+                print("twin_rewrite: note: the code object's variable %s is not declared in %s; kernels of this twin "
+                      "do not use it" % (name, self.source), file=sys.stderr)
+        for top in self.kept:
+            for node in top.walk_preorder():
+                if node.kind == CursorKind.DECL_REF_EXPR and node.referenced is not None and \
+                        node.referenced.get_usr() in usrs:
+                    self.files.rewrite_variable_use(node, node.referenced.spelling)
+                elif node.kind == CursorKind.VAR_DECL and node.storage_class.name == "EXTERN" and \
+                        CursorKind.CUDASHARED_ATTR in attributes(node):
+                    self.files.rewrite_extern_shared(node)
+        return table
+
+    # ---- Kernels --------------------------------------------------------------
+
+    def kernel_entries(self, metadata_kernels):
+        """Returns (entries [(mangled, expression)], instantiations [text],
+        template kernel names) for every kernel of the code object."""
+        names = [k["name"] for k in metadata_kernels]
+        demangled = demangle(names)
+        by_qual = {}
+        for c in self.kernels.values():
+            by_qual.setdefault(qualified_name(c), []).append(c)
+        entries, instantiations, templated, problems = [], [], [], []
+        # A second explicit instantiation would not compile: where the source
+        # has its own, the descriptor's use of the function instantiates the rest.
+        own = self.files.explicit_instantiations()
+        for name in names:
+            c = self.kernels.get(name)
+            if c is not None and c.get_num_template_arguments() <= 0:
+                qual = qualified_name(c)
+                if len(by_qual[qual]) == 1:
+                    entries.append((name, "&" + qual))
+                else:  # Overloaded: pick by type.
+                    sig = c.type.get_canonical().spelling.replace(ANON, "")
+                    ret, _, params = sig.partition(" (")
+                    entries.append((name, "static_cast<%s (*)(%s>(&%s)" % (ret, params, qual)))
+                continue
+            text = demangled.get(name, name)
+            split = None
+            for qual, template in sorted(self.templates, key=lambda t: -len(t[0])):
+                split = split_template_kernel(text, qual)
+                if split:
+                    break
+            if split is None or UNNAMEABLE.search(text):
+                problems.append("%s (%s)" % (name, text))
+                continue
+            ret, args, params = split
+            fn = "::%s<%s>" % (qual, args)
+            entries.append((name, "static_cast<%s (*)(%s)>(&%s)" % (ret, params, fn)))
+            templated.append(name)
+            if c is None and qual.split("::")[-1] not in own:  # Not instantiated or specialised in the source.
+                # Inside the template's own namespaces: an anonymous one cannot be named from outside.
+                scopes = namespaces(template)
+                instantiations.append("// %s\n%stemplate %s %s<%s>(%s);%s" % (
+                    text, "".join("namespace %s { " % n for n in scopes), ret, qual.split("::")[-1], args, params,
+                    " }" * len(scopes)))
+        if problems:
+            raise TwinError("the code object has kernels that " + self.source + " does not define as a __global__ "
+                            "function or template the twin can name:\n  " + "\n  ".join(problems))
+        return entries, instantiations, templated
+
+    def explains(self, kernel_name, demangled):
+        if kernel_name in self.kernels:
+            return True
+        return any(split_template_kernel(demangled, q) for q, _ in self.templates)
+
+
+def descriptor(entries, variables, sha, source):
+    out = ["namespace {"]
+    for i, (_, expr) in enumerate(entries):
+        out.append("using hipr_twin_k%d = ::hipr_twin::Kernel<(%s)>;" % (i, expr))
+    if entries:
+        # const, not constexpr (a function address as const void*): still
+        # initialised statically, which -Werror=global-constructors checks.
+        out.append("const HiprTwinKernel hipr_twin_kernels[] = {")
+        for i, (name, _) in enumerate(entries):
+            out.append('    {"%s", &hipr_twin_k%d::Run, reinterpret_cast<const void*>(hipr_twin_k%d::kFunction), '
+                       'hipr_twin_k%d::Layout::kCount, '
+                       "hipr_twin_k%d::Layout::kArgs.data()}," % (name, i, i, i, i))
+        out.append("};")
+    if variables:
+        out.append("constexpr HiprTwinVariable hipr_twin_variables[] = {")
+        for name, storage in variables:
+            out.append('    {"%s", sizeof(%s), &%s},' % (name, storage, storage))
+        out.append("};")
+    out.append("constexpr HiprTwinModule hipr_twin_descriptor = {")
+    out.append("    HIPR_TWIN_ABI_VERSION, %d, %d, 0," % (len(entries), len(variables)))
+    out.append('    "%s", %s,' % (sha, json.dumps(source)))
+    out.append("    %s, %s," % ("hipr_twin_kernels" if entries else "nullptr",
+                                "hipr_twin_variables" if variables else "nullptr"))
+    out.append("    &::hipr_twin::CurrentThreadSlot};")
+    out.append("}  // namespace")
+    out.append('extern "C" __attribute__((visibility("default"))) const HiprTwinModule* hipr_twin_module(void) {')
+    out.append("  return &hipr_twin_descriptor;")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def choose_entry(rewriter, entries):
+    distinct = {e["sha256"]: e for e in entries}
+    if not distinct:
+        raise TwinError("the binary has no gfx90a code object")
+    if len(distinct) == 1:
+        return next(iter(distinct.values()))
+    names = [k["name"] for e in distinct.values() for k in e["code_object"]["kernels"]]
+    dm = demangle(names)
+    fits = [e for e in distinct.values() if e["code_object"]["kernels"] and
+            all(rewriter.explains(k["name"], dm.get(k["name"], k["name"])) for k in e["code_object"]["kernels"])]
+    if len(fits) != 1:
+        raise TwinError("cannot tell which of the binary's %d gfx90a code objects %s was compiled into (%d fit)"
+                        % (len(distinct), rewriter.source, len(fits)))
+    return fits[0]
+
+
+def cmd_rewrite(args):
+    clang_args = ["-I" + d for d in args.include_dir] + ["-D" + d for d in args.define]
+    inspect = json.load(open(args.inspect_json)) if args.inspect_json else run_inspect(args.inspect, args.binary)
+    rw = Rewriter(args.source, clang_args)
+    rw.classify()
+    entry = choose_entry(rw, code_object_entries(inspect))
+    co = entry["code_object"]
+    rw.prune_types(demangle([k["name"] for k in co["kernels"]]).values())
+    variables = rw.rewrite_variables({v["name"] for v in co.get("variables", [])})
+    entries, instantiations, templated = rw.kernel_entries(co["kernels"])
+    output = os.path.abspath(args.output)
+    main, headers = rw.files.render(output, output + ".headers")
+    lines = main.count("\n") + 3
+    tail = ["", '#line %d "%s"' % (lines, output),
+            "// ---- Kernel twin descriptor (twin_rewrite.py) for code object " + entry["sha256"],
+            '#include "hipr_twin_prelude.h"'] + instantiations + [descriptor(entries, variables, entry["sha256"],
+                                                                              rw.source)]
+    if headers:
+        os.makedirs(output + ".headers", exist_ok=True)
+    for path, text in headers.items():
+        write_if_changed(path, text)
+    write_if_changed(output, main + "\n".join(tail))
+    if args.manifest:
+        write_if_changed(args.manifest, json.dumps({
+            "sha256": entry["sha256"], "source": rw.source, "binary": args.binary,
+            "kernels": [n for n, _ in entries], "template_kernels": templated,
+            "variables": [n for n, _ in variables]}, indent=1) + "\n")
+    if args.depfile:
+        deps = " ".join(p.replace(" ", "\\ ") for p in rw.files.user_files())
+        write_if_changed(args.depfile, "%s: %s\n" % (args.output.replace(" ", "\\ "), deps))
+
+
+def write_if_changed(path, text):
+    if os.path.exists(path) and open(path).read() == text:
+        return
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def cmd_install(args):
+    manifest = json.load(open(args.manifest))
+    sha = manifest["sha256"]
+    if not re.fullmatch(r"[0-9a-f]{64}", sha):
+        raise TwinError("bad sha256 in " + args.manifest)
+    if manifest["template_kernels"]:
+        nm = subprocess.run(["llvm-nm-15", "--defined-only", args.library], capture_output=True, text=True)
+        if nm.returncode != 0:
+            raise TwinError("cannot list the symbols of %s: %s" % (args.library, nm.stderr.strip()))
+        nm = nm.stdout
+        defined = {line.split()[-1] for line in nm.splitlines() if line.strip()}
+        missing = [k for k in manifest["template_kernels"] if k not in defined]
+        if missing:
+            raise TwinError(args.library + ": template kernels whose instantiation has another name in the twin "
+                            "(the host and device mangling differ): " + ", ".join(missing))
+    os.makedirs(args.output_dir, exist_ok=True)
+    target = os.path.join(args.output_dir, sha + ".so")
+    tmp = target + ".tmp.%d" % os.getpid()
+    shutil.copyfile(args.library, tmp)
+    os.chmod(tmp, 0o755)
+    os.replace(tmp, target)  # A loaded older copy keeps its inode.
+    write_if_changed(args.stamp, "hipr-twin 1\nsha256 %s\nlibrary %s\nsource %s\nbinary %s\n"
+                     % (sha, target, manifest["source"], manifest["binary"]))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("rewrite")
+    r.add_argument("--source", required=True)
+    r.add_argument("--binary", required=True, help="the program or library hipcc built from the source")
+    r.add_argument("--inspect", default="hipr-inspect", help="the hipr-inspect executable")
+    r.add_argument("--inspect-json", help="use this hipr-inspect --json output instead of running it")
+    r.add_argument("--output", required=True)
+    r.add_argument("--manifest")
+    r.add_argument("--depfile")
+    r.add_argument("-I", dest="include_dir", action="append", default=[])
+    r.add_argument("-D", dest="define", action="append", default=[])
+    i = sub.add_parser("install")
+    i.add_argument("--library", required=True)
+    i.add_argument("--manifest", required=True)
+    i.add_argument("--output-dir", required=True)
+    i.add_argument("--stamp", required=True)
+    args = p.parse_args()
+    try:
+        (cmd_rewrite if args.command == "rewrite" else cmd_install)(args)
+    except TwinError as e:
+        print("twin_rewrite: error: " + str(e), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,267 @@
+// Modules and launches against a real hipr-worker (sim device) over real
+// sockets, driven by RawClient with no stub: what the worker itself checks
+// about code objects (their hash, their size, their compression), its
+// code-object cache, and launches it cannot run.
+//
+// The code object is the gfx90a entry of module_kernels.co, built by
+// Debian's hipcc (tests/e2e); its path comes from CMake.
+#include <gtest/gtest.h>
+#include <lz4.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "protocol/code_object/code_object.h"
+#include "tests/support/raw_client.h"
+
+namespace hipr::test {
+namespace {
+
+using wire::Op;
+
+constexpr int kHipErrorInvalidImage = 200;
+constexpr int kHipErrorNoBinaryForGpu = 209;
+constexpr int kHipErrorInvalidHandle = 400;
+
+std::vector<uint8_t> ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+// The gfx90a code object of module_kernels.co and its SHA-256.
+struct CodeObject {
+  std::vector<uint8_t> bytes;
+  co::Sha256Digest sha{};
+  std::vector<uint8_t> sha_bytes() const { return {sha.begin(), sha.end()}; }
+};
+
+CodeObject LoadTestModule() {
+  std::vector<uint8_t> file = ReadFile(HIPR_TEST_MODULE_CO);
+  co::Bundle bundle;
+  Status st = co::ParseBundle(file, &bundle);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  co::TargetId gfx90a;
+  EXPECT_TRUE(co::ParseTargetId("gfx90a", &gfx90a).ok());
+  const co::BundleEntry* entry = co::SelectEntry(bundle, gfx90a);
+  CodeObject c;
+  if (entry == nullptr) {
+    ADD_FAILURE() << "module_kernels.co has no gfx90a entry";
+    return c;
+  }
+  c.bytes.assign(entry->bytes.begin(), entry->bytes.end());
+  c.sha = co::Sha256(c.bytes);
+  return c;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/hipr-code-cache-XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+msg::ModuleLoadRequest Request(const CodeObject& c, uint64_t module) {
+  msg::ModuleLoadRequest m;
+  m.module = module;
+  m.sha256 = c.sha_bytes();
+  m.name = "module_kernels.co";
+  return m;
+}
+
+// Sends `m` with `bulk` and returns the reply.
+Status LoadWith(RawClient& client, msg::ModuleLoadRequest m, const std::vector<uint8_t>& bulk,
+                msg::ModuleLoadReply* reply) {
+  m.bulk_bytes = bulk.size();
+  iovec iov{const_cast<uint8_t*>(bulk.data()), bulk.size()};
+  uint32_t id = 0;
+  HIPR_RETURN_IF_ERROR(client.Send(Op::kModuleLoad, m, &id, &iov, bulk.empty() ? 0 : 1));
+  return client.Receive(Op::kModuleLoad, id, reply);
+}
+
+std::vector<uint8_t> Lz4(const std::vector<uint8_t>& raw) {
+  std::vector<uint8_t> out(static_cast<size_t>(LZ4_compressBound(static_cast<int>(raw.size()))));
+  int n = LZ4_compress_default(reinterpret_cast<const char*>(raw.data()), reinterpret_cast<char*>(out.data()),
+                               static_cast<int>(raw.size()), static_cast<int>(out.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+TEST(WorkerModulesTest, ShipsOnceThenServesFromTheCacheAcrossSessionsAndRestarts) {
+  CodeObject c = LoadTestModule();
+  ASSERT_FALSE(c.bytes.empty());
+  TempDir cache;
+  for (int restart = 0; restart < 2; ++restart) {
+    WorkerProcess worker({"--code-cache", cache.path()});
+    std::unique_ptr<RawClient> client;
+    ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &client).ok());
+    msg::ModuleLoadReply r;
+    ASSERT_TRUE(client->Call(Op::kModuleLoad, Request(c, 1), &r).ok());
+    if (restart == 0) {
+      EXPECT_TRUE(r.need_code) << "a fresh cache already had the module";
+      msg::ModuleLoadRequest m = Request(c, 1);
+      m.code_bytes = c.bytes.size();
+      m.compression = msg::Compression::kLz4Block;
+      ASSERT_TRUE(LoadWith(*client, m, Lz4(c.bytes), &r).ok());
+    } else {
+      EXPECT_FALSE(r.need_code) << "the cache did not survive a worker restart";
+    }
+    EXPECT_EQ(r.error, 0) << r.message;
+    ASSERT_EQ(r.globals.size(), 1u);
+    EXPECT_EQ(r.globals[0].name, "module_scale");
+    EXPECT_EQ(r.globals[0].size, sizeof(float));
+    const msg::AddressWindow& w = client->hello().window;
+    EXPECT_TRUE(w.Contains(r.globals[0].address, r.globals[0].size)) << "variable outside the device window";
+    float scale = 0;
+    ASSERT_EQ(client->Read(r.globals[0].address, &scale, sizeof scale), 0);
+    EXPECT_EQ(scale, 0.0f) << "without a twin the variable starts zeroed";
+    // No --sim-kernels: every kernel is unavailable, and the message says why.
+    EXPECT_EQ(r.unavailable_kernels.size(), 2u);
+    EXPECT_NE(r.message.find("twin"), std::string::npos) << r.message;
+
+    // A second session of the same worker: served from the cache too.
+    std::unique_ptr<RawClient> other;
+    ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &other).ok());
+    msg::ModuleLoadReply r2;
+    ASSERT_TRUE(other->Call(Op::kModuleLoad, Request(c, 7), &r2).ok());
+    EXPECT_FALSE(r2.need_code);
+    EXPECT_EQ(r2.error, 0) << r2.message;
+  }
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(cache.path())) {
+    EXPECT_EQ(e.path().filename().string(), co::ToHex(c.sha) + ".co");
+    ++files;
+  }
+  EXPECT_EQ(files, 1);
+}
+
+TEST(WorkerModulesTest, RefusesBytesThatDoNotMatchTheirHashAndGoesOn) {
+  CodeObject c = LoadTestModule();
+  ASSERT_FALSE(c.bytes.empty());
+  TempDir cache;
+  WorkerProcess worker({"--code-cache", cache.path()});
+  std::unique_ptr<RawClient> client;
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &client).ok());
+
+  // The right size, one flipped byte: another tenant's hash with other code.
+  std::vector<uint8_t> forged = c.bytes;
+  forged[forged.size() / 2] ^= 0x40;
+  msg::ModuleLoadRequest m = Request(c, 1);
+  m.code_bytes = forged.size();
+  msg::ModuleLoadReply r;
+  ASSERT_TRUE(LoadWith(*client, m, forged, &r).ok());
+  EXPECT_EQ(r.error, kHipErrorInvalidImage);
+  EXPECT_NE(r.message.find("SHA-256"), std::string::npos) << r.message;
+
+  // lz4 data that does not decompress to the stated size.
+  std::vector<uint8_t> packed = Lz4(c.bytes);
+  packed.resize(packed.size() / 2);
+  m.compression = msg::Compression::kLz4Block;
+  m.code_bytes = c.bytes.size();
+  ASSERT_TRUE(LoadWith(*client, m, packed, &r).ok());
+  EXPECT_EQ(r.error, kHipErrorInvalidImage) << r.message;
+
+  // Bytes that hash right but are no code object.
+  std::vector<uint8_t> junk(4096, 0x5a);
+  co::Sha256Digest junk_sha = co::Sha256(junk);
+  msg::ModuleLoadRequest j;
+  j.module = 2;
+  j.sha256.assign(junk_sha.begin(), junk_sha.end());
+  j.code_bytes = junk.size();
+  ASSERT_TRUE(LoadWith(*client, j, junk, &r).ok());
+  EXPECT_EQ(r.error, kHipErrorInvalidImage);
+
+  // None of it reached the cache, and the session still works.
+  EXPECT_TRUE(std::filesystem::is_empty(cache.path()));
+  ASSERT_TRUE(client->Call(Op::kModuleLoad, Request(c, 3), &r).ok());
+  EXPECT_TRUE(r.need_code);
+  EXPECT_EQ(client->Synchronize(), 0);
+}
+
+TEST(WorkerModulesTest, AnOversizedModuleEndsTheSessionNotTheWorker) {
+  CodeObject c = LoadTestModule();
+  WorkerProcess worker({"--code-cache", ""});
+  std::unique_ptr<RawClient> client;
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &client).ok());
+  msg::ModuleLoadRequest m = Request(c, 1);
+  m.code_bytes = uint64_t{8} << 30;
+  m.bulk_bytes = m.code_bytes;
+  uint32_t id = 0;
+  ASSERT_TRUE(client->Send(Op::kModuleLoad, m, &id).ok());
+  msg::ModuleLoadReply r;
+  Status st = client->Receive(Op::kModuleLoad, id, &r);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("module size"), std::string::npos) << st.ToString();
+  EXPECT_TRUE(worker.Alive());
+  std::unique_ptr<RawClient> next;
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &next).ok());
+  EXPECT_EQ(next->Synchronize(), 0);
+}
+
+TEST(WorkerModulesTest, CorruptCacheFilesAreMissesAndAreDeleted) {
+  CodeObject c = LoadTestModule();
+  ASSERT_FALSE(c.bytes.empty());
+  TempDir cache;
+  const std::string file = cache.path() + "/" + co::ToHex(c.sha) + ".co";
+  {
+    std::vector<uint8_t> bad = c.bytes;
+    bad[100] ^= 1;
+    std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(bad.data()),
+                                                static_cast<std::streamsize>(bad.size()));
+  }
+  WorkerProcess worker({"--code-cache", cache.path()});
+  std::unique_ptr<RawClient> client;
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &client).ok());
+  msg::ModuleLoadReply r;
+  ASSERT_TRUE(client->Call(Op::kModuleLoad, Request(c, 1), &r).ok());
+  EXPECT_TRUE(r.need_code) << "a corrupt cache file was trusted";
+  EXPECT_FALSE(std::filesystem::exists(file));
+}
+
+TEST(WorkerModulesTest, LaunchesWithoutATwinOrWithAnUnknownFunctionFailAtTheNextSync) {
+  CodeObject c = LoadTestModule();
+  ASSERT_FALSE(c.bytes.empty());
+  WorkerProcess worker({"--code-cache", ""});
+  std::unique_ptr<RawClient> client;
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &client).ok());
+  msg::ModuleLoadRequest m = Request(c, 1);
+  m.code_bytes = c.bytes.size();
+  msg::ModuleLoadReply r;
+  ASSERT_TRUE(LoadWith(*client, m, c.bytes, &r).ok());
+  ASSERT_EQ(r.error, 0) << r.message;
+
+  msg::LaunchRequest launch;
+  launch.module = 1;
+  launch.function = 10;
+  launch.kernel = "add_vec";
+  launch.grid = {1, 1, 1};
+  launch.block = {64, 1, 1};
+  launch.kernarg.assign(28, 0);
+  ASSERT_TRUE(client->Send(Op::kLaunchKernel, launch).ok());
+  EXPECT_EQ(client->Synchronize(), kHipErrorNoBinaryForGpu);
+  EXPECT_EQ(client->Synchronize(), 0) << "a deferred error is reported once";
+
+  launch.function = 11;
+  launch.kernel.clear();  // Never named.
+  ASSERT_TRUE(client->Send(Op::kLaunchKernel, launch).ok());
+  EXPECT_EQ(client->Synchronize(), kHipErrorInvalidHandle);
+
+  launch.module = 99;  // Not loaded.
+  launch.function = 12;
+  launch.kernel = "add_vec";
+  ASSERT_TRUE(client->Send(Op::kLaunchKernel, launch).ok());
+  EXPECT_EQ(client->Synchronize(), kHipErrorInvalidHandle);
+}
+
+}  // namespace
+}  // namespace hipr::test
