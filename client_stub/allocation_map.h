@@ -26,6 +26,9 @@ struct DeviceAllocation {
   // True when the allocation lies outside the session window and its pages
   // are held in the client's DeviceReservations (a `hip` worker).
   bool outside_window = false;
+  // A module's __device__/__constant__ variable (recorded when the module
+  // is loaded): copies may reach it, hipFree may not.
+  bool module_global = false;
 };
 
 struct PinnedAllocation {

@@ -73,4 +73,9 @@ struct StreamTarget {
 // any other handle must be live, else hipErrorInvalidHandle.
 hipError_t ResolveStream(hipStream_t stream, StreamTarget* out);
 
+// hipMemcpy's path (async: hipMemcpyAsync's), for entry points that work
+// out their addresses first (hipMemcpyToSymbol...). Defined in api_copy.cc.
+hipError_t CopyMemory(void* dst, const void* src, size_t size, hipMemcpyKind kind, hipStream_t stream,
+                      bool async);
+
 }  // namespace hipr::client

@@ -193,6 +193,11 @@ hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count,
 
 }  // namespace
 
+hipError_t hipr::client::CopyMemory(void* dst, const void* src, size_t size, hipMemcpyKind kind,
+                                    hipStream_t stream, bool async) {
+  return Memcpy(dst, src, size, kind, stream, async ? Mode::kAsync : Mode::kBlocking);
+}
+
 HIPR_EXPORT hipError_t hipMemcpy(void* dst, const void* src, size_t size, hipMemcpyKind kind) {
   return ApiCall("hipMemcpy", [&] { return Memcpy(dst, src, size, kind, nullptr, Mode::kBlocking); });
 }

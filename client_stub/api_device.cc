@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "client_stub/api_common.h"
+#include "client_stub/code_module.h"
 #include "client_stub/device_props.h"
 
 using namespace hipr;
@@ -264,6 +265,8 @@ HIPR_EXPORT hipError_t hipDeviceReset() {
     if (reply.error == hipSuccess) {
       // The worker freed the device's memory, streams and events.
       Client::Get().ForgetDeviceState(device);
+      // Modules are loaded again, under new ids, at their next use.
+      ForgetModuleLoads(s, device);
     }
     return static_cast<hipError_t>(reply.error);
   });

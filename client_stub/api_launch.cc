@@ -1,42 +1,368 @@
-// Launch-related entry points that the generator cannot produce (they do not
-// return hipError_t). Kernel launch itself is a later issue: the legacy
-// hip_impl launcher logs once and records hipErrorNotSupported; kernel names
-// come from registration.
-#include <cstdint>
+// Launches of kernels registered by their host stubs: <<<>>> (push/pop of
+// the call configuration, then hipLaunchKernel), the old
+// hipConfigureCall/hipSetupArgument/hipLaunchByPtr flow,
+// hip_impl::hipLaunchKernelGGLImpl, hipExtLaunchKernel and cooperative
+// launches; the static kernels' attributes and occupancy, and kernel names.
+//
+// Each launch is checked on the client (kernel_launch.h) and then posted
+// fire-and-forget; only a module's first use in the session waits for the
+// worker (kModuleLoad). Unknown host functions are
+// hipErrorInvalidDeviceFunction, as in HIP.
+#include <cstring>
+#include <vector>
 
 #include "client_stub/api_common.h"
-#include "client_stub/registration.h"
+#include "client_stub/kernel_launch.h"
+#include "client_stub/kernel_registry.h"
 
+using namespace hipr;
 using namespace hipr::client;
+
+#ifndef hipOccupancyDisableCachingOverride
+#define hipOccupancyDisableCachingOverride 0x01  // Newer headers define it; 5.2's lack it.
+#endif
+
+namespace {
+
+// The <<<>>> configuration stack of the calling thread: pushed by the
+// launch site (or hipConfigureCall), popped by the kernel's host stub (or
+// hipLaunchByPtr). Constant-initialised thread_locals only: these run in
+// threads and constructors the stub never saw start.
+struct CallConfiguration {
+  dim3 grid;
+  dim3 block;
+  size_t shared_mem;
+  hipStream_t stream;
+};
+constexpr int kMaxCallDepth = 16;
+constinit thread_local CallConfiguration t_call_stack[kMaxCallDepth] = {};
+constinit thread_local int t_call_depth = 0;
+// hipSetupArgument's kernarg bytes for the next hipLaunchByPtr.
+constinit thread_local std::vector<uint8_t> t_setup_args;
+
+hipError_t ResolveEvent(hipEvent_t event, uint64_t* id) {
+  *id = 0;
+  if (event == nullptr) return hipSuccess;
+  EventRecord record;
+  if (!Client::Get().handles().FindEvent(event, &record)) return hipErrorInvalidHandle;
+  *id = record.id;
+  return hipSuccess;
+}
+
+// The failure of a launch the client refused: logged (info) with its reason.
+hipError_t Refused(const char* api, const Status& st) {
+  if (!st.ok()) HIPR_LOG_INFO("%s: %s", api, st.message().c_str());
+  return ToHipError(st);
+}
+
+struct RegisteredLaunch {
+  const void* host_function = nullptr;
+  dim3 grid;
+  dim3 block;
+  size_t shared_bytes = 0;
+  hipStream_t stream = nullptr;
+  hipEvent_t start = nullptr;
+  hipEvent_t stop = nullptr;
+  uint32_t flags = 0;
+};
+
+hipError_t LaunchRegistered(const char* api, const RegisteredLaunch& l, const KernelArgs& args) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  RegisteredKernel kernel;
+  if (l.host_function == nullptr || !FindRegisteredKernel(l.host_function, &kernel)) {
+    HIPR_LOG_INFO("%s: %p is not a registered kernel", api, l.host_function);
+    return hipErrorInvalidDeviceFunction;
+  }
+  LaunchSpec spec;
+  if (hipError_t e = SetShape(l.grid, l.block, &spec); e != hipSuccess) return e;
+  StreamTarget target;
+  if (hipError_t e = ResolveStream(l.stream, &target); e != hipSuccess) return e;
+  if (hipError_t e = CheckDevice(*s, target.device); e != hipSuccess) return e;
+  spec.device = target.device;
+  spec.stream = target.id;
+  spec.shared_bytes = l.shared_bytes;
+  spec.flags = l.flags;
+  if (hipError_t e = ResolveEvent(l.start, &spec.start_event); e != hipSuccess) return e;
+  if (hipError_t e = ResolveEvent(l.stop, &spec.stop_event); e != hipSuccess) return e;
+  return Refused(api, LaunchKernel(*s, *kernel.module, *kernel.name, spec, args));
+}
+
+hipError_t LaunchWithArgs(const char* api, const void* f, dim3 grid, dim3 block, void** args, size_t shared,
+                          hipStream_t stream, uint32_t flags = 0) {
+  RegisteredLaunch l;
+  l.host_function = f;
+  l.grid = grid;
+  l.block = block;
+  l.shared_bytes = shared;
+  l.stream = stream;
+  l.flags = flags;
+  KernelArgs a;
+  a.pointers = args;
+  return LaunchRegistered(api, l, a);
+}
+
+// The code object metadata of a registered kernel for the calling thread's
+// device.
+hipError_t RegisteredKernelInfo(const void* f, Session** session, const msg::DeviceInfo** device,
+                                std::shared_ptr<const IsaImage>* image, const co::KernelInfo** kernel) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  RegisteredKernel k;
+  if (f == nullptr || !FindRegisteredKernel(f, &k)) return hipErrorInvalidDeviceFunction;
+  int d = 0;
+  if (hipError_t e = CurrentDeviceOf(*s, &d); e != hipSuccess) return e;
+  *device = &s->devices()[d];
+  Status st = k.module->Image((*device)->gcn_arch_name, image);
+  if (!st.ok()) return ToHipError(st);
+  *kernel = (*image)->FindKernel(*k.name);
+  if (*kernel == nullptr) return hipErrorInvalidDeviceFunction;
+  *session = s;
+  return hipSuccess;
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t __hipPushCallConfiguration(dim3 grid_dim, dim3 block_dim, size_t shared_mem,
+                                                  hipStream_t stream) {
+  if (t_call_depth == kMaxCallDepth) {
+    HIPR_LOG_ERROR("__hipPushCallConfiguration: more than %d nested kernel launches", kMaxCallDepth);
+    return Result(hipErrorInvalidConfiguration);
+  }
+  t_call_stack[t_call_depth++] = CallConfiguration{grid_dim, block_dim, shared_mem, stream};
+  return Result(hipSuccess);
+}
+
+HIPR_EXPORT hipError_t __hipPopCallConfiguration(dim3* grid_dim, dim3* block_dim, size_t* shared_mem,
+                                                 hipStream_t* stream) {
+  if (t_call_depth == 0) return Result(hipErrorInvalidConfiguration);
+  if (grid_dim == nullptr || block_dim == nullptr || shared_mem == nullptr || stream == nullptr)
+    return Result(hipErrorInvalidValue);
+  const CallConfiguration& c = t_call_stack[--t_call_depth];
+  *grid_dim = c.grid;
+  *block_dim = c.block;
+  *shared_mem = c.shared_mem;
+  *stream = c.stream;
+  return Result(hipSuccess);
+}
+
+HIPR_EXPORT hipError_t hipLaunchKernel(const void* f, dim3 grid, dim3 block, void** args, size_t shared,
+                                       hipStream_t stream) {
+  return ApiCall("hipLaunchKernel",
+                 [&] { return LaunchWithArgs("hipLaunchKernel", f, grid, block, args, shared, stream); });
+}
+
+HIPR_EXPORT hipError_t hipLaunchKernel_spt(const void* f, dim3 grid, dim3 block, void** args, size_t shared,
+                                           hipStream_t stream) {
+  return ApiCall("hipLaunchKernel_spt", [&] {
+    return LaunchWithArgs("hipLaunchKernel_spt", f, grid, block, args, shared,
+                          stream == nullptr ? hipStreamPerThread : stream);
+  });
+}
+
+HIPR_EXPORT hipError_t hipExtLaunchKernel(const void* f, dim3 grid, dim3 block, void** args, size_t shared,
+                                          hipStream_t stream, hipEvent_t start, hipEvent_t stop, int flags) {
+  return ApiCall("hipExtLaunchKernel", [&] {
+    RegisteredLaunch l;
+    l.host_function = f;
+    l.grid = grid;
+    l.block = block;
+    l.shared_bytes = shared;
+    l.stream = stream;
+    l.start = start;
+    l.stop = stop;
+    KernelArgs a;
+    a.pointers = args;
+    return LaunchRegistered("hipExtLaunchKernel", l, a);
+  });
+}
+
+HIPR_EXPORT hipError_t hipLaunchCooperativeKernel(const void* f, dim3 grid, dim3 block, void** args,
+                                                  unsigned int shared, hipStream_t stream) {
+  return ApiCall("hipLaunchCooperativeKernel", [&] {
+    return LaunchWithArgs("hipLaunchCooperativeKernel", f, grid, block, args, shared, stream,
+                          msg::kLaunchCooperative);
+  });
+}
+
+HIPR_EXPORT hipError_t hipLaunchCooperativeKernel_spt(const void* f, dim3 grid, dim3 block, void** args,
+                                                      uint32_t shared, hipStream_t stream) {
+  return ApiCall("hipLaunchCooperativeKernel_spt", [&] {
+    return LaunchWithArgs("hipLaunchCooperativeKernel_spt", f, grid, block, args, shared,
+                          stream == nullptr ? hipStreamPerThread : stream, msg::kLaunchCooperative);
+  });
+}
+
+HIPR_EXPORT hipError_t hipConfigureCall(dim3 grid, dim3 block, size_t shared, hipStream_t stream) {
+  return ApiCall("hipConfigureCall", [&] {
+    if (t_call_depth == kMaxCallDepth) return hipErrorInvalidConfiguration;
+    t_call_stack[t_call_depth++] = CallConfiguration{grid, block, shared, stream};
+    t_setup_args.clear();
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset) {
+  return ApiCall("hipSetupArgument", [&] {
+    if ((arg == nullptr && size != 0) || offset > wire::kMaxMsgpackBin || size > wire::kMaxMsgpackBin - offset)
+      return hipErrorInvalidValue;
+    if (t_setup_args.size() < offset + size) t_setup_args.resize(offset + size);
+    if (size != 0) std::memcpy(t_setup_args.data() + offset, arg, size);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipLaunchByPtr(const void* f) {
+  return ApiCall("hipLaunchByPtr", [&] {
+    if (t_call_depth == 0) return hipErrorInvalidConfiguration;
+    const CallConfiguration c = t_call_stack[--t_call_depth];
+    std::vector<uint8_t> bytes;
+    bytes.swap(t_setup_args);
+    RegisteredLaunch l;
+    l.host_function = f;
+    l.grid = c.grid;
+    l.block = c.block;
+    l.shared_bytes = c.shared_mem;
+    l.stream = c.stream;
+    KernelArgs a;
+    a.has_buffer = true;
+    a.short_buffer_reads_zero = true;  // Arguments never set read as zero.
+    a.buffer = bytes.data();
+    a.buffer_size = bytes.size();
+    return LaunchRegistered("hipLaunchByPtr", l, a);
+  });
+}
 
 namespace hip_impl {
 
 // HIP-Clang's old grid launcher (declared inline and hidden in the stale
 // amd_detail/functional_grid_launch.hpp, exported by libamdhip64.so.5 as
-// _ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv).
+// _ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv):
+// `kernarg` is hipModuleLaunchKernel's `extra` (a packed buffer), the
+// function the registered host stub. Returns nothing: its error is the
+// thread's last error.
 __attribute__((visibility("default"))) void hipLaunchKernelGGLImpl(std::uintptr_t function_address,
                                                                    const dim3& num_blocks,
                                                                    const dim3& dim_blocks,
                                                                    std::uint32_t shared_mem_bytes,
-                                                                   hipStream_t stream,
-                                                                   void** kernarg) {
-  HIPR_LOG_ONCE(kError, "hip_impl::hipLaunchKernelGGLImpl is not supported by hipr; "
-                        "kernel launches fail with hipErrorNotSupported");
-  (void)Result(hipErrorNotSupported);
+                                                                   hipStream_t stream, void** kernarg) {
+  (void)ApiCall("hip_impl::hipLaunchKernelGGLImpl", [&] {
+    KernelArgs a;
+    if (kernarg != nullptr) {
+      if (hipError_t e = ParseExtra(kernarg, &a); e != hipSuccess) return e;
+    }
+    RegisteredLaunch l;
+    l.host_function = reinterpret_cast<const void*>(function_address);
+    l.grid = num_blocks;
+    l.block = dim_blocks;
+    l.shared_bytes = shared_mem_bytes;
+    l.stream = stream;
+    return LaunchRegistered("hip_impl::hipLaunchKernelGGLImpl", l, a);
+  });
 }
 
 }  // namespace hip_impl
 
+HIPR_EXPORT hipError_t hipFuncGetAttributes(hipFuncAttributes* attr, const void* f) {
+  return ApiCall("hipFuncGetAttributes", [&] {
+    if (attr == nullptr) return hipErrorInvalidValue;
+    Session* s = nullptr;
+    const msg::DeviceInfo* d = nullptr;
+    std::shared_ptr<const IsaImage> image;
+    const co::KernelInfo* k = nullptr;
+    if (hipError_t e = RegisteredKernelInfo(f, &s, &d, &image, &k); e != hipSuccess) return e;
+    *attr = FunctionAttributes(*d, *k);
+    return hipSuccess;
+  });
+}
+
+// HIP 5.2 accepts and ignores these for any function; hipr checks that the
+// function is a registered kernel.
+HIPR_EXPORT hipError_t hipFuncSetAttribute(const void* f, hipFuncAttribute attr, int value) {
+  return ApiCall("hipFuncSetAttribute", [&] {
+    RegisteredKernel k;
+    return f != nullptr && FindRegisteredKernel(f, &k) ? hipSuccess : hipErrorInvalidDeviceFunction;
+  });
+}
+
+HIPR_EXPORT hipError_t hipFuncSetCacheConfig(const void* f, hipFuncCache_t config) {
+  return ApiCall("hipFuncSetCacheConfig", [&] {
+    RegisteredKernel k;
+    return f != nullptr && FindRegisteredKernel(f, &k) ? hipSuccess : hipErrorInvalidDeviceFunction;
+  });
+}
+
+HIPR_EXPORT hipError_t hipFuncSetSharedMemConfig(const void* f, hipSharedMemConfig config) {
+  return ApiCall("hipFuncSetSharedMemConfig", [&] {
+    RegisteredKernel k;
+    return f != nullptr && FindRegisteredKernel(f, &k) ? hipSuccess : hipErrorInvalidDeviceFunction;
+  });
+}
+
+namespace {
+
+hipError_t OccupancyBlocks(int* num_blocks, const void* f, int block_size, size_t dynamic_shared) {
+  if (num_blocks == nullptr) return hipErrorInvalidValue;
+  Session* s = nullptr;
+  const msg::DeviceInfo* d = nullptr;
+  std::shared_ptr<const IsaImage> image;
+  const co::KernelInfo* k = nullptr;
+  // HIP answers an unknown function with hipErrorInvalidValue here.
+  if (hipError_t e = RegisteredKernelInfo(f, &s, &d, &image, &k); e != hipSuccess)
+    return e == hipErrorInvalidDeviceFunction ? hipErrorInvalidValue : e;
+  if (block_size <= 0) return hipErrorInvalidValue;
+  *num_blocks = MaxActiveBlocksPerCu(*d, *k, block_size, dynamic_shared);
+  return hipSuccess;
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* num_blocks, const void* f,
+                                                                    int block_size, size_t dynamic_shared) {
+  return ApiCall("hipOccupancyMaxActiveBlocksPerMultiprocessor",
+                 [&] { return OccupancyBlocks(num_blocks, f, block_size, dynamic_shared); });
+}
+
+HIPR_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* num_blocks, const void* f,
+                                                                             int block_size,
+                                                                             size_t dynamic_shared,
+                                                                             unsigned int flags) {
+  return ApiCall("hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", [&] {
+    if (flags != hipOccupancyDefault && flags != hipOccupancyDisableCachingOverride) return hipErrorInvalidValue;
+    return OccupancyBlocks(num_blocks, f, block_size, dynamic_shared);
+  });
+}
+
+HIPR_EXPORT hipError_t hipOccupancyMaxPotentialBlockSize(int* grid_size, int* block_size, const void* f,
+                                                         size_t dynamic_shared, int block_size_limit) {
+  return ApiCall("hipOccupancyMaxPotentialBlockSize", [&] {
+    if (grid_size == nullptr || block_size == nullptr) return hipErrorInvalidValue;
+    Session* s = nullptr;
+    const msg::DeviceInfo* d = nullptr;
+    std::shared_ptr<const IsaImage> image;
+    const co::KernelInfo* k = nullptr;
+    if (hipError_t e = RegisteredKernelInfo(f, &s, &d, &image, &k); e != hipSuccess)
+      return e == hipErrorInvalidDeviceFunction ? hipErrorInvalidValue : e;
+    MaxPotentialBlockSize(*d, *k, dynamic_shared, block_size_limit, grid_size, block_size);
+    return hipSuccess;
+  });
+}
+
+// Names: valid for the life of the process (registration keeps them).
 HIPR_EXPORT const char* hipKernelNameRefByPtr(const void* host_function, hipStream_t stream) {
   try {
-    return RegisteredKernelName(host_function);
+    RegisteredKernel k;
+    return host_function != nullptr && FindRegisteredKernel(host_function, &k) ? k.name->c_str() : nullptr;
   } catch (...) {
     return nullptr;
   }
 }
 
 HIPR_EXPORT const char* hipKernelNameRef(const hipFunction_t function) {
-  // Module functions (hipModuleGetFunction) are not supported yet, so no
-  // hipFunction_t can name a kernel.
-  return nullptr;
+  try {
+    ModuleFunction f;
+    return FindModuleFunction(function, &f) ? f.name->c_str() : nullptr;
+  } catch (...) {
+    return nullptr;
+  }
 }

@@ -5,8 +5,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+
+#include <lz4.h>
+
+#include "protocol/code_object/code_object.h"
 
 namespace hipr::client::testing {
 
@@ -120,6 +125,49 @@ msg::DeviceInfo FakeWorker::Device(const std::string& name) {
   d.max_texture_2d = {16384, 16384};
   d.max_texture_3d = {16384, 16384, 8192};
   return d;
+}
+
+FakeWorker::ReceivedModule FakeWorker::AnswerModuleLoad(
+    Connection& conn, const wire::FrameHeader& h,
+    const std::function<bool(const msg::ModuleLoadRequest&)>& have_code, const msg::ModuleLoadReply& reply) {
+  ReceivedModule r;
+  r.request = Body<msg::ModuleLoadRequest>(conn, h);
+  if (r.request.sha256.size() != 32) Fail("module load without a 32-byte SHA-256");
+  if (r.request.bulk_bytes != 0) Fail("the client sent the code object before it was asked for");
+  if (!have_code(r.request)) {
+    msg::ModuleLoadReply need;
+    need.need_code = true;
+    Reply(conn, h, need);
+    wire::FrameHeader h2;
+    r.request = Read<msg::ModuleLoadRequest>(conn, wire::Op::kModuleLoad, &h2);
+    if (r.request.code_bytes == 0 || r.request.bulk_bytes == 0) Fail("asked for the code, got none");
+    std::vector<uint8_t> bulk(r.request.bulk_bytes);
+    iovec iov{bulk.data(), bulk.size()};
+    if (!ReadBulk(conn, h2.request_id, &iov, 1).ok()) Fail("reading the module's bulk");
+    if (r.request.compression == msg::Compression::kLz4Block) {
+      r.code.resize(r.request.code_bytes);
+      int n = LZ4_decompress_safe(reinterpret_cast<const char*>(bulk.data()), reinterpret_cast<char*>(r.code.data()),
+                                  static_cast<int>(bulk.size()), static_cast<int>(r.code.size()));
+      if (n < 0 || static_cast<uint64_t>(n) != r.request.code_bytes) Fail("the lz4 module does not decompress");
+    } else {
+      if (r.request.bulk_bytes != r.request.code_bytes) Fail("raw module size mismatch");
+      r.code = std::move(bulk);
+    }
+    const co::Sha256Digest digest = co::Sha256(r.code);
+    if (!std::equal(digest.begin(), digest.end(), r.request.sha256.begin()))
+      Fail("the module's bytes do not hash to the SHA-256 it was named by");
+    r.shipped = true;
+    Reply(conn, h2, reply);
+    return r;
+  }
+  Reply(conn, h, reply);
+  return r;
+}
+
+void FakeWorker::Output(Connection& conn, const std::string& text) {
+  codec::BodyWriter w;
+  w.Encode(msg::Output{text});
+  if (!SendFrame(conn, static_cast<uint16_t>(wire::Op::kOutput), 0, w).ok()) Fail("output failed");
 }
 
 void FakeWorker::Fail(const std::string& why) {

@@ -65,6 +65,31 @@ class FakeWorker {
 
   static msg::DeviceInfo Device(const std::string& name);
 
+  // What a module load delivered.
+  struct ReceivedModule {
+    msg::ModuleLoadRequest request;  // The last request (with the bytes, if sent).
+    bool shipped = false;            // The client sent the code object.
+    std::vector<uint8_t> code;       // Decompressed; hashes to request.sha256.
+  };
+  // Answers a kModuleLoad whose header was just read (`h`): unless
+  // have_code(request) says the worker has the code object, replies need_code, reads the second request and its bulk,
+  // decompresses it (lz4) and checks that it hashes to the SHA-256 the
+  // client named (aborts otherwise). Then replies `reply`.
+  static ReceivedModule AnswerModuleLoad(Connection& conn, const wire::FrameHeader& h,
+                                         const std::function<bool(const msg::ModuleLoadRequest&)>& have_code,
+                                         const msg::ModuleLoadReply& reply);
+  // Decodes the body of a frame whose header was just read.
+  template <class T>
+  static T Body(Connection& conn, const wire::FrameHeader& h) {
+    T msg{};
+    std::vector<uint8_t> body;
+    if (!ReadBody(conn, h, &body).ok() || !codec::DecodeBody(body.data(), body.size(), &msg).ok())
+      Fail("cannot decode the body of op " + std::to_string(h.op));
+    return msg;
+  }
+  // Sends an unsolicited kOutput frame (device printf text).
+  static void Output(Connection& conn, const std::string& text);
+
  private:
   [[noreturn]] static void Fail(const std::string& why);
 

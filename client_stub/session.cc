@@ -307,6 +307,10 @@ Status Session::AwaitReplyLocked(uint16_t op, uint32_t id) {
       HIPR_RETURN_IF_ERROR(SkipPayload(*conn_, h.payload_length));
       continue;
     }
+    if (h.op == static_cast<uint16_t>(wire::Op::kOutput)) {
+      HIPR_RETURN_IF_ERROR(WriteOutputLocked(h));
+      continue;
+    }
     if (h.op == static_cast<uint16_t>(wire::Op::kFatal)) {
       HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &reply_body_));
       msg::Fatal fatal;
@@ -322,6 +326,17 @@ Status Session::AwaitReplyLocked(uint16_t op, uint32_t id) {
                            std::to_string(h.request_id) + ", expected " + std::to_string(id));
     return ReadBody(*conn_, h, &reply_body_);
   }
+}
+
+Status Session::WriteOutputLocked(const wire::FrameHeader& h) {
+  HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &reply_body_));
+  msg::Output output;
+  HIPR_RETURN_IF_ERROR(codec::DecodeBody(reply_body_.data(), reply_body_.size(), &output));
+  if (!output.text.empty()) {
+    std::fwrite(output.text.data(), 1, output.text.size(), stdout);
+    std::fflush(stdout);
+  }
+  return Status::Ok();
 }
 
 Status Session::ReadReplyBulkLocked(uint32_t id, const iovec* dst, int count) {

@@ -20,7 +20,8 @@
 //    Either way the source is consumed when the call returns.
 //  * Call(): synchronous. One at a time per session (issue 4 will multiplex);
 //    the batch and the request leave in one writev, then the reply is awaited:
-//    heartbeats restart the peer timeout, kFatal ends the session, a reply
+//    heartbeats restart the peer timeout, kOutput frames (text device code
+//    printed) are written to stdout, kFatal ends the session, a reply
 //    with the wrong op or request id is a protocol error. Reply bulk (D2H) is
 //    read straight into the caller's buffers when the reply's error is 0.
 //
@@ -162,7 +163,12 @@ class Session {
   // leaves the reply body in reply_body_; *id is the request id.
   Status ExchangeLocked(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk, int count,
                         uint32_t* id);
+  // Heartbeats restart the wait; kOutput frames (device printf) are written
+  // to this process's stdout as they arrive.
   Status AwaitReplyLocked(uint16_t op, uint32_t id);
+  // REQUIRES: call_mu_ held (or the hello). Writes a kOutput frame's text to
+  // stdout (fwrite, then fflush).
+  Status WriteOutputLocked(const wire::FrameHeader& h);
   Status ReadReplyBulkLocked(uint32_t id, const iovec* dst, int count);
   uint32_t NextRequestId() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
 

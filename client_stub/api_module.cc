@@ -1,0 +1,462 @@
+// The module API (hipModuleLoad*, hipModuleGetFunction/Global,
+// hipModuleLaunchKernel, hipExtModuleLaunchKernel, attributes, occupancy)
+// and device variables of registered code (hipGetSymbolAddress/Size,
+// hipMemcpyTo/FromSymbol).
+//
+// hipModuleLoad* read and check the image on the client (the file is read
+// here: the worker has no access to this machine's files), for the calling
+// thread's device, and keep its bytes; the worker sees the module only at its
+// first use (a launch or hipModuleGetGlobal). hipModuleGetFunction is local.
+// Symbols are a registered variable's host address; their first use loads
+// their module on the calling thread's device.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <hip/hip_ext.h>
+
+#include "client_stub/api_common.h"
+#include "client_stub/kernel_launch.h"
+#include "client_stub/kernel_registry.h"
+
+using namespace hipr;
+using namespace hipr::client;
+
+#ifndef hipOccupancyDisableCachingOverride
+#define hipOccupancyDisableCachingOverride 0x01  // Newer headers define it; 5.2's lack it.
+#endif
+
+namespace {
+
+// A loaded (not registered) module named by an application's handle.
+CodeModule* LoadedModule(hipModule_t module) {
+  if (!CodeModule::IsLive(module)) return nullptr;
+  auto* m = reinterpret_cast<CodeModule*>(module);
+  return m->registered() ? nullptr : m;
+}
+
+Status ReadFile(const char* path, std::vector<uint8_t>* out) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return HipStatus(hipErrorFileNotFound, std::string("cannot open '") + path + "': " + std::strerror(errno));
+  struct stat st {};
+  Status result = Status::Ok();
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > co::kMaxCodeObjectBytes) {
+    result = HipStatus(hipErrorInvalidImage, std::string("'") + path + "' is not a regular file of a usable size");
+  } else {
+    out->resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < out->size()) {
+      ssize_t n = read(fd, out->data() + done, out->size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        result = HipStatus(hipErrorFileNotFound, std::string("cannot read '") + path + "'");
+        break;
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  close(fd);
+  return result;
+}
+
+// Makes a module of `image` and checks it has a usable code object for the
+// calling thread's device (as HIP builds it for that device at load).
+hipError_t NewModule(hipModule_t* module, std::vector<uint8_t> image, std::string name) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  int device = 0;
+  if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+  CodeModule* m = CodeModule::NewLoaded(std::move(image), std::move(name));
+  std::shared_ptr<const IsaImage> isa;
+  Status st = m->Image(s->devices()[device].gcn_arch_name, &isa);
+  if (!st.ok()) {
+    m->Retire();
+    return ToHipError(st);
+  }
+  *module = reinterpret_cast<hipModule_t>(m);
+  return hipSuccess;
+}
+
+hipError_t LoadData(hipModule_t* module, const void* image) {
+  if (module == nullptr || image == nullptr) return hipErrorInvalidValue;
+  // No size is given: the image's headers say how long it is.
+  const auto* p = static_cast<const uint8_t*>(image);
+  const uint64_t room = std::min<uint64_t>(co::kMaxCodeObjectBytes, UINTPTR_MAX - reinterpret_cast<uintptr_t>(p));
+  uint64_t size = 0;
+  Status st = co::ImageSize(co::Bytes(p, room), &size);
+  if (!st.ok()) {
+    HIPR_LOG_ERROR("hipModuleLoadData: not a code object or offload bundle: %s", st.message().c_str());
+    return hipErrorInvalidImage;
+  }
+  char name[64];
+  std::snprintf(name, sizeof name, "image %p", image);
+  return NewModule(module, std::vector<uint8_t>(p, p + size), name);
+}
+
+// The metadata of a module function's kernel on the calling thread's device.
+hipError_t FunctionKernel(hipFunction_t f, const msg::DeviceInfo** device, std::shared_ptr<const IsaImage>* image,
+                          const co::KernelInfo** kernel) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  ModuleFunction mf;
+  if (!FindModuleFunction(f, &mf)) return hipErrorInvalidResourceHandle;
+  int d = 0;
+  if (hipError_t e = CurrentDeviceOf(*s, &d); e != hipSuccess) return e;
+  *device = &s->devices()[d];
+  if (Status st = mf.module->Image((*device)->gcn_arch_name, image); !st.ok()) return ToHipError(st);
+  *kernel = (*image)->FindKernel(*mf.name);
+  return *kernel == nullptr ? hipErrorInvalidDeviceFunction : hipSuccess;
+}
+
+struct ModuleLaunch {
+  hipFunction_t f = nullptr;
+  LaunchSpec spec;  // Shape and flags set; device and stream resolved here.
+  hipStream_t stream = nullptr;
+  void** params = nullptr;
+  void** extra = nullptr;
+  hipEvent_t start = nullptr;
+  hipEvent_t stop = nullptr;
+};
+
+hipError_t LaunchModuleFunction(const char* api, ModuleLaunch l) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (l.f == nullptr) return hipErrorInvalidImage;  // As HIP 5.2.
+  ModuleFunction mf;
+  if (!FindModuleFunction(l.f, &mf)) return hipErrorInvalidResourceHandle;
+  if (l.params != nullptr && l.extra != nullptr) return hipErrorInvalidValue;
+  KernelArgs args;
+  args.pointers = l.params;
+  if (l.extra != nullptr) {
+    if (hipError_t e = ParseExtra(l.extra, &args); e != hipSuccess) return e;
+  }
+  StreamTarget target;
+  if (hipError_t e = ResolveStream(l.stream, &target); e != hipSuccess) return e;
+  if (hipError_t e = CheckDevice(*s, target.device); e != hipSuccess) return e;
+  l.spec.device = target.device;
+  l.spec.stream = target.id;
+  for (auto [event, id] : {std::pair{l.start, &l.spec.start_event}, std::pair{l.stop, &l.spec.stop_event}}) {
+    *id = 0;
+    if (event == nullptr) continue;
+    EventRecord record;
+    if (!Client::Get().handles().FindEvent(event, &record)) return hipErrorInvalidHandle;
+    *id = record.id;
+  }
+  Status st = LaunchKernel(*s, *mf.module, *mf.name, l.spec, args);
+  if (!st.ok()) HIPR_LOG_INFO("%s: %s", api, st.message().c_str());
+  return ToHipError(st);
+}
+
+// hipExtModuleLaunchKernel's global sizes are in work-items. The protocol
+// carries whole blocks, so a global size that is not a multiple of the block
+// (a partial last block, which HIP allows here) is refused rather than run
+// with extra work-items.
+hipError_t ExtLaunch(const char* api, ModuleLaunch l, const uint32_t global[3], const uint32_t local[3]) {
+  for (int i = 0; i < 3; ++i) {
+    if (global[i] == 0 || local[i] == 0) return hipErrorInvalidValue;
+    if (global[i] % local[i] != 0) {
+      HIPR_LOG_ONCE(kError, "%s: a global size that is not a multiple of the block size (a partial last block) "
+                            "is not supported by hipr; returning hipErrorNotSupported", api);
+      return hipErrorNotSupported;
+    }
+    l.spec.grid[i] = global[i] / local[i];
+    l.spec.block[i] = local[i];
+  }
+  return LaunchModuleFunction(api, l);
+}
+
+// A registered variable's device address and size on the calling thread's
+// device; its module's first use there loads it.
+hipError_t ResolveSymbol(const void* symbol, void** address, size_t* size) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  RegisteredVar var;
+  if (symbol == nullptr || !FindRegisteredVar(symbol, &var)) return hipErrorInvalidSymbol;
+  int device = 0;
+  if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+  std::shared_ptr<const ModuleLoad> load;
+  if (Status st = var.module->Load(*s, device, &load); !st.ok()) return ToHipError(st);
+  auto it = load->globals.find(var.name);
+  if (it == load->globals.end()) {
+    HIPR_LOG_INFO("device variable '%s' is not among the loaded module's globals", var.name.c_str());
+    return hipErrorInvalidSymbol;
+  }
+  *address = reinterpret_cast<void*>(it->second.address);
+  *size = it->second.size;
+  return hipSuccess;
+}
+
+hipError_t CopyToSymbol(const void* symbol, const void* src, size_t count, size_t offset, hipMemcpyKind kind,
+                        hipStream_t stream, bool async) {
+  void* address = nullptr;
+  size_t size = 0;
+  if (hipError_t e = ResolveSymbol(symbol, &address, &size); e != hipSuccess) return e;
+  if (offset > size || count > size - offset) return hipErrorInvalidValue;
+  return CopyMemory(static_cast<char*>(address) + offset, src, count, kind, stream, async);
+}
+
+hipError_t CopyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset, hipMemcpyKind kind,
+                          hipStream_t stream, bool async) {
+  void* address = nullptr;
+  size_t size = 0;
+  if (hipError_t e = ResolveSymbol(symbol, &address, &size); e != hipSuccess) return e;
+  if (offset > size || count > size - offset) return hipErrorInvalidValue;
+  return CopyMemory(dst, static_cast<const char*>(address) + offset, count, kind, stream, async);
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipModuleLoad(hipModule_t* module, const char* fname) {
+  return ApiCall("hipModuleLoad", [&] {
+    if (module == nullptr || fname == nullptr) return hipErrorInvalidValue;
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    std::vector<uint8_t> bytes;
+    if (Status st = ReadFile(fname, &bytes); !st.ok()) {
+      HIPR_LOG_INFO("hipModuleLoad: %s", st.message().c_str());
+      return ToHipError(st);
+    }
+    return NewModule(module, std::move(bytes), fname);
+  });
+}
+
+HIPR_EXPORT hipError_t hipModuleLoadData(hipModule_t* module, const void* image) {
+  return ApiCall("hipModuleLoadData", [&] { return LoadData(module, image); });
+}
+
+HIPR_EXPORT hipError_t hipModuleLoadDataEx(hipModule_t* module, const void* image, unsigned int num_options,
+                                           hipJitOption* options, void** option_values) {
+  // JIT options do not apply to code objects (HIP ignores them too).
+  return ApiCall("hipModuleLoadDataEx", [&] { return LoadData(module, image); });
+}
+
+HIPR_EXPORT hipError_t hipModuleUnload(hipModule_t module) {
+  return ApiCall("hipModuleUnload", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (module == nullptr) return hipErrorInvalidResourceHandle;
+    CodeModule* m = LoadedModule(module);
+    if (m == nullptr) return hipErrorNotFound;
+    ForgetModuleFunctions(m);
+    m->Retire();
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char* name) {
+  return ApiCall("hipModuleGetFunction", [&] {
+    if (function == nullptr || name == nullptr || name[0] == '\0') return hipErrorInvalidValue;
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (module == nullptr) return hipErrorInvalidResourceHandle;
+    CodeModule* m = LoadedModule(module);
+    if (m == nullptr) return hipErrorNotFound;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    std::shared_ptr<const IsaImage> image;
+    if (Status st = m->Image(s->devices()[device].gcn_arch_name, &image); !st.ok()) return ToHipError(st);
+    if (image->FindKernel(name) == nullptr) {
+      HIPR_LOG_INFO("hipModuleGetFunction: module %s has no kernel '%s'", m->name().c_str(), name);
+      return hipErrorNotFound;
+    }
+    *function = GetModuleFunction(m, name);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, hipModule_t module,
+                                          const char* name) {
+  return ApiCall("hipModuleGetGlobal", [&] {
+    if ((dptr == nullptr && bytes == nullptr) || name == nullptr || name[0] == '\0') return hipErrorInvalidValue;
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (module == nullptr) return hipErrorInvalidResourceHandle;
+    CodeModule* m = LoadedModule(module);
+    if (m == nullptr) return hipErrorNotFound;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    std::shared_ptr<const ModuleLoad> load;
+    if (Status st = m->Load(*s, device, &load); !st.ok()) return ToHipError(st);
+    auto it = load->globals.find(name);
+    if (it == load->globals.end()) return hipErrorNotFound;
+    if (dptr != nullptr) *dptr = reinterpret_cast<hipDeviceptr_t>(it->second.address);
+    if (bytes != nullptr) *bytes = it->second.size;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx,
+                                             uint32_t by, uint32_t bz, uint32_t shared, hipStream_t stream,
+                                             void** params, void** extra) {
+  return ApiCall("hipModuleLaunchKernel", [&] {
+    ModuleLaunch l;
+    if (hipError_t e = SetShape(dim3(gx, gy, gz), dim3(bx, by, bz), &l.spec); e != hipSuccess) return e;
+    l.f = f;
+    l.spec.shared_bytes = shared;
+    l.stream = stream;
+    l.params = params;
+    l.extra = extra;
+    return LaunchModuleFunction("hipModuleLaunchKernel", l);
+  });
+}
+
+// Exported C++-mangled, as 5.x's hip_ext.h declares it.
+__attribute__((visibility("default"))) hipError_t hipExtModuleLaunchKernel(
+    hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shared,
+    hipStream_t stream, void** params, void** extra, hipEvent_t start, hipEvent_t stop, uint32_t flags) {
+  return ApiCall("hipExtModuleLaunchKernel", [&] {
+    // flags (hipExtAnyOrderLaunch) only relax ordering: ignoring it is safe.
+    ModuleLaunch l;
+    l.f = f;
+    l.spec.shared_bytes = shared;
+    l.stream = stream;
+    l.params = params;
+    l.extra = extra;
+    l.start = start;
+    l.stop = stop;
+    const uint32_t global[3] = {gx, gy, gz};
+    const uint32_t local[3] = {lx, ly, lz};
+    return ExtLaunch("hipExtModuleLaunchKernel", l, global, local);
+  });
+}
+
+__attribute__((visibility("default"))) hipError_t hipHccModuleLaunchKernel(
+    hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shared,
+    hipStream_t stream, void** params, void** extra, hipEvent_t start, hipEvent_t stop) {
+  return ApiCall("hipHccModuleLaunchKernel", [&] {
+    ModuleLaunch l;
+    l.f = f;
+    l.spec.shared_bytes = shared;
+    l.stream = stream;
+    l.params = params;
+    l.extra = extra;
+    l.start = start;
+    l.stop = stop;
+    const uint32_t global[3] = {gx, gy, gz};
+    const uint32_t local[3] = {lx, ly, lz};
+    return ExtLaunch("hipHccModuleLaunchKernel", l, global, local);
+  });
+}
+
+HIPR_EXPORT hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attribute, hipFunction_t f) {
+  return ApiCall("hipFuncGetAttribute", [&] {
+    if (value == nullptr || f == nullptr) return hipErrorInvalidValue;
+    const msg::DeviceInfo* d = nullptr;
+    std::shared_ptr<const IsaImage> image;
+    const co::KernelInfo* k = nullptr;
+    if (hipError_t e = FunctionKernel(f, &d, &image, &k); e != hipSuccess) return e;
+    return FunctionAttribute(*d, *k, attribute, value);
+  });
+}
+
+namespace {
+
+hipError_t ModuleBlocks(int* num_blocks, hipFunction_t f, int block_size, size_t dynamic_shared) {
+  if (num_blocks == nullptr || block_size <= 0) return hipErrorInvalidValue;
+  const msg::DeviceInfo* d = nullptr;
+  std::shared_ptr<const IsaImage> image;
+  const co::KernelInfo* k = nullptr;
+  if (hipError_t e = FunctionKernel(f, &d, &image, &k); e != hipSuccess) return e;
+  *num_blocks = MaxActiveBlocksPerCu(*d, *k, block_size, dynamic_shared);
+  return hipSuccess;
+}
+
+hipError_t ModuleBlockSize(int* grid_size, int* block_size, hipFunction_t f, size_t dynamic_shared, int limit) {
+  if (grid_size == nullptr || block_size == nullptr) return hipErrorInvalidValue;
+  const msg::DeviceInfo* d = nullptr;
+  std::shared_ptr<const IsaImage> image;
+  const co::KernelInfo* k = nullptr;
+  if (hipError_t e = FunctionKernel(f, &d, &image, &k); e != hipSuccess) return e;
+  MaxPotentialBlockSize(*d, *k, dynamic_shared, limit, grid_size, block_size);
+  return hipSuccess;
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int* num_blocks, hipFunction_t f,
+                                                                          int block_size, size_t dynamic_shared) {
+  return ApiCall("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor",
+                 [&] { return ModuleBlocks(num_blocks, f, block_size, dynamic_shared); });
+}
+
+HIPR_EXPORT hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* num_blocks,
+                                                                                   hipFunction_t f, int block_size,
+                                                                                   size_t dynamic_shared,
+                                                                                   unsigned int flags) {
+  return ApiCall("hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", [&] {
+    if (flags != hipOccupancyDefault && flags != hipOccupancyDisableCachingOverride) return hipErrorInvalidValue;
+    return ModuleBlocks(num_blocks, f, block_size, dynamic_shared);
+  });
+}
+
+HIPR_EXPORT hipError_t hipModuleOccupancyMaxPotentialBlockSize(int* grid_size, int* block_size, hipFunction_t f,
+                                                               size_t dynamic_shared, int limit) {
+  return ApiCall("hipModuleOccupancyMaxPotentialBlockSize",
+                 [&] { return ModuleBlockSize(grid_size, block_size, f, dynamic_shared, limit); });
+}
+
+HIPR_EXPORT hipError_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(int* grid_size, int* block_size,
+                                                                        hipFunction_t f, size_t dynamic_shared,
+                                                                        int limit, unsigned int flags) {
+  return ApiCall("hipModuleOccupancyMaxPotentialBlockSizeWithFlags", [&] {
+    if (flags != hipOccupancyDefault && flags != hipOccupancyDisableCachingOverride) return hipErrorInvalidValue;
+    return ModuleBlockSize(grid_size, block_size, f, dynamic_shared, limit);
+  });
+}
+
+HIPR_EXPORT hipError_t hipGetSymbolAddress(void** dev_ptr, const void* symbol) {
+  return ApiCall("hipGetSymbolAddress", [&] {
+    if (dev_ptr == nullptr) return hipErrorInvalidValue;
+    size_t size = 0;
+    return ResolveSymbol(symbol, dev_ptr, &size);
+  });
+}
+
+HIPR_EXPORT hipError_t hipGetSymbolSize(size_t* size, const void* symbol) {
+  return ApiCall("hipGetSymbolSize", [&] {
+    if (size == nullptr) return hipErrorInvalidValue;
+    void* address = nullptr;
+    return ResolveSymbol(symbol, &address, size);
+  });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset,
+                                         hipMemcpyKind kind) {
+  return ApiCall("hipMemcpyToSymbol",
+                 [&] { return CopyToSymbol(symbol, src, count, offset, kind, nullptr, /*async=*/false); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyToSymbol_spt(const void* symbol, const void* src, size_t count, size_t offset,
+                                             hipMemcpyKind kind) {
+  return ApiCall("hipMemcpyToSymbol_spt", [&] {
+    return CopyToSymbol(symbol, src, count, offset, kind, hipStreamPerThread, /*async=*/false);
+  });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count, size_t offset,
+                                              hipMemcpyKind kind, hipStream_t stream) {
+  return ApiCall("hipMemcpyToSymbolAsync",
+                 [&] { return CopyToSymbol(symbol, src, count, offset, kind, stream, /*async=*/true); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset,
+                                           hipMemcpyKind kind) {
+  return ApiCall("hipMemcpyFromSymbol",
+                 [&] { return CopyFromSymbol(dst, symbol, count, offset, kind, nullptr, /*async=*/false); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyFromSymbol_spt(void* dst, const void* symbol, size_t count, size_t offset,
+                                               hipMemcpyKind kind) {
+  return ApiCall("hipMemcpyFromSymbol_spt", [&] {
+    return CopyFromSymbol(dst, symbol, count, offset, kind, hipStreamPerThread, /*async=*/false);
+  });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count, size_t offset,
+                                                hipMemcpyKind kind, hipStream_t stream) {
+  return ApiCall("hipMemcpyFromSymbolAsync",
+                 [&] { return CopyFromSymbol(dst, symbol, count, offset, kind, stream, /*async=*/true); });
+}
