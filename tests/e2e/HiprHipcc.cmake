@@ -1,4 +1,4 @@
-# hipr_hipcc_binary(<name> SOURCES <src...> [SHARED [NO_HIP_RUNTIME]]
+# hipr_hipcc_binary(<name> SOURCES <src...> [SHARED [NO_HIP_RUNTIME] | GENCO]
 #                   [OUTPUT_DIR <dir>] [INCLUDE_DIRS <dir...>]
 #                   [LINK_OPTIONS <opt...>] [DEPENDS <file-or-target...>])
 #
@@ -11,6 +11,9 @@
 # output path in the caller's scope. DEPENDS lists files or hipcc_* targets
 # the command needs (e.g. a library it links).
 #
+# GENCO: `hipcc --genco`, a bare offload bundle <name>.co of device code
+# only, as programs load with hipModuleLoad.
+#
 # SHARED NO_HIP_RUNTIME: hipcc compiles, the C++ compiler links, so the
 # library has no DT_NEEDED libamdhip64 (its HIP references bind to whatever
 # runtime the process has). glibc then need not initialise the runtime before
@@ -21,14 +24,17 @@ include_guard(GLOBAL)
 find_program(HIPR_HIPCC hipcc REQUIRED)
 
 function(hipr_hipcc_binary name)
-  cmake_parse_arguments(ARG "SHARED;NO_HIP_RUNTIME" "OUTPUT_DIR" "SOURCES;INCLUDE_DIRS;LINK_OPTIONS;DEPENDS" ${ARGN})
+  cmake_parse_arguments(ARG "SHARED;NO_HIP_RUNTIME;GENCO" "OUTPUT_DIR" "SOURCES;INCLUDE_DIRS;LINK_OPTIONS;DEPENDS" ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "hipr_hipcc_binary(${name}): no SOURCES")
   endif()
   if(NOT ARG_OUTPUT_DIR)
     set(ARG_OUTPUT_DIR ${CMAKE_CURRENT_BINARY_DIR})
   endif()
-  if(ARG_SHARED)
+  if(ARG_GENCO)
+    set(output ${ARG_OUTPUT_DIR}/${name}.co)
+    set(kind_flags --genco)
+  elseif(ARG_SHARED)
     set(output ${ARG_OUTPUT_DIR}/lib${name}.so)
     set(kind_flags -shared -fPIC -Wl,-soname,lib${name}.so)
   else()

@@ -1,0 +1,199 @@
+"""Kernel scenarios of run_e2e.py: launches through every path, the module API, code-object
+shipping and its cache, and kernels without a twin. Mixed into run_e2e.Scenario. Stdlib only."""
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+
+from e2e_harness import Failure, client_env, log, run_to_pass, Program
+
+# What the worker logs for each module it loads (worker_service/session_modules.cc).
+MODULE_LOG = re.compile(r"session (\d+): module (\d+) '([^']*)' \(([0-9a-f]{64}), (\d+) bytes\) from ([a-z (4)]+):")
+
+
+# The sim worker's default device (an MI250X).
+SIM_TARGET = "gfx90a:sramecc+:xnack-"
+
+
+def compatible(code_target, device_target=SIM_TARGET):
+    """Target-id rule: same processor; a feature the code pins (+/-) is not pinned otherwise."""
+    code = code_target.split(":")
+    device = device_target.split(":")
+    if code[0] != device[0]:
+        return False
+    pinned = {f[:-1]: f[-1] for f in device[1:]}
+    return all(pinned.get(f[:-1], f[-1]) == f[-1] for f in code[1:])
+
+
+def roc_obj_entry_sha256(path, target=SIM_TARGET):
+    """SHA-256 of the entry of the program's fat binary that runs on `target`, located by Debian's
+    roc-obj-ls (not by hipr's own parser) and read straight from the file."""
+    out = subprocess.run(["roc-obj-ls", path], capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise Failure("roc-obj-ls %s failed: %s" % (path, out.stderr.strip()))
+    digests = []
+    for line in out.stdout.splitlines():
+        m = re.search(r"hipv4-amdgcn-amd-amdhsa--(\S+)\s+file://.*#offset=(\d+)&size=(\d+)", line)
+        if m and compatible(m.group(1), target):
+            with open(path, "rb") as f:
+                f.seek(int(m.group(2)))
+                digests.append(hashlib.sha256(f.read(int(m.group(3)))).hexdigest())
+    if len(digests) != 1:
+        raise Failure("roc-obj-ls shows %d %s entries in %s:\n%s" % (len(digests), target, path, out.stdout))
+    return digests[0]
+
+
+def bundle_entry_sha256(path, tmp, target="gfx90a"):
+    """SHA-256 of the `target` entry of a bare offload bundle (hipcc --genco), extracted by clang's
+    own clang-offload-bundler-15 (roc-obj-ls reads only host binaries)."""
+    out_path = os.path.join(tmp, os.path.basename(path) + "." + target)
+    r = subprocess.run(["clang-offload-bundler-15", "--type=o", "--unbundle", "--input=" + path,
+                        "--output=" + out_path, "--targets=hipv4-amdgcn-amd-amdhsa--" + target],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        raise Failure("clang-offload-bundler-15 --unbundle %s failed: %s" % (path, r.stderr.strip()))
+    with open(out_path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def module_loads(worker):
+    """(session, module, name, sha256, bytes, source) for every module the worker loaded."""
+    return [m.groups() for m in MODULE_LOG.finditer(worker.log_text())]
+
+
+class KernelScenarios:
+    def scenario_kernels(self):
+        self.build.check_runtime()
+        w = self.worker()
+        env = client_env(self.build, w.server, "preload")
+        run_to_pass("kernels", [self.build.program("kernels")], env, timeout=200)
+        program = run_to_pass("kernels --printf", [self.build.program("kernels"), "--printf"], env, timeout=60)
+        out = program.text("out")
+        for block in (0, 1):
+            want = "kernel says hello from block %d: value=42" % block
+            if out.count(want) != 1:
+                raise Failure("device printf: expected the line %r once on the client's stdout, got:\n%s"
+                              % (want, "\n".join(out)))
+        if out.index("[kernels] synchronized after say_hello") < max(
+                out.index(l) for l in out if "kernel says hello" in l):
+            raise Failure("device printf output arrived after the synchronize returned:\n%s" % "\n".join(out))
+        log("device printf reached the client's stdout before hipDeviceSynchronize returned")
+        self.report_worker_errors(w)
+
+    def scenario_module_api(self):
+        self.build.check_runtime(need_dropin=True)
+        w = self.worker()
+        co_file = os.path.join(self.build.bin, "module_kernels.co")
+        if not os.path.isfile(co_file):
+            raise Failure("%s is missing: build the project first" % co_file)
+        for mode in ("preload", "dropin"):
+            run_to_pass("module_api (%s)" % mode, [self.build.program("module_api"), co_file],
+                        client_env(self.build, w.server, mode), timeout=120)
+
+    def scenario_code_shipping(self):
+        """A first run ships exactly the program's gfx90a code object (by SHA-256 against roc-obj's
+        extraction); a second run ships nothing; a restarted worker still has it."""
+        self.build.check_runtime()
+        program = self.build.program("kernels")
+        want = roc_obj_entry_sha256(program)
+        cache = os.path.join(self.tmp, "shared-code-cache")
+        w = self.worker("worker", ["--code-cache", cache])
+        env = client_env(self.build, w.server, "preload")
+        run_to_pass("kernels (first run)", [program], env, timeout=200)
+        first = module_loads(w)
+        shipped = [l for l in first if l[5].startswith("the client")]
+        if len(shipped) != 1 or shipped[0][3] != want:
+            raise Failure("the first run shipped %s; expected exactly the gfx90a entry %s" % (
+                [(l[2], l[3], l[5]) for l in shipped], want))
+        if shipped[0][5] != "the client (lz4)":
+            raise Failure("the code object travelled uncompressed (%s)" % shipped[0][5])
+        log("first run shipped one code object, %s (%s bytes), lz4-compressed" % (want[:16], shipped[0][4]))
+        run_to_pass("kernels (second run)", [program], env, timeout=200)
+        second = module_loads(w)[len(first):]
+        if not second or any(not l[5].startswith("the code cache") for l in second):
+            raise Failure("the second run did not load from the cache: %s" % second)
+        w.stop()
+        w2 = self.worker("restarted", ["--code-cache", cache])
+        run_to_pass("kernels (after a restart)", [program], client_env(self.build, w2.server, "preload"), 200)
+        third = module_loads(w2)
+        if not third or any(l[3] != want or not l[5].startswith("the code cache") for l in third):
+            raise Failure("after a restart the module did not come from the disk cache: %s" % third)
+        log("second run and a restarted worker shipped nothing (cache hits)")
+
+    def scenario_missing_twin(self):
+        self.build.check_runtime()
+        w = self.worker("worker", ["--no-twins"])
+        env = client_env(self.build, w.server, "preload")
+        program = run_to_pass("kernel_user --no-twin", [self.build.program("kernel_user"), "--no-twin"], env, 60)
+        err = "\n".join(program.text("err"))
+        if "e2e_scale" not in err or "twin" not in err:
+            raise Failure("the client's log does not name the kernel without a twin:\n%s" % err)
+        log("a launch without a twin failed with hipErrorNoBinaryForGpu, naming the kernel")
+
+    def scenario_twin_mismatch(self):
+        """A twin file that stands for another code object is refused: the worker checks the hash the
+        twin records, so the kernels are unavailable and the client says why."""
+        self.build.check_runtime()
+        kern_sha = roc_obj_entry_sha256(os.path.join(self.build.bin, "libkern.so"))
+        other_sha = bundle_entry_sha256(os.path.join(self.build.bin, "module_kernels.co"), self.tmp)
+        if kern_sha == other_sha:
+            raise Failure("libkern.so and module_kernels.co have the same code object")
+        other = os.path.join(self.build.twins, other_sha + ".so")
+        if not os.path.isfile(other):
+            raise Failure("the twin %s is missing: build the project first" % other)
+        twins = os.path.join(self.tmp, "forged-twins")
+        os.makedirs(twins)
+        shutil.copy(other, os.path.join(twins, kern_sha + ".so"))  # module_kernels' twin under libkern's name.
+        w = self.worker("worker", ["--no-twins", "--sim-kernels", twins])
+        env = client_env(self.build, w.server, "preload")
+        program = run_to_pass("kernel_user --no-twin", [self.build.program("kernel_user"), "--no-twin"], env, 60)
+        err = "\n".join(program.text("err"))
+        if kern_sha not in err or "e2e_scale" not in err:
+            raise Failure("the client's log does not explain the refused twin:\n%s" % err)
+        log("a twin recording another code object's hash was refused")
+
+    def scenario_rocm_libs(self):
+        """Debian's librocsparse and librocrand dlopened through the stub: thousands of
+        registrations ship nothing; one rocrand call ships exactly one code object, the gfx90a entry
+        of librocrand's bundle (SHA-256 against roc-obj-ls's offsets), and its launch fails with a
+        missing-twin error naming a kernel of that code object."""
+        self.build.check_runtime()
+        lib_dir = "/usr/lib/x86_64-linux-gnu"
+        rocrand = os.path.join(lib_dir, "librocrand.so.1")
+        for lib in ("librocsparse.so.0", "librocrand.so.1"):
+            if not os.path.isfile(os.path.join(lib_dir, lib)):
+                raise Failure("%s is missing: install librocsparse0 and librocrand1 (deploy/hipr-dev does)" % lib)
+        want = roc_obj_entry_sha256(rocrand)
+        w = self.worker()
+        env = client_env(self.build, w.server, "preload")
+        env["HIPR_STATS"] = "1"
+        program = run_to_pass("rocm_libs", [self.build.program("rocm_libs")], env, timeout=120)
+        out = program.text("out")
+        err = "\n".join(program.text("err"))
+        for line in out:
+            m = re.match(r"\[rocm_libs\] dlopen\((\S+)\) took ([0-9.]+) s", line)
+            if m and float(m.group(2)) >= 1.0:
+                raise Failure("dlopen of %s (its kernel registrations) took %s s" % (m.group(1), m.group(2)))
+        loads = module_loads(w)
+        if len(loads) != 1 or loads[0][3] != want or not loads[0][5].startswith("the client"):
+            raise Failure("expected exactly one code object shipped, librocrand's gfx90a entry %s; the worker "
+                          "loaded %s" % (want, [(l[2], l[3], l[5]) for l in loads]))
+        m = re.search(r"kernel '([^']+)' cannot run on device 0: the sim device has no usable kernel twin", err)
+        if not m:
+            raise Failure("the client did not report the missing twin:\n%s" % err)
+        inspect = subprocess.run([self.build.inspect, "--json", "--target", "gfx90a", rocrand],
+                                 capture_output=True, text=True, timeout=120)
+        if inspect.returncode != 0:
+            raise Failure("hipr-inspect %s failed: %s" % (rocrand, inspect.stderr))
+        kernels = set()
+        for bundle in json.loads(inspect.stdout)["bundles"]:
+            for entry in bundle["entries"]:
+                if entry["sha256"] == want and entry["code_object"]:
+                    kernels.update(k["name"] for k in entry["code_object"]["kernels"])
+        if m.group(1) not in kernels:
+            raise Failure("the refused kernel %s is not in the shipped code object" % m.group(1))
+        stats = [l for l in program.text("err") if "registrations" in l]
+        log("rocm_libs: one code object shipped (%s, %s bytes); launch of %s refused for lack of a twin; %s"
+            % (want[:16], loads[0][4], m.group(1), stats[-1] if stats else "(no stats line)"))
