@@ -277,6 +277,7 @@ Status CodeModule::Load(Session& session, int device, std::shared_ptr<const Modu
     } else {
       for (msg::ModuleGlobal& g : reply.globals) load->globals.emplace(g.name, g);
       load->unavailable.insert(reply.unavailable_kernels.begin(), reply.unavailable_kernels.end());
+      load->all_unavailable = reply.all_kernels_unavailable;
       load->unavailable_message = std::move(reply.message);
       AddGlobals(*load);
       HIPR_LOG_DEBUG("module %s loaded as %llu on device %d (%zu kernels, %zu globals, %zu unavailable)",
@@ -297,7 +298,7 @@ Status CodeModule::Bind(Session& session, int device, const std::string& kernel,
   if (out->kernel == nullptr)
     return HipStatus(hipErrorInvalidDeviceFunction,
                      "module " + name() + " has no kernel '" + kernel + "' for " + load.image->target);
-  const bool unavailable = !load.unavailable.empty() && load.unavailable.count(kernel) != 0;
+  const bool unavailable = load.all_unavailable || load.unavailable.count(kernel) != 0;
   std::lock_guard<std::mutex> lock(mu_);
   if (unavailable) {
     std::string why = "kernel '" + kernel + "' cannot run on device " + std::to_string(device) + ": " +

@@ -77,6 +77,7 @@ struct ModuleLoad {
   std::shared_ptr<const IsaImage> image;
   std::unordered_map<std::string, msg::ModuleGlobal> globals;
   std::unordered_set<std::string> unavailable;  // Kernels the device cannot launch.
+  bool all_unavailable = false;                 // ...or none of them can run.
   std::string unavailable_message;
 };
 

@@ -290,7 +290,10 @@ struct ModuleLoadReply {
   // Kernels of the module this device cannot launch (a sim without a twin);
   // the client fails their launches itself and logs `message`.
   std::vector<std::string> unavailable_kernels;
-  HIPR_FIELDS(error, need_code, message, globals, unavailable_kernels)
+  // No kernel of the module can run (then unavailable_kernels is empty: a
+  // library module may have more kernels than one reply may list).
+  bool all_kernels_unavailable = false;
+  HIPR_FIELDS(error, need_code, message, globals, unavailable_kernels, all_kernels_unavailable)
 };
 
 struct ModuleUnloadRequest {  // Fire-and-forget.

@@ -44,8 +44,10 @@ struct ModuleImage {
 // What a loaded module offers.
 struct ModuleLoadResult {
   std::vector<msg::ModuleGlobal> globals;
-  // Kernels this device cannot launch, and why (`message`).
+  // Kernels this device cannot launch, and why (`message`); `all_unavailable`
+  // when none can run (the list is then left empty).
   std::vector<std::string> unavailable_kernels;
+  bool all_unavailable = false;
   std::string message;
 };
 

@@ -123,11 +123,20 @@ Status Session::HandleModuleLoad(const wire::FrameHeader& h) {
   }
   r.globals = std::move(result.globals);
   r.unavailable_kernels = std::move(result.unavailable_kernels);
+  r.all_kernels_unavailable = result.all_unavailable;
   r.message = std::move(result.message);
+  // One reply must stay within the msgpack limits (wire.h).
+  if (r.globals.size() > wire::kMaxMsgpackArray / 2 || r.unavailable_kernels.size() > wire::kMaxMsgpackArray / 2) {
+    Status too_big(StatusCode::kResourceExhausted,
+                   "module '" + m.name + "' has more variables or unavailable kernels than one reply can list",
+                   hipErrorNotSupported);
+    spdlog::error("session {}: {}", id_, too_big.message());
+    (void)device_->UnloadModule(m.module);
+    return Reply(h, msg::ModuleLoadReply{ToHipError(too_big), false, too_big.message(), {}, {}, false});
+  }
   spdlog::info("session {}: module {} '{}' ({}, {} bytes) from {}: {} kernels, {} variables{}{}", id_,
                m.module, m.name, hex, image->code.size(), source, image->info.kernels.size(),
-               r.globals.size(), r.unavailable_kernels.empty() ? "" : "; ",
-               r.unavailable_kernels.empty() ? "" : r.message);
+               r.globals.size(), r.message.empty() ? "" : "; ", r.message);
   return Reply(h, r);
 }
 

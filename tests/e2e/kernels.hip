@@ -239,12 +239,14 @@ static void CheckSymbols() {
 static void CheckLaunchErrors() {
   int* d = nullptr;
   HIP_OK(hipMalloc(&d, 1024 * sizeof(int)));
+  // As native HIP (clr's launch validation): over the kernel's own limit is
+  // a launch failure, over the device's an invalid configuration.
   bounded<<<1, 256>>>(d);  // __launch_bounds__(128).
   hipError_t e = hipGetLastError();
-  CHECK(e != hipSuccess, "a launch over the kernel's __launch_bounds__ succeeded");
+  CHECK(e == hipErrorLaunchFailure, "a launch over __launch_bounds__ returned %s", e2e::ErrName(e));
   bounded<<<1, 2048>>>(d);  // Over the device's 1024.
   hipError_t e2 = hipGetLastError();
-  CHECK(e2 != hipSuccess, "a launch of 2048 threads per block succeeded");
+  CHECK(e2 == hipErrorInvalidConfiguration, "a launch of 2048 threads per block returned %s", e2e::ErrName(e2));
   bounded<<<1, 128>>>(d);
   HIP_OK(hipGetLastError());
   HIP_OK(hipDeviceSynchronize());  // The refused launches left no deferred error.

@@ -44,7 +44,7 @@ Status SimDevice::LoadModule(int device, uint64_t module, std::shared_ptr<const 
   Status twin = twins_.Open(image->sha256, image->info, &m.twin);
   if (!twin.ok()) {
     m.twin_problem = twin.message();
-    for (const co::KernelInfo& k : image->info.kernels) out->unavailable_kernels.push_back(k.name);
+    out->all_unavailable = true;
     out->message = "the sim device has no usable kernel twin for module '" + image->name + "' (code object " +
                    co::ToHex(image->sha256) + "): " + twin.message();
   }
@@ -104,7 +104,7 @@ Status SimDevice::LaunchKernel(KernelLaunch l) {
     return Status(StatusCode::kInvalidArgument,
                   "block of " + std::to_string(threads) + " threads exceeds kernel " + l.kernel + "'s limit of " +
                       std::to_string(info->max_flat_workgroup_size),
-                  hipErrorInvalidConfiguration);
+                  hipErrorLaunchFailure);  // As clr's launch validation.
   if (l.kernarg.size() < info->explicit_kernarg_size())
     return InvalidArgument("kernel " + l.kernel + " needs " + std::to_string(info->explicit_kernarg_size()) +
                            " argument bytes, got " + std::to_string(l.kernarg.size()));
