@@ -4,6 +4,8 @@
 
 #include <new>
 
+#include "client_stub/stats.h"
+
 namespace hipr::client {
 namespace {
 
@@ -31,6 +33,7 @@ Client& Client::Get() {
 Client::Client() : config_(ConfigFromEnvironment()) {
   for (auto& flags : device_flags_) flags.store(kDefaultDeviceFlags, std::memory_order_relaxed);
   g_client.store(this, std::memory_order_release);
+  if (config_.stats != 0) stats::PrintAtExit();
   if (int rc = pthread_atfork(&PrepareFork, &ParentAfterFork, &ChildAfterFork); rc != 0)
     HIPR_LOG_WARN("pthread_atfork failed (%d): a forked child would share the parent's session", rc);
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "client_stub/log.h"
+#include "client_stub/stats.h"
 
 namespace hipr::client {
 namespace {
@@ -192,6 +193,7 @@ Status LaunchKernel(Session& session, CodeModule& module, const std::string& nam
   request.start_event = spec.start_event;
   request.stop_event = spec.stop_event;
   HIPR_RETURN_IF_ERROR(session.Post(wire::Op::kLaunchKernel, request));
+  stats::Add(stats::Get().launches);
   // Posts are queued in order: launches bound from now on follow this one.
   if (binding.first_launch) module.MarkNamed(*binding.load, name);
   return Status::Ok();

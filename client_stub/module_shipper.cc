@@ -5,6 +5,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include "client_stub/log.h"
+#include "client_stub/stats.h"
 
 namespace hipr::client {
 
@@ -30,7 +31,10 @@ Status ShipModule(Session& session, int device, uint64_t id, const IsaImage& ima
   request.sha256.assign(image.sha256.begin(), image.sha256.end());
   request.name = name;
   HIPR_RETURN_IF_ERROR(session.Call(wire::Op::kModuleLoad, request, reply));
-  if (!reply->need_code) return Status::Ok();
+  if (!reply->need_code) {
+    if (reply->error == 0) stats::Add(stats::Get().modules_loaded);
+    return Status::Ok();
+  }
 
   // The worker lacks it: send the bytes.
   std::vector<uint8_t> compressed;
@@ -51,6 +55,10 @@ Status ShipModule(Session& session, int device, uint64_t id, const IsaImage& ima
                  image.elf.size(), lz4 ? ", lz4 " : ", raw ", static_cast<unsigned long long>(request.bulk_bytes));
   *reply = msg::ModuleLoadReply{};
   HIPR_RETURN_IF_ERROR(session.Call(wire::Op::kModuleLoad, request, reply, &bulk, 1));
+  stats::Add(stats::Get().modules_shipped);
+  stats::Add(stats::Get().code_bytes, request.code_bytes);
+  stats::Add(stats::Get().code_wire_bytes, request.bulk_bytes);
+  if (reply->error == 0 && !reply->need_code) stats::Add(stats::Get().modules_loaded);
   if (reply->need_code) {
     reply->need_code = false;
     if (reply->error == 0) reply->error = hipErrorInvalidImage;

@@ -9,11 +9,28 @@
 // are taken as void* (unused, and pointer-sized either way).
 #include "client_stub/api_common.h"
 #include "client_stub/kernel_registry.h"
+#include "client_stub/stats.h"
 
 using namespace hipr::client;
 
+namespace {
+
+// Adds the time of one registration call to the stats (HIPR_STATS).
+class RegistrationTimer {
+ public:
+  RegistrationTimer() : start_(stats::NowNs()) {}
+  ~RegistrationTimer() { stats::Add(stats::Get().registration_ns, stats::NowNs() - start_); }
+
+ private:
+  uint64_t start_;
+};
+
+}  // namespace
+
 HIPR_EXPORT void** __hipRegisterFatBinary(const void* data) {
+  RegistrationTimer timer;
   try {
+    stats::Add(stats::Get().fat_binaries);
     return reinterpret_cast<void**>(RegisterFatBinary(data));
   } catch (...) {
     HIPR_LOG_ERROR("__hipRegisterFatBinary: out of memory");
@@ -25,7 +42,9 @@ HIPR_EXPORT void __hipRegisterFunction(void** modules, const void* host_function
                                        char* device_function, const char* device_name,
                                        unsigned int thread_limit, void* tid, void* bid,
                                        dim3* block_dim, dim3* grid_dim, int* wave_size) {
+  RegistrationTimer timer;
   try {
+    stats::Add(stats::Get().kernels);
     (void)RegisterFunction(modules, host_function, device_name);
   } catch (...) {
     HIPR_LOG_ERROR("__hipRegisterFunction: out of memory");
@@ -41,6 +60,7 @@ void RegisterVarEntry(void** modules, void* var, const char* host_name, Register
       HIPR_LOG_ERROR("%s: a variable with no name", what);
       return;
     }
+    stats::Add(stats::Get().variables);
     record.name = host_name;
     (void)RegisterVar(modules, var, std::move(record));
   } catch (...) {
@@ -52,6 +72,7 @@ void RegisterVarEntry(void** modules, void* var, const char* host_name, Register
 
 HIPR_EXPORT void __hipRegisterVar(void** modules, void* var, char* host_var, char* device_var,
                                   int ext, size_t size, int constant, int global) {
+  RegistrationTimer timer;
   RegisteredVar r;
   r.size = size;
   r.kind = VarKind::kVariable;

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "client_stub/log.h"
+#include "client_stub/stats.h"
 
 namespace hipr::client {
 namespace {
@@ -237,6 +238,7 @@ Status Session::MarkDead(const Status& why, bool log) {
 Status Session::PostEncoded(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk,
                             int count) {
   if (dead()) return DeadStatus();
+  stats::Add(stats::Get().calls);
   const uint32_t id = NextRequestId();
   bool flush_now = false;
   bool was_empty = false;
@@ -257,6 +259,7 @@ Status Session::PostCopy(const msg::CopyToDeviceRequest& request, const iovec* s
   if (IovBytes(src, src_count) <= kInlineBulkBytes)
     return PostEncoded(op, body.data(), body.size(), src, src_count);
   if (dead()) return DeadStatus();
+  stats::Add(stats::Get().calls);
   const uint32_t id = NextRequestId();
   std::lock_guard<std::mutex> send(send_mu_);
   return SendLocked(op, id, body.data(), body.size(), src, src_count);
@@ -276,6 +279,7 @@ Status Session::SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t
   }
   if (op != 0) AppendFrame(&outgoing_, op, id, body, len, nullptr, 0, chunk_bytes_);
   if (outgoing_.empty()) return Status::Ok();
+  stats::Add(stats::Get().bytes_sent, outgoing_.size() + (op != 0 ? IovBytes(bulk, count) : 0));
   Status st = SendPrefixAndBulk(*conn_, outgoing_, id, bulk, op != 0 ? count : 0, chunk_bytes_);
   outgoing_.clear();
   return Check(st);
@@ -284,6 +288,8 @@ Status Session::SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t
 Status Session::ExchangeLocked(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk,
                                int count, uint32_t* id) {
   if (dead()) return DeadStatus();
+  stats::Add(stats::Get().calls);
+  stats::Add(stats::Get().round_trips);
   *id = NextRequestId();
   {
     std::lock_guard<std::mutex> send(send_mu_);
@@ -303,6 +309,7 @@ Status Session::AwaitReplyLocked(uint16_t op, uint32_t id) {
     HIPR_RETURN_IF_ERROR(st);
     wire::FrameHeader h;
     HIPR_RETURN_IF_ERROR(ReadHeader(*conn_, &h));
+    stats::Add(stats::Get().bytes_received, sizeof(wire::FrameHeader) + h.payload_length);
     if (h.op == static_cast<uint16_t>(wire::Op::kHeartbeat)) {
       HIPR_RETURN_IF_ERROR(SkipPayload(*conn_, h.payload_length));
       continue;
@@ -341,6 +348,7 @@ Status Session::WriteOutputLocked(const wire::FrameHeader& h) {
 
 Status Session::ReadReplyBulkLocked(uint32_t id, const iovec* dst, int count) {
   if (dead()) return DeadStatus();
+  stats::Add(stats::Get().bytes_received, IovBytes(dst, count));
   return Check(ReadBulk(*conn_, id, dst, count));
 }
 

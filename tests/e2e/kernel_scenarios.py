@@ -194,6 +194,15 @@ class KernelScenarios:
                     kernels.update(k["name"] for k in entry["code_object"]["kernels"])
         if m.group(1) not in kernels:
             raise Failure("the refused kernel %s is not in the shipped code object" % m.group(1))
-        stats = [l for l in program.text("err") if "registrations" in l]
-        log("rocm_libs: one code object shipped (%s, %s bytes); launch of %s refused for lack of a twin; %s"
-            % (want[:16], loads[0][4], m.group(1), stats[-1] if stats else "(no stats line)"))
+        # HIPR_STATS=1: the stub's own count of what happened.
+        reg = re.search(r"registrations: (\d+) fat binaries, (\d+) kernels, \d+ variables, ([0-9.]+) s", err)
+        if not reg:
+            raise Failure("no registration stats (HIPR_STATS=1) on the client's stderr:\n%s" % err)
+        if int(reg.group(2)) < 12000 or float(reg.group(3)) >= 1.0:
+            raise Failure("registrations: %s kernels in %s s; expected about 12,000 in well under a second"
+                          % (reg.group(2), reg.group(3)))
+        if not re.search(r"modules: 1 loaded, 1 shipped", err):
+            raise Failure("the stub's stats do not show exactly one module shipped:\n%s" % err)
+        log("rocm_libs: %s fat binaries, %s kernels registered in %s s; one code object shipped (%s, %s bytes); "
+            "launch of %s refused for lack of a twin" % (reg.group(1), reg.group(2), reg.group(3), want[:16],
+                                                         loads[0][4], m.group(1)))
