@@ -83,6 +83,7 @@ class Session {
   CodeCache code_cache_;
   // Code objects this session has seen, by SHA-256 (the in-memory cache).
   std::unordered_map<std::string, std::shared_ptr<const ModuleImage>> images_;
+  uint64_t image_bytes_ = 0;  // Bytes of code in images_.
   struct Function {
     uint64_t module = 0;
     std::string kernel;

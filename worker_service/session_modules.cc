@@ -15,6 +15,8 @@ namespace {
 
 // Functions a session may name; a client beyond this is misbehaving.
 constexpr size_t kMaxFunctions = size_t{1} << 20;
+// Code objects one session may hold in memory, in all.
+constexpr uint64_t kMaxSessionCodeBytes = uint64_t{4} << 30;
 
 Status InvalidImage(std::string why) {
   return Status(StatusCode::kInvalidArgument, std::move(why), hipErrorInvalidImage);
@@ -39,6 +41,11 @@ Status Session::ReceiveModule(const wire::FrameHeader& h, const msg::ModuleLoadR
       break;
     default:
       return ProtocolError("unknown module compression");
+  }
+  if (image_bytes_ + m.code_bytes + m.bulk_bytes > kMaxSessionCodeBytes) {
+    *call_error = Status(StatusCode::kResourceExhausted,
+                         "the session holds too many code objects (at most 4 GiB in all)", hipErrorOutOfMemory);
+    return DiscardBulk(*conn_, h.request_id, m.bulk_bytes);
   }
   std::vector<uint8_t> bulk(m.bulk_bytes);
   BulkReader reader(*conn_, h.request_id, m.bulk_bytes);
@@ -111,6 +118,7 @@ Status Session::HandleModuleLoad(const wire::FrameHeader& h) {
     fresh->name = m.name;
     image = fresh;
     images_[hex] = image;
+    image_bytes_ += image->code.size();
   }
 
   ModuleLoadResult result;
