@@ -51,16 +51,21 @@ bool WriteWhole(int fd, const std::vector<uint8_t>& bytes) {
 
 }  // namespace
 
-CodeCache::CodeCache(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {
-  if (dir_.empty()) return;
+CodeCache::CodeCache(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
+
+bool CodeCache::PrepareDir() {
+  if (dir_.empty() || failed_) return false;
+  if (usable_) return true;
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec || ::access(dir_.c_str(), R_OK | W_OK | X_OK) != 0) {
     spdlog::warn("code cache: cannot use {}: {}; code objects are kept in memory only", dir_,
                  ec ? ec.message() : std::strerror(errno));
-    return;
+    failed_ = true;
+    return false;
   }
   usable_ = true;
+  return true;
 }
 
 std::string CodeCache::PathOf(const co::Sha256Digest& digest) const {
@@ -68,7 +73,7 @@ std::string CodeCache::PathOf(const co::Sha256Digest& digest) const {
 }
 
 bool CodeCache::Get(const co::Sha256Digest& digest, std::vector<uint8_t>* out) {
-  if (!usable_) return false;
+  if (dir_.empty()) return false;  // A missing directory is just a miss.
   const std::string path = PathOf(digest);
   std::vector<uint8_t> bytes;
   if (!ReadWhole(path, &bytes)) return false;
@@ -83,7 +88,7 @@ bool CodeCache::Get(const co::Sha256Digest& digest, std::vector<uint8_t>* out) {
 }
 
 void CodeCache::Put(const co::Sha256Digest& digest, const std::vector<uint8_t>& bytes) {
-  if (!usable_ || bytes.size() > max_bytes_) return;
+  if (bytes.size() > max_bytes_ || !PrepareDir()) return;
   EvictToFit(bytes.size());
   std::string tmp = dir_ + "/.incoming-XXXXXX";
   int fd = ::mkostemp(tmp.data(), O_CLOEXEC);

@@ -31,7 +31,7 @@ namespace hipr::worker {
 class CodeCache {
  public:
   // `dir` empty: no disk cache (Get always misses, Put does nothing).
-  // The directory is created if missing.
+  // The directory is created by the first Put; touches no disk before.
   CodeCache(std::string dir, uint64_t max_bytes);
 
   // True and the bytes in *out when the cache holds this code object.
@@ -45,10 +45,13 @@ class CodeCache {
  private:
   std::string PathOf(const co::Sha256Digest& digest) const;
   void EvictToFit(uint64_t incoming);
+  // Creates the directory once; false (logged once) when it cannot be used.
+  bool PrepareDir();
 
   std::string dir_;
   uint64_t max_bytes_;
-  bool usable_ = false;
+  bool usable_ = false;  // The directory exists and is writable.
+  bool failed_ = false;  // ...or it cannot be, and that was logged.
 };
 
 }  // namespace hipr::worker

@@ -146,6 +146,27 @@ TEST(WorkerModulesTest, ShipsOnceThenServesFromTheCacheAcrossSessionsAndRestarts
   EXPECT_EQ(files, 1);
 }
 
+TEST(WorkerModulesTest, AnUnusableCacheDirectoryCostsOnlyTheCache) {
+  CodeObject c = LoadTestModule();
+  ASSERT_FALSE(c.bytes.empty());
+  TempDir tmp;
+  const std::string not_a_dir = tmp.path() + "/file";
+  std::ofstream(not_a_dir) << "in the way";
+  WorkerProcess worker({"--code-cache", not_a_dir + "/cache"});
+  for (int session = 0; session < 2; ++session) {
+    std::unique_ptr<RawClient> client;
+    ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &client).ok());
+    msg::ModuleLoadReply r;
+    ASSERT_TRUE(client->Call(Op::kModuleLoad, Request(c, 1), &r).ok());
+    EXPECT_TRUE(r.need_code) << "nothing can have been cached";
+    msg::ModuleLoadRequest m = Request(c, 1);
+    m.code_bytes = c.bytes.size();
+    ASSERT_TRUE(LoadWith(*client, m, c.bytes, &r).ok());
+    EXPECT_EQ(r.error, 0) << r.message;
+  }
+  EXPECT_TRUE(worker.Alive());
+}
+
 TEST(WorkerModulesTest, RefusesBytesThatDoNotMatchTheirHashAndGoesOn) {
   CodeObject c = LoadTestModule();
   ASSERT_FALSE(c.bytes.empty());
