@@ -1,6 +1,85 @@
 #include "client_stub/api_common.h"
 
+#include "client_stub/managed_vars.h"
+
+#include <vector>
+
 namespace hipr::client {
+
+namespace {
+
+// How many addresses AllocateDevice accepts from a `hip` worker before
+// giving up when each collides with this process's own memory.
+constexpr int kMallocPlacementAttempts = 8;
+
+// Decides whether a new allocation at [address, address + size) can be used
+// here: inside the session window, or outside it with its pages reserved
+// now. False when the range collides with this process's memory.
+bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_window) {
+  const AddressRange window = c.window();
+  if (!window.empty() && window.Contains(address) && size <= window.end() - address) {
+    *outside_window = false;
+    return true;
+  }
+  if (window.Overlaps(address, size)) return false;  // Straddles the window edge.
+  Status st = c.reservations().Reserve(address, size);
+  if (!st.ok()) {
+    HIPR_LOG_DEBUG("device allocation at 0x%llx (+%llu) collides with host memory: %s",
+                   static_cast<unsigned long long>(address), static_cast<unsigned long long>(size),
+                   st.message().c_str());
+    return false;
+  }
+  *outside_window = true;
+  return true;
+}
+
+}  // namespace
+
+hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, bool module_global, void** out) {
+  Client& c = Client::Get();
+  std::vector<uint64_t> rejected;  // Colliding allocations, kept until placed.
+  hipError_t result = hipErrorOutOfMemory;
+  for (int attempt = 0; attempt < kMallocPlacementAttempts; ++attempt) {
+    msg::MallocReply reply;
+    Status st = s.Call(wire::Op::kMalloc, msg::MallocRequest{device, size, flags}, &reply);
+    if (!st.ok()) return ToHipError(st);  // The session is dead: nothing to free.
+    if (reply.error != hipSuccess) {
+      result = static_cast<hipError_t>(reply.error);
+      break;
+    }
+    DeviceAllocation a;
+    a.base = reply.address;
+    a.size = size;
+    a.device = device;
+    a.flags = flags;
+    a.module_global = module_global;
+    if (!PlaceAllocation(c, a.base, a.size, &a.outside_window)) {
+      rejected.push_back(a.base);
+      continue;
+    }
+    if (!c.allocations().AddDevice(a)) {
+      HIPR_LOG_ERROR("hipMalloc: the worker returned 0x%llx (+%zu), overlapping a live allocation",
+                     static_cast<unsigned long long>(a.base), size);
+      if (a.outside_window) c.reservations().Release(a.base, a.size);
+      result = hipErrorUnknown;
+      break;
+    }
+    *out = reinterpret_cast<void*>(a.base);
+    result = hipSuccess;
+    break;
+  }
+  for (uint64_t address : rejected) (void)s.Post(wire::Op::kFree, msg::FreeRequest{address});
+  if (result == hipErrorOutOfMemory && !rejected.empty())
+    HIPR_LOG_ERROR("hipMalloc: %zu device addresses in a row collided with this process's memory",
+                   rejected.size());
+  return result;
+}
+
+hipError_t AfterSync(Session& s, int device, uint64_t stream, hipError_t result) {
+  ManagedVars& managed = ManagedVars::Get();
+  if (result != hipSuccess || managed.empty()) return result;
+  return ToHipError(managed.AfterSync(s, device, stream));
+}
 
 hipError_t ToHipError(const Status& st) {
   if (st.ok()) return hipSuccess;

@@ -73,6 +73,19 @@ struct StreamTarget {
 // any other handle must be live, else hipErrorInvalidHandle.
 hipError_t ResolveStream(hipStream_t stream, StreamTarget* out);
 
+// Allocates `size` (> 0) bytes of device memory on `device` through the
+// worker (MallocRequest with `flags`, e.g. msg::kMallocManaged) and records
+// it in the allocation map, reserving its pages when it lies outside the
+// session window; an address that collides with this process's memory is
+// set aside and another requested (up to 8 times). `module_global`: the
+// allocation belongs to a module (hipFree refuses it). hipMalloc's path.
+hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, bool module_global, void** out);
+
+// After a synchronising call on (device, stream) that returned `result`:
+// when it succeeded, brings the mirrors of `__managed__` variables up to
+// date (managed_vars.h). Returns `result`, or the read-back's error.
+hipError_t AfterSync(Session& s, int device, uint64_t stream, hipError_t result);
+
 // hipMemcpy's path (async: hipMemcpyAsync's), for entry points that work
 // out their addresses first (hipMemcpyToSymbol...). Defined in api_copy.cc.
 hipError_t CopyMemory(void* dst, const void* src, size_t size, hipMemcpyKind kind, hipStream_t stream,

@@ -123,6 +123,12 @@ hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t strea
                    r.width);
     return hipSuccess;
   }
+  if (mode == Mode::kBlocking) {
+    // A blocking copy synchronises with the stream's earlier work; the
+    // read-back of __managed__ mirrors waits for that work first, so the
+    // copy itself sees (and may overwrite) fresh mirrors.
+    if (hipError_t e = AfterSync(s, target.device, target.id, hipSuccess); e != hipSuccess) return e;
+  }
   if (dst.device && !src.device) {
     const std::vector<iovec> rows = HostRows(r.src, r.spitch, r.width, r.height);
     msg::CopyToDeviceRequest req{target.device, target.id, dst_region, mode == Mode::kBlocking};

@@ -249,7 +249,7 @@ HIPR_EXPORT hipError_t hipDeviceSynchronize() {
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
     msg::CallReply reply;
     Status st = s->Call(wire::Op::kDeviceSynchronize, msg::DeviceRequest{device}, &reply);
-    return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
+    return AfterSync(*s, device, 0, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
   });
 }
 

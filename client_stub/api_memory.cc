@@ -6,41 +6,17 @@
 #include <vector>
 
 #include "client_stub/api_common.h"
+#include "client_stub/managed_vars.h"
 
 using namespace hipr;
 using namespace hipr::client;
 
 namespace {
 
-// How many addresses hipMalloc accepts from a `hip` worker before giving up
-// when each collides with this process's own memory.
-constexpr int kMallocPlacementAttempts = 8;
-
 constexpr unsigned kHostMallocFlags = hipHostMallocPortable | hipHostMallocMapped |
                                       hipHostMallocWriteCombined | hipHostMallocNumaUser |
                                       hipHostMallocCoherent | hipHostMallocNonCoherent;
 
-
-// Decides whether a new allocation at [address, address + size) can be used
-// here: inside the session window, or outside it with its pages reserved
-// now. False when the range collides with this process's memory.
-bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_window) {
-  const AddressRange window = c.window();
-  if (!window.empty() && window.Contains(address) && size <= window.end() - address) {
-    *outside_window = false;
-    return true;
-  }
-  if (window.Overlaps(address, size)) return false;  // Straddles the window edge.
-  Status st = c.reservations().Reserve(address, size);
-  if (!st.ok()) {
-    HIPR_LOG_DEBUG("device allocation at 0x%llx (+%llu) collides with host memory: %s",
-                   static_cast<unsigned long long>(address), static_cast<unsigned long long>(size),
-                   st.message().c_str());
-    return false;
-  }
-  *outside_window = true;
-  return true;
-}
 
 hipError_t HostMalloc(void** ptr, size_t size, unsigned flags) {
   if (LiveSession() == nullptr) return hipErrorNoDevice;
@@ -91,41 +67,7 @@ HIPR_EXPORT hipError_t hipMalloc(void** ptr, size_t size) {
     }
     int device = 0;
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-    Client& c = Client::Get();
-    std::vector<uint64_t> rejected;  // Colliding allocations, kept until placed.
-    hipError_t result = hipErrorOutOfMemory;
-    for (int attempt = 0; attempt < kMallocPlacementAttempts; ++attempt) {
-      msg::MallocReply reply;
-      Status st = s->Call(wire::Op::kMalloc, msg::MallocRequest{device, size, 0}, &reply);
-      if (!st.ok()) return ToHipError(st);  // The session is dead: nothing to free.
-      if (reply.error != hipSuccess) {
-        result = static_cast<hipError_t>(reply.error);
-        break;
-      }
-      DeviceAllocation a;
-      a.base = reply.address;
-      a.size = size;
-      a.device = device;
-      if (!PlaceAllocation(c, a.base, a.size, &a.outside_window)) {
-        rejected.push_back(a.base);
-        continue;
-      }
-      if (!c.allocations().AddDevice(a)) {
-        HIPR_LOG_ERROR("hipMalloc: the worker returned 0x%llx (+%zu), overlapping a live allocation",
-                       static_cast<unsigned long long>(a.base), size);
-        if (a.outside_window) c.reservations().Release(a.base, a.size);
-        result = hipErrorUnknown;
-        break;
-      }
-      *ptr = reinterpret_cast<void*>(a.base);
-      result = hipSuccess;
-      break;
-    }
-    for (uint64_t address : rejected) (void)s->Post(wire::Op::kFree, msg::FreeRequest{address});
-    if (result == hipErrorOutOfMemory && !rejected.empty())
-      HIPR_LOG_ERROR("hipMalloc: %zu device addresses in a row collided with this process's memory",
-                     rejected.size());
-    return result;
+    return AllocateDevice(*s, device, size, 0, false, ptr);
   });
 }
 
@@ -240,6 +182,16 @@ HIPR_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t* attributes
       out.devicePointer = const_cast<void*>(ptr);
       out.hostPointer = const_cast<void*>(ptr);
       out.allocationFlags = h.flags;
+    } else if (ManagedVars::Get().FindMirror(ptr, 1) != nullptr) {
+      // A __managed__ variable (its mirror, which kernel arguments are
+      // translated from): managed memory, addressed the same everywhere.
+      out.memoryType = hipMemoryTypeDevice;
+      out.device = CurrentDevice();
+      out.devicePointer = const_cast<void*>(ptr);
+      out.hostPointer = const_cast<void*>(ptr);
+      out.isManaged = 1;
+      *attributes = out;
+      return hipSuccess;
     } else {
       return hipErrorInvalidValue;  // HIP 5.x: memory unknown to the runtime.
     }

@@ -45,7 +45,8 @@ hipError_t StreamCall(wire::Op op, hipStream_t stream) {
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
   msg::CallReply reply;
   Status st = s->Call(op, msg::StreamRequest{target.id}, &reply);
-  return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
+  // A query answering hipSuccess is a synchronisation point too.
+  return AfterSync(*s, target.device, target.id, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
 }
 
 hipError_t CreateEvent(hipEvent_t* event, unsigned flags) {
@@ -79,7 +80,9 @@ hipError_t EventCall(wire::Op op, hipEvent_t event) {
   if (!Client::Get().handles().FindEvent(event, &record)) return hipErrorInvalidHandle;
   msg::CallReply reply;
   Status st = s->Call(op, msg::EventRequest{record.id}, &reply);
-  return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
+  // The event's stream is not tracked here: read back on its device's null
+  // stream (which the completed event precedes).
+  return AfterSync(*s, record.device, 0, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
 }
 
 }  // namespace

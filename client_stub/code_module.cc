@@ -255,35 +255,35 @@ Status CodeModule::Load(Session& session, int device, std::shared_ptr<const Modu
   load->device = device;
   const std::string module_name = name();
   HIPR_RETURN_IF_ERROR(ImageLocked(session.devices()[device].gcn_arch_name, &load->image));
-  std::vector<std::string> managed;
+  std::vector<ManagedVar*> managed;
   {
     std::lock_guard<std::mutex> lock(mu_);
     managed = managed_vars_;
   }
-  if (!managed.empty()) {
-    load->status = HipStatus(hipErrorNotSupported, "module " + module_name + " has the __managed__ variable '" +
-                                                       managed.front() +
-                                                       "'; hipr does not support managed memory yet, so none of "
-                                                       "its kernels or variables can be used");
+  load->id = g_next_module_id.fetch_add(1, std::memory_order_relaxed);
+  msg::ModuleLoadReply reply;
+  HIPR_RETURN_IF_ERROR(ShipModule(session, device, load->id, *load->image, module_name, &reply));
+  if (reply.error != 0) {
+    load->status = HipStatus(reply.error, "module " + module_name + " failed to load on device " +
+                                              std::to_string(device) + ": " + reply.message);
     HIPR_LOG_ERROR("%s", load->status.message().c_str());
   } else {
-    load->id = g_next_module_id.fetch_add(1, std::memory_order_relaxed);
-    msg::ModuleLoadReply reply;
-    HIPR_RETURN_IF_ERROR(ShipModule(session, device, load->id, *load->image, module_name, &reply));
-    if (reply.error != 0) {
-      load->status = HipStatus(reply.error, "module " + module_name + " failed to load on device " +
-                                                std::to_string(device) + ": " + reply.message);
-      HIPR_LOG_ERROR("%s", load->status.message().c_str());
-    } else {
-      for (msg::ModuleGlobal& g : reply.globals) load->globals.emplace(g.name, g);
-      load->unavailable.insert(reply.unavailable_kernels.begin(), reply.unavailable_kernels.end());
-      load->all_unavailable = reply.all_kernels_unavailable;
-      load->unavailable_message = std::move(reply.message);
-      AddGlobals(*load);
-      HIPR_LOG_DEBUG("module %s loaded as %llu on device %d (%zu kernels, %zu globals, %zu unavailable)",
-                     module_name.c_str(), static_cast<unsigned long long>(load->id), device,
-                     load->image->info.kernels.size(), load->globals.size(), load->unavailable.size());
+    for (msg::ModuleGlobal& g : reply.globals) load->globals.emplace(g.name, g);
+    load->unavailable.insert(reply.unavailable_kernels.begin(), reply.unavailable_kernels.end());
+    load->all_unavailable = reply.all_kernels_unavailable;
+    load->unavailable_message = std::move(reply.message);
+    AddGlobals(*load);
+    if (!managed.empty()) {
+      // Its kernels read __managed__ variables through pointers set here.
+      Status st = ManagedVars::Get().Attach(session, device, *load, managed);
+      if (!st.ok()) {
+        load->status = st;
+        HIPR_LOG_ERROR("module %s: %s", module_name.c_str(), st.message().c_str());
+      }
     }
+    HIPR_LOG_DEBUG("module %s loaded as %llu on device %d (%zu kernels, %zu globals, %zu managed, %zu unavailable)",
+                   module_name.c_str(), static_cast<unsigned long long>(load->id), device,
+                   load->image->info.kernels.size(), load->globals.size(), managed.size(), load->unavailable.size());
   }
   std::lock_guard<std::mutex> lock(mu_);
   loads_.push_back(load);
@@ -321,9 +321,9 @@ void CodeModule::MarkNamed(const ModuleLoad& load, const std::string& kernel) {
   if (auto it = ids->second.find(kernel); it != ids->second.end()) it->second.named = true;
 }
 
-void CodeModule::AddManagedVar(std::string var) {
+void CodeModule::AddManagedVar(ManagedVar* var) {
   std::lock_guard<std::mutex> lock(mu_);
-  managed_vars_.push_back(std::move(var));
+  managed_vars_.push_back(var);
 }
 
 void CodeModule::Retire() {
@@ -361,6 +361,7 @@ void CodeModule::ForgetLoads(const Session* session, int device) {
 }
 
 void ForgetModuleLoads(const Session* session, int device) {
+  ManagedVars::Get().ForgetDevice(session, device);
   std::vector<CodeModule*> all;
   {
     ModuleList& list = Modules();

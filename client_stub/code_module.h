@@ -41,6 +41,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "client_stub/managed_vars.h"
 #include "client_stub/session.h"
 #include "protocol/code_object/code_object.h"
 #include "protocol/messages.h"
@@ -129,8 +130,9 @@ class CodeModule {
   // so later launches (queued after it) may leave the name out.
   void MarkNamed(const ModuleLoad& load, const std::string& kernel);
 
-  // Records a __managed__ variable (not supported: loading fails, loudly).
-  void AddManagedVar(std::string name);
+  // Records a __managed__ variable (managed_vars.h): every load of the
+  // module attaches it.
+  void AddManagedVar(ManagedVar* var);
 
   // Unregistered or unloaded: drops images and loads, posts kModuleUnload to
   // every session still alive that loaded it, forgets its globals.
@@ -165,7 +167,7 @@ class CodeModule {
   // Per load id: kernel name -> function id.
   std::unordered_map<uint64_t, std::unordered_map<std::string, FunctionId>> function_ids_;  // GUARDED_BY(mu_)
   std::unordered_set<std::string> logged_unavailable_;  // GUARDED_BY(mu_)
-  std::vector<std::string> managed_vars_;               // GUARDED_BY(mu_)
+  std::vector<ManagedVar*> managed_vars_;               // GUARDED_BY(mu_)
 };
 
 // Forgets every module's loads of `session` on `device` (< 0: all).

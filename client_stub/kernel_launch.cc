@@ -192,6 +192,12 @@ Status LaunchKernel(Session& session, CodeModule& module, const std::string& nam
   request.flags = spec.flags;
   request.start_event = spec.start_event;
   request.stop_event = spec.stop_event;
+  if (ManagedVars& managed = ManagedVars::Get(); !managed.empty()) {
+    std::vector<uint32_t> pointers;
+    for (const co::KernelArg& a : kernel->args)
+      if (!a.hidden() && a.value_kind == "global_buffer" && a.size == sizeof(uint64_t)) pointers.push_back(a.offset);
+    HIPR_RETURN_IF_ERROR(managed.BeforeLaunch(session, spec.device, spec.stream, pointers, &request.kernarg));
+  }
   HIPR_RETURN_IF_ERROR(session.Post(wire::Op::kLaunchKernel, request));
   stats::Add(stats::Get().launches);
   // Posts are queued in order: launches bound from now on follow this one.

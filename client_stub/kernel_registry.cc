@@ -186,20 +186,16 @@ bool RegisterManagedVar(const void* handle, void** pointer, const void* init_val
     HIPR_LOG_ERROR("__hipRegisterManagedVar: bad registration of '%s'", name != nullptr ? name : "(null)");
     return false;
   }
-  size_t alignment = align < alignof(std::max_align_t) ? alignof(std::max_align_t) : align;
-  if ((alignment & (alignment - 1)) != 0) alignment = alignof(std::max_align_t);
-  const size_t bytes = (size == 0 ? 1 : size + alignment - 1) / alignment * alignment;
-  void* p = std::aligned_alloc(alignment, bytes);  // Never freed: host code may hold the address.
-  if (p == nullptr) {
+  auto* module = static_cast<CodeModule*>(const_cast<void*>(handle));
+  ManagedVar* var = ManagedVars::Get().Register(module, name, init_value, size, align);
+  if (var == nullptr) {
     HIPR_LOG_ERROR("__hipRegisterManagedVar: cannot allocate %zu bytes for '%s'", size, name);
     *pointer = nullptr;
     return false;
   }
-  std::memset(p, 0, bytes);
-  if (init_value != nullptr && size != 0) std::memcpy(p, init_value, size);
-  *pointer = p;
-  static_cast<CodeModule*>(const_cast<void*>(handle))->AddManagedVar(name);
-  HIPR_LOG_DEBUG("__managed__ variable '%s' (%zu bytes) held in host memory only", name, size);
+  *pointer = var->mirror;
+  module->AddManagedVar(var);
+  HIPR_LOG_DEBUG("__managed__ variable '%s' (%zu bytes): mirror at %p", name, size, static_cast<void*>(var->mirror));
   return true;
 }
 

@@ -52,12 +52,10 @@ CodeModule* RegisterFatBinary(const void* wrapper);
 // A host stub registered twice keeps its first name.
 bool RegisterFunction(const void* handle, const void* host_function, const char* device_name);
 bool RegisterVar(const void* handle, const void* host_var, RegisteredVar var);
-// __managed__: allocates host memory holding `init_value`'s `size` bytes
-// (aligned to `align`) and writes its address to *pointer, so host code
-// reading through it right after registration sees the initial value. The
-// module is marked as using managed memory, which hipr does not support: its
-// first use on a device fails loudly (hipErrorNotSupported, logged), so the
-// host copy never silently diverges from a device copy.
+// __managed__: makes the variable's mirror (managed_vars.h), holding
+// `init_value`'s `size` bytes, and writes its address to *pointer, so host
+// code reading through it right after registration sees the initial value.
+// Every load of the module then attaches the variable's device copy.
 bool RegisterManagedVar(const void* handle, void** pointer, const void* init_value, const char* name,
                         size_t size, unsigned align);
 // Forgets the module's kernels and variables and retires it.

@@ -16,6 +16,7 @@
 #include "client_stub/fake_worker.h"
 #include "client_stub/kernel_launch.h"
 #include "client_stub/kernel_registry.h"
+#include "client_stub/managed_vars.h"
 
 namespace hipr::client {
 namespace {
@@ -442,7 +443,13 @@ TEST(RegistrationTest, ThousandsOfKernelsCostLittleAndParseNothing) {
   EXPECT_FALSE(RegisterFunction(m, &stubs[0], "late"));
 }
 
-TEST(RegistrationTest, ManagedVariableHoldsItsInitialValueAndFailsLoadLoudly) {
+// A __managed__ variable over the wire: its mirror holds the initial value
+// from registration on; the module's load makes the device copy (a managed
+// malloc filled from the mirror, its address stored in the pointer
+// variable); a launch sends only what host code changed and translates a
+// pointer argument into the mirror; a synchronisation after a launch reads
+// the device copy back, and one with no launch in between does not.
+TEST(RegistrationTest, ManagedVariableIsMirroredAttachedPushedAndReadBack) {
   struct {
     uint32_t magic, version;
     const void* binary;
@@ -456,20 +463,113 @@ TEST(RegistrationTest, ManagedVariableHoldsItsInitialValueAndFailsLoadLoudly) {
   const double init = 2.75;
   ASSERT_TRUE(RegisterManagedVar(m, &pointer, &init, "managed_x", sizeof init, 8));
   ASSERT_NE(pointer, nullptr);
-  EXPECT_EQ(*static_cast<double*>(pointer), 2.75);
+  auto* mirror = static_cast<double*>(pointer);
+  EXPECT_EQ(*mirror, 2.75);
+
+  // Device addresses as a `hip` worker gives them (no window): the client
+  // reserves their pages, so they must be free here; mmap places nothing
+  // this low on x86-64 unless asked to.
+  const uint64_t copy_address = 0x3f0000000000;
+  const uint64_t pointer_var = copy_address + (1 << 20);
+  const double device_value = 9.5;
+
+  std::vector<msg::MallocRequest> mallocs;
+  std::vector<std::pair<msg::CopyToDeviceRequest, std::vector<uint8_t>>> copies;
+  std::vector<msg::CopyFromDeviceRequest> reads;
+  std::vector<msg::LaunchRequest> launches;
   FakeWorker w;
-  w.Serve([](Connection& c) {
-    FakeWorker::AcceptHello(c, {FakeWorker::Device("gpu0")});
-    wire::FrameHeader h = FakeWorker::Next(c);  // No module load: the sync.
-    if (h.op != static_cast<uint16_t>(wire::Op::kDeviceSynchronize)) std::abort();
-    (void)FakeWorker::Body<msg::DeviceRequest>(c, h);
-    FakeWorker::Reply(c, h, msg::CallReply{0});
+  w.Serve([&](Connection& c) {
+    FakeWorker::AcceptHello(c, {FakeWorker::Device("gpu0")}, {}, true);
+    for (;;) {
+      wire::FrameHeader h = FakeWorker::Next(c);
+      switch (static_cast<wire::Op>(h.op)) {
+        case wire::Op::kModuleLoad: {
+          msg::ModuleLoadReply r;
+          r.globals = {msg::ModuleGlobal{"managed_x", pointer_var, 8}};
+          FakeWorker::AnswerModuleLoad(c, h, [](const msg::ModuleLoadRequest&) { return true; }, r);
+          break;
+        }
+        case wire::Op::kMalloc:
+          mallocs.push_back(FakeWorker::Body<msg::MallocRequest>(c, h));
+          FakeWorker::Reply(c, h, msg::MallocReply{0, copy_address});
+          break;
+        case wire::Op::kCopyToDevice: {
+          auto req = FakeWorker::Body<msg::CopyToDeviceRequest>(c, h);
+          std::vector<uint8_t> bytes(req.dst.bytes());
+          iovec iov{bytes.data(), bytes.size()};
+          if (!ReadBulk(c, h.request_id, &iov, 1).ok()) std::abort();
+          copies.emplace_back(req, bytes);
+          break;
+        }
+        case wire::Op::kLaunchKernel:
+          launches.push_back(FakeWorker::Body<msg::LaunchRequest>(c, h));
+          break;
+        case wire::Op::kCopyFromDevice: {
+          reads.push_back(FakeWorker::Body<msg::CopyFromDeviceRequest>(c, h));
+          double value = device_value;
+          iovec iov{&value, sizeof value};
+          FakeWorker::Reply(c, h, msg::CallReply{0}, &iov, 1);
+          break;
+        }
+        default:
+          (void)FakeWorker::Body<msg::DeviceRequest>(c, h);
+          FakeWorker::Reply(c, h, msg::CallReply{0});
+          return;
+      }
+    }
   });
   TestSession t(w);
-  EXPECT_EQ(ToHipError(LaunchKernel(*t.session, *m, "no_args", Spec(1, 1), KernelArgs{})), hipErrorNotSupported);
+  ASSERT_TRUE(LaunchKernel(*t.session, *m, "no_args", Spec(1, 1), KernelArgs{}).ok());
+  *mirror = 4.0;  // Host code writes between launches.
+  int* target = reinterpret_cast<int*>(mirror);
+  void* args[] = {&target};
+  KernelArgs a;
+  a.pointers = args;
+  ASSERT_TRUE(LaunchKernel(*t.session, *m, "bounded", Spec(1, 64), a).ok());
+  EXPECT_EQ(AfterSync(*t.session, 0, 0, hipSuccess), hipSuccess);
+  EXPECT_EQ(*mirror, device_value) << "the device's write reached the mirror";
+  EXPECT_EQ(AfterSync(*t.session, 0, 0, hipSuccess), hipSuccess);  // No launch since: no read.
+  EXPECT_EQ(AfterSync(*t.session, 0, 0, hipErrorLaunchFailure), hipErrorLaunchFailure);
   EXPECT_EQ(Sync(*t.session), 0);
   w.Join();
+
+  ASSERT_EQ(mallocs.size(), 1u);
+  EXPECT_EQ(mallocs[0].flags, msg::kMallocManaged);
+  EXPECT_EQ(mallocs[0].size, sizeof(double));
+  ASSERT_EQ(copies.size(), 3u);
+  // 1: the mirror's initial bytes into the device copy.
+  EXPECT_EQ(copies[0].first.dst.address, copy_address);
+  double sent = 0;
+  ASSERT_EQ(copies[0].second.size(), sizeof sent);
+  std::memcpy(&sent, copies[0].second.data(), sizeof sent);
+  EXPECT_EQ(sent, 2.75);
+  // 2: the device copy's address into the pointer variable.
+  EXPECT_EQ(copies[1].first.dst.address, pointer_var);
+  uint64_t stored = 0;
+  ASSERT_EQ(copies[1].second.size(), sizeof stored);
+  std::memcpy(&stored, copies[1].second.data(), sizeof stored);
+  EXPECT_EQ(stored, copy_address);
+  // 3: before the second launch, only the bytes host code changed.
+  const double four = 4.0;
+  const auto* four_bytes = reinterpret_cast<const uint8_t*>(&four);
+  const uint64_t offset = copies[2].first.dst.address - copy_address;
+  ASSERT_LT(offset, sizeof(double));
+  ASSERT_LE(offset + copies[2].second.size(), sizeof(double));
+  EXPECT_LT(copies[2].second.size(), sizeof(double)) << "2.75 and 4.0 share their low bytes";
+  EXPECT_EQ(0, std::memcmp(copies[2].second.data(), four_bytes + offset, copies[2].second.size()));
+  ASSERT_EQ(launches.size(), 2u);
+  uint64_t arg = 0;
+  std::memcpy(&arg, launches[1].kernarg.data(), sizeof arg);
+  EXPECT_EQ(arg, copy_address) << "a pointer into the mirror is sent as the device copy's address";
+  ASSERT_EQ(reads.size(), 1u);
+  EXPECT_EQ(reads[0].src.address, copy_address);
+
   UnregisterFatBinary(m);
+  DeviceAllocation gone;
+  EXPECT_FALSE(Client::Get().allocations().FindDevice(pointer_var, 0, &gone)) << "retired with its module";
+  ASSERT_TRUE(Client::Get().allocations().RemoveDevice(copy_address, &gone));
+  EXPECT_TRUE(gone.module_global) << "hipFree must refuse a managed variable's device copy";
+  Client::Get().reservations().Release(gone.base, gone.size);
 }
 
 TEST(OutputTest, DeviceOutputIsWrittenToStdout) {

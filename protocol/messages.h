@@ -140,10 +140,18 @@ struct MemInfoReply {
   HIPR_FIELDS(error, free_bytes, total_bytes)
 };
 
+// MallocRequest::flags.
+// kMallocManaged: managed memory that every device of the session can
+// dereference (hipMallocManaged on the `hip` device; the sim's memory is
+// shared by its devices anyway). Used for `__managed__` variables' device
+// copies.
+inline constexpr uint32_t kMallocManaged = 1u << 0;
+inline constexpr uint32_t kMallocKnownFlags = kMallocManaged;
+
 struct MallocRequest {
   int32_t device = 0;
   uint64_t size = 0;
-  uint32_t flags = 0;
+  uint32_t flags = 0;  // kMalloc* bits.
   HIPR_FIELDS(device, size, flags)
 };
 

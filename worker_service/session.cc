@@ -239,7 +239,10 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
       HIPR_RETURN_IF_ERROR(Decode(&m));
       msg::MallocReply r;
       // As hipMalloc: size 0 is success with a null pointer, on any device.
-      Status st = m.size == 0 ? Status::Ok() : device_->Malloc(m.device, m.size, m.flags, &r.address);
+      Status st = (m.flags & ~msg::kMallocKnownFlags) != 0
+                      ? Status(StatusCode::kInvalidArgument, "unknown malloc flags " + std::to_string(m.flags))
+                  : m.size == 0 ? Status::Ok()
+                                : device_->Malloc(m.device, m.size, m.flags, &r.address);
       if (!st.ok()) spdlog::info("session {}: malloc of {} bytes failed: {}", id_, m.size, st.ToString());
       r.error = ToHipError(st);
       return Reply(h, r);

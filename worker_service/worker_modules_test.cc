@@ -24,6 +24,7 @@ namespace {
 
 using wire::Op;
 
+constexpr int kHipErrorInvalidValue = 1;
 constexpr int kHipErrorInvalidImage = 200;
 constexpr int kHipErrorNoBinaryForGpu = 209;
 constexpr int kHipErrorInvalidHandle = 400;
@@ -283,6 +284,29 @@ TEST(WorkerModulesTest, LaunchesWithoutATwinOrWithAnUnknownFunctionFailAtTheNext
   launch.kernel = "add_vec";
   ASSERT_TRUE(client->Send(Op::kLaunchKernel, launch).ok());
   EXPECT_EQ(client->Synchronize(), kHipErrorInvalidHandle);
+}
+
+// __managed__ variables' device copies are MallocRequests with
+// kMallocManaged; flags the worker does not know are refused, not ignored.
+TEST(WorkerModulesTest, ManagedMallocIsServedAndUnknownFlagsAreRefused) {
+  WorkerProcess worker({"--code-cache", ""});
+  std::unique_ptr<RawClient> client;
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &client).ok());
+  msg::MallocReply r;
+  ASSERT_TRUE(client->Call(Op::kMalloc, msg::MallocRequest{0, 4096, msg::kMallocManaged}, &r).ok());
+  ASSERT_EQ(r.error, 0);
+  ASSERT_NE(r.address, 0u);
+  const uint32_t pattern = 0x5eed1e55;
+  ASSERT_EQ(client->Write(r.address, &pattern, sizeof pattern), 0);
+  uint32_t back = 0;
+  ASSERT_EQ(client->Read(r.address, &back, sizeof back), 0);
+  EXPECT_EQ(back, pattern);
+
+  msg::MallocReply bad;
+  ASSERT_TRUE(client->Call(Op::kMalloc, msg::MallocRequest{0, 4096, 1u << 7}, &bad).ok());
+  EXPECT_EQ(bad.error, kHipErrorInvalidValue);
+  EXPECT_EQ(bad.address, 0u);
+  EXPECT_EQ(client->Free(r.address), 0) << "the session goes on";
 }
 
 }  // namespace

@@ -206,3 +206,19 @@ class KernelScenarios:
         log("rocm_libs: %s fat binaries, %s kernels registered in %s s; one code object shipped (%s, %s bytes); "
             "launch of %s refused for lack of a twin" % (reg.group(1), reg.group(2), reg.group(3), want[:16],
                                                          loads[0][4], m.group(1)))
+
+    def scenario_managed(self):
+        """__managed__ variables: host code uses the stub's mirrors, kernels the worker's device copies
+        (managed.hip checks every value); the client's debug log shows each device copy made once."""
+        self.build.check_runtime()
+        w = self.worker()
+        env = client_env(self.build, w.server, "preload")
+        env["HIPR_LOG_LEVEL"] = "debug"
+        program = run_to_pass("managed", [self.build.program("managed")], env, timeout=120)
+        err = "\n".join(program.text("err"))
+        made = re.findall(r"__managed__ variable '(\w+)' \((\d+) bytes\): device copy at 0x[0-9a-f]+", err)
+        want = {("counter", "4"), ("ramp", "256"), ("pair", "8"), ("big", "1048576")}
+        if sorted(made) != sorted(want):
+            raise Failure("expected one device copy per managed variable %s; the client made %s"
+                          % (sorted(want), made))
+        log("managed: 4 variables mirrored, each device copy made once")

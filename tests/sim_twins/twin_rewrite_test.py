@@ -72,11 +72,33 @@ class RewriteRefusals(unittest.TestCase):
         self.assertIn("_Z5applyIZ4mainEUliE_EvT_", r.stderr)
         self.assertIn("lambda", r.stderr)
 
-    def test_managed_variable_is_refused(self):
+    def test_managed_variable_without_its_code_object_pair_is_refused(self):
+        # clang emits `m` (the pointer) and `m.managed` (the bytes); a code
+        # object with only one of them is not what the source compiles to.
         r = TwinBuild(self, "#include <hip/hip_runtime.h>\n__managed__ int m;\n__global__ void a() { m = 1; }\n",
                       ["_Z1av"], [("m", 4)]).rewrite()
         self.assertNotEqual(r.returncode, 0)
+        self.assertIn("m.managed", r.stderr)
         self.assertIn("__managed__", r.stderr)
+
+    def test_managed_variable_goes_through_its_pointer(self):
+        src = ("#include <hip/hip_runtime.h>\n__managed__ int m = 3;\n__managed__ float v[4];\n"
+               "__global__ void a() { m += 1; v[2] = m; }\n")
+        b = TwinBuild(self, src, ["_Z1av"], [("m", 8), ("m.managed", 4), ("v", 8), ("v.managed", 16)])
+        r = b.rewrite()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(b.output) as f:
+            text = f.read()
+        # Both code-object variables are bound, the pointer to the twin's
+        # pointer storage, and the kernel dereferences the bound pointer.
+        for line in ('{"m.managed", sizeof(::m__hipr_init), &::m__hipr_init}',
+                     '{"m", sizeof(::m__hipr_mptr), &::m__hipr_mptr}',
+                     '{"v", sizeof(::v__hipr_mptr), &::v__hipr_mptr}',
+                     "**static_cast<decltype(m__hipr_init)**>"):
+            self.assertIn(line, text)
+        self.assertNotIn("__managed__", text.split("Kernel twin descriptor")[0])
+        c = b.compile()
+        self.assertEqual(c.returncode, 0, c.stderr)
 
     def test_device_variable_used_through_a_macro_is_refused(self):
         src = ("#include <hip/hip_runtime.h>\n__device__ int counter;\n#define C counter\n"

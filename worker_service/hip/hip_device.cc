@@ -116,7 +116,11 @@ class HipDevice final : public Device {
   Status Malloc(int device, uint64_t size, uint32_t flags, uint64_t* address) override {
     HIPR_RETURN_IF_ERROR(Use(device));
     void* p = nullptr;
-    HIPR_HIP(hipMalloc(&p, size));
+    if ((flags & msg::kMallocManaged) != 0) {
+      HIPR_HIP(hipMallocManaged(&p, size, hipMemAttachGlobal));
+    } else {
+      HIPR_HIP(hipMalloc(&p, size));
+    }
     *address = reinterpret_cast<uint64_t>(p);
     allocations_[*address] = Allocation{size, device};
     return Status::Ok();

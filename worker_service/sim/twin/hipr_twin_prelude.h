@@ -17,11 +17,13 @@
 // for the usual integer and floating types, truly atomic across blocks
 // running on different OS threads); device printf (into the launch's
 // output); the usual math (host libm plus the __expf-style intrinsics and
-// integer intrinsics, see hipr_twin_math.h); clock64/wall_clock64.
+// integer intrinsics, see hipr_twin_math.h); clock64/wall_clock64;
+// __managed__ variables (twin_rewrite.py reads them through the code
+// object's pointer variable, as clang's device code does).
 //
 // Not supported (a compile error names them): warp-level intrinsics
 // (__shfl*, __ballot, __any, __all, __activemask), half precision
-// (hip_fp16.h), cooperative groups, __managed__ variables, AMDGCN builtins.
+// (hip_fp16.h), cooperative groups, AMDGCN builtins.
 #ifndef HIPR_TWIN_PRELUDE_H_
 #define HIPR_TWIN_PRELUDE_H_
 

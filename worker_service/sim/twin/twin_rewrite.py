@@ -146,7 +146,7 @@ class Rewriter:
                 self.files.blank(c)
                 return
         elif k == CursorKind.VAR_DECL:
-            if attrs & {CursorKind.CUDADEVICE_ATTR, CursorKind.CUDACONSTANT_ATTR}:
+            if attrs & {CursorKind.CUDADEVICE_ATTR, CursorKind.CUDACONSTANT_ATTR} or self._managed(c):
                 self.device_vars.append(c)
             elif CursorKind.CUDASHARED_ATTR in attrs:
                 if c.storage_class.name == "EXTERN":
@@ -231,6 +231,12 @@ class Rewriter:
         return kind in ("BOOL", "CHAR_U", "UCHAR", "CHAR16", "CHAR32", "USHORT", "UINT", "ULONG", "ULONGLONG",
                         "CHAR_S", "SCHAR", "WCHAR", "SHORT", "INT", "LONG", "LONGLONG", "FLOAT", "DOUBLE", "ENUM")
 
+    def _managed(self, c):
+        """A `__managed__` variable: libclang shows the attribute as an
+        unexposed one whose text is the keyword."""
+        return any(a.kind == CursorKind.UNEXPOSED_ATTR and self.files.text(a) == "__managed__"
+                   for a in c.get_children())
+
     def _strip_host_members(self, cls):
         """Drops host-only member functions (device code cannot call them).
         Special members that decide the object model (destructors, copy and
@@ -266,8 +272,7 @@ class Rewriter:
         for c in self.device_vars:
             where = self.files.where(c)
             words = self.files.tokens(c)
-            if "__managed__" in words:
-                raise TwinError(where + ": __managed__ variable " + c.spelling + " is not supported in twins")
+            managed = self._managed(c)
             if "extern" in words:
                 raise TwinError(where + ": extern device variable " + c.spelling + " (relocatable device code) is "
                                 "not supported in twins")
@@ -281,13 +286,22 @@ class Rewriter:
             ends.append((c.extent.start.offset, c.extent.end.offset))
             name = c.mangled_name
             index = None
-            if name in metadata_vars:
+            if managed:
+                # The code object has `name` (a pointer the runtime sets to the
+                # managed allocation) and `name.managed` (the initial bytes).
+                if name not in metadata_vars or name + ".managed" not in metadata_vars:
+                    raise TwinError(where + ": the code object lacks the variables %s and %s.managed of __managed__ "
+                                    "variable %s" % (name, name, c.spelling))
+                table.append((name + ".managed", qualified_name(c) + "__hipr_init"))
+                index = len(table)
+                table.append((name, qualified_name(c) + "__hipr_mptr"))
+            elif name in metadata_vars:
                 index = len(table)
                 table.append((name, qualified_name(c) + "__hipr_init"))
             else:
                 print("twin_rewrite: note: " + where + ": device variable " + c.spelling + " (" + name + ") is not "
                       "in the code object; the twin keeps it in host memory", file=sys.stderr)
-            self.files.rewrite_device_variable(c, index)
+            self.files.rewrite_device_variable(c, index, managed)
             usrs[c.get_usr()] = c
         for name in sorted(metadata_vars - {n for n, _ in table}):
             if not INTERNAL_VARIABLE.search(name):

@@ -37,7 +37,10 @@ def parse_hip(source, extra_args):
     _load_libclang()
     res = _resource_dir()
     args = ["-x", "hip", "--cuda-device-only", "--rocm-path=/usr", "-nogpulib", "--offload-arch=gfx90a",
-            "-std=c++17", "-resource-dir", res, "-isystem", os.path.join(res, "..")] + list(extra_args)
+            "-std=c++17", "-resource-dir", res, "-isystem", os.path.join(res, ".."),
+            # hipcc gets __managed__ from clang's HIP wrapper header, which this
+            # parse (no HIP installation detected) does not include.
+            "-D__managed__=__attribute__((managed))"] + list(extra_args)
     tu = ci.Index.create().parse(source, args=args, options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
     errors = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
     if errors:
@@ -256,10 +259,17 @@ class SourceFiles:
     def _edit(self, path, start, end, text):
         self.edits.setdefault(path, {})[start] = (end, text.encode())
 
-    def rewrite_device_variable(self, c, index):
+    def rewrite_device_variable(self, c, index, managed=False):
         """`__device__ T name = init;` -> storage for the initial bytes plus an
         accessor returning the module's device copy (or, with index None,
-        the storage itself)."""
+        the storage itself).
+
+        `__managed__ T name = init;` (managed=True; index is that of the
+        code object's pointer variable `name`) -> the storage (the code
+        object's `name.managed`), a pointer variable `name__hipr_mptr` (the
+        code object's `name`, which the runtime points at the managed
+        allocation) and an accessor dereferencing the module's copy of that
+        pointer, as the device code clang emits does."""
         path = self._path(c)
         src = self._bytes(path)
         name = c.spelling
@@ -269,10 +279,14 @@ class SourceFiles:
             raise TwinError(self.where(c) + ": device variable %s is declared through a macro; twins cannot "
                             "rewrite it" % name)
         cut = [(at, at + len(name), name + "__hipr_init")]
+        qualifiers = (b"__device__", b"__constant__", b"__managed__") if managed else (b"__device__", b"__constant__")
         for a in c.get_children():
-            if a.kind in (CursorKind.CUDADEVICE_ATTR, CursorKind.CUDACONSTANT_ATTR):
+            if a.kind in (CursorKind.CUDADEVICE_ATTR, CursorKind.CUDACONSTANT_ATTR) or \
+                    (managed and a.kind == CursorKind.UNEXPOSED_ATTR):
                 a0, a1 = a.extent.start.offset, a.extent.end.offset
-                if src[a0:a1] not in (b"__device__", b"__constant__"):
+                if a0 == a1 and a.kind != CursorKind.UNEXPOSED_ATTR:
+                    continue  # Implicit (a managed variable is also __device__).
+                if src[a0:a1] not in qualifiers:
                     raise TwinError(self.where(c) + ": cannot rewrite the qualifiers of device variable " + name)
                 cut.append((a0, a1, ""))
         pieces, pos = [], start
@@ -290,8 +304,13 @@ class SourceFiles:
         if src[semi:semi + 1] != b";":
             raise TwinError(self.where(c) + ": declare one device variable per declaration (" + name + ")")
         init = name + "__hipr_init"
-        body = ("return *static_cast<decltype(%s)*>(::hipr_twin::VariableAddress(%d));" % (init, index)
-                if index is not None else "return %s;" % init)
+        if managed:
+            decl += "; static decltype(%s)* %s__hipr_mptr = nullptr" % (init, name)
+            body = "return **static_cast<decltype(%s)**>(::hipr_twin::VariableAddress(%d));" % (init, index)
+        elif index is not None:
+            body = "return *static_cast<decltype(%s)*>(::hipr_twin::VariableAddress(%d));" % (init, index)
+        else:
+            body = "return %s;" % init
         accessor = " static inline decltype(%s)& %s__hipr() { %s }" % (init, name, body)
         newlines = src[start:semi].count(b"\n")
         self._edit(path, start, semi + 1, decl + ";" + accessor + "\n" * newlines)

@@ -1,0 +1,206 @@
+#include "client_stub/managed_vars.h"
+
+#include <pthread.h>
+#include <sys/uio.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "client_stub/api_common.h"
+#include "client_stub/code_module.h"
+#include "client_stub/log.h"
+#include "protocol/messages.h"
+
+namespace hipr::client {
+
+namespace {
+
+// Sends `size` bytes at `src` to device memory at `address`, fire-and-forget
+// on (device, stream); the bytes are consumed before this returns.
+Status PostToDevice(Session& s, int device, uint64_t stream, uint64_t address, const void* src, size_t size) {
+  const iovec bulk{const_cast<void*>(src), size};
+  return s.PostCopy(msg::CopyToDeviceRequest{device, stream, msg::Region{address, size, size, 1}, false}, &bulk, 1);
+}
+
+}  // namespace
+
+ManagedVars& ManagedVars::Get() {
+  // Leaked: registrations run in constructors and host code may read the
+  // mirrors during exit.
+  static ManagedVars* vars = [] {
+    InstallForkHandlers();
+    return new ManagedVars();
+  }();
+  return *vars;
+}
+
+void ManagedVars::InstallForkHandlers() {
+  pthread_atfork([] { Get().mu_.lock(); }, [] { Get().mu_.unlock(); },
+                 // The child's copy of the lock is owned by a thread that does
+                 // not exist there: re-create it. Device copies are keyed by
+                 // session, so the child's new session makes its own.
+                 [] { new (&Get().mu_) std::mutex(); });
+}
+
+ManagedVar* ManagedVars::Register(CodeModule* module, std::string name, const void* init, size_t size,
+                                  size_t align) {
+  size_t alignment = align < alignof(std::max_align_t) ? alignof(std::max_align_t) : align;
+  if ((alignment & (alignment - 1)) != 0) alignment = alignof(std::max_align_t);
+  const size_t bytes = (size == 0 ? 1 : size + alignment - 1) / alignment * alignment;
+  auto* mirror = static_cast<uint8_t*>(std::aligned_alloc(alignment, bytes));
+  if (mirror == nullptr) return nullptr;
+  std::memset(mirror, 0, bytes);
+  if (init != nullptr && size != 0) std::memcpy(mirror, init, size);
+  auto* var = new (std::nothrow) ManagedVar();
+  if (var == nullptr) {
+    std::free(mirror);
+    return nullptr;
+  }
+  var->module = module;
+  var->name = std::move(name);
+  var->size = size;
+  var->mirror = mirror;
+  std::lock_guard<std::mutex> lock(mu_);
+  vars_.push_back(var);
+  count_.store(vars_.size(), std::memory_order_release);
+  return var;
+}
+
+Status ManagedVars::Attach(Session& session, int device, const ModuleLoad& load,
+                           const std::vector<ManagedVar*>& vars) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (ManagedVar* var : vars) {
+    auto global = load.globals.find(var->name);
+    if (global == load.globals.end() || global->second.size != sizeof(uint64_t))
+      return HipStatus(hipErrorInvalidSymbol, "the code object has no 8-byte pointer variable '" + var->name +
+                                                  "' for the __managed__ variable of that name");
+    if (var->session != &session && var->size != 0) {
+      void* p = nullptr;
+      if (hipError_t e = AllocateDevice(session, device, var->size, msg::kMallocManaged, true, &p); e != hipSuccess)
+        return HipStatus(e, "cannot allocate the device copy of __managed__ variable '" + var->name + "' (" +
+                                std::to_string(var->size) + " bytes)");
+      var->session = &session;
+      var->device = device;
+      var->device_address = reinterpret_cast<uint64_t>(p);
+      var->exchanged.assign(var->mirror, var->mirror + var->size);
+      HIPR_RETURN_IF_ERROR(PostToDevice(session, device, 0, var->device_address, var->mirror, var->size));
+      HIPR_LOG_DEBUG("__managed__ variable '%s' (%zu bytes): device copy at 0x%llx", var->name.c_str(), var->size,
+                     static_cast<unsigned long long>(var->device_address));
+    }
+    const uint64_t address = var->device_address;
+    HIPR_RETURN_IF_ERROR(
+        PostToDevice(session, device, 0, global->second.address, &address, sizeof(address)));
+  }
+  return Status::Ok();
+}
+
+ManagedVar* ManagedVars::FindLocked(uint64_t address) const {
+  for (ManagedVar* var : vars_) {
+    const auto base = reinterpret_cast<uint64_t>(var->mirror);
+    if (address >= base && address - base < var->size) return var;
+  }
+  return nullptr;
+}
+
+Status ManagedVars::PushLocked(Session& session, ManagedVar& var, int device, uint64_t stream) {
+  if (var.session != &session || var.size == 0) return Status::Ok();
+  if (std::memcmp(var.mirror, var.exchanged.data(), var.size) == 0) return Status::Ok();
+  // Only the changed span travels.
+  size_t first = 0;
+  while (var.mirror[first] == var.exchanged[first]) ++first;
+  size_t last = var.size - 1;
+  while (var.mirror[last] == var.exchanged[last]) --last;
+  const size_t n = last - first + 1;
+  HIPR_RETURN_IF_ERROR(PostToDevice(session, device, stream, var.device_address + first, var.mirror + first, n));
+  std::memcpy(var.exchanged.data() + first, var.mirror + first, n);
+  return Status::Ok();
+}
+
+Status ManagedVars::BeforeLaunch(Session& session, int device, uint64_t stream,
+                                 const std::vector<uint32_t>& pointer_offsets, std::vector<uint8_t>* kernarg) {
+  if (empty()) return Status::Ok();
+  // Variables a pointer argument refers to whose module has not been loaded
+  // in this session: load them first, outside the lock (a load attaches).
+  for (uint32_t offset : pointer_offsets) {
+    if (offset + sizeof(uint64_t) > kernarg->size()) continue;
+    uint64_t value = 0;
+    std::memcpy(&value, kernarg->data() + offset, sizeof(value));
+    CodeModule* module = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ManagedVar* var = FindLocked(value);
+      if (var == nullptr || var->session == &session) continue;
+      module = var->module;
+    }
+    std::shared_ptr<const ModuleLoad> load;
+    HIPR_RETURN_IF_ERROR(module->Load(session, device, &load));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ++launches_;
+  // Queued before the launch on the launch's stream, so ordered ahead of it
+  // (any device may reach a managed allocation).
+  for (ManagedVar* var : vars_) HIPR_RETURN_IF_ERROR(PushLocked(session, *var, device, stream));
+  for (uint32_t offset : pointer_offsets) {
+    if (offset + sizeof(uint64_t) > kernarg->size()) continue;
+    uint64_t value = 0;
+    std::memcpy(&value, kernarg->data() + offset, sizeof(value));
+    const ManagedVar* var = FindLocked(value);
+    if (var == nullptr || var->session != &session) continue;
+    const uint64_t translated = var->device_address + (value - reinterpret_cast<uint64_t>(var->mirror));
+    std::memcpy(kernarg->data() + offset, &translated, sizeof(translated));
+  }
+  return Status::Ok();
+}
+
+Status ManagedVars::AfterSync(Session& session, int device, uint64_t stream) {
+  if (empty()) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (launches_ == fetched_at_) return Status::Ok();
+  std::vector<uint8_t> now;
+  for (ManagedVar* var : vars_) {
+    if (var->session != &session || var->size == 0) continue;
+    now.resize(var->size);
+    iovec dst{now.data(), now.size()};
+    msg::CallReply reply;
+    const msg::CopyFromDeviceRequest req{device, stream,
+                                         msg::Region{var->device_address, var->size, var->size, 1}};
+    Status st = session.Call(wire::Op::kCopyFromDevice, req, &reply, nullptr, 0, &dst, 1);
+    if (st.ok() && reply.error != 0)
+      st = HipStatus(reply.error, "reading back __managed__ variable '" + var->name + "' failed");
+    if (!st.ok()) {
+      HIPR_LOG_ERROR("__managed__ variable '%s': %s", var->name.c_str(), st.message().c_str());
+      return st;
+    }
+    // Three-way merge: a byte the device changed wins; a byte only host code
+    // changed since the last exchange stays (it is sent before the next launch).
+    for (size_t i = 0; i < var->size; ++i) {
+      if (now[i] != var->exchanged[i]) var->mirror[i] = now[i];
+    }
+    var->exchanged.swap(now);
+  }
+  fetched_at_ = launches_;
+  return Status::Ok();
+}
+
+void ManagedVars::ForgetDevice(const Session* session, int device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (ManagedVar* var : vars_) {
+    if (var->session == session && (device < 0 || var->device == device)) {
+      var->session = nullptr;
+      var->device_address = 0;
+    }
+  }
+}
+
+const ManagedVar* ManagedVars::FindMirror(const void* p, size_t n) const {
+  if (empty()) return nullptr;
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto a = reinterpret_cast<uint64_t>(p);
+  ManagedVar* var = FindLocked(a);
+  if (var == nullptr) return nullptr;
+  const auto base = reinterpret_cast<uint64_t>(var->mirror);
+  return n <= var->size - (a - base) ? var : nullptr;
+}
+
+}  // namespace hipr::client
