@@ -125,6 +125,17 @@ class Device {
 
   virtual Status DeviceSynchronize(int device) = 0;
   virtual Status DeviceReset(int device) = 0;
+
+  // The synchronizing calls as the session replays them: without waiting.
+  // `done` runs exactly once, on any thread (possibly before the call
+  // returns), with what the blocking form would return; the session sends
+  // the reply from there, so a wait for one client thread never stops the
+  // replay of another's work. The defaults run the blocking form (the `hip`
+  // device, for now).
+  using Completion = std::function<void(Status)>;
+  virtual void StreamSynchronizeAsync(uint64_t stream, Completion done) { done(StreamSynchronize(stream)); }
+  virtual void EventSynchronizeAsync(uint64_t event, Completion done) { done(EventSynchronize(event)); }
+  virtual void DeviceSynchronizeAsync(int device, Completion done) { done(DeviceSynchronize(device)); }
 };
 
 }  // namespace hipr::worker

@@ -49,6 +49,9 @@ Session::~Session() {
   }
   hb_cv_.notify_all();
   if (heartbeat_.joinable()) heartbeat_.join();
+  // Queued work may still run completions that use this session's members:
+  // drain the device first.
+  device_.reset();
 }
 
 Status Session::SendReplyLocked(const wire::FrameHeader& request) {
@@ -57,10 +60,33 @@ Status Session::SendReplyLocked(const wire::FrameHeader& request) {
   return SendFrame(*conn_, static_cast<uint16_t>(request.op | wire::kReplyBit), request.request_id, writer_);
 }
 
+Status Session::TakeDeferred(const Status& own) {
+  if (!own.ok()) return own;
+  std::lock_guard lock(deferred_mu_);
+  return std::exchange(deferred_, Status::Ok());
+}
+
 Status Session::ReplySync(const wire::FrameHeader& request, const Status& own) {
-  Status st = own;
-  if (st.ok() && !deferred_.ok()) st = std::exchange(deferred_, Status::Ok());
-  return Reply(request, msg::CallReply{ToHipError(st)});
+  return Reply(request, msg::CallReply{ToHipError(TakeDeferred(own))});
+}
+
+Device::Completion Session::ReplyLater(const wire::FrameHeader& request) {
+  if (pending_replies_.fetch_add(1) == 0) pending_since_ns_ = NowNs();
+  return [this, request](Status own) {
+    codec::BodyWriter w;
+    w.Encode(msg::CallReply{ToHipError(TakeDeferred(own))});
+    Status st;
+    {
+      std::lock_guard lock(send_mu_);
+      last_send_ns_ = NowNs();
+      st = FlushOutputLocked();
+      if (st.ok())
+        st = SendFrame(*conn_, static_cast<uint16_t>(request.op | wire::kReplyBit), request.request_id, w);
+    }
+    pending_replies_.fetch_sub(1);
+    // A dead link is the replay thread's to notice (its next read fails).
+    if (!st.ok()) spdlog::info("session {}: reply to request {} not sent: {}", id_, request.request_id, st.ToString());
+  };
 }
 
 Status Session::FlushOutputLocked() {
@@ -82,6 +108,7 @@ void Session::Defer(const wire::FrameHeader& request, const Status& st) {
   if (st.ok()) return;
   spdlog::warn("session {}: deferred error in op {} (request {}): {}", id_, OpName(request.op),
                request.request_id, st.ToString());
+  std::lock_guard lock(deferred_mu_);
   if (deferred_.ok()) deferred_ = st;
 }
 
@@ -194,6 +221,7 @@ void Session::HeartbeatLoop() {
     }
     int64_t now = NowNs();
     int64_t busy = busy_since_ns_.load();
+    if (busy == 0 && pending_replies_.load() > 0) busy = pending_since_ns_.load();  // A client waits.
     if (busy == 0 || now - busy < period.count() * 1000000 || now - last_send_ns_.load() < period.count() * 1000000)
       continue;
     uint8_t raw[sizeof(wire::FrameHeader)];
@@ -220,7 +248,8 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
     case Op::kDeviceSynchronize: {
       msg::DeviceRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
-      return ReplySync(h, device_->DeviceSynchronize(m.device));
+      device_->DeviceSynchronizeAsync(m.device, ReplyLater(h));
+      return Status::Ok();
     }
     case Op::kDeviceReset: {
       msg::DeviceRequest m;
@@ -269,8 +298,9 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
         Defer(h, st);
         return Status::Ok();
       }
-      if (st.ok()) st = device_->StreamSynchronize(m.stream);
-      return ReplySync(h, st);
+      if (!st.ok()) return ReplySync(h, st);
+      device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
+      return Status::Ok();
     }
     case Op::kModuleUnload: {
       msg::ModuleUnloadRequest m;
@@ -296,7 +326,8 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
     case Op::kStreamSynchronize: {
       msg::StreamRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
-      return ReplySync(h, device_->StreamSynchronize(m.stream));
+      device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
+      return Status::Ok();
     }
     case Op::kStreamQuery: {
       msg::StreamRequest m;
@@ -330,7 +361,8 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
     case Op::kEventSynchronize: {
       msg::EventRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
-      return ReplySync(h, device_->EventSynchronize(m.event));
+      device_->EventSynchronizeAsync(m.event, ReplyLater(h));
+      return Status::Ok();
     }
     case Op::kEventQuery: {
       msg::EventRequest m;
@@ -366,8 +398,9 @@ Status Session::HandleCopyToDevice(const wire::FrameHeader& h) {
     Defer(h, st);
     return Status::Ok();
   }
-  if (st.ok()) st = device_->StreamSynchronize(m.stream);
-  return ReplySync(h, st);
+  if (!st.ok()) return ReplySync(h, st);
+  device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
+  return Status::Ok();
 }
 
 Status Session::HandleCopyFromDevice(const wire::FrameHeader& h) {
@@ -378,7 +411,13 @@ Status Session::HandleCopyFromDevice(const wire::FrameHeader& h) {
     return ReplySync(h, InvalidArgument("copy size overflows"));
   // Bulk follows a reply only when it says success: report a pending
   // deferred error instead of copying.
-  if (!deferred_.ok()) return ReplySync(h, Status::Ok());
+  {
+    std::unique_lock lock(deferred_mu_);
+    if (!deferred_.ok()) {
+      lock.unlock();
+      return ReplySync(h, Status::Ok());
+    }
+  }
   bool replied = false;
   Status link;
   // The reply goes out just before the first bytes; the send lock is held

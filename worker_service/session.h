@@ -9,6 +9,12 @@
 // synchronizing call (as native HIP reports deferred errors). A protocol
 // violation ends the session with a kFatal frame.
 //
+// Waits: stream, event and device synchronization (and blocking
+// device-to-device copies) are handed to the device with a completion that
+// sends the reply from whichever thread the device finishes on, so the
+// replay goes on reading and replaying while a client thread waits; the
+// heartbeat thread keeps the client's peer timeout at bay meanwhile.
+//
 // Worker shutdown: the session process keeps SIGTERM blocked; the heartbeat
 // thread takes it between frames, sends a kFatal "the worker is shutting
 // down" and closes the connection, and the session ends cleanly.
@@ -64,6 +70,10 @@ class Session {
   Status Reply(const wire::FrameHeader& request, const T& msg);
   // Replies to a synchronizing call: its own error, else the oldest deferred.
   Status ReplySync(const wire::FrameHeader& request, const Status& own);
+  // ReplySync from any thread, once the device says the wait is over.
+  Device::Completion ReplyLater(const wire::FrameHeader& request);
+  // `own`, or (when ok) the oldest deferred error, which is then cleared.
+  Status TakeDeferred(const Status& own);
   // Records the error of a call that has no reply.
   void Defer(const wire::FrameHeader& request, const Status& st);
   void SendFatal(const Status& why);
@@ -78,7 +88,10 @@ class Session {
   std::vector<uint8_t> body_;  // The current request's body.
   codec::BodyWriter writer_;
   bool goodbye_ = false;
-  Status deferred_;             // First error of fire-and-forget work not yet reported.
+  std::mutex deferred_mu_;
+  Status deferred_;  // GUARDED_BY(deferred_mu_): first error of fire-and-forget work not yet reported.
+  std::atomic<int> pending_replies_{0};        // ReplyLater completions not yet run.
+  std::atomic<int64_t> pending_since_ns_{0};   // When pending_replies_ last left 0.
 
   CodeCache code_cache_;
   // Code objects this session has seen, by SHA-256 (the in-memory cache).

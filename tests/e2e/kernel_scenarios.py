@@ -222,3 +222,13 @@ class KernelScenarios:
             raise Failure("expected one device copy per managed variable %s; the client made %s"
                           % (sorted(want), made))
         log("managed: 4 variables mirrored, each device copy made once")
+
+    def scenario_threads(self):
+        """One client thread's hipStreamSynchronize must not stop another thread's copy from reaching
+        the device (threads.hip: its kernel spins until that copy sets a flag; a watchdog fails it)."""
+        self.build.check_runtime()
+        w = self.worker()
+        env = client_env(self.build, w.server, "preload")
+        program = run_to_pass("threads", [self.build.program("threads")], env, timeout=90)
+        line = [l for l in program.text("out") if l.startswith("A waited")]
+        log("threads: %s" % (line[0] if line else "passed"))

@@ -7,6 +7,8 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <atomic>
+#include <map>
 #include <set>
 
 #include "worker_service/sim/models.h"
@@ -61,6 +63,9 @@ struct SimDevice::Event {
   uint64_t stamped = 0;      // GUARDED_BY(mu): the record timestamp_ns belongs to.
   int64_t timestamp_ns = 0;  // GUARDED_BY(mu)
 
+  // GUARDED_BY(mu): EventSynchronizeAsync completions, by the record they wait for.
+  std::multimap<uint64_t, Device::Completion> waiters;
+
   bool Reached(uint64_t generation) const { return pending.count(generation) == 0; }  // REQUIRES: mu.
   void WaitFor(uint64_t generation) {
     std::unique_lock lock(mu);
@@ -93,7 +98,10 @@ SimDevice::SimDevice(std::vector<msg::DeviceInfo> infos, uint64_t budget, std::v
 }
 
 SimDevice::~SimDevice() {
-  streams_.clear();  // Drains and joins.
+  // Drain and join while everything queued work refers to (memory, events,
+  // completions) is still alive.
+  streams_.clear();
+  retired_.clear();
   null_streams_.clear();
   modules_.clear();
 }
@@ -113,28 +121,63 @@ Status SimDevice::CheckDevice(int device) const {
 }
 
 Status SimDevice::Prepare(int device, uint64_t stream, SimStream** out) {
+  // The legacy null stream's implicit synchronization, as work queued on the
+  // target stream (the replay thread never waits for it): the null stream
+  // waits for all blocking streams of its device, and blocking streams wait
+  // for the null stream.
+  std::vector<std::shared_ptr<Latch>> waits;
+  SimStream* target = nullptr;
   if (stream == 0) {
     HIPR_RETURN_IF_ERROR(CheckDevice(device));
-    // The legacy null stream waits for all blocking streams of its device.
     for (auto& [id, s] : streams_)
-      if (s->device() == device && !s->non_blocking()) s->WaitIdle();
-    *out = null_streams_[static_cast<size_t>(device)].get();
-    return Status::Ok();
+      if (s->device() == device && !s->non_blocking())
+        if (auto latch = s->Mark()) waits.push_back(std::move(latch));
+    target = null_streams_[static_cast<size_t>(device)].get();
+  } else {
+    auto it = streams_.find(stream);
+    if (it == streams_.end()) return NoStream(stream);
+    target = it->second.get();
+    if (!target->non_blocking())
+      if (auto latch = null_streams_[static_cast<size_t>(target->device())]->Mark()) waits.push_back(std::move(latch));
   }
-  auto it = streams_.find(stream);
-  if (it == streams_.end()) return NoStream(stream);
-  SimStream* s = it->second.get();
-  // ...and blocking streams wait for the null stream.
-  if (!s->non_blocking()) null_streams_[static_cast<size_t>(s->device())]->WaitIdle();
-  *out = s;
+  if (!waits.empty())
+    target->SubmitMarker([waits = std::move(waits)] {
+      for (const auto& latch : waits) latch->Wait();
+    });
+  *out = target;
   return Status::Ok();
 }
 
+void SimDevice::WhenReached(const std::vector<SimStream*>& streams, std::function<void()> then) {
+  // Each stream counts down when it reaches this point; the last one (or
+  // this call, when there is none) runs `then`.
+  struct Join {
+    std::atomic<size_t> left;
+    std::function<void()> then;
+  };
+  auto join = std::make_shared<Join>();
+  join->left = streams.size() + 1;
+  join->then = std::move(then);
+  auto arrive = [join] {
+    if (join->left.fetch_sub(1) == 1) join->then();
+  };
+  for (SimStream* s : streams) s->SubmitMarker(arrive);
+  arrive();
+}
+
+std::vector<SimStream*> SimDevice::StreamsOf(int device, bool blocking_only) const {
+  std::vector<SimStream*> out;
+  for (const auto& s : null_streams_)
+    if (device < 0 || s->device() == device) out.push_back(s.get());
+  for (const auto& [id, s] : streams_)
+    if ((device < 0 || s->device() == device) && !(blocking_only && s->non_blocking())) out.push_back(s.get());
+  for (const auto& s : retired_)  // Destroyed, maybe still running their work.
+    if ((device < 0 || s->device() == device) && !(blocking_only && s->non_blocking())) out.push_back(s.get());
+  return out;
+}
+
 void SimDevice::SynchronizeAll(int device) {
-  for (auto& [id, s] : streams_)
-    if (device < 0 || s->device() == device) s->WaitIdle();
-  for (auto& s : null_streams_)
-    if (device < 0 || s->device() == device) s->WaitIdle();
+  for (SimStream* s : StreamsOf(device, false)) s->WaitIdle();
 }
 
 Status SimDevice::Malloc(int device, uint64_t size, uint32_t flags, uint64_t* address) {
@@ -143,10 +186,15 @@ Status SimDevice::Malloc(int device, uint64_t size, uint32_t flags, uint64_t* ad
 }
 
 Status SimDevice::Free(uint64_t address) {
-  // hipFree synchronizes the device before releasing memory.
-  SynchronizeAll(-1);
-  int device = 0;
-  return memory_.Release(address, &device);
+  // hipFree synchronizes the device before releasing memory: the memory goes
+  // once every stream has finished the work queued before it (and is not
+  // handed out again before that), while the replay goes on.
+  HIPR_RETURN_IF_ERROR(memory_.Retire(address));
+  WhenReached(StreamsOf(-1, false), [this, address] {
+    int device = 0;
+    (void)memory_.Release(address, &device);  // Checked above; only this free releases it.
+  });
+  return Status::Ok();
 }
 
 Status SimDevice::MemInfo(int device, uint64_t* free_bytes, uint64_t* total_bytes) {
@@ -220,22 +268,27 @@ Status SimDevice::StreamCreate(int device, uint64_t stream, uint32_t flags, int3
 Status SimDevice::StreamDestroy(uint64_t stream) {
   auto it = streams_.find(stream);
   if (it == streams_.end()) return NoStream(stream);
-  streams_.erase(it);  // Runs what is queued, then joins.
+  // Its queued work still runs (as in HIP); joining its thread waits for
+  // that, so that happens later, off the replay thread's path.
+  std::erase_if(retired_, [](const std::unique_ptr<SimStream>& s) { return s->Idle(); });
+  retired_.push_back(std::move(it->second));
+  streams_.erase(it);
   return Status::Ok();
 }
 
-Status SimDevice::StreamSynchronize(uint64_t stream) {
+void SimDevice::StreamSynchronizeAsync(uint64_t stream, Completion done) {
+  std::vector<SimStream*> streams;
   if (stream == 0) {
-    for (auto& s : null_streams_) s->WaitIdle();
-    for (auto& [id, s] : streams_)
-      if (!s->non_blocking()) s->WaitIdle();
-    return TakeFault();
+    streams = StreamsOf(-1, true);  // The null streams and every blocking stream.
+  } else {
+    auto it = streams_.find(stream);
+    if (it == streams_.end()) return done(NoStream(stream));
+    streams.push_back(it->second.get());
   }
-  auto it = streams_.find(stream);
-  if (it == streams_.end()) return NoStream(stream);
-  it->second->WaitIdle();
-  return TakeFault();
+  WhenReached(streams, [this, done = std::move(done)] { done(TakeFault()); });
 }
+
+Status SimDevice::StreamSynchronize(uint64_t stream) { return Wait(&SimDevice::StreamSynchronizeAsync, stream); }
 
 Status SimDevice::StreamQuery(uint64_t stream) {
   bool idle = true;
@@ -297,28 +350,44 @@ Status SimDevice::EventRecord(uint64_t event, uint64_t stream) {
     ev->pending.insert(generation);
   }
   s->Submit([ev, generation] {
-    std::lock_guard lock(ev->mu);
-    ev->pending.erase(generation);
-    if (generation > ev->stamped) {  // An older record finishing late keeps the newer time.
-      ev->stamped = generation;
-      ev->timestamp_ns = NowNs();
+    std::vector<Completion> reached;
+    {
+      std::lock_guard lock(ev->mu);
+      ev->pending.erase(generation);
+      if (generation > ev->stamped) {  // An older record finishing late keeps the newer time.
+        ev->stamped = generation;
+        ev->timestamp_ns = NowNs();
+      }
+      for (auto it = ev->waiters.begin(); it != ev->waiters.end();) {
+        if (ev->Reached(it->first)) {
+          reached.push_back(std::move(it->second));
+          it = ev->waiters.erase(it);
+        } else {
+          ++it;
+        }
+      }
     }
     ev->cv.notify_all();
+    for (Completion& done : reached) done(Status::Ok());
   });
   return Status::Ok();
 }
 
-Status SimDevice::EventSynchronize(uint64_t event) {
+void SimDevice::EventSynchronizeAsync(uint64_t event, Completion done) {
   std::shared_ptr<Event> ev;
-  HIPR_RETURN_IF_ERROR(FindEvent(event, &ev));
-  uint64_t generation;
+  if (Status st = FindEvent(event, &ev); !st.ok()) return done(st);
   {
     std::lock_guard lock(ev->mu);
-    generation = ev->recorded;
+    if (!ev->Reached(ev->recorded)) {
+      // The record's stream item completes it (EventRecord).
+      ev->waiters.emplace(ev->recorded, [this, done = std::move(done)](Status) { done(TakeFault()); });
+      return;
+    }
   }
-  ev->WaitFor(generation);
-  return TakeFault();
+  done(TakeFault());
 }
+
+Status SimDevice::EventSynchronize(uint64_t event) { return Wait(&SimDevice::EventSynchronizeAsync, event); }
 
 Status SimDevice::EventQuery(uint64_t event) {
   std::shared_ptr<Event> ev;
@@ -356,10 +425,28 @@ Status SimDevice::EventElapsedTime(uint64_t start, uint64_t stop, float* millise
   return Status::Ok();
 }
 
-Status SimDevice::DeviceSynchronize(int device) {
-  HIPR_RETURN_IF_ERROR(CheckDevice(device));
-  SynchronizeAll(device);
-  return TakeFault();
+void SimDevice::DeviceSynchronizeAsync(int device, Completion done) {
+  if (Status st = CheckDevice(device); !st.ok()) return done(st);
+  WhenReached(StreamsOf(device, false), [this, done = std::move(done)] { done(TakeFault()); });
+}
+
+Status SimDevice::DeviceSynchronize(int device) { return Wait(&SimDevice::DeviceSynchronizeAsync, device); }
+
+template <class Arg>
+Status SimDevice::Wait(void (SimDevice::*async)(Arg, Completion), Arg arg) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool finished = false;
+  Status result;
+  (this->*async)(arg, [&](Status st) {
+    std::lock_guard lock(mu);
+    result = std::move(st);
+    finished = true;
+    cv.notify_all();
+  });
+  std::unique_lock lock(mu);
+  cv.wait(lock, [&] { return finished; });
+  return result;
 }
 
 Status SimDevice::DeviceReset(int device) {

@@ -75,6 +75,12 @@ class SimDevice final : public Device {
   Status DeviceSynchronize(int device) override;
   Status DeviceReset(int device) override;
 
+  // Completions run on the stream thread that reaches the point waited for
+  // (or at once, on the caller's thread).
+  void StreamSynchronizeAsync(uint64_t stream, Completion done) override;
+  void EventSynchronizeAsync(uint64_t event, Completion done) override;
+  void DeviceSynchronizeAsync(int device, Completion done) override;
+
  private:
   struct Event;
   struct Module {
@@ -96,11 +102,21 @@ class SimDevice final : public Device {
   Status Prepare(int device, uint64_t stream, SimStream** out);
   Status FindEvent(uint64_t id, std::shared_ptr<Event>* out) const;
   void SynchronizeAll(int device);
+  // The null streams and created streams of `device` (every device when
+  // < 0), without the non-blocking ones when `blocking_only`.
+  std::vector<SimStream*> StreamsOf(int device, bool blocking_only) const;
+  // Runs `then` once every stream in `streams` has run what is queued now.
+  void WhenReached(const std::vector<SimStream*>& streams, std::function<void()> then);
+  // A blocking form from its async one.
+  template <class Arg>
+  Status Wait(void (SimDevice::*async)(Arg, Completion), Arg arg);
 
   std::vector<msg::DeviceInfo> infos_;
   SimMemory memory_;
   std::vector<std::unique_ptr<SimStream>> null_streams_;  // One per device.
   std::map<uint64_t, std::unique_ptr<SimStream>> streams_;
+  // Destroyed streams still running their queued work; joined once idle.
+  std::vector<std::unique_ptr<SimStream>> retired_;
   std::map<uint64_t, std::shared_ptr<Event>> events_;
   std::map<uint64_t, Module> modules_;
   TwinCatalog twins_;

@@ -5,6 +5,9 @@
 // per process, by measuring) to take about kSlowWorkMs.
 #include "worker_service/sim/sim_device.h"
 
+#include <condition_variable>
+#include <mutex>
+
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
@@ -321,6 +324,51 @@ TEST_F(SimDeviceTest, NullStreamWaitsForBlockingStreamsOnly) {
   EXPECT_TRUE(device_->StreamQuery(2).ok());
 }
 
+// The replay thread (this test's) never waits for the device: null-stream
+// work behind a busy blocking stream is queued at once, and synchronizing
+// calls complete later, on their own, while other streams' work is queued
+// and runs meanwhile.
+TEST_F(SimDeviceTest, SynchronizingCallsCompleteWithoutBlockingTheCaller) {
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 2, kStreamNonBlocking, 0).ok());
+  ASSERT_TRUE(device_->EventCreate(0, 7, 0).ok());
+  uint64_t buffer = QueueSlowWork(1, 0x55);
+  ASSERT_TRUE(device_->EventRecord(7, 1).ok());
+  auto t0 = Clock::now();
+  ASSERT_TRUE(device_->Memset(0, 0, Linear(buffer, 16), 0x66, 1).ok());  // Ordered after stream 1.
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> order;
+  auto note = [&](const char* what) {
+    return [&, what](Status st) {
+      EXPECT_TRUE(st.ok()) << what << ": " << st.ToString();
+      std::lock_guard lock(mu);
+      order.push_back(what);
+      cv.notify_all();
+    };
+  };
+  device_->StreamSynchronizeAsync(1, note("stream 1"));
+  device_->EventSynchronizeAsync(7, note("event 7"));
+  device_->DeviceSynchronizeAsync(0, note("device 0"));
+  // Work on the non-blocking stream is queued and done meanwhile.
+  uint64_t other = Malloc(4096);
+  ASSERT_TRUE(device_->Memset(0, 2, Linear(other, 64), 0x77, 1).ok());
+  device_->StreamSynchronizeAsync(2, note("stream 2"));
+  EXPECT_LT(MsSince(t0), kSlowWorkMs / 2) << "a call waited for the device";
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(20), [&] { return order.size() == 4; }));
+    EXPECT_EQ(order.front(), "stream 2") << "the idle stream's synchronization waited for the busy one";
+  }
+  EXPECT_EQ(Ptr(other)[63], 0x77);
+  EXPECT_EQ(Ptr(buffer)[0], 0x66);
+  EXPECT_EQ(Ptr(buffer)[16], 0x55);
+  device_->StreamSynchronizeAsync(99, [](Status st) { EXPECT_EQ(st.code(), StatusCode::kInvalidHandle); });
+  device_->EventSynchronizeAsync(99, [](Status st) { EXPECT_EQ(st.code(), StatusCode::kInvalidHandle); });
+  device_->DeviceSynchronizeAsync(5, [](Status st) { EXPECT_EQ(st.code(), StatusCode::kInvalidDevice); });
+}
+
 TEST_F(SimDeviceTest, StreamQueryAndSynchronize) {
   ASSERT_TRUE(device_->StreamCreate(0, 5, 0, 0).ok());
   EXPECT_TRUE(device_->StreamQuery(5).ok());
@@ -328,11 +376,15 @@ TEST_F(SimDeviceTest, StreamQueryAndSynchronize) {
   EXPECT_EQ(device_->StreamQuery(5).code(), StatusCode::kNotReady);
   ASSERT_TRUE(device_->StreamSynchronize(5).ok());
   EXPECT_TRUE(device_->StreamQuery(5).ok());
-  // Destroying a stream with queued work runs that work first.
+  // Destroying a stream with queued work returns at once (as HIP) and the
+  // work still runs; a device synchronization waits for it.
   uint64_t buffer = QueueSlowWork(5, 0x44);
+  auto t0 = Clock::now();
   ASSERT_TRUE(device_->StreamDestroy(5).ok());
-  EXPECT_EQ(Ptr(buffer)[kSlowBytes - 1], 0x44);
+  EXPECT_LT(MsSince(t0), 200) << "StreamDestroy waited for the stream's work";
   EXPECT_EQ(device_->StreamQuery(5).code(), StatusCode::kInvalidHandle);
+  ASSERT_TRUE(device_->DeviceSynchronize(0).ok());
+  EXPECT_EQ(Ptr(buffer)[kSlowBytes - 1], 0x44);
 }
 
 TEST_F(SimDeviceTest, EventQueryBeforeAndAfterCompletion) {
@@ -477,11 +529,24 @@ TEST_F(SimDeviceTest, UnknownStreamAndEventIdsAreInvalidHandles) {
   EXPECT_EQ(device_->EventCreate(9, 2, 0).code(), StatusCode::kInvalidDevice);
 }
 
-TEST_F(SimDeviceTest, FreeWaitsForQueuedWorkOnTheMemory) {
+TEST_F(SimDeviceTest, FreeReleasesTheMemoryAfterTheQueuedWorkWithoutWaiting) {
   ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
+  uint64_t free0 = 0, total = 0;
+  ASSERT_TRUE(device_->MemInfo(0, &free0, &total).ok());
   uint64_t buffer = QueueSlowWork(1);
-  // Unmapping under the running memsets would crash this process.
+  // The replay goes on at once; unmapping under the running memsets would
+  // crash this process, so the pages stay until the stream is past them.
+  auto t0 = Clock::now();
   ASSERT_TRUE(device_->Free(buffer).ok());
+  EXPECT_LT(MsSince(t0), 200) << "Free waited for the device";
+  EXPECT_EQ(device_->StreamQuery(1).code(), StatusCode::kNotReady);
+  uint64_t free1 = 0;
+  ASSERT_TRUE(device_->MemInfo(0, &free1, &total).ok());
+  EXPECT_EQ(free1, free0) << "freed memory counts as free at once";
+  EXPECT_EQ(device_->Free(buffer).code(), StatusCode::kInvalidDevicePointer) << "a second free";
+  EXPECT_EQ(device_->Memset(0, 0, Linear(buffer, 16), 1, 1).code(), StatusCode::kInvalidDevicePointer)
+      << "new work on freed memory";
+  ASSERT_TRUE(device_->DeviceSynchronize(0).ok());
   EXPECT_TRUE(device_->StreamQuery(1).ok());
 }
 

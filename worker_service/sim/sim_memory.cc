@@ -81,6 +81,18 @@ Status SimMemory::Allocate(int device, uint64_t size, uint64_t* address) {
   return Status(StatusCode::kResourceExhausted, "device address window exhausted");
 }
 
+Status SimMemory::Retire(uint64_t address) {
+  std::lock_guard lock(mu_);
+  auto it = allocations_.find(address);
+  if (it == allocations_.end() || it->second.retired)
+    return Status(StatusCode::kInvalidDevicePointer, "not the start of an allocation of this session");
+  it->second.retired = true;
+  // Counted as free from now on, as hipMemGetInfo right after hipFree shows
+  // it natively; the pages go at Release().
+  used_[it->second.device] -= it->second.size;
+  return Status::Ok();
+}
+
 Status SimMemory::Release(uint64_t address, int* device) {
   std::lock_guard lock(mu_);
   auto it = allocations_.find(address);
@@ -88,7 +100,7 @@ Status SimMemory::Release(uint64_t address, int* device) {
     return Status(StatusCode::kInvalidDevicePointer, "not the start of an allocation of this session");
   uint64_t size = it->second.size;
   *device = it->second.device;
-  used_[it->second.device] -= size;
+  if (!it->second.retired) used_[it->second.device] -= size;
   allocations_.erase(it);
   HIPR_RETURN_IF_ERROR(MapRange(address, size, false));
   // Return the range to the free list, merged with free neighbours.
@@ -139,6 +151,8 @@ Status SimMemory::Check(const msg::Region& r, int* device) const {
   auto it = allocations_.upper_bound(r.address);
   if (it == allocations_.begin()) return Status(StatusCode::kInvalidDevicePointer, "address is not device memory of this session");
   --it;
+  if (it->second.retired && r.address < it->first + it->second.size)
+    return Status(StatusCode::kInvalidDevicePointer, "the allocation has been freed");
   if (r.address + extent > it->first + it->second.size)
     return Status(StatusCode::kInvalidDevicePointer,
                   r.address < it->first + it->second.size ? "region runs past the end of its allocation"

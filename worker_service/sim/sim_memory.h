@@ -32,6 +32,10 @@ class SimMemory {
   Status Attach(const msg::AddressWindow& offer, msg::AddressWindow* used);
 
   Status Allocate(int device, uint64_t size, uint64_t* address);
+  // hipFree in two steps: Retire() at once (a second free of the address,
+  // or a copy into it, fails from then on), Release() once the work queued
+  // before the free has run.
+  Status Retire(uint64_t address);
   Status Release(uint64_t address, int* device);
   // Frees every allocation of `device`.
   void ReleaseAll(int device);
@@ -48,6 +52,7 @@ class SimMemory {
   struct Allocation {
     uint64_t size;  // Rounded to kGranularity.
     int device;
+    bool retired = false;
   };
   Status MapRange(uint64_t address, uint64_t size, bool accessible);
 

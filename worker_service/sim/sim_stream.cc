@@ -14,12 +14,28 @@ SimStream::~SimStream() {
   thread_.join();
 }
 
-void SimStream::Submit(std::function<void()> work) {
+void SimStream::Push(Item item) {
   {
     std::lock_guard lock(mu_);
-    queue_.push_back(std::move(work));
+    if (item.work) ++queued_work_;
+    queue_.push_back(std::move(item));
   }
   cv_.notify_all();
+}
+
+void SimStream::Submit(std::function<void()> work) { Push(Item{std::move(work), true}); }
+
+void SimStream::SubmitMarker(std::function<void()> marker) { Push(Item{std::move(marker), false}); }
+
+std::shared_ptr<Latch> SimStream::Mark() {
+  auto latch = std::make_shared<Latch>();
+  {
+    std::lock_guard lock(mu_);
+    if (queued_work_ == 0 && !running_work_) return nullptr;
+    queue_.push_back(Item{[latch] { latch->Open(); }, false});
+  }
+  cv_.notify_all();
+  return latch;
 }
 
 void SimStream::WaitIdle() {
@@ -29,7 +45,7 @@ void SimStream::WaitIdle() {
 
 bool SimStream::Idle() {
   std::lock_guard lock(mu_);
-  return queue_.empty() && !running_item_;
+  return queued_work_ == 0 && !running_work_;
 }
 
 void SimStream::Run() {
@@ -37,13 +53,16 @@ void SimStream::Run() {
   for (;;) {
     cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // Stopping, and everything has run.
-    std::function<void()> work = std::move(queue_.front());
+    Item item = std::move(queue_.front());
     queue_.pop_front();
+    if (item.work) --queued_work_;
     running_item_ = true;
+    running_work_ = item.work;
     lock.unlock();
-    work();
+    item.run();
     lock.lock();
     running_item_ = false;
+    running_work_ = false;
     cv_.notify_all();
   }
 }

@@ -1,18 +1,42 @@
 // SimStream: an in-order queue of device work run by its own thread, like a
 // hardware queue. Work items run one at a time in submission order.
 //
-// Thread-safety: Submit/WaitIdle/Idle may be called from any thread. The
-// destructor drains the queue and joins the thread.
+// Thread-safety: Submit/Mark/WaitIdle/Idle may be called from any thread.
+// The destructor drains the queue and joins the thread.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 namespace hipr::worker::sim {
+
+// Opened once; Wait() returns from then on. How one stream's work waits for
+// a point in another's queue without any thread but the waiting stream's
+// blocking.
+class Latch {
+ public:
+  void Open() {
+    {
+      std::lock_guard lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return open_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;  // GUARDED_BY(mu_)
+};
 
 class SimStream {
  public:
@@ -22,8 +46,17 @@ class SimStream {
   SimStream& operator=(const SimStream&) = delete;
 
   void Submit(std::function<void()> work);
-  // Blocks until every submitted item has run.
+  // Bookkeeping in stream order (a wait for another stream, a completion
+  // of a synchronization): runs like work but does not make the stream
+  // busy for Idle(), so a query right after a synchronization that ended
+  // with such an item says idle, as HIP's does.
+  void SubmitMarker(std::function<void()> marker);
+  // A latch opened once the stream has run everything submitted so far;
+  // nullptr when it has no work queued or running now.
+  std::shared_ptr<Latch> Mark();
+  // Blocks until every submitted item, markers included, has run.
   void WaitIdle();
+  // No work (markers aside) queued or running.
   bool Idle();
 
   int device() const { return device_; }
@@ -38,8 +71,15 @@ class SimStream {
   const int32_t priority_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;  // GUARDED_BY(mu_)
-  bool running_item_ = false;                // GUARDED_BY(mu_)
+  struct Item {
+    std::function<void()> run;
+    bool work = true;  // False for markers.
+  };
+  void Push(Item item);
+  std::deque<Item> queue_;      // GUARDED_BY(mu_)
+  size_t queued_work_ = 0;      // GUARDED_BY(mu_): items in queue_ that are work.
+  bool running_item_ = false;   // GUARDED_BY(mu_)
+  bool running_work_ = false;   // GUARDED_BY(mu_)
   bool stopping_ = false;                    // GUARDED_BY(mu_)
   std::thread thread_;
 };
