@@ -114,12 +114,18 @@ Status Session::Hello(AddressRange* window) {
   request.chunk_bytes = config_.chunk_bytes;
   Encoded body(request);
   const uint16_t op = static_cast<uint16_t>(wire::Op::kHello);
-  const uint32_t id = NextRequestId();
+  Pending p;
+  p.id = NextRequestId();
+  p.reply_op = wire::ReplyOp(wire::Op::kHello);
+  {
+    std::lock_guard<std::mutex> lock(recv_mu_);
+    pending_[p.id] = &p;
+  }
   std::vector<uint8_t> frame;
-  AppendFrame(&frame, op, id, body.data(), body.size(), nullptr, 0, chunk_bytes_);
+  AppendFrame(&frame, op, p.id, body.data(), body.size(), nullptr, 0, chunk_bytes_);
   HIPR_RETURN_IF_ERROR(conn_->SendAll(frame.data(), frame.size()));
-  HIPR_RETURN_IF_ERROR(AwaitReplyLocked(op, id));
-  HIPR_RETURN_IF_ERROR(codec::DecodeBody(reply_body_.data(), reply_body_.size(), &hello_));
+  HIPR_RETURN_IF_ERROR(AwaitReply(&p));
+  HIPR_RETURN_IF_ERROR(codec::DecodeBody(p.body.data(), p.body.size(), &hello_));
   if (hello_.status != StatusCode::kOk)
     return Status(hello_.status, "the worker refused the session: " + hello_.message);
   if (hello_.version < wire::kMinProtocolVersion || hello_.version > wire::kProtocolVersion)
@@ -232,6 +238,8 @@ Status Session::MarkDead(const Status& why, bool log) {
   if (conn_ != nullptr && !abandoned_.load()) conn_->Shutdown();
   { std::lock_guard<std::mutex> lock(batch_mu_); }
   batch_cv_.notify_all();
+  { std::lock_guard<std::mutex> lock(recv_mu_); }
+  recv_cv_.notify_all();  // Waiters see the session dead.
   return DeadStatus();
 }
 
@@ -285,71 +293,111 @@ Status Session::SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t
   return Check(st);
 }
 
-Status Session::ExchangeLocked(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk,
-                               int count, uint32_t* id) {
+Status Session::Exchange(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk, int count,
+                         Pending* p) {
   if (dead()) return DeadStatus();
   stats::Add(stats::Get().calls);
   stats::Add(stats::Get().round_trips);
-  *id = NextRequestId();
+  p->id = NextRequestId();
+  p->reply_op = wire::ReplyOp(static_cast<wire::Op>(op));
+  {
+    // Registered before it is sent: the reply may be read by another waiter
+    // as soon as the request leaves.
+    std::lock_guard<std::mutex> lock(recv_mu_);
+    pending_[p->id] = p;
+  }
+  Status st;
   {
     std::lock_guard<std::mutex> send(send_mu_);
-    HIPR_RETURN_IF_ERROR(SendLocked(op, *id, body, len, bulk, count));
+    st = SendLocked(op, p->id, body, len, bulk, count);
   }
-  return Check(AwaitReplyLocked(op, *id));
+  if (!st.ok()) {
+    std::lock_guard<std::mutex> lock(recv_mu_);
+    pending_.erase(p->id);
+    return st;
+  }
+  return AwaitReply(p);
 }
 
-Status Session::AwaitReplyLocked(uint16_t op, uint32_t id) {
-  const uint16_t want = wire::ReplyOp(static_cast<wire::Op>(op));
-  for (;;) {
-    Status st = conn_->WaitReadable(config_.peer_timeout_ms);
-    if (st.code() == StatusCode::kTimeout)
-      return Status(StatusCode::kTimeout, "no reply and no heartbeat from the worker for " +
-                                              std::to_string(config_.peer_timeout_ms) +
-                                              " ms (HIPR_PEER_TIMEOUT_MS)");
-    HIPR_RETURN_IF_ERROR(st);
-    wire::FrameHeader h;
-    HIPR_RETURN_IF_ERROR(ReadHeader(*conn_, &h));
-    stats::Add(stats::Get().bytes_received, sizeof(wire::FrameHeader) + h.payload_length);
-    if (h.op == static_cast<uint16_t>(wire::Op::kHeartbeat)) {
-      HIPR_RETURN_IF_ERROR(SkipPayload(*conn_, h.payload_length));
+Status Session::AwaitReply(Pending* p) {
+  std::unique_lock<std::mutex> lock(recv_mu_);
+  while (!p->done) {
+    if (dead() && !reading_) {
+      pending_.erase(p->id);
+      lock.unlock();
+      return DeadStatus();
+    }
+    if (reading_) {
+      recv_cv_.wait(lock);
       continue;
     }
-    if (h.op == static_cast<uint16_t>(wire::Op::kOutput)) {
-      HIPR_RETURN_IF_ERROR(WriteOutputLocked(h));
-      continue;
-    }
-    if (h.op == static_cast<uint16_t>(wire::Op::kFatal)) {
-      HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &reply_body_));
-      msg::Fatal fatal;
-      HIPR_RETURN_IF_ERROR(codec::DecodeBody(reply_body_.data(), reply_body_.size(), &fatal));
-      return Status(StatusCode::kDeviceLost, "the worker ended the session (" +
-                                                 std::string(StatusCodeName(fatal.status)) +
-                                                 "): " + fatal.message);
-    }
-    if (h.op != want)
-      return ProtocolError("expected the reply " + OpName(want) + ", got op " + OpName(h.op));
-    if (h.request_id != id)
-      return ProtocolError("reply " + OpName(h.op) + " carries request id " +
-                           std::to_string(h.request_id) + ", expected " + std::to_string(id));
-    return ReadBody(*conn_, h, &reply_body_);
+    reading_ = true;
+    lock.unlock();
+    Status st = ReadOneFrame();
+    if (!st.ok()) (void)MarkDead(st);
+    lock.lock();
+    reading_ = false;
+    recv_cv_.notify_all();  // Another waiter takes over the socket, or sees its answer.
   }
+  return p->status;
 }
 
-Status Session::WriteOutputLocked(const wire::FrameHeader& h) {
-  HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &reply_body_));
-  msg::Output output;
-  HIPR_RETURN_IF_ERROR(codec::DecodeBody(reply_body_.data(), reply_body_.size(), &output));
-  if (!output.text.empty()) {
-    std::fwrite(output.text.data(), 1, output.text.size(), stdout);
-    std::fflush(stdout);
-  }
-  return Status::Ok();
-}
-
-Status Session::ReadReplyBulkLocked(uint32_t id, const iovec* dst, int count) {
+Status Session::ReadOneFrame() {
   if (dead()) return DeadStatus();
-  stats::Add(stats::Get().bytes_received, IovBytes(dst, count));
-  return Check(ReadBulk(*conn_, id, dst, count));
+  Status st = conn_->WaitReadable(config_.peer_timeout_ms);
+  if (st.code() == StatusCode::kTimeout)
+    return Status(StatusCode::kTimeout, "no reply and no heartbeat from the worker for " +
+                                            std::to_string(config_.peer_timeout_ms) +
+                                            " ms (HIPR_PEER_TIMEOUT_MS)");
+  HIPR_RETURN_IF_ERROR(st);
+  wire::FrameHeader h;
+  HIPR_RETURN_IF_ERROR(ReadHeader(*conn_, &h));
+  stats::Add(stats::Get().bytes_received, sizeof(wire::FrameHeader) + h.payload_length);
+  if (h.op == static_cast<uint16_t>(wire::Op::kHeartbeat)) return SkipPayload(*conn_, h.payload_length);
+  if (h.op == static_cast<uint16_t>(wire::Op::kOutput)) {
+    HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &scratch_));
+    msg::Output output;
+    HIPR_RETURN_IF_ERROR(codec::DecodeBody(scratch_.data(), scratch_.size(), &output));
+    if (!output.text.empty()) {
+      std::fwrite(output.text.data(), 1, output.text.size(), stdout);
+      std::fflush(stdout);
+    }
+    return Status::Ok();
+  }
+  if (h.op == static_cast<uint16_t>(wire::Op::kFatal)) {
+    HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &scratch_));
+    msg::Fatal fatal;
+    HIPR_RETURN_IF_ERROR(codec::DecodeBody(scratch_.data(), scratch_.size(), &fatal));
+    return Status(StatusCode::kDeviceLost, "the worker ended the session (" +
+                                               std::string(StatusCodeName(fatal.status)) + "): " + fatal.message);
+  }
+  Pending* p = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(recv_mu_);
+    auto it = pending_.find(h.request_id);
+    if (it != pending_.end()) p = it->second;
+  }
+  if (p == nullptr)
+    return ProtocolError("got op " + OpName(h.op) + " with request id " + std::to_string(h.request_id) +
+                         ", which no call is waiting for");
+  if (h.op != p->reply_op)
+    return ProtocolError("expected the reply " + OpName(p->reply_op) + " to request " + std::to_string(p->id) +
+                         ", got op " + OpName(h.op));
+  // `p` stays valid: its owner waits until it is marked done.
+  HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &p->body));
+  if (p->recv_count > 0) {
+    msg::CallReply reply;
+    HIPR_RETURN_IF_ERROR(codec::DecodeBody(p->body.data(), p->body.size(), &reply));
+    if (reply.error == 0) {
+      stats::Add(stats::Get().bytes_received, IovBytes(p->recv_bulk, p->recv_count));
+      HIPR_RETURN_IF_ERROR(ReadBulk(*conn_, p->id, p->recv_bulk, p->recv_count));
+    }
+  }
+  std::lock_guard<std::mutex> lock(recv_mu_);
+  pending_.erase(p->id);
+  p->done = true;
+  p->status = Status::Ok();
+  return Status::Ok();
 }
 
 void Session::AbandonInChild() {

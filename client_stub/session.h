@@ -18,17 +18,22 @@
 //    kInlineBulkBytes is copied into the batch; larger bulk is sent straight
 //    from the caller's buffers (behind the flushed batch) before returning.
 //    Either way the source is consumed when the call returns.
-//  * Call(): synchronous. One at a time per session (issue 4 will multiplex);
-//    the batch and the request leave in one writev, then the reply is awaited:
-//    heartbeats restart the peer timeout, kOutput frames (text device code
-//    printed) are written to stdout, kFatal ends the session, a reply
-//    with the wrong op or request id is a protocol error. Reply bulk (D2H) is
-//    read straight into the caller's buffers when the reply's error is 0.
+//  * Call(): synchronous. The batch and the request leave in one writev,
+//    then the reply is awaited. Many threads may wait at once: replies are
+//    matched to their callers by request id (the worker answers waits when
+//    the device gets there, not in request order). One waiting thread at a
+//    time reads the socket (leader/follower: no reader thread, no thread
+//    hop for a lone caller) and hands each reply to its caller, reading
+//    reply bulk (D2H) straight into that caller's buffers when the reply's
+//    error is 0. Heartbeats restart the peer timeout, kOutput frames (text
+//    device code printed) are written to stdout, kFatal ends the session, a
+//    reply nobody waits for or with the wrong op is a protocol error.
 //
 // Thread-safety: every public method may be called from any thread. Locks,
-// in acquisition order: call_mu_ (one synchronous call), send_mu_ (writes to
-// the socket), batch_mu_ (the batch). The flusher takes send_mu_ then
-// batch_mu_; Post takes batch_mu_ alone.
+// in acquisition order: send_mu_ (writes to the socket), batch_mu_ (the
+// batch); recv_mu_ (the waiting calls and the reader role) is never held
+// with another. The flusher takes send_mu_ then batch_mu_; Post takes
+// batch_mu_ alone.
 //
 // Lifetime: sessions are never destroyed (the client leaks them: the process
 // may exit or fork at any moment). After fork() the child must only call
@@ -43,6 +48,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include <msgpack.hpp>
@@ -108,17 +114,18 @@ class Session {
   // into *reply; when reply->error == 0, reads the reply's bulk (recv_bulk
   // sizes summed) straight into recv_bulk. Not ok => session-scope failure
   // (the session is dead).
+  // `Rep` must be msg::CallReply when recv_bulk is given (the reader
+  // decides from its error whether bulk follows).
   template <class Req, class Rep>
   Status Call(wire::Op op, const Req& request, Rep* reply, const iovec* send_bulk = nullptr,
               int send_count = 0, const iovec* recv_bulk = nullptr, int recv_count = 0) {
     Encoded body(request);
-    std::lock_guard<std::mutex> call(call_mu_);
-    uint32_t id = 0;
-    HIPR_RETURN_IF_ERROR(
-        ExchangeLocked(static_cast<uint16_t>(op), body.data(), body.size(), send_bulk, send_count, &id));
-    Status st = codec::DecodeBody(reply_body_.data(), reply_body_.size(), reply);
+    Pending p;
+    p.recv_bulk = recv_bulk;
+    p.recv_count = recv_count;
+    HIPR_RETURN_IF_ERROR(Exchange(static_cast<uint16_t>(op), body.data(), body.size(), send_bulk, send_count, &p));
+    Status st = codec::DecodeBody(p.body.data(), p.body.size(), reply);
     if (!st.ok()) return MarkDead(Status(StatusCode::kProtocolError, "bad reply body: " + st.message()));
-    if (recv_count > 0 && reply->error == 0) HIPR_RETURN_IF_ERROR(ReadReplyBulkLocked(id, recv_bulk, recv_count));
     return Status::Ok();
   }
 
@@ -154,22 +161,32 @@ class Session {
   void StartFlusher();
   void FlusherLoop();
 
+  // A call waiting for its reply. Owned by the waiting thread; the reader
+  // fills it in.
+  struct Pending {
+    uint16_t reply_op = 0;
+    uint32_t id = 0;
+    const iovec* recv_bulk = nullptr;  // Filled when the reply's error is 0.
+    int recv_count = 0;
+    std::vector<uint8_t> body;  // The reply's body.
+    bool done = false;          // GUARDED_BY(recv_mu_)
+    Status status;              // GUARDED_BY(recv_mu_)
+  };
+
   Status PostEncoded(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk, int count);
   // REQUIRES: send_mu_ held. Sends the batch and then `op` (if op != 0)
   // with its bulk, in as few writevs as possible.
   Status SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t len, const iovec* bulk,
                     int count);
-  // REQUIRES: call_mu_ held. Sends a request, waits for its reply header and
-  // leaves the reply body in reply_body_; *id is the request id.
-  Status ExchangeLocked(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk, int count,
-                        uint32_t* id);
-  // Heartbeats restart the wait; kOutput frames (device printf) are written
-  // to this process's stdout as they arrive.
-  Status AwaitReplyLocked(uint16_t op, uint32_t id);
-  // REQUIRES: call_mu_ held (or the hello). Writes a kOutput frame's text to
-  // stdout (fwrite, then fflush).
-  Status WriteOutputLocked(const wire::FrameHeader& h);
-  Status ReadReplyBulkLocked(uint32_t id, const iovec* dst, int count);
+  // Registers `p`, sends the batch and the request, and waits for the reply.
+  Status Exchange(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk, int count, Pending* p);
+  // Waits until `p` is answered, reading the socket whenever no other waiter
+  // does. Returns its status (the session's, once dead).
+  Status AwaitReply(Pending* p);
+  // REQUIRES: the reader role. Reads one frame and deals with it: a reply
+  // goes to its waiter, heartbeats restart the peer timeout, kOutput frames
+  // (device printf) are written to this process's stdout.
+  Status ReadOneFrame();
   uint32_t NextRequestId() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
 
   // Makes the session dead (first reason wins and is logged), wakes every
@@ -193,8 +210,11 @@ class Session {
 
   std::atomic<uint32_t> next_id_{1};
 
-  std::mutex call_mu_;
-  std::vector<uint8_t> reply_body_;  // GUARDED_BY(call_mu_)
+  std::mutex recv_mu_;
+  std::condition_variable recv_cv_;  // A call was answered, the reader role freed, or the session died.
+  std::unordered_map<uint32_t, Pending*> pending_;  // GUARDED_BY(recv_mu_)
+  bool reading_ = false;                            // GUARDED_BY(recv_mu_): a waiter reads the socket.
+  std::vector<uint8_t> scratch_;  // Used by the reader alone: bodies of frames that are not replies.
 
   std::mutex send_mu_;
   std::vector<uint8_t> outgoing_;  // GUARDED_BY(send_mu_): the batch being sent.

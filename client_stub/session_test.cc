@@ -568,5 +568,111 @@ TEST(SessionTest, ConcurrentCallersShareTheSession) {
   ReleaseRange(window);
 }
 
+// Replies come back in the order the worker finishes, not the order of the
+// requests: each goes to the thread that waits for it, reply bulk straight
+// into that thread's buffer.
+TEST(SessionTest, OutOfOrderRepliesReachTheirCallers) {
+  const size_t n = (256 << 10) + 5;
+  const std::vector<uint8_t> data = Pattern(n, 21);
+  FakeWorker w;
+  w.Serve([&](Connection& c) {
+    FakeWorker::AcceptHello(c, {FakeWorker::Device("gpu0")});
+    wire::FrameHeader sync{};
+    wire::FrameHeader copy{};
+    for (int i = 0; i < 2; ++i) {
+      wire::FrameHeader h = FakeWorker::Next(c);
+      if (h.op == static_cast<uint16_t>(wire::Op::kDeviceSynchronize)) {
+        (void)FakeWorker::Body<msg::DeviceRequest>(c, h);
+        sync = h;
+      } else {
+        ASSERT_EQ(h.op, static_cast<uint16_t>(wire::Op::kCopyFromDevice));
+        (void)FakeWorker::Body<msg::CopyFromDeviceRequest>(c, h);
+        copy = h;
+      }
+    }
+    ASSERT_NE(sync.request_id, 0u);
+    ASSERT_NE(copy.request_id, 0u);
+    // The later-sent or earlier-sent, whichever: the copy finishes first.
+    iovec src{const_cast<uint8_t*>(data.data()), n};
+    FakeWorker::Reply(c, copy, msg::CallReply{0}, &src, 1, 64 << 10);
+    FakeWorker::Heartbeat(c);
+    FakeWorker::Reply(c, sync, msg::CallReply{hipErrorLaunchFailure});
+  });
+  AddressRange window;
+  auto s = Session::Open(TestConfig(w), &window);
+  std::atomic<int32_t> sync_error{-1};
+  std::thread waiter([&] {
+    int32_t error = -1;
+    EXPECT_TRUE(Sync(*s, &error).ok());
+    sync_error = error;
+  });
+  std::vector<uint8_t> got(n);
+  iovec dst{got.data(), n};
+  msg::CallReply reply;
+  msg::CopyFromDeviceRequest req{0, 0, msg::Region{window.base, n, n, 1}};
+  ASSERT_TRUE(s->Call(wire::Op::kCopyFromDevice, req, &reply, nullptr, 0, &dst, 1).ok());
+  waiter.join();
+  w.Join();
+  EXPECT_EQ(reply.error, 0);
+  EXPECT_EQ(got, data);
+  EXPECT_EQ(sync_error.load(), hipErrorLaunchFailure);
+  EXPECT_FALSE(s->dead());
+  ReleaseRange(window);
+}
+
+// Many threads with a call outstanding each, answered in reverse order of
+// arrival: every caller gets the answer to its own question.
+TEST(SessionTest, ConcurrentCallsAnsweredInReverseOrder) {
+  constexpr int kThreads = 4;
+  constexpr int kCalls = 150;
+  FakeWorker w;
+  w.Serve([&](Connection& c) {
+    FakeWorker::AcceptHello(c, {FakeWorker::Device("gpu0")});
+    int answered = 0;
+    std::vector<std::pair<wire::FrameHeader, msg::DeviceRequest>> held;
+    while (answered < kThreads * kCalls) {
+      wire::FrameHeader h;
+      auto req = FakeWorker::Read<msg::DeviceRequest>(c, wire::Op::kMemGetInfo, &h);
+      held.emplace_back(h, req);
+      // Each thread has at most one call outstanding: hold as many as can be.
+      const int outstanding_max = std::min(kThreads, kThreads * kCalls - answered);
+      if (static_cast<int>(held.size()) < outstanding_max) continue;
+      for (auto it = held.rbegin(); it != held.rend(); ++it) {
+        msg::MemInfoReply r;
+        r.free_bytes = static_cast<uint64_t>(it->second.device) * 3;
+        r.total_bytes = static_cast<uint64_t>(it->second.device);
+        FakeWorker::Reply(c, it->first, r);
+        ++answered;
+      }
+      held.clear();
+    }
+  });
+  AddressRange window;
+  auto s = Session::Open(TestConfig(w), &window);
+  std::atomic<int> right{0};
+  std::vector<std::thread> threads;
+  // All threads start together and stay in step, so the worker can hold
+  // one call of each.
+  std::atomic<int> ready{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ++ready;
+      while (ready.load() < kThreads) std::this_thread::yield();
+      for (int i = 0; i < kCalls; ++i) {
+        const int32_t tag = t * 100000 + i;
+        msg::MemInfoReply r;
+        if (s->Call(wire::Op::kMemGetInfo, msg::DeviceRequest{tag}, &r).ok() &&
+            r.free_bytes == static_cast<uint64_t>(tag) * 3 && r.total_bytes == static_cast<uint64_t>(tag))
+          ++right;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  w.Join();
+  EXPECT_EQ(right.load(), kThreads * kCalls);
+  EXPECT_FALSE(s->dead());
+  ReleaseRange(window);
+}
+
 }  // namespace
 }  // namespace hipr::client

@@ -230,5 +230,8 @@ class KernelScenarios:
         w = self.worker()
         env = client_env(self.build, w.server, "preload")
         program = run_to_pass("threads", [self.build.program("threads")], env, timeout=90)
-        line = [l for l in program.text("out") if l.startswith("A waited")]
-        log("threads: %s" % (line[0] if line else "passed"))
+        lines = [l for l in program.text("out") if l.startswith("A waited")]
+        if len(lines) != 2:
+            raise Failure("expected the async and the blocking round, got:\n%s" % "\n".join(program.text("out")))
+        for line in lines:
+            log("threads: %s" % line)
