@@ -106,12 +106,55 @@ hipError_t ToHipError(const Status& st) {
   }
 }
 
+namespace {
+
+// The calling thread's per-thread default streams, one per device it used,
+// each an ordinary blocking stream created (fire-and-forget, client-named)
+// at first use. Kept per session: a forked child's new session makes its
+// own; one forgotten by hipDeviceReset is made again.
+struct PerThreadStream {
+  const Session* session = nullptr;
+  int device = 0;
+  hipStream_t handle = nullptr;
+};
+constinit thread_local std::vector<PerThreadStream> t_per_thread_streams;
+
+hipError_t PerThreadStreamOf(Session& s, int device, StreamTarget* out) {
+  HandleTable& handles = Client::Get().handles();
+  StreamRecord record;
+  for (PerThreadStream& p : t_per_thread_streams) {
+    if (p.session != &s || p.device != device) continue;
+    if (handles.FindStream(p.handle, &record)) {
+      *out = StreamTarget{record.id, record.device};
+      return hipSuccess;
+    }
+    p.session = nullptr;  // Forgotten (hipDeviceReset): make a new one.
+  }
+  hipStream_t handle = handles.NewStream(device, hipStreamDefault, 0, &record);
+  Status st = s.Post(wire::Op::kStreamCreate, msg::StreamCreateRequest{device, record.id, hipStreamDefault, 0});
+  if (!st.ok()) {
+    handles.RemoveStream(handle, &record);
+    return ToHipError(st);
+  }
+  std::erase_if(t_per_thread_streams, [](const PerThreadStream& p) { return p.session == nullptr; });
+  t_per_thread_streams.push_back(PerThreadStream{&s, device, handle});
+  *out = StreamTarget{record.id, device};
+  return hipSuccess;
+}
+
+}  // namespace
+
 hipError_t ResolveStream(hipStream_t stream, StreamTarget* out) {
-  if (stream == nullptr || stream == hipStreamPerThread) {
-    if (stream == hipStreamPerThread)
-      HIPR_LOG_ONCE(kWarn, "hipStreamPerThread is treated as the null stream by this hipr version");
+  if (stream == nullptr) {
     *out = StreamTarget{0, CurrentDevice()};
     return hipSuccess;
+  }
+  if (stream == hipStreamPerThread) {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    return PerThreadStreamOf(*s, device, out);
   }
   StreamRecord record;
   if (!Client::Get().handles().FindStream(stream, &record)) return hipErrorInvalidHandle;

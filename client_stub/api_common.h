@@ -69,8 +69,9 @@ struct StreamTarget {
 };
 
 // The null stream (nullptr) is id 0 on the calling thread's device;
-// hipStreamPerThread is treated as the null stream for now (logged once);
-// any other handle must be live, else hipErrorInvalidHandle.
+// hipStreamPerThread is the calling thread's own blocking stream on its
+// device (made at first use, no round trip); any other handle must be
+// live, else hipErrorInvalidHandle.
 hipError_t ResolveStream(hipStream_t stream, StreamTarget* out);
 
 // Allocates `size` (> 0) bytes of device memory on `device` through the

@@ -219,6 +219,23 @@ HIPR_EXPORT hipError_t hipMemcpyAsync(void* dst, const void* src, size_t size, h
   return ApiCall("hipMemcpyAsync", [&] { return Memcpy(dst, src, size, kind, stream, Mode::kAsync); });
 }
 
+// The _spt forms (code built with -fgpu-default-stream=per-thread): the
+// null stream means the calling thread's per-thread stream.
+namespace {
+hipStream_t PerThread(hipStream_t stream) { return stream == nullptr ? hipStreamPerThread : stream; }
+}  // namespace
+
+HIPR_EXPORT hipError_t hipMemcpy_spt(void* dst, const void* src, size_t size, hipMemcpyKind kind) {
+  return ApiCall("hipMemcpy_spt",
+                 [&] { return Memcpy(dst, src, size, kind, hipStreamPerThread, Mode::kBlocking); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyAsync_spt(void* dst, const void* src, size_t size, hipMemcpyKind kind,
+                                          hipStream_t stream) {
+  return ApiCall("hipMemcpyAsync_spt",
+                 [&] { return Memcpy(dst, src, size, kind, PerThread(stream), Mode::kAsync); });
+}
+
 HIPR_EXPORT hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void* src, size_t size) {
   return ApiCall("hipMemcpyHtoD",
                  [&] { return Memcpy(dst, src, size, hipMemcpyHostToDevice, nullptr, Mode::kBlocking); });
@@ -260,6 +277,13 @@ HIPR_EXPORT hipError_t hipMemcpy2D(void* dst, size_t dpitch, const void* src, si
   });
 }
 
+HIPR_EXPORT hipError_t hipMemcpy2D_spt(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                       size_t height, hipMemcpyKind kind) {
+  return ApiCall("hipMemcpy2D_spt", [&] {
+    return Memcpy2D(dst, dpitch, src, spitch, width, height, kind, hipStreamPerThread, Mode::kBlocking);
+  });
+}
+
 HIPR_EXPORT hipError_t hipMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
                                         size_t width, size_t height, hipMemcpyKind kind,
                                         hipStream_t stream) {
@@ -271,6 +295,11 @@ HIPR_EXPORT hipError_t hipMemcpy2DAsync(void* dst, size_t dpitch, const void* sr
 // hipMemset's value is a byte (HIP keeps the low 8 bits of the int).
 HIPR_EXPORT hipError_t hipMemset(void* dst, int value, size_t size) {
   return ApiCall("hipMemset", [&] { return Memset(dst, static_cast<uint8_t>(value), 1, size, nullptr); });
+}
+
+HIPR_EXPORT hipError_t hipMemset_spt(void* dst, int value, size_t size) {
+  return ApiCall("hipMemset_spt",
+                 [&] { return Memset(dst, static_cast<uint8_t>(value), 1, size, hipStreamPerThread); });
 }
 
 HIPR_EXPORT hipError_t hipMemsetAsync(void* dst, int value, size_t size, hipStream_t stream) {

@@ -120,6 +120,20 @@ HIPR_EXPORT hipError_t hipStreamQuery(hipStream_t stream) {
   return ApiCall("hipStreamQuery", [&] { return StreamCall(wire::Op::kStreamQuery, stream); });
 }
 
+// The _spt forms: the null stream means the calling thread's per-thread
+// stream.
+HIPR_EXPORT hipError_t hipStreamSynchronize_spt(hipStream_t stream) {
+  return ApiCall("hipStreamSynchronize_spt", [&] {
+    return StreamCall(wire::Op::kStreamSynchronize, stream == nullptr ? hipStreamPerThread : stream);
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamQuery_spt(hipStream_t stream) {
+  return ApiCall("hipStreamQuery_spt", [&] {
+    return StreamCall(wire::Op::kStreamQuery, stream == nullptr ? hipStreamPerThread : stream);
+  });
+}
+
 HIPR_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags) {
   return ApiCall("hipStreamWaitEvent", [&] {
     Session* s = LiveSession();
@@ -132,6 +146,18 @@ HIPR_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, 
     return ToHipError(
         s->Post(wire::Op::kStreamWaitEvent, msg::StreamWaitEventRequest{target.id, e.id, flags}));
   });
+}
+
+HIPR_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event, unsigned int flags) {
+  return hipStreamWaitEvent(stream == nullptr ? hipStreamPerThread : stream, event, flags);
+}
+
+HIPR_EXPORT hipError_t hipStreamGetFlags_spt(hipStream_t stream, unsigned int* flags) {
+  return hipStreamGetFlags(stream == nullptr ? hipStreamPerThread : stream, flags);
+}
+
+HIPR_EXPORT hipError_t hipStreamGetPriority_spt(hipStream_t stream, int* priority) {
+  return hipStreamGetPriority(stream == nullptr ? hipStreamPerThread : stream, priority);
 }
 
 HIPR_EXPORT hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int* flags) {

@@ -1,6 +1,7 @@
 # hipr_hipcc_binary(<name> SOURCES <src...> [SHARED [NO_HIP_RUNTIME] | GENCO]
 #                   [OUTPUT_DIR <dir>] [INCLUDE_DIRS <dir...>]
-#                   [LINK_OPTIONS <opt...>] [DEPENDS <file-or-target...>])
+#                   [COMPILE_OPTIONS <opt...>] [LINK_OPTIONS <opt...>]
+#                   [DEPENDS <file-or-target...>])
 #
 # Builds a program (or, with SHARED, lib<name>.so with SONAME lib<name>.so)
 # with Debian's real hipcc, exactly as a user would:
@@ -24,7 +25,7 @@ include_guard(GLOBAL)
 find_program(HIPR_HIPCC hipcc REQUIRED)
 
 function(hipr_hipcc_binary name)
-  cmake_parse_arguments(ARG "SHARED;NO_HIP_RUNTIME;GENCO" "OUTPUT_DIR" "SOURCES;INCLUDE_DIRS;LINK_OPTIONS;DEPENDS" ${ARGN})
+  cmake_parse_arguments(ARG "SHARED;NO_HIP_RUNTIME;GENCO" "OUTPUT_DIR" "SOURCES;INCLUDE_DIRS;COMPILE_OPTIONS;LINK_OPTIONS;DEPENDS" ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "hipr_hipcc_binary(${name}): no SOURCES")
   endif()
@@ -59,7 +60,7 @@ function(hipr_hipcc_binary name)
       list(APPEND file_deps ${dep})
     endif()
   endforeach()
-  set(hipcc ${HIPR_HIPCC} --offload-arch=gfx90a -O2 -std=c++17)
+  set(hipcc ${HIPR_HIPCC} --offload-arch=gfx90a -O2 -std=c++17 ${ARG_COMPILE_OPTIONS})
   if(ARG_NO_HIP_RUNTIME)
     if(NOT ARG_SHARED)
       message(FATAL_ERROR "hipr_hipcc_binary(${name}): NO_HIP_RUNTIME needs SHARED")

@@ -235,3 +235,16 @@ class KernelScenarios:
             raise Failure("expected the async and the blocking round, got:\n%s" % "\n".join(program.text("out")))
         for line in lines:
             log("threads: %s" % line)
+
+    def scenario_per_thread(self):
+        """-fgpu-default-stream=per-thread: each host thread's default stream is its own (the _spt
+        entry points); per_thread.hip deadlocks (its watchdog fails it) if they are one stream."""
+        self.build.check_runtime()
+        w = self.worker()
+        env = client_env(self.build, w.server, "preload")
+        run_to_pass("per_thread", [self.build.program("per_thread")], env, timeout=90)
+        spt = subprocess.run(["nm", "-D", self.build.program("per_thread")], capture_output=True, text=True).stdout
+        for name in ("hipLaunchKernel_spt", "hipMemcpy_spt", "hipStreamSynchronize_spt"):
+            if name not in spt:
+                raise Failure("per_thread does not call %s: not built with per-thread default streams" % name)
+        log("per_thread: the program's _spt calls used per-thread streams")
