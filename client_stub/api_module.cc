@@ -152,21 +152,18 @@ hipError_t LaunchModuleFunction(const char* api, ModuleLaunch l) {
   return ToHipError(st);
 }
 
-// hipExtModuleLaunchKernel's global sizes are in work-items. The protocol
-// carries whole blocks, so a global size that is not a multiple of the block
-// (a partial last block, which HIP allows here) is refused rather than run
-// with extra work-items.
+// hipExtModuleLaunchKernel's global sizes are in work-items; one that is not
+// a multiple of the block leaves the last block of that dimension partial.
+// The request carries the block count and the global size.
 hipError_t ExtLaunch(const char* api, ModuleLaunch l, const uint32_t global[3], const uint32_t local[3]) {
+  bool partial = false;
   for (int i = 0; i < 3; ++i) {
     if (global[i] == 0 || local[i] == 0) return hipErrorInvalidValue;
-    if (global[i] % local[i] != 0) {
-      HIPR_LOG_ONCE(kError, "%s: a global size that is not a multiple of the block size (a partial last block) "
-                            "is not supported by hipr; returning hipErrorNotSupported", api);
-      return hipErrorNotSupported;
-    }
-    l.spec.grid[i] = global[i] / local[i];
+    l.spec.grid[i] = global[i] / local[i] + (global[i] % local[i] != 0 ? 1 : 0);
     l.spec.block[i] = local[i];
+    partial = partial || global[i] % local[i] != 0;
   }
+  if (partial) l.spec.global = {global[0], global[1], global[2]};
   return LaunchModuleFunction(api, l);
 }
 

@@ -192,6 +192,7 @@ Status LaunchKernel(Session& session, CodeModule& module, const std::string& nam
   request.flags = spec.flags;
   request.start_event = spec.start_event;
   request.stop_event = spec.stop_event;
+  request.global = spec.global;
   if (ManagedVars& managed = ManagedVars::Get(); !managed.empty()) {
     std::vector<uint32_t> pointers;
     for (const co::KernelArg& a : kernel->args)

@@ -45,6 +45,9 @@ struct LaunchSpec {
   uint32_t flags = 0;                  // msg::LaunchFlags.
   uint64_t start_event = 0;            // Protocol event ids; 0: none.
   uint64_t stop_event = 0;
+  // Work-items per dimension when the last block is partial
+  // (hipExtModuleLaunchKernel); all zero: grid * block.
+  std::array<uint32_t, 3> global{};
 };
 
 // Fills spec->grid and ->block from dim3s given in blocks; a global size

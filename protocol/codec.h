@@ -2,7 +2,10 @@
 // HIPR_FIELDS(a, b, c); it travels as a msgpack array of those fields in
 // order, nested messages as nested arrays. Decoding accepts arrays with extra
 // trailing fields (a newer peer may append fields) and rejects anything
-// shorter, mistyped, out of range, or beyond the limits in wire.h.
+// shorter, mistyped, out of range, or beyond the limits in wire.h. A message
+// whose later fields were added after its first release declares
+// `static constexpr size_t kRequiredFields = N;`: an older peer's array of
+// at least N fields decodes, the missing fields set to their defaults.
 #pragma once
 
 #include <msgpack.hpp>
@@ -72,17 +75,34 @@ void Pack(Packer& pk, const T& msg) {
 template <class T>
 Status UnpackOne(const msgpack::object& o, T* out);
 
+// How many leading fields a message must have on the wire.
+template <class T>
+constexpr size_t RequiredFields(size_t all) {
+  if constexpr (requires { T::kRequiredFields; }) {
+    static_assert(T::kRequiredFields > 0);
+    return T::kRequiredFields;
+  } else {
+    return all;
+  }
+}
+
 template <class T>
 Status Unpack(const msgpack::object& o, T* msg) {
   if (o.type != msgpack::type::ARRAY) return ProtocolError("message is not an array");
   auto fields = msg->Fields();
   constexpr size_t n = std::tuple_size_v<decltype(fields)>;
-  if (o.via.array.size < n) return ProtocolError("message has too few fields");
+  constexpr size_t required = RequiredFields<T>(n);
+  static_assert(required <= n);
+  const size_t present = o.via.array.size;
+  if (present < required) return ProtocolError("message has too few fields");
   Status st;
   size_t i = 0;
   std::apply(
       [&](auto&... f) {
-        ((st.ok() ? (st = UnpackOne(o.via.array.ptr[i++], &f), 0) : 0), ...);
+        ((st.ok() ? (i < present ? (st = UnpackOne(o.via.array.ptr[i++], &f), 0)
+                                 : (f = std::remove_reference_t<decltype(f)>{}, 0))
+                  : 0),
+         ...);
       },
       fields);
   return st;

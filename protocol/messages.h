@@ -329,8 +329,13 @@ struct LaunchRequest {
   std::vector<uint8_t> kernarg;
   uint64_t start_event = 0;  // hipExtModuleLaunchKernel's events; 0: none.
   uint64_t stop_event = 0;
+  // Work-items per dimension when the last block is partial
+  // (hipExtModuleLaunchKernel): each within ((grid-1)*block, grid*block].
+  // All zero (or absent, from an older client): grid * block.
+  std::array<uint32_t, 3> global{};
+  static constexpr size_t kRequiredFields = 12;
   HIPR_FIELDS(device, stream, module, function, kernel, grid, block, shared_bytes, flags, kernarg,
-              start_event, stop_event)
+              start_event, stop_event, global)
 };
 
 // kOutput: text that device code wrote (printf). Sent before the reply of

@@ -58,6 +58,9 @@ struct KernelLaunch {
   std::string kernel;  // Mangled name, as in the metadata.
   std::array<uint32_t, 3> grid{};
   std::array<uint32_t, 3> block{};
+  // Work-items per dimension, for a partial last block (checked by
+  // CheckLaunchShape); all zero: grid * block.
+  std::array<uint32_t, 3> global{};
   uint32_t shared_bytes = 0;
   uint32_t flags = 0;  // msg::LaunchFlags.
   std::vector<uint8_t> kernarg;  // Explicit arguments only.

@@ -174,6 +174,7 @@ Status Session::HandleLaunch(const wire::FrameHeader& h) {
   launch.kernel = it->second.kernel;
   launch.grid = m.grid;
   launch.block = m.block;
+  launch.global = m.global;
   launch.shared_bytes = m.shared_bytes;
   launch.flags = m.flags;
   launch.kernarg = std::move(m.kernarg);

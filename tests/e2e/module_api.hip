@@ -2,7 +2,8 @@
 // --genco` (module_kernels.co, path in argv[1]): hipModuleLoad and
 // hipModuleLoadData, hipModuleGetFunction, hipModuleGetGlobal,
 // hipModuleLaunchKernel with kernelParams and with `extra`, and
-// hipExtModuleLaunchKernel with start/stop events.
+// hipExtModuleLaunchKernel with start/stop events and with a partial last
+// block.
 #include <hip/hip_ext.h>
 
 #include <vector>
@@ -97,6 +98,25 @@ int main(int argc, char** argv) {
   HIP_OK(hipEventElapsedTime(&ms, start, stop));
   CHECK(ms >= 0, "elapsed time %f", ms);
   CheckSum(buf, "hipExtModuleLaunchKernel");
+
+  // A global size that is not a multiple of the block: the last block is
+  // partial (232 of 256 threads) and its blockDim says so.
+  hipFunction_t mark = nullptr;
+  HIP_OK(hipModuleGetFunction(&mark, module, "mark_threads"));
+  int* marks = nullptr;
+  HIP_OK(hipMalloc(&marks, 1024 * sizeof(int)));
+  HIP_OK(hipMemset(marks, 0xff, 1024 * sizeof(int)));  // -1 everywhere.
+  int stride = 256;
+  void* mark_params[] = {&marks, &stride};
+  HIP_OK(hipExtModuleLaunchKernel(mark, 1000, 1, 1, 256, 1, 1, 0, nullptr, mark_params, nullptr, nullptr, nullptr,
+                                  0));
+  std::vector<int> seen(1024);
+  HIP_OK(hipMemcpy(seen.data(), marks, seen.size() * sizeof(int), hipMemcpyDeviceToHost));
+  for (int i = 0; i < 1024; ++i) {
+    const int want = i < 768 ? 256 : i < 1000 ? 232 : -1;
+    CHECK(seen[i] == want, "partial last block: slot %d holds %d, expected %d", i, seen[i], want);
+  }
+  HIP_OK(hipFree(marks));
 
   // A module variable, read and changed through hipModuleGetGlobal.
   hipDeviceptr_t global = nullptr;

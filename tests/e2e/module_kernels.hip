@@ -14,3 +14,10 @@ extern "C" __global__ void scaled_add(const float* a, char pad, double offset, f
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) c[i] = module_scale * a[i] + static_cast<float>(offset) + pad;
 }
+
+// No bounds check on purpose: launched with a partial last block, only the
+// threads that exist write (their block's size, at the position a full-size
+// block of `stride` threads would give them).
+extern "C" __global__ void mark_threads(int* out, int stride) {
+  out[blockIdx.x * stride + threadIdx.x] = blockDim.x;
+}

@@ -115,10 +115,10 @@ class SimTwinTest : public ::testing::Test {
   }
 
   Status Launch(const TwinModule& module, std::string_view name, Dim grid, Dim block, const Kernarg& args,
-                uint32_t shared = 0, std::string* printed = nullptr) {
+                uint32_t shared = 0, std::string* printed = nullptr, Dim global = {}) {
     const TwinKernel* k = module.FindKernel(name);
     if (k == nullptr) return Status(StatusCode::kNotFound, "no kernel " + std::string(name));
-    return runner_->Launch(*k, grid, block, shared, args.bytes(), printed);
+    return runner_->Launch(*k, grid, block, shared, args.bytes(), printed, global);
   }
 
   static TwinCatalog* catalog_;
@@ -297,6 +297,34 @@ TEST_F(SimTwinTest, TwoDimensionalBlocksTranspose) {
   ASSERT_TRUE(Launch(*m, "_Z9transposePKfPfii", {4, 3, 1}, {16, 16, 1}, args).ok());
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) ASSERT_EQ(out[x * h + y], in[y * w + x]) << x << "," << y;
+}
+
+// hipExtModuleLaunchKernel's partial last blocks: in the last block of a
+// dimension only global - (grid-1)*block threads exist, blockDim says so
+// there, and __syncthreads counts only those.
+TEST_F(SimTwinTest, PartialLastBlocksInXAndY) {
+  std::shared_ptr<TwinModule> m;
+  ASSERT_NO_FATAL_FAILURE(Open(HIPR_TWIN_SHARED, &m));
+  constexpr char kMark[] = "_Z12mark_partialPiiiS_";
+  const int width = 3 * 16, height = 2 * 8;
+  std::vector<int> out(width * height, -1), counts(6, -1);
+  Kernarg args(Info(kMark));
+  args.Set(0, out.data()).Set(1, 16).Set(2, 8).Set(3, counts.data());
+  ASSERT_TRUE(Launch(*m, kMark, {3, 2, 1}, {16, 8, 1}, args, 0, nullptr, {40, 13, 1}).ok());
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      const int want = x < 40 && y < 13 ? (x >= 32 ? 8 : 16) * 1000 + (y >= 8 ? 5 : 8) : -1;
+      ASSERT_EQ(out[y * width + x], want) << "x=" << x << " y=" << y;
+    }
+  }
+  EXPECT_EQ(counts, (std::vector<int>{128, 128, 64, 80, 80, 40}));
+  // A global size that does not end in the last block is refused.
+  EXPECT_EQ(Launch(*m, kMark, {3, 2, 1}, {16, 8, 1}, args, 0, nullptr, {32, 13, 1}).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Launch(*m, kMark, {3, 2, 1}, {16, 8, 1}, args, 0, nullptr, {49, 13, 1}).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Launch(*m, kMark, {3, 2, 1}, {16, 8, 1}, args, 0, nullptr, {40, 0, 1}).code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST_F(SimTwinTest, BarrierVotes) {

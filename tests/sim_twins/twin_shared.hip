@@ -74,6 +74,18 @@ __global__ void vote(const int* flags, int* counts) {
   }
 }
 
+// Launched with a partial last block (a global size in work-items): every
+// thread that exists writes its block's size at its position in a grid of
+// full-size blocks (strides = the full block size), and thread (0,0) of
+// each block the number of threads that reached the barrier.
+__global__ void mark_partial(int* out, int stride_x, int stride_y, int* counts) {
+  const int x = blockIdx.x * stride_x + threadIdx.x;
+  const int y = blockIdx.y * stride_y + threadIdx.y;
+  out[y * (gridDim.x * stride_x) + x] = blockDim.x * 1000 + blockDim.y;
+  const int arrived = __syncthreads_count(1);
+  if (threadIdx.x == 0 && threadIdx.y == 0) counts[blockIdx.y * gridDim.x + blockIdx.x] = arrived;
+}
+
 int main() {
   int* d = nullptr;
   unsigned long long* total = nullptr;

@@ -340,10 +340,11 @@ class HipDevice final : public Device {
     size_t size = l.kernarg.size();
     void* extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, l.kernarg.data(), HIP_LAUNCH_PARAM_BUFFER_SIZE, &size,
                      HIP_LAUNCH_PARAM_END};
-    // hipExtModuleLaunchKernel takes global sizes in work-items. The runtime
-    // copies the argument buffer before returning.
-    HIPR_HIP(hipExtModuleLaunchKernel(fn->second, l.grid[0] * l.block[0], l.grid[1] * l.block[1],
-                                      l.grid[2] * l.block[2], l.block[0], l.block[1], l.block[2],
+    // hipExtModuleLaunchKernel takes global sizes in work-items (a partial
+    // last block included). The runtime copies the argument buffer before
+    // returning.
+    const std::array<uint32_t, 3> global = GlobalSize(l);
+    HIPR_HIP(hipExtModuleLaunchKernel(fn->second, global[0], global[1], global[2], l.block[0], l.block[1], l.block[2],
                                       l.shared_bytes, s, nullptr, size == 0 ? nullptr : extra, events[0],
                                       events[1], 0));
     return Status::Ok();

@@ -116,7 +116,7 @@ Status SimDevice::LaunchKernel(KernelLaunch l) {
   // The closure keeps the twin loaded until the launch has run.
   s->Submit([this, twin = m.twin, kernel, l = std::move(l)]() {
     std::string printed;
-    Status st = runner_.Launch(*kernel, l.grid, l.block, l.shared_bytes, l.kernarg, &printed);
+    Status st = runner_.Launch(*kernel, l.grid, l.block, l.shared_bytes, l.kernarg, &printed, GlobalSize(l));
     if (!printed.empty() && sink_) sink_(printed);
     if (!st.ok()) {
       spdlog::error("sim: kernel {} failed: {}", l.kernel, st.ToString());

@@ -16,6 +16,9 @@ struct KernelRunner::Grid {
   const HiprTwinThread** (*current_thread)() = nullptr;
   HiprTwinDim3 grid_dim{};
   HiprTwinDim3 block_dim{};
+  // The last block's size in each dimension (== block_dim unless the global
+  // size leaves it partial).
+  HiprTwinDim3 last_block_dim{};
   uint32_t threads_per_block = 0;
   uint32_t dynamic_shared_bytes = 0;
   const uint8_t* kernarg = nullptr;
@@ -123,11 +126,16 @@ void BlockExecutor::Run(GridT* grid, uint64_t block_linear) {
   output_mu_ = &grid->output_mu;
   output_ = &grid->output;
   const HiprTwinDim3 g = grid->grid_dim;
-  const HiprTwinDim3 b = grid->block_dim;
   const HiprTwinDim3 block_idx{static_cast<uint32_t>(block_linear % g.x),
                                static_cast<uint32_t>(block_linear / g.x % g.y),
                                static_cast<uint32_t>(block_linear / (uint64_t{g.x} * g.y))};
-  const uint32_t n = grid->threads_per_block;
+  // A partial last block has fewer threads, and blockDim is its own size
+  // there (as __ockl_get_local_size reports it on the GPU).
+  HiprTwinDim3 b = grid->block_dim;
+  if (block_idx.x == g.x - 1) b.x = grid->last_block_dim.x;
+  if (block_idx.y == g.y - 1) b.y = grid->last_block_dim.y;
+  if (block_idx.z == g.z - 1) b.z = grid->last_block_dim.z;
+  const uint32_t n = b.x * b.y * b.z;
   runnable_.clear();
   waiting_.clear();
   for (uint32_t i = 0; i < n; ++i) {
@@ -249,7 +257,8 @@ void KernelRunner::FinishBlocksLocked(Grid* grid, uint64_t count) {
 
 Status KernelRunner::Launch(const TwinKernel& kernel, std::array<uint32_t, 3> grid_dim,
                             std::array<uint32_t, 3> block_dim, uint32_t dynamic_shared_bytes,
-                            std::span<const uint8_t> kernarg, std::string* printf_output) {
+                            std::span<const uint8_t> kernarg, std::string* printf_output,
+                            std::array<uint32_t, 3> global) {
   const std::string name(kernel.name());
   for (int i = 0; i < 3; ++i) {
     if (grid_dim[i] == 0 || block_dim[i] == 0)
@@ -276,6 +285,17 @@ Status KernelRunner::Launch(const TwinKernel& kernel, std::array<uint32_t, 3> gr
   grid.current_thread = module.descriptor().current_thread;
   grid.grid_dim = {grid_dim[0], grid_dim[1], grid_dim[2]};
   grid.block_dim = {block_dim[0], block_dim[1], block_dim[2]};
+  uint32_t last[3];
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t whole = uint64_t{grid_dim[i]} * block_dim[i];
+    if (global[i] == 0 && global != std::array<uint32_t, 3>{})
+      return InvalidArgument("kernel " + name + ": a global size of 0 in dimension " + std::to_string(i));
+    if (global[i] != 0 && (global[i] > whole || global[i] <= whole - block_dim[i]))
+      return InvalidArgument("kernel " + name + ": global size " + std::to_string(global[i]) +
+                             " does not end in the last block of dimension " + std::to_string(i));
+    last[i] = global[i] == 0 ? block_dim[i] : static_cast<uint32_t>(global[i] - (whole - block_dim[i]));
+  }
+  grid.last_block_dim = {last[0], last[1], last[2]};
   grid.threads_per_block = static_cast<uint32_t>(threads);
   grid.dynamic_shared_bytes = dynamic_shared_bytes;
   // A kernel without arguments may get an empty buffer; never hand it null.

@@ -66,8 +66,13 @@ class KernelRunner {
   // than 2^32 blocks, dynamic shared memory over kMaxDynamicSharedBytes, or
   // a kernarg buffer too short. kFailedPrecondition: a variable of the
   // kernel's module is not bound. The kernel's module must outlive the call.
+  // `global`, when not all zero, is the size in work-items: the last block
+  // of a dimension then holds only global - (grid-1)*block threads, and
+  // its blockDim says so (kInvalidArgument unless the global size ends in
+  // the last block).
   Status Launch(const TwinKernel& kernel, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
-                uint32_t dynamic_shared_bytes, std::span<const uint8_t> kernarg, std::string* printf_output);
+                uint32_t dynamic_shared_bytes, std::span<const uint8_t> kernarg, std::string* printf_output,
+                std::array<uint32_t, 3> global = {});
 
   unsigned pool_threads() const { return pool_size_; }
 
