@@ -160,6 +160,23 @@ HIPR_EXPORT hipError_t hipStreamGetPriority_spt(hipStream_t stream, int* priorit
   return hipStreamGetPriority(stream == nullptr ? hipStreamPerThread : stream, priority);
 }
 
+// Runs on the client, in stream order: the worker holds the stream at this
+// point until the session's callback thread has run `callback` with the
+// stream's status (Session::PostHostCallback).
+HIPR_EXPORT hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallback_t callback, void* user_data,
+                                            unsigned int flags) {
+  return ApiCall("hipStreamAddCallback", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (callback == nullptr || flags != 0) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    return ToHipError(s->PostHostCallback(target.device, target.id, [stream, callback, user_data](int32_t error) {
+      callback(stream, static_cast<hipError_t>(error), user_data);
+    }));
+  });
+}
+
 HIPR_EXPORT hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int* flags) {
   return ApiCall("hipStreamGetFlags", [&] {
     if (LiveSession() == nullptr) return hipErrorNoDevice;

@@ -46,8 +46,14 @@ Session::~Session() {
     stopping_ = true;
   }
   batch_cv_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(recv_mu_);
+    stopping_callbacks_ = true;
+  }
+  recv_cv_.notify_all();
   if (conn_ != nullptr && !abandoned_.load()) conn_->Shutdown();
   if (flusher_.joinable()) flusher_.join();
+  if (callback_thread_.joinable()) callback_thread_.join();
 }
 
 std::unique_ptr<Session> Session::Open(const Config& config, AddressRange* window) {
@@ -364,6 +370,21 @@ Status Session::ReadOneFrame() {
     }
     return Status::Ok();
   }
+  if (h.op == static_cast<uint16_t>(wire::Op::kHostCallbackReady)) {
+    HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &scratch_));
+    msg::HostCallbackReady ready;
+    HIPR_RETURN_IF_ERROR(codec::DecodeBody(scratch_.data(), scratch_.size(), &ready));
+    std::lock_guard<std::mutex> lock(recv_mu_);
+    auto it = waiting_callbacks_.find(ready.callback);
+    if (it == waiting_callbacks_.end())
+      return ProtocolError("the worker announced host callback " + std::to_string(ready.callback) +
+                           ", which is not waiting");
+    it->second.error = ready.error;
+    ready_callbacks_.push_back(std::move(it->second));
+    waiting_callbacks_.erase(it);
+    recv_cv_.notify_all();
+    return Status::Ok();
+  }
   if (h.op == static_cast<uint16_t>(wire::Op::kFatal)) {
     HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &scratch_));
     msg::Fatal fatal;
@@ -398,6 +419,68 @@ Status Session::ReadOneFrame() {
   p->done = true;
   p->status = Status::Ok();
   return Status::Ok();
+}
+
+Status Session::PostHostCallback(int device, uint64_t stream, std::function<void(int32_t error)> fn) {
+  if (dead()) return DeadStatus();
+  std::call_once(callback_thread_once_, [this] {
+    // Like the flusher: no signals meant for the application's threads.
+    sigset_t all;
+    sigset_t old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    callback_thread_ = std::thread([this] { CallbackLoop(); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  });
+  uint64_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(recv_mu_);
+    id = next_callback_id_++;
+    waiting_callbacks_[id] = HostCallback{id, std::move(fn), 0};
+  }
+  recv_cv_.notify_all();  // The callback thread now reads when no caller does.
+  Status st = Post(wire::Op::kStreamHostCallback, msg::StreamHostCallbackRequest{device, stream, id});
+  if (!st.ok()) {
+    std::lock_guard<std::mutex> lock(recv_mu_);
+    waiting_callbacks_.erase(id);
+  }
+  return st;
+}
+
+void Session::CallbackLoop() {
+  std::unique_lock<std::mutex> lock(recv_mu_);
+  for (;;) {
+    if (stopping_callbacks_) return;
+    if (!ready_callbacks_.empty()) {
+      HostCallback cb = std::move(ready_callbacks_.front());
+      ready_callbacks_.pop_front();
+      lock.unlock();
+      cb.fn(cb.error);
+      // The stream waits for this: send it now.
+      if (Post(wire::Op::kHostCallbackDone, msg::HostCallbackDone{cb.id}).ok()) (void)Flush();
+      lock.lock();
+      continue;
+    }
+    if (dead()) {
+      // Never announced now: they will not run (the session is gone).
+      if (!waiting_callbacks_.empty())
+        HIPR_LOG_WARN("%zu host callbacks will not run: the session ended", waiting_callbacks_.size());
+      waiting_callbacks_.clear();
+      recv_cv_.wait(lock, [&] { return stopping_callbacks_; });
+      return;
+    }
+    if (!waiting_callbacks_.empty() && !reading_) {
+      reading_ = true;
+      lock.unlock();
+      Status st = ReadOneFrame();
+      if (!st.ok()) (void)MarkDead(st);
+      lock.lock();
+      reading_ = false;
+      recv_cv_.notify_all();
+      continue;
+    }
+    recv_cv_.wait(lock);
+  }
 }
 
 void Session::AbandonInChild() {

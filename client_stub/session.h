@@ -44,6 +44,8 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -132,6 +134,12 @@ class Session {
   // Sends everything batched now (e.g. before a long local wait).
   Status Flush();
 
+  // hipStreamAddCallback: posts a host callback on (device, stream). When
+  // the stream gets there the worker says so and holds the stream; this
+  // session's callback thread (started at the first one) runs `fn` with the
+  // stream's status and then lets the stream go on. Fire-and-forget.
+  Status PostHostCallback(int device, uint64_t stream, std::function<void(int32_t error)> fn);
+
   // In a forked child: closes this copy of the socket (the parent's stays
   // open) and never touches the session again. Async-signal-safe: takes no
   // lock.
@@ -187,6 +195,9 @@ class Session {
   // goes to its waiter, heartbeats restart the peer timeout, kOutput frames
   // (device printf) are written to this process's stdout.
   Status ReadOneFrame();
+  // The callback thread: runs host callbacks the worker announced, and reads
+  // the socket while callbacks wait and no caller does.
+  void CallbackLoop();
   uint32_t NextRequestId() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
 
   // Makes the session dead (first reason wins and is logged), wakes every
@@ -215,6 +226,18 @@ class Session {
   std::unordered_map<uint32_t, Pending*> pending_;  // GUARDED_BY(recv_mu_)
   bool reading_ = false;                            // GUARDED_BY(recv_mu_): a waiter reads the socket.
   std::vector<uint8_t> scratch_;  // Used by the reader alone: bodies of frames that are not replies.
+
+  struct HostCallback {
+    uint64_t id = 0;
+    std::function<void(int32_t)> fn;
+    int32_t error = 0;
+  };
+  std::unordered_map<uint64_t, HostCallback> waiting_callbacks_;  // GUARDED_BY(recv_mu_): not announced yet.
+  std::deque<HostCallback> ready_callbacks_;                      // GUARDED_BY(recv_mu_): announced, to run.
+  uint64_t next_callback_id_ = 1;                                 // GUARDED_BY(recv_mu_)
+  bool stopping_callbacks_ = false;                               // GUARDED_BY(recv_mu_): only ~Session.
+  std::once_flag callback_thread_once_;
+  std::thread callback_thread_;  // Joined only by ~Session.
 
   std::mutex send_mu_;
   std::vector<uint8_t> outgoing_;  // GUARDED_BY(send_mu_): the batch being sent.

@@ -338,6 +338,31 @@ struct LaunchRequest {
               start_event, stop_event, global)
 };
 
+// kStreamHostCallback: when `stream` reaches this point the worker sends
+// HostCallbackReady{callback} and holds the stream until the client answers
+// HostCallbackDone{callback} (it has run the function). Ids are the
+// client's, unique in its session.
+struct StreamHostCallbackRequest {
+  int32_t device = 0;
+  uint64_t stream = 0;
+  uint64_t callback = 0;
+  HIPR_FIELDS(device, stream, callback)
+};
+
+// kHostCallbackReady (worker -> client): `error` is the stream's status
+// when it got there (0, or the error of earlier work on it).
+struct HostCallbackReady {
+  uint64_t callback = 0;
+  int32_t error = 0;
+  HIPR_FIELDS(callback, error)
+};
+
+// kHostCallbackDone (client -> worker).
+struct HostCallbackDone {
+  uint64_t callback = 0;
+  HIPR_FIELDS(callback)
+};
+
 // kOutput: text that device code wrote (printf). Sent before the reply of
 // the synchronizing call that made it visible; the client writes it to its
 // stdout.

@@ -57,6 +57,8 @@ enum class Op : uint16_t {
   kStreamSynchronize = 0x0403,
   kStreamQuery = 0x0404,
   kStreamWaitEvent = 0x0405,
+  kStreamHostCallback = 0x0406,  // Fire-and-forget: a host callback in stream order.
+  kHostCallbackDone = 0x0407,    // Fire-and-forget: the client ran it; the stream goes on.
   kEventCreate = 0x0411,
   kEventDestroy = 0x0412,
   kEventRecord = 0x0413,
@@ -70,6 +72,7 @@ enum class Op : uint16_t {
   kData = 0x0F04,       // A chunk of bulk bytes; payload is raw.
   kFatal = 0x0F05,      // Worker -> client: the session ends; body says why.
   kOutput = 0x0F06,     // Worker -> client, unsolicited: text device code printed.
+  kHostCallbackReady = 0x0F07,  // Worker -> client, unsolicited: a stream reached a host callback.
 };
 
 inline constexpr uint16_t ReplyOp(Op op) { return static_cast<uint16_t>(op) | kReplyBit; }

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <condition_variable>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +70,29 @@ struct KernelLaunch {
   uint64_t stop_event = 0;
 };
 
+// Holds a stream at a host callback until the client has run it: the
+// stream's own thread (or the runtime's callback thread) waits in Wait();
+// the session opens it when the client says so, or when the session ends.
+class HostGate {
+ public:
+  void Open() {
+    {
+      std::lock_guard lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return open_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;  // GUARDED_BY(mu_)
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -102,12 +127,28 @@ class Device {
                                 const BulkIo& drain) = 0;
   virtual Status CopyOnDevice(int device, uint64_t stream, const msg::Region& dst,
                               const msg::Region& src) = 0;
+  // CopyFromDevice without waiting: `done` runs once the stream has got
+  // there (on any thread, maybe before this returns) with the status a
+  // synchronizing call would report and, when that is ok, a reader that
+  // hands the region's bytes to a BulkIo (valid during `done`); on a
+  // validation error the reader is null. The default is the blocking form.
+  using RegionReader = std::function<Status(const BulkIo& drain)>;
+  using CopyOutDone = std::function<void(Status, const RegionReader& read)>;
+  virtual void CopyFromDeviceAsync(int device, uint64_t stream, const msg::Region& src, CopyOutDone done) {
+    done(Status::Ok(), [&](const BulkIo& drain) { return CopyFromDevice(device, stream, src, drain); });
+  }
 
   virtual Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) = 0;
   virtual Status StreamDestroy(uint64_t stream) = 0;
   virtual Status StreamSynchronize(uint64_t stream) = 0;
   virtual Status StreamQuery(uint64_t stream) = 0;  // Ok or kNotReady.
   virtual Status StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flags) = 0;
+  // A host callback in stream order: when `stream` gets there, `reached`
+  // runs (on any thread) with the stream's status (ok, or the error of
+  // earlier work), then the stream waits until `gate` opens. Never blocks
+  // the caller.
+  virtual Status StreamHostCallback(int device, uint64_t stream, std::function<void(Status)> reached,
+                                    std::shared_ptr<HostGate> gate) = 0;
 
   virtual Status EventCreate(int device, uint64_t event, uint32_t flags) = 0;
   virtual Status EventDestroy(uint64_t event) = 0;

@@ -15,6 +15,9 @@ namespace {
 
 using wire::Op;
 
+// Host callbacks a session may have waiting at once.
+constexpr size_t kMaxHostCallbacks = 1 << 16;
+
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -49,8 +52,10 @@ Session::~Session() {
   }
   hb_cv_.notify_all();
   if (heartbeat_.joinable()) heartbeat_.join();
-  // Queued work may still run completions that use this session's members:
+  // Streams held at host callbacks the client will never run now go on;
+  // queued work may still run completions that use this session's members:
   // drain the device first.
+  for (auto& [id, gate] : host_gates_) gate->Open();
   device_.reset();
 }
 
@@ -340,6 +345,50 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
       Defer(h, device_->StreamWaitEvent(m.stream, m.event, m.flags));
       return Status::Ok();
     }
+    case Op::kStreamHostCallback: {
+      msg::StreamHostCallbackRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      if (host_gates_.size() >= kMaxHostCallbacks) {
+        Defer(h, Status(StatusCode::kResourceExhausted, "too many host callbacks waiting in one session"));
+        return Status::Ok();
+      }
+      auto gate = std::make_shared<HostGate>();
+      if (!host_gates_.emplace(m.callback, gate).second) {
+        Defer(h, InvalidArgument("host callback id " + std::to_string(m.callback) + " is in use"));
+        return Status::Ok();
+      }
+      // Counted as a reply the client waits for: heartbeats flow meanwhile.
+      if (pending_replies_.fetch_add(1) == 0) pending_since_ns_ = NowNs();
+      const uint64_t id = m.callback;
+      Status st = device_->StreamHostCallback(m.device, m.stream, [this, id](Status stream_status) {
+        codec::BodyWriter w;
+        w.Encode(msg::HostCallbackReady{id, ToHipError(stream_status)});
+        std::lock_guard lock(send_mu_);
+        last_send_ns_ = NowNs();
+        Status sent = FlushOutputLocked();
+        if (sent.ok()) sent = SendFrame(*conn_, static_cast<uint16_t>(Op::kHostCallbackReady), 0, w);
+        if (!sent.ok()) spdlog::info("session {}: host callback {} not announced: {}", id_, id, sent.ToString());
+      }, gate);
+      if (!st.ok()) {
+        host_gates_.erase(m.callback);
+        pending_replies_.fetch_sub(1);
+        Defer(h, st);
+      }
+      return Status::Ok();
+    }
+    case Op::kHostCallbackDone: {
+      msg::HostCallbackDone m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      auto it = host_gates_.find(m.callback);
+      if (it == host_gates_.end()) {
+        Defer(h, Status(StatusCode::kInvalidHandle, "no host callback " + std::to_string(m.callback) + " waits"));
+        return Status::Ok();
+      }
+      it->second->Open();
+      host_gates_.erase(it);
+      pending_replies_.fetch_sub(1);
+      return Status::Ok();
+    }
     case Op::kEventCreate: {
       msg::EventCreateRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
@@ -418,32 +467,38 @@ Status Session::HandleCopyFromDevice(const wire::FrameHeader& h) {
       return ReplySync(h, Status::Ok());
     }
   }
-  bool replied = false;
-  Status link;
-  // The reply goes out just before the first bytes; the send lock is held
-  // for the whole transfer so no heartbeat lands between its frames.
-  std::unique_lock<std::mutex> send_lock(send_mu_, std::defer_lock);
-  BulkIo drain = [&](const iovec* iov, int count) {
-    if (!replied) {
-      writer_.Encode(msg::CallReply{0});
-      send_lock.lock();
-      replied = true;
+  // The reply and its bytes go out when the stream gets there, from
+  // whichever thread that is; the replay goes on meanwhile.
+  if (pending_replies_.fetch_add(1) == 0) pending_since_ns_ = NowNs();
+  device_->CopyFromDeviceAsync(m.device, m.stream, m.src, [this, h](Status st, const Device::RegionReader& read) {
+    codec::BodyWriter w;
+    const bool with_bytes = st.ok() && read;
+    w.Encode(msg::CallReply{with_bytes ? 0 : ToHipError(TakeDeferred(st))});
+    Status link;
+    {
+      // The send lock is held for the whole transfer so no other frame
+      // lands between its frames.
+      std::lock_guard lock(send_mu_);
       last_send_ns_ = NowNs();
       link = FlushOutputLocked();
       if (link.ok())
-        link = SendFrame(*conn_, static_cast<uint16_t>(h.op | wire::kReplyBit), h.request_id, writer_);
-      if (!link.ok()) return link;
+        link = SendFrame(*conn_, static_cast<uint16_t>(h.op | wire::kReplyBit), h.request_id, w);
+      if (link.ok() && with_bytes) {
+        link = read([&](const iovec* iov, int count) {
+          last_send_ns_ = NowNs();
+          return SendBulk(*conn_, h.request_id, iov, count, chunk_bytes_);
+        });
+      }
     }
-    last_send_ns_ = NowNs();
-    return link = SendBulk(*conn_, h.request_id, iov, count, chunk_bytes_);
-  };
-  Status st = device_->CopyFromDevice(m.device, m.stream, m.src, drain);
-  if (replied) {
-    HIPR_RETURN_IF_ERROR(link);
-    if (!st.ok()) return Status(StatusCode::kDeviceLost, "device failed mid-copy: " + st.ToString());
-    return Status::Ok();
-  }
-  return ReplySync(h, st);
+    pending_replies_.fetch_sub(1);
+    if (!link.ok()) {
+      // Mid-transfer the byte stream is broken: end the session (the replay
+      // thread's next read fails).
+      spdlog::warn("session {}: copy to the client (request {}) failed: {}", id_, h.request_id, link.ToString());
+      conn_->Shutdown();
+    }
+  });
+  return Status::Ok();
 }
 
 }  // namespace hipr::worker

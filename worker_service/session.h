@@ -102,6 +102,8 @@ class Session {
     std::string kernel;
   };
   std::unordered_map<uint64_t, Function> functions_;  // Client-named function ids.
+  // Host callbacks whose stream waits for the client (replay thread only).
+  std::unordered_map<uint64_t, std::shared_ptr<HostGate>> host_gates_;
 
   std::mutex output_mu_;
   std::string output_;  // GUARDED_BY(output_mu_): printed by device code, not yet sent.

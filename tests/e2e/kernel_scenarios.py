@@ -248,3 +248,13 @@ class KernelScenarios:
             if name not in spt:
                 raise Failure("per_thread does not call %s: not built with per-thread default streams" % name)
         log("per_thread: the program's _spt calls used per-thread streams")
+
+    def scenario_callbacks(self):
+        """hipStreamAddCallback: run on the client, in stream order, holding the stream (callbacks.hip)."""
+        self.build.check_runtime()
+        w = self.worker()
+        env = client_env(self.build, w.server, "preload")
+        program = run_to_pass("callbacks", [self.build.program("callbacks")], env, timeout=90)
+        for line in program.text("out"):
+            if line.startswith(("the stream waited", "20 callbacks", "a blocking copy")):
+                log("callbacks: %s" % line)

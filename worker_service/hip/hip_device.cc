@@ -241,6 +241,31 @@ class HipDevice final : public Device {
     return Status::Ok();
   }
 
+  // The runtime runs stream callbacks on its own thread and holds the
+  // stream until they return: the callback reports and then waits for the
+  // gate there.
+  Status StreamHostCallback(int device, uint64_t stream, std::function<void(Status)> reached,
+                            std::shared_ptr<HostGate> gate) override {
+    hipStream_t s = nullptr;
+    HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
+    struct Pending {
+      std::function<void(Status)> reached;
+      std::shared_ptr<HostGate> gate;
+    };
+    auto* p = new Pending{std::move(reached), std::move(gate)};
+    hipError_t e = hipStreamAddCallback(
+        s,
+        [](hipStream_t, hipError_t status, void* arg) {
+          std::unique_ptr<Pending> pending(static_cast<Pending*>(arg));
+          pending->reached(FromHip(status, "stream work before a host callback"));
+          pending->gate->Wait();
+        },
+        p, 0);
+    if (e != hipSuccess) delete p;
+    HIPR_HIP(e);
+    return Status::Ok();
+  }
+
   Status EventCreate(int device, uint64_t event, uint32_t flags) override {
     HIPR_RETURN_IF_ERROR(Use(device));
     if (event == 0 || events_.count(event) != 0) return InvalidArgument("event id in use");

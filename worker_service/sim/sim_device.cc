@@ -235,6 +235,30 @@ Status SimDevice::CopyToDevice(int device, uint64_t stream, const msg::Region& d
   HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr));
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
+  const uint64_t bytes = dst.bytes();
+  bool stage = false;
+  if (!s->Empty() && bytes <= kMaxStagedBytes) {
+    stage = staged_bytes_.fetch_add(bytes) + bytes <= kMaxStagedBytes;
+    if (!stage) staged_bytes_.fetch_sub(bytes);  // Over the bound: wait instead.
+  }
+  if (stage) {
+    // The stream is busy (earlier work must see the old bytes): take the
+    // bytes now and let the stream write them when it gets there, so the
+    // replay never waits for the device. Bounded; past the bound it waits.
+    auto staged = std::make_shared<std::vector<uint8_t>>(bytes);
+    iovec all{staged->data(), staged->size()};
+    Status st = bytes == 0 ? Status::Ok() : fill(&all, 1);
+    if (!st.ok()) {
+      staged_bytes_.fetch_sub(bytes);
+      return st;
+    }
+    s->Submit([this, dst, staged] {
+      const uint8_t* from = staged->data();
+      for (uint64_t i = 0; i < dst.height && dst.width != 0; ++i, from += dst.width) std::memcpy(Row(dst, i), from, dst.width);
+      staged_bytes_.fetch_sub(staged->size());
+    });
+    return Status::Ok();
+  }
   s->WaitIdle();  // Earlier work on the stream sees the old bytes.
   return ForRowBatches(dst, fill);  // Straight into device memory.
 }
@@ -245,6 +269,18 @@ Status SimDevice::CopyFromDevice(int device, uint64_t stream, const msg::Region&
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
   s->WaitIdle();
   return ForRowBatches(src, drain);  // Straight from device memory.
+}
+
+void SimDevice::CopyFromDeviceAsync(int device, uint64_t stream, const msg::Region& src, CopyOutDone done) {
+  SimStream* s = nullptr;
+  Status st = memory_.Check(src, nullptr);
+  if (st.ok()) st = Prepare(device, stream, &s);
+  if (!st.ok()) return done(st, nullptr);
+  const RegionReader read = [src](const BulkIo& drain) { return ForRowBatches(src, drain); };
+  if (s->Empty()) return done(TakeFault(), read);  // Nothing before it: no hop.
+  // The stream's thread sends the bytes when it gets there (straight from
+  // device memory); the replay goes on.
+  s->Submit([this, read, done = std::move(done)] { done(TakeFault(), read); });
 }
 
 Status SimDevice::CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) {
@@ -317,6 +353,18 @@ Status SimDevice::StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flag
     generation = ev->recorded;  // Never recorded: nothing to wait for.
   }
   if (generation > 0) s->Submit([ev, generation] { ev->WaitFor(generation); });
+  return Status::Ok();
+}
+
+Status SimDevice::StreamHostCallback(int device, uint64_t stream, std::function<void(Status)> reached,
+                                     std::shared_ptr<HostGate> gate) {
+  SimStream* s = nullptr;
+  HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
+  // Work, not a marker: the stream is busy until the client has run it.
+  s->Submit([this, reached = std::move(reached), gate = std::move(gate)] {
+    reached(PeekFault());
+    gate->Wait();
+  });
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 // code object the client shipped.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,6 +52,7 @@ class SimDevice final : public Device {
                 uint8_t element_size) override;
   Status CopyToDevice(int device, uint64_t stream, const msg::Region& dst, const BulkIo& fill) override;
   Status CopyFromDevice(int device, uint64_t stream, const msg::Region& src, const BulkIo& drain) override;
+  void CopyFromDeviceAsync(int device, uint64_t stream, const msg::Region& src, CopyOutDone done) override;
   Status CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) override;
 
   Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) override;
@@ -58,6 +60,8 @@ class SimDevice final : public Device {
   Status StreamSynchronize(uint64_t stream) override;
   Status StreamQuery(uint64_t stream) override;
   Status StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flags) override;
+  Status StreamHostCallback(int device, uint64_t stream, std::function<void(Status)> reached,
+                            std::shared_ptr<HostGate> gate) override;
 
   Status EventCreate(int device, uint64_t event, uint32_t flags) override;
   Status EventDestroy(uint64_t event) override;
@@ -95,6 +99,7 @@ class SimDevice final : public Device {
   // synchronizing call, first one wins.
   void RecordFault(const Status& st);
   Status TakeFault();
+  Status PeekFault();
   void ReleaseQuietly(uint64_t address);
   Status CheckDevice(int device) const;
   // Resolves a stream id for work submitted by a thread whose current device
@@ -117,6 +122,10 @@ class SimDevice final : public Device {
   std::map<uint64_t, std::unique_ptr<SimStream>> streams_;
   // Destroyed streams still running their queued work; joined once idle.
   std::vector<std::unique_ptr<SimStream>> retired_;
+  // Bytes of host-to-device copies taken from the network for busy streams
+  // and not yet written (bounded by kMaxStagedBytes).
+  static constexpr uint64_t kMaxStagedBytes = 256ull << 20;
+  std::atomic<uint64_t> staged_bytes_{0};
   std::map<uint64_t, std::shared_ptr<Event>> events_;
   std::map<uint64_t, Module> modules_;
   TwinCatalog twins_;

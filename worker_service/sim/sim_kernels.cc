@@ -34,6 +34,11 @@ Status SimDevice::TakeFault() {
   return std::exchange(fault_, Status::Ok());
 }
 
+Status SimDevice::PeekFault() {
+  std::lock_guard lock(fault_mu_);
+  return fault_;
+}
+
 Status SimDevice::LoadModule(int device, uint64_t module, std::shared_ptr<const ModuleImage> image,
                              ModuleLoadResult* out) {
   HIPR_RETURN_IF_ERROR(CheckDevice(device));

@@ -43,6 +43,11 @@ void SimStream::WaitIdle() {
   cv_.wait(lock, [&] { return queue_.empty() && !running_item_; });
 }
 
+bool SimStream::Empty() {
+  std::lock_guard lock(mu_);
+  return queue_.empty() && !running_item_;
+}
+
 bool SimStream::Idle() {
   std::lock_guard lock(mu_);
   return queued_work_ == 0 && !running_work_;

@@ -58,6 +58,8 @@ class SimStream {
   void WaitIdle();
   // No work (markers aside) queued or running.
   bool Idle();
+  // Nothing at all queued or running, markers included.
+  bool Empty();
 
   int device() const { return device_; }
   uint32_t flags() const { return flags_; }

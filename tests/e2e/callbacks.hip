@@ -1,0 +1,140 @@
+// callbacks: hipStreamAddCallback runs on the client, in stream order. The
+// stream does not go past a callback until the client has run it (events
+// around a sleeping callback measure that on the device's clock), the
+// status argument is the stream's, callbacks of a stream run in order, and a
+// blocking copy queued behind a held stream completes (the worker's replay
+// does not wait for the stream while the client's "done" is on its way).
+#include <hip/hip_runtime.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common.h"
+
+__global__ void set_value(int* p, int v) { *p = v; }
+__global__ void add_value(int* p, int v) { *p += v; }
+
+namespace {
+
+constexpr int kSleepMs = 300;
+
+std::mutex g_mu;
+std::vector<int> g_order;
+std::atomic<int> g_calls{0};
+std::thread::id g_main_thread;
+
+struct Tag {
+  int value;
+  hipStream_t stream;
+  hipError_t status = hipErrorUnknown;
+  hipStream_t seen_stream = nullptr;
+  bool ran_on_main = true;
+};
+
+void Record(hipStream_t stream, hipError_t status, void* user) {
+  auto* tag = static_cast<Tag*>(user);
+  tag->status = status;
+  tag->seen_stream = stream;
+  tag->ran_on_main = std::this_thread::get_id() == g_main_thread;
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_order.push_back(tag->value);
+  ++g_calls;
+}
+
+void Sleepy(hipStream_t, hipError_t, void* user) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(kSleepMs));
+  static_cast<std::atomic<bool>*>(user)->store(true);
+}
+
+void CheckTheStreamWaitsForTheCallback() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  hipEvent_t before, after;
+  HIP_OK(hipEventCreate(&before));
+  HIP_OK(hipEventCreate(&after));
+  std::atomic<bool> ran{false};
+  HIP_OK(hipEventRecord(before, s));
+  HIP_OK(hipStreamAddCallback(s, Sleepy, &ran, 0));
+  HIP_OK(hipEventRecord(after, s));
+  HIP_OK(hipEventSynchronize(after));
+  CHECK(ran.load(), "the event after the callback completed before the callback ran");
+  float ms = 0;
+  HIP_OK(hipEventElapsedTime(&ms, before, after));
+  CHECK(ms >= kSleepMs * 0.9f, "the stream went past a %d ms callback in %.1f ms", kSleepMs, ms);
+  HIP_OK(hipEventDestroy(before));
+  HIP_OK(hipEventDestroy(after));
+  HIP_OK(hipStreamDestroy(s));
+  printf("the stream waited %.1f ms for a %d ms callback\n", ms, kSleepMs);
+}
+
+void CheckOrderAndStatus() {
+  hipStream_t a, b;
+  HIP_OK(hipStreamCreate(&a));
+  HIP_OK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+  int* d = nullptr;
+  HIP_OK(hipMalloc(&d, 2 * sizeof(int)));
+  std::vector<Tag> tags;
+  tags.reserve(20);
+  for (int i = 0; i < 10; ++i) {
+    hipLaunchKernelGGL(add_value, dim3(1), dim3(1), 0, a, d, 1);
+    tags.push_back(Tag{100 + i, a});
+    HIP_OK(hipStreamAddCallback(a, Record, &tags.back(), 0));
+    hipLaunchKernelGGL(add_value, dim3(1), dim3(1), 0, b, d + 1, 1);
+    tags.push_back(Tag{200 + i, b});
+    HIP_OK(hipStreamAddCallback(b, Record, &tags.back(), 0));
+  }
+  HIP_OK(hipStreamSynchronize(a));
+  HIP_OK(hipStreamSynchronize(b));
+  CHECK(g_calls.load() == 20, "%d of 20 callbacks ran by the synchronizations", g_calls.load());
+  std::vector<int> on_a, on_b;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    for (int v : g_order) (v < 200 ? on_a : on_b).push_back(v);
+  }
+  for (int i = 0; i < 10; ++i) {
+    CHECK(on_a[i] == 100 + i && on_b[i] == 200 + i, "callback order: position %d holds %d and %d", i, on_a[i],
+          on_b[i]);
+  }
+  for (const Tag& t : tags) {
+    CHECK(t.status == hipSuccess, "callback %d got status %s", t.value, hipGetErrorName(t.status));
+    CHECK(t.seen_stream == t.stream, "callback %d got another stream", t.value);
+    CHECK(!t.ran_on_main, "callback %d ran on the calling thread", t.value);
+  }
+  HIP_EXPECT(hipStreamAddCallback(a, nullptr, nullptr, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipStreamAddCallback(a, Record, nullptr, 1), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(a));
+  HIP_OK(hipStreamDestroy(b));
+  printf("20 callbacks on two streams ran in stream order with hipSuccess\n");
+}
+
+void CheckABlockingCopyBehindAHeldStream() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));  // Blocking: the null stream waits for it.
+  int* d = nullptr;
+  HIP_OK(hipMalloc(&d, sizeof(int)));
+  std::atomic<bool> ran{false};
+  hipLaunchKernelGGL(set_value, dim3(1), dim3(1), 0, s, d, 3);
+  HIP_OK(hipStreamAddCallback(s, Sleepy, &ran, 0));
+  hipLaunchKernelGGL(add_value, dim3(1), dim3(1), 0, s, d, 4);
+  int v = 0;
+  HIP_OK(hipMemcpy(&v, d, sizeof v, hipMemcpyDeviceToHost));  // Null stream: after all of s.
+  CHECK(ran.load(), "the blocking copy finished before the callback ran");
+  CHECK(v == 7, "copied %d, expected 3 + 4", v);
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+  printf("a blocking copy behind a held stream returned the value written after the callback\n");
+}
+
+}  // namespace
+
+int main() {
+  g_main_thread = std::this_thread::get_id();
+  CheckTheStreamWaitsForTheCallback();
+  CheckOrderAndStatus();
+  CheckABlockingCopyBehindAHeldStream();
+  return e2e::Finish("callbacks");
+}
