@@ -258,3 +258,13 @@ class KernelScenarios:
         for line in program.text("out"):
             if line.startswith(("the stream waited", "20 callbacks", "a blocking copy")):
                 log("callbacks: %s" % line)
+
+    def scenario_stress(self):
+        """16 threads x 1,000 mixed async calls through one session, every result checked (stress.hip)."""
+        self.build.check_runtime()
+        w = self.worker()
+        env = client_env(self.build, w.server, "preload")
+        program = run_to_pass("stress", [self.build.program("stress")], env, timeout=240)
+        for line in program.text("out"):
+            if "mixed calls" in line:
+                log("stress: %s" % line)
