@@ -259,6 +259,11 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
     case Op::kDeviceReset: {
       msg::DeviceRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
+      // The reset waits for every stream here, on the replay thread: a
+      // stream held at a host callback would wait for a "done" queued
+      // behind this frame. The reset discards the streams' work anyway, so
+      // let them past their callbacks (the client still runs them).
+      for (auto& [id, gate] : host_gates_) gate->Open();
       return ReplySync(h, device_->DeviceReset(m.device));
     }
     case Op::kMemGetInfo: {
