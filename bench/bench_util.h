@@ -1,0 +1,153 @@
+// Helpers shared by the benchmark programs: timing, medians, HIP error
+// checks, and RawPeer, the raw-TCP baseline (a forked echo/sink process on
+// loopback) that every figure is measured beside.
+#pragma once
+
+#include <hip/hip_runtime_api.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+namespace hipr_bench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double Seconds(const std::function<void()>& fn) {
+  auto t0 = Clock::now();
+  fn();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+inline double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+inline void Check(hipError_t e, const char* what) {
+  if (e != hipSuccess) {
+    std::fprintf(stderr, "%s failed: %s\n", what, hipGetErrorName(e));
+    std::exit(1);
+  }
+}
+
+// Bulk moves in 4 MiB syscalls, like hipr's default chunk: the fastest
+// plain-socket pattern measured here (one 256 MiB call is slower).
+constexpr size_t kPiece = 4u << 20;
+
+inline void FullWrite(int fd, const void* p, size_t n) {
+  auto* c = static_cast<const char*>(p);
+  while (n > 0) {
+    ssize_t w = send(fd, c, std::min(n, kPiece), MSG_NOSIGNAL);
+    if (w <= 0) std::exit(2);
+    c += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+inline void FullRead(int fd, void* p, size_t n) {
+  auto* c = static_cast<char*>(p);
+  while (n > 0) {
+    ssize_t r = recv(fd, c, std::min(n, kPiece), MSG_WAITALL);
+    if (r <= 0) std::exit(2);
+    c += r;
+    n -= static_cast<size_t>(r);
+  }
+}
+
+// A peer process on loopback: it echoes a ping, receives an upload of N
+// bytes into its own N-byte buffer (acknowledging with one byte), or sends N
+// bytes from that buffer. Like the worker's device memory, the peer's buffer
+// is as large as the transfer, so both sides touch the same amount of memory.
+struct RawPeer {
+  int fd = -1;
+  pid_t pid = -1;
+  static constexpr size_t kRequest = 32;  // About a HIPR call frame.
+  static constexpr size_t kReply = 24;    // About a HIPR reply frame.
+
+  void Start(uint64_t max_bytes) {
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    listen(lfd, 1);
+    socklen_t len = sizeof a;
+    getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
+    pid = fork();
+    if (pid == 0) {
+      int c = accept(lfd, nullptr, nullptr);
+      int one = 1;
+      setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      // Like the sim device's memory: anonymous, transparent huge pages
+      // where the kernel allows them, touched once before measuring.
+      auto* buf = static_cast<char*>(
+          mmap(nullptr, max_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+      (void)madvise(buf, max_bytes, MADV_HUGEPAGE);
+      std::memset(buf, 1, max_bytes);
+      for (;;) {
+        struct {
+          char op;
+          uint64_t n;
+        } __attribute__((packed)) cmd;
+        char req[kRequest];
+        FullRead(c, req, kRequest);
+        std::memcpy(&cmd, req, sizeof cmd);
+        if (cmd.op == 'p') {
+          FullWrite(c, req, kReply);
+        } else if (cmd.op == 'u' && cmd.n <= max_bytes) {
+          FullRead(c, buf, cmd.n);
+          FullWrite(c, req, 1);
+        } else if (cmd.op == 'd' && cmd.n <= max_bytes) {
+          FullWrite(c, buf, cmd.n);
+        } else {
+          _exit(0);
+        }
+      }
+    }
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    close(lfd);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  void Command(char op, uint64_t n) {
+    char req[kRequest] = {};
+    req[0] = op;
+    std::memcpy(req + 1, &n, sizeof n);
+    FullWrite(fd, req, kRequest);
+  }
+  void Ping() {
+    Command('p', 0);
+    char rep[kReply];
+    FullRead(fd, rep, kReply);
+  }
+  void Upload(const char* data, uint64_t n) {
+    Command('u', n);
+    FullWrite(fd, data, n);
+    char ack;
+    FullRead(fd, &ack, 1);
+  }
+  void Download(char* data, uint64_t n) {
+    Command('d', n);
+    FullRead(fd, data, n);
+  }
+  void Stop() {
+    Command('q', 0);
+    close(fd);
+    waitpid(pid, nullptr, 0);
+  }
+};
+
+}  // namespace hipr_bench
