@@ -92,4 +92,8 @@ hipError_t AfterSync(Session& s, int device, uint64_t stream, hipError_t result)
 hipError_t CopyMemory(void* dst, const void* src, size_t size, hipMemcpyKind kind, hipStream_t stream,
                       bool async);
 
+// hipMemcpy2DAsync's path (graph replay of host copies). api_copy.cc.
+hipError_t CopyMemory2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                             hipMemcpyKind kind, hipStream_t stream);
+
 }  // namespace hipr::client

@@ -19,10 +19,13 @@
 //  * device -> device: blocking forms wait for the reply, async forms are
 //    fire-and-forget.
 //  * memsets are fire-and-forget on their stream.
+//  * while the stream captures (graph.h), async copies and memsets become
+//    graph nodes and blocking copies are hipErrorStreamCaptureUnsupported.
 #include <cstring>
 #include <vector>
 
 #include "client_stub/api_common.h"
+#include "client_stub/graph.h"
 
 using namespace hipr;
 using namespace hipr::client;
@@ -117,6 +120,19 @@ hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t strea
   const msg::Region dst_region{reinterpret_cast<uint64_t>(r.dst), r.dpitch, r.width, r.height};
   const msg::Region src_region{reinterpret_cast<uint64_t>(r.src), r.spitch, r.width, r.height};
   msg::CallReply reply;
+  if (AnyCapture()) {
+    if (mode == Mode::kBlocking) {
+      // A blocking copy waits for its stream: not while any capture runs
+      // in global mode, as natively.
+      if (hipError_t e = CheckNotCapturing(target.device, target.id, true); e != hipSuccess) return e;
+    } else {
+      GraphOp node = dst.device && src.device
+                         ? GraphOp(msg::CopyOnDeviceRequest{target.device, target.id, dst_region, src_region, false})
+                         : GraphOp(HostCopyNode{r.dst, r.dpitch, r.src, r.spitch, r.width, r.height, kind});
+      hipError_t captured = hipSuccess;
+      if (CaptureNode(target.device, target.id, std::move(node), &captured)) return captured;
+    }
+  }
   if (!dst.device && !src.device) {
     for (size_t i = 0; i < r.height; ++i)
       std::memmove(static_cast<char*>(r.dst) + i * r.dpitch, static_cast<const char*>(r.src) + i * r.spitch,
@@ -194,10 +210,17 @@ hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count,
   req.dst = msg::Region{reinterpret_cast<uint64_t>(dst), bytes, bytes, 1};
   req.value = value;
   req.element_size = element_size;
+  if (hipError_t captured = hipSuccess; AnyCapture() && CaptureNode(target.device, target.id, req, &captured))
+    return captured;
   return ToHipError(s->Post(wire::Op::kMemset, req));
 }
 
 }  // namespace
+
+hipError_t hipr::client::CopyMemory2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                           size_t height, hipMemcpyKind kind, hipStream_t stream) {
+  return Memcpy2D(dst, dpitch, src, spitch, width, height, kind, stream, Mode::kAsync);
+}
 
 hipError_t hipr::client::CopyMemory(void* dst, const void* src, size_t size, hipMemcpyKind kind,
                                     hipStream_t stream, bool async) {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "client_stub/api_common.h"
+#include "client_stub/graph.h"
 #include "client_stub/code_module.h"
 #include "client_stub/device_props.h"
 
@@ -247,6 +248,7 @@ HIPR_EXPORT hipError_t hipDeviceSynchronize() {
     if (s == nullptr) return hipErrorNoDevice;
     int device = 0;
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    if (hipError_t e = CheckNotCapturing(device, 0, true); e != hipSuccess) return e;
     msg::CallReply reply;
     Status st = s->Call(wire::Op::kDeviceSynchronize, msg::DeviceRequest{device}, &reply);
     return AfterSync(*s, device, 0, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));

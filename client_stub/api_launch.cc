@@ -46,6 +46,9 @@ hipError_t ResolveEvent(hipEvent_t event, uint64_t* id) {
   EventRecord record;
   if (!Client::Get().handles().FindEvent(event, &record)) return hipErrorInvalidHandle;
   *id = record.id;
+  // The launch records it (counted even if the launch is then refused:
+  // that only costs a later query its local answer).
+  Client::Get().handles().NoteEventRecorded(event);
   return hipSuccess;
 }
 

@@ -146,6 +146,7 @@ hipError_t LaunchModuleFunction(const char* api, ModuleLaunch l) {
     EventRecord record;
     if (!Client::Get().handles().FindEvent(event, &record)) return hipErrorInvalidHandle;
     *id = record.id;
+    Client::Get().handles().NoteEventRecorded(event);  // As in api_launch.cc.
   }
   Status st = LaunchKernel(*s, *mf.module, *mf.name, l.spec, args);
   if (!st.ok()) HIPR_LOG_INFO("%s: %s", api, st.message().c_str());

@@ -4,6 +4,7 @@
 // are round trips. Handles are validated locally: an unknown or destroyed
 // handle is hipErrorInvalidHandle before anything is sent.
 #include "client_stub/api_common.h"
+#include "client_stub/graph.h"
 
 using namespace hipr;
 using namespace hipr::client;
@@ -43,6 +44,7 @@ hipError_t StreamCall(wire::Op op, hipStream_t stream) {
   if (s == nullptr) return hipErrorNoDevice;
   StreamTarget target;
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+  if (hipError_t e = CheckNotCapturing(target.device, target.id, false); e != hipSuccess) return e;
   msg::CallReply reply;
   Status st = s->Call(op, msg::StreamRequest{target.id}, &reply);
   // A query answering hipSuccess is a synchronisation point too.
@@ -76,13 +78,20 @@ hipError_t CreateEvent(hipEvent_t* event, unsigned flags) {
 hipError_t EventCall(wire::Op op, hipEvent_t event) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
+  HandleTable& handles = Client::Get().handles();
   EventRecord record;
-  if (!Client::Get().handles().FindEvent(event, &record)) return hipErrorInvalidHandle;
+  if (!handles.FindEvent(event, &record)) return hipErrorInvalidHandle;
+  // Known complete (never recorded, or seen complete since its last
+  // record): answered here. Such an answer collects no deferred error; the
+  // next call that reaches the worker does.
+  if (record.known_done == record.recorded) return hipSuccess;
   msg::CallReply reply;
   Status st = s->Call(op, msg::EventRequest{record.id}, &reply);
+  const hipError_t result = st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
+  if (result == hipSuccess) handles.NoteEventDone(event, record.recorded);
   // The event's stream is not tracked here: read back on its device's null
   // stream (which the completed event precedes).
-  return AfterSync(*s, record.device, 0, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
+  return AfterSync(*s, record.device, 0, result);
 }
 
 }  // namespace
@@ -143,6 +152,8 @@ HIPR_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, 
     StreamTarget target;
     if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return err;
     if (flags != 0) return hipErrorInvalidValue;
+    if (hipError_t captured = hipSuccess; CaptureStreamWaitEvent(target.device, target.id, e.id, &captured))
+      return captured;
     return ToHipError(
         s->Post(wire::Op::kStreamWaitEvent, msg::StreamWaitEventRequest{target.id, e.id, flags}));
   });
@@ -171,6 +182,11 @@ HIPR_EXPORT hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallbac
     if (callback == nullptr || flags != 0) return hipErrorInvalidValue;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    // Captured: a host node that calls back with the stream the graph is
+    // launched on.
+    if (hipError_t captured = hipSuccess;
+        AnyCapture() && CaptureNode(target.device, target.id, HostFnNode{nullptr, user_data, callback}, &captured))
+      return captured;
     return ToHipError(s->PostHostCallback(target.device, target.id, [stream, callback, user_data](int32_t error) {
       callback(stream, static_cast<hipError_t>(error), user_data);
     }));
@@ -255,6 +271,11 @@ HIPR_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
     StreamTarget target;
     if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return err;
     if (e.device != target.device) return hipErrorInvalidHandle;  // As the runtime.
+    if (hipError_t captured = hipSuccess; CaptureEventRecord(target.device, target.id, e.id, &captured))
+      return captured;
+    // Counted before it is posted: a query racing with this record must not
+    // be answered from an older completion.
+    Client::Get().handles().NoteEventRecorded(event);
     return ToHipError(s->Post(wire::Op::kEventRecord, msg::EventRecordRequest{e.id, target.id}));
   });
 }

@@ -48,7 +48,7 @@ hipStream_t HandleTable::NewStream(int device, unsigned flags, int priority, Str
 
 hipEvent_t HandleTable::NewEvent(int device, unsigned flags, EventRecord* out) {
   std::unique_lock lock(mu_);
-  auto* record = new EventRecord{NextId(), device, flags};
+  auto* record = new EventRecord{NextId(), device, flags, 0, 0};
   events_.emplace(record, record);
   *out = *record;
   return reinterpret_cast<hipEvent_t>(record);
@@ -62,6 +62,18 @@ bool HandleTable::FindStream(hipStream_t stream, StreamRecord* out) const {
 bool HandleTable::FindEvent(hipEvent_t event, EventRecord* out) const {
   std::shared_lock lock(mu_);
   return Find(events_, event, out);
+}
+
+uint64_t HandleTable::NoteEventRecorded(hipEvent_t event) {
+  std::unique_lock lock(mu_);
+  auto it = events_.find(event);
+  return it == events_.end() ? 0 : ++it->second->recorded;
+}
+
+void HandleTable::NoteEventDone(hipEvent_t event, uint64_t recorded) {
+  std::unique_lock lock(mu_);
+  auto it = events_.find(event);
+  if (it != events_.end() && recorded > it->second->known_done) it->second->known_done = recorded;
 }
 
 bool HandleTable::RemoveStream(hipStream_t stream, StreamRecord* out) {

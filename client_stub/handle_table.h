@@ -8,7 +8,8 @@
 // read: a garbage pointer from the application is never dereferenced.
 //
 // Thread-safety: all methods may be called from any thread (one
-// shared_mutex). Records are immutable once created.
+// shared_mutex). Records are immutable once created, except an event's
+// record/completion counters (NoteEventRecorded / NoteEventDone).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,12 @@ struct EventRecord {
   uint64_t id = 0;
   int device = 0;
   unsigned flags = 0;
+  // How often it was recorded, and the highest such count a successful
+  // synchronize or query has seen complete. Equal: the client knows the
+  // event is complete (as is an event never recorded) and answers
+  // hipEventQuery/hipEventSynchronize itself.
+  uint64_t recorded = 0;
+  uint64_t known_done = 0;
 };
 
 class HandleTable {
@@ -44,6 +51,12 @@ class HandleTable {
   bool FindStream(hipStream_t stream, StreamRecord* out) const;
   bool FindEvent(hipEvent_t event, EventRecord* out) const;
 
+  // An event record was posted: returns the new record count (0 when the
+  // event is not live).
+  uint64_t NoteEventRecorded(hipEvent_t event);
+  // A synchronize or query that read record count `recorded` saw it
+  // complete.
+  void NoteEventDone(hipEvent_t event, uint64_t recorded);
   // Forgets a live handle; false when it was not live.
   bool RemoveStream(hipStream_t stream, StreamRecord* out);
   bool RemoveEvent(hipEvent_t event, EventRecord* out);

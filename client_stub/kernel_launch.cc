@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "client_stub/graph.h"
 #include "client_stub/log.h"
 #include "client_stub/stats.h"
 
@@ -163,8 +164,12 @@ Status CheckLaunch(const msg::DeviceInfo& d, const co::KernelInfo& k, const Laun
   return Status::Ok();
 }
 
-Status LaunchKernel(Session& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
-                    const KernelArgs& args) {
+namespace {
+
+// The checks and the request of a launch, not yet sent.
+Status PrepareLaunch(Session& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
+                     const KernelArgs& args, msg::LaunchRequest* request, KernelBinding* binding,
+                     std::shared_ptr<const IsaImage>* image_out, const co::KernelInfo** kernel_out) {
   if (spec.device < 0 || spec.device >= session.device_count())
     return HipStatus(hipErrorInvalidDevice, "device " + std::to_string(spec.device) + " does not exist");
   const msg::DeviceInfo& device = session.devices()[spec.device];
@@ -177,22 +182,57 @@ Status LaunchKernel(Session& session, CodeModule& module, const std::string& nam
     return HipStatus(hipErrorInvalidDeviceFunction,
                      "module " + module.name() + " has no kernel '" + name + "' for " + device.gcn_arch_name);
   HIPR_RETURN_IF_ERROR(CheckLaunch(device, *kernel, spec));
-  msg::LaunchRequest request;
-  HIPR_RETURN_IF_ERROR(PackKernargs(*kernel, args, &request.kernarg));
+  HIPR_RETURN_IF_ERROR(PackKernargs(*kernel, args, &request->kernarg));
+  HIPR_RETURN_IF_ERROR(module.Bind(session, spec.device, name, binding));
+  request->device = spec.device;
+  request->stream = spec.stream;
+  request->module = binding->load->id;
+  request->function = binding->function_id;
+  if (binding->first_launch) request->kernel = name;
+  request->grid = spec.grid;
+  request->block = spec.block;
+  request->shared_bytes = static_cast<uint32_t>(spec.shared_bytes);
+  request->flags = spec.flags;
+  request->start_event = spec.start_event;
+  request->stop_event = spec.stop_event;
+  request->global = spec.global;
+  *kernel_out = kernel;  // Lives as long as *image_out.
+  *image_out = std::move(image);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status BuildKernelNode(Session& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
+                       const KernelArgs& args, msg::LaunchRequest* request) {
   KernelBinding binding;
-  HIPR_RETURN_IF_ERROR(module.Bind(session, spec.device, name, &binding));
-  request.device = spec.device;
-  request.stream = spec.stream;
-  request.module = binding.load->id;
-  request.function = binding.function_id;
-  if (binding.first_launch) request.kernel = name;
-  request.grid = spec.grid;
-  request.block = spec.block;
-  request.shared_bytes = static_cast<uint32_t>(spec.shared_bytes);
-  request.flags = spec.flags;
-  request.start_event = spec.start_event;
-  request.stop_event = spec.stop_event;
-  request.global = spec.global;
+  std::shared_ptr<const IsaImage> image;
+  const co::KernelInfo* kernel = nullptr;
+  HIPR_RETURN_IF_ERROR(PrepareLaunch(session, module, name, spec, args, request, &binding, &image, &kernel));
+  // A graph node may be the first launch the worker sees, at any time.
+  request->kernel = name;
+  return Status::Ok();
+}
+
+Status LaunchKernel(Session& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
+                    const KernelArgs& args) {
+  msg::LaunchRequest request;
+  KernelBinding binding;
+  std::shared_ptr<const IsaImage> image;
+  const co::KernelInfo* kernel = nullptr;
+  HIPR_RETURN_IF_ERROR(PrepareLaunch(session, module, name, spec, args, &request, &binding, &image, &kernel));
+  if (AnyCapture()) {
+    hipError_t captured = hipSuccess;
+    if (request.start_event == 0 && request.stop_event == 0) {
+      msg::LaunchRequest node = request;
+      node.kernel = name;  // As BuildKernelNode.
+      if (CaptureNode(spec.device, spec.stream, std::move(node), &captured))
+        return captured == hipSuccess ? Status::Ok() : HipStatus(captured, "the stream's capture refused the launch");
+    } else if (CaptureNode(spec.device, spec.stream, EmptyNode{}, &captured)) {
+      // Launches that record events (hipExtLaunchKernel) are not captured.
+      return HipStatus(hipErrorStreamCaptureUnsupported, "a launch with events cannot be captured");
+    }
+  }
   if (ManagedVars& managed = ManagedVars::Get(); !managed.empty()) {
     std::vector<uint32_t> pointers;
     for (const co::KernelArg& a : kernel->args)

@@ -85,10 +85,16 @@ Status PackKernargs(const co::KernelInfo& kernel, const KernelArgs& args, std::v
 // The launch-configuration checks above, in native HIP's order.
 Status CheckLaunch(const msg::DeviceInfo& device, const co::KernelInfo& kernel, const LaunchSpec& spec);
 
+// The request LaunchKernel would post, for a graph's kernel node: checked,
+// packed, bound, and naming its kernel (a node may reach the worker first).
+Status BuildKernelNode(Session& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
+                       const KernelArgs& args, msg::LaunchRequest* request);
+
 // Checks, packs, binds (the module's first use in the session loads it) and
 // posts kLaunchKernel for kernel `name` of `module`. Blocks only on a first
 // use; otherwise fire-and-forget: errors of the kernel itself surface at the
-// next synchronizing call.
+// next synchronizing call. While spec.stream captures, the launch becomes a
+// node of the capture's graph instead (graph.h).
 Status LaunchKernel(Session& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
                     const KernelArgs& args);
 

@@ -421,8 +421,7 @@ Status Session::ReadOneFrame() {
   return Status::Ok();
 }
 
-Status Session::PostHostCallback(int device, uint64_t stream, std::function<void(int32_t error)> fn) {
-  if (dead()) return DeadStatus();
+uint64_t Session::AddHostCallback(std::function<void(int32_t error)> fn) {
   std::call_once(callback_thread_once_, [this] {
     // Like the flusher: no signals meant for the application's threads.
     sigset_t all;
@@ -439,11 +438,19 @@ Status Session::PostHostCallback(int device, uint64_t stream, std::function<void
     waiting_callbacks_[id] = HostCallback{id, std::move(fn), 0};
   }
   recv_cv_.notify_all();  // The callback thread now reads when no caller does.
+  return id;
+}
+
+void Session::DropHostCallback(uint64_t id) {
+  std::lock_guard<std::mutex> lock(recv_mu_);
+  waiting_callbacks_.erase(id);
+}
+
+Status Session::PostHostCallback(int device, uint64_t stream, std::function<void(int32_t error)> fn) {
+  if (dead()) return DeadStatus();
+  const uint64_t id = AddHostCallback(std::move(fn));
   Status st = Post(wire::Op::kStreamHostCallback, msg::StreamHostCallbackRequest{device, stream, id});
-  if (!st.ok()) {
-    std::lock_guard<std::mutex> lock(recv_mu_);
-    waiting_callbacks_.erase(id);
-  }
+  if (!st.ok()) DropHostCallback(id);
   return st;
 }
 

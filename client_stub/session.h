@@ -139,6 +139,11 @@ class Session {
   // session's callback thread (started at the first one) runs `fn` with the
   // stream's status and then lets the stream go on. Fire-and-forget.
   Status PostHostCallback(int device, uint64_t stream, std::function<void(int32_t error)> fn);
+  // The two halves of PostHostCallback, for frames that carry several
+  // callback ids (kGraphLaunch): registers `fn` under a fresh id to run when
+  // the worker announces it; DropHostCallback forgets one never posted.
+  uint64_t AddHostCallback(std::function<void(int32_t error)> fn);
+  void DropHostCallback(uint64_t id);
 
   // In a forked child: closes this copy of the socket (the parent's stays
   // open) and never touches the session again. Async-signal-safe: takes no

@@ -32,6 +32,9 @@ void Print() {
   fprintf(stderr, "hipr: stats: %llu launches, %llu calls (%llu round trips), %s sent, %s received\n",
           static_cast<unsigned long long>(Load(c.launches)), static_cast<unsigned long long>(Load(c.calls)),
           static_cast<unsigned long long>(Load(c.round_trips)), sent, received);
+  if (const uint64_t graphs = Load(c.graph_launches); graphs > 0)
+    fprintf(stderr, "hipr: stats: graphs: %llu launches of executable graphs held by the worker\n",
+            static_cast<unsigned long long>(graphs));
   const uint64_t loaded = Load(c.modules_loaded), shipped = Load(c.modules_shipped);
   fprintf(stderr, "hipr: stats: modules: %llu loaded, %llu shipped (%llu bytes as %llu on the wire), %llu held by the "
           "worker already\n",

@@ -19,6 +19,7 @@ struct Counters {
   std::atomic<uint64_t> calls{0};        // Every frame the client sends, but chunks.
   std::atomic<uint64_t> round_trips{0};  // Synchronous calls (one reply each).
   std::atomic<uint64_t> launches{0};
+  std::atomic<uint64_t> graph_launches{0};  // kGraphLaunch frames (their kernels are not in `launches`).
   std::atomic<uint64_t> bytes_sent{0};
   std::atomic<uint64_t> bytes_received{0};
   std::atomic<uint64_t> modules_loaded{0};

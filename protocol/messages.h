@@ -363,6 +363,47 @@ struct HostCallbackDone {
   HIPR_FIELDS(callback)
 };
 
+// Executable graphs (hipGraphInstantiate on the client; see
+// docs/architecture.md "Graphs"). A node is the body of the stream
+// operation it replays, encoded as that op's own request: kLaunchKernel
+// (LaunchRequest; `kernel` always given), kMemset (MemsetRequest),
+// kCopyOnDevice (CopyOnDeviceRequest, want_reply false) or
+// kStreamHostCallback (empty body: a host node, run on the client). Each
+// node's device and stream are ignored: a launch replays every node on the
+// launch's device and stream, in the order given.
+struct GraphNode {
+  uint16_t op = 0;
+  std::vector<uint8_t> body;
+  HIPR_FIELDS(op, body)
+};
+
+// kGraphCreate: `graph` is a client-chosen id, unique in its session. A
+// graph too large for one body comes in several frames: the first creates
+// it, each later one has `append` set and adds its nodes at the end.
+struct GraphCreateRequest {
+  uint64_t graph = 0;
+  int32_t device = 0;
+  std::vector<GraphNode> nodes;
+  bool append = false;
+  HIPR_FIELDS(graph, device, nodes, append)
+};
+
+// kGraphLaunch: `callbacks` are fresh host callback ids (as in
+// StreamHostCallbackRequest), one per host node, in node order.
+struct GraphLaunchRequest {
+  uint64_t graph = 0;
+  int32_t device = 0;
+  uint64_t stream = 0;
+  std::vector<uint64_t> callbacks;
+  HIPR_FIELDS(graph, device, stream, callbacks)
+};
+
+// kGraphDestroy.
+struct GraphRequest {
+  uint64_t graph = 0;
+  HIPR_FIELDS(graph)
+};
+
 // kOutput: text that device code wrote (printf). Sent before the reply of
 // the synchronizing call that made it visible; the client writes it to its
 // stdout.

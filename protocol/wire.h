@@ -65,6 +65,10 @@ enum class Op : uint16_t {
   kEventSynchronize = 0x0414,
   kEventQuery = 0x0415,
   kEventElapsedTime = 0x0416,
+  // Graphs 0x042x: executable graphs named by the client (see messages.h).
+  kGraphCreate = 0x0421,   // Fire-and-forget: the nodes, in an order their edges allow.
+  kGraphLaunch = 0x0422,   // Fire-and-forget: every node, in stream order.
+  kGraphDestroy = 0x0423,  // Fire-and-forget.
   // Session 0x0Fxx.
   kHello = 0x0F01,
   kGoodbye = 0x0F02,

@@ -353,32 +353,25 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
     case Op::kStreamHostCallback: {
       msg::StreamHostCallbackRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
-      if (host_gates_.size() >= kMaxHostCallbacks) {
-        Defer(h, Status(StatusCode::kResourceExhausted, "too many host callbacks waiting in one session"));
-        return Status::Ok();
-      }
-      auto gate = std::make_shared<HostGate>();
-      if (!host_gates_.emplace(m.callback, gate).second) {
-        Defer(h, InvalidArgument("host callback id " + std::to_string(m.callback) + " is in use"));
-        return Status::Ok();
-      }
-      // Counted as a reply the client waits for: heartbeats flow meanwhile.
-      if (pending_replies_.fetch_add(1) == 0) pending_since_ns_ = NowNs();
-      const uint64_t id = m.callback;
-      Status st = device_->StreamHostCallback(m.device, m.stream, [this, id](Status stream_status) {
-        codec::BodyWriter w;
-        w.Encode(msg::HostCallbackReady{id, ToHipError(stream_status)});
-        std::lock_guard lock(send_mu_);
-        last_send_ns_ = NowNs();
-        Status sent = FlushOutputLocked();
-        if (sent.ok()) sent = SendFrame(*conn_, static_cast<uint16_t>(Op::kHostCallbackReady), 0, w);
-        if (!sent.ok()) spdlog::info("session {}: host callback {} not announced: {}", id_, id, sent.ToString());
-      }, gate);
-      if (!st.ok()) {
-        host_gates_.erase(m.callback);
-        pending_replies_.fetch_sub(1);
-        Defer(h, st);
-      }
+      Defer(h, AddHostCallback(m));
+      return Status::Ok();
+    }
+    case Op::kGraphCreate: {
+      msg::GraphCreateRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Defer(h, CreateGraph(std::move(m)));
+      return Status::Ok();
+    }
+    case Op::kGraphLaunch: {
+      msg::GraphLaunchRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Defer(h, LaunchGraph(m));
+      return Status::Ok();
+    }
+    case Op::kGraphDestroy: {
+      msg::GraphRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Defer(h, DestroyGraph(m.graph));
       return Status::Ok();
     }
     case Op::kHostCallbackDone: {
@@ -433,6 +426,31 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
     default:
       return ProtocolError("unknown op " + OpName(h.op));
   }
+}
+
+Status Session::AddHostCallback(const msg::StreamHostCallbackRequest& m) {
+  if (host_gates_.size() >= kMaxHostCallbacks)
+    return Status(StatusCode::kResourceExhausted, "too many host callbacks waiting in one session");
+  auto gate = std::make_shared<HostGate>();
+  if (!host_gates_.emplace(m.callback, gate).second)
+    return InvalidArgument("host callback id " + std::to_string(m.callback) + " is in use");
+  // Counted as a reply the client waits for: heartbeats flow meanwhile.
+  if (pending_replies_.fetch_add(1) == 0) pending_since_ns_ = NowNs();
+  const uint64_t id = m.callback;
+  Status st = device_->StreamHostCallback(m.device, m.stream, [this, id](Status stream_status) {
+    codec::BodyWriter w;
+    w.Encode(msg::HostCallbackReady{id, ToHipError(stream_status)});
+    std::lock_guard lock(send_mu_);
+    last_send_ns_ = NowNs();
+    Status sent = FlushOutputLocked();
+    if (sent.ok()) sent = SendFrame(*conn_, static_cast<uint16_t>(Op::kHostCallbackReady), 0, w);
+    if (!sent.ok()) spdlog::info("session {}: host callback {} not announced: {}", id_, id, sent.ToString());
+  }, gate);
+  if (!st.ok()) {
+    host_gates_.erase(m.callback);
+    pending_replies_.fetch_sub(1);
+  }
+  return st;
 }
 
 Status Session::HandleCopyToDevice(const wire::FrameHeader& h) {

@@ -28,6 +28,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "protocol/codec.h"
@@ -59,6 +60,14 @@ class Session {
   Status ReceiveModule(const wire::FrameHeader& header, const msg::ModuleLoadRequest& m,
                        std::vector<uint8_t>* code, Status* call_error);
   Status HandleLaunch(const wire::FrameHeader& header);
+  // A kernel launch (kLaunchKernel, or a graph's kernel node).
+  Status Launch(msg::LaunchRequest m);
+  // A host callback (kStreamHostCallback, or a graph's host node).
+  Status AddHostCallback(const msg::StreamHostCallbackRequest& m);
+  // Executable graphs (session_graphs.cc).
+  Status CreateGraph(msg::GraphCreateRequest m);
+  Status LaunchGraph(const msg::GraphLaunchRequest& m);
+  Status DestroyGraph(uint64_t graph);
   // REQUIRES: send_mu_ held. Sends output, then writer_'s body as the reply.
   Status SendReplyLocked(const wire::FrameHeader& request);
   // REQUIRES: send_mu_ held. Sends device output gathered so far.
@@ -102,6 +111,17 @@ class Session {
     std::string kernel;
   };
   std::unordered_map<uint64_t, Function> functions_;  // Client-named function ids.
+  // Executable graphs by client-named id: the nodes, decoded once, in the
+  // order a launch replays them.
+  struct HostNode {};
+  using GraphNodeOp = std::variant<msg::LaunchRequest, msg::MemsetRequest, msg::CopyOnDeviceRequest, HostNode>;
+  struct Graph {
+    int32_t device = 0;
+    std::vector<GraphNodeOp> nodes;
+    size_t host_nodes = 0;
+  };
+  std::unordered_map<uint64_t, Graph> graphs_;
+  size_t graph_nodes_ = 0;  // In graphs_, against a limit.
   // Host callbacks whose stream waits for the client (replay thread only).
   std::unordered_map<uint64_t, std::shared_ptr<HostGate>> host_gates_;
 

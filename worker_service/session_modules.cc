@@ -151,21 +151,21 @@ Status Session::HandleModuleLoad(const wire::FrameHeader& h) {
 Status Session::HandleLaunch(const wire::FrameHeader& h) {
   msg::LaunchRequest m;
   HIPR_RETURN_IF_ERROR(Decode(&m));
+  Defer(h, Launch(std::move(m)));
+  return Status::Ok();
+}
+
+Status Session::Launch(msg::LaunchRequest m) {
   auto it = functions_.find(m.function);
   if (it == functions_.end()) {
-    if (m.kernel.empty()) {
-      Defer(h, Status(StatusCode::kInvalidHandle, "launch of unknown function id " + std::to_string(m.function)));
-      return Status::Ok();
-    }
-    if (functions_.size() >= kMaxFunctions) {
-      Defer(h, Status(StatusCode::kResourceExhausted, "too many kernel functions in one session"));
-      return Status::Ok();
-    }
+    if (m.kernel.empty())
+      return Status(StatusCode::kInvalidHandle, "launch of unknown function id " + std::to_string(m.function));
+    if (functions_.size() >= kMaxFunctions)
+      return Status(StatusCode::kResourceExhausted, "too many kernel functions in one session");
     it = functions_.emplace(m.function, Function{m.module, m.kernel}).first;
   } else if ((!m.kernel.empty() && m.kernel != it->second.kernel) || m.module != it->second.module) {
-    Defer(h, Status(StatusCode::kInvalidHandle,
-                    "function id " + std::to_string(m.function) + " already names another kernel"));
-    return Status::Ok();
+    return Status(StatusCode::kInvalidHandle,
+                  "function id " + std::to_string(m.function) + " already names another kernel");
   }
   KernelLaunch launch;
   launch.device = m.device;
@@ -180,8 +180,7 @@ Status Session::HandleLaunch(const wire::FrameHeader& h) {
   launch.kernarg = std::move(m.kernarg);
   launch.start_event = m.start_event;
   launch.stop_event = m.stop_event;
-  Defer(h, device_->LaunchKernel(std::move(launch)));
-  return Status::Ok();
+  return device_->LaunchKernel(std::move(launch));
 }
 
 }  // namespace hipr::worker

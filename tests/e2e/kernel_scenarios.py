@@ -259,6 +259,25 @@ class KernelScenarios:
             if line.startswith(("the stream waited", "20 callbacks", "a blocking copy")):
                 log("callbacks: %s" % line)
 
+    def scenario_graphs(self):
+        """Stream capture and executable graphs: a captured graph replayed 100 times, host copies read
+        and written at launch, fork/join capture, the explicit API, capture rules (graphs.hip)."""
+        self.build.check_runtime()
+        w = self.worker()
+        env = client_env(self.build, w.server, "preload")
+        env["HIPR_STATS"] = "1"
+        program = run_to_pass("graphs", [self.build.program("graphs")], env, timeout=120)
+        for line in program.text("out"):
+            if line.startswith(("a captured graph", "a graph with host", "fork/join", "capture rules")):
+                log("graphs: %s" % line)
+        # 100 + 1 + 3 launches of graphs the worker holds, one frame each; the
+        # graph with host copies (3 launches) is replayed by the client.
+        err = "\n".join(program.text("err"))
+        want = "hipr: stats: graphs: 104 launches of executable graphs held by the worker"
+        if want not in err:
+            raise Failure("expected %r on the client's stderr, got:\n%s" % (want, err))
+        log("graphs: %s" % want)
+
     def scenario_stress(self):
         """16 threads x 1,000 mixed async calls through one session, every result checked (stress.hip)."""
         self.build.check_runtime()
