@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <span>
 #include <vector>
 
 namespace hipr::tcp {
@@ -28,7 +29,7 @@ constexpr int kIovBatch = 1024;  // IOV_MAX on Linux.
 std::string ErrnoText(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
 // Advances iov past `n` consumed bytes; returns the first unfinished index.
-int Advance(std::vector<iovec>& iov, int first, size_t n) {
+int Advance(std::span<iovec> iov, int first, size_t n) {
   while (n > 0 && first < static_cast<int>(iov.size())) {
     if (n >= iov[first].iov_len) {
       n -= iov[first].iov_len;
@@ -156,12 +157,26 @@ Status TcpConnection::SendV(const iovec* iov, int count) {
   return Status::Ok();
 }
 
-Status TcpConnection::RecvV(const iovec* iov, int count) {
-  std::vector<iovec> v(iov, iov + count);
-  int first = Advance(v, 0, 0);
+size_t TcpConnection::TakeBuffered(iovec* v, int count, int* first) {
+  size_t wanted = 0;
+  for (int i = *first; i < count; ++i) wanted += v[i].iov_len;
+  while (*first < count && rpos_ < rend_) {
+    iovec& cur = v[*first];
+    const size_t n = std::min(cur.iov_len, rend_ - rpos_);
+    std::memcpy(cur.iov_base, rbuf_.get() + rpos_, n);
+    rpos_ += n;
+    wanted -= n;
+    cur.iov_base = static_cast<char*>(cur.iov_base) + n;
+    cur.iov_len -= n;
+    while (*first < count && v[*first].iov_len == 0) ++*first;
+  }
+  return wanted;
+}
+
+Status TcpConnection::RecvDirect(iovec* v, int count, int first) {
   while (first < count) {
     msghdr mh{};
-    mh.msg_iov = v.data() + first;
+    mh.msg_iov = v + first;
     mh.msg_iovlen = static_cast<size_t>(std::min(count - first, kIovBatch));
     ssize_t n = recvmsg(fd_, &mh, MSG_WAITALL);
     if (n < 0) {
@@ -169,12 +184,43 @@ Status TcpConnection::RecvV(const iovec* iov, int count) {
       return LinkDown(ErrnoText("receive"));
     }
     if (n == 0) return LinkDown("connection closed by peer");
-    first = Advance(v, first, static_cast<size_t>(n));
+    first = Advance(std::span<iovec>(v, static_cast<size_t>(count)), first, static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+Status TcpConnection::RecvV(const iovec* iov, int count) {
+  // A short, stack-held copy for the usual one or two slices.
+  iovec small[4];
+  std::vector<iovec> large;
+  iovec* v = small;
+  if (count > 4) {
+    large.assign(iov, iov + count);
+    v = large.data();
+  } else {
+    std::copy(iov, iov + count, small);
+  }
+  int first = 0;
+  while (first < count && v[first].iov_len == 0) ++first;
+  size_t wanted = TakeBuffered(v, count, &first);
+  if (wanted >= kDirectBytes) return RecvDirect(v, count, first);
+  if (wanted > 0 && rbuf_ == nullptr) rbuf_ = std::make_unique<uint8_t[]>(kReadAheadBytes);
+  while (wanted > 0) {
+    ssize_t n = recv(fd_, rbuf_.get(), kReadAheadBytes, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return LinkDown(ErrnoText("receive"));
+    }
+    if (n == 0) return LinkDown("connection closed by peer");
+    rpos_ = 0;
+    rend_ = static_cast<size_t>(n);
+    wanted = TakeBuffered(v, count, &first);
   }
   return Status::Ok();
 }
 
 Status TcpConnection::WaitReadable(int timeout_ms) {
+  if (rpos_ < rend_ && !shut_down_.load()) return Status::Ok();  // Read ahead already.
   pollfd pfd{fd_, POLLIN, 0};
   for (;;) {
     int rc = poll(&pfd, 1, timeout_ms);

@@ -1,6 +1,12 @@
 // TCP implementation of Connection: blocking I/O on the calling thread.
 // Every socket is CLOEXEC, TCP_NODELAY, with keepalive and a user timeout
 // tuned so that a vanished peer is noticed within seconds.
+//
+// Receiving: small reads (frame headers and bodies) are served from a
+// read-ahead buffer filled by one recv() of whatever has arrived, so a batch
+// of small frames costs one system call, not two per frame. A read of at
+// least kDirectBytes still lands straight in the caller's buffers (after
+// any bytes already read ahead): bulk data is never copied.
 #pragma once
 
 #include <atomic>
@@ -40,8 +46,20 @@ class TcpConnection final : public Connection {
 
   int fd() const { return fd_; }
 
+  static constexpr size_t kReadAheadBytes = 64u << 10;
+  static constexpr size_t kDirectBytes = 16u << 10;
+
  private:
+  // Copies read-ahead bytes into v[*first..count), advancing it; returns
+  // how many bytes are still wanted.
+  size_t TakeBuffered(iovec* v, int count, int* first);
+  Status RecvDirect(iovec* v, int count, int first);
+
   int fd_;
+  // Read ahead of the (single) receiver: bytes [rpos_, rend_) of rbuf_.
+  std::unique_ptr<uint8_t[]> rbuf_;
+  size_t rpos_ = 0;
+  size_t rend_ = 0;
   // Set by Shutdown(): after it, WaitReadable() reports kLinkDown even though
   // poll() sees the shut-down socket as readable.
   std::atomic<bool> shut_down_{false};
