@@ -40,4 +40,22 @@ Status ListBundles(Bytes section, std::vector<BundleSpan>* out) {
   return Status::Ok();
 }
 
+Status FindHostCodeObject(Bytes host_elf, const TargetId& device, std::vector<uint8_t>* code) {
+  std::vector<HostSection> sections;
+  HIPR_RETURN_IF_ERROR(FindHipFatbinSections(host_elf, &sections));
+  for (const HostSection& section : sections) {
+    std::vector<BundleSpan> spans;
+    HIPR_RETURN_IF_ERROR(ListBundles(section.bytes, &spans));
+    for (const BundleSpan& span : spans) {
+      Bundle bundle;
+      HIPR_RETURN_IF_ERROR(ParseBundle(section.bytes.subspan(span.offset, span.size), &bundle));
+      if (const BundleEntry* entry = SelectEntry(bundle, device)) {
+        code->assign(entry->bytes.begin(), entry->bytes.end());
+        return Status::Ok();
+      }
+    }
+  }
+  return Status(StatusCode::kNotFound, "no code object for the device in the host binary's fatbin sections");
+}
+
 }  // namespace hipr::co

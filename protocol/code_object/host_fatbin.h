@@ -31,4 +31,9 @@ struct BundleSpan {
 // other byte where a bundle should start is an error.
 Status ListBundles(Bytes section, std::vector<BundleSpan>* out);
 
+// The code object for `device` in the first bundle of `host_elf`'s fatbin
+// sections that has one (SelectEntry), copied into *code; kNotFound when
+// none has. For tools and tests that take one program's kernels.
+Status FindHostCodeObject(Bytes host_elf, const TargetId& device, std::vector<uint8_t>* code);
+
 }  // namespace hipr::co

@@ -33,23 +33,13 @@ Status LoadProgram(const std::string& path, Program* out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(StatusCode::kNotFound, "cannot read " + path);
   out->file.assign(std::istreambuf_iterator<char>(in), {});
-  std::vector<co::HostSection> sections;
-  HIPR_RETURN_IF_ERROR(co::FindHipFatbinSections(out->file, &sections));
   co::TargetId device;
   HIPR_RETURN_IF_ERROR(co::ParseTargetId("gfx90a", &device));
-  for (const co::HostSection& section : sections) {
-    std::vector<co::BundleSpan> spans;
-    HIPR_RETURN_IF_ERROR(co::ListBundles(section.bytes, &spans));
-    for (const co::BundleSpan& span : spans) {
-      co::Bundle bundle;
-      HIPR_RETURN_IF_ERROR(co::ParseBundle(section.bytes.subspan(span.offset, span.size), &bundle));
-      const co::BundleEntry* entry = co::SelectEntry(bundle, device);
-      if (entry == nullptr) continue;
-      out->hash = co::Sha256(entry->bytes);
-      return co::ParseCodeObject(entry->bytes, &out->info);
-    }
-  }
-  return Status(StatusCode::kNotFound, path + " has no gfx90a code object");
+  std::vector<uint8_t> code;
+  Status st = co::FindHostCodeObject(out->file, device, &code);
+  if (!st.ok()) return Status(st.code(), path + ": " + st.message());
+  out->hash = co::Sha256(code);
+  return co::ParseCodeObject(code, &out->info);
 }
 
 // The explicit kernel arguments, packed at the code object's offsets.
