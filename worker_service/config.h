@@ -22,6 +22,7 @@ struct WorkerConfig {
   uint64_t sim_memory_bytes = 0;  // Per device; 0 = default (RAM/4, at most 16 GiB).
   int sim_devices = 1;
   std::vector<std::string> sim_kernels;  // Directories of kernel twins.
+  std::vector<std::string> sim_fail_kernels;  // Fault injection (tests): kernels that fail when run.
   // Code-object cache shared by sessions; empty: memory only.
   std::string code_cache_dir = "/var/cache/hipr-worker";
   uint64_t code_cache_bytes = uint64_t{1} << 30;

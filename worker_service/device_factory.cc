@@ -45,6 +45,7 @@ sim::SimOptions SimOptionsOf(const WorkerConfig& config) {
   o.memory_bytes = config.sim_memory_bytes != 0 ? config.sim_memory_bytes : sim::DefaultSimMemoryBytes();
   o.device_count = config.sim_devices;
   o.kernel_dirs = config.sim_kernels;
+  o.fail_kernels = config.sim_fail_kernels;
   return o;
 }
 

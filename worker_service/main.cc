@@ -66,6 +66,9 @@ int main(int argc, char** argv) {
   app.add_option("--sim-kernels", config.sim_kernels,
                  "directory of kernel twins the sim device runs kernels with (repeatable)")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--sim-fail-kernel", config.sim_fail_kernels,
+                 "testing: a kernel whose mangled name contains this fails when it runs, as a faulting kernel "
+                 "does on a GPU (repeatable)");
   std::string code_cache_bytes;
   app.add_option("--code-cache", config.code_cache_dir,
                  "directory of the code-object cache shared by sessions; '' keeps code objects in memory only")

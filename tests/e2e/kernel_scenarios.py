@@ -278,6 +278,18 @@ class KernelScenarios:
             raise Failure("expected %r on the client's stderr, got:\n%s" % (want, err))
         log("graphs: %s" % want)
 
+    def scenario_async_semantics(self):
+        """Deferred errors at the next synchronize and not before, async device-to-host copies into
+        pinned and pageable memory, mixed stream order (async_semantics.hip). The worker fails the
+        kernel e2e_fails when it runs (--sim-fail-kernel), as a faulting kernel on a GPU."""
+        self.build.check_runtime()
+        w = self.worker(extra_args=["--sim-fail-kernel", "e2e_fails"])
+        env = client_env(self.build, w.server, "preload")
+        program = run_to_pass("async_semantics", [self.build.program("async_semantics")], env, timeout=120)
+        for line in program.text("out"):
+            if line.startswith(("a failing kernel", "async copies", "an async copy", "20 rounds")):
+                log("async_semantics: %s" % line)
+
     def scenario_stress(self):
         """16 threads x 1,000 mixed async calls through one session, every result checked (stress.hip)."""
         self.build.check_runtime()

@@ -88,6 +88,7 @@ Status SimDevice::Create(const SimOptions& options, std::unique_ptr<SimDevice>* 
   for (int i = 0; i < options.device_count; ++i)
     HIPR_RETURN_IF_ERROR(ModelInfo(options.model, options.memory_bytes, i, &infos[static_cast<size_t>(i)]));
   out->reset(new SimDevice(std::move(infos), options.memory_bytes, options.kernel_dirs));
+  (*out)->fail_kernels_ = options.fail_kernels;
   return Status::Ok();
 }
 

@@ -26,6 +26,10 @@ struct SimOptions {
   uint64_t memory_bytes = 0;  // Per device; must be > 0.
   int device_count = 1;
   std::vector<std::string> kernel_dirs;  // Where kernel twins are found.
+  // Fault injection for tests: a kernel whose mangled name contains one of
+  // these fails when it runs (hipErrorLaunchFailure, a deferred error), as
+  // a kernel that faults on a GPU does.
+  std::vector<std::string> fail_kernels;
 };
 
 // Budget used when --sim-memory is not given: a quarter of host RAM, at most
@@ -130,6 +134,7 @@ class SimDevice final : public Device {
   std::map<uint64_t, Module> modules_;
   TwinCatalog twins_;
   KernelRunner runner_;
+  std::vector<std::string> fail_kernels_;  // SimOptions::fail_kernels.
   OutputSink sink_;  // Set before any launch; called from stream threads.
   std::mutex fault_mu_;
   Status fault_;  // GUARDED_BY(fault_mu_)

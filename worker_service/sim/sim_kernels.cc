@@ -119,9 +119,14 @@ Status SimDevice::LaunchKernel(KernelLaunch l) {
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(l.device, stream, &s));
   // The closure keeps the twin loaded until the launch has run.
-  s->Submit([this, twin = m.twin, kernel, l = std::move(l)]() {
+  const bool inject_failure = std::any_of(fail_kernels_.begin(), fail_kernels_.end(), [&](const std::string& f) {
+    return l.kernel.find(f) != std::string::npos;
+  });
+  s->Submit([this, twin = m.twin, kernel, inject_failure, l = std::move(l)]() {
     std::string printed;
-    Status st = runner_.Launch(*kernel, l.grid, l.block, l.shared_bytes, l.kernarg, &printed, GlobalSize(l));
+    Status st = inject_failure ? Status(StatusCode::kInternal, "injected failure (--sim-fail-kernel)")
+                               : runner_.Launch(*kernel, l.grid, l.block, l.shared_bytes, l.kernarg, &printed,
+                                                GlobalSize(l));
     if (!printed.empty() && sink_) sink_(printed);
     if (!st.ok()) {
       spdlog::error("sim: kernel {} failed: {}", l.kernel, st.ToString());

@@ -1,0 +1,172 @@
+// async_semantics: what native HIP promises about asynchronous work, through
+// the stub.
+//
+//  * A kernel that fails on the device (the worker runs with
+//    --sim-fail-kernel e2e_fails, as a faulting kernel on a GPU) is reported
+//    by the next synchronizing call, once, and not before: its launch and the
+//    fire-and-forget calls after it return hipSuccess.
+//  * hipMemcpyAsync device-to-host into pinned memory: the bytes are there at
+//    the stream's next synchronization point (hipStreamSynchronize,
+//    hipEventSynchronize on a later event, hipDeviceSynchronize), and several
+//    such copies in flight land in order.
+//  * hipMemcpyAsync device-to-host into pageable memory has completed when
+//    it returns.
+//  * Stream order across mixed launches, copies, memsets and a callback.
+#include <hip/hip_runtime.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <vector>
+
+#include "common.h"
+
+__global__ void e2e_fails(int* p) { p[0] = 1; }
+
+__global__ void fill(int* p, int base, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] = base + i;
+}
+
+__global__ void add_one(int* p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] += 1;
+}
+
+namespace {
+
+constexpr int kN = 1 << 16;
+constexpr int kBlock = 256;
+constexpr int kGrid = kN / kBlock;
+
+void CheckDeferredError() {
+  int* d;
+  HIP_OK(hipMalloc(&d, kN * sizeof(int)));
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  hipEvent_t e;
+  HIP_OK(hipEventCreate(&e));
+  (void)hipGetLastError();
+  hipLaunchKernelGGL(e2e_fails, dim3(1), dim3(1), 0, s, d);
+  HIP_OK(hipGetLastError());  // The launch itself was fine.
+  usleep(200 * 1000);          // The kernel has failed by now; nothing says so yet.
+  HIP_OK(hipMemsetAsync(d, 0, kN * sizeof(int), s));
+  hipLaunchKernelGGL(fill, dim3(kGrid), dim3(kBlock), 0, s, d, 0, kN);
+  HIP_OK(hipGetLastError());
+  HIP_OK(hipEventRecord(e, s));
+  HIP_EXPECT(hipStreamSynchronize(s), hipErrorLaunchFailure);
+  HIP_OK(hipStreamSynchronize(s));  // Reported once.
+  HIP_OK(hipEventSynchronize(e));
+  // The work after the failed kernel still ran (the sim fails only that one).
+  std::vector<int> got(kN);
+  HIP_OK(hipMemcpy(got.data(), d, kN * sizeof(int), hipMemcpyDeviceToHost));
+  for (int i = 0; i < kN; ++i) CHECK(got[i] == i, "after the failed kernel: d[%d] = %d", i, got[i]);
+  HIP_OK(hipEventDestroy(e));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+  printf("a failing kernel was reported by the next synchronize, once, and not before\n");
+}
+
+void CheckPinnedDeviceToHost() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  hipEvent_t after;
+  HIP_OK(hipEventCreate(&after));
+  int* d;
+  HIP_OK(hipMalloc(&d, kN * sizeof(int)));
+  constexpr int kCopies = 4;
+  int* pinned[kCopies];
+  for (int c = 0; c < kCopies; ++c) HIP_OK(hipHostMalloc(&pinned[c], kN * sizeof(int), 0));
+  for (int sync = 0; sync < 3; ++sync) {
+    for (int c = 0; c < kCopies; ++c) memset(pinned[c], 0xff, kN * sizeof(int));
+    // Each copy sees the device buffer as the kernels before it left it.
+    for (int c = 0; c < kCopies; ++c) {
+      hipLaunchKernelGGL(fill, dim3(kGrid), dim3(kBlock), 0, s, d, 1000 * (sync * kCopies + c), kN);
+      HIP_OK(hipMemcpyAsync(pinned[c], d, kN * sizeof(int), hipMemcpyDeviceToHost, s));
+    }
+    const char* how = "hipStreamSynchronize";
+    if (sync == 0) {
+      HIP_OK(hipStreamSynchronize(s));
+    } else if (sync == 1) {
+      how = "hipEventSynchronize";
+      HIP_OK(hipEventRecord(after, s));
+      HIP_OK(hipEventSynchronize(after));
+    } else {
+      how = "hipDeviceSynchronize";
+      HIP_OK(hipDeviceSynchronize());
+    }
+    for (int c = 0; c < kCopies; ++c)
+      for (int i = 0; i < kN; ++i)
+        CHECK(pinned[c][i] == 1000 * (sync * kCopies + c) + i, "after %s: copy %d [%d] = %d", how, c, i,
+              pinned[c][i]);
+  }
+  for (int c = 0; c < kCopies; ++c) HIP_OK(hipHostFree(pinned[c]));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipEventDestroy(after));
+  HIP_OK(hipStreamDestroy(s));
+  printf("async copies into pinned memory were in place at hipStreamSynchronize, hipEventSynchronize and "
+         "hipDeviceSynchronize\n");
+}
+
+void CheckPageableDeviceToHost() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  int* d;
+  HIP_OK(hipMalloc(&d, kN * sizeof(int)));
+  std::vector<int> host(kN, -1);
+  hipLaunchKernelGGL(fill, dim3(kGrid), dim3(kBlock), 0, s, d, 7, kN);
+  hipLaunchKernelGGL(add_one, dim3(kGrid), dim3(kBlock), 0, s, d, kN);
+  HIP_OK(hipMemcpyAsync(host.data(), d, kN * sizeof(int), hipMemcpyDeviceToHost, s));
+  // No synchronization: the copy from pageable memory has completed.
+  for (int i = 0; i < kN; ++i) CHECK(host[i] == 8 + i, "pageable async copy: [%d] = %d on return", i, host[i]);
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+  printf("an async copy into pageable memory had completed when it returned\n");
+}
+
+void Bump(hipStream_t, hipError_t status, void* user) {
+  if (status == hipSuccess) static_cast<std::atomic<int>*>(user)->fetch_add(1);
+}
+
+// fill, memset half, add_one, D2D copy, callback, H2D over a quarter,
+// add_one: each step's result depends on the order.
+void CheckMixedStreamOrder() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  int *a, *b;
+  HIP_OK(hipMalloc(&a, kN * sizeof(int)));
+  HIP_OK(hipMalloc(&b, kN * sizeof(int)));
+  std::vector<int> quarter(kN / 4, 100);
+  std::atomic<int> callbacks{0};
+  for (int round = 0; round < 20; ++round) {
+    hipLaunchKernelGGL(fill, dim3(kGrid), dim3(kBlock), 0, s, a, round, kN);
+    HIP_OK(hipMemsetAsync(a, 0, kN / 2 * sizeof(int), s));
+    hipLaunchKernelGGL(add_one, dim3(kGrid), dim3(kBlock), 0, s, a, kN);
+    HIP_OK(hipMemcpyAsync(b, a, kN * sizeof(int), hipMemcpyDeviceToDevice, s));
+    HIP_OK(hipStreamAddCallback(s, Bump, &callbacks, 0));
+    HIP_OK(hipMemcpyAsync(b, quarter.data(), kN / 4 * sizeof(int), hipMemcpyHostToDevice, s));
+    hipLaunchKernelGGL(add_one, dim3(kGrid), dim3(kBlock), 0, s, b, kN);
+  }
+  std::vector<int> got(kN);
+  HIP_OK(hipMemcpyAsync(got.data(), b, kN * sizeof(int), hipMemcpyDeviceToHost, s));
+  const int last = 19;
+  for (int i = 0; i < kN; ++i) {
+    const int want = i < kN / 4 ? 101 : i < kN / 2 ? 2 : last + i + 2;
+    CHECK(got[i] == want, "mixed stream order: b[%d] = %d, expected %d", i, got[i], want);
+  }
+  CHECK(callbacks.load() == 20, "%d callbacks ran before the copy behind them", callbacks.load());
+  HIP_OK(hipFree(a));
+  HIP_OK(hipFree(b));
+  HIP_OK(hipStreamDestroy(s));
+  printf("20 rounds of launches, memsets, copies and callbacks ran in stream order\n");
+}
+
+}  // namespace
+
+int main() {
+  CheckDeferredError();
+  CheckPinnedDeviceToHost();
+  CheckPageableDeviceToHost();
+  CheckMixedStreamOrder();
+  return e2e::Finish("async_semantics");
+}
