@@ -76,8 +76,11 @@ hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, b
 }
 
 hipError_t AfterSync(Session& s, int device, uint64_t stream, hipError_t result) {
+  if (result != hipSuccess) return result;
+  // A failed async copy into pinned memory is a deferred error.
+  if (int32_t async = s.TakeAsyncError(); async != 0) return static_cast<hipError_t>(async);
   ManagedVars& managed = ManagedVars::Get();
-  if (result != hipSuccess || managed.empty()) return result;
+  if (managed.empty()) return result;
   return ToHipError(managed.AfterSync(s, device, stream));
 }
 

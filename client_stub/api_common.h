@@ -83,7 +83,9 @@ hipError_t ResolveStream(hipStream_t stream, StreamTarget* out);
 hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, bool module_global, void** out);
 
 // After a synchronising call on (device, stream) that returned `result`:
-// when it succeeded, brings the mirrors of `__managed__` variables up to
+// when it succeeded, reports a failed async copy into pinned memory
+// (Session::TakeAsyncError) as the call's deferred error, else brings the
+// mirrors of `__managed__` variables up to
 // date (managed_vars.h). Returns `result`, or the read-back's error.
 hipError_t AfterSync(Session& s, int device, uint64_t stream, hipError_t result);
 

@@ -13,9 +13,14 @@
 //    before the call returns. Pageable or pinned alike, the source has been
 //    consumed when the call returns (pinned sources are not read at flush
 //    time yet).
-//  * device -> host: always a round trip; the reply's bulk is read straight
-//    into the caller's rows, so even the async forms have completed on return
-//    (stronger than HIP requires for pinned destinations).
+//  * device -> host: blocking, or async into pageable memory: a round trip;
+//    the reply's bulk is read straight into the caller's rows, so the call
+//    has completed when it returns (as native HIP's pageable copies). Async
+//    into pinned memory (wholly inside one hipHostMalloc allocation):
+//    fire-and-forget; the bytes are written into the caller's rows by
+//    whichever thread reads the socket when the worker sends them, before
+//    the reply of any later call that synchronizes with the stream
+//    (Session::PostCopyFromDevice). hipHostFree waits for them.
 //  * device -> device: blocking forms wait for the reply, async forms are
 //    fire-and-forget.
 //  * memsets are fire-and-forget on their stream.
@@ -155,6 +160,13 @@ hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t strea
   if (!dst.device && src.device) {
     const std::vector<iovec> rows = HostRows(r.dst, r.dpitch, r.width, r.height);
     msg::CopyFromDeviceRequest req{target.device, target.id, src_region};
+    PinnedAllocation pinned;
+    if (mode == Mode::kAsync &&
+        Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(r.dst), dst_extent, &pinned)) {
+      // Into pinned memory: the bytes land later, before the stream's next
+      // synchronization point reports completion.
+      return ToHipError(s.PostCopyFromDevice(req, rows.data(), static_cast<int>(rows.size())));
+    }
     Status st = s.Call(wire::Op::kCopyFromDevice, req, &reply, nullptr, 0, rows.data(),
                        static_cast<int>(rows.size()));
     return CallReplyResult(st, reply);

@@ -45,9 +45,14 @@ hipError_t HostMalloc(void** ptr, size_t size, unsigned flags) {
 }
 
 hipError_t HostFree(void* ptr) {
-  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
   if (ptr == nullptr) return hipSuccess;
   PinnedAllocation a;
+  if (!Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(ptr), 0, &a)) return hipErrorInvalidValue;
+  // Async copies into pinned memory may still be on their way (as natively,
+  // hipHostFree waits for the device). A dead session writes nothing more.
+  (void)s->AwaitAsyncCopies();
   if (!Client::Get().allocations().RemovePinned(reinterpret_cast<uint64_t>(ptr), &a))
     return hipErrorInvalidValue;
   munmap(reinterpret_cast<void*>(a.base), a.mapped_size);

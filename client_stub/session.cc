@@ -54,6 +54,8 @@ Session::~Session() {
   if (conn_ != nullptr && !abandoned_.load()) conn_->Shutdown();
   if (flusher_.joinable()) flusher_.join();
   if (callback_thread_.joinable()) callback_thread_.join();
+  for (auto& [id, p] : pending_)
+    if (p->detached) delete p;  // Async copies that never landed.
 }
 
 std::unique_ptr<Session> Session::Open(const Config& config, AddressRange* window) {
@@ -326,13 +328,19 @@ Status Session::Exchange(uint16_t op, const uint8_t* body, size_t len, const iov
 }
 
 Status Session::AwaitReply(Pending* p) {
+  Status st = AwaitUntil([p] { return p->done; });
+  if (!st.ok()) {
+    std::lock_guard<std::mutex> lock(recv_mu_);
+    pending_.erase(p->id);
+    return st;
+  }
+  return p->status;
+}
+
+Status Session::AwaitUntil(const std::function<bool()>& done) {
   std::unique_lock<std::mutex> lock(recv_mu_);
-  while (!p->done) {
-    if (dead() && !reading_) {
-      pending_.erase(p->id);
-      lock.unlock();
-      return DeadStatus();
-    }
+  while (!done()) {
+    if (dead() && !reading_) return DeadStatus();
     if (reading_) {
       recv_cv_.wait(lock);
       continue;
@@ -345,7 +353,52 @@ Status Session::AwaitReply(Pending* p) {
     reading_ = false;
     recv_cv_.notify_all();  // Another waiter takes over the socket, or sees its answer.
   }
-  return p->status;
+  return Status::Ok();
+}
+
+Status Session::PostCopyFromDevice(const msg::CopyFromDeviceRequest& request, const iovec* dst, int dst_count) {
+  if (dead()) return DeadStatus();
+  StartCallbackThread();
+  Encoded body(request);
+  auto p = std::make_unique<Pending>();
+  p->reply_op = wire::ReplyOp(wire::Op::kCopyFromDevice);
+  p->id = NextRequestId();
+  p->detached = true;
+  p->detached_bulk.assign(dst, dst + dst_count);
+  p->recv_bulk = p->detached_bulk.data();
+  p->recv_count = dst_count;
+  const uint32_t id = p->id;
+  {
+    // Registered before it is sent, as in Exchange.
+    std::lock_guard<std::mutex> lock(recv_mu_);
+    pending_[id] = p.release();
+    ++detached_copies_;
+  }
+  recv_cv_.notify_all();  // The callback thread reads while it is outstanding.
+  stats::Add(stats::Get().calls);
+  bool flush_now = false;
+  {
+    std::lock_guard<std::mutex> lock(batch_mu_);
+    batch_.Append(static_cast<uint16_t>(wire::Op::kCopyFromDevice), id, body.data(), body.size(), nullptr, 0,
+                  chunk_bytes_, SendBatch::Clock::now());
+    flush_now = !has_flusher_ || batch_.bytes() > config_.batch_bytes;
+  }
+  batch_cv_.notify_one();
+  return flush_now ? Flush() : Status::Ok();
+}
+
+Status Session::AwaitAsyncCopies() {
+  {
+    std::lock_guard<std::mutex> lock(recv_mu_);
+    if (detached_copies_ == 0) return Status::Ok();
+  }
+  HIPR_RETURN_IF_ERROR(Flush());
+  return AwaitUntil([this] { return detached_copies_ == 0; });
+}
+
+int32_t Session::TakeAsyncError() {
+  std::lock_guard<std::mutex> lock(recv_mu_);
+  return std::exchange(async_error_, 0);
 }
 
 Status Session::ReadOneFrame() {
@@ -404,11 +457,14 @@ Status Session::ReadOneFrame() {
   if (h.op != p->reply_op)
     return ProtocolError("expected the reply " + OpName(p->reply_op) + " to request " + std::to_string(p->id) +
                          ", got op " + OpName(h.op));
-  // `p` stays valid: its owner waits until it is marked done.
+  // `p` stays valid: its owner waits until it is marked done (a detached
+  // one is ours to delete).
   HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &p->body));
+  int32_t error = 0;
   if (p->recv_count > 0) {
     msg::CallReply reply;
     HIPR_RETURN_IF_ERROR(codec::DecodeBody(p->body.data(), p->body.size(), &reply));
+    error = reply.error;
     if (reply.error == 0) {
       stats::Add(stats::Get().bytes_received, IovBytes(p->recv_bulk, p->recv_count));
       HIPR_RETURN_IF_ERROR(ReadBulk(*conn_, p->id, p->recv_bulk, p->recv_count));
@@ -416,12 +472,18 @@ Status Session::ReadOneFrame() {
   }
   std::lock_guard<std::mutex> lock(recv_mu_);
   pending_.erase(p->id);
+  if (p->detached) {
+    if (error != 0 && async_error_ == 0) async_error_ = error;
+    --detached_copies_;
+    delete p;
+    return Status::Ok();
+  }
   p->done = true;
   p->status = Status::Ok();
   return Status::Ok();
 }
 
-uint64_t Session::AddHostCallback(std::function<void(int32_t error)> fn) {
+void Session::StartCallbackThread() {
   std::call_once(callback_thread_once_, [this] {
     // Like the flusher: no signals meant for the application's threads.
     sigset_t all;
@@ -431,6 +493,10 @@ uint64_t Session::AddHostCallback(std::function<void(int32_t error)> fn) {
     callback_thread_ = std::thread([this] { CallbackLoop(); });
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
   });
+}
+
+uint64_t Session::AddHostCallback(std::function<void(int32_t error)> fn) {
+  StartCallbackThread();
   uint64_t id = 0;
   {
     std::lock_guard<std::mutex> lock(recv_mu_);
@@ -476,7 +542,7 @@ void Session::CallbackLoop() {
       recv_cv_.wait(lock, [&] { return stopping_callbacks_; });
       return;
     }
-    if (!waiting_callbacks_.empty() && !reading_) {
+    if ((!waiting_callbacks_.empty() || detached_copies_ > 0) && !reading_) {
       reading_ = true;
       lock.unlock();
       Status st = ReadOneFrame();

@@ -18,6 +18,9 @@
 //    kInlineBulkBytes is copied into the batch; larger bulk is sent straight
 //    from the caller's buffers (behind the flushed batch) before returning.
 //    Either way the source is consumed when the call returns.
+//  * PostCopyFromDevice(): fire-and-forget with a reply: the bytes arrive
+//    later, read by whoever reads the socket (async copies into pinned
+//    memory).
 //  * Call(): synchronous. The batch and the request leave in one writev,
 //    then the reply is awaited. Many threads may wait at once: replies are
 //    matched to their callers by request id (the worker answers waits when
@@ -111,6 +114,19 @@ class Session {
   // Fire-and-forget copy to the device: `src` is consumed before returning.
   Status PostCopy(const msg::CopyToDeviceRequest& request, const iovec* src, int src_count);
 
+  // Fire-and-forget copy from the device into `dst` (memory that stays
+  // valid until then: pinned host memory): the worker sends the bytes when
+  // the stream gets there and whichever thread reads the socket writes them
+  // into `dst`; the callback thread reads while such copies are
+  // outstanding, so they land even if no call waits. They land before the
+  // reply of any later call that synchronizes with that stream. A failed
+  // copy leaves `dst` alone and its error is TakeAsyncError()'s.
+  Status PostCopyFromDevice(const msg::CopyFromDeviceRequest& request, const iovec* dst, int dst_count);
+  // Waits until every PostCopyFromDevice has landed (or the session died).
+  Status AwaitAsyncCopies();
+  // The first error of a PostCopyFromDevice since the last call, or 0.
+  int32_t TakeAsyncError();
+
   // Synchronous call: sends `request` (+ `send_bulk` as kData frames, straight
   // from the caller's buffers), waits for the reply of `op` and decodes it
   // into *reply; when reply->error == 0, reads the reply's bulk (recv_bulk
@@ -181,6 +197,10 @@ class Session {
     uint32_t id = 0;
     const iovec* recv_bulk = nullptr;  // Filled when the reply's error is 0.
     int recv_count = 0;
+    // A PostCopyFromDevice: nobody waits; owned by pending_ (the reader
+    // deletes it) and recv_bulk points into `detached_bulk`.
+    bool detached = false;
+    std::vector<iovec> detached_bulk;
     std::vector<uint8_t> body;  // The reply's body.
     bool done = false;          // GUARDED_BY(recv_mu_)
     Status status;              // GUARDED_BY(recv_mu_)
@@ -196,6 +216,9 @@ class Session {
   // Waits until `p` is answered, reading the socket whenever no other waiter
   // does. Returns its status (the session's, once dead).
   Status AwaitReply(Pending* p);
+  // The loop of AwaitReply: until `done()` (called with recv_mu_ held).
+  Status AwaitUntil(const std::function<bool()>& done);
+  void StartCallbackThread();
   // REQUIRES: the reader role. Reads one frame and deals with it: a reply
   // goes to its waiter, heartbeats restart the peer timeout, kOutput frames
   // (device printf) are written to this process's stdout.
@@ -241,6 +264,8 @@ class Session {
   std::deque<HostCallback> ready_callbacks_;                      // GUARDED_BY(recv_mu_): announced, to run.
   uint64_t next_callback_id_ = 1;                                 // GUARDED_BY(recv_mu_)
   bool stopping_callbacks_ = false;                               // GUARDED_BY(recv_mu_): only ~Session.
+  int detached_copies_ = 0;    // GUARDED_BY(recv_mu_): PostCopyFromDevice not landed yet.
+  int32_t async_error_ = 0;    // GUARDED_BY(recv_mu_): first error of one, not yet taken.
   std::once_flag callback_thread_once_;
   std::thread callback_thread_;  // Joined only by ~Session.
 

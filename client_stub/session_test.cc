@@ -457,6 +457,56 @@ TEST(SessionTest, FailedDeviceToHostReadsNoBulk) {
   ReleaseRange(window);
 }
 
+// PostCopyFromDevice: nobody waits for the reply; the session's callback
+// thread reads it and writes the bytes, a failed copy leaves its buffer
+// alone and becomes TakeAsyncError()'s, and AwaitAsyncCopies returns once
+// all have landed.
+TEST(SessionTest, AsyncDeviceToHostLandsWithoutAWaitingCall) {
+  const size_t n = 200000;
+  const std::vector<uint8_t> data = Pattern(n, 9);
+  std::atomic<bool> send_second{false};
+  FakeWorker w;
+  w.Serve([&](Connection& c) {
+    FakeWorker::AcceptHello(c, {FakeWorker::Device("gpu0")});
+    wire::FrameHeader first;
+    wire::FrameHeader second;
+    FakeWorker::Read<msg::CopyFromDeviceRequest>(c, wire::Op::kCopyFromDevice, &first);
+    FakeWorker::Read<msg::CopyFromDeviceRequest>(c, wire::Op::kCopyFromDevice, &second);
+    codec::BodyWriter body;
+    body.Encode(msg::CallReply{0});
+    ASSERT_TRUE(SendFrame(c, static_cast<uint16_t>(first.op | wire::kReplyBit), first.request_id, body).ok());
+    iovec bulk{const_cast<uint8_t*>(data.data()), n};
+    ASSERT_TRUE(SendBulk(c, first.request_id, &bulk, 1, wire::kDefaultChunkBytes).ok());
+    while (!send_second.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    FakeWorker::Reply(c, second, msg::CallReply{hipErrorInvalidValue});
+    AnswerSync(c);
+  });
+  AddressRange window;
+  auto s = Session::Open(TestConfig(w), &window);
+  ASSERT_FALSE(s->dead());
+  std::vector<uint8_t> landed(n, 0);
+  std::vector<uint8_t> untouched(64, 0xAB);
+  iovec a{landed.data(), n};
+  iovec b{untouched.data(), untouched.size()};
+  ASSERT_TRUE(s->PostCopyFromDevice(msg::CopyFromDeviceRequest{0, 0, {window.base, n, n, 1}}, &a, 1).ok());
+  ASSERT_TRUE(s->PostCopyFromDevice(msg::CopyFromDeviceRequest{0, 0, {window.base, 64, 64, 1}}, &b, 1).ok());
+  ASSERT_TRUE(s->Flush().ok());
+  // No call waits: the bytes still arrive.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (landed[n - 1] != data[n - 1] && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(landed == data);
+  send_second = true;
+  ASSERT_TRUE(s->AwaitAsyncCopies().ok());
+  EXPECT_EQ(untouched, std::vector<uint8_t>(64, 0xAB));
+  EXPECT_EQ(s->TakeAsyncError(), hipErrorInvalidValue);
+  EXPECT_EQ(s->TakeAsyncError(), 0) << "reported twice";
+  int32_t error = -1;
+  ASSERT_TRUE(Sync(*s, &error).ok());
+  w.Join();
+  ReleaseRange(window);
+}
+
 TEST(SessionTest, BlockingHostToDeviceSendsBulkAndWaits) {
   const size_t n = (1 << 20) + 3;
   const std::vector<uint8_t> data = Pattern(n, 11);
