@@ -211,7 +211,7 @@ void CheckForkJoinAndExplicit() {
   CHECK(TypeOf(nodes[2]) == hipGraphNodeTypeKernel && deps == 2, "the join kernel has %zu dependencies", deps);
   hipGraphExec_t exec;
   HIP_OK(hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0));
-  HIP_OK(hipMemset(a, 0, kN * sizeof(float)));
+  HIP_OK(hipMemsetAsync(a, 0, kN * sizeof(float), s1));  // s1 does not wait for the null stream.
   HIP_OK(hipGraphLaunch(exec, s1));
   HIP_OK(hipStreamSynchronize(s1));
   std::vector<float> got = Read(a, kN);
