@@ -3,7 +3,9 @@
 // and reported as medians:
 //   - a synchronous null HIP call (hipDeviceSynchronize with nothing queued)
 //     through the stub vs a raw TCP ping-pong of the same frame sizes with a
-//     separate echo process;
+//     separate echo process, both sides polling up to 50 us before they
+//     sleep as hipr's do (the like-for-like baseline), and vs one where both
+//     sleep in recv() at once;
 //   - hipMemcpy H2D and D2H of 256 MiB vs raw single-connection TCP
 //     throughput of the same byte count to/from a separate process.
 // Run under the stub against a worker (bench/run-basic-bench starts both).
@@ -29,10 +31,13 @@ int main(int argc, char** argv) {
   Check(hipMalloc(&dev, kBytes), "hipMalloc");
   std::vector<char> host(kBytes, 7);
 
-  std::vector<double> hip_rtt, raw_rtt, hip_h2d, raw_up, hip_d2h, raw_down;
+  std::vector<double> hip_rtt, raw_rtt, spin_rtt, hip_h2d, raw_up, hip_d2h, raw_down;
   for (int r = 0; r < rounds; ++r) {
     hip_rtt.push_back(Seconds([&] {
       for (int i = 0; i < kCalls; ++i) Check(hipDeviceSynchronize(), "hipDeviceSynchronize");
+    }) / kCalls);
+    spin_rtt.push_back(Seconds([&] {
+      for (int i = 0; i < kCalls; ++i) peer.SpinPing();
     }) / kCalls);
     raw_rtt.push_back(Seconds([&] {
       for (int i = 0; i < kCalls; ++i) peer.Ping();
@@ -46,10 +51,11 @@ int main(int argc, char** argv) {
   Check(hipFree(dev), "hipFree");
 
   auto gibps = [&](double s) { return static_cast<double>(kBytes) / s / (1ull << 30); };
-  double a = Median(hip_rtt), b = Median(raw_rtt);
+  double a = Median(hip_rtt), b = Median(spin_rtt), c = Median(raw_rtt);
   std::printf("device: %s (%s), %d interleaved rounds, medians\n", prop.name, prop.gcnArchName, rounds);
   std::printf("%-34s %12s %12s %8s\n", "figure", "hipr", "baseline", "ratio");
   std::printf("%-34s %9.1f us %9.1f us %7.2fx\n", "null sync call vs raw TCP ping-pong", a * 1e6, b * 1e6, a / b);
+  std::printf("%-34s %9.1f us %9.1f us %7.2fx\n", "  ... vs one sleeping in recv()", a * 1e6, c * 1e6, a / c);
   double h = gibps(Median(hip_h2d)), u = gibps(Median(raw_up));
   std::printf("%-34s %7.2f GiB/s %6.2f GiB/s %7.0f%%\n", "H2D 256 MiB vs raw TCP upload", h, u, 100 * h / u);
   double d = gibps(Median(hip_d2h)), w = gibps(Median(raw_down));

@@ -6,6 +6,7 @@
 #include <hip/hip_runtime_api.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -66,6 +67,16 @@ inline void FullRead(int fd, void* p, size_t n) {
   }
 }
 
+constexpr int kSpinUs = 50;
+
+// Polls `fd` for up to kSpinUs until it is readable.
+inline void SpinReadable(int fd) {
+  pollfd pfd{fd, POLLIN, 0};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinUs);
+  while (poll(&pfd, 1, 0) == 0 && std::chrono::steady_clock::now() < deadline) {
+  }
+}
+
 // A peer process on loopback: it echoes a ping, receives an upload of N
 // bytes into its own N-byte buffer (acknowledging with one byte), or sends N
 // bytes from that buffer. Like the worker's device memory, the peer's buffer
@@ -96,7 +107,9 @@ struct RawPeer {
           mmap(nullptr, max_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
       (void)madvise(buf, max_bytes, MADV_HUGEPAGE);
       std::memset(buf, 1, max_bytes);
+      bool spin_next = false;
       for (;;) {
+        if (spin_next) SpinReadable(c);
         struct {
           char op;
           uint64_t n;
@@ -104,7 +117,8 @@ struct RawPeer {
         char req[kRequest];
         FullRead(c, req, kRequest);
         std::memcpy(&cmd, req, sizeof cmd);
-        if (cmd.op == 'p') {
+        spin_next = cmd.op == 's';
+        if (cmd.op == 'p' || cmd.op == 's') {
           FullWrite(c, req, kReply);
         } else if (cmd.op == 'u' && cmd.n <= max_bytes) {
           FullRead(c, buf, cmd.n);
@@ -128,8 +142,18 @@ struct RawPeer {
     std::memcpy(req + 1, &n, sizeof n);
     FullWrite(fd, req, kRequest);
   }
+  // A ping-pong where both sides sleep in recv() while they wait.
   void Ping() {
     Command('p', 0);
+    char rep[kReply];
+    FullRead(fd, rep, kReply);
+  }
+  // The same where both sides poll for up to kSpinUs before sleeping, as
+  // hipr's client and worker do (HIPR_SPIN_US, --spin-us): no sleeping
+  // thread needs waking when the answer comes quickly.
+  void SpinPing() {
+    Command('s', 0);
+    SpinReadable(fd);
     char rep[kReply];
     FullRead(fd, rep, kReply);
   }

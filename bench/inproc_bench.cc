@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < rounds; ++r) {
     loops.push_back(Seconds(loop));
     rtt.push_back(Seconds([&] {
-      for (int i = 0; i < kPings; ++i) peer.Ping();
+      for (int i = 0; i < kPings; ++i) peer.SpinPing();
     }) / kPings);
   }
   peer.Stop();

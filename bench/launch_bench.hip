@@ -1,5 +1,6 @@
 // hipr-bench-launch: kernel launch figures through the stub, each beside a
-// raw TCP ping-pong measured in the same run, interleaved, as medians:
+// raw TCP ping-pong measured in the same run, interleaved, as medians (the
+// ping-pong polls before it sleeps, as hipr does: RawPeer::SpinPing):
 //   - the async launch rate: how fast the client issues empty-kernel
 //     launches (the calls alone; the device catches up afterwards);
 //   - a loop of 1,000 empty launches + one hipDeviceSynchronize, end to end,
@@ -100,7 +101,7 @@ int main(int argc, char** argv) {
     loop.push_back(Seconds(Loop));
     graph.push_back(Seconds([&] { GraphLoop(exec); }));
     rtt.push_back(Seconds([&] {
-      for (int i = 0; i < kPings; ++i) peer.Ping();
+      for (int i = 0; i < kPings; ++i) peer.SpinPing();
     }) / kPings);
   }
   peer.Stop();

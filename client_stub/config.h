@@ -28,6 +28,7 @@ struct Config {
   uint32_t chunk_bytes = wire::kDefaultChunkBytes;  // HIPR_CHUNK_BYTES.
   uint64_t batch_bytes = 256u << 10;           // HIPR_BATCH_BYTES: flush threshold.
   uint32_t flush_us = 200;                     // HIPR_FLUSH_US: oldest batched frame's age limit.
+  int spin_us = 50;  // HIPR_SPIN_US: a waiting call polls this long before it sleeps.
   int stats = 0;                               // HIPR_STATS=1: print what crossed the wire at exit.
 
   // For messages: the server, or "<unset>".

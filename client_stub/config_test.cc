@@ -32,6 +32,7 @@ TEST(ConfigTest, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(c.chunk_bytes, wire::kDefaultChunkBytes);
   EXPECT_EQ(c.batch_bytes, 256u << 10);
   EXPECT_EQ(c.flush_us, 200u);
+  EXPECT_EQ(c.spin_us, 50);
   EXPECT_EQ(c.log_level, LogLevel::kWarn);
 }
 
@@ -45,7 +46,8 @@ TEST(ConfigTest, ParsesEveryKnob) {
                     {"HIPR_WINDOW_BYTES", "8G"},
                     {"HIPR_CHUNK_BYTES", "1m"},
                     {"HIPR_BATCH_BYTES", "65536"},
-                    {"HIPR_FLUSH_US", "0"}},
+                    {"HIPR_FLUSH_US", "0"},
+                    {"HIPR_SPIN_US", "0"}},
                    &problems);
   EXPECT_TRUE(problems.empty());
   EXPECT_EQ(c.server, "gpu1:7000");
@@ -57,6 +59,7 @@ TEST(ConfigTest, ParsesEveryKnob) {
   EXPECT_EQ(c.chunk_bytes, 1u << 20);
   EXPECT_EQ(c.batch_bytes, 65536u);
   EXPECT_EQ(c.flush_us, 0u);
+  EXPECT_EQ(c.spin_us, 0);
 }
 
 TEST(ConfigTest, BadValuesKeepDefaultsAndAreReportedOnce) {
@@ -67,9 +70,10 @@ TEST(ConfigTest, BadValuesKeepDefaultsAndAreReportedOnce) {
                     {"HIPR_WINDOW_BYTES", "1K"},
                     {"HIPR_CHUNK_BYTES", "1T"},
                     {"HIPR_BATCH_BYTES", "99999999999999999999999"},
-                    {"HIPR_FLUSH_US", ""}},
+                    {"HIPR_FLUSH_US", ""},
+                    {"HIPR_SPIN_US", "200000"}},
                    &problems);
-  EXPECT_EQ(problems.size(), 7u);
+  EXPECT_EQ(problems.size(), 8u);
   EXPECT_EQ(c.log_level, LogLevel::kWarn);
   EXPECT_EQ(c.connect_timeout_ms, 3000);
   EXPECT_EQ(c.peer_timeout_ms, 10000);
@@ -77,6 +81,7 @@ TEST(ConfigTest, BadValuesKeepDefaultsAndAreReportedOnce) {
   EXPECT_EQ(c.chunk_bytes, wire::kDefaultChunkBytes);
   EXPECT_EQ(c.batch_bytes, 256u << 10);
   EXPECT_EQ(c.flush_us, 200u);
+  EXPECT_EQ(c.spin_us, 50);
   for (const std::string& p : problems) EXPECT_NE(p.find("HIPR_"), std::string::npos) << p;
   EXPECT_NE(problems[1].find("HIPR_CONNECT_TIMEOUT_MS='-5'"), std::string::npos) << problems[1];
   EXPECT_NE(problems[1].find("using 3000"), std::string::npos) << problems[1];

@@ -108,6 +108,7 @@ Status Session::Connect() {
   tv.tv_sec = read_timeout_ms / 1000;
   tv.tv_usec = (read_timeout_ms % 1000) * 1000;
   setsockopt(conn_->fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  conn_->set_spin_us(config_.spin_us);
   return Status::Ok();
 }
 

@@ -16,6 +16,7 @@ struct WorkerConfig {
   int heartbeat_ms = 1000;
   int hello_timeout_ms = 10000;
   uint32_t chunk_bytes = 4u << 20;
+  int spin_us = 50;  // A session polls this long for the next frame before it sleeps.
   std::string log_level = "info";
   // sim device.
   std::string sim_model = "mi250x";

@@ -54,6 +54,10 @@ int main(int argc, char** argv) {
   app.add_option("--chunk-bytes", config.chunk_bytes, "largest bulk chunk frame")
       ->check(CLI::Range(4096u, 16u << 20))
       ->capture_default_str();
+  app.add_option("--spin-us", config.spin_us,
+                 "a session polls this long for the client's next frame before it sleeps (0: sleep at once)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
   app.add_option("--log-level", config.log_level, "trace|debug|info|warn|error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();

@@ -43,6 +43,7 @@ int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int clien
   pthread_sigmask(SIG_BLOCK, &term, nullptr);
   spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] [session " + std::to_string(session_id) + " pid %P] %v");
   auto conn = std::make_unique<tcp::TcpConnection>(client_fd);
+  conn->set_spin_us(config.spin_us);
   std::unique_ptr<Device> device;
   Status st = CreateDevice(config, &device);
   if (!st.ok()) {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <span>
 #include <vector>
@@ -189,6 +190,26 @@ Status TcpConnection::RecvDirect(iovec* v, int count, int first) {
   return Status::Ok();
 }
 
+bool TcpConnection::SpinUntilReadable() {
+  if (spin_us_ <= 0) return false;
+  if (rbuf_ == nullptr) rbuf_ = std::make_unique<uint8_t[]>(kReadAheadBytes);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
+  do {
+    // Straight into the read-ahead buffer: what arrives costs no further
+    // call to read.
+    ssize_t n = recv(fd_, rbuf_.get(), kReadAheadBytes, MSG_DONTWAIT);
+    if (n > 0) {
+      rpos_ = 0;
+      rend_ = static_cast<size_t>(n);
+      return true;
+    }
+    // End of stream or an error: the caller's next call reports it.
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return true;
+    if (shut_down_.load(std::memory_order_relaxed)) return true;
+  } while (std::chrono::steady_clock::now() < deadline);
+  return false;
+}
+
 Status TcpConnection::RecvV(const iovec* iov, int count) {
   // A short, stack-held copy for the usual one or two slices.
   iovec small[4];
@@ -205,6 +226,7 @@ Status TcpConnection::RecvV(const iovec* iov, int count) {
   size_t wanted = TakeBuffered(v, count, &first);
   if (wanted >= kDirectBytes) return RecvDirect(v, count, first);
   if (wanted > 0 && rbuf_ == nullptr) rbuf_ = std::make_unique<uint8_t[]>(kReadAheadBytes);
+  if (wanted > 0 && SpinUntilReadable()) wanted = TakeBuffered(v, count, &first);
   while (wanted > 0) {
     ssize_t n = recv(fd_, rbuf_.get(), kReadAheadBytes, 0);
     if (n < 0) {
@@ -221,6 +243,7 @@ Status TcpConnection::RecvV(const iovec* iov, int count) {
 
 Status TcpConnection::WaitReadable(int timeout_ms) {
   if (rpos_ < rend_ && !shut_down_.load()) return Status::Ok();  // Read ahead already.
+  if (timeout_ms != 0 && SpinUntilReadable() && rpos_ < rend_ && !shut_down_.load()) return Status::Ok();
   pollfd pfd{fd_, POLLIN, 0};
   for (;;) {
     int rc = poll(&pfd, 1, timeout_ms);

@@ -457,6 +457,33 @@ TEST(TcpIo, ReadAheadKeepsOrderAcrossSmallAndLargeReads) {
   EXPECT_EQ(p.server->WaitReadable(0).code(), StatusCode::kTimeout) << "bytes left over";
 }
 
+// With a spin set, a receiver polls before it sleeps: timeouts still hold,
+// a zero timeout does not spin, and bytes that come during the spin or
+// after it are read.
+TEST(TcpIo, SpinBeforeSleepingKeepsTimeoutsAndData) {
+  TcpPair p;
+  ASSERT_NO_FATAL_FAILURE(MakePair(&p));
+  p.server->set_spin_us(20000);
+  auto t0 = Clock::now();
+  EXPECT_EQ(p.server->WaitReadable(0).code(), StatusCode::kTimeout);
+  EXPECT_LT(SecondsSince(t0), 0.015) << "a zero timeout spun";
+  t0 = Clock::now();
+  EXPECT_EQ(p.server->WaitReadable(100).code(), StatusCode::kTimeout);
+  EXPECT_GE(SecondsSince(t0), 0.099);
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // Inside the spin.
+    EXPECT_TRUE(p.client->SendAll("ab", 2).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));  // After it.
+    EXPECT_TRUE(p.client->SendAll("c", 1).ok());
+  });
+  char got[3] = {};
+  ASSERT_TRUE(p.server->RecvExact(got, 2).ok());
+  ASSERT_TRUE(p.server->WaitReadable(5000).ok());
+  ASSERT_TRUE(p.server->RecvExact(got + 2, 1).ok());
+  late.join();
+  EXPECT_EQ(std::string(got, 3), "abc");
+}
+
 TEST(TcpIo, EmptyIoIsANoOp) {
   TcpPair p;
   ASSERT_NO_FATAL_FAILURE(MakePair(&p));
