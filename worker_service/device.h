@@ -174,8 +174,9 @@ class Device {
   // `done` runs exactly once, on any thread (possibly before the call
   // returns), with what the blocking form would return; the session sends
   // the reply from there, so a wait for one client thread never stops the
-  // replay of another's work. The defaults run the blocking form (the `hip`
-  // device, for now).
+  // replay of another's work. The defaults run the blocking form; the sim
+  // completes from its stream threads, the `hip` device waits on threads of
+  // its own (waiters.h).
   using Completion = std::function<void(Status)>;
   virtual void StreamSynchronizeAsync(uint64_t stream, Completion done) { done(StreamSynchronize(stream)); }
   virtual void EventSynchronizeAsync(uint64_t event, Completion done) { done(EventSynchronize(event)); }

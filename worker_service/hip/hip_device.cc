@@ -22,6 +22,7 @@
 #include "worker_service/device.h"
 #include "worker_service/hip/hip_module.h"
 #include "worker_service/launch_checks.h"
+#include "worker_service/waiters.h"
 
 namespace hipr::worker {
 namespace {
@@ -94,6 +95,7 @@ class HipDevice final : public Device {
     return Status::Ok();
   }
   ~HipDevice() override {
+    waiters_.reset();  // Waits in flight end first: they use the streams and events.
     for (auto& [id, m] : modules_) (void)hipModuleUnload(m.module);
     for (auto& [id, s] : streams_) (void)hipStreamDestroy(s);
     for (auto& [id, e] : events_) (void)hipEventDestroy(e.event);
@@ -225,6 +227,34 @@ class HipDevice final : public Device {
     HIPR_HIP(hipStreamSynchronize(s));
     return Status::Ok();
   }
+  // The waits on a thread of their own (waiters.h): the handle is looked up
+  // here, on the replay thread; the runtime's device is per thread, so the
+  // waiter selects it first.
+  void StreamSynchronizeAsync(uint64_t stream, Completion done) override {
+    hipStream_t s = nullptr;
+    const int device = current_;
+    if (Status st = StreamOf(current_, stream, &s); !st.ok()) return done(st);
+    waiters_->Run([s, device, done = std::move(done)] {
+      hipError_t e = hipSetDevice(device);
+      if (e == hipSuccess) e = hipStreamSynchronize(s);
+      done(FromHip(e, "hipStreamSynchronize"));
+    });
+  }
+  void EventSynchronizeAsync(uint64_t event, Completion done) override {
+    auto it = events_.find(event);
+    if (it == events_.end()) return done(NoHandle("event", event));
+    waiters_->Run([e = it->second.event, done = std::move(done)] { done(FromHip(hipEventSynchronize(e), "hipEventSynchronize")); });
+  }
+  void DeviceSynchronizeAsync(int device, Completion done) override {
+    if (device < 0 || device >= static_cast<int>(infos_.size()))
+      return done(Status(StatusCode::kInvalidDevice, "no such device"));
+    waiters_->Run([device, done = std::move(done)] {
+      hipError_t e = hipSetDevice(device);
+      if (e == hipSuccess) e = hipDeviceSynchronize();
+      done(FromHip(e, "hipDeviceSynchronize"));
+    });
+  }
+
   Status StreamQuery(uint64_t stream) override {
     hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(current_, stream, &s));
@@ -457,6 +487,7 @@ class HipDevice final : public Device {
   std::map<uint64_t, hipStream_t> streams_;
   std::map<uint64_t, EventEntry> events_;
   std::map<uint64_t, ModuleEntry> modules_;
+  std::unique_ptr<Waiters> waiters_ = std::make_unique<Waiters>();
 };
 
 // What a node without a usable AMD GPU lacks, in the order to check it.
