@@ -1,15 +1,18 @@
 // Device management entry points: count, selection, properties and
 // attributes (answered from the hello's cached DeviceInfo), versions, flags,
 // synchronize/reset, and the last-error queries.
+#include <dlfcn.h>
 #include <hip/hip_version.h>
 
 #include <cstdio>
 #include <cstring>
+#include <string>
 
+#include "client_stub/abi_major.h"
 #include "client_stub/api_common.h"
-#include "client_stub/graph.h"
 #include "client_stub/code_module.h"
 #include "client_stub/device_props.h"
+#include "client_stub/graph.h"
 
 using namespace hipr;
 using namespace hipr::client;
@@ -70,15 +73,53 @@ HIPR_EXPORT hipError_t hipSetDevice(int device) {
   });
 }
 
+namespace {
+
+// hipGetDeviceProperties / hipChooseDevice for either layout (5.x's, or 6.x's
+// R0600: device_prop_r0600.h).
+template <class Prop>
+hipError_t GetProperties(Prop* prop, int device) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (prop == nullptr) return hipErrorInvalidValue;
+  if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
+  FillDeviceProp(s->devices()[device], prop);
+  return hipSuccess;
+}
+
+template <class Prop>
+hipError_t Choose(int* device, const Prop* prop) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (device == nullptr || prop == nullptr) return hipErrorInvalidValue;
+  if (s->device_count() == 0) return hipErrorNoDevice;
+  *device = ChooseDevice(s->devices(), *prop);
+  return hipSuccess;
+}
+
+}  // namespace
+
 HIPR_EXPORT hipError_t hipGetDeviceProperties(hipDeviceProp_t* prop, int device) {
-  return ApiCall("hipGetDeviceProperties", [&] {
-    Session* s = LiveSession();
-    if (s == nullptr) return hipErrorNoDevice;
-    if (prop == nullptr) return hipErrorInvalidValue;
-    if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
-    FillDeviceProp(s->devices()[device], prop);
-    return hipSuccess;
-  });
+  return ApiCall("hipGetDeviceProperties", [&] { return GetProperties(prop, device); });
+}
+
+// 6.x and 7.x: hipGetDeviceProperties and hipChooseDevice of programs
+// built against those headers, with their layout (device_prop_r0600.h);
+// the R0000 forms are the unsuffixed (5.x layout) ones under another name.
+HIPR_EXPORT hipError_t hipGetDevicePropertiesR0600(DevicePropR0600* prop, int device) {
+  return ApiCall("hipGetDevicePropertiesR0600", [&] { return GetProperties(prop, device); });
+}
+
+HIPR_EXPORT hipError_t hipGetDevicePropertiesR0000(hipDeviceProp_t* prop, int device) {
+  return ApiCall("hipGetDevicePropertiesR0000", [&] { return GetProperties(prop, device); });
+}
+
+HIPR_EXPORT hipError_t hipChooseDeviceR0600(int* device, const DevicePropR0600* prop) {
+  return ApiCall("hipChooseDeviceR0600", [&] { return Choose(device, prop); });
+}
+
+HIPR_EXPORT hipError_t hipChooseDeviceR0000(int* device, const hipDeviceProp_t* prop) {
+  return ApiCall("hipChooseDeviceR0000", [&] { return Choose(device, prop); });
 }
 
 HIPR_EXPORT hipError_t hipDeviceGetAttribute(int* value, hipDeviceAttribute_t attr, int device) {
@@ -158,14 +199,7 @@ HIPR_EXPORT hipError_t hipDeviceGetPCIBusId(char* pci_bus_id, int len, int devic
 }
 
 HIPR_EXPORT hipError_t hipChooseDevice(int* device, const hipDeviceProp_t* prop) {
-  return ApiCall("hipChooseDevice", [&] {
-    Session* s = LiveSession();
-    if (s == nullptr) return hipErrorNoDevice;
-    if (device == nullptr || prop == nullptr) return hipErrorInvalidValue;
-    if (s->device_count() == 0) return hipErrorNoDevice;
-    *device = ChooseDevice(s->devices(), *prop);
-    return hipSuccess;
-  });
+  return ApiCall("hipChooseDevice", [&] { return Choose(device, prop); });
 }
 
 HIPR_EXPORT hipError_t hipGetDeviceFlags(unsigned int* flags) {
@@ -238,9 +272,58 @@ HIPR_EXPORT hipError_t hipRuntimeGetVersion(int* version) {
 
 // HIP 5.x: the last call's return code, reset to hipSuccess by the read
 // (api_result.cc). Neither query records itself as a result.
-HIPR_EXPORT hipError_t hipGetLastError() { return TakeLastError(); }
+// 5.x: the last call's return code; 6.x and 7.x: the last error (abi_major.h
+// picks by the caller's major).
+HIPR_EXPORT hipError_t hipGetLastError() { return TakeLastError(HIPR_CALLER_MAJOR()); }
 
-HIPR_EXPORT hipError_t hipPeekAtLastError() { return Result(PeekLastError()); }
+HIPR_EXPORT hipError_t hipPeekAtLastError() { return Result(PeekLastError(HIPR_CALLER_MAJOR())); }
+
+namespace {
+
+// ROCm 6.1's hipDriverProcAddressQueryResult (as CUDA's
+// cudaDriverEntryPointQueryResult).
+constexpr int kProcAddressSuccess = 0;
+constexpr int kProcAddressSymbolNotFound = 1;
+
+// The major a hipGetProcAddress version names: 601 (major*100+minor),
+// 60100 (HIP_VERSION_MAJOR*10000+minor*100), or HIP_VERSION's 60140091 form.
+int MajorOfVersion(int version) {
+  if (version >= 10000000) return version / 10000000;
+  if (version >= 10000) return version / 10000;
+  return version / 100;
+}
+
+// The stub's own export `name`, found in the stub itself (never the real
+// runtime's, which another library may have loaded).
+void* OwnExport(const char* name) {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&OwnExport), &info) == 0 || info.dli_fname == nullptr) return nullptr;
+  void* self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  if (self == nullptr) return nullptr;
+  void* fn = dlsym(self, name);
+  dlclose(self);
+  return fn;
+}
+
+}  // namespace
+
+// ROCm 6.1+: a HIP function by name, for `version`. Hands back the stub's
+// own entry points; for a version of 6.0 or later a function with an R0600
+// twin (hipGetDeviceProperties, hipChooseDevice) resolves to the twin, as the
+// real runtime does.
+HIPR_EXPORT hipError_t hipGetProcAddress(const char* symbol, void** fn, int version, uint64_t flags, int* status) {
+  return ApiCall("hipGetProcAddress", [&] {
+    if (symbol == nullptr || fn == nullptr || version <= 0) return hipErrorInvalidValue;
+    *fn = nullptr;
+    void* found = nullptr;
+    if (MajorOfVersion(version) >= 6) found = OwnExport((std::string(symbol) + "R0600").c_str());
+    if (found == nullptr) found = OwnExport(symbol);
+    if (status != nullptr) *status = found != nullptr ? kProcAddressSuccess : kProcAddressSymbolNotFound;
+    if (found == nullptr) return hipErrorNotFound;
+    *fn = found;
+    return hipSuccess;
+  });
+}
 
 HIPR_EXPORT hipError_t hipDeviceSynchronize() {
   return ApiCall("hipDeviceSynchronize", [&] {

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "client_stub/abi_major.h"
 #include "client_stub/api_common.h"
 #include "client_stub/managed_vars.h"
 
@@ -167,43 +168,75 @@ HIPR_EXPORT hipError_t hipMemPtrGetInfo(void* ptr, size_t* size) {
   });
 }
 
-HIPR_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t* attributes, const void* ptr) {
-  return ApiCall("hipPointerGetAttributes", [&] {
-    if (LiveSession() == nullptr) return hipErrorNoDevice;
-    if (attributes == nullptr || ptr == nullptr) return hipErrorInvalidValue;
-    const uint64_t p = reinterpret_cast<uint64_t>(ptr);
-    DeviceAllocation d;
-    PinnedAllocation h;
-    hipPointerAttribute_t out{};
-    if (Client::Get().allocations().FindDevice(p, 0, &d)) {
-      out.memoryType = hipMemoryTypeDevice;  // 5.x numbering (Device = 1).
-      out.device = d.device;
-      out.devicePointer = const_cast<void*>(ptr);
-      out.hostPointer = nullptr;
-      out.allocationFlags = d.flags;
-    } else if (Client::Get().allocations().FindPinned(p, 0, &h)) {
-      out.memoryType = hipMemoryTypeHost;
-      out.device = h.device;
-      out.devicePointer = const_cast<void*>(ptr);
-      out.hostPointer = const_cast<void*>(ptr);
-      out.allocationFlags = h.flags;
-    } else if (ManagedVars::Get().FindMirror(ptr, 1) != nullptr) {
-      // A __managed__ variable (its mirror, which kernel arguments are
-      // translated from): managed memory, addressed the same everywhere.
-      out.memoryType = hipMemoryTypeDevice;
-      out.device = CurrentDevice();
-      out.devicePointer = const_cast<void*>(ptr);
-      out.hostPointer = const_cast<void*>(ptr);
-      out.isManaged = 1;
-      *attributes = out;
-      return hipSuccess;
-    } else {
-      return hipErrorInvalidValue;  // HIP 5.x: memory unknown to the runtime.
+namespace {
+
+// hipMemoryType as each major numbers it (docs/architecture.md, "ABI and majors"): 5.x Host=0,
+// Device=1, Array=2, Unified=3, Managed=4; 6.x and 7.x Unregistered=0,
+// Host=1, Device=2, Managed=3, Array=10, Unified=11.
+enum class MemoryKind { kUnregistered, kHost, kDevice, kManaged };
+
+int MemoryTypeFor(MemoryKind kind, int major) {
+  if (major >= 6) {
+    switch (kind) {
+      case MemoryKind::kUnregistered: return 0;
+      case MemoryKind::kHost: return 1;
+      case MemoryKind::kDevice: return 2;
+      case MemoryKind::kManaged: return 3;
     }
-    out.isManaged = 0;
-    *attributes = out;
-    return hipSuccess;
-  });
+  }
+  switch (kind) {
+    case MemoryKind::kHost: return 0;
+    case MemoryKind::kManaged: return 1;  // 5.x reported managed memory as device memory.
+    default: return 1;
+  }
+}
+
+hipError_t PointerAttributes(hipPointerAttribute_t* attributes, const void* ptr, int major) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (attributes == nullptr || ptr == nullptr) return hipErrorInvalidValue;
+  const uint64_t p = reinterpret_cast<uint64_t>(ptr);
+  DeviceAllocation d;
+  PinnedAllocation h;
+  hipPointerAttribute_t out{};
+  MemoryKind kind = MemoryKind::kUnregistered;
+  if (Client::Get().allocations().FindDevice(p, 0, &d)) {
+    kind = MemoryKind::kDevice;
+    out.device = d.device;
+    out.devicePointer = const_cast<void*>(ptr);
+    out.allocationFlags = d.flags;
+  } else if (Client::Get().allocations().FindPinned(p, 0, &h)) {
+    kind = MemoryKind::kHost;
+    out.device = h.device;
+    out.devicePointer = const_cast<void*>(ptr);
+    out.hostPointer = const_cast<void*>(ptr);
+    out.allocationFlags = h.flags;
+  } else if (ManagedVars::Get().FindMirror(ptr, 1) != nullptr) {
+    // A __managed__ variable (its mirror, which kernel arguments are
+    // translated from): managed memory, addressed the same everywhere.
+    kind = MemoryKind::kManaged;
+    out.device = CurrentDevice();
+    out.devicePointer = const_cast<void*>(ptr);
+    out.hostPointer = const_cast<void*>(ptr);
+    out.isManaged = 1;
+  } else if (major < 6) {
+    return hipErrorInvalidValue;  // HIP 5.x: memory unknown to the runtime.
+  }
+  // 6.x: memory unknown to the runtime is hipSuccess, Unregistered (0),
+  // everything else zero.
+  // The first member is 5.2's `memoryType` and 6.x's `type`: an int-sized
+  // enum at offset 0 either way.
+  out.memoryType = static_cast<hipMemoryType>(MemoryTypeFor(kind, major));
+  *attributes = out;
+  return hipSuccess;
+}
+
+}  // namespace
+
+// Answers in the numbering of the major the caller was linked against
+// (abi_major.h): one process may hold a 5.x program and a 6.x library.
+HIPR_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t* attributes, const void* ptr) {
+  const int major = HIPR_CALLER_MAJOR();
+  return ApiCall("hipPointerGetAttributes", [&] { return PointerAttributes(attributes, ptr, major); });
 }
 
 HIPR_EXPORT hipError_t hipMemGetInfo(size_t* free, size_t* total) {

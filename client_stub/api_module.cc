@@ -301,6 +301,25 @@ HIPR_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, uint32_t gx, uint3
   });
 }
 
+// ROCm 5.5+ (not in 5.2's headers or library; the stub exports it for 6.x
+// and 7.x programs): hipModuleLaunchKernel with a cooperative grid, checked
+// against what can be resident at once (kernel_launch.h).
+HIPR_EXPORT hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gx, unsigned int gy,
+                                                        unsigned int gz, unsigned int bx, unsigned int by,
+                                                        unsigned int bz, unsigned int shared, hipStream_t stream,
+                                                        void** params) {
+  return ApiCall("hipModuleLaunchCooperativeKernel", [&] {
+    ModuleLaunch l;
+    if (hipError_t e = SetShape(dim3(gx, gy, gz), dim3(bx, by, bz), &l.spec); e != hipSuccess) return e;
+    l.f = f;
+    l.spec.shared_bytes = shared;
+    l.spec.flags = msg::kLaunchCooperative;
+    l.stream = stream;
+    l.params = params;
+    return LaunchModuleFunction("hipModuleLaunchCooperativeKernel", l);
+  });
+}
+
 // Exported C++-mangled, as 5.x's hip_ext.h declares it.
 __attribute__((visibility("default"))) hipError_t hipExtModuleLaunchKernel(
     hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shared,

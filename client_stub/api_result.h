@@ -7,15 +7,18 @@
 
 namespace hipr::client {
 
-// Records `err` as this thread's last result and returns it. HIP 5.x
-// semantics (clr before 5.7): every call's return code, success included,
-// becomes the last error; hipGetLastError returns it and resets it.
+// Records `err` as this thread's last result and returns it. Two readings
+// are kept, for callers linked against different majors (abi_major.h):
+//  * major 5 (clr before 5.7): every call's return code, success included,
+//    is the last error;
+//  * major >= 6: the last call that failed is the last error, until read.
 hipError_t Result(hipError_t err);
 
-// Reads and clears this thread's last error (hipGetLastError).
-hipError_t TakeLastError();
+// Reads and clears this thread's last error (hipGetLastError) as a caller
+// of `major` sees it; clears both readings.
+hipError_t TakeLastError(int major = 5);
 // Reads without clearing (hipPeekAtLastError).
-hipError_t PeekLastError();
+hipError_t PeekLastError(int major = 5);
 
 }  // namespace hipr::client
 

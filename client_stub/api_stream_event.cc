@@ -193,6 +193,45 @@ HIPR_EXPORT hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallbac
   });
 }
 
+// hipLaunchHostFunc (exported by ROCm >= 5.3, not by 5.2's library; its
+// header declares it): a host function in stream order, run on the client
+// like a stream callback; in a capture it becomes a host node.
+HIPR_EXPORT hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void* user_data) {
+  return ApiCall("hipLaunchHostFunc", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (fn == nullptr) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    if (hipError_t captured = hipSuccess;
+        AnyCapture() && CaptureNode(target.device, target.id, HostFnNode{fn, user_data, nullptr}, &captured))
+      return captured;
+    return ToHipError(s->PostHostCallback(target.device, target.id, [fn, user_data](int32_t) { fn(user_data); }));
+  });
+}
+
+HIPR_EXPORT hipError_t hipLaunchHostFunc_spt(hipStream_t stream, hipHostFn_t fn, void* user_data) {
+  return hipLaunchHostFunc(stream == nullptr ? hipStreamPerThread : stream, fn, user_data);
+}
+
+HIPR_EXPORT hipError_t hipEventRecord_spt(hipEvent_t event, hipStream_t stream) {
+  return hipEventRecord(event, stream == nullptr ? hipStreamPerThread : stream);
+}
+
+// ROCm 6.x: the device a stream belongs to (the null stream: the calling
+// thread's current device). Answered locally.
+HIPR_EXPORT hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device) {
+  return ApiCall("hipStreamGetDevice", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (device == nullptr) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    *device = target.device;
+    return hipSuccess;
+  });
+}
+
 HIPR_EXPORT hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int* flags) {
   return ApiCall("hipStreamGetFlags", [&] {
     if (LiveSession() == nullptr) return hipErrorNoDevice;

@@ -20,7 +20,12 @@ void CopyName(const std::string& from, char (&to)[256]) {
 
 }  // namespace
 
-void FillDeviceProp(const msg::DeviceInfo& info, hipDeviceProp_t* prop) {
+namespace {
+
+// The fields both layouts share (5.2's hipDeviceProp_t and 6.x's R0600 one
+// name them alike).
+template <class Prop>
+void FillCommon(const msg::DeviceInfo& info, Prop* prop) {
   std::memset(prop, 0, sizeof *prop);
   CopyName(info.name, prop->name);
   prop->totalGlobalMem = info.total_global_mem;
@@ -68,7 +73,6 @@ void FillDeviceProp(const msg::DeviceInfo& info, hipDeviceProp_t* prop) {
   prop->maxSharedMemoryPerMultiProcessor = info.max_shared_memory_per_multiprocessor;
   prop->isMultiGpuBoard = info.is_multi_gpu_board ? 1 : 0;
   prop->canMapHostMemory = 1;
-  prop->gcnArch = info.gcn_arch;
   CopyName(info.gcn_arch_name, prop->gcnArchName);
   prop->integrated = info.integrated ? 1 : 0;
   prop->cooperativeLaunch = info.cooperative_launch ? 1 : 0;
@@ -85,6 +89,61 @@ void FillDeviceProp(const msg::DeviceInfo& info, hipDeviceProp_t* prop) {
   prop->managedMemory = info.managed_memory ? 1 : 0;
   // The runtime derives both from the same HMM capability.
   prop->concurrentManagedAccess = info.managed_memory ? 1 : 0;
+}
+
+template <class Prop>
+int Choose(const std::vector<msg::DeviceInfo>& devices, const Prop& wanted) {
+  int chosen = 0;
+  unsigned best = 0;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    Prop have;
+    FillCommon(devices[i], &have);
+    unsigned asked = 0;
+    unsigned met = 0;
+    auto check = [&](auto want, auto got) {
+      if (want != 0) {
+        ++asked;
+        if (got >= want) ++met;
+      }
+    };
+    check(wanted.major, have.major);
+    check(wanted.minor, have.minor);
+    check(wanted.totalGlobalMem, have.totalGlobalMem);
+    check(wanted.sharedMemPerBlock, have.sharedMemPerBlock);
+    check(wanted.maxThreadsPerBlock, have.maxThreadsPerBlock);
+    check(wanted.totalConstMem, have.totalConstMem);
+    check(wanted.multiProcessorCount, have.multiProcessorCount);
+    check(wanted.maxThreadsPerMultiProcessor, have.maxThreadsPerMultiProcessor);
+    check(wanted.memoryClockRate, have.memoryClockRate);
+    check(wanted.memoryBusWidth, have.memoryBusWidth);
+    check(wanted.l2CacheSize, have.l2CacheSize);
+    check(wanted.regsPerBlock, have.regsPerBlock);
+    check(wanted.maxSharedMemoryPerMultiProcessor, have.maxSharedMemoryPerMultiProcessor);
+    check(wanted.warpSize, have.warpSize);
+    if (asked == met) {
+      if (met > best) chosen = static_cast<int>(i);
+      best = std::max(best, met);
+    }
+  }
+  return chosen;
+}
+
+}  // namespace
+
+void FillDeviceProp(const msg::DeviceInfo& info, hipDeviceProp_t* prop) {
+  FillCommon(info, prop);
+  prop->gcnArch = info.gcn_arch;  // 5.x only.
+}
+
+void FillDeviceProp(const msg::DeviceInfo& info, DevicePropR0600* prop) {
+  FillCommon(info, prop);
+  // Fields 6.x added that the runtime sets the same for every AMD device
+  // it serves through hipr (as clr's ihipGetDeviceProperties does).
+  prop->unifiedAddressing = 1;
+  prop->streamPrioritiesSupported = 1;
+  prop->cooperativeMultiDeviceLaunch = 0;
+  prop->sharedMemPerMultiprocessor = info.max_shared_memory_per_multiprocessor;
+  prop->sharedMemPerBlockOptin = info.shared_mem_per_block;
 }
 
 hipError_t DeviceAttribute(const msg::DeviceInfo& info, hipDeviceAttribute_t attr, int* value) {
@@ -149,39 +208,11 @@ hipError_t DeviceAttribute(const msg::DeviceInfo& info, hipDeviceAttribute_t att
 }
 
 int ChooseDevice(const std::vector<msg::DeviceInfo>& devices, const hipDeviceProp_t& wanted) {
-  int chosen = 0;
-  unsigned best = 0;
-  for (size_t i = 0; i < devices.size(); ++i) {
-    hipDeviceProp_t have;
-    FillDeviceProp(devices[i], &have);
-    unsigned asked = 0;
-    unsigned met = 0;
-    auto check = [&](auto want, auto got) {
-      if (want != 0) {
-        ++asked;
-        if (got >= want) ++met;
-      }
-    };
-    check(wanted.major, have.major);
-    check(wanted.minor, have.minor);
-    check(wanted.totalGlobalMem, have.totalGlobalMem);
-    check(wanted.sharedMemPerBlock, have.sharedMemPerBlock);
-    check(wanted.maxThreadsPerBlock, have.maxThreadsPerBlock);
-    check(wanted.totalConstMem, have.totalConstMem);
-    check(wanted.multiProcessorCount, have.multiProcessorCount);
-    check(wanted.maxThreadsPerMultiProcessor, have.maxThreadsPerMultiProcessor);
-    check(wanted.memoryClockRate, have.memoryClockRate);
-    check(wanted.memoryBusWidth, have.memoryBusWidth);
-    check(wanted.l2CacheSize, have.l2CacheSize);
-    check(wanted.regsPerBlock, have.regsPerBlock);
-    check(wanted.maxSharedMemoryPerMultiProcessor, have.maxSharedMemoryPerMultiProcessor);
-    check(wanted.warpSize, have.warpSize);
-    if (asked == met) {
-      if (met > best) chosen = static_cast<int>(i);
-      best = std::max(best, met);
-    }
-  }
-  return chosen;
+  return Choose(devices, wanted);
+}
+
+int ChooseDevice(const std::vector<msg::DeviceInfo>& devices, const DevicePropR0600& wanted) {
+  return Choose(devices, wanted);
 }
 
 }  // namespace hipr::client

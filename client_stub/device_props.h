@@ -13,12 +13,15 @@
 
 #include <hip/hip_runtime_api.h>
 
+#include "client_stub/device_prop_r0600.h"
 #include "protocol/messages.h"
 
 namespace hipr::client {
 
-// Fills every field of `*prop` (5.2 layout); the rest is zeroed.
+// Fills every field of `*prop` (5.2 layout, or 6.x's R0600 one); the rest is
+// zeroed.
 void FillDeviceProp(const msg::DeviceInfo& info, hipDeviceProp_t* prop);
+void FillDeviceProp(const msg::DeviceInfo& info, DevicePropR0600* prop);
 
 // hipDeviceGetAttribute for one device: hipSuccess and *value, or
 // hipErrorInvalidValue (nothing written) for an attribute with no source.
@@ -27,5 +30,6 @@ hipError_t DeviceAttribute(const msg::DeviceInfo& info, hipDeviceAttribute_t att
 // hipChooseDevice's rule (clr ihipChooseDevice): among devices meeting every
 // non-zero requested property, the one meeting the most; 0 when none.
 int ChooseDevice(const std::vector<msg::DeviceInfo>& devices, const hipDeviceProp_t& wanted);
+int ChooseDevice(const std::vector<msg::DeviceInfo>& devices, const DevicePropR0600& wanted);
 
 }  // namespace hipr::client

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "client_stub/abi_major.h"
 #include "client_stub/log.h"
 
 // Both are referenced from dlopen_trampoline.S and must stay hidden (direct,
@@ -72,6 +73,9 @@ extern "C" void* hipr_dlopen_decide(const char* file, int mode) {
   void* self = SelfHandle(real, mode);
   if (self != nullptr) {
     HIPR_LOG_DEBUG("dlopen(\"%s\") -> the hipr client stub", file);
+    // Code that reaches HIP through this handle has no DT_NEEDED of its own:
+    // it gets the major this name asked for (abi_major.h).
+    NoteDlopenMajor(MajorOfName(file));
   } else {
     HIPR_LOG_WARN("dlopen(\"%s\"): cannot open the hipr stub itself (%s); using the real dlopen", file,
                   dlerror());

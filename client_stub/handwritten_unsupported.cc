@@ -1,4 +1,4 @@
-// Exported symbols of libamdhip64.so.5 that hipr does not support and that
+// Exported symbols of libamdhip64.so.{5,6,7} that hipr does not support and that
 // the generator cannot produce because they do not return hipError_t:
 // hiprtc (returns hiprtcResult), the profiler's activity callbacks and the
 // hiprtc precompiled header. Each logs once and fails in its own type.
@@ -47,6 +47,29 @@ HIPR_EXPORT hiprtcResult hiprtcGetProgramLogSize(hiprtcProgram, size_t*) {
 HIPR_EXPORT hiprtcResult hiprtcGetCode(hiprtcProgram, char*) { HIPR_HIPRTC_UNSUPPORTED("hiprtcGetCode"); }
 HIPR_EXPORT hiprtcResult hiprtcGetCodeSize(hiprtcProgram, size_t*) {
   HIPR_HIPRTC_UNSUPPORTED("hiprtcGetCodeSize");
+}
+
+// ROCm 6.x additions (libamdhip64.so.6 exports them; 7.x moved hiprtc to a
+// library of its own). Opaque handle types stand in for 6.x's.
+HIPR_EXPORT hiprtcResult hiprtcGetBitcode(hiprtcProgram, char*) { HIPR_HIPRTC_UNSUPPORTED("hiprtcGetBitcode"); }
+HIPR_EXPORT hiprtcResult hiprtcGetBitcodeSize(hiprtcProgram, size_t*) {
+  HIPR_HIPRTC_UNSUPPORTED("hiprtcGetBitcodeSize");
+}
+HIPR_EXPORT hiprtcResult hiprtcLinkCreate(unsigned int, void*, void**, void**) {
+  HIPR_HIPRTC_UNSUPPORTED("hiprtcLinkCreate");
+}
+HIPR_EXPORT hiprtcResult hiprtcLinkAddFile(void*, int, const char*, unsigned int, void*, void**) {
+  HIPR_HIPRTC_UNSUPPORTED("hiprtcLinkAddFile");
+}
+HIPR_EXPORT hiprtcResult hiprtcLinkAddData(void*, int, void*, size_t, const char*, unsigned int, void*, void**) {
+  HIPR_HIPRTC_UNSUPPORTED("hiprtcLinkAddData");
+}
+HIPR_EXPORT hiprtcResult hiprtcLinkComplete(void*, void**, size_t*) { HIPR_HIPRTC_UNSUPPORTED("hiprtcLinkComplete"); }
+HIPR_EXPORT hiprtcResult hiprtcLinkDestroy(void*) { HIPR_HIPRTC_UNSUPPORTED("hiprtcLinkDestroy"); }
+
+// ROCm 6.x's tracer hook: nothing is traced through hipr.
+HIPR_EXPORT void hipRegisterTracerCallback(int (*)(int, uint32_t, void*)) {
+  HIPR_LOG_ONCE(kInfo, "hipRegisterTracerCallback: API tracing is not supported by hipr");
 }
 
 // Profiler hooks (roctracer): nothing is traced through hipr. Exported with C

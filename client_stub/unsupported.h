@@ -1,7 +1,7 @@
 // Entry points of the HIP ABI that hipr does not implement (yet).
 //
 // shim_gen/gen_exports.py emits one HIPR_UNSUPPORTED_ENTRY per exported
-// symbol of libamdhip64.so.5 that returns hipError_t and is not hand-written
+// symbol of libamdhip64.so.{5,6,7} that returns hipError_t and is not hand-written
 // (client_stub/abi/handwritten.txt). Each one logs its name on the first call
 // only and returns hipErrorNotSupported through Result(), so the per-thread
 // last error is set as for any other failing call.

@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
-# check_exports.sh <built-stub.so> <symbols-file>
+# check_exports.sh <built-stub.so> <symbols-file>...
 #
-# Verifies that a built client stub exports exactly the ABI recorded in
-# <symbols-file> (client_stub/abi/libamdhip64.so.5.symbols): every
-# "<name> <node>" line as a defined dynamic symbol name@@node, and nothing
-# else except an unversioned `dlopen`. The absolute (A) symbols naming the
+# Verifies that a built client stub exports exactly the union of the ABIs
+# recorded in the symbols files (client_stub/abi/libamdhip64.so.{5,6,7}.symbols):
+# every "<name> <node>" line as a defined dynamic symbol name@@node, and
+# nothing else except an unversioned `dlopen`. The absolute (A) symbols naming the
 # version nodes themselves are ignored (GNU ld emits them, lld does not).
 # Exits 1 listing every difference; 2 on usage errors.
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 <built-stub.so> <symbols-file>" >&2
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 <built-stub.so> <symbols-file>..." >&2
   exit 2
 fi
 stub=$1
-symbols=$2
-for f in "$stub" "$symbols"; do
+shift
+symbol_files=("$@")
+symbols="${symbol_files[*]}"  # For messages.
+for f in "$stub" "${symbol_files[@]}"; do
   if [[ ! -r $f ]]; then
     echo "$0: cannot read $f" >&2
     exit 2
@@ -26,7 +28,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # Expected: name@@node for every non-comment line.
-grep -v '^[[:space:]]*#' "$symbols" | awk 'NF { print $1 "@@" $2 }' | LC_ALL=C sort >"$tmp/expected"
+cat "${symbol_files[@]}" | grep -v '^[[:space:]]*#' | awk 'NF { print $1 "@@" $2 }' | LC_ALL=C sort -u >"$tmp/expected"
 
 # Actual: defined dynamic symbols except the version-node (A) ones, minus
 # one unversioned dlopen. Depending on the binutils version nm prints an

@@ -1,4 +1,5 @@
-# hipr_generate_exports(OUT_DIR <dir> SYMBOLS <file> HANDWRITTEN <file>)
+# hipr_generate_exports(OUT_DIR <dir> SYMBOLS <file>... [DECLARATIONS <file>...]
+#                       HANDWRITTEN <file>)
 #
 # Adds a build-time custom command that runs shim_gen/gen_exports.py (with
 # Debian's /usr/bin/python3, which has python3-clang-15) to produce
@@ -22,7 +23,7 @@ set(HIPR_GEN_PYTHON /usr/bin/python3 CACHE FILEPATH
     "Python with python3-clang (Debian's), used to run shim_gen generators")
 
 function(hipr_generate_exports)
-  cmake_parse_arguments(ARG "" "OUT_DIR;SYMBOLS;HANDWRITTEN" "" ${ARGN})
+  cmake_parse_arguments(ARG "" "OUT_DIR;HANDWRITTEN" "SYMBOLS;DECLARATIONS" ${ARGN})
   foreach(required OUT_DIR SYMBOLS HANDWRITTEN)
     if(NOT ARG_${required})
       message(FATAL_ERROR "hipr_generate_exports: ${required} is required")
@@ -32,7 +33,20 @@ function(hipr_generate_exports)
     message(FATAL_ERROR "hipr_generate_exports: unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
 
-  get_filename_component(symbols "${ARG_SYMBOLS}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  set(symbols)
+  set(symbol_args)
+  foreach(file IN LISTS ARG_SYMBOLS)
+    get_filename_component(abs "${file}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND symbols "${abs}")
+    list(APPEND symbol_args --symbols "${abs}")
+  endforeach()
+  set(declarations)
+  set(declaration_args)
+  foreach(file IN LISTS ARG_DECLARATIONS)
+    get_filename_component(abs "${file}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND declarations "${abs}")
+    list(APPEND declaration_args --declarations "${abs}")
+  endforeach()
   get_filename_component(handwritten "${ARG_HANDWRITTEN}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   get_filename_component(out_dir "${ARG_OUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
   set(generator "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/gen_exports.py")
@@ -48,12 +62,43 @@ function(hipr_generate_exports)
   add_custom_command(
     OUTPUT "${map}" "${src}"
     COMMAND "${HIPR_GEN_PYTHON}" "${generator}"
-            --symbols "${symbols}" --handwritten "${handwritten}"
+            ${symbol_args} ${declaration_args} --handwritten "${handwritten}"
             --out-dir "${out_dir}" ${include_args}
-    DEPENDS "${generator}" "${symbols}" "${handwritten}"
+    DEPENDS "${generator}" ${symbols} ${declarations} "${handwritten}"
     COMMENT "Generating HIP exports (exports.map, unsupported_exports.cc)"
     VERBATIM)
 
   set(HIPR_EXPORTS_MAP "${map}" PARENT_SCOPE)
   set(HIPR_UNSUPPORTED_SRC "${src}" PARENT_SCOPE)
+endfunction()
+
+# hipr_link_only_library(MAJOR <n> SYMBOLS <file>)
+#
+# Builds ${CMAKE_BINARY_DIR}/lib/hipr-link/<n>/libamdhip64.so, a link-only
+# library with SONAME libamdhip64.so.<n> and exactly the symbols and version
+# nodes of <file> (shim_gen/gen_link_only.py), so test programs can be linked
+# against the <n>.x ABI here: -L${HIPR_LINK_ONLY_DIR_<n>} -lamdhip64. Target:
+# hipr_link_only_<n>; the directory is in HIPR_LINK_ONLY_DIR_<n> (cache).
+function(hipr_link_only_library)
+  cmake_parse_arguments(ARG "" "MAJOR;SYMBOLS" "" ${ARGN})
+  get_filename_component(symbols "${ARG_SYMBOLS}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  set(gen_dir "${CMAKE_CURRENT_BINARY_DIR}/link_only_${ARG_MAJOR}")
+  set(generator "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/gen_link_only.py")
+  add_custom_command(
+    OUTPUT "${gen_dir}/link_only.c" "${gen_dir}/link_only.map"
+    COMMAND "${HIPR_GEN_PYTHON}" "${generator}" --symbols "${symbols}" --out-dir "${gen_dir}"
+    DEPENDS "${generator}" "${symbols}"
+    COMMENT "Generating the link-only libamdhip64.so.${ARG_MAJOR}"
+    VERBATIM)
+  set(target hipr_link_only_${ARG_MAJOR})
+  set(out_dir "${CMAKE_BINARY_DIR}/lib/hipr-link/${ARG_MAJOR}")
+  add_library(${target} SHARED "${gen_dir}/link_only.c")
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME amdhip64
+    NO_SONAME ON  # The real SONAME comes from the link option below.
+    LIBRARY_OUTPUT_DIRECTORY "${out_dir}"
+    LINK_DEPENDS "${gen_dir}/link_only.map")
+  target_link_options(${target} PRIVATE
+    "-Wl,--version-script=${gen_dir}/link_only.map" "-Wl,-soname,libamdhip64.so.${ARG_MAJOR}")
+  set(HIPR_LINK_ONLY_DIR_${ARG_MAJOR} "${out_dir}" CACHE INTERNAL "")
 endfunction()

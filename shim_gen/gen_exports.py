@@ -1,10 +1,16 @@
 #!/usr/bin/python3
-"""Generates the client stub's exported ABI from the libamdhip64.so.5 symbol list.
+"""Generates the client stub's exported ABI from the libamdhip64 symbol lists.
 
 Run with Debian's /usr/bin/python3 (needs python3-clang-15):
 
   gen_exports.py --symbols client_stub/abi/libamdhip64.so.5.symbols \
+                 --symbols client_stub/abi/libamdhip64.so.6.symbols \
+                 --symbols client_stub/abi/libamdhip64.so.7.symbols \
+                 --declarations shim_gen/decls/rocm6_7.h \
                  --handwritten client_stub/abi/handwritten.txt --out-dir DIR
+
+The stub exports the union of the lists (one file serves every major); a
+name in two lists must sit in the same version node in both.
 
 Writes into DIR:
   exports.map              GNU ld version script: every symbol in its node.
@@ -12,11 +18,13 @@ Writes into DIR:
                            per symbol that is not hand-written.
 
 Every symbol that is not hand-written must return hipError_t according to the
-installed HIP headers (parsed with libclang): such an entry point can ignore
-its arguments and just return hipErrorNotSupported. Anything else (not
-declared, or another return type) must be listed in handwritten.txt and
-implemented by hand; the generator fails listing those names. It also fails if
-handwritten.txt names a symbol the real library does not export.
+installed HIP headers, or for functions those lack (6.x/7.x additions)
+according to the hand-written --declarations headers, parsed after them with
+libclang: such an entry point can ignore its arguments and just return
+hipErrorNotSupported. Anything else (not declared, or another return type)
+must be listed in handwritten.txt and implemented by hand; the generator
+fails listing those names. It also fails if handwritten.txt names a symbol no
+list exports.
 
 Version-script notes (checked with GNU ld 2.40, gold and lld 15 on a toy
 library; shim_gen/check_exports.sh verifies the real stub):
@@ -94,24 +102,48 @@ def read_symbols(path):
     return symbols
 
 
-def read_handwritten(path, symbols):
-    names = set()
+def union_symbols(paths):
+    """The union of the symbol files: {symbol: node}; fails when a name sits
+    in different nodes in two files."""
+    union = {}
+    conflicts = []
+    for path in paths:
+        for symbol, node in read_symbols(path).items():
+            if union.setdefault(symbol, node) != node:
+                conflicts.append(f"{symbol}: {union[symbol]} and {node} ({os.path.basename(path)})")
+    if conflicts:
+        fail("symbols in different version nodes across the lists:", conflicts)
+    return union
+
+
+KINDS = ("remoted", "local", "unsupported")
+
+
+def read_handwritten(path, symbols=None):
+    """Returns {symbol: kind} from handwritten.txt ('<symbol> <kind>' lines);
+    with `symbols`, fails on a name that no list exports."""
+    kinds = {}
     for number, text in read_lines(path):
-        if text in names:
-            fail(f"{path}:{number}: duplicate name {text}")
-        names.add(text)
-    unknown = sorted(names - symbols.keys())
-    if unknown:
-        fail(f"{path} names symbols that libamdhip64.so.5 does not export:", unknown)
-    return names
+        fields = text.split()
+        if len(fields) != 2 or fields[1] not in KINDS:
+            fail(f"{path}:{number}: expected '<symbol> {'|'.join(KINDS)}', got '{text}'")
+        if fields[0] in kinds:
+            fail(f"{path}:{number}: duplicate name {fields[0]}")
+        kinds[fields[0]] = fields[1]
+    if symbols is not None:
+        unknown = sorted(kinds.keys() - symbols.keys())
+        if unknown:
+            fail(f"{path} names symbols that no libamdhip64 list exports:", unknown)
+    return kinds
 
 
-def parse_headers(include_dir, libclang):
-    """Returns two maps from the HIP headers to sets of (canonical, spelled)
-    return types: by ELF (mangled) name, and by plain name for functions at
-    global scope."""
+def parse_headers(include_dir, libclang, declarations=()):
+    """Returns two maps from the HIP headers (then the extra declaration
+    headers) to sets of (canonical, spelled) return types: by ELF (mangled)
+    name, and by plain name for functions at global scope."""
     ci.Config.set_library_file(libclang)
     source = "".join(f"#include <{h}>\n" for h in HEADERS)
+    source += "".join(f'#include "{os.path.abspath(d)}"\n' for d in declarations)
     args = CLANG_ARGS + [f"-I{include_dir}"]
     tu = ci.Index.create().parse("hipr_exports.cc", args=args,
                                  unsaved_files=[("hipr_exports.cc", source)])
@@ -175,22 +207,26 @@ def version_key(node):
     return int(major), int(minor)
 
 
-def write_map(path, symbols, inputs):
+STUB_MAP_NOTE = ["   No 'local: *': unlisted default-visibility symbols (dlopen) stay",
+                 "   unversioned. 'local: _Z*' hides libstdc++ template instantiations;",
+                 "   the exact mangled names listed as global take precedence."]
+
+
+def write_map(path, symbols, header, local="_Z*", note=STUB_MAP_NOTE):
+    """A GNU ld version script: every symbol in its node, nodes chained in
+    version order, `local` hidden (in the first node)."""
     by_node = collections.defaultdict(list)
     for symbol, node in symbols.items():
         by_node[node].append(symbol)
     nodes = sorted(by_node, key=version_key)
-    out = [f"/* Generated by shim_gen/gen_exports.py from {inputs}. Do not edit.",
-           "   No 'local: *': unlisted default-visibility symbols (dlopen) stay",
-           "   unversioned. 'local: _Z*' hides libstdc++ template instantiations;",
-           "   the exact mangled names listed as global take precedence. */"]
+    out = [f"/* {header}"] + list(note) + ["*/"]
     for i, node in enumerate(nodes):
         out.append(f"{node} {{")
         out.append("  global:")
         out.extend(f"    {symbol};" for symbol in sorted(by_node[node]))
         if i == 0:
             out.append("  local:")
-            out.append("    _Z*;")
+            out.append(f"    {local};")
         parent = f" {nodes[i - 1]}" if i > 0 else ""
         out.append(f"}}{parent};")
     write_file(path, out)
@@ -216,7 +252,10 @@ def write_file(path, lines):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--symbols", required=True, help="libamdhip64.so.5.symbols")
+    parser.add_argument("--symbols", required=True, action="append",
+                        help="a libamdhip64.so.N.symbols file (repeatable: the union is exported)")
+    parser.add_argument("--declarations", action="append", default=[],
+                        help="a header declaring functions the HIP headers lack (repeatable)")
     parser.add_argument("--handwritten", required=True, help="handwritten.txt")
     parser.add_argument("--out-dir", required=True)
     parser.add_argument("--include-dir", default="/usr/include",
@@ -229,14 +268,15 @@ def main():
     if libclang is None:
         fail("no libclang found; install libclang1-15 or pass --libclang")
 
-    symbols = read_symbols(args.symbols)
-    handwritten = read_handwritten(args.handwritten, symbols)
-    by_elf_name, by_plain_name = parse_headers(args.include_dir, libclang)
+    symbols = union_symbols(args.symbols)
+    handwritten = set(read_handwritten(args.handwritten, symbols))
+    by_elf_name, by_plain_name = parse_headers(args.include_dir, libclang, args.declarations)
     check_generated(symbols, handwritten, by_elf_name, by_plain_name)
 
-    inputs = " and ".join(os.path.basename(p) for p in (args.symbols, args.handwritten))
+    inputs = ", ".join(os.path.basename(p) for p in args.symbols + args.declarations + [args.handwritten])
     os.makedirs(args.out_dir, exist_ok=True)
-    write_map(os.path.join(args.out_dir, "exports.map"), symbols, inputs)
+    write_map(os.path.join(args.out_dir, "exports.map"), symbols,
+              f"Generated by shim_gen/gen_exports.py from {inputs}. Do not edit.")
     write_unsupported(os.path.join(args.out_dir, "unsupported_exports.cc"),
                       symbols, handwritten, inputs)
 

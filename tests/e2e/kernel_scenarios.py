@@ -290,6 +290,33 @@ class KernelScenarios:
             if line.startswith(("a failing kernel", "async copies", "an async copy", "20 rounds")):
                 log("async_semantics: %s" % line)
 
+    def scenario_newer_entry_points(self):
+        """hipLaunchHostFunc (in stream order and as a graph's host node), hipStreamGetDevice,
+        hipEventRecord_spt, hipModuleLaunchCooperativeKernel: exported by the stub though Debian's
+        5.2 library lacks them (newer_entry_points.hip, linked against the stub)."""
+        self.build.check_runtime()
+        w = self.worker()
+        co_file = os.path.join(self.build.bin, "module_kernels.co")
+        program = run_to_pass("newer_entry_points", [self.build.program("newer_entry_points"), co_file],
+                              client_env(self.build, w.server, "preload"), timeout=120)
+        for line in program.text("out"):
+            if line.startswith(("hipLaunchHostFunc", "hipStreamGetDevice", "hipModuleLaunchCooperativeKernel",
+                                "hipGetProcAddress")):
+                log("newer_entry_points: %s" % line)
+
+    def scenario_mixed_majors(self):
+        """A 5.x program and a library linked against the 6.x ABI (link-only libamdhip64.so.6) in one
+        process: each gets its own major's hipMemoryType numbering and hipGetLastError rule from the
+        one stub. Through the drop-in names: a program needing libamdhip64.so.6 cannot be served by
+        LD_PRELOAD alone (the stub's SONAME is libamdhip64.so.5)."""
+        self.build.check_runtime(need_dropin=True)
+        w = self.worker()
+        program = run_to_pass("mixed_majors", [self.build.program("mixed_majors")],
+                              client_env(self.build, w.server, "dropin"), timeout=60)
+        for line in program.text("out"):
+            if line.startswith(("lib6:", "main5:")):
+                log("mixed_majors: %s" % line)
+
     def scenario_stress(self):
         """16 threads x 1,000 mixed async calls through one session, every result checked (stress.hip)."""
         self.build.check_runtime()

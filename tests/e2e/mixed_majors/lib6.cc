@@ -1,0 +1,69 @@
+// libmajor6.so: host code built against the 6.x ABI (linked with the
+// link-only libamdhip64.so.6: DT_NEEDED libamdhip64.so.6, 6.x version
+// nodes), loaded into a 5.x program (main5.cc). Its checks expect 6.x
+// answers from the same stub the program gets 5.x answers from.
+#include <hip/hip_runtime_api.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "mixed_majors.h"
+
+// 6.x programs call this under the name hipGetDeviceProperties (the 6.x
+// headers rename it); it is exported in node hip_6.0.
+extern "C" hipError_t hipGetDevicePropertiesR0600(void* prop, int device);
+
+namespace {
+
+// The 6.x hipDeviceProp_t, read at the offsets public bindings of AMD's
+// header assert (not through the stub's own definition of it).
+constexpr size_t kR0600Size = 1472;
+constexpr size_t kTotalGlobalMemAt = 288;
+constexpr size_t kGcnArchNameAt = 1160;
+
+// 6.x numbering (Debian's 5.2 header has the 5.x one).
+constexpr int kUnregistered6 = 0;
+constexpr int kHost6 = 1;
+constexpr int kDevice6 = 2;
+
+int Fail(const char* what, int got) {
+  std::fprintf(stderr, "E2E_FAIL lib6: %s (got %d)\n", what, got);
+  return 1;
+}
+
+}  // namespace
+
+extern "C" int Major6Checks(void* device_ptr, void* pinned_ptr, const Major5Props* expected) {
+  unsigned char prop[kR0600Size + 64];
+  std::memset(prop, 0xab, sizeof prop);
+  if (hipError_t e = hipGetDevicePropertiesR0600(prop, 0); e != hipSuccess) return Fail("hipGetDevicePropertiesR0600", e);
+  if (std::strncmp(reinterpret_cast<const char*>(prop), expected->name, 256) != 0) return Fail("R0600 name", 0);
+  size_t total = 0;
+  std::memcpy(&total, prop + kTotalGlobalMemAt, sizeof total);
+  if (total != expected->total_global_mem) return Fail("R0600 totalGlobalMem", static_cast<int>(total >> 20));
+  if (std::strncmp(reinterpret_cast<const char*>(prop + kGcnArchNameAt), expected->gcn_arch_name, 256) != 0)
+    return Fail("R0600 gcnArchName", 0);
+  for (size_t i = kR0600Size; i < sizeof prop; ++i)
+    if (prop[i] != 0xab) return Fail("hipGetDevicePropertiesR0600 wrote past 1472 bytes at", static_cast<int>(i));
+  hipPointerAttribute_t a{};
+  if (hipError_t e = hipPointerGetAttributes(&a, device_ptr); e != hipSuccess) return Fail("device pointer", e);
+  if (static_cast<int>(a.memoryType) != kDevice6) return Fail("6.x type of device memory", a.memoryType);
+  if (hipError_t e = hipPointerGetAttributes(&a, pinned_ptr); e != hipSuccess) return Fail("pinned pointer", e);
+  if (static_cast<int>(a.memoryType) != kHost6) return Fail("6.x type of pinned memory", a.memoryType);
+  std::vector<char> plain(64);
+  a.memoryType = static_cast<hipMemoryType>(77);
+  if (hipError_t e = hipPointerGetAttributes(&a, plain.data()); e != hipSuccess)
+    return Fail("6.x: unregistered memory is hipSuccess", e);
+  if (static_cast<int>(a.memoryType) != kUnregistered6) return Fail("6.x type of unregistered memory", a.memoryType);
+  // 6.x hipGetLastError: the last error, not the last call's result.
+  (void)hipGetLastError();
+  if (hipSetDevice(999) != hipErrorInvalidDevice) return Fail("hipSetDevice(999)", 0);
+  int count = 0;
+  if (hipGetDeviceCount(&count) != hipSuccess) return Fail("hipGetDeviceCount", 0);
+  if (hipError_t e = hipPeekAtLastError(); e != hipErrorInvalidDevice) return Fail("6.x hipPeekAtLastError", e);
+  if (hipError_t e = hipGetLastError(); e != hipErrorInvalidDevice) return Fail("6.x hipGetLastError", e);
+  if (hipError_t e = hipGetLastError(); e != hipSuccess) return Fail("6.x hipGetLastError reset", e);
+  std::printf("lib6: 6.x device properties (R0600 layout), memory types and last-error rules\n");
+  return 0;
+}

@@ -1,0 +1,53 @@
+// mixed_majors: a program linked against Debian's libamdhip64.so.5 and a
+// library linked against the 6.x ABI (libmajor6.so, through the link-only
+// libamdhip64.so.6), in one process on one hipr stub. The same functions
+// must answer each caller in its own major's terms (client_stub/abi_major.h):
+// hipPointerGetAttributes' hipMemoryType numbering and unregistered memory,
+// and hipGetLastError's rule.
+#include <hip/hip_runtime_api.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "../common.h"
+#include "mixed_majors.h"
+
+int main() {
+  void* d = nullptr;
+  HIP_OK(hipMalloc(&d, 4096));
+  void* pinned = nullptr;
+  HIP_OK(hipHostMalloc(&pinned, 4096, 0));
+
+  // 5.x answers here.
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, d));
+  CHECK(a.memoryType == hipMemoryTypeDevice && hipMemoryTypeDevice == 1, "5.x type of device memory: %d",
+        a.memoryType);
+  HIP_OK(hipPointerGetAttributes(&a, pinned));
+  CHECK(a.memoryType == hipMemoryTypeHost && hipMemoryTypeHost == 0, "5.x type of pinned memory: %d", a.memoryType);
+  std::vector<char> plain(64);
+  HIP_EXPECT(hipPointerGetAttributes(&a, plain.data()), hipErrorInvalidValue);
+  (void)hipGetLastError();
+  HIP_EXPECT(hipSetDevice(999), hipErrorInvalidDevice);
+  int count = 0;
+  HIP_OK(hipGetDeviceCount(&count));
+  HIP_EXPECT(hipGetLastError(), hipSuccess);  // 5.x: the last call's result.
+
+  // 6.x answers there, from the same stub.
+  hipDeviceProp_t prop;
+  HIP_OK(hipGetDeviceProperties(&prop, 0));
+  Major5Props expected{};
+  std::memcpy(expected.name, prop.name, sizeof expected.name);
+  expected.total_global_mem = prop.totalGlobalMem;
+  std::memcpy(expected.gcn_arch_name, prop.gcnArchName, sizeof expected.gcn_arch_name);
+  CHECK(Major6Checks(d, pinned, &expected) == 0, "the 6.x library's checks failed");
+
+  // And 5.x answers here again.
+  HIP_OK(hipPointerGetAttributes(&a, d));
+  CHECK(a.memoryType == hipMemoryTypeDevice, "5.x type after the 6.x calls: %d", a.memoryType);
+  HIP_OK(hipHostFree(pinned));
+  HIP_OK(hipFree(d));
+  std::printf("main5: 5.x memory types and last-error rules, beside a 6.x library\n");
+  return e2e::Finish("mixed_majors");
+}
