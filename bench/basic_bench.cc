@@ -1,64 +1,149 @@
-// hipr-bench-basic: the first figures, each beside its physical baseline
-// measured in the same run on the same machine, interleaved (A B A B ...)
-// and reported as medians:
+// hipr-bench-basic: the transfer and round-trip figures, each beside its
+// physical baseline measured in the same run on the same machine,
+// interleaved (A B A B ...) and reported as medians:
 //   - a synchronous null HIP call (hipDeviceSynchronize with nothing queued)
 //     through the stub vs a raw TCP ping-pong of the same frame sizes with a
 //     separate echo process, both sides polling up to 50 us before they
 //     sleep as hipr's do (the like-for-like baseline), and vs one where both
 //     sleep in recv() at once;
-//   - hipMemcpy H2D and D2H of 256 MiB vs raw single-connection TCP
-//     throughput of the same byte count to/from a separate process.
-// Run under the stub against a worker (bench/run-basic-bench starts both).
+//   - hipMemcpy H2D and D2H, from pageable and from pinned (hipHostMalloc)
+//     host memory, vs raw single-connection TCP throughput of the same byte
+//     count to/from a separate process: 256 MiB by default, or with --sweep
+//     every size from 4 KiB to 1 GiB.
+// --json FILE also writes every figure as JSON (bench/hipr-bench merges it).
+// Run under the stub against a worker (bench/hipr-bench starts both).
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "bench_util.h"
 
 using namespace hipr_bench;
 
+namespace {
+
+struct Figure {
+  std::string name;
+  double hipr = 0;
+  double baseline = 0;
+  std::string unit;  // "us" (lower is better) or "GiB/s" (higher is better).
+};
+
+std::string Size(uint64_t n) {
+  char buf[32];
+  if (n >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%llu GiB", static_cast<unsigned long long>(n >> 30));
+  else if (n >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%llu MiB", static_cast<unsigned long long>(n >> 20));
+  else std::snprintf(buf, sizeof buf, "%llu KiB", static_cast<unsigned long long>(n >> 10));
+  return buf;
+}
+
+// Repeats `fn` until about 20 ms have passed (at least once); seconds per call.
+double PerCall(const std::function<void()>& fn) {
+  int reps = 1;
+  for (;;) {
+    const double t = Seconds([&] {
+      for (int i = 0; i < reps; ++i) fn();
+    });
+    if (t >= 0.02 || reps >= (1 << 16)) return t / reps;
+    reps *= 4;
+  }
+}
+
+void WriteJson(const char* path, const std::string& device, int rounds, const std::vector<Figure>& figures) {
+  FILE* f = std::fopen(path, "w");
+  if (f == nullptr) {
+    std::perror(path);
+    std::exit(1);
+  }
+  std::fprintf(f, "{\n  \"bench\": \"hipr-bench-basic\",\n  \"device\": \"%s\",\n  \"rounds\": %d,\n  \"figures\": [\n",
+               device.c_str(), rounds);
+  for (size_t i = 0; i < figures.size(); ++i) {
+    const Figure& x = figures[i];
+    const double ratio = x.hipr / x.baseline;
+    std::fprintf(f, "    {\"name\": \"%s\", \"hipr\": %.6g, \"baseline\": %.6g, \"unit\": \"%s\", \"ratio\": %.4f}%s\n",
+                 x.name.c_str(), x.hipr, x.baseline, x.unit.c_str(), ratio, i + 1 < figures.size() ? "," : "");
+  }
+  std::fprintf(f, "  ]\n}\n");
+  std::fclose(f);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
+  int rounds = 7;
+  bool sweep = false;
+  const char* json = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--sweep") == 0) sweep = true;
+    else if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) json = argv[++i];
+    else rounds = std::atoi(argv[i]);
+  }
   const int kCalls = 2000;
-  const uint64_t kBytes = 256ull << 20;
+  std::vector<uint64_t> sizes = {256ull << 20};
+  if (sweep) sizes = {4ull << 10, 64ull << 10, 1ull << 20, 16ull << 20, 256ull << 20, 1ull << 30};
+  const uint64_t max_bytes = sizes.back();
 
   RawPeer peer;
-  peer.Start(kBytes);  // Forked before this process allocates anything large.
+  peer.Start(max_bytes);  // Forked before this process allocates anything large.
   Check(hipDeviceSynchronize(), "hipDeviceSynchronize (connect)");
   hipDeviceProp_t prop;
   Check(hipGetDeviceProperties(&prop, 0), "hipGetDeviceProperties");
   void* dev = nullptr;
-  Check(hipMalloc(&dev, kBytes), "hipMalloc");
-  std::vector<char> host(kBytes, 7);
+  Check(hipMalloc(&dev, max_bytes), "hipMalloc");
+  std::vector<char> pageable(max_bytes, 7);
+  char* pinned = nullptr;
+  Check(hipHostMalloc(reinterpret_cast<void**>(&pinned), max_bytes, 0), "hipHostMalloc");
+  std::memset(pinned, 7, max_bytes);
 
-  std::vector<double> hip_rtt, raw_rtt, spin_rtt, hip_h2d, raw_up, hip_d2h, raw_down;
-  for (int r = 0; r < rounds; ++r) {
-    hip_rtt.push_back(Seconds([&] {
-      for (int i = 0; i < kCalls; ++i) Check(hipDeviceSynchronize(), "hipDeviceSynchronize");
-    }) / kCalls);
-    spin_rtt.push_back(Seconds([&] {
-      for (int i = 0; i < kCalls; ++i) peer.SpinPing();
-    }) / kCalls);
-    raw_rtt.push_back(Seconds([&] {
-      for (int i = 0; i < kCalls; ++i) peer.Ping();
-    }) / kCalls);
-    hip_h2d.push_back(Seconds([&] { Check(hipMemcpy(dev, host.data(), kBytes, hipMemcpyHostToDevice), "H2D"); }));
-    raw_up.push_back(Seconds([&] { peer.Upload(host.data(), kBytes); }));
-    hip_d2h.push_back(Seconds([&] { Check(hipMemcpy(host.data(), dev, kBytes, hipMemcpyDeviceToHost), "D2H"); }));
-    raw_down.push_back(Seconds([&] { peer.Download(host.data(), kBytes); }));
+  std::vector<Figure> figures;
+  {
+    std::vector<double> hip_rtt, raw_rtt, spin_rtt;
+    for (int r = 0; r < rounds; ++r) {
+      hip_rtt.push_back(Seconds([&] {
+        for (int i = 0; i < kCalls; ++i) Check(hipDeviceSynchronize(), "hipDeviceSynchronize");
+      }) / kCalls);
+      spin_rtt.push_back(Seconds([&] {
+        for (int i = 0; i < kCalls; ++i) peer.SpinPing();
+      }) / kCalls);
+      raw_rtt.push_back(Seconds([&] {
+        for (int i = 0; i < kCalls; ++i) peer.Ping();
+      }) / kCalls);
+    }
+    figures.push_back({"null sync call vs raw TCP ping-pong", Median(hip_rtt) * 1e6, Median(spin_rtt) * 1e6, "us"});
+    figures.push_back({"  ... vs one sleeping in recv()", Median(hip_rtt) * 1e6, Median(raw_rtt) * 1e6, "us"});
+  }
+  for (uint64_t n : sizes) {
+    std::vector<double> h2d, h2d_pin, up, d2h, d2h_pin, down;
+    for (int r = 0; r < rounds; ++r) {
+      h2d.push_back(PerCall([&] { Check(hipMemcpy(dev, pageable.data(), n, hipMemcpyHostToDevice), "H2D"); }));
+      up.push_back(PerCall([&] { peer.Upload(pageable.data(), n); }));
+      h2d_pin.push_back(PerCall([&] { Check(hipMemcpy(dev, pinned, n, hipMemcpyHostToDevice), "H2D pinned"); }));
+      d2h.push_back(PerCall([&] { Check(hipMemcpy(pageable.data(), dev, n, hipMemcpyDeviceToHost), "D2H"); }));
+      down.push_back(PerCall([&] { peer.Download(pageable.data(), n); }));
+      d2h_pin.push_back(PerCall([&] { Check(hipMemcpy(pinned, dev, n, hipMemcpyDeviceToHost), "D2H pinned"); }));
+    }
+    auto gibps = [&](const std::vector<double>& t) { return static_cast<double>(n) / Median(t) / (1ull << 30); };
+    const std::string s = Size(n);
+    figures.push_back({"H2D " + s + " vs raw TCP upload", gibps(h2d), gibps(up), "GiB/s"});
+    figures.push_back({"H2D " + s + " pinned vs raw TCP upload", gibps(h2d_pin), gibps(up), "GiB/s"});
+    figures.push_back({"D2H " + s + " vs raw TCP download", gibps(d2h), gibps(down), "GiB/s"});
+    figures.push_back({"D2H " + s + " pinned vs raw TCP download", gibps(d2h_pin), gibps(down), "GiB/s"});
   }
   peer.Stop();
+  Check(hipHostFree(pinned), "hipHostFree");
   Check(hipFree(dev), "hipFree");
 
-  auto gibps = [&](double s) { return static_cast<double>(kBytes) / s / (1ull << 30); };
-  double a = Median(hip_rtt), b = Median(spin_rtt), c = Median(raw_rtt);
   std::printf("device: %s (%s), %d interleaved rounds, medians\n", prop.name, prop.gcnArchName, rounds);
-  std::printf("%-34s %12s %12s %8s\n", "figure", "hipr", "baseline", "ratio");
-  std::printf("%-34s %9.1f us %9.1f us %7.2fx\n", "null sync call vs raw TCP ping-pong", a * 1e6, b * 1e6, a / b);
-  std::printf("%-34s %9.1f us %9.1f us %7.2fx\n", "  ... vs one sleeping in recv()", a * 1e6, c * 1e6, a / c);
-  double h = gibps(Median(hip_h2d)), u = gibps(Median(raw_up));
-  std::printf("%-34s %7.2f GiB/s %6.2f GiB/s %7.0f%%\n", "H2D 256 MiB vs raw TCP upload", h, u, 100 * h / u);
-  double d = gibps(Median(hip_d2h)), w = gibps(Median(raw_down));
-  std::printf("%-34s %7.2f GiB/s %6.2f GiB/s %7.0f%%\n", "D2H 256 MiB vs raw TCP download", d, w, 100 * d / w);
+  std::printf("%-42s %12s %12s %8s\n", "figure", "hipr", "baseline", "ratio");
+  for (const Figure& f : figures) {
+    if (f.unit == "us")
+      std::printf("%-42s %9.1f us %9.1f us %7.2fx\n", f.name.c_str(), f.hipr, f.baseline, f.hipr / f.baseline);
+    else
+      std::printf("%-42s %7.2f GiB/s %6.2f GiB/s %7.0f%%\n", f.name.c_str(), f.hipr, f.baseline,
+                  100 * f.hipr / f.baseline);
+  }
+  if (json != nullptr) WriteJson(json, std::string(prop.name) + " (" + prop.gcnArchName + ")", rounds, figures);
   return 0;
 }
