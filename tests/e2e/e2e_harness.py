@@ -185,6 +185,14 @@ def read_proc_stat(pid):
     return data[lpar + 1:rpar], int(fields[1])
 
 
+def cpu_ticks(pid):
+    """User + system CPU time of a live process (all its threads), in clock ticks."""
+    with open("/proc/%d/stat" % pid) as f:
+        data = f.read()
+    fields = data[data.rindex(")") + 2:].split()
+    return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat(5)).
+
+
 def process_table():
     table = {}
     for entry in os.listdir("/proc"):

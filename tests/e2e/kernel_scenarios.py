@@ -7,7 +7,9 @@ import re
 import shutil
 import subprocess
 
-from e2e_harness import Failure, client_env, log, run_to_pass, Program
+import time
+
+from e2e_harness import Failure, client_env, cpu_ticks, log, run_to_pass, Program
 
 # What the worker logs for each module it loads (worker_service/session_modules.cc).
 MODULE_LOG = re.compile(r"session (\d+): module (\d+) '([^']*)' \(([0-9a-f]{64}), (\d+) bytes\) from ([a-z (4)]+):")
@@ -316,6 +318,36 @@ class KernelScenarios:
         for line in program.text("out"):
             if line.startswith(("lib6:", "main5:")):
                 log("mixed_majors: %s" % line)
+
+    def scenario_idle_cpu(self):
+        """An idle client and its idle session process use no CPU: the receive spin (HIPR_SPIN_US,
+        --spin-us) ends and every thread sleeps. graphs.hip leaves its session open with the flusher
+        and the host-callback thread started, then waits in its pause while both are measured."""
+        self.build.check_runtime()
+        w = self.worker()
+        program = Program("graphs", [self.build.program("graphs")], client_env(self.build, w.server, "preload"))
+        program.wait_for(r"^E2E_PAUSE (\d+)$", 120, "E2E_PAUSE")
+        sessions = w.session_pids()
+        if len(sessions) != 1:
+            raise Failure("expected one session process, found %s" % sessions)
+        time.sleep(0.5)  # Past any spin and the last replies.
+        before = (cpu_ticks(program.pid), cpu_ticks(sessions[0]))
+        idle_s = 3.0
+        time.sleep(idle_s)
+        after = (cpu_ticks(program.pid), cpu_ticks(sessions[0]))
+        program.send_line()
+        rc = program.wait(30)
+        if rc != 0:
+            raise Failure("graphs exited with %s" % rc)
+        ticks = os.sysconf("SC_CLK_TCK")
+        client_ms = (after[0] - before[0]) * 1000.0 / ticks
+        session_ms = (after[1] - before[1]) * 1000.0 / ticks
+        log("idle_cpu: over %.0f s idle, the client used %.0f ms of CPU, its session process %.0f ms"
+            % (idle_s, client_ms, session_ms))
+        # Heartbeat and flusher wake-ups cost microseconds; 30 ms allows for tick granularity.
+        if client_ms > 30 or session_ms > 30:
+            raise Failure("an idle client or session is burning CPU: client %.0f ms, session %.0f ms in %.0f s"
+                          % (client_ms, session_ms, idle_s))
 
     def scenario_stress(self):
         """16 threads x 1,000 mixed async calls through one session, every result checked (stress.hip)."""
