@@ -389,12 +389,12 @@ hipError_t EndCapture(uint64_t stream, hipGraph_t* graph) {
   }
   r.EndSeq(seq);
   if (seq->invalidated) {
-    delete seq->graph;  // Its nodes were never handed out as live.
+    for (auto& n : seq->graph->nodes) r.nodes.erase(n.get());
+    delete seq->graph;
     *graph = nullptr;
     return hipErrorStreamCaptureInvalidated;
   }
-  r.graphs.insert(seq->graph);
-  for (auto& n : seq->graph->nodes) r.nodes.insert(n.get());
+  r.graphs.insert(seq->graph);  // Its nodes are live since they were captured.
   *graph = reinterpret_cast<hipGraph_t>(seq->graph);
   return hipSuccess;
 }
