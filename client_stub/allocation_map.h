@@ -35,8 +35,9 @@ struct PinnedAllocation {
   uint64_t base = 0;
   uint64_t size = 0;         // As requested.
   uint64_t mapped_size = 0;  // Whole pages actually mapped.
-  uint32_t flags = 0;        // hipHostMalloc flags.
+  uint32_t flags = 0;        // hipHostMalloc (or hipHostRegister) flags.
   int device = 0;            // Current device when allocated.
+  bool registered = false;   // hipHostRegister'ed application memory, not ours to free.
 };
 
 class AllocationMap {

@@ -203,23 +203,29 @@ hipError_t Memcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, si
   return Copy(*s, Rect{dst, dpitch, src, spitch, width, height}, kind, stream, mode);
 }
 
-// Fills `count` elements of `element_size` bytes at `dst` with `value`.
-hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count, hipStream_t stream) {
+// Fills `height` rows, `pitch` bytes apart, of `count` elements of
+// `element_size` bytes at `dst` with `value`.
+hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count, hipStream_t stream,
+                  size_t pitch = 0, size_t height = 1) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (count > SIZE_MAX / element_size) return hipErrorInvalidValue;
   const uint64_t bytes = static_cast<uint64_t>(count) * element_size;
-  if (bytes == 0) return hipSuccess;
+  if (bytes == 0 || height == 0) return hipSuccess;
   if (dst == nullptr) return hipErrorInvalidValue;
+  if (height == 1) pitch = bytes;
+  if (pitch < bytes) return hipErrorInvalidPitchValue;
+  uint64_t extent = 0;
+  if (!Extent(pitch, bytes, height, &extent)) return hipErrorInvalidValue;
   DeviceAllocation a;
-  if (!Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(dst), bytes, &a))
+  if (!Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(dst), extent, &a))
     return hipErrorInvalidValue;
   StreamTarget target;
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
   msg::MemsetRequest req;
   req.device = target.device;
   req.stream = target.id;
-  req.dst = msg::Region{reinterpret_cast<uint64_t>(dst), bytes, bytes, 1};
+  req.dst = msg::Region{reinterpret_cast<uint64_t>(dst), pitch, bytes, height};
   req.value = value;
   req.element_size = element_size;
   if (hipError_t captured = hipSuccess; AnyCapture() && CaptureNode(target.device, target.id, req, &captured))
@@ -340,6 +346,51 @@ HIPR_EXPORT hipError_t hipMemset_spt(void* dst, int value, size_t size) {
 HIPR_EXPORT hipError_t hipMemsetAsync(void* dst, int value, size_t size, hipStream_t stream) {
   return ApiCall("hipMemsetAsync",
                  [&] { return Memset(dst, static_cast<uint8_t>(value), 1, size, stream); });
+}
+
+HIPR_EXPORT hipError_t hipMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height) {
+  return ApiCall("hipMemset2D", [&] {
+    return Memset(dst, static_cast<uint8_t>(value), 1, width, nullptr, pitch, height);
+  });
+}
+
+HIPR_EXPORT hipError_t hipMemset2DAsync(void* dst, size_t pitch, int value, size_t width, size_t height,
+                                        hipStream_t stream) {
+  return ApiCall("hipMemset2DAsync", [&] {
+    return Memset(dst, static_cast<uint8_t>(value), 1, width, stream, pitch, height);
+  });
+}
+
+// Peer copies: device memory of any device of the session, on the calling
+// thread's device's stream (the worker reaches every device's memory).
+namespace {
+hipError_t PeerCopy(void* dst, int dst_device, const void* src, int src_device, size_t size, hipStream_t stream,
+                    Mode mode) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (CheckDevice(*s, dst_device) != hipSuccess || CheckDevice(*s, src_device) != hipSuccess)
+    return hipErrorInvalidDevice;
+  if (size == 0) return hipSuccess;
+  if (dst == nullptr || src == nullptr) return hipErrorInvalidValue;
+  DeviceAllocation d;
+  DeviceAllocation from;
+  AllocationMap& map = Client::Get().allocations();
+  if (!map.FindDevice(reinterpret_cast<uint64_t>(dst), size, &d) || d.device != dst_device ||
+      !map.FindDevice(reinterpret_cast<uint64_t>(src), size, &from) || from.device != src_device)
+    return hipErrorInvalidValue;
+  return Copy(*s, Rect{dst, size, src, size, size, 1}, hipMemcpyDeviceToDevice, stream, mode);
+}
+}  // namespace
+
+HIPR_EXPORT hipError_t hipMemcpyPeer(void* dst, int dst_device, const void* src, int src_device, size_t size) {
+  return ApiCall("hipMemcpyPeer",
+                 [&] { return PeerCopy(dst, dst_device, src, src_device, size, nullptr, Mode::kBlocking); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t size,
+                                          hipStream_t stream) {
+  return ApiCall("hipMemcpyPeerAsync",
+                 [&] { return PeerCopy(dst, dst_device, src, src_device, size, stream, Mode::kAsync); });
 }
 
 HIPR_EXPORT hipError_t hipMemsetD8(hipDeviceptr_t dst, unsigned char value, size_t count) {

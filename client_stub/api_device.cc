@@ -6,7 +6,10 @@
 
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "client_stub/abi_major.h"
 #include "client_stub/api_common.h"
@@ -246,6 +249,168 @@ HIPR_EXPORT hipError_t hipCtxGetCurrent(hipCtx_t* ctx) {
     if (device >= Client::kMaxDevices) return hipErrorInvalidDevice;
     *ctx = reinterpret_cast<hipCtx_t>(&g_context_tokens[device]);
     return hipSuccess;
+  });
+}
+
+// Primary contexts: one per device, the token hipCtxGetCurrent hands out;
+// retaining and releasing them has nothing to do here (HIP creates the
+// context with the device and never destroys it).
+namespace {
+
+hipError_t ContextDevice(hipCtx_t ctx, int* device) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  const auto* token = reinterpret_cast<const char*>(ctx);
+  if (token < g_context_tokens || token >= g_context_tokens + Client::kMaxDevices) return hipErrorInvalidContext;
+  *device = static_cast<int>(token - g_context_tokens);
+  return CheckDevice(*s, *device) == hipSuccess ? hipSuccess : hipErrorInvalidContext;
+}
+
+hipError_t PrimaryContextCall(int device) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (device >= Client::kMaxDevices) return hipErrorInvalidDevice;
+  return CheckDevice(*s, device);
+}
+
+// Peer access enabled by hipDeviceEnablePeerAccess: (device, peer) pairs.
+struct PeerTable {
+  std::mutex mu;
+  std::set<std::pair<int, int>> enabled;  // GUARDED_BY(mu)
+};
+PeerTable& Peers() {
+  static PeerTable* t = new PeerTable;  // Leaked: used until exit.
+  return *t;
+}
+
+// Whether `device` can address `peer`'s memory: on a sim worker every
+// device's memory lives in the one session process, so yes; on a `hip`
+// worker the GPUs' own peer topology would decide, which the hello does not
+// carry, so no (peer copies still work: the worker does them).
+bool CanAccessPeer(const Session& s, int device, int peer) { return device != peer && s.device_kind() == "sim"; }
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipDevicePrimaryCtxRetain(hipCtx_t* ctx, hipDevice_t device) {
+  return ApiCall("hipDevicePrimaryCtxRetain", [&] {
+    if (ctx == nullptr) return hipErrorInvalidValue;
+    if (hipError_t e = PrimaryContextCall(device); e != hipSuccess) return e;
+    *ctx = reinterpret_cast<hipCtx_t>(&g_context_tokens[device]);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDevicePrimaryCtxRelease(hipDevice_t device) {
+  return ApiCall("hipDevicePrimaryCtxRelease", [&] { return PrimaryContextCall(device); });
+}
+
+HIPR_EXPORT hipError_t hipDevicePrimaryCtxGetState(hipDevice_t device, unsigned int* flags, int* active) {
+  return ApiCall("hipDevicePrimaryCtxGetState", [&] {
+    if (flags == nullptr || active == nullptr) return hipErrorInvalidValue;
+    if (hipError_t e = PrimaryContextCall(device); e != hipSuccess) return e;
+    *flags = Client::Get().device_flags(device);
+    *active = 1;  // Created with the device, as HIP's.
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDevicePrimaryCtxSetFlags(hipDevice_t device, unsigned int flags) {
+  return ApiCall("hipDevicePrimaryCtxSetFlags", [&] {
+    if (hipError_t e = PrimaryContextCall(device); e != hipSuccess) return e;
+    // As HIP: the primary context is always active, so its flags are fixed.
+    return hipErrorContextAlreadyInUse;
+  });
+}
+
+HIPR_EXPORT hipError_t hipCtxSetCurrent(hipCtx_t ctx) {
+  return ApiCall("hipCtxSetCurrent", [&] {
+    if (ctx == nullptr) return LiveSession() != nullptr ? hipSuccess : hipErrorNoDevice;  // Unbinding: nothing to do.
+    int device = 0;
+    if (hipError_t e = ContextDevice(ctx, &device); e != hipSuccess) return e;
+    SetCurrentDevice(device);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipCtxGetDevice(hipDevice_t* device) {
+  return ApiCall("hipCtxGetDevice", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (device == nullptr) return hipErrorInvalidValue;
+    return CurrentDeviceOf(*s, device);
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceCanAccessPeer(int* can_access, int device, int peer) {
+  return ApiCall("hipDeviceCanAccessPeer", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (can_access == nullptr) return hipErrorInvalidValue;
+    if (CheckDevice(*s, device) != hipSuccess || CheckDevice(*s, peer) != hipSuccess) return hipErrorInvalidDevice;
+    *can_access = CanAccessPeer(*s, device, peer) ? 1 : 0;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceEnablePeerAccess(int peer, unsigned int flags) {
+  return ApiCall("hipDeviceEnablePeerAccess", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    if (flags != 0) return hipErrorInvalidValue;
+    if (CheckDevice(*s, peer) != hipSuccess || !CanAccessPeer(*s, device, peer)) return hipErrorInvalidDevice;
+    std::lock_guard lock(Peers().mu);
+    return Peers().enabled.insert({device, peer}).second ? hipSuccess : hipErrorPeerAccessAlreadyEnabled;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceDisablePeerAccess(int peer) {
+  return ApiCall("hipDeviceDisablePeerAccess", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    if (CheckDevice(*s, peer) != hipSuccess) return hipErrorInvalidDevice;
+    std::lock_guard lock(Peers().mu);
+    return Peers().enabled.erase({device, peer}) == 1 ? hipSuccess : hipErrorPeerAccessNotEnabled;
+  });
+}
+
+// Cache and shared-memory configuration: AMD GPUs have no such knobs; HIP
+// accepts every setting and reports the defaults.
+HIPR_EXPORT hipError_t hipDeviceSetCacheConfig(hipFuncCache_t config) {
+  return ApiCall("hipDeviceSetCacheConfig", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    return config >= hipFuncCachePreferNone && config <= hipFuncCachePreferEqual ? hipSuccess : hipErrorInvalidValue;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceGetCacheConfig(hipFuncCache_t* config) {
+  return ApiCall("hipDeviceGetCacheConfig", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (config == nullptr) return hipErrorInvalidValue;
+    *config = hipFuncCachePreferNone;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceGetByPCIBusId(int* device, const char* pci_bus_id) {
+  return ApiCall("hipDeviceGetByPCIBusId", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (device == nullptr || pci_bus_id == nullptr) return hipErrorInvalidValue;
+    unsigned domain = 0, bus = 0, dev = 0, function = 0;
+    if (std::sscanf(pci_bus_id, "%x:%x:%x.%x", &domain, &bus, &dev, &function) != 4) return hipErrorInvalidValue;
+    for (int i = 0; i < s->device_count(); ++i) {
+      const msg::DeviceInfo& d = s->devices()[i];
+      if (static_cast<unsigned>(d.pci_domain_id) == domain && static_cast<unsigned>(d.pci_bus_id) == bus &&
+          static_cast<unsigned>(d.pci_device_id) == dev) {
+        *device = i;
+        return hipSuccess;
+      }
+    }
+    return hipErrorInvalidDevice;
   });
 }
 

@@ -50,7 +50,8 @@ hipError_t HostFree(void* ptr) {
   if (s == nullptr) return hipErrorNoDevice;
   if (ptr == nullptr) return hipSuccess;
   PinnedAllocation a;
-  if (!Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(ptr), 0, &a)) return hipErrorInvalidValue;
+  if (!Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(ptr), 0, &a) || a.registered)
+    return hipErrorInvalidValue;  // Registered memory is hipHostUnregister's.
   // Async copies into pinned memory may still be on their way (as natively,
   // hipHostFree waits for the device). A dead session writes nothing more.
   (void)s->AwaitAsyncCopies();
@@ -58,6 +59,30 @@ hipError_t HostFree(void* ptr) {
     return hipErrorInvalidValue;
   munmap(reinterpret_cast<void*>(a.base), a.mapped_size);
   return hipSuccess;
+}
+
+constexpr unsigned kHostRegisterFlags = hipHostRegisterPortable | hipHostRegisterMapped | hipHostRegisterIoMemory;
+
+// hipMallocPitch's row alignment: the device's texture alignment (256 on
+// every AMD GPU), so each row starts where a texture row may.
+size_t PitchFor(const Session& s, int device, size_t width) {
+  const uint64_t align = s.devices()[device].texture_alignment != 0 ? s.devices()[device].texture_alignment : 256;
+  return static_cast<size_t>((width + align - 1) / align * align);
+}
+
+hipError_t MallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (ptr == nullptr || pitch == nullptr) return hipErrorInvalidValue;
+  int device = 0;
+  if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+  *pitch = PitchFor(*s, device, width);
+  if (width == 0 || height == 0) {
+    *ptr = nullptr;
+    return hipSuccess;
+  }
+  if (height > SIZE_MAX / *pitch) return hipErrorInvalidValue;
+  return AllocateDevice(*s, device, *pitch * height, 0, false, ptr);
 }
 
 }  // namespace
@@ -93,6 +118,97 @@ HIPR_EXPORT hipError_t hipFree(void* ptr) {
     // should the device reuse them before that, hipMalloc sees a collision.
     if (a.outside_window) c.reservations().Release(a.base, a.size);
     return ToHipError(st);
+  });
+}
+
+// Stream-ordered allocation: the memory is usable in the stream's order
+// once the call returns (allocated at once, which is stronger), and freed
+// after the work queued before the free (the worker retires an allocation
+// until then, on every stream: stronger than the stream alone).
+HIPR_EXPORT hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t stream) {
+  return ApiCall("hipMallocAsync", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (ptr == nullptr) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    if (size == 0) {
+      *ptr = nullptr;
+      return hipSuccess;
+    }
+    return AllocateDevice(*s, target.device, size, 0, false, ptr);
+  });
+}
+
+HIPR_EXPORT hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {
+  return ApiCall("hipFreeAsync", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    return hipFree(ptr);
+  });
+}
+
+HIPR_EXPORT hipError_t hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
+  return ApiCall("hipMallocPitch", [&] { return MallocPitch(ptr, pitch, width, height); });
+}
+
+HIPR_EXPORT hipError_t hipMemAllocPitch(hipDeviceptr_t* ptr, size_t* pitch, size_t width, size_t height,
+                                        unsigned int element_size) {
+  return ApiCall("hipMemAllocPitch", [&] {
+    if (element_size != 4 && element_size != 8 && element_size != 16) return hipErrorInvalidValue;
+    return MallocPitch(ptr, pitch, width, height);
+  });
+}
+
+// The allocation containing `ptr`: its base and size.
+HIPR_EXPORT hipError_t hipMemGetAddressRange(hipDeviceptr_t* base, size_t* size, hipDeviceptr_t ptr) {
+  return ApiCall("hipMemGetAddressRange", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    DeviceAllocation a;
+    if (ptr == nullptr || !Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a))
+      return hipErrorNotFound;
+    if (base != nullptr) *base = reinterpret_cast<hipDeviceptr_t>(a.base);
+    if (size != nullptr) *size = a.size;
+    return hipSuccess;
+  });
+}
+
+// Registers application memory as pinned: async copies to and from it then
+// follow pinned semantics (device-to-host copies into it are fire-and-forget).
+// The remote device cannot reach it: hipHostGetDevicePointer stays refused.
+HIPR_EXPORT hipError_t hipHostRegister(void* ptr, size_t size, unsigned int flags) {
+  return ApiCall("hipHostRegister", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (ptr == nullptr || size == 0 || (flags & ~kHostRegisterFlags) != 0) return hipErrorInvalidValue;
+    const uint64_t p = reinterpret_cast<uint64_t>(ptr);
+    AllocationMap& map = Client::Get().allocations();
+    PinnedAllocation existing;
+    if (map.FindPinned(p, 0, &existing) || map.FindPinned(p + size - 1, 0, &existing))
+      return hipErrorHostMemoryAlreadyRegistered;
+    if (map.TouchesDevice(p, size) || Client::Get().window().Overlaps(p, size)) return hipErrorInvalidValue;
+    PinnedAllocation a;
+    a.base = p;
+    a.size = size;
+    a.mapped_size = size;
+    a.flags = flags;
+    a.device = CurrentDevice();
+    a.registered = true;
+    return map.AddPinned(a) ? hipSuccess : hipErrorHostMemoryAlreadyRegistered;
+  });
+}
+
+HIPR_EXPORT hipError_t hipHostUnregister(void* ptr) {
+  return ApiCall("hipHostUnregister", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    PinnedAllocation a;
+    AllocationMap& map = Client::Get().allocations();
+    if (ptr == nullptr || !map.FindPinned(reinterpret_cast<uint64_t>(ptr), 0, &a) || !a.registered ||
+        a.base != reinterpret_cast<uint64_t>(ptr))
+      return hipErrorHostMemoryNotRegistered;
+    (void)s->AwaitAsyncCopies();  // Copies into it may be on their way.
+    return map.RemovePinned(a.base, &a) ? hipSuccess : hipErrorHostMemoryNotRegistered;
   });
 }
 

@@ -349,6 +349,18 @@ class KernelScenarios:
             raise Failure("an idle client or session is burning CPU: client %.0f ms, session %.0f ms in %.0f s"
                           % (client_ms, session_ms, idle_s))
 
+    def scenario_runtime_extras(self):
+        """Pitched allocation and 2-D memsets, stream-ordered allocation, host registration, peer
+        access and copies between two sim devices, primary contexts, cache configuration and PCI bus
+        ids (runtime_extras.hip)."""
+        self.build.check_runtime()
+        w = self.worker(extra_args=["--sim-devices", "2"])
+        program = run_to_pass("runtime_extras", [self.build.program("runtime_extras")],
+                              client_env(self.build, w.server, "preload"), timeout=120)
+        for line in program.text("out"):
+            if line.startswith(("hipMallocPitch", "hipMallocAsync", "hipHostRegister", "peer access", "primary")):
+                log("runtime_extras: %s" % line)
+
     def scenario_stress(self):
         """16 threads x 1,000 mixed async calls through one session, every result checked (stress.hip)."""
         self.build.check_runtime()

@@ -13,7 +13,6 @@ struct Model {
   int memory_clock_khz;
   int bus_width_bits;
   int l2_bytes;
-  int pci_device_id;
   int major;
   int minor;
 };
@@ -22,13 +21,13 @@ struct Model {
 // threads per block, and 2048 resident threads per CU.
 constexpr Model kModels[] = {
     {"mi250x", "AMD Instinct MI250X", "gfx90a:sramecc+:xnack-", 910, 110, 1700000, 1600000, 4096,
-     8 << 20, 0x740c, 9, 0},
+     8 << 20, 9, 0},
     {"mi210", "AMD Instinct MI210", "gfx90a:sramecc+:xnack-", 910, 104, 1700000, 1600000, 4096,
-     8 << 20, 0x740f, 9, 0},
+     8 << 20, 9, 0},
     {"mi100", "AMD Instinct MI100", "gfx908:sramecc+:xnack-", 908, 120, 1502000, 1200000, 4096,
-     8 << 20, 0x738c, 9, 0},
+     8 << 20, 9, 0},
     {"mi300x", "AMD Instinct MI300X", "gfx942:sramecc+:xnack-", 942, 304, 2100000, 2600000, 8192,
-     4 << 20, 0x74a1, 9, 4},
+     4 << 20, 9, 4},
 };
 
 }  // namespace
@@ -67,7 +66,7 @@ Status ModelInfo(const std::string& name, uint64_t memory_bytes, int ordinal, ms
   d.clock_instruction_rate_khz = 100000;  // The 100 MHz constant timer behind clock64/wall_clock64.
   d.pci_domain_id = 0;
   d.pci_bus_id = 0xc1 + ordinal;
-  d.pci_device_id = model->pci_device_id;
+  d.pci_device_id = 0;  // The slot on its bus (hipDeviceProp_t::pciDeviceID): each sim device has a bus.
   d.max_shared_memory_per_multiprocessor = 64 << 10;
   d.is_multi_gpu_board = std::string(model->key) == "mi250x";
   d.integrated = false;

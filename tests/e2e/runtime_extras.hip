@@ -1,0 +1,187 @@
+// runtime_extras: memory, peer, context and configuration calls frameworks
+// make (PyTorch's caching allocator, pinned-memory registration, device
+// selection), on a sim worker with two devices (--sim-devices 2).
+//
+//  * hipMallocPitch + hipMemset2D(Async): rows set, padding untouched.
+//  * hipMallocAsync/hipFreeAsync and hipMemGetAddressRange.
+//  * hipHostRegister/Unregister: registered memory is pinned memory (an
+//    async copy into it lands at the sync point), with HIP's errors for
+//    double registration and the wrong free.
+//  * Peers: hipDeviceCanAccessPeer, Enable/DisablePeerAccess and their
+//    errors, hipMemcpyPeer(Async) between the two devices.
+//  * Primary contexts and hipCtxSetCurrent/GetDevice; cache configuration;
+//    hipDeviceGetByPCIBusId against hipDeviceGetPCIBusId.
+#include <hip/hip_runtime.h>
+
+#include <cstring>
+#include <vector>
+
+#include "common.h"
+
+namespace {
+
+void CheckPitchedMemset() {
+  const size_t width = 1000;
+  const size_t height = 7;
+  void* d = nullptr;
+  size_t pitch = 0;
+  HIP_OK(hipMallocPitch(&d, &pitch, width, height));
+  CHECK(pitch >= width && pitch % 256 == 0, "pitch %zu for width %zu", pitch, width);
+  HIP_OK(hipMemset(d, 0xaa, pitch * height));
+  HIP_OK(hipMemset2D(d, pitch, 0x11, width, height - 1));
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipMemset2DAsync(static_cast<char*>(d) + (height - 1) * pitch, pitch, 0x22, width, 1, s));
+  HIP_OK(hipStreamSynchronize(s));
+  std::vector<unsigned char> got(pitch * height);
+  HIP_OK(hipMemcpy(got.data(), d, got.size(), hipMemcpyDeviceToHost));
+  for (size_t r = 0; r < height; ++r)
+    for (size_t c = 0; c < pitch; ++c) {
+      const unsigned char want = c >= width ? 0xaa : r + 1 < height ? 0x11 : 0x22;
+      CHECK(got[r * pitch + c] == want, "row %zu byte %zu is 0x%02x, expected 0x%02x", r, c, got[r * pitch + c], want);
+    }
+  HIP_EXPECT(hipMemset2D(d, width - 1, 0, width, 2), hipErrorInvalidPitchValue);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+  printf("hipMallocPitch gave pitch %zu; hipMemset2D(Async) set the rows and left the padding\n", pitch);
+}
+
+void CheckStreamOrderedAllocation() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  void* d = nullptr;
+  HIP_OK(hipMallocAsync(&d, 1 << 20, s));
+  HIP_OK(hipMemsetAsync(d, 0x5c, 1 << 20, s));
+  std::vector<unsigned char> got(1 << 20);
+  HIP_OK(hipMemcpyAsync(got.data(), d, got.size(), hipMemcpyDeviceToHost, s));
+  CHECK(got[0] == 0x5c && got[(1 << 20) - 1] == 0x5c, "hipMallocAsync memory reads 0x%02x", got[0]);
+  hipDeviceptr_t base = nullptr;
+  size_t size = 0;
+  HIP_OK(hipMemGetAddressRange(&base, &size, static_cast<char*>(d) + 12345));
+  CHECK(base == d && size == (1 << 20), "hipMemGetAddressRange: %p +%zu", base, size);
+  HIP_OK(hipFreeAsync(d, s));
+  HIP_OK(hipStreamSynchronize(s));
+  HIP_EXPECT(hipMemGetAddressRange(&base, &size, d), hipErrorNotFound);
+  HIP_OK(hipStreamDestroy(s));
+  printf("hipMallocAsync/hipFreeAsync in stream order; hipMemGetAddressRange found the allocation\n");
+}
+
+void CheckHostRegister() {
+  const size_t n = 1 << 20;
+  std::vector<unsigned char> buffer(n, 0);
+  HIP_OK(hipHostRegister(buffer.data(), n, hipHostRegisterDefault));
+  HIP_EXPECT(hipHostRegister(buffer.data(), n, hipHostRegisterDefault), hipErrorHostMemoryAlreadyRegistered);
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, buffer.data() + 100));
+  CHECK(a.memoryType == hipMemoryTypeHost, "registered memory has type %d", a.memoryType);
+  HIP_EXPECT(hipHostFree(buffer.data()), hipErrorInvalidValue);  // Not hipHostMalloc's.
+  void* d = nullptr;
+  HIP_OK(hipMalloc(&d, n));
+  HIP_OK(hipMemset(d, 0x7e, n));
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipMemcpyAsync(buffer.data(), d, n, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK(buffer[0] == 0x7e && buffer[n - 1] == 0x7e, "the async copy into registered memory gave 0x%02x",
+        buffer[n - 1]);
+  HIP_EXPECT(hipHostUnregister(buffer.data() + 1), hipErrorHostMemoryNotRegistered);
+  HIP_OK(hipHostUnregister(buffer.data()));
+  HIP_EXPECT(hipHostUnregister(buffer.data()), hipErrorHostMemoryNotRegistered);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+  printf("hipHostRegister'ed memory took an async copy as pinned memory; double registration and wrong frees refused\n");
+}
+
+void CheckPeers() {
+  int count = 0;
+  HIP_OK(hipGetDeviceCount(&count));
+  CHECK(count == 2, "the worker should have 2 sim devices, has %d", count);
+  int can = -1;
+  HIP_OK(hipDeviceCanAccessPeer(&can, 0, 1));
+  CHECK(can == 1, "sim device 0 cannot access device 1");
+  HIP_OK(hipDeviceCanAccessPeer(&can, 0, 0));
+  CHECK(can == 0, "a device is its own peer");
+  HIP_EXPECT(hipDeviceCanAccessPeer(&can, 0, 2), hipErrorInvalidDevice);
+  HIP_OK(hipSetDevice(0));
+  HIP_OK(hipDeviceEnablePeerAccess(1, 0));
+  HIP_EXPECT(hipDeviceEnablePeerAccess(1, 0), hipErrorPeerAccessAlreadyEnabled);
+  HIP_EXPECT(hipDeviceEnablePeerAccess(1, 1), hipErrorInvalidValue);
+  HIP_OK(hipDeviceDisablePeerAccess(1));
+  HIP_EXPECT(hipDeviceDisablePeerAccess(1), hipErrorPeerAccessNotEnabled);
+
+  const size_t n = 1 << 20;
+  void* d0 = nullptr;
+  void* d1 = nullptr;
+  HIP_OK(hipMalloc(&d0, n));
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipMalloc(&d1, n));
+  HIP_OK(hipMemset(d1, 0, n));
+  HIP_OK(hipSetDevice(0));
+  std::vector<unsigned char> src(n);
+  e2e::FillPattern(src.data(), n, 77);
+  HIP_OK(hipMemcpy(d0, src.data(), n, hipMemcpyHostToDevice));
+  HIP_OK(hipMemcpyPeer(d1, 1, d0, 0, n / 2));
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipMemcpyPeerAsync(static_cast<char*>(d1) + n / 2, 1, static_cast<char*>(d0) + n / 2, 0, n / 2, s));
+  HIP_OK(hipStreamSynchronize(s));
+  HIP_EXPECT(hipMemcpyPeer(d1, 0, d0, 0, n), hipErrorInvalidValue);  // d1 is device 1's.
+  HIP_OK(hipSetDevice(1));
+  std::vector<unsigned char> got(n);
+  HIP_OK(hipMemcpy(got.data(), d1, n, hipMemcpyDeviceToHost));
+  CHECK(e2e::FirstPatternMismatch(got.data(), n, 77) == n, "peer copy differs at byte %zu",
+        e2e::FirstPatternMismatch(got.data(), n, 77));
+  HIP_OK(hipFree(d1));
+  HIP_OK(hipSetDevice(0));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d0));
+  printf("peer access between the two sim devices, and hipMemcpyPeer(Async) from device 0 to device 1\n");
+}
+
+void CheckContextsAndConfiguration() {
+  hipCtx_t ctx = nullptr;
+  HIP_OK(hipDevicePrimaryCtxRetain(&ctx, 1));
+  HIP_OK(hipCtxSetCurrent(ctx));
+  int device = -1;
+  HIP_OK(hipGetDevice(&device));
+  CHECK(device == 1, "hipCtxSetCurrent(primary context of 1) left device %d current", device);
+  hipDevice_t ctx_device = -1;
+  HIP_OK(hipCtxGetDevice(&ctx_device));
+  CHECK(ctx_device == 1, "hipCtxGetDevice gave %d", ctx_device);
+  hipCtx_t current = nullptr;
+  HIP_OK(hipCtxGetCurrent(&current));
+  CHECK(current == ctx, "hipCtxGetCurrent is not the primary context set");
+  unsigned flags = 99;
+  int active = -1;
+  HIP_OK(hipDevicePrimaryCtxGetState(1, &flags, &active));
+  CHECK(active == 1, "the primary context is not active");
+  HIP_EXPECT(hipDevicePrimaryCtxSetFlags(1, 0), hipErrorContextAlreadyInUse);
+  HIP_OK(hipDevicePrimaryCtxRelease(1));
+  HIP_EXPECT(hipDevicePrimaryCtxRetain(&ctx, 5), hipErrorInvalidDevice);
+  HIP_EXPECT(hipCtxSetCurrent(reinterpret_cast<hipCtx_t>(&flags)), hipErrorInvalidContext);
+  HIP_OK(hipSetDevice(0));
+
+  HIP_OK(hipDeviceSetCacheConfig(hipFuncCachePreferShared));
+  hipFuncCache_t config = hipFuncCachePreferL1;
+  HIP_OK(hipDeviceGetCacheConfig(&config));
+  CHECK(config == hipFuncCachePreferNone, "cache config %d", config);
+
+  char bus[32] = {};
+  HIP_OK(hipDeviceGetPCIBusId(bus, sizeof bus, 1));
+  int found = -1;
+  HIP_OK(hipDeviceGetByPCIBusId(&found, bus));
+  CHECK(found == 1, "hipDeviceGetByPCIBusId(\"%s\") gave %d", bus, found);
+  HIP_EXPECT(hipDeviceGetByPCIBusId(&found, "not a bus id"), hipErrorInvalidValue);
+  printf("primary contexts select devices; cache configuration; PCI bus id %s is device 1\n", bus);
+}
+
+}  // namespace
+
+int main() {
+  CheckPitchedMemset();
+  CheckStreamOrderedAllocation();
+  CheckHostRegister();
+  CheckPeers();
+  CheckContextsAndConfiguration();
+  return e2e::Finish("runtime_extras");
+}
