@@ -11,6 +11,9 @@
 //     count to/from a separate process: 256 MiB by default, or with --sweep
 //     every size from 4 KiB to 1 GiB.
 // --json FILE also writes every figure as JSON (bench/hipr-bench merges it).
+// --big-copy N (bytes, e.g. 4G) instead copies N bytes to the device and
+// back once, pausing before and after (a line on stdin each) so
+// bench/hipr-bench can read the worker session's memory in between.
 // Run under the stub against a worker (bench/hipr-bench starts both).
 #include <cstdio>
 #include <cstdlib>
@@ -71,8 +74,42 @@ void WriteJson(const char* path, const std::string& device, int rounds, const st
 
 }  // namespace
 
+uint64_t ParseBytes(const char* text) {
+  char* end = nullptr;
+  uint64_t n = std::strtoull(text, &end, 10);
+  switch (*end) {
+    case 'G': case 'g': return n << 30;
+    case 'M': case 'm': return n << 20;
+    case 'K': case 'k': return n << 10;
+    default: return n;
+  }
+}
+
+// One N-byte copy each way, between pauses: the caller measures the worker.
+int BigCopy(uint64_t n) {
+  Check(hipDeviceSynchronize(), "hipDeviceSynchronize (connect)");
+  void* dev = nullptr;
+  Check(hipMalloc(&dev, n), "hipMalloc");
+  std::vector<char> host(n, 3);
+  Check(hipMemset(dev, 0, n), "hipMemset");  // Device memory touched: counted as device memory.
+  Check(hipDeviceSynchronize(), "hipDeviceSynchronize");
+  std::printf("BIGCOPY ready %llu\n", static_cast<unsigned long long>(n));
+  std::fflush(stdout);
+  char line[16];
+  if (std::fgets(line, sizeof line, stdin) == nullptr) return 1;
+  const double up = Seconds([&] { Check(hipMemcpy(dev, host.data(), n, hipMemcpyHostToDevice), "H2D"); });
+  const double down = Seconds([&] { Check(hipMemcpy(host.data(), dev, n, hipMemcpyDeviceToHost), "D2H"); });
+  std::printf("BIGCOPY done %.2f GiB/s up, %.2f GiB/s down\n", n / up / (1ull << 30), n / down / (1ull << 30));
+  std::fflush(stdout);
+  if (std::fgets(line, sizeof line, stdin) == nullptr) return 1;
+  Check(hipFree(dev), "hipFree");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   int rounds = 7;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--big-copy") == 0) return BigCopy(ParseBytes(argv[i + 1]));
   bool sweep = false;
   const char* json = nullptr;
   for (int i = 1; i < argc; ++i) {
