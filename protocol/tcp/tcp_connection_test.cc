@@ -463,10 +463,10 @@ TEST(TcpIo, ReadAheadKeepsOrderAcrossSmallAndLargeReads) {
 TEST(TcpIo, SpinBeforeSleepingKeepsTimeoutsAndData) {
   TcpPair p;
   ASSERT_NO_FATAL_FAILURE(MakePair(&p));
-  p.server->set_spin_us(20000);
+  p.server->set_spin_us(300000);
   auto t0 = Clock::now();
   EXPECT_EQ(p.server->WaitReadable(0).code(), StatusCode::kTimeout);
-  EXPECT_LT(SecondsSince(t0), 0.015) << "a zero timeout spun";
+  EXPECT_LT(SecondsSince(t0), 0.15) << "a zero timeout spun";
   t0 = Clock::now();
   EXPECT_EQ(p.server->WaitReadable(100).code(), StatusCode::kTimeout);
   EXPECT_GE(SecondsSince(t0), 0.099);
