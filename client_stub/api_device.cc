@@ -185,6 +185,23 @@ HIPR_EXPORT hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t device) {
   });
 }
 
+// From the hello; a worker too old to send it makes this unsupported.
+HIPR_EXPORT hipError_t hipDeviceGetUuid(hipUUID* uuid, hipDevice_t device) {
+  return ApiCall("hipDeviceGetUuid", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (uuid == nullptr) return hipErrorInvalidValue;
+    if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
+    const std::vector<uint8_t>& bytes = s->devices()[device].uuid;
+    if (bytes.size() != sizeof uuid->bytes) {
+      HIPR_LOG_ONCE(kWarn, "hipDeviceGetUuid: the worker does not report device UUIDs; returning hipErrorNotSupported");
+      return hipErrorNotSupported;
+    }
+    std::memcpy(uuid->bytes, bytes.data(), sizeof uuid->bytes);
+    return hipSuccess;
+  });
+}
+
 HIPR_EXPORT hipError_t hipDeviceGetPCIBusId(char* pci_bus_id, int len, int device) {
   return ApiCall("hipDeviceGetPCIBusId", [&] {
     Session* s = LiveSession();

@@ -144,6 +144,7 @@ void FillDeviceProp(const msg::DeviceInfo& info, DevicePropR0600* prop) {
   prop->cooperativeMultiDeviceLaunch = 0;
   prop->sharedMemPerMultiprocessor = info.max_shared_memory_per_multiprocessor;
   prop->sharedMemPerBlockOptin = info.shared_mem_per_block;
+  if (info.uuid.size() == sizeof prop->uuid.bytes) std::memcpy(prop->uuid.bytes, info.uuid.data(), info.uuid.size());
 }
 
 hipError_t DeviceAttribute(const msg::DeviceInfo& info, hipDeviceAttribute_t attr, int* value) {

@@ -10,7 +10,7 @@
 //  * Peers: hipDeviceCanAccessPeer, Enable/DisablePeerAccess and their
 //    errors, hipMemcpyPeer(Async) between the two devices.
 //  * Primary contexts and hipCtxSetCurrent/GetDevice; cache configuration;
-//    hipDeviceGetByPCIBusId against hipDeviceGetPCIBusId.
+//    hipDeviceGetByPCIBusId against hipDeviceGetPCIBusId; distinct UUIDs.
 #include <hip/hip_runtime.h>
 
 #include <cstring>
@@ -166,6 +166,14 @@ void CheckContextsAndConfiguration() {
   HIP_OK(hipDeviceGetCacheConfig(&config));
   CHECK(config == hipFuncCachePreferNone, "cache config %d", config);
 
+  hipUUID u0{};
+  hipUUID u1{};
+  HIP_OK(hipDeviceGetUuid(&u0, 0));
+  HIP_OK(hipDeviceGetUuid(&u1, 1));
+  CHECK(memcmp(u0.bytes, u1.bytes, sizeof u0.bytes) != 0, "the two devices have one UUID");
+  hipUUID zero{};
+  CHECK(memcmp(u0.bytes, zero.bytes, sizeof u0.bytes) != 0, "device 0's UUID is all zero");
+  HIP_EXPECT(hipDeviceGetUuid(&u0, 2), hipErrorInvalidDevice);
   char bus[32] = {};
   HIP_OK(hipDeviceGetPCIBusId(bus, sizeof bus, 1));
   int found = -1;

@@ -88,6 +88,10 @@ class HipDevice final : public Device {
       hipDeviceProp_t p;
       HIPR_HIP(hipGetDeviceProperties(&p, i));
       infos_.push_back(InfoOf(p));
+      hipUUID uuid;
+      if (hipDeviceGetUuid(&uuid, i) == hipSuccess)
+        infos_.back().uuid.assign(reinterpret_cast<const uint8_t*>(uuid.bytes),
+                                  reinterpret_cast<const uint8_t*>(uuid.bytes) + sizeof uuid.bytes);
     }
     HIPR_HIP(hipDriverGetVersion(&driver_));
     HIPR_HIP(hipRuntimeGetVersion(&runtime_));

@@ -1,5 +1,7 @@
 #include "worker_service/sim/models.h"
 
+#include <cstring>
+
 namespace hipr::worker::sim {
 namespace {
 
@@ -80,6 +82,12 @@ Status ModelInfo(const std::string& name, uint64_t memory_bytes, int ordinal, ms
   d.max_texture_1d = 16384;
   d.max_texture_2d = {16384, 16384};
   d.max_texture_3d = {16384, 16384, 8192};
+  // A fixed UUID per (model, ordinal): "hipr-sim" then the model and the
+  // ordinal, so one worker's devices differ and stay the same across runs.
+  d.uuid = {'h', 'i', 'p', 'r', '-', 's', 'i', 'm'};
+  for (size_t i = 0; i < 6; ++i) d.uuid.push_back(static_cast<uint8_t>(model->key[i % std::strlen(model->key)]));
+  d.uuid.push_back(0);
+  d.uuid.push_back(static_cast<uint8_t>(ordinal));
   *out = d;
   return Status::Ok();
 }
