@@ -24,6 +24,7 @@ struct WorkerConfig {
   int sim_devices = 1;
   std::vector<std::string> sim_kernels;  // Directories of kernel twins.
   std::vector<std::string> sim_fail_kernels;  // Fault injection (tests): kernels that fail when run.
+  bool sim_force_staging = false;  // Copies through the staging pipeline, as the hip device's.
   // Code-object cache shared by sessions; empty: memory only.
   std::string code_cache_dir = "/var/cache/hipr-worker";
   uint64_t code_cache_bytes = uint64_t{1} << 30;

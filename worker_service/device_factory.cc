@@ -46,6 +46,7 @@ sim::SimOptions SimOptionsOf(const WorkerConfig& config) {
   o.device_count = config.sim_devices;
   o.kernel_dirs = config.sim_kernels;
   o.fail_kernels = config.sim_fail_kernels;
+  o.force_staging = config.sim_force_staging;
   return o;
 }
 

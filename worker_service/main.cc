@@ -73,6 +73,9 @@ int main(int argc, char** argv) {
   app.add_option("--sim-fail-kernel", config.sim_fail_kernels,
                  "testing: a kernel whose mangled name contains this fails when it runs, as a faulting kernel "
                  "does on a GPU (repeatable)");
+  app.add_flag("--sim-force-staging", config.sim_force_staging,
+               "copies go through the bounded staging pipeline the hip device uses (4 x 4 MiB), not straight "
+               "into device memory: that path runs and is measured without a GPU");
   std::string code_cache_bytes;
   app.add_option("--code-cache", config.code_cache_dir,
                  "directory of the code-object cache shared by sessions; '' keeps code objects in memory only")

@@ -48,9 +48,9 @@ class Scenario(KernelScenarios):
 
     # 1. memory_preload / memory_dropin / memory_both
 
-    def memory(self, mode):
+    def memory(self, mode, worker_args=()):
         self.build.check_runtime(need_dropin=mode != "preload")
-        w = self.worker()
+        w = self.worker(extra_args=list(worker_args))
         argv = [self.build.program("memory"), "--total-mem", str(SIM_MEMORY_BYTES)]
         run_to_pass("memory (%s)" % mode, argv, client_env(self.build, w.server, mode), timeout=200)
         if not w.alive():
@@ -65,6 +65,11 @@ class Scenario(KernelScenarios):
 
     def scenario_memory_both(self):
         self.memory("both")
+
+    def scenario_memory_staged(self):
+        """The memory checks (1 B to 256 MiB byte-exact, 2-D copies, offsets) with every copy through
+        the staging pipeline (--sim-force-staging), as on the hip device."""
+        self.memory("preload", ["--sim-force-staging"])
 
     # 2. errors
 

@@ -22,12 +22,14 @@
 #include "worker_service/device.h"
 #include "worker_service/hip/hip_module.h"
 #include "worker_service/launch_checks.h"
+#include "worker_service/staging_pipeline.h"
 #include "worker_service/waiters.h"
 
 namespace hipr::worker {
 namespace {
 
-constexpr size_t kStagingBytes = 8u << 20;
+constexpr size_t kStagingBytes = 8u << 20;  // One piece of the staging pipeline.
+constexpr size_t kStagingBuffers = 4;        // Its pool: 32 MiB pinned per session.
 
 Status FromHip(hipError_t err, const char* what) {
   if (err == hipSuccess) return Status::Ok();
@@ -95,7 +97,14 @@ class HipDevice final : public Device {
     }
     HIPR_HIP(hipDriverGetVersion(&driver_));
     HIPR_HIP(hipRuntimeGetVersion(&runtime_));
-    HIPR_HIP(hipHostMalloc(&staging_, kStagingBytes, 0));
+    std::vector<uint8_t*> buffers;
+    for (size_t i = 0; i < kStagingBuffers; ++i) {
+      void* b = nullptr;
+      HIPR_HIP(hipHostMalloc(&b, kStagingBytes, 0));
+      staging_buffers_.push_back(b);
+      buffers.push_back(static_cast<uint8_t*>(b));
+    }
+    staging_ = std::make_unique<StagingPipeline>(std::move(buffers), kStagingBytes);
     return Status::Ok();
   }
   ~HipDevice() override {
@@ -104,7 +113,7 @@ class HipDevice final : public Device {
     for (auto& [id, s] : streams_) (void)hipStreamDestroy(s);
     for (auto& [id, e] : events_) (void)hipEventDestroy(e.event);
     for (auto& [addr, a] : allocations_) (void)hipFree(reinterpret_cast<void*>(addr));
-    if (staging_ != nullptr) (void)hipHostFree(staging_);
+    for (void* b : staging_buffers_) (void)hipHostFree(b);
   }
 
   std::string_view kind() const override { return "hip"; }
@@ -180,10 +189,16 @@ class HipDevice final : public Device {
     HIPR_RETURN_IF_ERROR(CheckRegion(dst));
     hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
-    return ForEachPiece(dst, [&](void* dev, size_t len) -> Status {
-      iovec iov{staging_, len};
-      HIPR_RETURN_IF_ERROR(fill(&iov, 1));
-      HIPR_HIP(hipMemcpyAsync(dev, staging_, len, hipMemcpyHostToDevice, s));
+    // Pipelined (staging_pipeline.h): the network fills one pinned buffer
+    // while the previous one is copied to the device on the pipeline's
+    // thread (whose current device is its own to set).
+    return staging_->In(dst.bytes(), fill, [&](uint8_t* buffer, uint64_t offset, size_t len) -> Status {
+      HIPR_HIP(hipSetDevice(device));
+      HIPR_RETURN_IF_ERROR(ForPackedRange(dst, offset, len, [&](uint64_t address, uint64_t packed, uint64_t n) {
+        return FromHip(hipMemcpyAsync(reinterpret_cast<void*>(address), buffer + (packed - offset), n,
+                                      hipMemcpyHostToDevice, s),
+                       "hipMemcpyAsync");
+      }));
       HIPR_HIP(hipStreamSynchronize(s));
       return Status::Ok();
     });
@@ -192,12 +207,16 @@ class HipDevice final : public Device {
     HIPR_RETURN_IF_ERROR(CheckRegion(src));
     hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
-    return ForEachPiece(src, [&](void* dev, size_t len) -> Status {
-      HIPR_HIP(hipMemcpyAsync(staging_, dev, len, hipMemcpyDeviceToHost, s));
+    return staging_->Out(src.bytes(), [&](uint8_t* buffer, uint64_t offset, size_t len) -> Status {
+      HIPR_HIP(hipSetDevice(device));
+      HIPR_RETURN_IF_ERROR(ForPackedRange(src, offset, len, [&](uint64_t address, uint64_t packed, uint64_t n) {
+        return FromHip(hipMemcpyAsync(buffer + (packed - offset), reinterpret_cast<const void*>(address), n,
+                                      hipMemcpyDeviceToHost, s),
+                       "hipMemcpyAsync");
+      }));
       HIPR_HIP(hipStreamSynchronize(s));
-      iovec iov{staging_, len};
-      return drain(&iov, 1);
-    });
+      return Status::Ok();
+    }, drain);
   }
   Status CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) override {
     HIPR_RETURN_IF_ERROR(CheckRegion(dst));
@@ -469,24 +488,12 @@ class HipDevice final : public Device {
     *out = it->second;
     return Status::Ok();
   }
-  // Calls fn(device pointer, length) for staging-sized pieces of a region.
-  template <class Fn>
-  Status ForEachPiece(const msg::Region& r, Fn&& fn) {
-    for (uint64_t row = 0; row < r.height; ++row) {
-      uint64_t base = r.address + row * r.pitch;
-      for (uint64_t off = 0; off < r.width; off += kStagingBytes) {
-        size_t len = static_cast<size_t>(std::min<uint64_t>(kStagingBytes, r.width - off));
-        HIPR_RETURN_IF_ERROR(fn(reinterpret_cast<void*>(base + off), len));
-      }
-    }
-    return Status::Ok();
-  }
-
   std::vector<msg::DeviceInfo> infos_;
   int32_t driver_ = 0;
   int32_t runtime_ = 0;
   int current_ = 0;
-  void* staging_ = nullptr;
+  std::vector<void*> staging_buffers_;  // Pinned; the pipeline's pool.
+  std::unique_ptr<StagingPipeline> staging_;
   std::map<uint64_t, Allocation> allocations_;
   std::map<uint64_t, hipStream_t> streams_;
   std::map<uint64_t, EventEntry> events_;

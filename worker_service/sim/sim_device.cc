@@ -89,6 +89,14 @@ Status SimDevice::Create(const SimOptions& options, std::unique_ptr<SimDevice>* 
     HIPR_RETURN_IF_ERROR(ModelInfo(options.model, options.memory_bytes, i, &infos[static_cast<size_t>(i)]));
   out->reset(new SimDevice(std::move(infos), options.memory_bytes, options.kernel_dirs));
   (*out)->fail_kernels_ = options.fail_kernels;
+  if (options.force_staging) {
+    std::vector<uint8_t*> buffers;
+    for (size_t i = 0; i < kStagingBuffers; ++i) {
+      (*out)->staging_buffers_.push_back(std::make_unique<uint8_t[]>(kStagingPieceBytes));
+      buffers.push_back((*out)->staging_buffers_.back().get());
+    }
+    (*out)->staging_ = std::make_unique<StagingPipeline>(std::move(buffers), kStagingPieceBytes);
+  }
   return Status::Ok();
 }
 
@@ -261,7 +269,25 @@ Status SimDevice::CopyToDevice(int device, uint64_t stream, const msg::Region& d
     return Status::Ok();
   }
   s->WaitIdle();  // Earlier work on the stream sees the old bytes.
+  if (staging_ != nullptr) {
+    return staging_->In(bytes, fill, [&](uint8_t* buffer, uint64_t offset, size_t len) {
+      return ForPackedRange(dst, offset, len, [&](uint64_t address, uint64_t packed, uint64_t n) {
+        std::memcpy(reinterpret_cast<void*>(address), buffer + (packed - offset), n);
+        return Status::Ok();
+      });
+    });
+  }
   return ForRowBatches(dst, fill);  // Straight into device memory.
+}
+
+Status SimDevice::ReadRegion(const msg::Region& src, const BulkIo& drain) {
+  if (staging_ == nullptr) return ForRowBatches(src, drain);  // Straight from device memory.
+  return staging_->Out(src.bytes(), [&](uint8_t* buffer, uint64_t offset, size_t len) {
+    return ForPackedRange(src, offset, len, [&](uint64_t address, uint64_t packed, uint64_t n) {
+      std::memcpy(buffer + (packed - offset), reinterpret_cast<const void*>(address), n);
+      return Status::Ok();
+    });
+  }, drain);
 }
 
 Status SimDevice::CopyFromDevice(int device, uint64_t stream, const msg::Region& src, const BulkIo& drain) {
@@ -269,7 +295,7 @@ Status SimDevice::CopyFromDevice(int device, uint64_t stream, const msg::Region&
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
   s->WaitIdle();
-  return ForRowBatches(src, drain);  // Straight from device memory.
+  return ReadRegion(src, drain);
 }
 
 void SimDevice::CopyFromDeviceAsync(int device, uint64_t stream, const msg::Region& src, CopyOutDone done) {
@@ -277,7 +303,7 @@ void SimDevice::CopyFromDeviceAsync(int device, uint64_t stream, const msg::Regi
   Status st = memory_.Check(src, nullptr);
   if (st.ok()) st = Prepare(device, stream, &s);
   if (!st.ok()) return done(st, nullptr);
-  const RegionReader read = [src](const BulkIo& drain) { return ForRowBatches(src, drain); };
+  const RegionReader read = [this, src](const BulkIo& drain) { return ReadRegion(src, drain); };
   if (s->Empty()) return done(TakeFault(), read);  // Nothing before it: no hop.
   // The stream's thread sends the bytes when it gets there (straight from
   // device memory); the replay goes on.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "worker_service/device.h"
+#include "worker_service/staging_pipeline.h"
 #include "worker_service/sim/sim_memory.h"
 #include "worker_service/sim/sim_stream.h"
 #include "worker_service/sim/twin/twin_catalog.h"
@@ -30,6 +31,10 @@ struct SimOptions {
   // these fails when it runs (hipErrorLaunchFailure, a deferred error), as
   // a kernel that faults on a GPU does.
   std::vector<std::string> fail_kernels;
+  // Copies go through the staging pipeline (staging_pipeline.h) the `hip`
+  // device uses, with plain buffers, instead of straight into device
+  // memory: so that path runs and is measured without a GPU.
+  bool force_staging = false;
 };
 
 // Budget used when --sim-memory is not given: a quarter of host RAM, at most
@@ -57,6 +62,10 @@ class SimDevice final : public Device {
   Status CopyToDevice(int device, uint64_t stream, const msg::Region& dst, const BulkIo& fill) override;
   Status CopyFromDevice(int device, uint64_t stream, const msg::Region& src, const BulkIo& drain) override;
   void CopyFromDeviceAsync(int device, uint64_t stream, const msg::Region& src, CopyOutDone done) override;
+
+  // --sim-force-staging's pool: 4 buffers of one 4 MiB piece each.
+  static constexpr size_t kStagingBuffers = 4;
+  static constexpr size_t kStagingPieceBytes = 4u << 20;
   Status CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) override;
 
   Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) override;
@@ -102,6 +111,8 @@ class SimDevice final : public Device {
   // Errors of queued work (a failed kernel), reported by the next
   // synchronizing call, first one wins.
   void RecordFault(const Status& st);
+  // Device memory of `src` to `drain`: straight, or through staging_.
+  Status ReadRegion(const msg::Region& src, const BulkIo& drain);
   Status TakeFault();
   Status PeekFault();
   void ReleaseQuietly(uint64_t address);
@@ -135,6 +146,9 @@ class SimDevice final : public Device {
   TwinCatalog twins_;
   KernelRunner runner_;
   std::vector<std::string> fail_kernels_;  // SimOptions::fail_kernels.
+  // SimOptions::force_staging: the pool and its buffers.
+  std::vector<std::unique_ptr<uint8_t[]>> staging_buffers_;
+  std::unique_ptr<StagingPipeline> staging_;
   OutputSink sink_;  // Set before any launch; called from stream threads.
   std::mutex fault_mu_;
   Status fault_;  // GUARDED_BY(fault_mu_)
