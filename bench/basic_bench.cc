@@ -9,7 +9,8 @@
 //   - hipMemcpy H2D and D2H, from pageable and from pinned (hipHostMalloc)
 //     host memory, vs raw single-connection TCP throughput of the same byte
 //     count to/from a separate process: 256 MiB by default, or with --sweep
-//     every size from 4 KiB to 1 GiB.
+//     every size from 4 KiB to 1 GiB; with --staged-baseline (a worker run
+//     with --sim-force-staging) also vs raw TCP + one memcpy per 4 MiB.
 // --json FILE also writes every figure as JSON (bench/hipr-bench merges it).
 // --big-copy N (bytes, e.g. 4G) instead copies N bytes to the device and
 // back once, pausing before and after (a line on stdin each) so
@@ -111,9 +112,11 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--big-copy") == 0) return BigCopy(ParseBytes(argv[i + 1]));
   bool sweep = false;
+  bool staged = false;  // The worker stages (--sim-force-staging): also compare with raw TCP + memcpy.
   const char* json = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--sweep") == 0) sweep = true;
+    else if (std::strcmp(argv[i], "--staged-baseline") == 0) staged = true;
     else if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) json = argv[++i];
     else rounds = std::atoi(argv[i]);
   }
@@ -152,7 +155,7 @@ int main(int argc, char** argv) {
     figures.push_back({"  ... vs one sleeping in recv()", Median(hip_rtt) * 1e6, Median(raw_rtt) * 1e6, "us"});
   }
   for (uint64_t n : sizes) {
-    std::vector<double> h2d, h2d_pin, up, d2h, d2h_pin, down;
+    std::vector<double> h2d, h2d_pin, up, d2h, d2h_pin, down, up_staged, down_staged;
     for (int r = 0; r < rounds; ++r) {
       h2d.push_back(PerCall([&] { Check(hipMemcpy(dev, pageable.data(), n, hipMemcpyHostToDevice), "H2D"); }));
       up.push_back(PerCall([&] { peer.Upload(pageable.data(), n); }));
@@ -160,6 +163,10 @@ int main(int argc, char** argv) {
       d2h.push_back(PerCall([&] { Check(hipMemcpy(pageable.data(), dev, n, hipMemcpyDeviceToHost), "D2H"); }));
       down.push_back(PerCall([&] { peer.Download(pageable.data(), n); }));
       d2h_pin.push_back(PerCall([&] { Check(hipMemcpy(pinned, dev, n, hipMemcpyDeviceToHost), "D2H pinned"); }));
+      if (staged) {
+        up_staged.push_back(PerCall([&] { peer.UploadStaged(pageable.data(), n); }));
+        down_staged.push_back(PerCall([&] { peer.DownloadStaged(pageable.data(), n); }));
+      }
     }
     auto gibps = [&](const std::vector<double>& t) { return static_cast<double>(n) / Median(t) / (1ull << 30); };
     const std::string s = Size(n);
@@ -167,6 +174,10 @@ int main(int argc, char** argv) {
     figures.push_back({"H2D " + s + " pinned vs raw TCP upload", gibps(h2d_pin), gibps(up), "GiB/s"});
     figures.push_back({"D2H " + s + " vs raw TCP download", gibps(d2h), gibps(down), "GiB/s"});
     figures.push_back({"D2H " + s + " pinned vs raw TCP download", gibps(d2h_pin), gibps(down), "GiB/s"});
+    if (staged) {
+      figures.push_back({"H2D " + s + " vs raw TCP + memcpy", gibps(h2d), gibps(up_staged), "GiB/s"});
+      figures.push_back({"D2H " + s + " vs raw TCP + memcpy", gibps(d2h), gibps(down_staged), "GiB/s"});
+    }
   }
   peer.Stop();
   Check(hipHostFree(pinned), "hipHostFree");

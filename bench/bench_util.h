@@ -86,6 +86,7 @@ struct RawPeer {
   pid_t pid = -1;
   static constexpr size_t kRequest = 32;  // About a HIPR call frame.
   static constexpr size_t kReply = 24;    // About a HIPR reply frame.
+  static constexpr size_t kStagePiece = 4u << 20;  // The sim's forced-staging piece.
 
   void Start(uint64_t max_bytes) {
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
@@ -107,6 +108,7 @@ struct RawPeer {
           mmap(nullptr, max_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
       (void)madvise(buf, max_bytes, MADV_HUGEPAGE);
       std::memset(buf, 1, max_bytes);
+      static char stage[kStagePiece];
       bool spin_next = false;
       for (;;) {
         if (spin_next) SpinReadable(c);
@@ -125,6 +127,21 @@ struct RawPeer {
           FullWrite(c, req, 1);
         } else if (cmd.op == 'd' && cmd.n <= max_bytes) {
           FullWrite(c, buf, cmd.n);
+        } else if (cmd.op == 'U' && cmd.n <= max_bytes) {
+          // As a staging worker: each 4 MiB piece lands in a buffer, then
+          // one memcpy puts it in place.
+          for (uint64_t at = 0; at < cmd.n; at += kStagePiece) {
+            const size_t len = static_cast<size_t>(std::min<uint64_t>(kStagePiece, cmd.n - at));
+            FullRead(c, stage, len);
+            std::memcpy(buf + at, stage, len);
+          }
+          FullWrite(c, req, 1);
+        } else if (cmd.op == 'D' && cmd.n <= max_bytes) {
+          for (uint64_t at = 0; at < cmd.n; at += kStagePiece) {
+            const size_t len = static_cast<size_t>(std::min<uint64_t>(kStagePiece, cmd.n - at));
+            std::memcpy(stage, buf + at, len);
+            FullWrite(c, stage, len);
+          }
         } else {
           _exit(0);
         }
@@ -165,6 +182,18 @@ struct RawPeer {
   }
   void Download(char* data, uint64_t n) {
     Command('d', n);
+    FullRead(fd, data, n);
+  }
+  // The same with one memcpy per 4 MiB piece on the peer's side: the
+  // baseline of a staging worker (raw TCP + one memcpy).
+  void UploadStaged(const char* data, uint64_t n) {
+    Command('U', n);
+    FullWrite(fd, data, n);
+    char ack;
+    FullRead(fd, &ack, 1);
+  }
+  void DownloadStaged(char* data, uint64_t n) {
+    Command('D', n);
     FullRead(fd, data, n);
   }
   void Stop() {
