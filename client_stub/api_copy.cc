@@ -361,6 +361,50 @@ HIPR_EXPORT hipError_t hipMemset2DAsync(void* dst, size_t pitch, int value, size
   });
 }
 
+// 3-D copies between pitched pointers (hipMalloc3D memory or host memory
+// described as hipPitchedPtr): one rectangular copy when the slices lie
+// back to back in both, else one per slice. Arrays are not remoted.
+namespace {
+hipError_t Memcpy3D(const hipMemcpy3DParms* p, hipStream_t stream, Mode mode) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (p == nullptr) return hipErrorInvalidValue;
+  if (p->srcArray != nullptr || p->dstArray != nullptr) {
+    HIPR_LOG_ONCE(kWarn, "hipMemcpy3D: HIP arrays are not supported by hipr; returning hipErrorNotSupported");
+    return hipErrorNotSupported;
+  }
+  if (!ValidKind(p->kind)) return hipErrorInvalidMemcpyDirection;
+  const hipExtent& e = p->extent;
+  if (e.width == 0 || e.height == 0 || e.depth == 0) return hipSuccess;
+  const hipPitchedPtr& from = p->srcPtr;
+  const hipPitchedPtr& to = p->dstPtr;
+  if (from.ptr == nullptr || to.ptr == nullptr) return hipErrorInvalidValue;
+  if (p->srcPos.x + e.width > from.pitch || p->dstPos.x + e.width > to.pitch) return hipErrorInvalidPitchValue;
+  if (p->srcPos.y + e.height > from.ysize || p->dstPos.y + e.height > to.ysize) return hipErrorInvalidValue;
+  auto at = [](const hipPitchedPtr& q, const hipPos& pos, size_t z) {
+    return static_cast<char*>(q.ptr) + (pos.z + z) * q.pitch * q.ysize + pos.y * q.pitch + pos.x;
+  };
+  if (e.height == from.ysize && e.height == to.ysize) {
+    // Whole slices, back to back in both: one copy of height * depth rows.
+    return Copy(*s, Rect{at(to, p->dstPos, 0), to.pitch, at(from, p->srcPos, 0), from.pitch, e.width, e.height * e.depth},
+                p->kind, stream, mode);
+  }
+  for (size_t z = 0; z < e.depth; ++z) {
+    const Rect r{at(to, p->dstPos, z), to.pitch, at(from, p->srcPos, z), from.pitch, e.width, e.height};
+    if (hipError_t err = Copy(*s, r, p->kind, stream, mode); err != hipSuccess) return err;
+  }
+  return hipSuccess;
+}
+}  // namespace
+
+HIPR_EXPORT hipError_t hipMemcpy3D(const hipMemcpy3DParms* p) {
+  return ApiCall("hipMemcpy3D", [&] { return Memcpy3D(p, nullptr, Mode::kBlocking); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpy3DAsync(const hipMemcpy3DParms* p, hipStream_t stream) {
+  return ApiCall("hipMemcpy3DAsync", [&] { return Memcpy3D(p, stream, Mode::kAsync); });
+}
+
 // Peer copies: device memory of any device of the session, on the calling
 // thread's device's stream (the worker reaches every device's memory).
 namespace {

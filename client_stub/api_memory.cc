@@ -149,6 +149,20 @@ HIPR_EXPORT hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {
   });
 }
 
+// Pitched 3-D memory: `depth` slices of `height` rows of the pitch.
+HIPR_EXPORT hipError_t hipMalloc3D(hipPitchedPtr* out, hipExtent extent) {
+  return ApiCall("hipMalloc3D", [&] {
+    if (out == nullptr) return hipErrorInvalidValue;
+    if (extent.height != 0 && extent.depth > SIZE_MAX / extent.height) return hipErrorInvalidValue;
+    size_t pitch = 0;
+    void* ptr = nullptr;
+    if (hipError_t e = MallocPitch(&ptr, &pitch, extent.width, extent.height * extent.depth); e != hipSuccess)
+      return e;
+    *out = hipPitchedPtr{ptr, pitch, extent.width, extent.height};
+    return hipSuccess;
+  });
+}
+
 HIPR_EXPORT hipError_t hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
   return ApiCall("hipMallocPitch", [&] { return MallocPitch(ptr, pitch, width, height); });
 }

@@ -358,7 +358,8 @@ class KernelScenarios:
         program = run_to_pass("runtime_extras", [self.build.program("runtime_extras")],
                               client_env(self.build, w.server, "preload"), timeout=120)
         for line in program.text("out"):
-            if line.startswith(("hipMallocPitch", "hipMallocAsync", "hipHostRegister", "peer access", "primary")):
+            if line.startswith(("hipMallocPitch", "hipMallocAsync", "hipMalloc3D", "hipHostRegister", "peer access",
+                                "primary")):
                 log("runtime_extras: %s" % line)
 
     def scenario_stress(self):

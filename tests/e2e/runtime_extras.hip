@@ -4,6 +4,7 @@
 //
 //  * hipMallocPitch + hipMemset2D(Async): rows set, padding untouched.
 //  * hipMallocAsync/hipFreeAsync and hipMemGetAddressRange.
+//  * hipMalloc3D and hipMemcpy3D(Async), whole volume and a sub-box.
 //  * hipHostRegister/Unregister: registered memory is pinned memory (an
 //    async copy into it lands at the sync point), with HIP's errors for
 //    double registration and the wrong free.
@@ -44,6 +45,55 @@ void CheckPitchedMemset() {
   HIP_OK(hipStreamDestroy(s));
   HIP_OK(hipFree(d));
   printf("hipMallocPitch gave pitch %zu; hipMemset2D(Async) set the rows and left the padding\n", pitch);
+}
+
+// A 3-D box: whole-volume copies both ways, then a sub-box.
+void Check3D() {
+  const hipExtent extent = make_hipExtent(100, 5, 3);  // Bytes, rows, slices.
+  hipPitchedPtr d{};
+  HIP_OK(hipMalloc3D(&d, extent));
+  CHECK(d.pitch >= 100 && d.xsize == 100 && d.ysize == 5, "hipMalloc3D: pitch %zu, %zu x %zu", d.pitch, d.xsize,
+        d.ysize);
+  std::vector<unsigned char> host(100 * 5 * 3);
+  e2e::FillPattern(host.data(), host.size(), 33);
+  hipMemcpy3DParms up{};
+  up.srcPtr = make_hipPitchedPtr(host.data(), 100, 100, 5);
+  up.dstPtr = d;
+  up.extent = extent;
+  up.kind = hipMemcpyHostToDevice;
+  HIP_OK(hipMemcpy3D(&up));
+  std::vector<unsigned char> back(host.size(), 0);
+  hipMemcpy3DParms down{};
+  down.srcPtr = d;
+  down.dstPtr = make_hipPitchedPtr(back.data(), 100, 100, 5);
+  down.extent = extent;
+  down.kind = hipMemcpyDeviceToHost;
+  HIP_OK(hipMemcpy3D(&down));
+  CHECK(back == host, "a 3-D round trip differs");
+  // The box x 10..29, y 1..2, z 1..2 into a packed 20 x 2 x 2 buffer.
+  std::vector<unsigned char> box(20 * 2 * 2, 0);
+  hipMemcpy3DParms sub{};
+  sub.srcPtr = d;
+  sub.srcPos = make_hipPos(10, 1, 1);
+  sub.dstPtr = make_hipPitchedPtr(box.data(), 20, 20, 2);
+  sub.extent = make_hipExtent(20, 2, 2);
+  sub.kind = hipMemcpyDeviceToHost;
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipMemcpy3DAsync(&sub, s));
+  HIP_OK(hipStreamSynchronize(s));
+  for (size_t z = 0; z < 2; ++z)
+    for (size_t y = 0; y < 2; ++y)
+      for (size_t x = 0; x < 20; ++x) {
+        const unsigned char want = host[(z + 1) * 500 + (y + 1) * 100 + 10 + x];
+        CHECK(box[z * 40 + y * 20 + x] == want, "sub-box (%zu,%zu,%zu) differs", x, y, z);
+      }
+  hipMemcpy3DParms bad = sub;
+  bad.srcPos = make_hipPos(d.pitch - 10, 0, 0);  // x + width past the pitch.
+  HIP_EXPECT(hipMemcpy3D(&bad), hipErrorInvalidPitchValue);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d.ptr));
+  printf("hipMalloc3D and hipMemcpy3D(Async): a 100 x 5 x 3 volume both ways and a sub-box\n");
 }
 
 void CheckStreamOrderedAllocation() {
@@ -188,6 +238,7 @@ void CheckContextsAndConfiguration() {
 int main() {
   CheckPitchedMemset();
   CheckStreamOrderedAllocation();
+  Check3D();
   CheckHostRegister();
   CheckPeers();
   CheckContextsAndConfiguration();
