@@ -405,6 +405,31 @@ HIPR_EXPORT hipError_t hipMemcpy3DAsync(const hipMemcpy3DParms* p, hipStream_t s
   return ApiCall("hipMemcpy3DAsync", [&] { return Memcpy3D(p, stream, Mode::kAsync); });
 }
 
+// hipMemset3D: the box's bytes in every row of every slice of a pitched
+// pointer (whole slices: one 2-D memset of height * depth rows).
+namespace {
+hipError_t Memset3D(hipPitchedPtr p, int value, hipExtent e, hipStream_t stream) {
+  if (e.width == 0 || e.height == 0 || e.depth == 0) return LiveSession() != nullptr ? hipSuccess : hipErrorNoDevice;
+  if (p.ptr == nullptr || e.height > p.ysize) return hipErrorInvalidValue;
+  if (e.height == p.ysize) return Memset(p.ptr, static_cast<uint8_t>(value), 1, e.width, stream, p.pitch, e.height * e.depth);
+  for (size_t z = 0; z < e.depth; ++z) {
+    void* slice = static_cast<char*>(p.ptr) + z * p.pitch * p.ysize;
+    if (hipError_t err = Memset(slice, static_cast<uint8_t>(value), 1, e.width, stream, p.pitch, e.height);
+        err != hipSuccess)
+      return err;
+  }
+  return hipSuccess;
+}
+}  // namespace
+
+HIPR_EXPORT hipError_t hipMemset3D(hipPitchedPtr p, int value, hipExtent extent) {
+  return ApiCall("hipMemset3D", [&] { return Memset3D(p, value, extent, nullptr); });
+}
+
+HIPR_EXPORT hipError_t hipMemset3DAsync(hipPitchedPtr p, int value, hipExtent extent, hipStream_t stream) {
+  return ApiCall("hipMemset3DAsync", [&] { return Memset3D(p, value, extent, stream); });
+}
+
 // Peer copies: device memory of any device of the session, on the calling
 // thread's device's stream (the worker reaches every device's memory).
 namespace {

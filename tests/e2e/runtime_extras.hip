@@ -88,12 +88,23 @@ void Check3D() {
         const unsigned char want = host[(z + 1) * 500 + (y + 1) * 100 + 10 + x];
         CHECK(box[z * 40 + y * 20 + x] == want, "sub-box (%zu,%zu,%zu) differs", x, y, z);
       }
+  // hipMemset3D over rows 1..3 of every slice, 7 bytes in from the pitch
+  // start: the rest stays.
+  HIP_OK(hipMemset3D(d, 0x3c, make_hipExtent(7, 3, 3)));
+  HIP_OK(hipMemcpy3D(&down));
+  for (size_t z = 0; z < 3; ++z)
+    for (size_t y = 0; y < 5; ++y)
+      for (size_t x = 0; x < 100; ++x) {
+        const size_t i = z * 500 + y * 100 + x;
+        const unsigned char want = x < 7 && y < 3 ? 0x3c : host[i];
+        CHECK(back[i] == want, "after hipMemset3D, (%zu,%zu,%zu) is 0x%02x", x, y, z, back[i]);
+      }
   hipMemcpy3DParms bad = sub;
   bad.srcPos = make_hipPos(d.pitch - 10, 0, 0);  // x + width past the pitch.
   HIP_EXPECT(hipMemcpy3D(&bad), hipErrorInvalidPitchValue);
   HIP_OK(hipStreamDestroy(s));
   HIP_OK(hipFree(d.ptr));
-  printf("hipMalloc3D and hipMemcpy3D(Async): a 100 x 5 x 3 volume both ways and a sub-box\n");
+  printf("hipMalloc3D, hipMemcpy3D(Async) and hipMemset3D: a 100 x 5 x 3 volume both ways, a sub-box, a memset box\n");
 }
 
 void CheckStreamOrderedAllocation() {
