@@ -132,6 +132,10 @@ int main(int argc, char** argv) {
   Check(hipGetDeviceProperties(&prop, 0), "hipGetDeviceProperties");
   void* dev = nullptr;
   Check(hipMalloc(&dev, max_bytes), "hipMalloc");
+  // Touched before measuring, as the raw peer's buffer is: the first write
+  // to fresh sim memory pays its page faults.
+  Check(hipMemset(dev, 0, max_bytes), "hipMemset");
+  Check(hipDeviceSynchronize(), "hipDeviceSynchronize");
   std::vector<char> pageable(max_bytes, 7);
   char* pinned = nullptr;
   Check(hipHostMalloc(reinterpret_cast<void**>(&pinned), max_bytes, 0), "hipHostMalloc");
