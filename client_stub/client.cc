@@ -4,6 +4,7 @@
 
 #include <new>
 
+#include "client_stub/graph.h"
 #include "client_stub/stats.h"
 
 namespace hipr::client {
@@ -81,11 +82,13 @@ void Client::PrepareFork() {
   c->allocations_.LockForFork();
   c->reservations_.LockForFork();
   c->handles_.LockForFork();
+  GraphsLockForFork();
 }
 
 void Client::ParentAfterFork() {
   Client* c = g_client.load(std::memory_order_acquire);
   if (c == nullptr) return;
+  GraphsUnlockInParent();
   c->handles_.UnlockInParent();
   c->reservations_.UnlockInParent();
   c->allocations_.UnlockInParent();
@@ -101,6 +104,7 @@ void Client::ChildAfterFork() {
   c->reservations_.ResetLockInChild();
   c->allocations_.ResetLockInChild();
   new (&c->open_mu_) std::mutex();
+  GraphsResetInChild();
   // The parent's session is the parent's: close our copy of its socket, leak
   // the object (its locks may be held by threads that do not exist here) and
   // never write to it. The child's first call opens its own session.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -98,6 +99,13 @@ class Registry {
     for (auto& n : g->nodes) nodes.erase(n.get());
     graphs.erase(g);
     delete g;
+  }
+
+  // A capture's graph under construction (not yet a live graph).
+  void DeleteGraphOf(const std::shared_ptr<CaptureSeq>& seq) {
+    for (auto& n : seq->graph->nodes) nodes.erase(n.get());
+    delete seq->graph;
+    seq->graph = nullptr;
   }
 
   // Ends every stream's part in `seq` (and forgets its events).
@@ -389,8 +397,7 @@ hipError_t EndCapture(uint64_t stream, hipGraph_t* graph) {
   }
   r.EndSeq(seq);
   if (seq->invalidated) {
-    for (auto& n : seq->graph->nodes) r.nodes.erase(n.get());
-    delete seq->graph;
+    r.DeleteGraphOf(seq);
     *graph = nullptr;
     return hipErrorStreamCaptureInvalidated;
   }
@@ -602,6 +609,21 @@ hipError_t GraphExecDestroy(hipGraphExec_t exec) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   return ToHipError(s->Post(wire::Op::kGraphDestroy, msg::GraphRequest{e->id}));
+}
+
+void GraphsLockForFork() { Registry::Get().mu.lock(); }
+
+void GraphsUnlockInParent() { Registry::Get().mu.unlock(); }
+
+void GraphsResetInChild() {
+  Registry& r = Registry::Get();
+  new (&r.mu) std::mutex();
+  for (auto& [stream, capture] : r.streams)
+    if (capture.seq->origin == stream) r.DeleteGraphOf(capture.seq);
+  r.streams.clear();
+  r.events.clear();
+  r.captures.store(0, std::memory_order_relaxed);
+  for (Exec* e : r.execs) e->on_worker = false;
 }
 
 hipError_t GraphLaunch(hipGraphExec_t exec, hipStream_t stream, int device, uint64_t stream_id, HostCopyFn copy) {

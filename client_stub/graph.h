@@ -125,4 +125,12 @@ hipError_t GraphExecDestroy(hipGraphExec_t exec);
 using HostCopyFn = hipError_t (*)(const HostCopyNode& node, hipStream_t stream);
 hipError_t GraphLaunch(hipGraphExec_t exec, hipStream_t stream, int device, uint64_t stream_id, HostCopyFn copy);
 
+// fork() support (client.cc): the registry's lock is held across fork(); in
+// the child it is re-created, captures in progress are dropped (their
+// streams were the parent's) and executable graphs the parent's worker held
+// are replayed by the client from then on (the child's session has none).
+void GraphsLockForFork();
+void GraphsUnlockInParent();
+void GraphsResetInChild();
+
 }  // namespace hipr::client

@@ -362,6 +362,19 @@ class KernelScenarios:
                                 "primary")):
                 log("runtime_extras: %s" % line)
 
+    def scenario_fork_child(self):
+        """A forked child opens its own session and never writes to the parent's: the parent's queued
+        work, graph and copies still work after the child ran (fork_child.hip). Two sessions."""
+        self.build.check_runtime()
+        w = self.worker()
+        program = run_to_pass("fork_child", [self.build.program("fork_child")],
+                              client_env(self.build, w.server, "preload"), timeout=120)
+        for line in program.text("out"):
+            if line.startswith(("child:", "parent:")):
+                log("fork_child: %s" % line)
+        if not w.alive():
+            raise Failure("the worker died")
+
     def scenario_stress(self):
         """16 threads x 1,000 mixed async calls through one session, every result checked (stress.hip)."""
         self.build.check_runtime()
