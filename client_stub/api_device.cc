@@ -369,6 +369,27 @@ HIPR_EXPORT hipError_t hipDeviceCanAccessPeer(int* can_access, int device, int p
   });
 }
 
+// Peer attributes from the same answer as hipDeviceCanAccessPeer: access and
+// native atomics together (sim devices share one process's memory), rank 0,
+// no HIP arrays (not remoted).
+HIPR_EXPORT hipError_t hipDeviceGetP2PAttribute(int* value, hipDeviceP2PAttr attr, int src, int dst) {
+  return ApiCall("hipDeviceGetP2PAttribute", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (value == nullptr) return hipErrorInvalidValue;
+    if (CheckDevice(*s, src) != hipSuccess || CheckDevice(*s, dst) != hipSuccess || src == dst)
+      return hipErrorInvalidDevice;
+    const bool peer = CanAccessPeer(*s, src, dst);
+    switch (attr) {
+      case hipDevP2PAttrPerformanceRank: *value = 0; return hipSuccess;
+      case hipDevP2PAttrAccessSupported:
+      case hipDevP2PAttrNativeAtomicSupported: *value = peer ? 1 : 0; return hipSuccess;
+      case hipDevP2PAttrHipArrayAccessSupported: *value = 0; return hipSuccess;
+    }
+    return hipErrorInvalidValue;
+  });
+}
+
 HIPR_EXPORT hipError_t hipDeviceEnablePeerAccess(int peer, unsigned int flags) {
   return ApiCall("hipDeviceEnablePeerAccess", [&] {
     Session* s = LiveSession();

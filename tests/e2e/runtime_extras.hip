@@ -27,7 +27,8 @@ void CheckPitchedMemset() {
   void* d = nullptr;
   size_t pitch = 0;
   HIP_OK(hipMallocPitch(&d, &pitch, width, height));
-  CHECK(pitch >= width && pitch % 256 == 0, "pitch %zu for width %zu", pitch, width);
+  const bool aligned = pitch % 256 == 0;  // Not in CHECK: its condition becomes part of a format.
+  CHECK(pitch >= width && aligned, "pitch %zu for width %zu", pitch, width);
   HIP_OK(hipMemset(d, 0xaa, pitch * height));
   HIP_OK(hipMemset2D(d, pitch, 0x11, width, height - 1));
   hipStream_t s;
@@ -163,6 +164,12 @@ void CheckPeers() {
   HIP_OK(hipDeviceCanAccessPeer(&can, 0, 0));
   CHECK(can == 0, "a device is its own peer");
   HIP_EXPECT(hipDeviceCanAccessPeer(&can, 0, 2), hipErrorInvalidDevice);
+  int attr = -1;
+  HIP_OK(hipDeviceGetP2PAttribute(&attr, hipDevP2PAttrAccessSupported, 0, 1));
+  CHECK(attr == 1, "P2P access attribute %d", attr);
+  HIP_OK(hipDeviceGetP2PAttribute(&attr, hipDevP2PAttrHipArrayAccessSupported, 0, 1));
+  CHECK(attr == 0, "P2P array access attribute %d", attr);
+  HIP_EXPECT(hipDeviceGetP2PAttribute(&attr, hipDevP2PAttrAccessSupported, 1, 1), hipErrorInvalidDevice);
   HIP_OK(hipSetDevice(0));
   HIP_OK(hipDeviceEnablePeerAccess(1, 0));
   HIP_EXPECT(hipDeviceEnablePeerAccess(1, 0), hipErrorPeerAccessAlreadyEnabled);
