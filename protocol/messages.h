@@ -115,6 +115,17 @@ struct HelloReply {
               heartbeat_ms, driver_version, runtime_version, worker_version)
 };
 
+// kShmSetup: the first frame on a unix-socket connection, sent by the
+// session process with four descriptors attached (SCM_RIGHTS): the sealed
+// memfd segment, then the doorbells of ring 0's data and space and of ring
+// 1's data and space (eventfds). See protocol/shm/shm_connection.h.
+struct ShmSetup {
+  uint32_t layout_version = 0;
+  uint64_t ring_bytes = 0;
+  uint64_t header_bytes = 0;  // Rings start here; ring 1 follows ring 0.
+  HIPR_FIELDS(layout_version, ring_bytes, header_bytes)
+};
+
 // kFatal: the worker ends the session (protocol violation, device lost, the
 // session process is about to exit).
 struct Fatal {

@@ -1,6 +1,7 @@
-// Connection: the narrow interface every transport implements (tcp now; shm
-// and rdma later). A connection is a reliable, ordered byte stream carrying
-// HIPR frames; framing lives above it (frame_io.h).
+// Connection: the narrow interface every transport implements (tcp, shm;
+// rdma later). A connection is a reliable, ordered byte stream carrying
+// HIPR frames; framing lives above it (frame_io.h). Implementations:
+// tcp/ (any network) and shm/ (a client on the worker's node).
 //
 // Thread-safety: one sender and one receiver may use a connection at once;
 // callers serialize senders among themselves and receivers among
@@ -38,6 +39,11 @@ class Connection {
 
   // For logs: "tcp:1.2.3.4:5678".
   virtual std::string PeerName() const = 0;
+
+  // In a forked child, the parent's connection: drops this process's
+  // descriptors without telling the peer (the parent goes on using it).
+  // Every later call fails with kLinkDown.
+  virtual void Abandon() = 0;
 
   Status RecvExact(void* buf, size_t len) {
     iovec iov{buf, len};

@@ -77,6 +77,7 @@ enum class Op : uint16_t {
   kFatal = 0x0F05,      // Worker -> client: the session ends; body says why.
   kOutput = 0x0F06,     // Worker -> client, unsolicited: text device code printed.
   kHostCallbackReady = 0x0F07,  // Worker -> client, unsolicited: a stream reached a host callback.
+  kShmSetup = 0x0F08,  // Worker -> client, first on a unix socket: the shm segment (SCM_RIGHTS).
 };
 
 inline constexpr uint16_t ReplyOp(Op op) { return static_cast<uint16_t>(op) | kReplyBit; }

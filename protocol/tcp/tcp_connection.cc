@@ -261,6 +261,12 @@ void TcpConnection::Shutdown() {
   if (fd_ >= 0) shutdown(fd_, SHUT_RDWR);
 }
 
+void TcpConnection::Abandon() {
+  shut_down_.store(true);
+  if (fd_ >= 0) close(fd_);  // Only our copy: the parent's socket stays open.
+  fd_ = -1;
+}
+
 std::string TcpConnection::PeerName() const {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;

@@ -50,6 +50,7 @@ class TcpConnection final : public Connection {
   Status WaitReadable(int timeout_ms) override;
   void Shutdown() override;
   std::string PeerName() const override;
+  void Abandon() override;
 
   int fd() const { return fd_; }
 
