@@ -19,7 +19,10 @@
 namespace hipr::client {
 
 struct Config {
-  std::string server;  // HIPR_SERVER: "host:port" or "[v6]:port"; empty when unset.
+  // HIPR_SERVER: "host:port" or "[v6]:port" (tcp), or "unix:/path" (a worker
+  // on this node started with --listen-unix: the shm transport); empty when
+  // unset.
+  std::string server;
   std::string token;   // HIPR_TOKEN: sent in the hello.
   LogLevel log_level = LogLevel::kWarn;        // HIPR_LOG_LEVEL.
   int connect_timeout_ms = 3000;               // HIPR_CONNECT_TIMEOUT_MS.

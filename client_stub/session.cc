@@ -11,9 +11,13 @@
 
 #include "client_stub/log.h"
 #include "client_stub/stats.h"
+#include "protocol/shm/shm_connection.h"
+#include "protocol/tcp/tcp_connection.h"
 
 namespace hipr::client {
 namespace {
+
+constexpr std::string_view kUnixPrefix = "unix:";
 
 std::string Hex(uint64_t v) {
   char buf[32];
@@ -94,21 +98,33 @@ std::unique_ptr<Session> Session::Open(const Config& config, AddressRange* windo
 Status Session::Connect() {
   if (config_.server.empty())
     return LinkDown("HIPR_SERVER is not set; set it to host:port of a hipr-worker");
-  tcp::Endpoint endpoint;
-  HIPR_RETURN_IF_ERROR(tcp::ParseEndpoint(config_.server, &endpoint));
-  HIPR_RETURN_IF_ERROR(tcp::TcpConnection::Connect(endpoint, config_.connect_timeout_ms, &conn_));
   // Blocking reads (reply bodies, bulk chunks) must give up within the peer
   // timeout too. SO_RCVTIMEO bounds one recvmsg: a read that got part of a
   // chunk returns it at the timeout and the next one starts a new timeout, so
   // a stall can cost two timeouts. Half the peer timeout each: silence of
   // HIPR_PEER_TIMEOUT_MS always ends the session, silence shorter than half
-  // of it never does.
+  // of it never does. The shm transport bounds its receives the same way.
   const int read_timeout_ms = std::max(config_.peer_timeout_ms / 2, 50);
+  if (config_.server.rfind(kUnixPrefix, 0) == 0) {
+    shm::Options options;
+    options.spin_us = config_.spin_us;
+    options.recv_timeout_ms = read_timeout_ms;
+    std::unique_ptr<shm::ShmConnection> shm_conn;
+    HIPR_RETURN_IF_ERROR(shm::ShmConnection::Connect(config_.server.substr(kUnixPrefix.size()),
+                                                     config_.connect_timeout_ms, options, &shm_conn));
+    conn_ = std::move(shm_conn);
+    return Status::Ok();
+  }
+  tcp::Endpoint endpoint;
+  HIPR_RETURN_IF_ERROR(tcp::ParseEndpoint(config_.server, &endpoint));
+  std::unique_ptr<tcp::TcpConnection> tcp_conn;
+  HIPR_RETURN_IF_ERROR(tcp::TcpConnection::Connect(endpoint, config_.connect_timeout_ms, &tcp_conn));
   timeval tv{};
   tv.tv_sec = read_timeout_ms / 1000;
   tv.tv_usec = (read_timeout_ms % 1000) * 1000;
-  setsockopt(conn_->fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  conn_->set_spin_us(config_.spin_us);
+  setsockopt(tcp_conn->fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  tcp_conn->set_spin_us(config_.spin_us);
+  conn_ = std::move(tcp_conn);
   return Status::Ok();
 }
 
@@ -560,7 +576,7 @@ void Session::CallbackLoop() {
 void Session::AbandonInChild() {
   abandoned_.store(true);
   dead_.store(true);
-  if (conn_ != nullptr) close(conn_->fd());
+  if (conn_ != nullptr) conn_->Abandon();
 }
 
 }  // namespace hipr::client

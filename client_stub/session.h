@@ -64,7 +64,7 @@
 #include "protocol/codec.h"
 #include "protocol/frame_io.h"
 #include "protocol/messages.h"
-#include "protocol/tcp/tcp_connection.h"
+#include "protocol/transport.h"
 
 namespace hipr::client {
 
@@ -237,7 +237,7 @@ class Session {
 
   const Config config_;
   const std::string server_;  // For messages.
-  std::unique_ptr<tcp::TcpConnection> conn_;
+  std::unique_ptr<Connection> conn_;  // tcp or shm.
   msg::HelloReply hello_;  // Immutable after Open.
   std::vector<msg::DeviceInfo> devices_;
   uint32_t chunk_bytes_ = wire::kDefaultChunkBytes;

@@ -1,6 +1,8 @@
 #include "worker_service/acceptor.h"
 
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@ Acceptor::Acceptor(const WorkerConfig& config, Zygote zygote)
     : config_(config),
       zygote_(zygote),
       acceptor_(io_),
+      unix_acceptor_(io_),
       zygote_channel_(io_, zygote.fd),
       signals_(io_, SIGINT, SIGTERM, SIGCHLD) {}
 
@@ -36,6 +39,8 @@ Status Acceptor::Listen() {
   if (ec) return Status(StatusCode::kFailedPrecondition, "cannot listen on " + config_.listen + ": " + ec.message());
   uint16_t port = acceptor_.local_endpoint().port();
   spdlog::info("listening on {}:{}", ep.host, port);
+  // The port file says the worker is ready: every listener is up first.
+  HIPR_RETURN_IF_ERROR(ListenUnix());
   if (!config_.port_file.empty()) {
     std::string tmp = config_.port_file + ".tmp";
     std::ofstream(tmp) << port << "\n";
@@ -45,9 +50,36 @@ Status Acceptor::Listen() {
   return Status::Ok();
 }
 
+Status Acceptor::ListenUnix() {
+  const std::string& path = config_.listen_unix;
+  if (path.empty()) return Status::Ok();
+  struct stat sb{};
+  if (lstat(path.c_str(), &sb) == 0) {
+    if (!S_ISSOCK(sb.st_mode))
+      return Status(StatusCode::kFailedPrecondition, "--listen-unix " + path + " exists and is not a socket");
+    // A socket file left by a worker that died can go; one that answers
+    // belongs to a live worker.
+    asio::local::stream_protocol::socket probe(io_);
+    asio::error_code ec;
+    probe.connect(asio::local::stream_protocol::endpoint(path), ec);
+    if (!ec) return Status(StatusCode::kFailedPrecondition, "another worker listens on --listen-unix " + path);
+    spdlog::info("removing the stale socket {}", path);
+    unlink(path.c_str());
+  }
+  asio::error_code ec;
+  asio::local::stream_protocol::endpoint endpoint(path);
+  unix_acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) unix_acceptor_.bind(endpoint, ec);
+  if (!ec) unix_acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return Status(StatusCode::kFailedPrecondition, "cannot listen on unix:" + path + ": " + ec.message());
+  spdlog::info("listening on unix:{} (shared-memory transport)", path);
+  return Status::Ok();
+}
+
 int Acceptor::Run() {
   WaitSignal();
   Accept();
+  if (unix_acceptor_.is_open()) AcceptUnix();
   ReadZygote();
   io_.run();
   if (zygote_.pid > 0) {
@@ -80,6 +112,10 @@ void Acceptor::Shutdown(const std::string& why) {
   spdlog::info("shutting down: {}", why);
   asio::error_code ignored;
   acceptor_.close(ignored);
+  if (unix_acceptor_.is_open()) {
+    unix_acceptor_.close(ignored);
+    unlink(config_.listen_unix.c_str());
+  }
   if (zygote_.pid > 0) {
     ZygoteMessage m{ZygoteMessage::kShutdown, 0, 0, 0};
     (void)!write(zygote_.fd, &m, sizeof m);
@@ -92,36 +128,65 @@ void Acceptor::Accept() {
     if (ec == asio::error::operation_aborted) return;
     if (ec) {
       spdlog::warn("accept failed: {}", ec.message());
-    } else if (static_cast<int>(live_.size()) >= config_.max_sessions) {
-      Refuse(socket, "the worker is at its limit of " + std::to_string(config_.max_sessions) + " sessions");
     } else {
-      int fd = socket.native_handle();
-      Status st = tcp::TuneSocket(fd);
-      uint64_t id = next_session_id_++;
-      if (st.ok()) st = SendNewSession(zygote_, id, fd);
-      if (st.ok()) {
-        live_[id] = 0;
-        asio::error_code e;
-        spdlog::info("session {}: accepted {}", id, socket.remote_endpoint(e).address().to_string());
-      } else {
-        spdlog::error("session {}: cannot hand over the connection: {}", id, st.ToString());
-        Refuse(socket, "the worker cannot start a session");
-      }
+      asio::error_code e;
+      std::string peer = socket.remote_endpoint(e).address().to_string();
+      Status st = tcp::TuneSocket(socket.native_handle());
+      if (st.ok())
+        Admit(socket.native_handle(), Transport::kTcp, peer);
+      else
+        Refuse(socket.native_handle(), "the worker cannot start a session");
     }
     Accept();  // The socket's destructor closes our copy.
   });
 }
 
-void Acceptor::Refuse(asio::ip::tcp::socket& socket, const std::string& why) {
+void Acceptor::AcceptUnix() {
+  unix_acceptor_.async_accept([this](const asio::error_code& ec, asio::local::stream_protocol::socket socket) {
+    if (ec == asio::error::operation_aborted) return;
+    if (ec) {
+      spdlog::warn("accept on unix:{} failed: {}", config_.listen_unix, ec.message());
+    } else {
+      ucred cred{};
+      socklen_t len = sizeof cred;
+      std::string peer = "unix:" + config_.listen_unix;
+      if (getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+        peer = "pid " + std::to_string(cred.pid) + " uid " + std::to_string(cred.uid) + " on " + peer;
+      Admit(socket.native_handle(), Transport::kShm, peer);
+    }
+    AcceptUnix();
+  });
+}
+
+void Acceptor::Admit(int fd, Transport transport, const std::string& peer) {
+  if (static_cast<int>(live_.size()) >= config_.max_sessions) {
+    Refuse(fd, "the worker is at its limit of " + std::to_string(config_.max_sessions) + " sessions");
+    return;
+  }
+  uint64_t id = next_session_id_++;
+  Status st = SendNewSession(zygote_, id, fd, transport);
+  if (st.ok()) {
+    live_[id] = 0;
+    spdlog::info("session {}: accepted {} ({})", id, peer, transport == Transport::kShm ? "shm" : "tcp");
+  } else {
+    spdlog::error("session {}: cannot hand over the connection: {}", id, st.ToString());
+    Refuse(fd, "the worker cannot start a session");
+  }
+}
+
+void Acceptor::Refuse(int fd, const std::string& why) {
   spdlog::warn("refusing a connection: {}", why);
   codec::BodyWriter w;
   w.Encode(msg::Fatal{StatusCode::kResourceExhausted, why});
   uint8_t header[sizeof(wire::FrameHeader)];
   wire::EncodeHeader(wire::MakeHeader(static_cast<uint16_t>(wire::Op::kFatal), 0, static_cast<uint32_t>(w.size())),
                      header);
-  asio::error_code ignored;
-  std::array<asio::const_buffer, 2> bufs = {asio::buffer(header), asio::buffer(w.data(), w.size())};
-  asio::write(socket, bufs, ignored);
+  // A fresh socket's buffer takes a frame this small whole: never blocks.
+  iovec iov[2] = {{header, sizeof header}, {const_cast<uint8_t*>(w.data()), w.size()}};
+  msghdr mh{};
+  mh.msg_iov = iov;
+  mh.msg_iovlen = 2;
+  (void)sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 void Acceptor::ReadZygote() {

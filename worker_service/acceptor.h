@@ -1,5 +1,7 @@
-// Acceptor: listens (Asio, one thread), tunes each accepted socket and hands
-// it to the zygote, which forks its session process. It keeps count of live
+// Acceptor: listens (Asio, one thread) on tcp and, with --listen-unix, on a
+// unix socket for clients on this node (which then use the shm transport),
+// tunes each accepted socket and hands it to the zygote, which forks its
+// session process. It keeps count of live
 // sessions from the zygote's reports, refuses connections beyond
 // --max-sessions with a kFatal frame, and on SIGINT/SIGTERM stops the zygote
 // (which ends every session) and returns.
@@ -27,15 +29,20 @@ class Acceptor {
 
  private:
   void WaitSignal();
+  Status ListenUnix();
   void Accept();
+  void AcceptUnix();
+  // Hands an accepted connection to a new session, or refuses it.
+  void Admit(int fd, Transport transport, const std::string& peer);
   void ReadZygote();
-  void Refuse(asio::ip::tcp::socket& socket, const std::string& why);
+  void Refuse(int fd, const std::string& why);
   void Shutdown(const std::string& why);
 
   const WorkerConfig& config_;
   Zygote zygote_;
   asio::io_context io_;
   asio::ip::tcp::acceptor acceptor_;
+  asio::local::stream_protocol::acceptor unix_acceptor_;
   asio::posix::stream_descriptor zygote_channel_;
   asio::signal_set signals_;
   ZygoteMessage incoming_{};

@@ -8,8 +8,15 @@
 
 namespace hipr::worker {
 
+// How a session's client reached the worker.
+enum class Transport : uint32_t { kTcp = 0, kShm = 1 };
+
 struct WorkerConfig {
   std::string listen = "127.0.0.1:18515";
+  // Also accept clients on this node on a unix socket at this path; they get
+  // the shm transport (protocol/shm/). Empty: tcp only.
+  std::string listen_unix;
+  uint64_t shm_ring_bytes = uint64_t{4} << 20;  // Each direction's ring.
   std::string device = "sim";  // "sim" or "hip".
   std::string port_file;        // If set, the bound port is written here.
   int max_sessions = 64;

@@ -11,6 +11,7 @@
 
 #include <cstdio>
 
+#include "protocol/shm/shm_connection.h"
 #include "worker_service/acceptor.h"
 #include "worker_service/config.h"
 #include "worker_service/device_factory.h"
@@ -41,6 +42,12 @@ int main(int argc, char** argv) {
   CLI::App app{"hipr-worker: replays HIP calls from remote clients on this node's GPUs"};
   std::string sim_memory;
   app.add_option("--listen", config.listen, "address:port to listen on (port 0 picks one)")->capture_default_str();
+  app.add_option("--listen-unix", config.listen_unix,
+                 "also accept clients on this node at this unix socket path; they use the shared-memory "
+                 "transport (client: HIPR_SERVER=unix:PATH)");
+  std::string shm_ring_bytes;
+  app.add_option("--shm-ring-bytes", shm_ring_bytes,
+                 "bytes of each direction's shared-memory ring, a power of two from 64K to 256M (default 4M)");
   app.add_option("--device", config.device, "device to serve: 'hip' (real AMD GPUs) or 'sim' (no GPU needed)")
       ->check(CLI::IsMember({"sim", "hip"}))
       ->capture_default_str();
@@ -90,6 +97,15 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (!sim_memory.empty() && !ParseBytes(sim_memory, &config.sim_memory_bytes)) {
     std::fprintf(stderr, "hipr-worker: --sim-memory: '%s' is not a size like 512M or 4G\n", sim_memory.c_str());
+    return 2;
+  }
+
+  if (!shm_ring_bytes.empty() && !ParseBytes(shm_ring_bytes, &config.shm_ring_bytes)) {
+    std::fprintf(stderr, "hipr-worker: --shm-ring-bytes: '%s' is not a size like 4M\n", shm_ring_bytes.c_str());
+    return 2;
+  }
+  if (!hipr::shm::ValidRingBytes(config.shm_ring_bytes)) {
+    std::fprintf(stderr, "hipr-worker: --shm-ring-bytes must be a power of two from 64K to 256M\n");
     return 2;
   }
 

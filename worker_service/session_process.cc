@@ -8,6 +8,7 @@
 #include <string>
 
 #include "protocol/frame_io.h"
+#include "protocol/shm/shm_connection.h"
 #include "protocol/tcp/tcp_connection.h"
 #include "worker_service/device_factory.h"
 #include "worker_service/session.h"
@@ -31,7 +32,7 @@ void RefuseHello(Connection& conn, const WorkerConfig& config, const Status& why
 
 }  // namespace
 
-int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int client_fd) {
+int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int client_fd, Transport transport) {
   std::string name = "hipr-s" + std::to_string(session_id);
   prctl(PR_SET_NAME, name.c_str());
   signal(SIGPIPE, SIG_IGN);
@@ -42,8 +43,24 @@ int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int clien
   sigaddset(&term, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &term, nullptr);
   spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] [session " + std::to_string(session_id) + " pid %P] %v");
-  auto conn = std::make_unique<tcp::TcpConnection>(client_fd);
-  conn->set_spin_us(config.spin_us);
+  std::unique_ptr<Connection> conn;
+  if (transport == Transport::kShm) {
+    shm::Options options;
+    options.ring_bytes = config.shm_ring_bytes;
+    options.spin_us = config.spin_us;
+    std::unique_ptr<shm::ShmConnection> shm_conn;
+    Status set_up = shm::ShmConnection::Accept(client_fd, options, &shm_conn);
+    if (!set_up.ok()) {
+      // The zygote's copy of the socket tells the client that we ended.
+      spdlog::error("session {}: cannot set up shared memory: {}", session_id, set_up.ToString());
+      return 1;
+    }
+    conn = std::move(shm_conn);
+  } else {
+    auto tcp_conn = std::make_unique<tcp::TcpConnection>(client_fd);
+    tcp_conn->set_spin_us(config.spin_us);
+    conn = std::move(tcp_conn);
+  }
   std::unique_ptr<Device> device;
   Status st = CreateDevice(config, &device);
   if (!st.ok()) {

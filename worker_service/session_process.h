@@ -11,6 +11,8 @@ namespace hipr::worker {
 // Exit code of a session that ended with an error its client was told of.
 inline constexpr int kSessionExitReported = 3;
 
-int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int client_fd);
+// `client_fd` is a tcp socket, or a unix socket on which the session sets up
+// the shm transport.
+int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int client_fd, Transport transport);
 
 }  // namespace hipr::worker

@@ -208,7 +208,7 @@ void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status) {
         signal(SIGINT, SIG_DFL);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != zygote_pid) _exit(1);
-        _exit(RunSessionProcess(config, m.session_id, client_fd));
+        _exit(RunSessionProcess(config, m.session_id, client_fd, static_cast<Transport>(m.transport)));
       }
       if (pid < 0) {
         spdlog::error("session {}: cannot fork a session process: {}", m.session_id, std::strerror(errno));
@@ -250,8 +250,10 @@ Status StartZygote(const WorkerConfig& config, Zygote* out) {
   return Status::Ok();
 }
 
-Status SendNewSession(const Zygote& zygote, uint64_t session_id, int client_fd) {
-  return SendMessage(zygote.fd, ZygoteMessage{ZygoteMessage::kNewSession, 0, session_id, 0}, client_fd);
+Status SendNewSession(const Zygote& zygote, uint64_t session_id, int client_fd, Transport transport) {
+  return SendMessage(zygote.fd,
+                     ZygoteMessage{ZygoteMessage::kNewSession, 0, session_id, 0, static_cast<uint32_t>(transport)},
+                     client_fd);
 }
 
 }  // namespace hipr::worker

@@ -22,6 +22,7 @@ struct ZygoteMessage {
   int32_t pid = 0;          // Session process (started/ended).
   uint64_t session_id = 0;
   int32_t wait_status = 0;  // As from waitpid (ended).
+  uint32_t transport = 0;   // Transport (new session).
 };
 
 struct Zygote {
@@ -34,7 +35,7 @@ Status StartZygote(const WorkerConfig& config, Zygote* out);
 
 // Hands an accepted connection to the zygote (the caller keeps and closes
 // its own copy of `client_fd`).
-Status SendNewSession(const Zygote& zygote, uint64_t session_id, int client_fd);
+Status SendNewSession(const Zygote& zygote, uint64_t session_id, int client_fd, Transport transport);
 
 // Describes a waitpid status: "exited with code 3", "killed by signal 9 (Killed)".
 std::string DescribeWaitStatus(int wait_status);

@@ -53,10 +53,6 @@ inline void CpuRelax() {
 #endif
 }
 
-bool ValidRingBytes(uint64_t n) {
-  return n >= kMinRingBytes && n <= kMaxRingBytes && (n & (n - 1)) == 0;
-}
-
 // Sends a whole frame with `fds` attached to its first byte.
 Status SendWithFds(int sock, const std::vector<uint8_t>& frame, const int* fds, int nfds) {
   iovec iov{const_cast<uint8_t*>(frame.data()), frame.size()};
@@ -398,8 +394,7 @@ Status ShmConnection::SendV(const iovec* iov, int count) {
       if (free_bytes == 0) {
         if (unpublished > 0) publish();
         Status st = Wait([&] { return space() > 0 || !violation.ok(); }, tx_->producer_waiting, tx_space_bell_,
-                         options_.stall_timeout_ms);
-        if (st.code() == StatusCode::kTimeout) return LinkDown("the peer read nothing for " + st.message());
+                         /*timeout_ms=*/-1);
         HIPR_RETURN_IF_ERROR(st);
         if (!violation.ok()) return violation;
         continue;
@@ -470,7 +465,7 @@ Status ShmConnection::RecvV(const iovec* iov, int count) {
       if (!violation.ok()) return violation;
       if (ready_bytes == 0) {
         Status st = Wait([&] { return avail() > 0; }, rx_->consumer_waiting, rx_data_bell_,
-                         options_.stall_timeout_ms);
+                         options_.recv_timeout_ms);
         if (st.code() == StatusCode::kLinkDown && peer_gone_.load() && side_ == kClient && avail() == 0 &&
             violation.ok()) {
           // The worker's side is gone and its ring is drained: what the

@@ -43,13 +43,17 @@ struct Options {
   // poll shrinks while it keeps ending in sleep and grows back when it
   // catches data, so an idle connection spins less and less.
   int spin_us = 50;
-  // A receive or a send that makes no progress for this long fails with
-  // kLinkDown (-1: wait forever). A dead peer is noticed at once anyway.
-  int stall_timeout_ms = -1;
+  // A receive that gets no byte for this long fails with kLinkDown (-1: wait
+  // forever), as SO_RCVTIMEO makes a tcp receive fail. A send waits for
+  // space as long as the peer lives, as on tcp. A dead peer is noticed at
+  // once either way.
+  int recv_timeout_ms = -1;
 };
 
 inline constexpr uint64_t kMinRingBytes = uint64_t{64} << 10;
 inline constexpr uint64_t kMaxRingBytes = uint64_t{256} << 20;
+// A power of two within the limits.
+inline bool ValidRingBytes(uint64_t n) { return n >= kMinRingBytes && n <= kMaxRingBytes && (n & (n - 1)) == 0; }
 
 // Shared control block of one ring. Head and tail are byte counts since the
 // start (never wrapped); the ring holds head - tail bytes.

@@ -191,7 +191,7 @@ TEST(ShmPeerDeath, WhatTheZygoteWritesAfterTheRingDrainsContinuesTheStream) {
 
 TEST(ShmStall, AReceiveWithNoProgressEndsAfterTheStallTimeout) {
   Options o;
-  o.stall_timeout_ms = 200;
+  o.recv_timeout_ms = 200;
   Pair p = MakePair(o);
   const auto t0 = std::chrono::steady_clock::now();
   uint8_t b;

@@ -206,6 +206,10 @@ def process_table():
 class Worker:
     """hipr-worker --device sim on 127.0.0.1, port 0, in its own process group."""
 
+    # "shm": the worker also listens on a unix socket and clients reach it there (HIPR_SERVER=unix:...,
+    # the shared-memory transport). Set by run_e2e.py --transport.
+    transport = "tcp"
+
     def __init__(self, build, tmp, name="worker", extra_args=()):
         self.name = name
         self.port_file = os.path.join(tmp, name + ".port")
@@ -222,6 +226,10 @@ class Worker:
         elif os.path.isdir(build.twins):
             self.argv += ["--sim-kernels", build.twins]
         self.argv += extra_args
+        self.unix_path = None
+        if Worker.transport == "shm":
+            self.unix_path = os.path.join(tmp, name + ".sock")
+            self.argv += ["--listen-unix", self.unix_path]
         # Should the driver itself be killed (no cleanup), the worker dies with it; its zygote and
         # sessions follow the worker (their own PR_SET_PDEATHSIG). setpriv execs: the pid stays.
         setpriv = shutil.which("setpriv")
@@ -248,6 +256,8 @@ class Worker:
         if self.port is None:
             raise Failure("%s wrote no port to %s within 20 s" % (name, self.port_file))
         self.server = "127.0.0.1:%d" % self.port
+        if self.unix_path:
+            self.server = "unix:" + self.unix_path
         log("%s (pid %d) listening on %s" % (name, self.pid, self.server))
 
     def alive(self):

@@ -9,7 +9,7 @@ the worker at the end. Every child runs under a timeout and the whole scenario u
 watchdog: nothing may hang. On failure it prints the failed check, every program's output and
 the worker's log, and exits 1.
 
-    /usr/bin/python3 run_e2e.py --build-dir BUILD --scenario NAME [--bin-dir DIR] [--verbose]
+    /usr/bin/python3 run_e2e.py --build-dir BUILD --scenario NAME [--bin-dir DIR] [--transport shm] [--verbose]
     /usr/bin/python3 run_e2e.py --build-dir BUILD --list
 
 The harness lives in e2e_harness.py, the kernel scenarios in kernel_scenarios.py. Stdlib only.
@@ -282,6 +282,8 @@ def main():
     parser.add_argument("--bin-dir", help="where the e2e programs are (default BUILD/tests/e2e)")
     parser.add_argument("--scenario", choices=SCENARIOS)
     parser.add_argument("--list", action="store_true", help="list the scenarios")
+    parser.add_argument("--transport", choices=("tcp", "shm"), default="tcp",
+                        help="how clients reach the worker: tcp on loopback, or shm through a unix socket")
     parser.add_argument("--verbose", action="store_true", help="print every program's output even on success")
     args = parser.parse_args()
     if args.list:
@@ -290,6 +292,7 @@ def main():
     if not args.scenario:
         parser.error("--scenario is required")
     build = Build(args.build_dir, args.bin_dir)
+    Worker.transport = args.transport
 
     def terminated(signum, frame):
         raise Failure("the driver received %s" % signal.Signals(signum).name)
