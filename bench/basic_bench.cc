@@ -107,16 +107,34 @@ int BigCopy(uint64_t n) {
   return 0;
 }
 
+// --idle N: opens a session, says "IDLE ready", sleeps N seconds, says
+// "IDLE done" and waits for a line before it exits (hipr-bench reads both
+// processes' CPU time in between).
+int Idle(int seconds) {
+  Check(hipDeviceSynchronize(), "hipDeviceSynchronize (connect)");
+  std::printf("IDLE ready\n");
+  std::fflush(stdout);
+  sleep(static_cast<unsigned>(seconds));
+  std::printf("IDLE done\n");
+  std::fflush(stdout);
+  char line[16];
+  if (std::fgets(line, sizeof line, stdin) == nullptr) return 1;
+  return 0;
+}
+
 int main(int argc, char** argv) {
   int rounds = 7;
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--big-copy") == 0) return BigCopy(ParseBytes(argv[i + 1]));
   bool sweep = false;
   bool staged = false;  // The worker stages (--sim-force-staging): also compare with raw TCP + memcpy.
+  bool shm = false;     // The stub talks shm (HIPR_SERVER=unix:...): raw shm ping-pongs and memcpy.
   const char* json = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--sweep") == 0) sweep = true;
     else if (std::strcmp(argv[i], "--staged-baseline") == 0) staged = true;
+    else if (std::strcmp(argv[i], "--shm-baseline") == 0) shm = true;
+    else if (std::strcmp(argv[i], "--idle") == 0 && i + 1 < argc) return Idle(std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) json = argv[++i];
     else rounds = std::atoi(argv[i]);
   }
@@ -126,7 +144,11 @@ int main(int argc, char** argv) {
   const uint64_t max_bytes = sizes.back();
 
   RawPeer peer;
-  peer.Start(max_bytes);  // Forked before this process allocates anything large.
+  RawShmPeer shm_peer;
+  if (shm)
+    shm_peer.Start();
+  else
+    peer.Start(max_bytes);  // Forked before this process allocates anything large.
   Check(hipDeviceSynchronize(), "hipDeviceSynchronize (connect)");
   hipDeviceProp_t prop;
   Check(hipGetDeviceProperties(&prop, 0), "hipGetDeviceProperties");
@@ -149,17 +171,41 @@ int main(int argc, char** argv) {
         for (int i = 0; i < kCalls; ++i) Check(hipDeviceSynchronize(), "hipDeviceSynchronize");
       }) / kCalls);
       spin_rtt.push_back(Seconds([&] {
-        for (int i = 0; i < kCalls; ++i) peer.SpinPing();
+        for (int i = 0; i < kCalls; ++i) shm ? shm_peer.Ping(true) : peer.SpinPing();
       }) / kCalls);
       raw_rtt.push_back(Seconds([&] {
-        for (int i = 0; i < kCalls; ++i) peer.Ping();
+        for (int i = 0; i < kCalls; ++i) shm ? shm_peer.Ping(false) : peer.Ping();
       }) / kCalls);
     }
-    figures.push_back({"null sync call vs raw TCP ping-pong", Median(hip_rtt) * 1e6, Median(spin_rtt) * 1e6, "us"});
-    figures.push_back({"  ... vs one sleeping in recv()", Median(hip_rtt) * 1e6, Median(raw_rtt) * 1e6, "us"});
+    if (shm) {
+      figures.push_back({"shm null sync call vs raw shm ping-pong", Median(hip_rtt) * 1e6, Median(spin_rtt) * 1e6,
+                         "us"});
+      figures.push_back({"  ... vs one sleeping on eventfd", Median(hip_rtt) * 1e6, Median(raw_rtt) * 1e6, "us"});
+    } else {
+      figures.push_back({"null sync call vs raw TCP ping-pong", Median(hip_rtt) * 1e6, Median(spin_rtt) * 1e6, "us"});
+      figures.push_back({"  ... vs one sleeping in recv()", Median(hip_rtt) * 1e6, Median(raw_rtt) * 1e6, "us"});
+    }
   }
+  std::vector<char> copy_target(shm ? max_bytes : 0, 3);  // memcpy baseline's destination.
   for (uint64_t n : sizes) {
     std::vector<double> h2d, h2d_pin, up, d2h, d2h_pin, down, up_staged, down_staged;
+    if (shm) {
+      std::vector<double> copy;
+      for (int r = 0; r < rounds; ++r) {
+        h2d.push_back(PerCall([&] { Check(hipMemcpy(dev, pageable.data(), n, hipMemcpyHostToDevice), "H2D"); }));
+        copy.push_back(PerCall([&] { Memcpy(copy_target.data(), pageable.data(), n); }));
+        h2d_pin.push_back(PerCall([&] { Check(hipMemcpy(dev, pinned, n, hipMemcpyHostToDevice), "H2D pinned"); }));
+        d2h.push_back(PerCall([&] { Check(hipMemcpy(pageable.data(), dev, n, hipMemcpyDeviceToHost), "D2H"); }));
+        d2h_pin.push_back(PerCall([&] { Check(hipMemcpy(pinned, dev, n, hipMemcpyDeviceToHost), "D2H pinned"); }));
+      }
+      auto gibps = [&](const std::vector<double>& t) { return static_cast<double>(n) / Median(t) / (1ull << 30); };
+      const std::string s = Size(n);
+      figures.push_back({"shm H2D " + s + " vs memcpy", gibps(h2d), gibps(copy), "GiB/s"});
+      figures.push_back({"shm H2D " + s + " pinned vs memcpy", gibps(h2d_pin), gibps(copy), "GiB/s"});
+      figures.push_back({"shm D2H " + s + " vs memcpy", gibps(d2h), gibps(copy), "GiB/s"});
+      figures.push_back({"shm D2H " + s + " pinned vs memcpy", gibps(d2h_pin), gibps(copy), "GiB/s"});
+      continue;
+    }
     for (int r = 0; r < rounds; ++r) {
       h2d.push_back(PerCall([&] { Check(hipMemcpy(dev, pageable.data(), n, hipMemcpyHostToDevice), "H2D"); }));
       up.push_back(PerCall([&] { peer.Upload(pageable.data(), n); }));
@@ -183,7 +229,10 @@ int main(int argc, char** argv) {
       figures.push_back({"D2H " + s + " vs raw TCP + memcpy", gibps(d2h), gibps(down_staged), "GiB/s"});
     }
   }
-  peer.Stop();
+  if (shm)
+    shm_peer.Stop();
+  else
+    peer.Stop();
   Check(hipHostFree(pinned), "hipHostFree");
   Check(hipFree(dev), "hipFree");
 

@@ -8,12 +8,14 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -202,5 +204,90 @@ struct RawPeer {
     waitpid(pid, nullptr, 0);
   }
 };
+
+// The shm transport's baseline: a forked peer process and a shared page with
+// one sequence word per direction and an eventfd each. A ping stores the
+// next number; the peer answers by storing it back. Spinning: each side
+// polls its word for up to kSpinUs, then sleeps on its eventfd after raising
+// a waiting flag the other side checks (the doorbell protocol hipr's shm
+// rings use). Sleeping: each side sleeps on its eventfd at once and every
+// store rings.
+struct RawShmPeer {
+  struct alignas(64) Word {
+    std::atomic<uint64_t> seq{0};
+    std::atomic<uint32_t> waiting{0};
+  };
+  struct Shared {
+    Word to_peer;
+    Word to_us;
+  };
+  Shared* shared = nullptr;
+  int bell_peer = -1;  // The peer sleeps on it.
+  int bell_us = -1;
+  pid_t pid = -1;
+  uint64_t seq = 0;
+  static constexpr uint64_t kQuit = ~uint64_t{0};
+
+  static void Store(Word& w, int bell, uint64_t v, bool always_ring) {
+    w.seq.store(v, std::memory_order_release);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (always_ring || w.waiting.exchange(0) != 0) {
+      uint64_t one = 1;
+      (void)!write(bell, &one, sizeof one);
+    }
+  }
+  static uint64_t Await(Word& w, int bell, uint64_t last, bool spin) {
+    uint64_t v;
+    if (spin) {
+      const auto deadline = Clock::now() + std::chrono::microseconds(kSpinUs);
+      do {
+        for (int i = 0; i < 64; ++i)
+          if ((v = w.seq.load(std::memory_order_acquire)) != last) return v;
+      } while (Clock::now() < deadline);
+    }
+    for (;;) {
+      w.waiting.store(1, std::memory_order_seq_cst);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      if ((v = w.seq.load(std::memory_order_acquire)) != last) return v;
+      uint64_t drained;
+      (void)!read(bell, &drained, sizeof drained);  // Blocking eventfd.
+    }
+  }
+  void Start() {
+    shared = new (mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) Shared;
+    bell_peer = eventfd(0, 0);
+    bell_us = eventfd(0, 0);
+    pid = fork();
+    if (pid == 0) {
+      uint64_t last = 0;
+      for (;;) {
+        // Odd numbers ask for a spinning answer, even ones for a sleeping one.
+        bool spin = (last & 1) != 0 || last == 0;
+        uint64_t v = Await(shared->to_peer, bell_peer, last, spin);
+        if (v == kQuit) _exit(0);
+        last = v;
+        Store(shared->to_us, bell_us, v, (v & 1) == 0);
+      }
+    }
+  }
+  void Ping(bool spin) {
+    seq += 1;
+    if (((seq & 1) != 0) != spin) seq += 1;  // Odd: spinning, even: sleeping.
+    Store(shared->to_peer, bell_peer, seq, !spin);
+    last_answer = Await(shared->to_us, bell_us, last_answer, spin);
+  }
+  void Stop() {
+    Store(shared->to_peer, bell_peer, kQuit, true);
+    waitpid(pid, nullptr, 0);
+  }
+  uint64_t last_answer = 0;
+};
+
+// Single-thread memcpy of n bytes between two touched buffers: the shm
+// transfers' baseline.
+inline void Memcpy(char* dst, const char* src, uint64_t n) {
+  std::memcpy(dst, src, n);
+  asm volatile("" : : "r"(dst) : "memory");  // Keep the copy.
+}
 
 }  // namespace hipr_bench

@@ -109,6 +109,7 @@ Status Session::Connect() {
     shm::Options options;
     options.spin_us = config_.spin_us;
     options.recv_timeout_ms = read_timeout_ms;
+    options.send_timeout_ms = config_.peer_timeout_ms;
     std::unique_ptr<shm::ShmConnection> shm_conn;
     HIPR_RETURN_IF_ERROR(shm::ShmConnection::Connect(config_.server.substr(kUnixPrefix.size()),
                                                      config_.connect_timeout_ms, options, &shm_conn));

@@ -393,8 +393,20 @@ Status ShmConnection::SendV(const iovec* iov, int count) {
       if (!violation.ok()) return violation;
       if (free_bytes == 0) {
         if (unpublished > 0) publish();
-        Status st = Wait([&] { return space() > 0 || !violation.ok(); }, tx_->producer_waiting, tx_space_bell_,
-                         /*timeout_ms=*/-1);
+        // Silence both ways for send_timeout_ms means a frozen peer; bytes
+        // it sends meanwhile (heartbeats) prove it alive.
+        uint64_t sign_of_life = rx_->head.load(std::memory_order_acquire);
+        Status st;
+        for (;;) {
+          st = Wait([&] { return space() > 0 || !violation.ok(); }, tx_->producer_waiting, tx_space_bell_,
+                    options_.send_timeout_ms);
+          if (st.code() != StatusCode::kTimeout) break;
+          const uint64_t now = rx_->head.load(std::memory_order_acquire);
+          if (now == sign_of_life)
+            return LinkDown("the peer took no byte and sent none for " + std::to_string(options_.send_timeout_ms) +
+                            " ms");
+          sign_of_life = now;
+        }
         HIPR_RETURN_IF_ERROR(st);
         if (!violation.ok()) return violation;
         continue;

@@ -44,10 +44,13 @@ struct Options {
   // catches data, so an idle connection spins less and less.
   int spin_us = 50;
   // A receive that gets no byte for this long fails with kLinkDown (-1: wait
-  // forever), as SO_RCVTIMEO makes a tcp receive fail. A send waits for
-  // space as long as the peer lives, as on tcp. A dead peer is noticed at
-  // once either way.
+  // forever), as SO_RCVTIMEO makes a tcp receive fail. A dead peer is
+  // noticed at once either way.
   int recv_timeout_ms = -1;
+  // A send that finds the ring full fails with kLinkDown when, for this
+  // long, the peer neither took a byte nor sent one (a frozen peer: on tcp
+  // TCP_USER_TIMEOUT ends such a send). -1: wait as long as the peer lives.
+  int send_timeout_ms = -1;
 };
 
 inline constexpr uint64_t kMinRingBytes = uint64_t{64} << 10;

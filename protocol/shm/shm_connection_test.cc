@@ -204,6 +204,41 @@ TEST(ShmStall, AReceiveWithNoProgressEndsAfterTheStallTimeout) {
   EXPECT_EQ(p.client->WaitReadable(50).code(), StatusCode::kTimeout);
 }
 
+TEST(ShmStall, ASendToAFrozenPeerEndsAfterTheSendTimeout) {
+  Options o;
+  o.send_timeout_ms = 200;
+  Pair p = MakePair(o);
+  std::vector<uint8_t> big(p.client->ring_bytes() * 2);
+  const auto t0 = std::chrono::steady_clock::now();
+  Status st = p.client->SendAll(big.data(), big.size());  // Nobody reads.
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(st.code(), StatusCode::kLinkDown) << st.ToString();
+  EXPECT_GE(took, std::chrono::milliseconds(190));
+  EXPECT_LT(took, std::chrono::seconds(3));
+}
+
+TEST(ShmStall, APeerThatSendsIsNotFrozen) {
+  Options o;
+  o.send_timeout_ms = 150;
+  Pair p = MakePair(o);
+  std::atomic<bool> done{false};
+  std::thread talker([&] {  // Heartbeats, but it reads nothing for 600 ms.
+    for (int i = 0; i < 12; ++i) {
+      uint8_t beat = 1;
+      EXPECT_TRUE(p.worker->SendAll(&beat, 1).ok());
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    std::vector<uint8_t> sink(p.worker->ring_bytes() * 2);
+    EXPECT_TRUE(p.worker->RecvExact(sink.data(), sink.size()).ok());
+    done = true;
+  });
+  std::vector<uint8_t> big(p.client->ring_bytes() * 2, 9);
+  Status st = p.client->SendAll(big.data(), big.size());
+  talker.join();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_TRUE(done.load());
+}
+
 TEST(ShmIdle, ABlockedReceiverUsesNoCpu) {
   Pair p = MakePair();
   // Warm up the spin budget with traffic first, as a busy session would.
