@@ -38,6 +38,7 @@ struct PinnedAllocation {
   uint32_t flags = 0;        // hipHostMalloc (or hipHostRegister) flags.
   int device = 0;            // Current device when allocated.
   bool registered = false;   // hipHostRegister'ed application memory, not ours to free.
+  bool in_host_segment = false;  // Placed in the session's shm host segment, not mmap'ed.
 };
 
 class AllocationMap {

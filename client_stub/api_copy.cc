@@ -21,6 +21,12 @@
 //    whichever thread reads the socket when the worker sends them, before
 //    the reply of any later call that synchronizes with the stream
 //    (Session::PostCopyFromDevice). hipHostFree waits for them.
+//  * over shm, host memory in the session's host segment (hipHostMalloc
+//    places it there): no bytes cross; the worker copies between the
+//    segment and device memory in stream order. Async copies from it are
+//    read when the stream gets there, as a GPU reads pinned memory; async
+//    copies into it have landed when the stream's next synchronization
+//    reports completion.
 //  * device -> device: blocking forms wait for the reply, async forms are
 //    fire-and-forget.
 //  * memsets are fire-and-forget on their stream.
@@ -149,6 +155,23 @@ hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t strea
     // read-back of __managed__ mirrors waits for that work first, so the
     // copy itself sees (and may overwrite) fresh mirrors.
     if (hipError_t e = AfterSync(s, target.device, target.id, hipSuccess); e != hipSuccess) return e;
+  }
+  HostSegment* segment = s.host_segment();
+  uint64_t offset = 0;
+  if (dst.device && !src.device && segment != nullptr && segment->Contains(r.src, src_extent, &offset)) {
+    // From the shm host segment: the worker reads the rows there, in stream
+    // order (as a GPU reads pinned memory), so no bytes cross.
+    msg::CopyToDeviceRequest req{target.device, target.id, dst_region, mode == Mode::kBlocking,
+                                 msg::SharedHost{true, offset, r.spitch}};
+    if (mode == Mode::kAsync) return ToHipError(s.PostCopy(req, nullptr, 0));
+    return CallReplyResult(s.Call(wire::Op::kCopyToDevice, req, &reply), reply);
+  }
+  if (!dst.device && src.device && segment != nullptr && segment->Contains(r.dst, dst_extent, &offset)) {
+    // Into the shm host segment: the worker writes the rows there before it
+    // replies; async copies complete by the stream's next synchronization.
+    msg::CopyFromDeviceRequest req{target.device, target.id, src_region, msg::SharedHost{true, offset, r.dpitch}};
+    if (mode == Mode::kAsync) return ToHipError(s.PostCopyFromDevice(req, nullptr, 0));
+    return CallReplyResult(s.Call(wire::Op::kCopyFromDevice, req, &reply), reply);
   }
   if (dst.device && !src.device) {
     const std::vector<iovec> rows = HostRows(r.src, r.spitch, r.width, r.height);

@@ -29,16 +29,26 @@ hipError_t HostMalloc(void** ptr, size_t size, unsigned flags) {
   constexpr unsigned kCoherence = hipHostMallocCoherent | hipHostMallocNonCoherent;
   if ((flags & kCoherence) == kCoherence || (flags & ~kHostMallocFlags) != 0) return hipErrorInvalidValue;
   const uint64_t mapped = RoundUpToPage(size);
-  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // Over shm, in the host segment the session process maps too, so copies to
+  // and from it move no bytes through the rings; elsewhere (or when it is
+  // full) private memory whose bytes are sent.
+  HostSegment* segment = LiveSession()->host_segment();
+  void* p = segment != nullptr ? segment->Allocate(mapped) : nullptr;
+  const bool in_segment = p != nullptr;
+  if (!in_segment) p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return hipErrorOutOfMemory;
   PinnedAllocation a;
+  a.in_host_segment = in_segment;
   a.base = reinterpret_cast<uint64_t>(p);
   a.size = size;
   a.mapped_size = mapped;
   a.flags = flags;
   a.device = CurrentDevice();
   if (!Client::Get().allocations().AddPinned(a)) {
-    munmap(p, mapped);
+    if (in_segment)
+      segment->Free(p, mapped);
+    else
+      munmap(p, mapped);
     return hipErrorUnknown;
   }
   *ptr = p;
@@ -55,10 +65,30 @@ hipError_t HostFree(void* ptr) {
   // Async copies into pinned memory may still be on their way (as natively,
   // hipHostFree waits for the device). A dead session writes nothing more.
   (void)s->AwaitAsyncCopies();
+  hipError_t deferred = hipSuccess;
+  if (a.in_host_segment) {
+    // Async copies from segment memory read it when their stream gets there:
+    // every device finishes its work before the pages go. A deferred error
+    // this synchronization meets is reported here (the memory is freed all
+    // the same), as natively.
+    for (int d = 0; d < s->device_count() && deferred == hipSuccess; ++d) {
+      msg::CallReply reply;
+      Status st = s->Call(wire::Op::kDeviceSynchronize, msg::DeviceRequest{d}, &reply);
+      if (!st.ok()) return ToHipError(st);
+      deferred = static_cast<hipError_t>(reply.error);
+    }
+  }
   if (!Client::Get().allocations().RemovePinned(reinterpret_cast<uint64_t>(ptr), &a))
     return hipErrorInvalidValue;
-  munmap(reinterpret_cast<void*>(a.base), a.mapped_size);
-  return hipSuccess;
+  if (!a.in_host_segment) {
+    munmap(reinterpret_cast<void*>(a.base), a.mapped_size);
+  } else if (uint64_t off; s->host_segment() != nullptr &&
+                           s->host_segment()->Contains(reinterpret_cast<void*>(a.base), a.mapped_size, &off)) {
+    s->host_segment()->Free(reinterpret_cast<void*>(a.base), a.mapped_size);
+  }
+  // Else a forked child freeing its parent's segment memory: the parent's
+  // session still owns it; dropping the record is all the child may do.
+  return deferred;
 }
 
 constexpr unsigned kHostRegisterFlags = hipHostRegisterPortable | hipHostRegisterMapped | hipHostRegisterIoMemory;

@@ -114,6 +114,8 @@ Status Session::Connect() {
     HIPR_RETURN_IF_ERROR(shm::ShmConnection::Connect(config_.server.substr(kUnixPrefix.size()),
                                                      config_.connect_timeout_ms, options, &shm_conn));
     conn_ = std::move(shm_conn);
+    const Connection::SharedRegion host = conn_->SharedHostRegion();
+    if (host.bytes > 0) host_segment_ = std::make_unique<HostSegment>(host.base, host.bytes);
     return Status::Ok();
   }
   tcp::Endpoint endpoint;
@@ -479,11 +481,12 @@ Status Session::ReadOneFrame() {
   // one is ours to delete).
   HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &p->body));
   int32_t error = 0;
-  if (p->recv_count > 0) {
+  if (p->recv_count > 0 || p->detached) {
+    // A detached copy's error is ours to keep; its bytes (if any) follow.
     msg::CallReply reply;
     HIPR_RETURN_IF_ERROR(codec::DecodeBody(p->body.data(), p->body.size(), &reply));
     error = reply.error;
-    if (reply.error == 0) {
+    if (reply.error == 0 && p->recv_count > 0) {
       stats::Add(stats::Get().bytes_received, IovBytes(p->recv_bulk, p->recv_count));
       HIPR_RETURN_IF_ERROR(ReadBulk(*conn_, p->id, p->recv_bulk, p->recv_count));
     }

@@ -64,6 +64,7 @@
 #include "protocol/codec.h"
 #include "protocol/frame_io.h"
 #include "protocol/messages.h"
+#include "client_stub/host_segment.h"
 #include "protocol/transport.h"
 
 namespace hipr::client {
@@ -98,6 +99,9 @@ class Session {
   // What the hello established; immutable while alive.
   const std::vector<msg::DeviceInfo>& devices() const { return devices_; }
   int device_count() const { return static_cast<int>(devices_.size()); }
+  // The shm transport's host segment, where hipHostMalloc places pinned
+  // memory; null over tcp (or when the worker offers none).
+  HostSegment* host_segment() const { return host_segment_.get(); }
   int32_t driver_version() const { return hello_.driver_version; }
   int32_t runtime_version() const { return hello_.runtime_version; }
   uint32_t chunk_bytes() const { return chunk_bytes_; }
@@ -238,6 +242,7 @@ class Session {
   const Config config_;
   const std::string server_;  // For messages.
   std::unique_ptr<Connection> conn_;  // tcp or shm.
+  std::unique_ptr<HostSegment> host_segment_;
   msg::HelloReply hello_;  // Immutable after Open.
   std::vector<msg::DeviceInfo> devices_;
   uint32_t chunk_bytes_ = wire::kDefaultChunkBytes;

@@ -123,7 +123,11 @@ struct ShmSetup {
   uint32_t layout_version = 0;
   uint64_t ring_bytes = 0;
   uint64_t header_bytes = 0;  // Rings start here; ring 1 follows ring 0.
-  HIPR_FIELDS(layout_version, ring_bytes, header_bytes)
+  // Bytes of the host segment (a sixth descriptor, sealed like the first):
+  // where the client places hipHostMalloc memory so that copies to and from
+  // it need no bytes in the stream. 0: none.
+  uint64_t host_bytes = 0;
+  HIPR_FIELDS(layout_version, ring_bytes, header_bytes, host_bytes)
 };
 
 // kFatal: the worker ends the session (protocol violation, device lost, the
@@ -200,12 +204,22 @@ struct MemsetRequest {  // Fire-and-forget.
 };
 
 // kCopyToDevice: followed by dst.bytes() of bulk in kData frames.
+// Host rows in the connection's shared host segment (shm): `offset` into
+// it, `pitch` apart, each as wide as the copy's device region.
+struct SharedHost {
+  bool used = false;  // False: the bytes travel as bulk.
+  uint64_t offset = 0;
+  uint64_t pitch = 0;
+  HIPR_FIELDS(used, offset, pitch)
+};
+
 struct CopyToDeviceRequest {
   int32_t device = 0;
   uint64_t stream = 0;
   Region dst;
   bool want_reply = false;  // Blocking copies wait for completion and errors.
-  HIPR_FIELDS(device, stream, dst, want_reply)
+  SharedHost host;          // Used: no bulk follows; the worker reads the segment in stream order.
+  HIPR_FIELDS(device, stream, dst, want_reply, host)
 };
 
 // kCopyFromDevice: always replied; the reply is followed by src.bytes() of
@@ -214,7 +228,8 @@ struct CopyFromDeviceRequest {
   int32_t device = 0;
   uint64_t stream = 0;
   Region src;
-  HIPR_FIELDS(device, stream, src)
+  SharedHost host;  // Used: the worker writes the segment, then replies with no bulk.
+  HIPR_FIELDS(device, stream, src, host)
 };
 
 struct CopyOnDeviceRequest {

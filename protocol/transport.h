@@ -45,6 +45,16 @@ class Connection {
   // Every later call fails with kLinkDown.
   virtual void Abandon() = 0;
 
+  // Host memory both ends map (shm: the host segment), or an empty range.
+  // Host buffers placed there cross with no copy through the stream: a
+  // frame names them by their offset in it. The peer may write into it at
+  // any time: copy out before trusting what it holds.
+  struct SharedRegion {
+    uint8_t* base = nullptr;
+    uint64_t bytes = 0;
+  };
+  virtual SharedRegion SharedHostRegion() const { return {}; }
+
   Status RecvExact(void* buf, size_t len) {
     iovec iov{buf, len};
     return RecvV(&iov, 1);

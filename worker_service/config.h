@@ -17,6 +17,10 @@ struct WorkerConfig {
   // the shm transport (protocol/shm/). Empty: tcp only.
   std::string listen_unix;
   uint64_t shm_ring_bytes = uint64_t{4} << 20;  // Each direction's ring.
+  // The host segment each shm session offers its client for pinned memory
+  // (hipHostMalloc): copies to and from it carry no bytes. Virtual: only
+  // pages the client uses take memory.
+  uint64_t shm_host_bytes = uint64_t{4} << 30;
   std::string device = "sim";  // "sim" or "hip".
   std::string port_file;        // If set, the bound port is written here.
   int max_sessions = 64;

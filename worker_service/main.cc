@@ -48,6 +48,10 @@ int main(int argc, char** argv) {
   std::string shm_ring_bytes;
   app.add_option("--shm-ring-bytes", shm_ring_bytes,
                  "bytes of each direction's shared-memory ring, a power of two from 64K to 256M (default 4M)");
+  std::string shm_host_bytes;
+  app.add_option("--shm-host-bytes", shm_host_bytes,
+                 "host segment each shm session offers its client for pinned memory, e.g. 4G (0: none; "
+                 "default 4G, only pages in use take memory)");
   app.add_option("--device", config.device, "device to serve: 'hip' (real AMD GPUs) or 'sim' (no GPU needed)")
       ->check(CLI::IsMember({"sim", "hip"}))
       ->capture_default_str();
@@ -102,6 +106,12 @@ int main(int argc, char** argv) {
 
   if (!shm_ring_bytes.empty() && !ParseBytes(shm_ring_bytes, &config.shm_ring_bytes)) {
     std::fprintf(stderr, "hipr-worker: --shm-ring-bytes: '%s' is not a size like 4M\n", shm_ring_bytes.c_str());
+    return 2;
+  }
+  if (!shm_host_bytes.empty() &&
+      (!ParseBytes(shm_host_bytes, &config.shm_host_bytes) || config.shm_host_bytes % 4096 != 0)) {
+    std::fprintf(stderr, "hipr-worker: --shm-host-bytes: '%s' is not a size like 4G (whole pages)\n",
+                 shm_host_bytes.c_str());
     return 2;
   }
   if (!hipr::shm::ValidRingBytes(config.shm_ring_bytes)) {

@@ -9,6 +9,7 @@
 
 #include "protocol/frame_io.h"
 #include "worker_service/hip_error.h"
+#include "worker_service/shared_rows.h"
 
 namespace hipr::worker {
 namespace {
@@ -459,6 +460,21 @@ Status Session::HandleCopyToDevice(const wire::FrameHeader& h) {
   HIPR_RETURN_IF_ERROR(Decode(&m));
   const uint64_t total = m.dst.bytes();
   if (m.dst.height != 0 && total / m.dst.height != m.dst.width) return ProtocolError("copy size overflows");
+  if (m.host.used) {
+    // The source rows are in the shared host segment: no bulk follows.
+    SharedRows rows;
+    Status st = SharedRows::Make(conn_->SharedHostRegion(), m.host, m.dst, &rows);
+    if (st.ok()) st = device_->CopyToDevice(m.device, m.stream, m.dst, [&](const iovec* iov, int count) {
+      return rows.CopyOut(iov, count);
+    });
+    if (!m.want_reply) {
+      Defer(h, st);
+      return Status::Ok();
+    }
+    if (!st.ok()) return ReplySync(h, st);
+    device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
+    return Status::Ok();
+  }
   BulkReader reader(*conn_, h.request_id, total);
   Status link;  // A failure of the connection itself, as opposed to the copy.
   BulkIo fill = [&](const iovec* iov, int count) { return link = reader.Read(iov, count); };
@@ -490,13 +506,27 @@ Status Session::HandleCopyFromDevice(const wire::FrameHeader& h) {
       return ReplySync(h, Status::Ok());
     }
   }
+  SharedRows rows;
+  if (m.host.used) {
+    // Into the shared host segment: the bytes are written there, and the
+    // reply carries none.
+    if (Status st = SharedRows::Make(conn_->SharedHostRegion(), m.host, m.src, &rows); !st.ok())
+      return ReplySync(h, st);
+  }
   // The reply and its bytes go out when the stream gets there, from
   // whichever thread that is; the replay goes on meanwhile.
   if (pending_replies_.fetch_add(1) == 0) pending_since_ns_ = NowNs();
-  device_->CopyFromDeviceAsync(m.device, m.stream, m.src, [this, h](Status st, const Device::RegionReader& read) {
+  device_->CopyFromDeviceAsync(m.device, m.stream, m.src, [this, h, rows](Status st,
+                                                                        const Device::RegionReader& read) mutable {
     codec::BodyWriter w;
-    const bool with_bytes = st.ok() && read;
-    w.Encode(msg::CallReply{with_bytes ? 0 : ToHipError(TakeDeferred(st))});
+    bool with_bytes = st.ok() && read;
+    if (with_bytes && rows.used()) {
+      st = read([&](const iovec* iov, int count) { return rows.CopyIn(iov, count); });
+      with_bytes = false;
+      w.Encode(msg::CallReply{st.ok() ? 0 : ToHipError(TakeDeferred(st))});
+    } else {
+      w.Encode(msg::CallReply{with_bytes ? 0 : ToHipError(TakeDeferred(st))});
+    }
     Status link;
     {
       // The send lock is held for the whole transfer so no other frame

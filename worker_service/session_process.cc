@@ -48,6 +48,7 @@ int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int clien
     shm::Options options;
     options.ring_bytes = config.shm_ring_bytes;
     options.spin_us = config.spin_us;
+    options.host_bytes = config.shm_host_bytes;
     std::unique_ptr<shm::ShmConnection> shm_conn;
     Status set_up = shm::ShmConnection::Accept(client_fd, options, &shm_conn);
     if (!set_up.ok()) {

@@ -29,8 +29,9 @@ constexpr uint64_t kHeaderBytes = 4096;
 // it is still being written (the two copies overlap on two cores).
 constexpr size_t kPublishBytes = 256u << 10;
 constexpr int64_t kMinSpinNs = 2000;
-// The set-up frame carries the segment and the four doorbells.
-constexpr int kSetupFds = 5;
+// The set-up frame carries the segment, the four doorbells and the host
+// segment.
+constexpr int kSetupFds = 6;
 
 struct SegmentHeader {
   uint32_t magic;
@@ -131,6 +132,7 @@ ShmConnection::ShmConnection(Side side, int sock, const Options& options)
 
 ShmConnection::~ShmConnection() {
   if (base_ != nullptr) munmap(base_, map_bytes_);
+  if (host_base_ != nullptr) munmap(host_base_, host_bytes_);
   for (int fd : bells_)
     if (fd >= 0) close(fd);
   if (sock_ >= 0) close(sock_);
@@ -187,28 +189,61 @@ Status ShmConnection::Map(int memfd, uint64_t ring_bytes, bool create) {
   return Status::Ok();
 }
 
+Status ShmConnection::MapHost(int memfd, uint64_t bytes) {
+  if (bytes == 0) return Status::Ok();
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, memfd, 0);
+  if (p == MAP_FAILED) return Status(StatusCode::kResourceExhausted, ErrnoText("shm: mmap of the host segment"));
+  host_base_ = static_cast<uint8_t*>(p);
+  host_bytes_ = bytes;
+  return Status::Ok();
+}
+
+namespace {
+
+// A sealed memfd of `bytes`: the peer can neither shrink it under our
+// mapping (SIGBUS) nor grow it.
+Status SealedMemfd(const char* name, uint64_t bytes, int* out) {
+  int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return Status(StatusCode::kResourceExhausted, ErrnoText("shm: memfd_create"));
+  Status st;
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0)
+    st = Status(StatusCode::kResourceExhausted, ErrnoText("shm: ftruncate"));
+  if (st.ok() && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+    st = Status(StatusCode::kInternal, ErrnoText("shm: seal"));
+  if (!st.ok()) {
+    close(fd);
+    return st;
+  }
+  *out = fd;
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ShmConnection::Accept(int fd, const Options& options, std::unique_ptr<ShmConnection>* out) {
   std::unique_ptr<ShmConnection> c(new ShmConnection(kWorker, fd, options));
   if (!ValidRingBytes(options.ring_bytes))
     return InvalidArgument("shm ring size " + std::to_string(options.ring_bytes) +
                            " is not a power of two between 64 KiB and 256 MiB");
-  int memfd = memfd_create("hipr-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (memfd < 0) return Status(StatusCode::kResourceExhausted, ErrnoText("shm: memfd_create"));
-  const uint64_t bytes = kHeaderBytes + 2 * options.ring_bytes;
-  Status st;
-  if (ftruncate(memfd, static_cast<off_t>(bytes)) != 0)
-    st = Status(StatusCode::kResourceExhausted, ErrnoText("shm: ftruncate"));
-  // The client gets this descriptor: it must not be able to shrink the
-  // segment under our mapping (SIGBUS) or grow it.
-  if (st.ok() && fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
-    st = Status(StatusCode::kInternal, ErrnoText("shm: seal"));
+  if (options.host_bytes % 4096 != 0) return InvalidArgument("shm host segment size is not a multiple of 4 KiB");
+  int memfd = -1;
+  int hostfd = -1;
+  // The client gets these descriptors: sealed so it cannot resize them.
+  Status st = SealedMemfd("hipr-shm", kHeaderBytes + 2 * options.ring_bytes, &memfd);
+  if (!st.ok()) return st;
+  st = SealedMemfd("hipr-shm-host", options.host_bytes, &hostfd);
+  if (!st.ok()) {
+    close(memfd);
+    return st;
+  }
+  if (st.ok()) st = c->MapHost(hostfd, options.host_bytes);
   for (int i = 0; st.ok() && i < kBellCount; ++i) {
     c->bells_[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (c->bells_[i] < 0) st = Status(StatusCode::kResourceExhausted, ErrnoText("shm: eventfd"));
   }
   if (st.ok()) st = c->Map(memfd, options.ring_bytes, /*create=*/true);
   if (st.ok()) {
-    msg::ShmSetup setup{kLayoutVersion, options.ring_bytes, kHeaderBytes};
+    msg::ShmSetup setup{kLayoutVersion, options.ring_bytes, kHeaderBytes, options.host_bytes};
     codec::BodyWriter w;
     w.Encode(setup);
     std::vector<uint8_t> frame(sizeof(wire::FrameHeader) + w.size());
@@ -216,10 +251,11 @@ Status ShmConnection::Accept(int fd, const Options& options, std::unique_ptr<Shm
                                         static_cast<uint32_t>(w.size())),
                        frame.data());
     std::memcpy(frame.data() + sizeof(wire::FrameHeader), w.data(), w.size());
-    int fds[kSetupFds] = {memfd, c->bells_[0], c->bells_[1], c->bells_[2], c->bells_[3]};
+    int fds[kSetupFds] = {memfd, c->bells_[0], c->bells_[1], c->bells_[2], c->bells_[3], hostfd};
     st = SendWithFds(fd, frame, fds, kSetupFds);
   }
-  close(memfd);  // The mapping keeps the segment.
+  close(memfd);  // The mappings keep the segments.
+  close(hostfd);
   if (!st.ok()) return st;
   *out = std::move(c);
   return Status::Ok();
@@ -274,12 +310,15 @@ Status ShmConnection::ConnectOnSocket(int fd, int timeout_ms, const Options& opt
                   !ValidRingBytes(setup.ring_bytes)))
     st = ProtocolError("unsupported shm layout (version " + std::to_string(setup.layout_version) + ", ring " +
                        std::to_string(setup.ring_bytes) + " bytes)");
-  if (st.ok() && fds.size() != kSetupFds) st = ProtocolError("the shm set-up frame did not carry its five descriptors");
+  if (st.ok() && fds.size() != kSetupFds) st = ProtocolError("the shm set-up frame did not carry its six descriptors");
   if (st.ok()) {
     struct stat sb{};
     if (fstat(fds[0], &sb) != 0 || static_cast<uint64_t>(sb.st_size) < kHeaderBytes + 2 * setup.ring_bytes)
       st = ProtocolError("the shm segment is smaller than its set-up frame says");
+    if (st.ok() && (fstat(fds[5], &sb) != 0 || static_cast<uint64_t>(sb.st_size) < setup.host_bytes))
+      st = ProtocolError("the shm host segment is smaller than its set-up frame says");
   }
+  if (st.ok()) st = c->MapHost(fds[5], setup.host_bytes);
   if (st.ok()) {
     for (int i = 0; i < kBellCount; ++i) {
       c->bells_[i] = fds[static_cast<size_t>(i) + 1];

@@ -3,7 +3,9 @@
 // single-consumer rings in one memfd segment that the worker's session
 // process creates, seals against resizing and passes to the client over the
 // unix socket the client connected with (SCM_RIGHTS), together with four
-// eventfd doorbells.
+// eventfd doorbells. A second sealed memfd, the host segment, is mapped by
+// both sides too: the client places pinned host memory there, and copies to
+// or from it name an offset instead of carrying bytes (SharedHostRegion()).
 //
 //   segment: [ header page: magic, ring size, per ring: head | tail | flags ]
 //            [ ring 0: client -> worker ][ ring 1: worker -> client ]
@@ -51,6 +53,10 @@ struct Options {
   // long, the peer neither took a byte nor sent one (a frozen peer: on tcp
   // TCP_USER_TIMEOUT ends such a send). -1: wait as long as the peer lives.
   int send_timeout_ms = -1;
+  // Worker: bytes of the host segment offered to the client for its pinned
+  // memory (hipHostMalloc), a multiple of 4 KiB; 0 offers none. Only pages
+  // the client uses take memory.
+  uint64_t host_bytes = 0;
 };
 
 inline constexpr uint64_t kMinRingBytes = uint64_t{64} << 10;
@@ -94,6 +100,7 @@ class ShmConnection final : public Connection {
   void Shutdown() override;
   std::string PeerName() const override;
   void Abandon() override;
+  SharedRegion SharedHostRegion() const override { return {host_base_, host_bytes_}; }
 
   // For tests: the shared control blocks (ring 0 carries client -> worker).
   RingControl* control(int ring) const;
@@ -104,6 +111,7 @@ class ShmConnection final : public Connection {
   enum Bell { kDataBell0, kSpaceBell0, kDataBell1, kSpaceBell1, kBellCount };
   ShmConnection(Side side, int sock, const Options& options);
   Status Map(int memfd, uint64_t ring_bytes, bool create);
+  Status MapHost(int memfd, uint64_t bytes);
 
   // Waits until `ready()` holds, the peer dies, we are shut down, or
   // `timeout_ms` passes (kTimeout). `flag` is the shared waiting flag the
@@ -121,6 +129,8 @@ class ShmConnection final : public Connection {
   Options options_;
   uint8_t* base_ = nullptr;
   uint64_t map_bytes_ = 0;
+  uint8_t* host_base_ = nullptr;  // The host segment, when there is one.
+  uint64_t host_bytes_ = 0;
   uint64_t ring_bytes_ = 0;
   RingControl* tx_ = nullptr;  // The ring we produce into.
   RingControl* rx_ = nullptr;  // The ring we consume from.

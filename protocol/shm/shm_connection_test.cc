@@ -110,33 +110,56 @@ TEST(ShmSetup, TheClientCannotResizeTheSegment) {
   int sv[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
   std::unique_ptr<ShmConnection> w;
-  ASSERT_TRUE(ShmConnection::Accept(sv[1], Options{}, &w).ok());
+  Options o;
+  o.host_bytes = 1 << 20;
+  ASSERT_TRUE(ShmConnection::Accept(sv[1], o, &w).ok());
   // Play a hostile client: take the descriptors by hand.
   uint8_t buf[256];
   iovec iov{buf, sizeof buf};
   msghdr mh{};
   mh.msg_iov = &iov;
   mh.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 5)];
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 6)];
   mh.msg_control = control;
   mh.msg_controllen = sizeof control;
   ASSERT_GT(recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC), 0);
   cmsghdr* c = CMSG_FIRSTHDR(&mh);
   ASSERT_NE(c, nullptr);
-  int memfd;
-  std::memcpy(&memfd, CMSG_DATA(c), sizeof memfd);
-  EXPECT_NE(ftruncate(memfd, 0), 0) << "a client could truncate the worker's mapping";
-  EXPECT_NE(ftruncate(memfd, off_t{1} << 30), 0);
-  EXPECT_EQ(fcntl(memfd, F_GET_SEALS) & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
-            F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
   size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-  EXPECT_EQ(n, 5u);
+  ASSERT_EQ(n, 6u);
+  for (size_t i : {size_t{0}, size_t{5}}) {  // The rings' segment and the host segment.
+    SCOPED_TRACE(i);
+    int memfd;
+    std::memcpy(&memfd, CMSG_DATA(c) + i * sizeof(int), sizeof memfd);
+    EXPECT_NE(ftruncate(memfd, 0), 0) << "a client could truncate the worker's mapping";
+    EXPECT_NE(ftruncate(memfd, off_t{1} << 32), 0);
+    EXPECT_EQ(fcntl(memfd, F_GET_SEALS) & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+              F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+  }
   for (size_t i = 0; i < n; ++i) {
     int fd;
     std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
     close(fd);
   }
   close(sv[0]);
+}
+
+TEST(ShmHostSegment, BothSidesSeeEachOthersWrites) {
+  Options o;
+  o.host_bytes = 2 << 20;
+  Pair p = MakePair(o);
+  Connection::SharedRegion c = p.client->SharedHostRegion();
+  Connection::SharedRegion w = p.worker->SharedHostRegion();
+  ASSERT_EQ(c.bytes, o.host_bytes);
+  ASSERT_EQ(w.bytes, o.host_bytes);
+  std::memcpy(c.base + 12345, "pinned", 7);
+  EXPECT_STREQ(reinterpret_cast<char*>(w.base + 12345), "pinned");
+  std::memcpy(w.base + o.host_bytes - 8, "device", 7);
+  EXPECT_STREQ(reinterpret_cast<char*>(c.base + o.host_bytes - 8), "device");
+  // Without one, there is none.
+  Pair q = MakePair();
+  EXPECT_EQ(q.client->SharedHostRegion().bytes, 0u);
+  EXPECT_EQ(q.client->SharedHostRegion().base, nullptr);
 }
 
 TEST(ShmHostilePeer, AHeadMoreThanARingAheadIsAProtocolError) {
