@@ -176,8 +176,13 @@ hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t strea
   if (dst.device && !src.device) {
     const std::vector<iovec> rows = HostRows(r.src, r.spitch, r.width, r.height);
     msg::CopyToDeviceRequest req{target.device, target.id, dst_region, mode == Mode::kBlocking};
-    if (mode == Mode::kAsync) return ToHipError(s.PostCopy(req, rows.data(), static_cast<int>(rows.size())));
-    Status st = s.Call(wire::Op::kCopyToDevice, req, &reply, rows.data(), static_cast<int>(rows.size()));
+    PinnedAllocation pinned;
+    const bool from_pinned =
+        Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(r.src), src_extent, &pinned);
+    if (mode == Mode::kAsync)
+      return ToHipError(s.PostCopy(req, rows.data(), static_cast<int>(rows.size()), from_pinned));
+    Status st = s.Call(wire::Op::kCopyToDevice, req, &reply, rows.data(), static_cast<int>(rows.size()), nullptr,
+                       0, from_pinned);
     return CallReplyResult(st, reply);
   }
   if (!dst.device && src.device) {

@@ -112,6 +112,7 @@ Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* proble
   p.Number("HIPR_FLUSH_US", 0, 10000000, false, &c.flush_us);
   p.Number("HIPR_SPIN_US", 0, 100000, false, &c.spin_us);
   p.Number("HIPR_STATS", 0, 1, false, &c.stats);
+  p.Number("HIPR_ZEROCOPY_BYTES", 0, uint64_t{1} << 40, true, &c.zero_copy_bytes);
   // Whole pages only: the window is mmap'ed.
   constexpr uint64_t kPage = 4096;
   c.window_bytes = (c.window_bytes + kPage - 1) & ~(kPage - 1);

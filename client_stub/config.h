@@ -32,6 +32,10 @@ struct Config {
   uint64_t batch_bytes = 256u << 10;           // HIPR_BATCH_BYTES: flush threshold.
   uint32_t flush_us = 200;                     // HIPR_FLUSH_US: oldest batched frame's age limit.
   int spin_us = 50;  // HIPR_SPIN_US: a waiting call polls this long before it sleeps.
+  // HIPR_ZEROCOPY_BYTES: tcp sends of pinned memory at least this large use
+  // MSG_ZEROCOPY (0: never). Where the kernel copies anyway (loopback) the
+  // connection notices at the first send and stops.
+  uint64_t zero_copy_bytes = uint64_t{1} << 20;
   int stats = 0;                               // HIPR_STATS=1: print what crossed the wire at exit.
 
   // For messages: the server, or "<unset>".

@@ -50,7 +50,7 @@ void AppendFrame(std::vector<uint8_t>* out, uint16_t op, uint32_t request_id, co
 }
 
 Status SendPrefixAndBulk(Connection& conn, const std::vector<uint8_t>& prefix, uint32_t request_id,
-                         const iovec* bulk, int bulk_count, uint32_t chunk_bytes) {
+                         const iovec* bulk, int bulk_count, uint32_t chunk_bytes, bool bulk_pinned) {
   const uint32_t chunk = ClampChunk(chunk_bytes);
   uint8_t headers[kChunksPerSend][sizeof(wire::FrameHeader)];
   std::vector<iovec> iov;
@@ -69,7 +69,10 @@ Status SendPrefixAndBulk(Connection& conn, const std::vector<uint8_t>& prefix, u
                                           static_cast<uint32_t>(len)),
                          headers[c]);
     }
-    if (!iov.empty()) HIPR_RETURN_IF_ERROR(conn.SendV(iov.data(), static_cast<int>(iov.size())));
+    if (!iov.empty()) {
+      const int n = static_cast<int>(iov.size());
+      HIPR_RETURN_IF_ERROR(bulk_pinned && bulk_count > 0 ? conn.SendVZeroCopy(iov.data(), n) : conn.SendV(iov.data(), n));
+    }
     iov.clear();
   } while (cursor.Remaining() > 0);
   return Status::Ok();

@@ -25,10 +25,11 @@ void AppendFrame(std::vector<uint8_t>* out, uint16_t op, uint32_t request_id, co
 // Sends `prefix` (already encoded frames) followed by bulk[0..bulk_count) as
 // kData frames for `request_id`, straight from the caller's buffers (never
 // copied, never all in memory at once); the first writev carries the prefix
-// together with the first chunks.
+// together with the first chunks. `bulk_pinned`: the bulk stays put (pinned
+// memory), so the connection may send it without a copy (SendVZeroCopy).
 // REQUIRES: the caller holds the connection's send side.
 Status SendPrefixAndBulk(Connection& conn, const std::vector<uint8_t>& prefix, uint32_t request_id,
-                         const iovec* bulk, int bulk_count, uint32_t chunk_bytes);
+                         const iovec* bulk, int bulk_count, uint32_t chunk_bytes, bool bulk_pinned = false);
 
 // Encoded fire-and-forget frames waiting to be sent. Not thread-safe: the
 // session guards it.

@@ -127,6 +127,7 @@ Status Session::Connect() {
   tv.tv_usec = (read_timeout_ms % 1000) * 1000;
   setsockopt(tcp_conn->fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   tcp_conn->set_spin_us(config_.spin_us);
+  tcp_conn->set_zero_copy_min_bytes(config_.zero_copy_bytes);
   conn_ = std::move(tcp_conn);
   return Status::Ok();
 }
@@ -289,7 +290,8 @@ Status Session::PostEncoded(uint16_t op, const uint8_t* body, size_t len, const 
   return Status::Ok();
 }
 
-Status Session::PostCopy(const msg::CopyToDeviceRequest& request, const iovec* src, int src_count) {
+Status Session::PostCopy(const msg::CopyToDeviceRequest& request, const iovec* src, int src_count,
+                         bool src_pinned) {
   Encoded body(request);
   const uint16_t op = static_cast<uint16_t>(wire::Op::kCopyToDevice);
   if (IovBytes(src, src_count) <= kInlineBulkBytes)
@@ -298,7 +300,7 @@ Status Session::PostCopy(const msg::CopyToDeviceRequest& request, const iovec* s
   stats::Add(stats::Get().calls);
   const uint32_t id = NextRequestId();
   std::lock_guard<std::mutex> send(send_mu_);
-  return SendLocked(op, id, body.data(), body.size(), src, src_count);
+  return SendLocked(op, id, body.data(), body.size(), src, src_count, src_pinned);
 }
 
 Status Session::Flush() {
@@ -307,7 +309,7 @@ Status Session::Flush() {
 }
 
 Status Session::SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t len,
-                           const iovec* bulk, int count) {
+                           const iovec* bulk, int count, bool bulk_pinned) {
   if (dead()) return DeadStatus();
   {
     std::lock_guard<std::mutex> lock(batch_mu_);
@@ -316,7 +318,7 @@ Status Session::SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t
   if (op != 0) AppendFrame(&outgoing_, op, id, body, len, nullptr, 0, chunk_bytes_);
   if (outgoing_.empty()) return Status::Ok();
   stats::Add(stats::Get().bytes_sent, outgoing_.size() + (op != 0 ? IovBytes(bulk, count) : 0));
-  Status st = SendPrefixAndBulk(*conn_, outgoing_, id, bulk, op != 0 ? count : 0, chunk_bytes_);
+  Status st = SendPrefixAndBulk(*conn_, outgoing_, id, bulk, op != 0 ? count : 0, chunk_bytes_, bulk_pinned);
   outgoing_.clear();
   return Check(st);
 }
@@ -337,7 +339,7 @@ Status Session::Exchange(uint16_t op, const uint8_t* body, size_t len, const iov
   Status st;
   {
     std::lock_guard<std::mutex> send(send_mu_);
-    st = SendLocked(op, p->id, body, len, bulk, count);
+    st = SendLocked(op, p->id, body, len, bulk, count, p->send_pinned);
   }
   if (!st.ok()) {
     std::lock_guard<std::mutex> lock(recv_mu_);

@@ -116,7 +116,8 @@ class Session {
   }
 
   // Fire-and-forget copy to the device: `src` is consumed before returning.
-  Status PostCopy(const msg::CopyToDeviceRequest& request, const iovec* src, int src_count);
+  Status PostCopy(const msg::CopyToDeviceRequest& request, const iovec* src, int src_count,
+                  bool src_pinned = false);
 
   // Fire-and-forget copy from the device into `dst` (memory that stays
   // valid until then: pinned host memory): the worker sends the bytes when
@@ -138,13 +139,17 @@ class Session {
   // (the session is dead).
   // `Rep` must be msg::CallReply when recv_bulk is given (the reader
   // decides from its error whether bulk follows).
+  // `send_pinned`: send_bulk is pinned memory (it stays put), which a large
+  // send over tcp may hand to the kernel without a copy (MSG_ZEROCOPY).
   template <class Req, class Rep>
   Status Call(wire::Op op, const Req& request, Rep* reply, const iovec* send_bulk = nullptr,
-              int send_count = 0, const iovec* recv_bulk = nullptr, int recv_count = 0) {
+              int send_count = 0, const iovec* recv_bulk = nullptr, int recv_count = 0,
+              bool send_pinned = false) {
     Encoded body(request);
     Pending p;
     p.recv_bulk = recv_bulk;
     p.recv_count = recv_count;
+    p.send_pinned = send_pinned;
     HIPR_RETURN_IF_ERROR(Exchange(static_cast<uint16_t>(op), body.data(), body.size(), send_bulk, send_count, &p));
     Status st = codec::DecodeBody(p.body.data(), p.body.size(), reply);
     if (!st.ok()) return MarkDead(Status(StatusCode::kProtocolError, "bad reply body: " + st.message()));
@@ -204,6 +209,7 @@ class Session {
     // A PostCopyFromDevice: nobody waits; owned by pending_ (the reader
     // deletes it) and recv_bulk points into `detached_bulk`.
     bool detached = false;
+    bool send_pinned = false;  // The request's bulk is pinned memory.
     std::vector<iovec> detached_bulk;
     std::vector<uint8_t> body;  // The reply's body.
     bool done = false;          // GUARDED_BY(recv_mu_)
@@ -214,7 +220,7 @@ class Session {
   // REQUIRES: send_mu_ held. Sends the batch and then `op` (if op != 0)
   // with its bulk, in as few writevs as possible.
   Status SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t len, const iovec* bulk,
-                    int count);
+                    int count, bool bulk_pinned = false);
   // Registers `p`, sends the batch and the request, and waits for the reply.
   Status Exchange(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk, int count, Pending* p);
   // Waits until `p` is answered, reading the socket whenever no other waiter

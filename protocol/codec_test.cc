@@ -115,7 +115,8 @@ TEST(Codec, EncodesMessagesAsArraysOfFieldsInOrder) {
   c.stream = 2;
   c.dst = {3, 4, 5, 6};
   c.want_reply = true;
-  EXPECT_EQ(Encode(c), (Bytes{0x94, 0x01, 0x02, 0x94, 0x03, 0x04, 0x05, 0x06, 0xC3}));
+  // The shared-host field (shm) last: unused, {false, 0, 0}.
+  EXPECT_EQ(Encode(c), (Bytes{0x95, 0x01, 0x02, 0x94, 0x03, 0x04, 0x05, 0x06, 0xC3, 0x93, 0xC2, 0x00, 0x00}));
 }
 
 TEST(Codec, BodyWriterCanBeReused) {

@@ -219,6 +219,7 @@ struct CopyToDeviceRequest {
   Region dst;
   bool want_reply = false;  // Blocking copies wait for completion and errors.
   SharedHost host;          // Used: no bulk follows; the worker reads the segment in stream order.
+  static constexpr size_t kRequiredFields = 4;  // `host` came later.
   HIPR_FIELDS(device, stream, dst, want_reply, host)
 };
 
@@ -229,6 +230,7 @@ struct CopyFromDeviceRequest {
   uint64_t stream = 0;
   Region src;
   SharedHost host;  // Used: the worker writes the segment, then replies with no bulk.
+  static constexpr size_t kRequiredFields = 3;  // `host` came later.
   HIPR_FIELDS(device, stream, src, host)
 };
 

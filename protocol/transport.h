@@ -26,6 +26,12 @@ class Connection {
   // does not read.
   virtual Status SendV(const iovec* iov, int count) = 0;
 
+  // SendV for bytes the caller keeps unchanged until this returns and that
+  // it knows stay put (pinned memory): a transport may send them without
+  // copying (tcp: MSG_ZEROCOPY for large sends), returning once the peer
+  // has them. The default is SendV.
+  virtual Status SendVZeroCopy(const iovec* iov, int count) { return SendV(iov, count); }
+
   // Fills every byte of iov[0..count) straight from the stream, or fails with
   // kLinkDown (peer closed, reset, or timed out by keepalive).
   virtual Status RecvV(const iovec* iov, int count) = 0;

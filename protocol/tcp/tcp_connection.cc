@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <linux/errqueue.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 #include <span>
+#include <thread>
 #include <vector>
 
 namespace hipr::tcp {
@@ -158,6 +160,80 @@ Status TcpConnection::SendV(const iovec* iov, int count) {
   return Status::Ok();
 }
 
+Status TcpConnection::SendVZeroCopy(const iovec* iov, int count) {
+  uint64_t total = 0;
+  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+  if (zero_copy_min_bytes_ == 0 || total < zero_copy_min_bytes_ || zc_.off) return SendV(iov, count);
+  if (!zc_enabled_) {
+    int one = 1;
+    if (setsockopt(fd_, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof one) != 0) {
+      zc_.off = true;  // Kernel without it: plain sends.
+      return SendV(iov, count);
+    }
+    zc_enabled_ = true;
+  }
+  std::vector<iovec> v(iov, iov + count);
+  int first = Advance(v, 0, 0);
+  while (first < count) {
+    msghdr mh{};
+    mh.msg_iov = v.data() + first;
+    mh.msg_iovlen = static_cast<size_t>(std::min(count - first, kIovBatch));
+    ssize_t n = sendmsg(fd_, &mh, MSG_NOSIGNAL | MSG_ZEROCOPY);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == ENOBUFS) {
+      // Out of optmem for notices: this piece goes the plain way.
+      n = sendmsg(fd_, &mh, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return LinkDown(ErrnoText("send"));
+    } else if (n < 0) {
+      return LinkDown(ErrnoText("send"));
+    } else {
+      ++zc_next_id_;
+      ++zc_.sends;
+    }
+    first = Advance(v, first, static_cast<size_t>(n));
+  }
+  // The kernel still refers to the caller's pages until it says otherwise.
+  return AwaitZeroCopy(zc_next_id_);
+}
+
+Status TcpConnection::AwaitZeroCopy(uint32_t upto) {
+  while (zc_done_ != upto) {
+    pollfd pfd{fd_, 0, 0};  // POLLERR is always reported.
+    int rc = poll(&pfd, 1, static_cast<int>(kUserTimeoutMs));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc <= 0) return LinkDown("no completion notice for a zero-copy send");
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(sock_extended_err) + sizeof(sockaddr_in6))];
+    msghdr mh{};
+    mh.msg_control = control;
+    mh.msg_controllen = sizeof control;
+    ssize_t n = recvmsg(fd_, &mh, MSG_ERRQUEUE | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+      if (pfd.revents & (POLLHUP | POLLNVAL)) return LinkDown("connection closed during a zero-copy send");
+      continue;
+    }
+    if (n < 0) return LinkDown(ErrnoText("zero-copy completion"));
+    for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c != nullptr; c = CMSG_NXTHDR(&mh, c)) {
+      const bool ip = (c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
+                      (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR);
+      if (!ip) continue;
+      sock_extended_err e;
+      std::memcpy(&e, CMSG_DATA(c), sizeof e);
+      if (e.ee_origin != SO_EE_ORIGIN_ZEROCOPY) {
+        if (e.ee_errno != 0) return LinkDown(std::string("send failed: ") + std::strerror(static_cast<int>(e.ee_errno)));
+        continue;
+      }
+      // Sends ee_info..ee_data (inclusive) have completed.
+      zc_done_ = e.ee_data + 1;
+      if (e.ee_code & SO_EE_CODE_ZEROCOPY_COPIED) {
+        zc_.copied += e.ee_data - e.ee_info + 1;
+        if (!keep_when_copied_) zc_.off = true;  // No gain here: plain sends from now on.
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 size_t TcpConnection::TakeBuffered(iovec* v, int count, int* first) {
   size_t wanted = 0;
   for (int i = *first; i < count; ++i) wanted += v[i].iov_len;
@@ -252,6 +328,16 @@ Status TcpConnection::WaitReadable(int timeout_ms) {
     if (rc < 0) return LinkDown(ErrnoText("poll"));
     if (rc == 0) return Status(StatusCode::kTimeout, "no data");
     if (pfd.revents & POLLIN) return Status::Ok();
+    if ((pfd.revents & (POLLERR | POLLHUP | POLLNVAL)) == POLLERR) {
+      // POLLERR alone with no socket error: a zero-copy completion notice
+      // the sending thread is about to read, not a failure.
+      int err = 0;
+      socklen_t len = sizeof err;
+      if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        continue;
+      }
+    }
     return LinkDown("connection closed or failed");
   }
 }

@@ -46,7 +46,13 @@ class TcpConnection final : public Connection {
   static Status Connect(const Endpoint& ep, int timeout_ms, std::unique_ptr<TcpConnection>* out);
 
   Status SendV(const iovec* iov, int count) override;
+  // MSG_ZEROCOPY for sends of at least zero_copy_min_bytes(); waits for the
+  // kernel's completion notices before it returns. Where the kernel copied
+  // anyway (loopback, a device without scatter-gather) it says so in its
+  // notice, and the connection goes back to plain sends for good, unless
+  // `keep_when_copied` (tests).
   Status RecvV(const iovec* iov, int count) override;
+  Status SendVZeroCopy(const iovec* iov, int count) override;
   Status WaitReadable(int timeout_ms) override;
   void Shutdown() override;
   std::string PeerName() const override;
@@ -56,6 +62,18 @@ class TcpConnection final : public Connection {
 
   // Spin before sleeping in a receive or WaitReadable (0: sleep at once).
   void set_spin_us(int us) { spin_us_ = us; }
+  // Sends through SendVZeroCopy of at least this many bytes use
+  // MSG_ZEROCOPY (0: never).
+  void set_zero_copy_min_bytes(uint64_t n, bool keep_when_copied = false) {
+    zero_copy_min_bytes_ = n;
+    keep_when_copied_ = keep_when_copied;
+  }
+  struct ZeroCopyStats {
+    uint64_t sends = 0;   // sendmsg calls with MSG_ZEROCOPY.
+    uint64_t copied = 0;  // Of those, completions that say the kernel copied.
+    bool off = false;     // Gone back to plain sends (unavailable, or the kernel copies).
+  };
+  ZeroCopyStats zero_copy_stats() const { return zc_; }
 
   static constexpr size_t kReadAheadBytes = 64u << 10;
   static constexpr size_t kDirectBytes = 16u << 10;
@@ -76,6 +94,14 @@ class TcpConnection final : public Connection {
   size_t rpos_ = 0;
   size_t rend_ = 0;
   int spin_us_ = 0;
+  uint64_t zero_copy_min_bytes_ = 0;
+  bool keep_when_copied_ = false;
+  bool zc_enabled_ = false;  // SO_ZEROCOPY set on the socket.
+  uint32_t zc_next_id_ = 0;  // The kernel numbers MSG_ZEROCOPY sends from 0.
+  uint32_t zc_done_ = 0;     // Sends below this have completed.
+  ZeroCopyStats zc_;         // Sender's.
+  // Reads completion notices until every send below `upto` has completed.
+  Status AwaitZeroCopy(uint32_t upto);
   // Set by Shutdown(): after it, WaitReadable() reports kLinkDown even though
   // poll() sees the shut-down socket as readable.
   std::atomic<bool> shut_down_{false};

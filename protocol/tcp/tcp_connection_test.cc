@@ -687,3 +687,64 @@ const bool kWatchdogInstalled = [] {
 
 }  // namespace
 }  // namespace hipr::tcp
+
+namespace hipr::tcp {
+namespace {
+
+// MSG_ZEROCOPY sends: every byte arrives, the send waits for the kernel's
+// completion notices (so the caller may reuse its buffer at once), a
+// receiver waiting on the same socket meanwhile is not misled by the notices
+// (POLLERR), and on loopback, where the kernel copies anyway, the notice
+// says so and the connection goes back to plain sends.
+TEST(TcpZeroCopy, LargeSendsArriveWholeAndWaitForTheirNotices) {
+  TcpPair p;
+  ASSERT_NO_FATAL_FAILURE(MakePair(&p));
+  p.client->set_zero_copy_min_bytes(64 << 10, /*keep_when_copied=*/true);
+  const size_t n = size_t{8} << 20;
+  std::vector<uint8_t> src(n);
+  for (size_t i = 0; i < n; ++i) src[i] = static_cast<uint8_t>(i * 131 + 7);
+  // A reader on the client's own socket, as the stub's reply reader is: the
+  // notices (POLLERR on the socket) must not look like a failure to it.
+  Status client_wait;
+  std::thread client_reader([&] { client_wait = p.client->WaitReadable(5000); });
+  for (int round = 0; round < 3; ++round) {
+    std::vector<uint8_t> got(n);
+    std::thread receiver([&] { EXPECT_TRUE(p.server->RecvExact(got.data(), n).ok()); });
+    iovec iov[2] = {{src.data(), n / 3}, {src.data() + n / 3, n - n / 3}};
+    ASSERT_TRUE(p.client->SendVZeroCopy(iov, 2).ok());
+    receiver.join();
+    EXPECT_TRUE(got == src) << "round " << round;
+  }
+  const TcpConnection::ZeroCopyStats stats = p.client->zero_copy_stats();
+  EXPECT_GE(stats.sends, 3u);
+  EXPECT_LE(stats.copied, stats.sends);
+  EXPECT_FALSE(stats.off) << "keep_when_copied";
+  const uint8_t one = 1;
+  ASSERT_TRUE(p.server->SendAll(&one, 1).ok());
+  client_reader.join();
+  EXPECT_TRUE(client_wait.ok()) << "the client's reader: " << client_wait.ToString();
+}
+
+TEST(TcpZeroCopy, SmallSendsAndCopiedNoticesGoBackToPlainSends) {
+  TcpPair p;
+  ASSERT_NO_FATAL_FAILURE(MakePair(&p));
+  p.client->set_zero_copy_min_bytes(1 << 20);
+  std::vector<uint8_t> small(1000, 3), big(size_t{2} << 20, 4);
+  ASSERT_TRUE(p.client->SendVZeroCopy(std::vector<iovec>{{small.data(), small.size()}}.data(), 1).ok());
+  EXPECT_EQ(p.client->zero_copy_stats().sends, 0u) << "below the threshold: a plain send";
+  std::thread receiver([&] {
+    std::vector<uint8_t> got(small.size() + big.size());
+    EXPECT_TRUE(p.server->RecvExact(got.data(), got.size()).ok());
+  });
+  iovec b{big.data(), big.size()};
+  ASSERT_TRUE(p.client->SendVZeroCopy(&b, 1).ok());
+  receiver.join();
+  const TcpConnection::ZeroCopyStats stats = p.client->zero_copy_stats();
+  EXPECT_GE(stats.sends, 1u);
+  // Loopback delivers to a local socket, so the kernel copies and says so:
+  // the connection stops paying for notices.
+  if (stats.copied > 0) EXPECT_TRUE(stats.off);
+}
+
+}  // namespace
+}  // namespace hipr::tcp
