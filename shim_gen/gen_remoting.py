@@ -117,11 +117,14 @@ def read_annotations(path):
             parts = field.split(":", 2)
             if len(parts) < 2 or parts[1] not in ROLES:
                 fail(f"{where}: expected <param>:<{'|'.join(ROLES)}>[:as=...], got '{field}'")
-            spec = {"role": parts[1], "as": None}
+            spec = {"role": parts[1], "as": None, "count": None}
             if len(parts) == 3:
-                if not parts[2].startswith("as="):
+                if parts[2].startswith("as="):
+                    spec["as"] = parse_as(parts[2][3:], where)
+                elif parts[2].startswith("count="):
+                    spec["count"] = parts[2][len("count="):]
+                else:
                     fail(f"{where}: unknown option '{parts[2]}'")
-                spec["as"] = parse_as(parts[2][3:], where)
             a.params[parts[0]] = spec
         notes[a.name] = a
     return notes
@@ -170,9 +173,40 @@ def is_handle(t):
     return p.kind == TK.RECORD and p.get_declaration().is_definition() is False
 
 
-def value_kind(t, where):
-    """How a by-value type travels: ('scalar'|'enum'|'handle', wire type, client C type)."""
+# Structs met in parameters: {C struct name: [(field, kind, wire type)]},
+# nested structs first. They travel field by field as nested arrays (Wire*
+# messages in api_calls.h), never as raw C bytes.
+STRUCTS = {}
+
+
+def struct_wire(name):
+    return f"::hipr::api::Wire_{name}"
+
+
+def register_struct(c, where):
+    decl = c.get_declaration()
+    name = decl.spelling
+    if name in STRUCTS:
+        return name
+    fields = []
+    for f in decl.get_children():
+        if f.kind != ci.CursorKind.FIELD_DECL:
+            continue
+        kind, wire, _ = value_kind(f.type, f"{where}: field {name}::{f.spelling}", allow_handle=False)
+        fields.append((f.spelling, kind, wire))
+    if not fields:
+        fail(f"{where}: struct {name} has no fields to send")
+    STRUCTS[name] = fields
+    return name
+
+
+def value_kind(t, where, allow_handle=True):
+    """How a by-value type travels: ('scalar'|'enum'|'handle'|'struct', wire
+    type, client C type)."""
     c = t.get_canonical()
+    if c.kind == TK.RECORD and c.get_declaration().is_definition():
+        name = register_struct(c, where)
+        return ("struct", struct_wire(name), name)
     if c.kind in SCALARS:
         wire, cname = SCALARS[c.kind]
         return ("scalar", wire, cname)
@@ -180,7 +214,7 @@ def value_kind(t, where):
         under = c.get_declaration().enum_type.get_canonical()
         wire, cname = SCALARS.get(under.kind, ("int32_t", "int"))
         return ("enum", wire, cname)
-    if is_handle(t):
+    if is_handle(t) and allow_handle:
         return ("handle", "uint64_t", "void*")
     fail(f"{where}: type '{t.spelling}' cannot be generated yet; hand-write this function")
 
@@ -208,8 +242,8 @@ def describe(name, note, cursor, in_headers):
     for arg in cursor.get_arguments():
         p = Param()
         p.name, p.type = arg.spelling, arg.type
-        spec = note.params.get(p.name, {"role": None, "as": None})
-        p.role, p.as_ = spec["role"], spec["as"]
+        spec = note.params.get(p.name, {"role": None, "as": None, "count": None})
+        p.role, p.as_, p.count = spec["role"], spec["as"], spec["count"]
         c = arg.type.get_canonical()
         pointer = c.kind == TK.POINTER and not is_handle(arg.type)
         if pointer:
@@ -228,11 +262,16 @@ def describe(name, note, cursor, in_headers):
                 if pointee.is_const_qualified():
                     p.ctype = "const " + p.ctype
                 p.target = arg.type.get_pointee().spelling  # For the hip device.
+                if p.count is not None:
+                    if p.role != "in" or kind == "handle":
+                        fail(f"{where}: count= is for :in arrays of values or structs ('{p.name}')")
+                    p.kind, p.elem, p.wire = "array", kind, f"std::vector<{wire}>"
+                    p.elem_wire = wire
         else:
             if p.role in ("in", "out", "inout"):
                 fail(f"{where}: '{p.name}' is not a pointer; only pointers take :{p.role}")
-            if p.as_ is not None:
-                fail(f"{where}: only void* parameters take as=")
+            if p.as_ is not None or p.count is not None:
+                fail(f"{where}: only pointer parameters take as= or count=")
             p.kind, p.wire, p.ctype = value_kind(arg.type, where)
             if p.role == "device" and p.kind != "scalar":
                 fail(f"{where}: device parameter '{p.name}' must be an int")
@@ -249,6 +288,11 @@ def describe(name, note, cursor, in_headers):
             if bad:
                 fail(f"{where}: {sel.type.spelling} has no enumerator " + ", ".join(bad))
             p.as_ = ("by", sel.name, {values[k]: w for k, w in p.as_[2].items()}, p.as_[3])
+    for p in f.params:
+        if p.kind == "array":
+            n = next((q for q in f.params if q.name == p.count), None)
+            if n is None or n.kind != "scalar" or not n.wire.startswith("uint"):
+                fail(f"{where}: count= of '{p.name}' must name an unsigned integer parameter")
     if f.post and any(p.receives for p in f.params):
         fail(f"{where}: a post (fire-and-forget) function cannot have outputs")
     return f
@@ -282,13 +326,17 @@ def fields_struct(name, fields, comment):
 def write_calls_h(funcs, inputs):
     out = header(inputs) + [
         "// Ids and argument messages of the generated calls (kApiCall, docs/protocol.md).",
-        "#pragma once", "", "#include <cstddef>", "#include <cstdint>", "",
+        "#pragma once", "", "#include <cstddef>", "#include <cstdint>", "#include <vector>", "",
         '#include "protocol/codec.h"', "", "namespace hipr::api {", "",
         "// The outputs of a call that failed, or of an unknown function.",
         "struct NoOutputs {", "  HIPR_FIELDS()", "};", ""]
     for f in funcs:
         out.append(f"inline constexpr uint32_t k{f.method} = 0x{f.id:08x};  // {f.name}")
     out.append("")
+    for name, fields in STRUCTS.items():
+        wires = [(w.replace("::hipr::api::", ""), fname) for fname, _, w in fields]
+        out += fields_struct(f"Wire_{name}", wires, f"{name}, field by field.")
+        out.append("")
     for f in funcs:
         ins = [(p.wire, p.name) for p in f.params if p.sends]
         outs = [(p.wire, p.name) for p in f.params if p.receives]
@@ -300,13 +348,35 @@ def write_calls_h(funcs, inputs):
     return out
 
 
+def converters(static):
+    """ToWire/FromWire for every struct, in dependency order."""
+    out = []
+    for name, fields in STRUCTS.items():
+        out.append(f"[[maybe_unused]] {static}void ToWire(const {name}& c, {struct_wire(name)}* w) {{")
+        for fname, kind, wire in fields:
+            if kind == "struct":
+                out.append(f"  ToWire(c.{fname}, &w->{fname});")
+            else:
+                out.append(f"  w->{fname} = static_cast<{wire}>(c.{fname});")
+        out.append("}")
+        out.append(f"[[maybe_unused]] {static}void FromWire(const {struct_wire(name)}& w, {name}* c) {{")
+        for fname, kind, wire in fields:
+            if kind == "struct":
+                out.append(f"  FromWire(w.{fname}, &c->{fname});")
+            else:
+                out.append(f"  c->{fname} = static_cast<decltype(c->{fname})>(w.{fname});")
+        out.append("}")
+    return out
+
+
 def write_entries_cc(funcs, inputs):
     out = header(inputs) + [
         "// The generated exported entry points (client_stub/api_generated.h).",
         '#include "client_stub/api_generated.h"', "",
         "#include <cstring>", "",
         '#include "api_calls.h"', "",
-        "using namespace hipr;", "using namespace hipr::client;", ""]
+        "using namespace hipr;", "using namespace hipr::client;", "", "namespace {", ""]
+    out += converters("") + ["", "}  // namespace", ""]
     for f in funcs:
         sig = ", ".join(f"{p.ctype} {p.name}" for p in f.params)
         cname = f"hipr_gen_{f.name}"
@@ -318,8 +388,10 @@ def write_entries_cc(funcs, inputs):
         out.append("    int current = 0;")
         out.append("    if (hipError_t e = CurrentDeviceOf(*s, &current); e != hipSuccess) return e;")
         for p in f.params:
-            if p.kind.startswith("ptr_") or p.kind == "as":
+            if p.kind.startswith("ptr_") or p.kind in ("as", "array"):
                 out.append(f"    if ({p.name} == nullptr) return hipErrorInvalidValue;")
+            if p.kind == "array":
+                out.append(f"    if ({p.count} > wire::kMaxMsgpackArray) return hipErrorInvalidValue;  // Cannot travel.")
             if p.role == "device":
                 out.append(f"    if (hipError_t e = CheckDevice(*s, {p.name}); e != hipSuccess) return e;")
         out.append(f"    api::{f.method}In in;")
@@ -330,6 +402,17 @@ def write_entries_cc(funcs, inputs):
                 out.append(f"    in.{p.name} = reinterpret_cast<uint64_t>({p.name});")
             elif p.kind == "ptr_handle":
                 out.append(f"    in.{p.name} = reinterpret_cast<uint64_t>(*{p.name});")
+            elif p.kind == "ptr_struct":
+                out.append(f"    ToWire(*{p.name}, &in.{p.name});")
+            elif p.kind == "struct":
+                out.append(f"    ToWire({p.name}, &in.{p.name});")
+            elif p.kind == "array":
+                out.append(f"    in.{p.name}.resize({p.count});")
+                out.append(f"    for (size_t i = 0; i < {p.count}; ++i)")
+                if p.elem == "struct":
+                    out.append(f"      ToWire({p.name}[i], &in.{p.name}[i]);")
+                else:
+                    out.append(f"      in.{p.name}[i] = static_cast<{p.elem_wire}>({p.name}[i]);")
             elif p.kind.startswith("ptr_"):
                 out.append(f"    in.{p.name} = static_cast<{p.wire}>(*{p.name});")
             elif p.kind == "as":
@@ -349,6 +432,8 @@ def write_entries_cc(funcs, inputs):
                     out.append(f"    *{p.name} = reinterpret_cast<void*>(out.{p.name});")
                 elif p.kind == "as":
                     out.append(f"    WriteWidth({p.name}, {width_expr(p, '')}, out.{p.name});")
+                elif p.kind == "ptr_struct":
+                    out.append(f"    FromWire(out.{p.name}, {p.name});")
                 else:
                     base = p.ctype.rstrip("*")
                     out.append(f"    *{p.name} = static_cast<{base}>(out.{p.name});")
@@ -419,6 +504,11 @@ def write_dispatch_cc(funcs, inputs):
             if p.kind == "as" and p.sends:
                 out.append(f'      HIPR_RETURN_IF_ERROR(CheckWidth(in.{p.name}, {width_expr(p, "in.")}, '
                            f'"{f.name}", "{p.name}"));')
+        for p in f.params:
+            if p.kind == "array":
+                out.append(f"      if (in.{p.name}.size() != in.{p.count})")
+                out.append(f'        return ProtocolError("{f.name}: {p.name} has " + std::to_string(in.{p.name}.size()) +')
+                out.append(f'                             " elements, {p.count} says " + std::to_string(in.{p.count}));')
         out.append(f"      api::{f.method}Out out;")
         checks = [p for p in f.params if p.role == "device"]
         if checks:
@@ -439,9 +529,10 @@ def write_dispatch_cc(funcs, inputs):
 def write_hip_cc(funcs, inputs):
     out = header(inputs) + [
         "// ApiDevice on the real HIP runtime. Compiled into the hip device module only.",
-        "#include <hip/hip_runtime_api.h>", "", "#include <memory>", "",
+        "#include <hip/hip_runtime_api.h>", "", "#include <memory>", "#include <vector>", "",
         '#include "api_device.h"', '#include "worker_service/hip/hip_api_util.h"', "",
-        "namespace hipr::worker {", "namespace {", "",
+        "namespace hipr::worker {", "namespace {", ""]
+    out += converters("") + ["",
         "class HipApi final : public ApiDevice {", " public:"]
     for f in funcs:
         out.append(f"  Status {f.method}(const ApiContext& ctx, const api::{f.method}In& in, "
@@ -460,6 +551,24 @@ def write_hip_cc(funcs, inputs):
                 args.append(p.name)
             elif p.kind in ("scalar", "enum"):
                 args.append(f"static_cast<{p.type.spelling}>(in.{p.name})")
+            elif p.kind == "struct":
+                out.append(f"    {p.type.spelling} {p.name}{{}};")
+                out.append(f"    FromWire(in.{p.name}, &{p.name});")
+                args.append(p.name)
+            elif p.kind == "array":
+                elem = p.target.replace("const ", "")
+                out.append(f"    std::vector<{elem}> {p.name}(in.{p.name}.size());")
+                out.append(f"    for (size_t i = 0; i < {p.name}.size(); ++i)")
+                if p.elem == "struct":
+                    out.append(f"      FromWire(in.{p.name}[i], &{p.name}[i]);")
+                else:
+                    out.append(f"      {p.name}[i] = static_cast<{elem}>(in.{p.name}[i]);")
+                args.append(f"{p.name}.data()")
+            elif p.kind == "ptr_struct":
+                out.append(f"    {p.target.replace('const ', '')} {p.name}{{}};")
+                if p.sends:
+                    out.append(f"    FromWire(in.{p.name}, &{p.name});")
+                args.append(f"&{p.name}")
             elif p.kind == "as":
                 init = f"in.{p.name}" if p.sends else "0"
                 out.append(f"    uint64_t {p.name} = {init};  // Little-endian: 4- and 8-byte values alike.")
@@ -483,6 +592,8 @@ def write_hip_cc(funcs, inputs):
                 out.append(f'    out->{p.name} = handles_.Export("{p.target}", {p.name});')
             elif p.kind == "as":
                 out.append(f"    out->{p.name} = {width_expr(p, 'in.')} == 4 ? ({p.name} & 0xffffffffu) : {p.name};")
+            elif p.kind == "ptr_struct":
+                out.append(f"    ToWire({p.name}, &out->{p.name});")
             else:
                 out.append(f"    out->{p.name} = static_cast<{p.wire}>({p.name});")
         out.append("    return Status::Ok();")

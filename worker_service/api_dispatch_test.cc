@@ -179,6 +179,51 @@ TEST_F(DispatchTest, LimitsAreKeptPerDevice) {
   EXPECT_EQ(bad.error, hipErrorUnsupportedLimit);
 }
 
+TEST_F(DispatchTest, ArraysMustHaveTheirCountAndStructsTheirFields) {
+  // hipMemPoolSetAccess(pool, desc_list, count): desc_list is an array of
+  // [[type, id], flags] whose length must be `count`.
+  auto desc = [](codec::Packer& pk, int32_t device, uint32_t flags) {
+    pk.pack_array(2);
+    pk.pack_array(2);
+    pk.pack_uint64(hipMemLocationTypeDevice);
+    pk.pack_int64(device);
+    pk.pack_uint64(flags);
+  };
+  auto call = [&](uint64_t count, int elements) {
+    return Run(api::kMemPoolSetAccess, Args([=](auto& pk) {
+                 pk.pack_uint64(1);
+                 pk.pack_array(elements);
+                 for (int i = 0; i < elements; ++i) desc(pk, 1, hipMemAccessFlagsProtRead);
+                 pk.pack_uint64(count);
+               }, 3));
+  };
+  EXPECT_EQ(call(2, 1).dispatch.code(), StatusCode::kProtocolError);
+  EXPECT_EQ(call(0, 1).dispatch.code(), StatusCode::kProtocolError);
+  Outcome ok = call(1, 1);
+  ASSERT_TRUE(ok.dispatch.ok());
+  EXPECT_TRUE(ok.call.ok()) << ok.call.ToString();
+  // A descriptor whose location lacks its id.
+  EXPECT_EQ(Run(api::kMemPoolSetAccess, Args([](auto& pk) {
+              pk.pack_uint64(1);
+              pk.pack_array(1);
+              pk.pack_array(2);
+              pk.pack_array(1);
+              pk.pack_uint64(hipMemLocationTypeDevice);
+              pk.pack_uint64(hipMemAccessFlagsProtRead);
+              pk.pack_uint64(1);
+            }, 3)).dispatch.code(),
+            StatusCode::kProtocolError);
+  // Read back: device 1 was granted read access to device 0's pool.
+  Outcome get = Run(api::kMemPoolGetAccess, Args([](auto& pk) {
+                      pk.pack_uint64(1);
+                      pk.pack_array(2);
+                      pk.pack_uint64(hipMemLocationTypeDevice);
+                      pk.pack_int64(1);
+                    }, 2));
+  ASSERT_TRUE(get.call.ok());
+  EXPECT_EQ(Outputs<api::MemPoolGetAccessOut>(get).flags, static_cast<uint32_t>(hipMemAccessFlagsProtRead));
+}
+
 TEST_F(DispatchTest, PoolsBelongToTheirDevice) {
   auto set_pool = [&](int device, uint64_t pool) {
     return Run(api::kDeviceSetMemPool, Args([=](auto& pk) {

@@ -206,6 +206,55 @@ void MemPoolTrimTo() {
   HIP_EXPECT(hipMemPoolTrimTo(nullptr, 0), hipErrorInvalidValue);
 }
 
+hipMemAccessDesc Access(int device, hipMemAccessFlags flags) {
+  hipMemAccessDesc d{};
+  d.location.type = hipMemLocationTypeDevice;
+  d.location.id = device;
+  d.flags = flags;
+  return d;
+}
+
+hipMemAccessFlags AccessOf(hipMemPool_t pool, int device) {
+  hipMemLocation where{hipMemLocationTypeDevice, device};
+  auto flags = static_cast<hipMemAccessFlags>(-1);
+  HIP_OK(hipMemPoolGetAccess(&flags, pool, &where));
+  return flags;
+}
+
+void MemPoolSetAccess() {
+  hipMemPool_t pool = nullptr;
+  HIP_OK(hipDeviceGetDefaultMemPool(&pool, 0));
+  hipMemAccessDesc grant[] = {Access(1, hipMemAccessFlagsProtRead), Access(0, hipMemAccessFlagsProtReadWrite)};
+  HIP_OK(hipMemPoolSetAccess(pool, grant, 2));
+  CHECK(AccessOf(pool, 1) == hipMemAccessFlagsProtRead, "device 1's access %d", AccessOf(pool, 1));
+  hipMemAccessDesc upgrade = Access(1, hipMemAccessFlagsProtReadWrite);
+  HIP_OK(hipMemPoolSetAccess(pool, &upgrade, 1));
+  CHECK(AccessOf(pool, 1) == hipMemAccessFlagsProtReadWrite, "device 1's access %d", AccessOf(pool, 1));
+  // As clr: access cannot be revoked; bad locations and too many descriptors.
+  hipMemAccessDesc revoke = Access(1, hipMemAccessFlagsProtNone);
+  HIP_EXPECT(hipMemPoolSetAccess(pool, &revoke, 1), hipErrorInvalidDevice);
+  hipMemAccessDesc nowhere = Access(5, hipMemAccessFlagsProtRead);
+  HIP_EXPECT(hipMemPoolSetAccess(pool, &nowhere, 1), hipErrorInvalidDevice);
+  hipMemAccessDesc three[] = {upgrade, upgrade, upgrade};
+  HIP_EXPECT(hipMemPoolSetAccess(pool, three, 3), hipErrorInvalidDevice);
+  HIP_EXPECT(hipMemPoolSetAccess(pool, nullptr, 1), hipErrorInvalidValue);
+  CHECK(AccessOf(pool, 1) == hipMemAccessFlagsProtReadWrite, "a refused call changed device 1's access");
+}
+
+void MemPoolGetAccess() {
+  hipMemPool_t pool = nullptr;
+  HIP_OK(hipDeviceGetDefaultMemPool(&pool, 1));
+  CHECK(AccessOf(pool, 1) == hipMemAccessFlagsProtReadWrite, "a pool's own device has access %d", AccessOf(pool, 1));
+  CHECK(AccessOf(pool, 0) == hipMemAccessFlagsProtNone, "another device has access %d", AccessOf(pool, 0));
+  hipMemLocation bad{hipMemLocationTypeInvalid, 0};
+  auto flags = static_cast<hipMemAccessFlags>(-1);
+  HIP_EXPECT(hipMemPoolGetAccess(&flags, pool, &bad), hipErrorInvalidValue);
+  CHECK(flags == static_cast<hipMemAccessFlags>(-1), "a failed call wrote %d", flags);
+  hipMemLocation dev0{hipMemLocationTypeDevice, 0};
+  HIP_EXPECT(hipMemPoolGetAccess(nullptr, pool, &dev0), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemPoolGetAccess(&flags, pool, nullptr), hipErrorInvalidValue);
+}
+
 struct Row {
   const char* function;
   void (*check)();
@@ -227,6 +276,8 @@ const Row kRows[] = {
     {"hipMemPoolSetAttribute", MemPoolSetAttribute},
     {"hipMemPoolGetAttribute", MemPoolGetAttribute},
     {"hipMemPoolTrimTo", MemPoolTrimTo},
+    {"hipMemPoolSetAccess", MemPoolSetAccess},
+    {"hipMemPoolGetAccess", MemPoolGetAccess},
 };
 
 }  // namespace

@@ -40,6 +40,9 @@ SimApi::SimApi(int device_count) : devices_(device_count) {
 void SimApi::DeviceReset(int device) {
   devices_.at(device) = PerDevice{};
   devices_[device].current_pool = static_cast<uint64_t>(device) + 1;
+  auto& access = devices_[device].default_pool.access;
+  access.assign(devices_.size(), hipMemAccessFlagsProtNone);
+  access[device] = hipMemAccessFlagsProtReadWrite;
 }
 
 uint64_t* SimApi::Limit(uint32_t limit, int device) {
@@ -207,6 +210,43 @@ Status SimApi::MemPoolTrimTo(const ApiContext&, const api::MemPoolTrimToIn& in, 
   Pool* pool = nullptr;
   int owner = 0;
   return FindPool(in.mem_pool, &pool, &owner);  // The pool holds nothing to release.
+}
+
+}  // namespace hipr::worker::sim
+
+namespace hipr::worker::sim {
+
+Status SimApi::MemPoolSetAccess(const ApiContext& ctx, const api::MemPoolSetAccessIn& in,
+                                api::MemPoolSetAccessOut*) {
+  Pool* pool = nullptr;
+  int owner = 0;
+  HIPR_RETURN_IF_ERROR(FindPool(in.mem_pool, &pool, &owner));
+  auto invalid_device = [](const std::string& why) {
+    return Status(StatusCode::kInvalidDevice, why);
+  };
+  if (in.count > static_cast<uint64_t>(ctx.device_count)) return invalid_device("more descriptors than devices");
+  // All descriptors are checked before any applies.
+  for (const auto& d : in.desc_list) {
+    if (d.location.type != hipMemLocationTypeDevice) return Invalid("access location is not a device");
+    if (d.location.id < 0 || d.location.id >= ctx.device_count)
+      return invalid_device("access location device " + std::to_string(d.location.id) + " does not exist");
+    // As clr: access cannot be revoked, and unknown flags are refused.
+    if (d.flags == hipMemAccessFlagsProtNone) return invalid_device("hipMemAccessFlagsProtNone cannot be set");
+    if (d.flags > hipMemAccessFlagsProtReadWrite) return Invalid("unknown access flags " + std::to_string(d.flags));
+  }
+  for (const auto& d : in.desc_list) pool->access[d.location.id] = d.flags;
+  return Status::Ok();
+}
+
+Status SimApi::MemPoolGetAccess(const ApiContext& ctx, const api::MemPoolGetAccessIn& in,
+                                api::MemPoolGetAccessOut* out) {
+  Pool* pool = nullptr;
+  int owner = 0;
+  HIPR_RETURN_IF_ERROR(FindPool(in.mem_pool, &pool, &owner));
+  if (in.location.type != hipMemLocationTypeDevice || in.location.id < 0 || in.location.id >= ctx.device_count)
+    return Invalid("access location is not a device of the session");
+  out->flags = pool->access[in.location.id];
+  return Status::Ok();
 }
 
 }  // namespace hipr::worker::sim

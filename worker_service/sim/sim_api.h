@@ -21,7 +21,9 @@
 //    flags and release threshold keep what was set. hipr serves
 //    hipMallocAsync from plain device memory, not from a pool, so the
 //    used/reserved counters are hipErrorNotSupported rather than a made-up
-//    number.
+//    number. Access: a pool's own device reads and writes it, other devices
+//    have no access until hipMemPoolSetAccess grants it; descriptors are
+//    checked as clr checks them (hip_mempool.cpp).
 //
 // Thread-safety: replay thread only.
 #pragma once
@@ -66,6 +68,10 @@ class SimApi final : public ApiDevice {
   Status MemPoolGetAttribute(const ApiContext& ctx, const api::MemPoolGetAttributeIn& in,
                              api::MemPoolGetAttributeOut* out) override;
   Status MemPoolTrimTo(const ApiContext& ctx, const api::MemPoolTrimToIn& in, api::MemPoolTrimToOut* out) override;
+  Status MemPoolSetAccess(const ApiContext& ctx, const api::MemPoolSetAccessIn& in,
+                          api::MemPoolSetAccessOut* out) override;
+  Status MemPoolGetAccess(const ApiContext& ctx, const api::MemPoolGetAccessIn& in,
+                          api::MemPoolGetAccessOut* out) override;
 
   // Defaults a device starts with (and returns to at DeviceReset).
   static constexpr uint64_t kDefaultStackBytes = 1024;
@@ -78,6 +84,7 @@ class SimApi final : public ApiDevice {
     int32_t reuse_allow_opportunistic = 1;
     int32_t reuse_allow_internal_dependencies = 1;
     uint64_t release_threshold = 0;
+    std::vector<uint32_t> access;  // hipMemAccessFlags by device.
   };
   struct PerDevice {
     uint64_t stack_bytes = kDefaultStackBytes;
