@@ -250,6 +250,9 @@ def describe(name, note, cursor, in_headers):
             if p.role not in ("in", "out", "inout"):
                 fail(f"{where}: pointer parameter '{p.name}' needs :in, :out or :inout")
             pointee = c.get_pointee()
+            if pointee.get_canonical().kind in (TK.CHAR_S, TK.SCHAR, TK.UCHAR, TK.CHAR_U):
+                fail(f"{where}: '{p.name}' is a string or byte buffer, which cannot be generated yet; "
+                     "hand-write this function")
             if pointee.kind == TK.VOID:
                 if p.as_ is None:
                     fail(f"{where}: void* parameter '{p.name}' needs :as=<type>")
