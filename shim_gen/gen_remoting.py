@@ -534,6 +534,8 @@ def write_hip_cc(funcs, inputs):
         "// ApiDevice on the real HIP runtime. Compiled into the hip device module only.",
         "#include <hip/hip_runtime_api.h>", "", "#include <memory>", "#include <vector>", "",
         '#include "api_device.h"', '#include "worker_service/hip/hip_api_util.h"', "",
+        "// The worker replays what the application calls, deprecated or not.",
+        '#pragma GCC diagnostic ignored "-Wdeprecated-declarations"', "",
         "namespace hipr::worker {", "namespace {", ""]
     out += converters("") + ["",
         "class HipApi final : public ApiDevice {", " public:"]
