@@ -56,7 +56,9 @@ SCALARS = {
     TK.FLOAT: ("float", "float"), TK.DOUBLE: ("double", "double"),
 }
 WIDTHS = {"int32": 4, "uint32": 4, "int64": 8, "uint64": 8}
-ROLES = ("in", "out", "inout", "device")
+ROLES = ("in", "out", "inout", "device", "destroy")
+# Struct fields that do not travel: `struct <name> skip=<field>,...` lines.
+STRUCT_SKIPS = {}
 
 
 def fnv1a32(text):
@@ -107,6 +109,11 @@ def read_annotations(path):
     for number, text in read_lines(path):
         where = f"{path}:{number}"
         fields = text.split()
+        if fields[0] == "struct":
+            if len(fields) != 3 or not fields[2].startswith("skip="):
+                fail(f"{where}: expected 'struct <name> skip=<field>,...'")
+            STRUCT_SKIPS[fields[1]] = set(fields[2][len("skip="):].split(","))
+            continue
         a = Annotation(fields[0], number)
         if a.name in notes:
             fail(f"{where}: duplicate function {a.name}")
@@ -189,8 +196,9 @@ def register_struct(c, where):
     if name in STRUCTS:
         return name
     fields = []
+    skip = STRUCT_SKIPS.get(name, set())
     for f in decl.get_children():
-        if f.kind != ci.CursorKind.FIELD_DECL:
+        if f.kind != ci.CursorKind.FIELD_DECL or f.spelling in skip:
             continue
         kind, wire, _ = value_kind(f.type, f"{where}: field {name}::{f.spelling}", allow_handle=False)
         fields.append((f.spelling, kind, wire))
@@ -276,6 +284,8 @@ def describe(name, note, cursor, in_headers):
             if p.as_ is not None or p.count is not None:
                 fail(f"{where}: only pointer parameters take as= or count=")
             p.kind, p.wire, p.ctype = value_kind(arg.type, where)
+            if p.role == "destroy" and p.kind != "handle":
+                fail(f"{where}: only handles take :destroy ('{p.name}')")
             if p.role == "device" and p.kind != "scalar":
                 fail(f"{where}: device parameter '{p.name}' must be an int")
         p.sends = not pointer or p.role in ("in", "inout")
@@ -588,6 +598,9 @@ def write_hip_cc(funcs, inputs):
                 out.append(f"    {p.target} {p.name} = {init};")
                 args.append(f"&{p.name}")
         out.append(f'    HIPR_RETURN_IF_ERROR(HipStatus({f.name}({", ".join(args)}), "{f.name}"));')
+        for p in f.params:
+            if p.role == "destroy":
+                out.append(f'    handles_.Forget("{p.type.spelling}", in.{p.name});')
         for p in f.params:
             if not p.receives:
                 if p.kind == "handle" or p.sends is False:

@@ -63,6 +63,12 @@ class RefusedAnnotations(unittest.TestCase):
     def test_strings_are_not_generated(self):
         self.refused("hipDeviceGetName name:out\n", "cannot be generated yet")
 
+    def test_struct_pointer_fields_must_be_skipped(self):
+        self.refused("hipMemPoolCreate mem_pool:out pool_props:in\n", "win32SecurityAttributes")
+
+    def test_destroy_is_for_handles(self):
+        self.refused("hipDeviceGraphMemTrim device:destroy\n", "only handles take :destroy")
+
     def test_duplicate_line(self):
         self.refused("hipDeviceSetLimit\nhipDeviceSetLimit\n", "duplicate function")
 

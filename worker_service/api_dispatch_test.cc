@@ -13,6 +13,7 @@
 #include "api_device.h"
 #include "protocol/codec.h"
 #include "protocol/messages.h"
+#include "worker_service/hip/hip_api_util.h"
 #include "worker_service/sim/sim_api.h"
 
 namespace hipr {
@@ -235,6 +236,27 @@ TEST_F(DispatchTest, PoolsBelongToTheirDevice) {
   EXPECT_EQ(set_pool(0, 2).error, hipErrorInvalidValue);   // Device 1's pool.
   EXPECT_EQ(set_pool(0, 0).error, hipErrorInvalidValue);   // Null.
   EXPECT_EQ(set_pool(0, 99).error, hipErrorInvalidValue);  // Never handed out.
+}
+
+// The hip device's runtime handles as ids (no GPU needed: only pointers).
+TEST(HandleIdsTest, IdsAreStablePerTypeAndForgottenOnDestroy) {
+  HandleIds ids;
+  int a = 0, b = 0;
+  const uint64_t ia = ids.Export("hipMemPool_t", &a);
+  EXPECT_NE(ia, 0u);
+  EXPECT_EQ(ids.Export("hipMemPool_t", &a), ia);
+  EXPECT_NE(ids.Export("hipMemPool_t", &b), ia);
+  EXPECT_EQ(ids.Export("hipMemPool_t", nullptr), 0u);
+  int* found = nullptr;
+  ASSERT_TRUE(ids.Find("hipMemPool_t", ia, &found).ok());
+  EXPECT_EQ(found, &a);
+  ASSERT_TRUE(ids.Find("hipMemPool_t", 0, &found).ok());
+  EXPECT_EQ(found, nullptr);
+  EXPECT_EQ(ids.Find("hipStream_t", ia, &found).code(), StatusCode::kInvalidArgument);  // Another type's id.
+  EXPECT_EQ(ids.Find("hipMemPool_t", 999, &found).code(), StatusCode::kInvalidArgument);
+  ids.Forget("hipMemPool_t", ia);
+  EXPECT_EQ(ids.Find("hipMemPool_t", ia, &found).code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(ids.Export("hipMemPool_t", &a), ia);  // The address, reused, gets a new id.
 }
 
 }  // namespace

@@ -255,6 +255,63 @@ void MemPoolGetAccess() {
   HIP_EXPECT(hipMemPoolGetAccess(&flags, pool, nullptr), hipErrorInvalidValue);
 }
 
+hipMemPoolProps PinnedOn(int device) {
+  hipMemPoolProps props{};
+  props.allocType = hipMemAllocationTypePinned;
+  props.handleTypes = hipMemHandleTypeNone;
+  props.location.type = hipMemLocationTypeDevice;
+  props.location.id = device;
+  return props;
+}
+
+void MemPoolCreate() {
+  hipMemPoolProps props = PinnedOn(1);
+  hipMemPool_t pool = nullptr, def = nullptr, cur = nullptr;
+  HIP_OK(hipMemPoolCreate(&pool, &props));
+  HIP_OK(hipDeviceGetDefaultMemPool(&def, 1));
+  CHECK(pool != nullptr && pool != def, "created pool %p, default %p", (void*)pool, (void*)def);
+  // A created pool can become its device's current pool, and only its device's.
+  HIP_OK(hipDeviceSetMemPool(1, pool));
+  HIP_OK(hipDeviceGetMemPool(&cur, 1));
+  CHECK(cur == pool, "device 1's current pool %p, set %p", (void*)cur, (void*)pool);
+  HIP_EXPECT(hipDeviceSetMemPool(0, pool), hipErrorInvalidValue);
+  // Its own attributes and access.
+  uint64_t threshold = 1;
+  HIP_OK(hipMemPoolGetAttribute(pool, hipMemPoolAttrReleaseThreshold, &threshold));
+  CHECK(threshold == 0, "a new pool's release threshold is %llu", (unsigned long long)threshold);
+  CHECK(AccessOf(pool, 1) == hipMemAccessFlagsProtReadWrite && AccessOf(pool, 0) == hipMemAccessFlagsProtNone,
+        "a new pool's access %d/%d", AccessOf(pool, 0), AccessOf(pool, 1));
+  // As clr: pinned pools on a device only.
+  hipMemPool_t bad = nullptr;
+  hipMemPoolProps wrong = PinnedOn(1);
+  wrong.allocType = hipMemAllocationTypeInvalid;
+  HIP_EXPECT(hipMemPoolCreate(&bad, &wrong), hipErrorInvalidValue);
+  wrong = PinnedOn(5);
+  HIP_EXPECT(hipMemPoolCreate(&bad, &wrong), hipErrorInvalidValue);
+  CHECK(bad == nullptr, "a failed create wrote %p", (void*)bad);
+  HIP_EXPECT(hipMemPoolCreate(nullptr, &props), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemPoolCreate(&bad, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipMemPoolDestroy(pool));
+}
+
+void MemPoolDestroy() {
+  hipMemPoolProps props = PinnedOn(0);
+  hipMemPool_t pool = nullptr, def = nullptr, cur = nullptr;
+  HIP_OK(hipMemPoolCreate(&pool, &props));
+  HIP_OK(hipDeviceGetDefaultMemPool(&def, 0));
+  HIP_OK(hipDeviceSetMemPool(0, pool));
+  // Destroying the current pool puts the device back on its default.
+  HIP_OK(hipMemPoolDestroy(pool));
+  HIP_OK(hipDeviceGetMemPool(&cur, 0));
+  CHECK(cur == def, "after destroying the current pool, device 0 uses %p, not its default %p", (void*)cur,
+        (void*)def);
+  // A destroyed pool is gone; a default pool cannot be destroyed.
+  HIP_EXPECT(hipMemPoolDestroy(pool), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemPoolTrimTo(pool, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemPoolDestroy(def), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemPoolDestroy(nullptr), hipErrorInvalidValue);
+}
+
 struct Row {
   const char* function;
   void (*check)();
@@ -278,6 +335,8 @@ const Row kRows[] = {
     {"hipMemPoolTrimTo", MemPoolTrimTo},
     {"hipMemPoolSetAccess", MemPoolSetAccess},
     {"hipMemPoolGetAccess", MemPoolGetAccess},
+    {"hipMemPoolCreate", MemPoolCreate},
+    {"hipMemPoolDestroy", MemPoolDestroy},
 };
 
 }  // namespace

@@ -39,6 +39,15 @@ class HandleIds {
     if (added) handles_[{type, next_++}] = handle;
     return it->second;
   }
+  // After the runtime destroyed the handle of `id` (a `:destroy` argument):
+  // the id is refused from now on, and a new handle at the same address
+  // gets a new id.
+  void Forget(const std::string& type, uint64_t id) {
+    auto it = handles_.find({type, id});
+    if (it == handles_.end()) return;
+    ids_.erase({type, it->second});
+    handles_.erase(it);
+  }
   // The handle of `id`: kInvalidArgument (hipErrorInvalidValue) for an id
   // this session never exported as `type`.
   template <class T>

@@ -33,16 +33,25 @@ Status CheckBankSize(uint32_t config) {
 
 }  // namespace
 
-SimApi::SimApi(int device_count) : devices_(device_count) {
+SimApi::SimApi(int device_count) : devices_(device_count), next_pool_(static_cast<uint64_t>(device_count) + 1) {
   for (int d = 0; d < device_count; ++d) DeviceReset(d);
+}
+
+SimApi::Pool SimApi::NewPool(int device) const {
+  Pool pool;
+  pool.device = device;
+  pool.access.assign(devices_.size(), hipMemAccessFlagsProtNone);
+  pool.access[device] = hipMemAccessFlagsProtReadWrite;
+  return pool;
 }
 
 void SimApi::DeviceReset(int device) {
   devices_.at(device) = PerDevice{};
-  devices_[device].current_pool = static_cast<uint64_t>(device) + 1;
-  auto& access = devices_[device].default_pool.access;
-  access.assign(devices_.size(), hipMemAccessFlagsProtNone);
-  access[device] = hipMemAccessFlagsProtReadWrite;
+  const uint64_t default_id = static_cast<uint64_t>(device) + 1;
+  devices_[device].current_pool = default_id;
+  // The device's created pools go; its default pool starts afresh.
+  std::erase_if(pools_, [&](const auto& p) { return p.second.device == device; });
+  pools_[default_id] = NewPool(device);
 }
 
 uint64_t* SimApi::Limit(uint32_t limit, int device) {
@@ -122,9 +131,10 @@ Status SimApi::DeviceGraphMemTrim(const ApiContext&, const api::DeviceGraphMemTr
 }
 
 Status SimApi::FindPool(uint64_t id, Pool** pool, int* device) {
-  if (id == 0 || id > devices_.size()) return Invalid("unknown memory pool " + std::to_string(id));
-  *device = static_cast<int>(id - 1);
-  *pool = &devices_[*device].default_pool;
+  auto it = pools_.find(id);
+  if (it == pools_.end()) return Invalid("unknown memory pool " + std::to_string(id));
+  *device = it->second.device;
+  *pool = &it->second;
   return Status::Ok();
 }
 
@@ -246,6 +256,37 @@ Status SimApi::MemPoolGetAccess(const ApiContext& ctx, const api::MemPoolGetAcce
   if (in.location.type != hipMemLocationTypeDevice || in.location.id < 0 || in.location.id >= ctx.device_count)
     return Invalid("access location is not a device of the session");
   out->flags = pool->access[in.location.id];
+  return Status::Ok();
+}
+
+}  // namespace hipr::worker::sim
+
+namespace hipr::worker::sim {
+
+Status SimApi::MemPoolCreate(const ApiContext& ctx, const api::MemPoolCreateIn& in, api::MemPoolCreateOut* out) {
+  const auto& props = in.pool_props;
+  // As clr: pinned allocations only, on a device of the session.
+  if (props.allocType != hipMemAllocationTypePinned)
+    return Invalid("memory pools hold pinned allocations only, not type " + std::to_string(props.allocType));
+  if (props.location.type != hipMemLocationTypeDevice || props.location.id < 0 ||
+      props.location.id >= ctx.device_count)
+    return Invalid("a memory pool's location must be a device of the session");
+  if (pools_.size() - devices_.size() >= kMaxPools)
+    return Status(StatusCode::kResourceExhausted, "too many memory pools in this session");
+  const uint64_t id = next_pool_++;
+  pools_[id] = NewPool(props.location.id);
+  out->mem_pool = id;
+  return Status::Ok();
+}
+
+Status SimApi::MemPoolDestroy(const ApiContext&, const api::MemPoolDestroyIn& in, api::MemPoolDestroyOut*) {
+  Pool* pool = nullptr;
+  int owner = 0;
+  HIPR_RETURN_IF_ERROR(FindPool(in.mem_pool, &pool, &owner));
+  const uint64_t default_id = static_cast<uint64_t>(owner) + 1;
+  if (in.mem_pool == default_id) return Invalid("a device's default memory pool cannot be destroyed");
+  if (devices_[owner].current_pool == in.mem_pool) devices_[owner].current_pool = default_id;
+  pools_.erase(in.mem_pool);
   return Status::Ok();
 }
 

@@ -17,7 +17,10 @@
 //  * Graph memory: hipr's graphs have no memory nodes, so usage is 0; the
 //    high watermarks can only be reset (set to 0); anything else set is
 //    hipErrorInvalidValue.
-//  * Memory pools: one default pool per device, id device + 1. The reuse
+//  * Memory pools: one default pool per device, id device + 1, and up to
+//    kMaxPools created ones (hipMemPoolCreate, as clr checks the properties;
+//    hipMemPoolDestroy refuses default pools and puts a destroyed current
+//    pool's device back on its default). The reuse
 //    flags and release threshold keep what was set. hipr serves
 //    hipMallocAsync from plain device memory, not from a pool, so the
 //    used/reserved counters are hipErrorNotSupported rather than a made-up
@@ -29,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "api_device.h"
@@ -72,14 +76,19 @@ class SimApi final : public ApiDevice {
                           api::MemPoolSetAccessOut* out) override;
   Status MemPoolGetAccess(const ApiContext& ctx, const api::MemPoolGetAccessIn& in,
                           api::MemPoolGetAccessOut* out) override;
+  Status MemPoolCreate(const ApiContext& ctx, const api::MemPoolCreateIn& in, api::MemPoolCreateOut* out) override;
+  Status MemPoolDestroy(const ApiContext& ctx, const api::MemPoolDestroyIn& in, api::MemPoolDestroyOut* out) override;
 
   // Defaults a device starts with (and returns to at DeviceReset).
   static constexpr uint64_t kDefaultStackBytes = 1024;
   static constexpr uint64_t kDefaultPrintfFifoBytes = 1u << 20;
   static constexpr uint64_t kDefaultMallocHeapBytes = 8u << 20;
+  // Created pools a session may hold at once (hipErrorOutOfMemory beyond).
+  static constexpr size_t kMaxPools = 4096;
 
  private:
   struct Pool {
+    int device = 0;
     int32_t reuse_follow_event_dependencies = 1;
     int32_t reuse_allow_opportunistic = 1;
     int32_t reuse_allow_internal_dependencies = 1;
@@ -91,13 +100,16 @@ class SimApi final : public ApiDevice {
     uint64_t printf_fifo_bytes = kDefaultPrintfFifoBytes;
     uint64_t malloc_heap_bytes = kDefaultMallocHeapBytes;
     uint64_t current_pool = 0;  // A pool id.
-    Pool default_pool;
   };
+  // A fresh pool of `device`: only that device has access.
+  Pool NewPool(int device) const;
   // The pool of id `id`, or kInvalidArgument.
   Status FindPool(uint64_t id, Pool** pool, int* device);
   uint64_t* Limit(uint32_t limit, int device);
 
   std::vector<PerDevice> devices_;
+  std::map<uint64_t, Pool> pools_;  // By id: ids 1..devices are the default pools.
+  uint64_t next_pool_ = 0;          // The next created pool's id.
 };
 
 }  // namespace hipr::worker::sim
