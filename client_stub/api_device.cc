@@ -559,16 +559,3 @@ HIPR_EXPORT hipError_t hipDeviceReset() {
     return static_cast<hipError_t>(reply.error);
   });
 }
-
-HIPR_EXPORT hipError_t hipDeviceGetLimit(size_t* value, enum hipLimit_t limit) {
-  return ApiCall("hipDeviceGetLimit", [&] {
-    Session* s = LiveSession();
-    if (s == nullptr) return hipErrorNoDevice;
-    if (value == nullptr) return hipErrorInvalidValue;
-    if (limit != hipLimitMallocHeapSize) return hipErrorUnsupportedLimit;
-    // The device heap size lives in the worker's runtime and the protocol
-    // has no query for it yet.
-    HIPR_LOG_ONCE(kWarn, "hipDeviceGetLimit(hipLimitMallocHeapSize) is not supported by hipr yet");
-    return hipErrorNotSupported;
-  });
-}

@@ -146,6 +146,37 @@ struct CallReply {
   HIPR_FIELDS(error)
 };
 
+// kApiCall: a generated call. The body is [fn, device, want_reply, args]:
+// `fn` the function's id (FNV-1a of its name, shim_gen/gen_remoting.py),
+// `device` the calling thread's current device, `args` the array of its
+// inputs in declaration order (generated api_calls.h). The reply (only when
+// want_reply) is [error] or, when error is 0, [0, outputs]. The worker
+// decodes the head alone first, then the arguments of that function.
+struct ApiCallHead {
+  uint32_t fn = 0;
+  int32_t device = 0;
+  bool want_reply = true;
+  HIPR_FIELDS(fn, device, want_reply)
+};
+inline constexpr size_t kApiCallFields = 4;
+
+template <class In>
+struct ApiCallRequest {
+  uint32_t fn = 0;
+  int32_t device = 0;
+  bool want_reply = true;
+  In args;
+  HIPR_FIELDS(fn, device, want_reply, args)
+};
+
+template <class Out>
+struct ApiCallReply {
+  int32_t error = 0;
+  Out out;  // Present when error is 0.
+  static constexpr size_t kRequiredFields = 1;
+  HIPR_FIELDS(error, out)
+};
+
 struct DeviceRequest {  // kDeviceSynchronize, kDeviceReset, kMemGetInfo.
   int32_t device = 0;
   HIPR_FIELDS(device)

@@ -69,6 +69,10 @@ enum class Op : uint16_t {
   kGraphCreate = 0x0421,   // Fire-and-forget: the nodes, in an order their edges allow.
   kGraphLaunch = 0x0422,   // Fire-and-forget: every node, in stream order.
   kGraphDestroy = 0x0423,  // Fire-and-forget.
+  // Generated calls 0x05xx: HIP functions whose remoting shim_gen writes
+  // (shim_gen/annotations.txt). One op for all of them; the body names the
+  // function by a 32-bit id (messages.h ApiCallHead).
+  kApiCall = 0x0501,  // A round trip, or fire-and-forget when want_reply is false.
   // Session 0x0Fxx.
   kHello = 0x0F01,
   kGoodbye = 0x0F02,

@@ -1,5 +1,5 @@
 # hipr_generate_exports(OUT_DIR <dir> SYMBOLS <file>... [DECLARATIONS <file>...]
-#                       HANDWRITTEN <file>)
+#                       HANDWRITTEN <file> [ANNOTATIONS <file>])
 #
 # Adds a build-time custom command that runs shim_gen/gen_exports.py (with
 # Debian's /usr/bin/python3, which has python3-clang-15) to produce
@@ -17,13 +17,15 @@
 #     -Wl,--version-script=${HIPR_EXPORTS_MAP} -Wl,--exclude-libs,ALL
 #     -Wl,-soname,libamdhip64.so.5)
 #   set_property(TARGET hip_client_stub APPEND PROPERTY LINK_DEPENDS ${HIPR_EXPORTS_MAP})
-# The .cc source is what makes the command run before the link.
+# The .cc source is what makes the command run before the link. Functions
+# ANNOTATIONS lists (shim_gen/annotations.txt) get generated remoting
+# (remoting.cmake) instead of an "unsupported" entry.
 
 set(HIPR_GEN_PYTHON /usr/bin/python3 CACHE FILEPATH
     "Python with python3-clang (Debian's), used to run shim_gen generators")
 
 function(hipr_generate_exports)
-  cmake_parse_arguments(ARG "" "OUT_DIR;HANDWRITTEN" "SYMBOLS;DECLARATIONS" ${ARGN})
+  cmake_parse_arguments(ARG "" "OUT_DIR;HANDWRITTEN;ANNOTATIONS" "SYMBOLS;DECLARATIONS" ${ARGN})
   foreach(required OUT_DIR SYMBOLS HANDWRITTEN)
     if(NOT ARG_${required})
       message(FATAL_ERROR "hipr_generate_exports: ${required} is required")
@@ -49,6 +51,12 @@ function(hipr_generate_exports)
   endforeach()
   get_filename_component(handwritten "${ARG_HANDWRITTEN}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   get_filename_component(out_dir "${ARG_OUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  set(annotation_args)
+  set(annotations)
+  if(ARG_ANNOTATIONS)
+    get_filename_component(annotations "${ARG_ANNOTATIONS}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    set(annotation_args --annotations "${annotations}")
+  endif()
   set(generator "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/gen_exports.py")
   set(map "${out_dir}/exports.map")
   set(src "${out_dir}/unsupported_exports.cc")
@@ -62,9 +70,9 @@ function(hipr_generate_exports)
   add_custom_command(
     OUTPUT "${map}" "${src}"
     COMMAND "${HIPR_GEN_PYTHON}" "${generator}"
-            ${symbol_args} ${declaration_args} --handwritten "${handwritten}"
+            ${symbol_args} ${declaration_args} --handwritten "${handwritten}" ${annotation_args}
             --out-dir "${out_dir}" ${include_args}
-    DEPENDS "${generator}" ${symbols} ${declarations} "${handwritten}"
+    DEPENDS "${generator}" ${symbols} ${declarations} "${handwritten}" ${annotations}
     COMMENT "Generating HIP exports (exports.map, unsupported_exports.cc)"
     VERBATIM)
 

@@ -7,7 +7,8 @@ Run with Debian's /usr/bin/python3 (needs python3-clang-15):
                  --symbols client_stub/abi/libamdhip64.so.6.symbols \
                  --symbols client_stub/abi/libamdhip64.so.7.symbols \
                  --declarations shim_gen/decls/rocm6_7.h \
-                 --handwritten client_stub/abi/handwritten.txt --out-dir DIR
+                 --handwritten client_stub/abi/handwritten.txt \
+                 --annotations shim_gen/annotations.txt --out-dir DIR
 
 The stub exports the union of the lists (one file serves every major); a
 name in two lists must sit in the same version node in both.
@@ -15,7 +16,9 @@ name in two lists must sit in the same version node in both.
 Writes into DIR:
   exports.map              GNU ld version script: every symbol in its node.
   unsupported_exports.cc   one HIPR_UNSUPPORTED_ENTRY (client_stub/unsupported.h)
-                           per symbol that is not hand-written.
+                           per symbol that is neither hand-written nor listed
+                           in --annotations (those get generated remoting:
+                           gen_remoting.py).
 
 Every symbol that is not hand-written must return hipError_t according to the
 installed HIP headers, or for functions those lack (6.x/7.x additions)
@@ -135,6 +138,27 @@ def read_handwritten(path, symbols=None):
         if unknown:
             fail(f"{path} names symbols that no libamdhip64 list exports:", unknown)
     return kinds
+
+
+def read_annotated(path, symbols=None, handwritten=()):
+    """The function names annotations.txt lists (generated remoting); with
+    `symbols`, fails on a name no list exports or that is also hand-written."""
+    names = set()
+    for number, text in read_lines(path):
+        name = text.split()[0]
+        if name == "struct":  # 'struct <name> skip=...': how a struct travels.
+            continue
+        if name in names:
+            fail(f"{path}:{number}: duplicate function {name}")
+        names.add(name)
+    if symbols is not None:
+        unknown = sorted(names - symbols.keys())
+        if unknown:
+            fail(f"{path} names symbols that no libamdhip64 list exports:", unknown)
+        both = sorted(names & set(handwritten))
+        if both:
+            fail(f"{path}: these are also in handwritten.txt (pick one):", both)
+    return names
 
 
 def parse_headers(include_dir, libclang, declarations=()):
@@ -257,6 +281,7 @@ def main():
     parser.add_argument("--declarations", action="append", default=[],
                         help="a header declaring functions the HIP headers lack (repeatable)")
     parser.add_argument("--handwritten", required=True, help="handwritten.txt")
+    parser.add_argument("--annotations", help="annotations.txt (functions with generated remoting)")
     parser.add_argument("--out-dir", required=True)
     parser.add_argument("--include-dir", default="/usr/include",
                         help="directory holding hip/hip_runtime_api.h")
@@ -270,6 +295,8 @@ def main():
 
     symbols = union_symbols(args.symbols)
     handwritten = set(read_handwritten(args.handwritten, symbols))
+    if args.annotations:
+        handwritten |= read_annotated(args.annotations, symbols, handwritten)
     by_elf_name, by_plain_name = parse_headers(args.include_dir, libclang, args.declarations)
     check_generated(symbols, handwritten, by_elf_name, by_plain_name)
 

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api_device.h"  // Generated: build/worker_service/gen (shim_gen/gen_remoting.py).
 #include "protocol/code_object/code_object.h"
 #include "protocol/messages.h"
 #include "protocol/status.h"
@@ -168,7 +169,13 @@ class Device {
   virtual void SetOutputSink(OutputSink sink) = 0;
 
   virtual Status DeviceSynchronize(int device) = 0;
+  // Also returns the device's generated-call state (limits, pools) to its
+  // defaults.
   virtual Status DeviceReset(int device) = 0;
+
+  // The generated calls (kApiCall; shim_gen/annotations.txt): hand-written
+  // for the sim, generated for the hip device. Lives as long as the device.
+  virtual ApiDevice& api() = 0;
 
   // The synchronizing calls as the session replays them: without waiting.
   // `done` runs exactly once, on any thread (possibly before the call

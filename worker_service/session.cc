@@ -322,6 +322,8 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
     }
     case Op::kLaunchKernel:
       return HandleLaunch(h);
+    case Op::kApiCall:
+      return HandleApiCall(h);
     case Op::kStreamCreate: {
       msg::StreamCreateRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));

@@ -60,6 +60,8 @@ class Session {
   Status ReceiveModule(const wire::FrameHeader& header, const msg::ModuleLoadRequest& m,
                        std::vector<uint8_t>* code, Status* call_error);
   Status HandleLaunch(const wire::FrameHeader& header);
+  // A generated call (session_api.cc).
+  Status HandleApiCall(const wire::FrameHeader& header);
   // A kernel launch (kLaunchKernel, or a graph's kernel node).
   Status Launch(msg::LaunchRequest m);
   // A host callback (kStreamHostCallback, or a graph's host node).

@@ -36,6 +36,27 @@ using wire::Op;
 
 // HIP error numbers as they travel in replies.
 constexpr int kHipSuccess = 0;
+
+// Generated-call ids (FNV-1a of the name; shim_gen/gen_remoting.py): they
+// never change, so a test may spell them.
+constexpr uint32_t kFnDeviceGetLimit = 0x21dc569f;
+constexpr uint32_t kFnDeviceGetSharedMemConfig = 0xd349ae3c;
+// Argument lists a hostile client could send for hipDeviceGetLimit(limit).
+struct ThreeArgs {
+  uint32_t a = 2, b = 0, c = 0;
+  HIPR_FIELDS(a, b, c)
+};
+struct StringArg {
+  std::string limit = "heap";
+  HIPR_FIELDS(limit)
+};
+struct NoArgs {
+  HIPR_FIELDS()
+};
+struct SharedMemConfigReply {
+  uint32_t config = 0;
+  HIPR_FIELDS(config)
+};
 constexpr int kHipErrorInvalidValue = 1;
 constexpr int kHipErrorOutOfMemory = 2;
 constexpr int kHipErrorInvalidHandle = 400;
@@ -607,6 +628,16 @@ TEST(WorkerTest, MalformedFramesEndOnlyTheirSession) {
          if (!c.Send(Op::kCopyToDevice, req, &id).ok()) return false;
          return SendHeader(c, wire::kMagic, 1, static_cast<uint16_t>(Op::kData), id + 1, 8192).ok();
        }},
+      {"generated call without its argument list", true,
+       [](RawClient& c) { return c.Send(Op::kApiCall, msg::ApiCallHead{kFnDeviceGetLimit, 0, true}).ok(); }},
+      {"generated call with too many arguments", true,
+       [](RawClient& c) {
+         return c.Send(Op::kApiCall, msg::ApiCallRequest<ThreeArgs>{kFnDeviceGetLimit, 0, true, {}}).ok();
+       }},
+      {"generated call with a mistyped argument", true,
+       [](RawClient& c) {
+         return c.Send(Op::kApiCall, msg::ApiCallRequest<StringArg>{kFnDeviceGetLimit, 0, true, {}}).ok();
+       }},
       {"hello not first", false, [&](RawClient& c) { return SendRawFrame(c, malloc_op, valid_malloc_body()).ok(); }},
       {"bad magic before the hello", false,
        [](RawClient& c) { return SendHeader(c, 0, 1, static_cast<uint16_t>(Op::kHello), 1, 0).ok(); }},
@@ -627,6 +658,24 @@ TEST(WorkerTest, MalformedFramesEndOnlyTheirSession) {
   // Every offending session process has gone; only the live one is left.
   EXPECT_TRUE(WaitUntil([&] { return worker.SessionPids().size() == 1; }))
       << worker.SessionPids().size() << " session processes";
+}
+
+// What a well-formed generated call gets wrong is the call's error, and the
+// session goes on.
+TEST(WorkerTest, GeneratedCallErrorsAreCallErrors) {
+  WorkerProcess worker;
+  auto c = Connect(worker);
+  ASSERT_TRUE(c);
+  msg::CallReply reply;
+  ASSERT_TRUE(c->Call(Op::kApiCall, msg::ApiCallRequest<NoArgs>{0x0badf00d, 0, true, {}}, &reply).ok());
+  EXPECT_EQ(reply.error, 801);  // hipErrorNotSupported: an id this worker does not know.
+  ASSERT_TRUE(c->Call(Op::kApiCall, msg::ApiCallRequest<NoArgs>{kFnDeviceGetSharedMemConfig, 7, true, {}}, &reply)
+                  .ok());
+  EXPECT_EQ(reply.error, 101);  // hipErrorInvalidDevice: the current device is out of range.
+  msg::ApiCallReply<SharedMemConfigReply> ok;
+  ASSERT_TRUE(c->Call(Op::kApiCall, msg::ApiCallRequest<NoArgs>{kFnDeviceGetSharedMemConfig, 0, true, {}}, &ok).ok());
+  EXPECT_EQ(ok.error, kHipSuccess);
+  EXPECT_EQ(ok.out.config, 1u);  // hipSharedMemBankSizeFourByte.
 }
 
 TEST(WorkerTest, NoHelloWithinTheTimeoutEndsTheConnection) {

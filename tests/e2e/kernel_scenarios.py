@@ -362,6 +362,31 @@ class KernelScenarios:
                                 "primary")):
                 log("runtime_extras: %s" % line)
 
+    def scenario_generated_api(self):
+        """The functions with generated remoting (shim_gen/annotations.txt), one table row each with
+        behavioural checks, against two sim devices (generated_api.hip, linked against the stub).
+        Fails unless the rows cover every annotated function."""
+        self.build.check_runtime()
+        w = self.worker(extra_args=["--sim-devices", "2"])
+        program = run_to_pass("generated_api", [self.build.program("generated_api")],
+                              client_env(self.build, w.server, "preload"), timeout=120)
+        passed = set()
+        for line in program.text("out"):
+            if line.startswith("generated row passed: "):
+                passed.add(line.split(": ", 1)[1].strip())
+        annotations = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shim_gen",
+                                   "annotations.txt")
+        annotated = set()
+        with open(annotations, encoding="utf-8") as f:
+            for line in f:
+                text = line.split("#", 1)[0].strip()
+                if text and text.split()[0] != "struct":
+                    annotated.add(text.split()[0])
+        missing = sorted(annotated - passed)
+        if missing:
+            raise Failure("generated_api has no passing row for: " + ", ".join(missing))
+        log("generated_api: %d rows passed, covering all %d annotated functions" % (len(passed), len(annotated)))
+
     def scenario_fork_child(self):
         """A forked child opens its own session and never writes to the parent's: the parent's queued
         work, graph and copies still work after the child ran (fork_child.hip). Two sessions."""

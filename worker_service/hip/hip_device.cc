@@ -431,6 +431,9 @@ class HipDevice final : public Device {
   // process; it goes to the worker's own output (documented limitation).
   void SetOutputSink(OutputSink) override {}
 
+  // Generated (shim_gen/gen_remoting.py -> hip_api.cc).
+  ApiDevice& api() override { return *api_; }
+
   Status DeviceSynchronize(int device) override {
     HIPR_RETURN_IF_ERROR(Use(device));
     HIPR_HIP(hipDeviceSynchronize());
@@ -489,6 +492,7 @@ class HipDevice final : public Device {
     return Status::Ok();
   }
   std::vector<msg::DeviceInfo> infos_;
+  std::unique_ptr<ApiDevice> api_ = NewHipApi();
   int32_t driver_ = 0;
   int32_t runtime_ = 0;
   int current_ = 0;

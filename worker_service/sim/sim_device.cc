@@ -101,7 +101,9 @@ Status SimDevice::Create(const SimOptions& options, std::unique_ptr<SimDevice>* 
 }
 
 SimDevice::SimDevice(std::vector<msg::DeviceInfo> infos, uint64_t budget, std::vector<std::string> kernel_dirs)
-    : infos_(std::move(infos)), memory_(static_cast<int>(infos_.size()), budget), twins_(std::move(kernel_dirs)) {
+    : infos_(std::move(infos)),
+      api_(static_cast<int>(infos_.size())),
+      memory_(static_cast<int>(infos_.size()), budget), twins_(std::move(kernel_dirs)) {
   for (size_t i = 0; i < infos_.size(); ++i)
     null_streams_.push_back(std::make_unique<SimStream>(static_cast<int>(i), 0, 0));
 }
@@ -538,6 +540,7 @@ Status SimDevice::DeviceReset(int device) {
   for (auto it = modules_.begin(); it != modules_.end();)
     it = it->second.device == device ? modules_.erase(it) : std::next(it);
   memory_.ReleaseAll(device);
+  api_.DeviceReset(device);
   return Status::Ok();
 }
 

@@ -15,6 +15,7 @@
 
 #include "worker_service/device.h"
 #include "worker_service/staging_pipeline.h"
+#include "worker_service/sim/sim_api.h"
 #include "worker_service/sim/sim_memory.h"
 #include "worker_service/sim/sim_stream.h"
 #include "worker_service/sim/twin/twin_catalog.h"
@@ -91,6 +92,7 @@ class SimDevice final : public Device {
 
   Status DeviceSynchronize(int device) override;
   Status DeviceReset(int device) override;
+  ApiDevice& api() override { return api_; }
 
   // Completions run on the stream thread that reaches the point waited for
   // (or at once, on the caller's thread).
@@ -132,6 +134,7 @@ class SimDevice final : public Device {
   Status Wait(void (SimDevice::*async)(Arg, Completion), Arg arg);
 
   std::vector<msg::DeviceInfo> infos_;
+  SimApi api_;
   SimMemory memory_;
   std::vector<std::unique_ptr<SimStream>> null_streams_;  // One per device.
   std::map<uint64_t, std::unique_ptr<SimStream>> streams_;
