@@ -1,0 +1,122 @@
+// lz4 for bulk chunks (kDataLz4, see wire.h): the sender's policy that
+// compresses a chunk only where that pays, and the receiver's checked
+// decompression. Frames themselves are read and written by frame_io.h.
+//
+// Only where it pays: before compressing a chunk the sender compresses three
+// small samples of it (start, middle, end); a chunk whose samples do not
+// shrink below kMaxRatio goes raw, straight from the caller's buffers as
+// before. A chunk whose samples shrink is compressed whole and still goes raw
+// unless it shrank below kMaxRatio. After kBackoffAfter incompressible chunks
+// in a row the sender stops trying for a while (kFirstBackoff chunks,
+// doubling up to kMaxBackoff while the data stays incompressible), so an
+// incompressible transfer costs a few samples, not a compression per chunk.
+// Each transfer starts afresh (BeginTransfer).
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "protocol/status.h"
+#include "protocol/transport.h"
+#include "protocol/wire.h"
+
+namespace hipr {
+
+// Not thread-safe: one per sending direction of a session, used under its
+// send lock.
+class ChunkCompressor {
+ public:
+  // The largest chunk sent while compression is on: small enough that
+  // compressing one overlaps with the network sending the one before,
+  // large enough that lz4 (64 KiB window) loses nothing by the cut.
+  static constexpr uint32_t kChunkBytes = 1u << 20;
+  static constexpr size_t kSampleBytes = 4096;  // Each of three samples.
+  static constexpr double kMaxRatio = 0.9;      // Compressed / raw, to be worth it.
+  static constexpr int kBackoffAfter = 3;       // Incompressible chunks in a row...
+  static constexpr int kFirstBackoff = 8;       // ...then this many sent raw untried,
+  static constexpr int kMaxBackoff = 128;       // doubling up to this.
+
+  struct Counters {
+    uint64_t compressed = 0;   // Chunks sent as kDataLz4.
+    uint64_t raw_sampled = 0;  // Sent raw: the samples did not shrink.
+    uint64_t raw_whole = 0;    // Sent raw: the samples shrank, the chunk did not.
+    uint64_t raw_backoff = 0;  // Sent raw untried (backing off).
+    uint64_t raw_bytes = 0;    // Bytes of the compressed chunks...
+    uint64_t wire_bytes = 0;   // ...and of their kDataLz4 payloads.
+    uint64_t ns = 0;           // Spent sampling and compressing.
+    Counters& operator+=(const Counters& o);
+  };
+
+  // A new transfer: forgets the backoff.
+  void BeginTransfer();
+
+  // Decides for one chunk of `len` bytes in slices[0..count) (len <=
+  // kMaxChunkBytes). True: *payload / *payload_len is the kDataLz4 payload,
+  // valid until the next call. False: send the chunk raw.
+  bool Compress(const iovec* slices, int count, size_t len, const uint8_t** payload,
+                size_t* payload_len);
+
+  const Counters& counters() const { return counters_; }
+  // Returns the counters and zeroes them.
+  Counters TakeCounters();
+
+ private:
+  // True when samples of the chunk shrink below kMaxRatio.
+  bool SamplesShrink(const iovec* slices, int count, size_t len);
+  void Incompressible();
+
+  std::vector<uint8_t> gather_;  // A chunk of several slices, made contiguous.
+  std::vector<uint8_t> sample_;  // One sample, contiguous.
+  std::vector<uint8_t> sample_out_;
+  std::vector<uint8_t> out_;  // The payload: prefix and block.
+  int incompressible_run_ = 0;
+  int skip_ = 0;  // Chunks still to send raw untried.
+  int backoff_ = kFirstBackoff;
+  Counters counters_;
+};
+
+// The receiving side of kDataLz4: the buffers a chunk passes through (kept
+// between transfers, so a chunk allocates nothing once warm) and counters.
+// Memory: at most one payload and one decoded chunk, each bounded by
+// kMaxPayloadBytes / kMaxChunkBytes whatever the peer declares.
+// Not thread-safe: one per receiving direction, used by whoever reads.
+class ChunkInflater {
+ public:
+  struct Counters {
+    uint64_t chunks = 0;      // kDataLz4 chunks received.
+    uint64_t raw_bytes = 0;   // What they stood for...
+    uint64_t wire_bytes = 0;  // ...and their payloads.
+  };
+
+  // Reads a kDataLz4 payload of `payload_length` bytes (its header read
+  // already) and checks its prefix: *raw_length in 1..min(kMaxChunkBytes,
+  // remaining), a block of at least one byte. Not ok: a protocol error (or
+  // the link's), the stream is out of step.
+  Status ReadChunk(Connection& conn, uint32_t payload_length, uint64_t remaining, uint32_t* raw_length);
+  // Decompresses the chunk ReadChunk read into exactly raw_length bytes at
+  // `dst`. A block that does not decompress to exactly that is a protocol
+  // error; bytes of `dst` may have been written then.
+  Status InflateTo(uint8_t* dst);
+  // InflateTo a buffer of the inflater's own: decoded().
+  Status InflateToScratch();
+  const uint8_t* decoded() const { return decoded_.data(); }
+
+  const Counters& counters() const { return counters_; }
+  Counters TakeCounters();
+
+ private:
+  std::vector<uint8_t> payload_;
+  std::vector<uint8_t> decoded_;
+  uint32_t raw_length_ = 0;
+  Counters counters_;
+};
+
+// The checks of ChunkInflater::ReadChunk on a payload in memory.
+Status ParseLz4Chunk(const uint8_t* payload, size_t len, uint64_t remaining, uint32_t* raw_length);
+// Decompresses a payload ParseLz4Chunk accepted into exactly raw_length bytes.
+Status InflateLz4Chunk(const uint8_t* payload, size_t len, uint8_t* dst, uint32_t raw_length);
+
+}  // namespace hipr
