@@ -39,6 +39,10 @@ class Connection {
   // For logs: "tcp:1.2.3.4:5678".
   virtual std::string PeerName() const = 0;
 
+  // True when the peer is on this host (tcp over loopback; same-node
+  // transports): where bulk compression's "auto" leaves it off.
+  virtual bool PeerIsLocal() const = 0;
+
   Status RecvExact(void* buf, size_t len) {
     iovec iov{buf, len};
     return RecvV(&iov, 1);
