@@ -18,6 +18,11 @@
 
 namespace hipr::client {
 
+// HIPR_COMPRESS: lz4 for bulk copies (see protocol/chunk_lz4.h). kAuto is on
+// unless the worker is on this host (loopback), where it only costs CPU.
+// Used in a direction only where the worker agrees too.
+enum class Compress { kOff, kOn, kAuto };
+
 struct Config {
   std::string server;  // HIPR_SERVER: "host:port" or "[v6]:port"; empty when unset.
   std::string token;   // HIPR_TOKEN: sent in the hello.
@@ -30,6 +35,7 @@ struct Config {
   uint32_t flush_us = 200;                     // HIPR_FLUSH_US: oldest batched frame's age limit.
   int spin_us = 50;  // HIPR_SPIN_US: a waiting call polls this long before it sleeps.
   int stats = 0;                               // HIPR_STATS=1: print what crossed the wire at exit.
+  Compress compress = Compress::kAuto;         // HIPR_COMPRESS: off, on or auto.
 
   // For messages: the server, or "<unset>".
   std::string ServerForLog() const { return server.empty() ? "<unset>" : server; }
@@ -48,5 +54,8 @@ Config ConfigFromEnvironment();
 
 // "error", "warn", "info", "debug", "trace" or "off" (case-insensitive).
 bool ParseLogLevel(std::string_view text, LogLevel* out);
+
+// "off", "on" or "auto" (case-insensitive).
+bool ParseCompress(std::string_view text, Compress* out);
 
 }  // namespace hipr::client

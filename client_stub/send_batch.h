@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "protocol/chunk_lz4.h"
 #include "protocol/status.h"
 #include "protocol/transport.h"
 
@@ -25,10 +26,12 @@ void AppendFrame(std::vector<uint8_t>* out, uint16_t op, uint32_t request_id, co
 // Sends `prefix` (already encoded frames) followed by bulk[0..bulk_count) as
 // kData frames for `request_id`, straight from the caller's buffers (never
 // copied, never all in memory at once); the first writev carries the prefix
-// together with the first chunks.
+// together with the first chunks. With `lz4` (bulk lz4 agreed), chunks that
+// compress go as kDataLz4 instead (SendBulkLz4).
 // REQUIRES: the caller holds the connection's send side.
 Status SendPrefixAndBulk(Connection& conn, const std::vector<uint8_t>& prefix, uint32_t request_id,
-                         const iovec* bulk, int bulk_count, uint32_t chunk_bytes);
+                         const iovec* bulk, int bulk_count, uint32_t chunk_bytes,
+                         ChunkCompressor* lz4 = nullptr);
 
 // Encoded fire-and-forget frames waiting to be sent. Not thread-safe: the
 // session guards it.
