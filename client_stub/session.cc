@@ -157,6 +157,9 @@ Status Session::Hello(AddressRange* window) {
     if (f == wire::kFeatureLz4ToDevice) lz4_to_device_ = want_lz4;
     if (f == wire::kFeatureLz4FromDevice) lz4_from_device_ = want_lz4;
   }
+  // "on" compresses whatever compresses; "auto" also asks whether the link
+  // is slower than lz4 (ChunkCompressor's link guard).
+  compressor_.set_link_guard(config_.compress == Compress::kAuto);
   stats::Get().lz4_directions.store((lz4_to_device_ ? 1 : 0) | (lz4_from_device_ ? 2 : 0));
   HIPR_LOG_INFO("bulk lz4: to the device %s, from the device %s (HIPR_COMPRESS: %s%s)", lz4_to_device_ ? "on" : "off",
                 lz4_from_device_ ? "on" : "off",
@@ -330,6 +333,7 @@ Status Session::SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t
     stats::Add(s.lz4_raw_sampled, c.raw_sampled);
     stats::Add(s.lz4_raw_whole, c.raw_whole);
     stats::Add(s.lz4_raw_backoff, c.raw_backoff);
+    stats::Add(s.lz4_raw_link, c.raw_link);
     stats::Add(s.lz4_ns, c.ns);
   }
   return Check(st);

@@ -53,11 +53,13 @@ void Print() {
     FormatBytes(Load(c.lz4_sent_wire_bytes), wire, sizeof wire);
     fprintf(stderr,
             "hipr: stats: bulk lz4 sent: %llu chunks compressed (%s as %s); sent raw: %llu chunks (samples did not "
-            "shrink), %llu (chunk did not shrink), %llu (backing off); %.3f s compressing\n",
+            "shrink), %llu (chunk did not shrink), %llu (backing off), %llu (link faster than lz4); %.3f s "
+            "compressing\n",
             static_cast<unsigned long long>(Load(c.lz4_sent_chunks)), raw, wire,
             static_cast<unsigned long long>(Load(c.lz4_raw_sampled)),
             static_cast<unsigned long long>(Load(c.lz4_raw_whole)),
-            static_cast<unsigned long long>(Load(c.lz4_raw_backoff)), static_cast<double>(Load(c.lz4_ns)) / 1e9);
+            static_cast<unsigned long long>(Load(c.lz4_raw_backoff)),
+            static_cast<unsigned long long>(Load(c.lz4_raw_link)), static_cast<double>(Load(c.lz4_ns)) / 1e9);
   }
   if (dirs & 2) {
     char raw[32], wire[32];

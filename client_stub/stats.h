@@ -7,7 +7,7 @@
 //   hipr: stats: registrations: 2 fat binaries, 12031 kernels, 6 variables, 0.011 s
 //   hipr: stats: bulk lz4: to the device on, from the device on
 //   hipr: stats: bulk lz4 sent: 12 chunks compressed (12.0 MiB as 1.3 MiB); sent raw: 3 chunks (samples did not
-//       shrink), 0 (chunk did not shrink), 8 (backing off); 0.021 s compressing
+//       shrink), 0 (chunk did not shrink), 8 (backing off), 0 (link faster than lz4); 0.021 s compressing
 //   hipr: stats: bulk lz4 received: 10 chunks (10.0 MiB as 1.1 MiB)
 //
 // Thread-safety: every function may be called from any thread, before or
@@ -43,6 +43,7 @@ struct Counters {
   std::atomic<uint64_t> lz4_raw_sampled{0};      // Sent raw: samples did not shrink.
   std::atomic<uint64_t> lz4_raw_whole{0};        // Sent raw: the chunk did not shrink.
   std::atomic<uint64_t> lz4_raw_backoff{0};      // Sent raw untried.
+  std::atomic<uint64_t> lz4_raw_link{0};         // Sent raw: the link is faster than lz4.
   std::atomic<uint64_t> lz4_ns{0};               // Sampling and compressing.
   std::atomic<uint64_t> lz4_received_chunks{0};
   std::atomic<uint64_t> lz4_received_raw_bytes{0};

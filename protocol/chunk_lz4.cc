@@ -42,11 +42,101 @@ uint32_t GetU32(const uint8_t* p) {
 
 }  // namespace
 
+bool LinkGuard::WantCompression() {
+  switch (mode_) {
+    case Mode::kCompress:
+      return true;
+    case Mode::kProbe:
+      return false;
+    case Mode::kRaw:
+      if (hold_ > 0) {
+        --hold_;
+        return false;
+      }
+      mode_ = Mode::kCompress;
+      StartWindow();
+      return true;
+  }
+  return true;
+}
+
+void LinkGuard::StartWindow() {
+  window_chunks_ = 0;
+  window_bytes_ = window_compress_ns_ = window_send_ns_ = 0;
+}
+
+void LinkGuard::HoldRaw() {
+  mode_ = Mode::kRaw;
+  hold_ = next_hold_;
+  next_hold_ = std::min(next_hold_ * 2, kMaxHold);
+}
+
+void LinkGuard::KeepCompressing() {
+  mode_ = Mode::kCompress;
+  StartWindow();
+  gap_ = next_gap_;
+  next_gap_ = std::min(next_gap_ * 2, kMaxGap);
+  next_hold_ = kFirstHold;
+}
+
+void LinkGuard::Sent(size_t raw_len, size_t wire_len, bool compressed, uint64_t compress_ns, uint64_t send_ns) {
+  const bool timed = transfer_sent_ >= kSkipBytes;
+  transfer_sent_ += wire_len;
+  if (mode_ == Mode::kProbe) {
+    if (timed && probe_left_ <= kProbeTimed) {
+      probe_bytes_ += raw_len;
+      probe_ns_ += send_ns;
+    }
+    if (--probe_left_ > 0) return;
+    if (probe_bytes_ == 0) {  // Nothing timed (transfers too small): no verdict.
+      KeepCompressing();
+      return;
+    }
+    // A raw send that never waited moved its bytes at memory speed.
+    raw_rate_ = probe_ns_ == 0 ? 1e300 : static_cast<double>(probe_bytes_) / static_cast<double>(probe_ns_);
+    if (raw_rate_ > compressed_rate_) {
+      ++probes_raw_won_;
+      HoldRaw();
+    } else {
+      KeepCompressing();
+    }
+    return;
+  }
+  if (mode_ != Mode::kCompress || !compressed || !timed) return;
+  if (gap_ > 0) {
+    --gap_;
+    return;
+  }
+  ++window_chunks_;
+  window_bytes_ += raw_len;
+  window_compress_ns_ += compress_ns;
+  window_send_ns_ += send_ns;
+  if (window_chunks_ < kWindow) return;
+  const bool lz4_bound = window_send_ns_ * 8 < window_compress_ns_;
+  compressed_rate_ =
+      static_cast<double>(window_bytes_) / static_cast<double>(window_compress_ns_ + window_send_ns_);
+  StartWindow();
+  if (!lz4_bound) {
+    next_gap_ = kFirstGap;  // The network waited: compression pays.
+  } else if (raw_rate_ > 0 && compressed_rate_ > kMargin * raw_rate_) {
+    KeepCompressing();  // Raw was slower when last timed.
+  } else if (raw_rate_ > 0 && compressed_rate_ * kMargin < raw_rate_) {
+    HoldRaw();  // Raw was faster when last timed.
+  } else {
+    // The network waited for lz4: would raw be faster?
+    ++probes_;
+    mode_ = Mode::kProbe;
+    probe_left_ = kProbeChunks;
+    probe_bytes_ = probe_ns_ = 0;
+  }
+}
+
 ChunkCompressor::Counters& ChunkCompressor::Counters::operator+=(const Counters& o) {
   compressed += o.compressed;
   raw_sampled += o.raw_sampled;
   raw_whole += o.raw_whole;
   raw_backoff += o.raw_backoff;
+  raw_link += o.raw_link;
   raw_bytes += o.raw_bytes;
   wire_bytes += o.wire_bytes;
   ns += o.ns;
@@ -54,6 +144,7 @@ ChunkCompressor::Counters& ChunkCompressor::Counters::operator+=(const Counters&
 }
 
 void ChunkCompressor::BeginTransfer() {
+  link_.BeginTransfer();
   incompressible_run_ = 0;
   skip_ = 0;
   backoff_ = kFirstBackoff;
@@ -85,7 +176,13 @@ bool ChunkCompressor::SamplesShrink(const iovec* slices, int count, size_t len) 
 
 bool ChunkCompressor::Compress(const iovec* slices, int count, size_t len, const uint8_t** payload,
                                size_t* payload_len) {
+  last_compressed_ = false;
+  last_ns_ = 0;
   if (len == 0 || len > wire::kMaxChunkBytes) return false;
+  if (link_guard_ && !link_.WantCompression()) {
+    ++counters_.raw_link;
+    return false;
+  }
   if (skip_ > 0) {
     --skip_;
     ++counters_.raw_backoff;
@@ -96,7 +193,8 @@ bool ChunkCompressor::Compress(const iovec* slices, int count, size_t len, const
   if (len >= 8 * kSampleBytes && !SamplesShrink(slices, count, len)) {
     ++counters_.raw_sampled;
     Incompressible();
-    counters_.ns += NowNs() - t0;
+    last_ns_ = NowNs() - t0;
+    counters_.ns += last_ns_;
     return false;
   }
   const uint8_t* src = static_cast<const uint8_t*>(slices[0].iov_base);
@@ -112,7 +210,8 @@ bool ChunkCompressor::Compress(const iovec* slices, int count, size_t len, const
   const int n = LZ4_compress_default(reinterpret_cast<const char*>(src),
                                      reinterpret_cast<char*>(out_.data() + wire::kLz4PrefixBytes),
                                      static_cast<int>(len), limit);
-  counters_.ns += NowNs() - t0;
+  last_ns_ = NowNs() - t0;
+  counters_.ns += last_ns_;
   if (n <= 0 || n >= limit) {  // 0: does not fit under the limit.
     ++counters_.raw_whole;
     Incompressible();
@@ -120,6 +219,8 @@ bool ChunkCompressor::Compress(const iovec* slices, int count, size_t len, const
   }
   incompressible_run_ = 0;
   backoff_ = kFirstBackoff;
+  last_compressed_ = true;
+  last_wire_ = wire::kLz4PrefixBytes + static_cast<size_t>(n);
   PutU32(out_.data(), static_cast<uint32_t>(len));
   *payload = out_.data();
   *payload_len = wire::kLz4PrefixBytes + static_cast<size_t>(n);

@@ -11,6 +11,12 @@
 // doubling up to kMaxBackoff while the data stays incompressible), so an
 // incompressible transfer costs a few samples, not a compression per chunk.
 // Each transfer starts afresh (BeginTransfer).
+//
+// And, with the link guard on (HIPR_COMPRESS / --compress auto), only while
+// the link is slower than lz4: LinkGuard (below) watches how long sends of
+// compressed chunks wait for the network and, where they do not
+// (compression is the bottleneck), times a few raw chunks and keeps the
+// faster way for a while.
 #pragma once
 
 #include <sys/uio.h>
@@ -24,6 +30,77 @@
 #include "protocol/wire.h"
 
 namespace hipr {
+
+// Decides whether compressing is worth it for the link, from what sending
+// costs. Compressed chunks are timed (compression, and the send's wait for
+// socket room) over windows of kWindow, leaving out those that start within
+// the first kSkipBytes sent of each transfer (they land in a socket buffer
+// with room; Linux's default grows to 4 MiB). A window whose sends
+// waited less than an eighth of the compression time means the network
+// took each chunk faster than lz4 made it: then, unless an earlier probe's
+// raw rate already says which way is faster by a margin (kMargin), kProbeChunks
+// go raw and the last kProbeTimed of them are timed (the first fill the
+// socket buffer). If raw moved bytes faster, chunks go raw for a hold of
+// kFirstHold chunks (doubling up to kMaxHold while raw keeps winning), then
+// compression is timed again; if not, compression goes on and the next
+// window is judged only after kFirstGap timed chunks (doubling up to
+// kMaxGap). On a link clearly slower than lz4 the sends wait and it never
+// probes; near the balance one probe per session settles it.
+// Transfers smaller than the socket buffer cannot be judged from the
+// sender's side (no send waits): they keep compressing unless a larger one
+// found the link faster. Not thread-safe.
+class LinkGuard {
+ public:
+  static constexpr uint64_t kSkipBytes = 8u << 20;
+  static constexpr int kWindow = 8;
+  static constexpr int kProbeChunks = 12;
+  static constexpr int kProbeTimed = 6;
+  static constexpr int kFirstHold = 32;
+  static constexpr int kMaxHold = 1024;
+  static constexpr int kFirstGap = 64;
+  static constexpr int kMaxGap = 4096;
+  static constexpr double kMargin = 1.25;
+
+  void BeginTransfer() { transfer_sent_ = 0; }
+  // Called once per chunk before deciding: false means send it raw (a
+  // probe, or a hold after the link was found faster than lz4).
+  bool WantCompression();
+  // After the chunk was sent: its bytes and those on the wire, whether it
+  // went compressed, the time spent compressing it (sampling included) and
+  // the time its send took.
+  void Sent(size_t raw_len, size_t wire_len, bool compressed, uint64_t compress_ns, uint64_t send_ns);
+
+  bool holding_raw() const { return mode_ == Mode::kRaw; }
+  uint64_t probes() const { return probes_; }
+  uint64_t probes_raw_won() const { return probes_raw_won_; }
+
+ private:
+  enum class Mode { kCompress, kProbe, kRaw };
+  void StartWindow();
+  void HoldRaw();
+  void KeepCompressing();
+
+  Mode mode_ = Mode::kCompress;
+  uint64_t transfer_sent_ = 0;  // Bytes of this transfer on the wire so far.
+  // kCompress: the window being timed; chunks to let pass before timing.
+  int window_chunks_ = 0;
+  uint64_t window_bytes_ = 0;
+  uint64_t window_compress_ns_ = 0;
+  uint64_t window_send_ns_ = 0;
+  int gap_ = 0;
+  int next_gap_ = kFirstGap;
+  // kProbe.
+  int probe_left_ = 0;
+  uint64_t probe_bytes_ = 0;
+  uint64_t probe_ns_ = 0;
+  double compressed_rate_ = 0;  // Bytes per ns of the window that started the probe.
+  double raw_rate_ = 0;         // Of the last probe; 0: none yet.
+  // kRaw.
+  int hold_ = 0;
+  int next_hold_ = kFirstHold;
+  uint64_t probes_ = 0;
+  uint64_t probes_raw_won_ = 0;
+};
 
 // Not thread-safe: one per sending direction of a session, used under its
 // send lock.
@@ -44,6 +121,7 @@ class ChunkCompressor {
     uint64_t raw_sampled = 0;  // Sent raw: the samples did not shrink.
     uint64_t raw_whole = 0;    // Sent raw: the samples shrank, the chunk did not.
     uint64_t raw_backoff = 0;  // Sent raw untried (backing off).
+    uint64_t raw_link = 0;     // Sent raw: the link was found faster than lz4 (probes, holds).
     uint64_t raw_bytes = 0;    // Bytes of the compressed chunks...
     uint64_t wire_bytes = 0;   // ...and of their kDataLz4 payloads.
     uint64_t ns = 0;           // Spent sampling and compressing.
@@ -52,6 +130,14 @@ class ChunkCompressor {
 
   // A new transfer: forgets the backoff.
   void BeginTransfer();
+  // Whether the link guard decides too (default on). Off: every chunk that
+  // compresses is sent compressed, however fast the link.
+  void set_link_guard(bool on) { link_guard_ = on; }
+  // After each chunk Compress decided on: how long its send took.
+  void Sent(size_t len, uint64_t send_ns) {
+    if (link_guard_) link_.Sent(len, last_compressed_ ? last_wire_ : len, last_compressed_, last_ns_, send_ns);
+  }
+  const LinkGuard& link() const { return link_; }
 
   // Decides for one chunk of `len` bytes in slices[0..count) (len <=
   // kMaxChunkBytes). True: *payload / *payload_len is the kDataLz4 payload,
@@ -72,6 +158,11 @@ class ChunkCompressor {
   std::vector<uint8_t> sample_;  // One sample, contiguous.
   std::vector<uint8_t> sample_out_;
   std::vector<uint8_t> out_;  // The payload: prefix and block.
+  bool link_guard_ = true;
+  LinkGuard link_;
+  bool last_compressed_ = false;  // The last chunk's verdict...
+  uint64_t last_ns_ = 0;          // ...the time it took...
+  size_t last_wire_ = 0;          // ...and its payload, when compressed.
   int incompressible_run_ = 0;
   int skip_ = 0;  // Chunks still to send raw untried.
   int backoff_ = kFirstBackoff;

@@ -170,6 +170,107 @@ TEST(ChunkCompressor, ChunksOfSeveralSlicesAndSmallChunks) {
   EXPECT_EQ(c.counters().raw_whole, 1u);
 }
 
+// ---- The link guard ----------------------------------------------------------
+
+// Feeds one transfer of `chunks` chunks, each compressed in `compress_ns`,
+// whose sends take `compressed_send_ns` (compressed) or `raw_send_ns` (raw).
+// Returns how many went compressed.
+// Chunks of 1 MiB on the wire that are not timed at the start of a transfer.
+constexpr int kSkip = static_cast<int>(LinkGuard::kSkipBytes >> 20);
+
+int Transfer(LinkGuard& g, int chunks, uint64_t compress_ns, uint64_t compressed_send_ns, uint64_t raw_send_ns) {
+  g.BeginTransfer();
+  int compressed = 0;
+  for (int i = 0; i < chunks; ++i) {
+    const bool c = g.WantCompression();
+    compressed += c;
+    g.Sent(1 << 20, 1 << 20, c, c ? compress_ns : 0, c ? compressed_send_ns : raw_send_ns);
+  }
+  return compressed;
+}
+
+TEST(LinkGuard, SendsThatWaitForTheNetworkKeepCompressing) {
+  LinkGuard g;
+  // 1 Gbit/s-like: each compressed send waits about as long as lz4 took.
+  for (int t = 0; t < 20; ++t) EXPECT_EQ(Transfer(g, 64, 2'000'000, 1'500'000, 8'000'000), 64);
+  EXPECT_EQ(g.probes(), 0u);
+}
+
+TEST(LinkGuard, AFasterLinkIsProbedAndThenHeldRaw) {
+  LinkGuard g;
+  // Sends never wait (the link outruns lz4), raw sends neither.
+  const int n = kSkip + LinkGuard::kWindow;
+  EXPECT_EQ(Transfer(g, n, 2'000'000, 0, 0), n);
+  EXPECT_EQ(g.probes(), 1u);
+  EXPECT_EQ(Transfer(g, LinkGuard::kProbeChunks, 2'000'000, 0, 100'000), 0);  // The probe.
+  EXPECT_EQ(g.probes_raw_won(), 1u);
+  EXPECT_TRUE(g.holding_raw());
+  EXPECT_EQ(Transfer(g, LinkGuard::kFirstHold, 2'000'000, 0, 100'000), 0);  // The hold.
+  // Then compression is timed again; still far slower than the probe's raw
+  // rate: held twice as long, without probing again.
+  EXPECT_EQ(Transfer(g, n, 2'000'000, 0, 100'000), n);
+  EXPECT_TRUE(g.holding_raw());
+  EXPECT_EQ(Transfer(g, 2 * LinkGuard::kFirstHold, 2'000'000, 0, 100'000), 0);
+  EXPECT_EQ(Transfer(g, 1, 2'000'000, 0, 100'000), 1);
+  EXPECT_EQ(g.probes(), 1u);
+}
+
+TEST(LinkGuard, AProbeThatLosesIsRemembered) {
+  LinkGuard g;
+  const int n = kSkip + LinkGuard::kWindow;
+  // Compressed sends do not wait (the socket buffer still has room), but
+  // raw ones wait long: the link is slower than lz4 after all.
+  EXPECT_EQ(Transfer(g, n, 2'000'000, 0, 50'000'000), n);
+  EXPECT_EQ(Transfer(g, LinkGuard::kProbeChunks, 2'000'000, 0, 50'000'000), 0);
+  EXPECT_EQ(g.probes(), 1u);
+  EXPECT_EQ(g.probes_raw_won(), 0u);
+  EXPECT_FALSE(g.holding_raw());
+  // Compression far faster than the raw rate measured: no more probes.
+  for (int t = 0; t < 20; ++t) EXPECT_EQ(Transfer(g, 64, 2'000'000, 0, 50'000'000), 64);
+  EXPECT_EQ(g.probes(), 1u);
+}
+
+TEST(LinkGuard, NearTheBalanceItProbesAgainAfterAGap) {
+  LinkGuard g;
+  const int n = kSkip + LinkGuard::kWindow;
+  // Raw as fast as compressed (2 ms per MiB either way): a probe loses, and
+  // the next is judged only after kFirstGap timed chunks.
+  EXPECT_EQ(Transfer(g, n, 2'000'000, 0, 2'000'000), n);
+  EXPECT_EQ(Transfer(g, LinkGuard::kProbeChunks, 2'000'000, 0, 2'000'000), 0);
+  EXPECT_EQ(g.probes(), 1u);
+  EXPECT_EQ(Transfer(g, kSkip + LinkGuard::kFirstGap + LinkGuard::kWindow - 1, 2'000'000, 0, 2'000'000),
+            kSkip + LinkGuard::kFirstGap + LinkGuard::kWindow - 1);
+  EXPECT_EQ(g.probes(), 1u);
+  EXPECT_EQ(Transfer(g, kSkip + 1, 2'000'000, 0, 2'000'000), kSkip + 1);
+  EXPECT_EQ(g.probes(), 2u);
+}
+
+TEST(LinkGuard, SmallTransfersAreNotJudged) {
+  LinkGuard g;
+  // Transfers that fit in the socket buffer never wait; they are not timed.
+  for (int t = 0; t < 100; ++t) EXPECT_EQ(Transfer(g, kSkip, 2'000'000, 0, 0), kSkip);
+  EXPECT_EQ(g.probes(), 0u);
+}
+
+TEST(ChunkCompressor, LinkGuardOffCompressesWhateverCompresses) {
+  const Bytes sparse = SparseFloats(1 << 20, 8);
+  ChunkCompressor c;
+  c.set_link_guard(false);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(CompressOne(c, sparse)) << i;
+    c.Sent(sparse.size(), 0);
+  }
+  ChunkCompressor guarded;
+  int compressed = 0;
+  for (int i = 0; i < 100; ++i) {
+    compressed += CompressOne(guarded, sparse);
+    guarded.Sent(sparse.size(), 0);  // A send that never waits: the link outruns lz4.
+  }
+  EXPECT_LT(compressed, 60);
+  EXPECT_GT(guarded.link().probes_raw_won(), 0u);
+  EXPECT_EQ(guarded.counters().raw_link, uint64_t(100 - compressed));
+}
+
 // ---- Transfers over a socket -------------------------------------------------
 
 class Lz4Bulk : public ::testing::Test {

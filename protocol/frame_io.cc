@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 
 #include "protocol/messages.h"
@@ -137,11 +138,12 @@ Status SendBulkLz4(Connection& conn, const uint8_t* prefix, size_t prefix_len, u
   bool first = true;
   do {
     int n = 0;
+    size_t len = 0;
     if (first && prefix_len > 0) iov[n++] = {const_cast<uint8_t*>(prefix), prefix_len};
     first = false;
     if (cursor.Remaining() > 0) {
       int slices = 0;
-      const size_t len = cursor.Take(chunk, iov.data() + n + 1, kMaxSlicesPerChunk, &slices);
+      len = cursor.Take(chunk, iov.data() + n + 1, kMaxSlicesPerChunk, &slices);
       const uint8_t* payload = nullptr;
       size_t payload_len = 0;
       wire::Op op = wire::Op::kData;
@@ -157,7 +159,13 @@ Status SendBulkLz4(Connection& conn, const uint8_t* prefix, size_t prefix_len, u
       iov[n] = {header, sizeof header};
       n += 1 + slices;
     }
-    if (n > 0) HIPR_RETURN_IF_ERROR(conn.SendV(iov.data(), n));
+    if (n == 0) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    HIPR_RETURN_IF_ERROR(conn.SendV(iov.data(), n));
+    if (len > 0)
+      lz4.Sent(len, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              std::chrono::steady_clock::now() - t0)
+                                              .count()));
   } while (cursor.Remaining() > 0);
   return Status::Ok();
 }

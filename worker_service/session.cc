@@ -172,6 +172,9 @@ Status Session::Hello() {
       reply.features.push_back(f);
     }
   }
+  // "on" compresses whatever compresses; "auto" also asks whether the link
+  // is slower than lz4 (ChunkCompressor's link guard).
+  compressor_.set_link_guard(config_.compress == "auto");
   reply.devices = device_->devices();
   reply.driver_version = device_->driver_version();
   reply.runtime_version = device_->runtime_version();
@@ -196,9 +199,10 @@ void Session::LogLz4() {
   const ChunkInflater::Counters& got = inflater_.counters();
   spdlog::info(
       "session {}: bulk lz4 received: {} chunks ({} bytes as {}); sent: {} chunks compressed ({} bytes as {}), "
-      "raw: {} (samples did not shrink), {} (chunk did not shrink), {} (backing off); {:.3f} s compressing",
+      "raw: {} (samples did not shrink), {} (chunk did not shrink), {} (backing off), {} (link faster than lz4); "
+      "{:.3f} s compressing",
       id_, got.chunks, got.raw_bytes, got.wire_bytes, sent.compressed, sent.raw_bytes, sent.wire_bytes,
-      sent.raw_sampled, sent.raw_whole, sent.raw_backoff, static_cast<double>(sent.ns) / 1e9);
+      sent.raw_sampled, sent.raw_whole, sent.raw_backoff, sent.raw_link, static_cast<double>(sent.ns) / 1e9);
 }
 
 Status Session::Run() {

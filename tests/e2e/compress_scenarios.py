@@ -10,14 +10,14 @@ from e2e_harness import Failure, client_env, log, run_to_pass
 STATS_DIRECTIONS = re.compile(r"hipr: stats: bulk lz4: to the device (on|off), from the device (on|off)")
 STATS_SENT = re.compile(r"hipr: stats: bulk lz4 sent: (\d+) chunks compressed \(([0-9.]+ \S+) as ([0-9.]+ \S+)\); "
                         r"sent raw: (\d+) chunks \(samples did not shrink\), (\d+) \(chunk did not shrink\), "
-                        r"(\d+) \(backing off\); ([0-9.]+) s compressing")
+                        r"(\d+) \(backing off\), (\d+) \(link faster than lz4\); ([0-9.]+) s compressing")
 STATS_RECEIVED = re.compile(r"hipr: stats: bulk lz4 received: (\d+) chunks \(([0-9.]+ \S+) as ([0-9.]+ \S+)\)")
 # The worker's lines (worker_service/session.cc).
 WORKER_AGREED = re.compile(r"session (\d+): bulk lz4: to the device (on|off), from the device (on|off) "
                            r"\(--compress (\w+), (local|remote) client")
 WORKER_TOTALS = re.compile(r"session (\d+): bulk lz4 received: (\d+) chunks \((\d+) bytes as (\d+)\); sent: (\d+) "
                            r"chunks compressed \((\d+) bytes as (\d+)\), raw: (\d+) \(samples did not shrink\), "
-                           r"(\d+) \(chunk did not shrink\), (\d+) \(backing off\)")
+                           r"(\d+) \(chunk did not shrink\), (\d+) \(backing off\), (\d+) \(link faster than lz4\)")
 
 UNITS = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20}
 
@@ -75,6 +75,9 @@ class CompressScenarios:
         if sampled < 2 or backoff < 8:
             raise Failure("to the device: the noise was not skipped as it should: %d chunks refused by their "
                           "samples, %d untried (backing off)" % (sampled, backoff))
+        if int(sent.group(7)) != 0:
+            raise Failure("HIPR_COMPRESS=on must compress whatever compresses, but %s chunks went raw for the "
+                          "link's speed" % sent.group(7))
         got, got_raw, got_wire = int(received.group(1)), size_of(received.group(2)), size_of(received.group(3))
         if got < 48 or got_wire > 0.7 * got_raw:
             raise Failure("from the device: %d chunks compressed, %s as %s; expected >= 48 chunks at <= 70%%"
@@ -88,12 +91,15 @@ class CompressScenarios:
         if w_received != compressed or w_sent != got:
             raise Failure("the two ends disagree: the stub sent %d compressed chunks, the worker received %d; "
                           "the worker sent %d, the stub received %d" % (compressed, w_received, w_sent, got))
+        if int(totals.group(11)) != 0:
+            raise Failure("--compress on must compress whatever compresses, but the worker sent %s chunks raw "
+                          "for the link's speed" % totals.group(11))
         if w_sampled < 2 or w_backoff < 8:
             raise Failure("from the device: the noise was not skipped as it should: %d refused by samples, %d "
                           "untried" % (w_sampled, w_backoff))
         log("compress_forced: to the device %d chunks compressed (%s as %s), raw %d/%d/%d "
             "(samples/chunk/backoff), %s s compressing; from the device %d chunks (%s as %s), raw %d/%s/%d"
-            % (compressed, sent.group(2), sent.group(3), sampled, whole, backoff, sent.group(7), got,
+            % (compressed, sent.group(2), sent.group(3), sampled, whole, backoff, sent.group(8), got,
                received.group(2), received.group(3), w_sampled, totals.group(9), w_backoff))
 
     def scenario_compress_loopback(self):

@@ -130,6 +130,7 @@ Status RawClient::Connect(const std::string& endpoint, std::unique_ptr<RawClient
   hello.client_pid = static_cast<uint32_t>(getpid());
   hello.window = {reinterpret_cast<uint64_t>(c->window_), window_bytes};
   hello.features = std::move(features);
+  c->compressor_.set_link_guard(false);  // Compress whatever compresses, as --compress on.
   HIPR_RETURN_IF_ERROR(c->Call(wire::Op::kHello, hello, &c->hello_));
   if (c->hello_.status != StatusCode::kOk) return Status(c->hello_.status, c->hello_.message);
   for (const std::string& f : c->hello_.features) {
