@@ -53,81 +53,70 @@ bool LinkGuard::WantCompression() {
         --hold_;
         return false;
       }
-      mode_ = Mode::kCompress;
-      StartWindow();
+      mode_ = Mode::kCompress;  // One chunk to time lz4 again.
       return true;
   }
   return true;
 }
 
-void LinkGuard::StartWindow() {
-  window_chunks_ = 0;
-  window_bytes_ = window_compress_ns_ = window_send_ns_ = 0;
-}
-
-void LinkGuard::HoldRaw() {
-  mode_ = Mode::kRaw;
-  hold_ = next_hold_;
-  next_hold_ = std::min(next_hold_ * 2, kMaxHold);
-}
-
-void LinkGuard::KeepCompressing() {
-  mode_ = Mode::kCompress;
-  StartWindow();
-  gap_ = next_gap_;
-  next_gap_ = std::min(next_gap_ * 2, kMaxGap);
-  next_hold_ = kFirstHold;
+void LinkGuard::Decide() {
+  if (lz4_rate_ * kMargin < raw_rate_) {
+    mode_ = Mode::kRaw;
+    hold_ = next_hold_;
+    next_hold_ = std::min(next_hold_ * 2, kMaxHold);
+  } else {
+    mode_ = Mode::kCompress;
+    next_hold_ = kFirstHold;
+  }
 }
 
 void LinkGuard::Sent(size_t raw_len, size_t wire_len, bool compressed, uint64_t compress_ns, uint64_t send_ns) {
   const bool timed = transfer_sent_ >= kSkipBytes;
   transfer_sent_ += wire_len;
+  if (compressed && compress_ns > 0) {
+    const double rate = static_cast<double>(raw_len) / static_cast<double>(compress_ns);
+    lz4_rate_ = lz4_rate_ == 0 ? rate : 0.75 * lz4_rate_ + 0.25 * rate;
+  }
   if (mode_ == Mode::kProbe) {
     if (timed && probe_left_ <= kProbeTimed) {
-      probe_bytes_ += raw_len;
-      probe_ns_ += send_ns;
+      raw_bytes_ += raw_len;
+      raw_ns_ += send_ns;
     }
     if (--probe_left_ > 0) return;
-    if (probe_bytes_ == 0) {  // Nothing timed (transfers too small): no verdict.
-      KeepCompressing();
-      return;
-    }
-    // A raw send that never waited moved its bytes at memory speed.
-    raw_rate_ = probe_ns_ == 0 ? 1e300 : static_cast<double>(probe_bytes_) / static_cast<double>(probe_ns_);
-    if (raw_rate_ > compressed_rate_) {
-      ++probes_raw_won_;
-      HoldRaw();
+    // Nothing timed (small transfers): try again later. A raw send that
+    // never waited moved its bytes at memory speed.
+    if (raw_bytes_ > 0) raw_rate_ = raw_ns_ == 0 ? 1e300 : static_cast<double>(raw_bytes_) / static_cast<double>(raw_ns_);
+    raw_bytes_ = raw_ns_ = 0;
+    timed_compressed_ = 0;
+    if (raw_rate_ > 0) {
+      Decide();
     } else {
-      KeepCompressing();
+      mode_ = Mode::kCompress;
     }
     return;
   }
-  if (mode_ != Mode::kCompress || !compressed || !timed) return;
-  if (gap_ > 0) {
-    --gap_;
+  if (compressed && mode_ == Mode::kCompress && raw_rate_ > 0) {
+    Decide();  // lz4's time does not depend on the socket: no skip.
     return;
   }
-  ++window_chunks_;
-  window_bytes_ += raw_len;
-  window_compress_ns_ += compress_ns;
-  window_send_ns_ += send_ns;
-  if (window_chunks_ < kWindow) return;
-  const bool lz4_bound = window_send_ns_ * 8 < window_compress_ns_;
-  compressed_rate_ =
-      static_cast<double>(window_bytes_) / static_cast<double>(window_compress_ns_ + window_send_ns_);
-  StartWindow();
-  if (!lz4_bound) {
-    next_gap_ = kFirstGap;  // The network waited: compression pays.
-  } else if (raw_rate_ > 0 && compressed_rate_ > kMargin * raw_rate_) {
-    KeepCompressing();  // Raw was slower when last timed.
-  } else if (raw_rate_ > 0 && compressed_rate_ * kMargin < raw_rate_) {
-    HoldRaw();  // Raw was faster when last timed.
-  } else {
-    // The network waited for lz4: would raw be faster?
+  if (!timed) return;
+  if (!compressed) {
+    // A raw chunk (incompressible, or held): the link's rate, fresh.
+    raw_bytes_ += raw_len;
+    raw_ns_ += send_ns;
+    if (++raw_chunks_ < kWindow) return;
+    raw_rate_ = raw_ns_ == 0 ? 1e300 : static_cast<double>(raw_bytes_) / static_cast<double>(raw_ns_);
+    raw_chunks_ = 0;
+    raw_bytes_ = raw_ns_ = 0;
+    if (mode_ == Mode::kRaw && lz4_rate_ * kMargin >= raw_rate_) mode_ = Mode::kCompress;  // The link slowed down.
+    return;
+  }
+  if (mode_ == Mode::kCompress && ++timed_compressed_ >= kWindow) {
     ++probes_;
     mode_ = Mode::kProbe;
     probe_left_ = kProbeChunks;
-    probe_bytes_ = probe_ns_ = 0;
+    raw_chunks_ = 0;
+    raw_bytes_ = raw_ns_ = 0;
   }
 }
 

@@ -13,10 +13,8 @@
 // Each transfer starts afresh (BeginTransfer).
 //
 // And, with the link guard on (HIPR_COMPRESS / --compress auto), only while
-// the link is slower than lz4: LinkGuard (below) watches how long sends of
-// compressed chunks wait for the network and, where they do not
-// (compression is the bottleneck), times a few raw chunks and keeps the
-// faster way for a while.
+// the link is slower than lz4: LinkGuard (below) times lz4 and the link and
+// sends raw while the link is the faster of the two.
 #pragma once
 
 #include <sys/uio.h>
@@ -31,24 +29,20 @@
 
 namespace hipr {
 
-// Decides whether compressing is worth it for the link, from what sending
-// costs. Compressed chunks are timed (compression, and the send's wait for
-// socket room) over windows of kWindow, leaving out those that start within
-// the first kSkipBytes sent of each transfer (they land in a socket buffer
-// with room; Linux's default grows to 4 MiB). A window whose sends
-// waited less than an eighth of the compression time means the network
-// took each chunk faster than lz4 made it: then, unless an earlier probe's
-// raw rate already says which way is faster by a margin (kMargin), kProbeChunks
-// go raw and the last kProbeTimed of them are timed (the first fill the
-// socket buffer). If raw moved bytes faster, chunks go raw for a hold of
-// kFirstHold chunks (doubling up to kMaxHold while raw keeps winning), then
-// compression is timed again; if not, compression goes on and the next
-// window is judged only after kFirstGap timed chunks (doubling up to
-// kMaxGap). On a link clearly slower than lz4 the sends wait and it never
-// probes; near the balance one probe per session settles it.
-// Transfers smaller than the socket buffer cannot be judged from the
-// sender's side (no send waits): they keep compressing unless a larger one
-// found the link faster. Not thread-safe.
+// Decides whether compressing is worth it for the link: it is while lz4
+// (on this CPU, for this data) turns out bytes faster than the link takes
+// them raw. Two rates, from what sending costs:
+//  * lz4's: raw bytes per ns of compressing, averaged over recent chunks;
+//  * the link's for raw bytes: windows of kWindow raw chunks (incompressible
+//    ones, or chunks held raw) timed from the start of their send to its
+//    end, or, when none has been timed yet, a probe: after kWindow timed
+//    compressed chunks, kProbeChunks go raw and the last kProbeTimed of them
+//    are timed (the first fill the socket buffer).
+// Only chunks that start past the first kSkipBytes of a transfer are timed
+// (before that the socket buffer has room; Linux's default grows to 4 MiB).
+// Where lz4 is slower than the link by kMargin, chunks go raw for a hold of
+// kFirstHold chunks (doubling up to kMaxHold while that stays so); after a
+// hold one chunk is compressed to time lz4 again. Not thread-safe.
 class LinkGuard {
  public:
   static constexpr uint64_t kSkipBytes = 8u << 20;
@@ -57,13 +51,11 @@ class LinkGuard {
   static constexpr int kProbeTimed = 6;
   static constexpr int kFirstHold = 32;
   static constexpr int kMaxHold = 1024;
-  static constexpr int kFirstGap = 64;
-  static constexpr int kMaxGap = 4096;
   static constexpr double kMargin = 1.25;
 
   void BeginTransfer() { transfer_sent_ = 0; }
   // Called once per chunk before deciding: false means send it raw (a
-  // probe, or a hold after the link was found faster than lz4).
+  // probe, or a hold while the link is faster than lz4).
   bool WantCompression();
   // After the chunk was sent: its bytes and those on the wire, whether it
   // went compressed, the time spent compressing it (sampling included) and
@@ -72,34 +64,27 @@ class LinkGuard {
 
   bool holding_raw() const { return mode_ == Mode::kRaw; }
   uint64_t probes() const { return probes_; }
-  uint64_t probes_raw_won() const { return probes_raw_won_; }
+  double lz4_rate() const { return lz4_rate_; }  // Bytes per ns; 0: not timed yet.
+  double raw_rate() const { return raw_rate_; }  // Bytes per ns; 0: not timed yet.
 
  private:
   enum class Mode { kCompress, kProbe, kRaw };
-  void StartWindow();
-  void HoldRaw();
-  void KeepCompressing();
+  // With both rates known: compress, or hold raw.
+  void Decide();
 
   Mode mode_ = Mode::kCompress;
   uint64_t transfer_sent_ = 0;  // Bytes of this transfer on the wire so far.
-  // kCompress: the window being timed; chunks to let pass before timing.
-  int window_chunks_ = 0;
-  uint64_t window_bytes_ = 0;
-  uint64_t window_compress_ns_ = 0;
-  uint64_t window_send_ns_ = 0;
-  int gap_ = 0;
-  int next_gap_ = kFirstGap;
-  // kProbe.
+  double lz4_rate_ = 0;
+  double raw_rate_ = 0;
+  int timed_compressed_ = 0;  // Before the first probe.
+  // Raw chunks being timed (a window, or the probe's).
+  int raw_chunks_ = 0;
+  uint64_t raw_bytes_ = 0;
+  uint64_t raw_ns_ = 0;
   int probe_left_ = 0;
-  uint64_t probe_bytes_ = 0;
-  uint64_t probe_ns_ = 0;
-  double compressed_rate_ = 0;  // Bytes per ns of the window that started the probe.
-  double raw_rate_ = 0;         // Of the last probe; 0: none yet.
-  // kRaw.
   int hold_ = 0;
   int next_hold_ = kFirstHold;
   uint64_t probes_ = 0;
-  uint64_t probes_raw_won_ = 0;
 };
 
 // Not thread-safe: one per sending direction of a session, used under its
