@@ -96,6 +96,15 @@ bool ParseLogLevel(std::string_view text, LogLevel* out) {
   return true;
 }
 
+bool ParseCompress(std::string_view text, Compress* out) {
+  const std::string s = Lower(text);
+  if (s == "off") *out = Compress::kOff;
+  else if (s == "on") *out = Compress::kOn;
+  else if (s == "auto") *out = Compress::kAuto;
+  else return false;
+  return true;
+}
+
 Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* problems) {
   Config c;
   Parser p(lookup, ctx, problems);
@@ -113,6 +122,8 @@ Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* proble
   p.Number("HIPR_SPIN_US", 0, 100000, false, &c.spin_us);
   p.Number("HIPR_STATS", 0, 1, false, &c.stats);
   p.Number("HIPR_ZEROCOPY_BYTES", 0, uint64_t{1} << 40, true, &c.zero_copy_bytes);
+  if (const char* v = p.Get("HIPR_COMPRESS"); v != nullptr && !ParseCompress(v, &c.compress))
+    p.Problem("HIPR_COMPRESS", v, "expected off, on or auto", "auto");
   // Whole pages only: the window is mmap'ed.
   constexpr uint64_t kPage = 4096;
   c.window_bytes = (c.window_bytes + kPage - 1) & ~(kPage - 1);

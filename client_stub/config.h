@@ -18,6 +18,11 @@
 
 namespace hipr::client {
 
+// HIPR_COMPRESS: lz4 for bulk copies (see protocol/chunk_lz4.h). kAuto is on
+// unless the worker is on this host (loopback), where it only costs CPU.
+// Used in a direction only where the worker agrees too.
+enum class Compress { kOff, kOn, kAuto };
+
 struct Config {
   // HIPR_SERVER: "host:port" or "[v6]:port" (tcp), or "unix:/path" (a worker
   // on this node started with --listen-unix: the shm transport); empty when
@@ -37,6 +42,7 @@ struct Config {
   // connection notices at the first send and stops.
   uint64_t zero_copy_bytes = uint64_t{1} << 20;
   int stats = 0;                               // HIPR_STATS=1: print what crossed the wire at exit.
+  Compress compress = Compress::kAuto;         // HIPR_COMPRESS: off, on or auto.
 
   // For messages: the server, or "<unset>".
   std::string ServerForLog() const { return server.empty() ? "<unset>" : server; }
@@ -55,5 +61,8 @@ Config ConfigFromEnvironment();
 
 // "error", "warn", "info", "debug", "trace" or "off" (case-insensitive).
 bool ParseLogLevel(std::string_view text, LogLevel* out);
+
+// "off", "on" or "auto" (case-insensitive).
+bool ParseCompress(std::string_view text, Compress* out);
 
 }  // namespace hipr::client

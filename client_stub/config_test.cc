@@ -34,6 +34,7 @@ TEST(ConfigTest, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(c.flush_us, 200u);
   EXPECT_EQ(c.spin_us, 50);
   EXPECT_EQ(c.log_level, LogLevel::kWarn);
+  EXPECT_EQ(c.compress, Compress::kAuto);
 }
 
 TEST(ConfigTest, ParsesEveryKnob) {
@@ -47,9 +48,11 @@ TEST(ConfigTest, ParsesEveryKnob) {
                     {"HIPR_CHUNK_BYTES", "1m"},
                     {"HIPR_BATCH_BYTES", "65536"},
                     {"HIPR_FLUSH_US", "0"},
-                    {"HIPR_SPIN_US", "0"}},
+                    {"HIPR_SPIN_US", "0"},
+                    {"HIPR_COMPRESS", "On"}},
                    &problems);
   EXPECT_TRUE(problems.empty());
+  EXPECT_EQ(c.compress, Compress::kOn);
   EXPECT_EQ(c.server, "gpu1:7000");
   EXPECT_EQ(c.token, "t0k");
   EXPECT_EQ(c.log_level, LogLevel::kDebug);
@@ -71,9 +74,11 @@ TEST(ConfigTest, BadValuesKeepDefaultsAndAreReportedOnce) {
                     {"HIPR_CHUNK_BYTES", "1T"},
                     {"HIPR_BATCH_BYTES", "99999999999999999999999"},
                     {"HIPR_FLUSH_US", ""},
-                    {"HIPR_SPIN_US", "200000"}},
+                    {"HIPR_SPIN_US", "200000"},
+                    {"HIPR_COMPRESS", "yes"}},
                    &problems);
-  EXPECT_EQ(problems.size(), 8u);
+  EXPECT_EQ(problems.size(), 9u);
+  EXPECT_EQ(c.compress, Compress::kAuto);
   EXPECT_EQ(c.log_level, LogLevel::kWarn);
   EXPECT_EQ(c.connect_timeout_ms, 3000);
   EXPECT_EQ(c.peer_timeout_ms, 10000);
@@ -104,6 +109,18 @@ TEST(ConfigTest, LogLevelNames) {
   EXPECT_TRUE(ParseLogLevel("off", &l));
   EXPECT_EQ(l, LogLevel::kOff);
   EXPECT_FALSE(ParseLogLevel("verbose", &l));
+}
+
+TEST(ConfigTest, CompressNames) {
+  Compress c;
+  EXPECT_TRUE(ParseCompress("off", &c));
+  EXPECT_EQ(c, Compress::kOff);
+  EXPECT_TRUE(ParseCompress("AUTO", &c));
+  EXPECT_EQ(c, Compress::kAuto);
+  EXPECT_TRUE(ParseCompress("on", &c));
+  EXPECT_EQ(c, Compress::kOn);
+  EXPECT_FALSE(ParseCompress("lz4", &c));
+  EXPECT_FALSE(ParseCompress("", &c));
 }
 
 }  // namespace

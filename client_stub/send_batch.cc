@@ -50,7 +50,12 @@ void AppendFrame(std::vector<uint8_t>* out, uint16_t op, uint32_t request_id, co
 }
 
 Status SendPrefixAndBulk(Connection& conn, const std::vector<uint8_t>& prefix, uint32_t request_id,
-                         const iovec* bulk, int bulk_count, uint32_t chunk_bytes, bool bulk_pinned) {
+                         const iovec* bulk, int bulk_count, uint32_t chunk_bytes, bool bulk_pinned,
+                         ChunkCompressor* lz4) {
+  if (lz4 != nullptr && bulk_count > 0) {
+    lz4->BeginTransfer();
+    return SendBulkLz4(conn, prefix.data(), prefix.size(), request_id, bulk, bulk_count, chunk_bytes, *lz4);
+  }
   const uint32_t chunk = ClampChunk(chunk_bytes);
   uint8_t headers[kChunksPerSend][sizeof(wire::FrameHeader)];
   std::vector<iovec> iov;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "protocol/chunk_lz4.h"
 #include "protocol/status.h"
 #include "protocol/transport.h"
 
@@ -27,9 +28,12 @@ void AppendFrame(std::vector<uint8_t>* out, uint16_t op, uint32_t request_id, co
 // copied, never all in memory at once); the first writev carries the prefix
 // together with the first chunks. `bulk_pinned`: the bulk stays put (pinned
 // memory), so the connection may send it without a copy (SendVZeroCopy).
+// With `lz4` (bulk lz4 agreed), chunks that compress go as kDataLz4 instead
+// (SendBulkLz4).
 // REQUIRES: the caller holds the connection's send side.
 Status SendPrefixAndBulk(Connection& conn, const std::vector<uint8_t>& prefix, uint32_t request_id,
-                         const iovec* bulk, int bulk_count, uint32_t chunk_bytes, bool bulk_pinned = false);
+                         const iovec* bulk, int bulk_count, uint32_t chunk_bytes, bool bulk_pinned = false,
+                         ChunkCompressor* lz4 = nullptr);
 
 // Encoded fire-and-forget frames waiting to be sent. Not thread-safe: the
 // session guards it.

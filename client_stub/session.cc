@@ -141,6 +141,8 @@ Status Session::Hello(AddressRange* window) {
   request.client_pid = static_cast<uint32_t>(getpid());
   request.window = msg::AddressWindow{window->base, window->size};
   request.chunk_bytes = config_.chunk_bytes;
+  const bool want_lz4 = WantLz4();
+  if (want_lz4) request.features = {wire::kFeatureLz4ToDevice, wire::kFeatureLz4FromDevice};
   Encoded body(request);
   const uint16_t op = static_cast<uint16_t>(wire::Op::kHello);
   Pending p;
@@ -170,11 +172,33 @@ Status Session::Hello(AddressRange* window) {
   }
   HIPR_RETURN_IF_ERROR(AdoptWindow(hello_.window, window));
   devices_ = hello_.devices;
+  // Only what was offered counts.
+  for (const std::string& f : hello_.features) {
+    if (f == wire::kFeatureLz4ToDevice) lz4_to_device_ = want_lz4;
+    if (f == wire::kFeatureLz4FromDevice) lz4_from_device_ = want_lz4;
+  }
+  // "on" compresses whatever compresses; "auto" also asks whether the link
+  // is slower than lz4 (ChunkCompressor's link guard).
+  compressor_.set_link_guard(config_.compress == Compress::kAuto);
+  stats::Get().lz4_directions.store((lz4_to_device_ ? 1 : 0) | (lz4_from_device_ ? 2 : 0));
+  HIPR_LOG_INFO("bulk lz4: to the device %s, from the device %s (HIPR_COMPRESS: %s%s)", lz4_to_device_ ? "on" : "off",
+                lz4_from_device_ ? "on" : "off",
+                config_.compress == Compress::kOn ? "on" : config_.compress == Compress::kOff ? "off" : "auto",
+                want_lz4 && !lz4_to_device_ && !lz4_from_device_ ? "; the worker declined" : "");
   if (hello_.heartbeat_ms != 0 && hello_.heartbeat_ms * uint64_t{2} > uint64_t(config_.peer_timeout_ms))
     HIPR_LOG_WARN("the worker sends heartbeats every %u ms but HIPR_PEER_TIMEOUT_MS is %d: long "
                   "calls may be taken for a dead link; raise HIPR_PEER_TIMEOUT_MS",
                   hello_.heartbeat_ms, config_.peer_timeout_ms);
   return Status::Ok();
+}
+
+bool Session::WantLz4() const {
+  switch (config_.compress) {
+    case Compress::kOn: return true;
+    case Compress::kOff: return false;
+    case Compress::kAuto: return !conn_->PeerIsLocal();
+  }
+  return false;
 }
 
 Status Session::AdoptWindow(const msg::AddressWindow& offered, AddressRange* window) {
@@ -318,8 +342,21 @@ Status Session::SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t
   if (op != 0) AppendFrame(&outgoing_, op, id, body, len, nullptr, 0, chunk_bytes_);
   if (outgoing_.empty()) return Status::Ok();
   stats::Add(stats::Get().bytes_sent, outgoing_.size() + (op != 0 ? IovBytes(bulk, count) : 0));
-  Status st = SendPrefixAndBulk(*conn_, outgoing_, id, bulk, op != 0 ? count : 0, chunk_bytes_, bulk_pinned);
+  Status st = SendPrefixAndBulk(*conn_, outgoing_, id, bulk, op != 0 ? count : 0, chunk_bytes_, bulk_pinned,
+                                lz4_to_device_ ? &compressor_ : nullptr);
   outgoing_.clear();
+  if (lz4_to_device_) {
+    const ChunkCompressor::Counters c = compressor_.TakeCounters();
+    stats::Counters& s = stats::Get();
+    stats::Add(s.lz4_sent_chunks, c.compressed);
+    stats::Add(s.lz4_sent_raw_bytes, c.raw_bytes);
+    stats::Add(s.lz4_sent_wire_bytes, c.wire_bytes);
+    stats::Add(s.lz4_raw_sampled, c.raw_sampled);
+    stats::Add(s.lz4_raw_whole, c.raw_whole);
+    stats::Add(s.lz4_raw_backoff, c.raw_backoff);
+    stats::Add(s.lz4_raw_link, c.raw_link);
+    stats::Add(s.lz4_ns, c.ns);
+  }
   return Check(st);
 }
 
@@ -490,7 +527,14 @@ Status Session::ReadOneFrame() {
     error = reply.error;
     if (reply.error == 0 && p->recv_count > 0) {
       stats::Add(stats::Get().bytes_received, IovBytes(p->recv_bulk, p->recv_count));
-      HIPR_RETURN_IF_ERROR(ReadBulk(*conn_, p->id, p->recv_bulk, p->recv_count));
+      Status st = ReadBulk(*conn_, p->id, p->recv_bulk, p->recv_count, lz4_from_device_ ? &inflater_ : nullptr);
+      if (lz4_from_device_) {
+        const ChunkInflater::Counters c = inflater_.TakeCounters();
+        stats::Add(stats::Get().lz4_received_chunks, c.chunks);
+        stats::Add(stats::Get().lz4_received_raw_bytes, c.raw_bytes);
+        stats::Add(stats::Get().lz4_received_wire_bytes, c.wire_bytes);
+      }
+      HIPR_RETURN_IF_ERROR(st);
     }
   }
   std::lock_guard<std::mutex> lock(recv_mu_);

@@ -105,6 +105,9 @@ class Session {
   int32_t driver_version() const { return hello_.driver_version; }
   int32_t runtime_version() const { return hello_.runtime_version; }
   uint32_t chunk_bytes() const { return chunk_bytes_; }
+  // Bulk lz4 agreed in the hello (HIPR_COMPRESS and the worker's --compress).
+  bool lz4_to_device() const { return lz4_to_device_; }
+  bool lz4_from_device() const { return lz4_from_device_; }
   uint64_t session_id() const { return hello_.session_id; }
   const std::string& device_kind() const { return hello_.device_kind; }
 
@@ -195,6 +198,8 @@ class Session {
 
   Status Connect();
   Status Hello(AddressRange* window);
+  // Whether this side wants bulk lz4 (HIPR_COMPRESS; auto: a remote worker).
+  bool WantLz4() const;
   Status AdoptWindow(const msg::AddressWindow& offered, AddressRange* window);
   void StartFlusher();
   void FlusherLoop();
@@ -252,6 +257,9 @@ class Session {
   msg::HelloReply hello_;  // Immutable after Open.
   std::vector<msg::DeviceInfo> devices_;
   uint32_t chunk_bytes_ = wire::kDefaultChunkBytes;
+  bool lz4_to_device_ = false;    // Immutable after Open.
+  bool lz4_from_device_ = false;  // Immutable after Open.
+  ChunkInflater inflater_;        // Used by the reader role alone.
 
   std::atomic<bool> dead_{false};
   std::atomic<bool> abandoned_{false};
@@ -282,6 +290,7 @@ class Session {
 
   std::mutex send_mu_;
   std::vector<uint8_t> outgoing_;  // GUARDED_BY(send_mu_): the batch being sent.
+  ChunkCompressor compressor_;     // GUARDED_BY(send_mu_): bulk to the device, when lz4_to_device_.
 
   std::mutex batch_mu_;
   std::condition_variable batch_cv_;  // Batch became non-empty, dead, or stopping.

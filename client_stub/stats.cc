@@ -44,6 +44,30 @@ void Print() {
   fprintf(stderr, "hipr: stats: registrations: %llu fat binaries, %llu kernels, %llu variables, %.3f s\n",
           static_cast<unsigned long long>(Load(c.fat_binaries)), static_cast<unsigned long long>(Load(c.kernels)),
           static_cast<unsigned long long>(Load(c.variables)), static_cast<double>(Load(c.registration_ns)) / 1e9);
+  const uint64_t dirs = Load(c.lz4_directions);
+  fprintf(stderr, "hipr: stats: bulk lz4: to the device %s, from the device %s\n", (dirs & 1) ? "on" : "off",
+          (dirs & 2) ? "on" : "off");
+  if (dirs & 1) {
+    char raw[32], wire[32];
+    FormatBytes(Load(c.lz4_sent_raw_bytes), raw, sizeof raw);
+    FormatBytes(Load(c.lz4_sent_wire_bytes), wire, sizeof wire);
+    fprintf(stderr,
+            "hipr: stats: bulk lz4 sent: %llu chunks compressed (%s as %s); sent raw: %llu chunks (samples did not "
+            "shrink), %llu (chunk did not shrink), %llu (backing off), %llu (link faster than lz4); %.3f s "
+            "compressing\n",
+            static_cast<unsigned long long>(Load(c.lz4_sent_chunks)), raw, wire,
+            static_cast<unsigned long long>(Load(c.lz4_raw_sampled)),
+            static_cast<unsigned long long>(Load(c.lz4_raw_whole)),
+            static_cast<unsigned long long>(Load(c.lz4_raw_backoff)),
+            static_cast<unsigned long long>(Load(c.lz4_raw_link)), static_cast<double>(Load(c.lz4_ns)) / 1e9);
+  }
+  if (dirs & 2) {
+    char raw[32], wire[32];
+    FormatBytes(Load(c.lz4_received_raw_bytes), raw, sizeof raw);
+    FormatBytes(Load(c.lz4_received_wire_bytes), wire, sizeof wire);
+    fprintf(stderr, "hipr: stats: bulk lz4 received: %llu chunks (%s as %s)\n",
+            static_cast<unsigned long long>(Load(c.lz4_received_chunks)), raw, wire);
+  }
 }
 
 }  // namespace

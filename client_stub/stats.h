@@ -5,6 +5,10 @@
 //   hipr: stats: 842 launches, 1207 calls (160 round trips), 1.2 MiB sent, 24 KiB received
 //   hipr: stats: modules: 1 loaded, 1 shipped (20960 bytes as 7915 on the wire), 0 held by the worker already
 //   hipr: stats: registrations: 2 fat binaries, 12031 kernels, 6 variables, 0.011 s
+//   hipr: stats: bulk lz4: to the device on, from the device on
+//   hipr: stats: bulk lz4 sent: 12 chunks compressed (12.0 MiB as 1.3 MiB); sent raw: 3 chunks (samples did not
+//       shrink), 0 (chunk did not shrink), 8 (backing off), 0 (link faster than lz4); 0.021 s compressing
+//   hipr: stats: bulk lz4 received: 10 chunks (10.0 MiB as 1.1 MiB)
 //
 // Thread-safety: every function may be called from any thread, before or
 // after the client exists (the counters are constinit globals).
@@ -30,6 +34,20 @@ struct Counters {
   std::atomic<uint64_t> fat_binaries{0};     // Registered, ever (unregistering does not count down).
   std::atomic<uint64_t> kernels{0};
   std::atomic<uint64_t> variables{0};
+  // Bulk lz4 (protocol/chunk_lz4.h). Directions agreed in the last hello:
+  // bit 0 to the device, bit 1 from it.
+  std::atomic<uint64_t> lz4_directions{0};
+  std::atomic<uint64_t> lz4_sent_chunks{0};      // Sent as kDataLz4...
+  std::atomic<uint64_t> lz4_sent_raw_bytes{0};   // ...standing for these bytes...
+  std::atomic<uint64_t> lz4_sent_wire_bytes{0};  // ...in payloads of these.
+  std::atomic<uint64_t> lz4_raw_sampled{0};      // Sent raw: samples did not shrink.
+  std::atomic<uint64_t> lz4_raw_whole{0};        // Sent raw: the chunk did not shrink.
+  std::atomic<uint64_t> lz4_raw_backoff{0};      // Sent raw untried.
+  std::atomic<uint64_t> lz4_raw_link{0};         // Sent raw: the link is faster than lz4.
+  std::atomic<uint64_t> lz4_ns{0};               // Sampling and compressing.
+  std::atomic<uint64_t> lz4_received_chunks{0};
+  std::atomic<uint64_t> lz4_received_raw_bytes{0};
+  std::atomic<uint64_t> lz4_received_wire_bytes{0};
 };
 
 Counters& Get();

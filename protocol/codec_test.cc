@@ -332,6 +332,11 @@ TEST(Codec, LaunchRequestGlobalSizeIsOptional) {
   EXPECT_EQ(codec::RequiredFields<msg::MallocRequest>(3), 3u);
 }
 
+// A worker from before bulk lz4 replies without `features`: nothing agreed.
+TEST(Codec, HelloReplyFeaturesAreOptional) {
+  EXPECT_EQ(codec::RequiredFields<msg::HelloReply>(13), 12u);
+}
+
 TYPED_TEST(EveryMessage, RejectsAWrongTypeInEveryField) {
   Unpacked u = UnpackFields(Filled<TypeParam>());
   msgpack::zone z;

@@ -230,6 +230,7 @@ Unpacked UnpackFields(const T& msg) {
   r.driver_version = 50422804;
   r.runtime_version = -50422804;
   r.worker_version = "hipr-worker 0.1.0";
+  r.features = {wire::kFeatureLz4ToDevice, wire::kFeatureLz4FromDevice};
   return r;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <cstring>
 
 #include "protocol/messages.h"
 
@@ -42,6 +44,25 @@ size_t IovCursor::Take(size_t max_bytes, iovec* out, int max_slices, int* slices
   *slices = n;
   remaining_ -= taken;
   return taken;
+}
+
+uint8_t* IovCursor::Peek(size_t* len) {
+  while (index_ < count_ && iov_[index_].iov_len == offset_) {
+    ++index_;
+    offset_ = 0;
+  }
+  if (index_ == count_) {
+    *len = 0;
+    return nullptr;
+  }
+  *len = iov_[index_].iov_len - offset_;
+  return static_cast<uint8_t*>(iov_[index_].iov_base) + offset_;
+}
+
+void IovCursor::Skip(size_t bytes) {
+  iovec scratch[16];
+  int n = 0;
+  while (bytes > 0 && remaining_ > 0) bytes -= Take(bytes, scratch, 16, &n);
 }
 
 uint64_t IovBytes(const iovec* iov, int count) {
@@ -93,7 +114,8 @@ Status SendFrame(Connection& conn, uint16_t op, uint32_t request_id, const uint8
 }
 
 Status SendBulk(Connection& conn, uint32_t request_id, const iovec* bulk, int bulk_count,
-                uint32_t chunk_bytes) {
+                uint32_t chunk_bytes, ChunkCompressor* lz4) {
+  if (lz4 != nullptr) return SendBulkLz4(conn, nullptr, 0, request_id, bulk, bulk_count, chunk_bytes, *lz4);
   chunk_bytes = std::clamp(chunk_bytes, wire::kMinChunkBytes, wire::kMaxChunkBytes);
   uint8_t headers[kChunksPerSend][sizeof(wire::FrameHeader)];
   std::vector<iovec> iov;
@@ -103,6 +125,48 @@ Status SendBulk(Connection& conn, uint32_t request_id, const iovec* bulk, int bu
     iov.clear();
     HIPR_RETURN_IF_ERROR(SendChunks(conn, request_id, cursor, chunk_bytes, iov, headers, 0));
   }
+  return Status::Ok();
+}
+
+Status SendBulkLz4(Connection& conn, const uint8_t* prefix, size_t prefix_len, uint32_t request_id,
+                   const iovec* bulk, int bulk_count, uint32_t chunk_bytes, ChunkCompressor& lz4) {
+  const uint32_t chunk =
+      std::min(std::clamp(chunk_bytes, wire::kMinChunkBytes, wire::kMaxChunkBytes), ChunkCompressor::kChunkBytes);
+  uint8_t header[sizeof(wire::FrameHeader)];
+  std::array<iovec, 2 + kMaxSlicesPerChunk> iov;
+  IovCursor cursor(bulk, bulk_count);
+  bool first = true;
+  do {
+    int n = 0;
+    size_t len = 0;
+    if (first && prefix_len > 0) iov[n++] = {const_cast<uint8_t*>(prefix), prefix_len};
+    first = false;
+    if (cursor.Remaining() > 0) {
+      int slices = 0;
+      len = cursor.Take(chunk, iov.data() + n + 1, kMaxSlicesPerChunk, &slices);
+      const uint8_t* payload = nullptr;
+      size_t payload_len = 0;
+      wire::Op op = wire::Op::kData;
+      if (lz4.Compress(iov.data() + n + 1, slices, len, &payload, &payload_len)) {
+        op = wire::Op::kDataLz4;
+        iov[n + 1] = {const_cast<uint8_t*>(payload), payload_len};
+        slices = 1;
+      } else {
+        payload_len = len;
+      }
+      wire::EncodeHeader(
+          wire::MakeHeader(static_cast<uint16_t>(op), request_id, static_cast<uint32_t>(payload_len)), header);
+      iov[n] = {header, sizeof header};
+      n += 1 + slices;
+    }
+    if (n == 0) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    HIPR_RETURN_IF_ERROR(conn.SendV(iov.data(), n));
+    if (len > 0)
+      lz4.Sent(len, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              std::chrono::steady_clock::now() - t0)
+                                              .count()));
+  } while (cursor.Remaining() > 0);
   return Status::Ok();
 }
 
@@ -137,8 +201,10 @@ Status SkipPayload(Connection& conn, uint32_t length) {
 
 namespace {
 
-// Reads the next kData header of `request_id`, skipping heartbeats.
-Status NextDataHeader(Connection& conn, uint32_t request_id, uint64_t remaining, uint32_t* len) {
+// Reads the next kData (or, with `lz4`, kDataLz4) header of `request_id`,
+// skipping heartbeats.
+Status NextDataHeader(Connection& conn, uint32_t request_id, uint64_t remaining, bool lz4, uint16_t* op,
+                      uint32_t* len) {
   for (;;) {
     wire::FrameHeader h;
     HIPR_RETURN_IF_ERROR(ReadHeader(conn, &h));
@@ -153,10 +219,19 @@ Status NextDataHeader(Connection& conn, uint32_t request_id, uint64_t remaining,
       HIPR_RETURN_IF_ERROR(codec::DecodeBody(body.data(), body.size(), &fatal));
       return Status(StatusCode::kDeviceLost, fatal.message);
     }
+    if (h.op == static_cast<uint16_t>(wire::Op::kDataLz4)) {
+      if (!lz4) return ProtocolError("lz4 data frame where lz4 was not agreed");
+      if (h.request_id != request_id) return ProtocolError("data frame for another request");
+      // ChunkInflater::ReadChunk checks the payload and its declared length.
+      *op = h.op;
+      *len = h.payload_length;
+      return Status::Ok();
+    }
     if (h.op != static_cast<uint16_t>(wire::Op::kData)) return ProtocolError("expected a data frame");
     if (h.request_id != request_id) return ProtocolError("data frame for another request");
     if (h.payload_length == 0 || h.payload_length > remaining)
       return ProtocolError("data frame length does not fit the transfer");
+    *op = h.op;
     *len = h.payload_length;
     return Status::Ok();
   }
@@ -164,12 +239,53 @@ Status NextDataHeader(Connection& conn, uint32_t request_id, uint64_t remaining,
 
 }  // namespace
 
+void BulkReader::TakeDecoded(IovCursor& cursor) {
+  std::array<iovec, kMaxSlicesPerChunk> slices;
+  while (decoded_left_ > 0 && cursor.Remaining() > 0) {
+    int n = 0;
+    const uint8_t* from = lz4_->decoded() + (decoded_len_ - decoded_left_);
+    const size_t got = cursor.Take(decoded_left_, slices.data(), kMaxSlicesPerChunk, &n);
+    for (int i = 0; i < n; ++i) {
+      std::memcpy(slices[i].iov_base, from, slices[i].iov_len);
+      from += slices[i].iov_len;
+    }
+    decoded_left_ -= static_cast<uint32_t>(got);
+    remaining_ -= got;
+  }
+}
+
 Status BulkReader::Read(const iovec* dst, int dst_count) {
   IovCursor cursor(dst, dst_count);
   if (cursor.Remaining() > remaining_) return Status(StatusCode::kInternal, "read past the end of a transfer");
   std::array<iovec, kMaxSlicesPerChunk> slices;
   while (cursor.Remaining() > 0) {
-    if (in_frame_ == 0) HIPR_RETURN_IF_ERROR(NextDataHeader(conn_, request_id_, remaining_, &in_frame_));
+    if (decoded_left_ > 0) {
+      TakeDecoded(cursor);
+      continue;
+    }
+    if (in_frame_ == 0) {
+      uint16_t op = 0;
+      uint32_t len = 0;
+      HIPR_RETURN_IF_ERROR(NextDataHeader(conn_, request_id_, remaining_, lz4_ != nullptr, &op, &len));
+      if (op == static_cast<uint16_t>(wire::Op::kData)) {
+        in_frame_ = len;
+      } else {
+        uint32_t raw = 0;
+        HIPR_RETURN_IF_ERROR(lz4_->ReadChunk(conn_, len, remaining_, &raw));
+        size_t room = 0;
+        uint8_t* at = cursor.Peek(&room);
+        if (room >= raw) {
+          // The common case: straight into its place.
+          HIPR_RETURN_IF_ERROR(lz4_->InflateTo(at));
+          cursor.Skip(raw);
+          remaining_ -= raw;
+        } else {
+          HIPR_RETURN_IF_ERROR(lz4_->InflateToScratch());
+          decoded_len_ = decoded_left_ = raw;
+        }
+        continue;
+      }
+    }
     int n = 0;
     size_t got = cursor.Take(in_frame_, slices.data(), kMaxSlicesPerChunk, &n);
     HIPR_RETURN_IF_ERROR(conn_.RecvV(slices.data(), n));
@@ -180,8 +296,21 @@ Status BulkReader::Read(const iovec* dst, int dst_count) {
 }
 
 Status BulkReader::DiscardRest() {
+  remaining_ -= decoded_left_;
+  decoded_left_ = 0;
   while (remaining_ > 0) {
-    if (in_frame_ == 0) HIPR_RETURN_IF_ERROR(NextDataHeader(conn_, request_id_, remaining_, &in_frame_));
+    if (in_frame_ == 0) {
+      uint16_t op = 0;
+      uint32_t len = 0;
+      HIPR_RETURN_IF_ERROR(NextDataHeader(conn_, request_id_, remaining_, lz4_ != nullptr, &op, &len));
+      if (op == static_cast<uint16_t>(wire::Op::kDataLz4)) {
+        uint32_t raw = 0;
+        HIPR_RETURN_IF_ERROR(lz4_->ReadChunk(conn_, len, remaining_, &raw));
+        remaining_ -= raw;
+        continue;
+      }
+      in_frame_ = len;
+    }
     HIPR_RETURN_IF_ERROR(SkipPayload(conn_, in_frame_));
     remaining_ -= in_frame_;
     in_frame_ = 0;
@@ -189,8 +318,8 @@ Status BulkReader::DiscardRest() {
   return Status::Ok();
 }
 
-Status ReadBulk(Connection& conn, uint32_t request_id, const iovec* dst, int dst_count) {
-  BulkReader reader(conn, request_id, IovBytes(dst, dst_count));
+Status ReadBulk(Connection& conn, uint32_t request_id, const iovec* dst, int dst_count, ChunkInflater* lz4) {
+  BulkReader reader(conn, request_id, IovBytes(dst, dst_count), lz4);
   return reader.Read(dst, dst_count);
 }
 

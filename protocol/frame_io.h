@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "protocol/chunk_lz4.h"
 #include "protocol/codec.h"
 #include "protocol/transport.h"
 #include "protocol/wire.h"
@@ -23,6 +24,11 @@ class IovCursor {
   // `out` and advances past them; returns the bytes covered.
   size_t Take(size_t max_bytes, iovec* out, int max_slices, int* slices);
   uint64_t Remaining() const { return remaining_; }
+  // The contiguous bytes at the cursor (the next non-empty buffer's rest):
+  // *len of them at the returned address; nullptr and 0 at the end.
+  uint8_t* Peek(size_t* len);
+  // Advances past `bytes` (at most Remaining()).
+  void Skip(size_t bytes);
 
  private:
   const iovec* iov_;
@@ -47,9 +53,21 @@ inline Status SendFrame(Connection& conn, uint16_t op, uint32_t request_id,
   return SendFrame(conn, op, request_id, body.data(), body.size(), bulk, bulk_count, chunk_bytes);
 }
 
-// Sends only the kData frames of a bulk transfer.
+// Sends only the kData frames of a bulk transfer. With `lz4` (a direction
+// that negotiated kDataLz4), see SendBulkLz4.
 Status SendBulk(Connection& conn, uint32_t request_id, const iovec* bulk, int bulk_count,
-                uint32_t chunk_bytes);
+                uint32_t chunk_bytes, ChunkCompressor* lz4 = nullptr);
+
+// Sends `prefix` (already encoded frames; may be empty) and then a bulk
+// transfer in chunks of at most min(chunk_bytes, ChunkCompressor::kChunkBytes),
+// each as kDataLz4 where `lz4` finds that it pays and otherwise as kData
+// straight from `bulk`. One writev per chunk, the prefix in the first, so
+// compressing a chunk overlaps with the network taking the one before.
+// A transfer sent in several calls keeps one backoff: the caller calls
+// lz4.BeginTransfer() at the start of each transfer.
+// REQUIRES: the caller holds the connection's send side.
+Status SendBulkLz4(Connection& conn, const uint8_t* prefix, size_t prefix_len, uint32_t request_id,
+                   const iovec* bulk, int bulk_count, uint32_t chunk_bytes, ChunkCompressor& lz4);
 
 // Reads and validates a header: magic, a version this build speaks, and a
 // payload no larger than kMaxPayloadBytes. Does not read the payload.
@@ -61,15 +79,23 @@ Status ReadBody(Connection& conn, const wire::FrameHeader& header, std::vector<u
 // Reads the kData frames of one bulk transfer for `request_id`, placing the
 // bytes straight into `dst` (whose sizes sum to the transfer size).
 // Heartbeats between chunks are skipped; anything else is a protocol error,
-// except kFatal, whose message is returned as a session error.
-Status ReadBulk(Connection& conn, uint32_t request_id, const iovec* dst, int dst_count);
+// except kFatal, whose message is returned as a session error. kDataLz4
+// chunks are accepted only with `lz4` (see BulkReader).
+Status ReadBulk(Connection& conn, uint32_t request_id, const iovec* dst, int dst_count,
+                ChunkInflater* lz4 = nullptr);
 
 // Reads one bulk transfer of `total` bytes for `request_id` in pieces of any
 // size, independent of how the sender cut it into chunk frames.
+//
+// With `lz4` (the direction negotiated kDataLz4; borrowed, outlives the
+// reader) kDataLz4 chunks are accepted too: a chunk decompresses straight
+// into the destination when the piece being read has room for all of it in
+// one buffer, else into the inflater's buffer and is copied out from there.
+// Without, a kDataLz4 frame is a protocol error.
 class BulkReader {
  public:
-  BulkReader(Connection& conn, uint32_t request_id, uint64_t total)
-      : conn_(conn), request_id_(request_id), remaining_(total) {}
+  BulkReader(Connection& conn, uint32_t request_id, uint64_t total, ChunkInflater* lz4 = nullptr)
+      : conn_(conn), request_id_(request_id), remaining_(total), lz4_(lz4) {}
   // Reads the next IovBytes(dst) bytes straight into `dst`.
   Status Read(const iovec* dst, int dst_count);
   // Reads and drops whatever is left of the transfer.
@@ -77,10 +103,16 @@ class BulkReader {
   uint64_t remaining() const { return remaining_; }
 
  private:
+  // Copies decoded bytes of the current kDataLz4 chunk into `cursor`.
+  void TakeDecoded(IovCursor& cursor);
+
   Connection& conn_;
   const uint32_t request_id_;
   uint64_t remaining_;      // Bytes of the transfer not consumed yet.
-  uint32_t in_frame_ = 0;   // Bytes of the current data frame not consumed yet.
+  uint32_t in_frame_ = 0;   // Bytes of the current kData frame not consumed yet.
+  ChunkInflater* const lz4_;
+  uint32_t decoded_len_ = 0;   // Length of the chunk in lz4_->decoded()...
+  uint32_t decoded_left_ = 0;  // ...and how much of it is not consumed yet.
 };
 
 // Reads and drops `bytes` of bulk for `request_id` (a copy that failed

@@ -40,7 +40,7 @@ struct HelloRequest {
   uint32_t client_pid = 0;
   AddressWindow window;  // Offered window, already reserved by the client.
   uint32_t chunk_bytes = 0;  // Largest kData payload the client wants.
-  std::vector<std::string> features;
+  std::vector<std::string> features;  // What the client offers (wire.h kFeature*).
   HIPR_FIELDS(min_version, max_version, auth_token, client_name, client_pid, window, chunk_bytes,
               features)
 };
@@ -111,8 +111,12 @@ struct HelloReply {
   int32_t driver_version = 0;
   int32_t runtime_version = 0;
   std::string worker_version;
+  // What the worker agreed to of HelloRequest::features (wire.h kFeature*);
+  // empty from an older worker (optional).
+  std::vector<std::string> features;
+  static constexpr size_t kRequiredFields = 12;
   HIPR_FIELDS(status, message, version, session_id, device_kind, devices, window, chunk_bytes,
-              heartbeat_ms, driver_version, runtime_version, worker_version)
+              heartbeat_ms, driver_version, runtime_version, worker_version, features)
 };
 
 // kShmSetup: the first frame on a unix-socket connection, sent by the

@@ -61,6 +61,10 @@ class Connection {
   };
   virtual SharedRegion SharedHostRegion() const { return {}; }
 
+  // True when the peer is on this host (tcp over loopback; same-node
+  // transports): where bulk compression's "auto" leaves it off.
+  virtual bool PeerIsLocal() const = 0;
+
   Status RecvExact(void* buf, size_t len) {
     iovec iov{buf, len};
     return RecvV(&iov, 1);

@@ -82,6 +82,7 @@ enum class Op : uint16_t {
   kOutput = 0x0F06,     // Worker -> client, unsolicited: text device code printed.
   kHostCallbackReady = 0x0F07,  // Worker -> client, unsolicited: a stream reached a host callback.
   kShmSetup = 0x0F08,  // Worker -> client, first on a unix socket: the shm segment (SCM_RIGHTS).
+  kDataLz4 = 0x0F09,  // A chunk of bulk bytes, lz4-compressed (see below); only where negotiated.
 };
 
 inline constexpr uint16_t ReplyOp(Op op) { return static_cast<uint16_t>(op) | kReplyBit; }
@@ -105,6 +106,21 @@ inline constexpr uint32_t kMaxMsgpackArray = 4096;
 inline constexpr uint32_t kMaxMsgpackMap = 256;
 inline constexpr uint32_t kMaxMsgpackString = 64u << 10;
 inline constexpr uint32_t kMaxMsgpackBin = 64u << 10;
+
+// kDataLz4 payload: a u32 little-endian `raw_length`, the number of bulk bytes
+// the chunk stands for (1..kMaxChunkBytes, and no more than is left of the
+// transfer), then one lz4 block (LZ4_compress_default's format, no frame
+// header) of at least one byte that decompresses to exactly raw_length bytes.
+// A chunk is compressed on its own (no dictionary from earlier chunks), so
+// it decompresses straight into its place in the destination. Anything else
+// is a protocol violation.
+inline constexpr uint32_t kLz4PrefixBytes = 4;
+// Hello features (HelloRequest::features offers, HelloReply::features
+// agrees): kDataLz4 chunks in bulk to the device (client -> worker) and from
+// the device (worker -> client). A side sends kDataLz4 only in a direction
+// both agreed to, and a receiver refuses it in any other.
+inline constexpr char kFeatureLz4ToDevice[] = "bulk-lz4-h2d";
+inline constexpr char kFeatureLz4FromDevice[] = "bulk-lz4-d2h";
 
 // Writes `h` to 16 bytes, little-endian, independent of host byte order.
 void EncodeHeader(const FrameHeader& h, uint8_t out[sizeof(FrameHeader)]);

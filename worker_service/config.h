@@ -28,6 +28,10 @@ struct WorkerConfig {
   int hello_timeout_ms = 10000;
   uint32_t chunk_bytes = 4u << 20;
   int spin_us = 50;  // A session polls this long for the next frame before it sleeps.
+  // Bulk lz4 (protocol/chunk_lz4.h): "off", "on", or "auto" (on unless the
+  // client is on this host). Used in a direction only where the client
+  // offers it too.
+  std::string compress = "auto";
   std::string log_level = "info";
   // sim device.
   std::string sim_model = "mi250x";

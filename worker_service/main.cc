@@ -69,6 +69,11 @@ int main(int argc, char** argv) {
                  "a session polls this long for the client's next frame before it sleeps (0: sleep at once)")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
+  app.add_option("--compress", config.compress,
+                 "lz4 for bulk copies where the client agrees: on, off, or auto (on unless the client is on this "
+                 "host)")
+      ->check(CLI::IsMember({"off", "on", "auto"}))
+      ->capture_default_str();
   app.add_option("--log-level", config.log_level, "trace|debug|info|warn|error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();

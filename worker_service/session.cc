@@ -160,6 +160,22 @@ Status Session::Hello() {
   uint32_t want = hello.chunk_bytes == 0 ? config_.chunk_bytes : hello.chunk_bytes;
   chunk_bytes_ = std::clamp(std::min(want, config_.chunk_bytes), wire::kMinChunkBytes, wire::kMaxChunkBytes);
   reply.chunk_bytes = chunk_bytes_;
+  // Bulk lz4: in each direction the client offers, when this side wants it.
+  const bool local = conn_->PeerIsLocal();
+  const bool want_lz4 = config_.compress == "on" || (config_.compress == "auto" && !local);
+  for (const std::string& f : hello.features) {
+    if (!want_lz4) break;
+    if (f == wire::kFeatureLz4ToDevice && !lz4_to_device_) {
+      lz4_to_device_ = true;
+      reply.features.push_back(f);
+    } else if (f == wire::kFeatureLz4FromDevice && !lz4_from_device_) {
+      lz4_from_device_ = true;
+      reply.features.push_back(f);
+    }
+  }
+  // "on" compresses whatever compresses; "auto" also asks whether the link
+  // is slower than lz4 (ChunkCompressor's link guard).
+  compressor_.set_link_guard(config_.compress == "auto");
   reply.devices = device_->devices();
   reply.driver_version = device_->driver_version();
   reply.runtime_version = device_->runtime_version();
@@ -168,7 +184,26 @@ Status Session::Hello() {
   spdlog::info("session {}: client '{}' pid {} from {}; window [{:#x}, +{:#x}){}", id_, hello.client_name,
                hello.client_pid, conn_->PeerName(), reply.window.base, reply.window.size,
                reply.window.base == hello.window.base ? "" : " (counter-offer)");
+  spdlog::info("session {}: bulk lz4: to the device {}, from the device {} (--compress {}, {} client{})", id_,
+               lz4_to_device_ ? "on" : "off", lz4_from_device_ ? "on" : "off", config_.compress,
+               local ? "local" : "remote", hello.features.empty() ? ", which offered none" : "");
   return Status::Ok();
+}
+
+void Session::LogLz4() {
+  if (!lz4_to_device_ && !lz4_from_device_) return;
+  ChunkCompressor::Counters sent;
+  {
+    std::lock_guard lock(send_mu_);
+    sent = lz4_sent_;
+  }
+  const ChunkInflater::Counters& got = inflater_.counters();
+  spdlog::info(
+      "session {}: bulk lz4 received: {} chunks ({} bytes as {}); sent: {} chunks compressed ({} bytes as {}), "
+      "raw: {} (samples did not shrink), {} (chunk did not shrink), {} (backing off), {} (link faster than lz4); "
+      "{:.3f} s compressing",
+      id_, got.chunks, got.raw_bytes, got.wire_bytes, sent.compressed, sent.raw_bytes, sent.wire_bytes,
+      sent.raw_sampled, sent.raw_whole, sent.raw_backoff, sent.raw_link, static_cast<double>(sent.ns) / 1e9);
 }
 
 Status Session::Run() {
@@ -188,6 +223,7 @@ Status Session::Run() {
       busy_since_ns_ = 0;
     }
     if (st.ok() && !goodbye_) continue;
+    LogLz4();
     if (goodbye_) {
       spdlog::info("session {}: client said goodbye", id_);
       return Status::Ok();
@@ -477,7 +513,7 @@ Status Session::HandleCopyToDevice(const wire::FrameHeader& h) {
     device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
     return Status::Ok();
   }
-  BulkReader reader(*conn_, h.request_id, total);
+  BulkReader reader(*conn_, h.request_id, total, lz4_to_device_ ? &inflater_ : nullptr);
   Status link;  // A failure of the connection itself, as opposed to the copy.
   BulkIo fill = [&](const iovec* iov, int count) { return link = reader.Read(iov, count); };
   Status st = device_->CopyToDevice(m.device, m.stream, m.dst, fill);
@@ -539,9 +575,13 @@ Status Session::HandleCopyFromDevice(const wire::FrameHeader& h) {
       if (link.ok())
         link = SendFrame(*conn_, static_cast<uint16_t>(h.op | wire::kReplyBit), h.request_id, w);
       if (link.ok() && with_bytes) {
+        if (lz4_from_device_) compressor_.BeginTransfer();
         link = read([&](const iovec* iov, int count) {
           last_send_ns_ = NowNs();
-          return SendBulk(*conn_, h.request_id, iov, count, chunk_bytes_);
+          if (!lz4_from_device_) return SendBulk(*conn_, h.request_id, iov, count, chunk_bytes_);
+          Status sent = SendBulkLz4(*conn_, nullptr, 0, h.request_id, iov, count, chunk_bytes_, compressor_);
+          lz4_sent_ += compressor_.TakeCounters();
+          return sent;
         });
       }
     }

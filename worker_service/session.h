@@ -31,6 +31,7 @@
 #include <variant>
 #include <vector>
 
+#include "protocol/chunk_lz4.h"
 #include "protocol/codec.h"
 #include "protocol/messages.h"
 #include "protocol/transport.h"
@@ -52,6 +53,8 @@ class Session {
 
  private:
   Status Hello();
+  // Logs what bulk lz4 did in this session (when it was agreed).
+  void LogLz4();
   Status Dispatch(const wire::FrameHeader& header);
   Status HandleCopyToDevice(const wire::FrameHeader& header);
   Status HandleCopyFromDevice(const wire::FrameHeader& header);
@@ -95,6 +98,9 @@ class Session {
   std::unique_ptr<Device> device_;
   const WorkerConfig& config_;
   uint32_t chunk_bytes_ = wire::kDefaultChunkBytes;
+  bool lz4_to_device_ = false;    // Agreed in the hello; immutable after.
+  bool lz4_from_device_ = false;  // Agreed in the hello; immutable after.
+  ChunkInflater inflater_;        // Replay thread only: bulk to the device.
 
   std::vector<uint8_t> body_;  // The current request's body.
   codec::BodyWriter writer_;
@@ -131,6 +137,8 @@ class Session {
   std::string output_;  // GUARDED_BY(output_mu_): printed by device code, not yet sent.
 
   std::mutex send_mu_;  // Serializes frames from the replay and heartbeat threads.
+  ChunkCompressor compressor_;  // GUARDED_BY(send_mu_): bulk from the device, when lz4_from_device_.
+  ChunkCompressor::Counters lz4_sent_;  // GUARDED_BY(send_mu_): totals, for the log at the end.
   std::atomic<int64_t> busy_since_ns_{0};  // 0 while waiting for a request.
   std::atomic<int64_t> last_send_ns_{0};
   std::atomic<bool> worker_stopping_{false};  // SIGTERM seen: end quietly.

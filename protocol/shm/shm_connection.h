@@ -101,6 +101,8 @@ class ShmConnection final : public Connection {
   std::string PeerName() const override;
   void Abandon() override;
   SharedRegion SharedHostRegion() const override { return {host_base_, host_bytes_}; }
+  // Always: the peer maps the same memory, so it is on this host.
+  bool PeerIsLocal() const override { return true; }
 
   // For tests: the shared control blocks (ring 0 carries client -> worker).
   RingControl* control(int ring) const;

@@ -353,6 +353,22 @@ void TcpConnection::Abandon() {
   fd_ = -1;
 }
 
+bool TcpConnection::PeerIsLocal() const {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getpeername(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return false;
+  if (ss.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
+    return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (ss.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
+    if (IN6_IS_ADDR_LOOPBACK(&a->sin6_addr)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && a->sin6_addr.s6_addr[12] == 127;
+  }
+  return true;
+}
+
 std::string TcpConnection::PeerName() const {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;

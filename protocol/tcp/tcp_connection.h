@@ -57,6 +57,9 @@ class TcpConnection final : public Connection {
   void Shutdown() override;
   std::string PeerName() const override;
   void Abandon() override;
+  // A loopback peer: 127.0.0.0/8, ::1, or ::ffff:127.0.0.0/104; any
+  // address family but IPv4/IPv6 (a unix socket) counts as local too.
+  bool PeerIsLocal() const override;
 
   int fd() const { return fd_; }
 

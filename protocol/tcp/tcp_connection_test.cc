@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -221,6 +222,50 @@ TEST(TcpConnect, PeerName) {
   EXPECT_EQ(c->PeerName(), "tcp:127.0.0.1:" + std::to_string(l.port()));
 }
 
+// Bulk compression's "auto" asks PeerIsLocal: loopback and unix peers are
+// local, a peer at any other address is not (even one on this host).
+TEST(TcpConnect, PeerIsLocal) {
+  Listener l;
+  ASSERT_TRUE(l.ok());
+  std::unique_ptr<TcpConnection> c;
+  ASSERT_TRUE(TcpConnection::Connect(Endpoint{"127.0.0.1", l.port()}, 2000, &c).ok());
+  EXPECT_TRUE(c->PeerIsLocal());
+  int fd = l.Accept();
+  ASSERT_GE(fd, 0);
+  EXPECT_TRUE(TcpConnection(fd).PeerIsLocal());
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  EXPECT_TRUE(TcpConnection(sv[0]).PeerIsLocal());
+  close(sv[1]);
+
+  // A non-loopback address of this machine, if it has one.
+  ifaddrs* ifs = nullptr;
+  ASSERT_EQ(getifaddrs(&ifs), 0);
+  std::string addr;
+  for (ifaddrs* i = ifs; i != nullptr && addr.empty(); i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof text);
+    if (std::string(text).rfind("127.", 0) != 0) addr = text;
+  }
+  freeifaddrs(ifs);
+  if (addr.empty()) GTEST_SKIP() << "no non-loopback IPv4 address here";
+  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(lfd, 0);
+  sockaddr_in any{};
+  any.sin_family = AF_INET;
+  inet_pton(AF_INET, addr.c_str(), &any.sin_addr);
+  ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr*>(&any), sizeof any), 0);
+  ASSERT_EQ(listen(lfd, 1), 0);
+  socklen_t len = sizeof any;
+  getsockname(lfd, reinterpret_cast<sockaddr*>(&any), &len);
+  std::unique_ptr<TcpConnection> remote;
+  Status st = TcpConnection::Connect(Endpoint{addr, ntohs(any.sin_port)}, 2000, &remote);
+  close(lfd);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_FALSE(remote->PeerIsLocal()) << addr;
+}
+
 TEST(TcpConnect, Ipv6Loopback) {
   Listener l(AF_INET6);
   if (!l.ok()) GTEST_SKIP() << "no IPv6 loopback here";
@@ -228,6 +273,7 @@ TEST(TcpConnect, Ipv6Loopback) {
   Status st = TcpConnection::Connect(Endpoint{"::1", l.port()}, 2000, &c);
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(c->PeerName(), "tcp:::1:" + std::to_string(l.port()));
+  EXPECT_TRUE(c->PeerIsLocal());
   int fd = l.Accept();
   ASSERT_GE(fd, 0);
   TcpConnection server(fd);

@@ -27,10 +27,11 @@ import time
 
 from e2e_harness import *  # noqa: F401,F403 (the harness is this driver's vocabulary)
 from e2e_harness import Failure, Worker, log
+from compress_scenarios import CompressScenarios
 from kernel_scenarios import KernelScenarios
 
 
-class Scenario(KernelScenarios):
+class Scenario(KernelScenarios, CompressScenarios):
     def __init__(self, build, tmp):
         self.build = build
         self.tmp = tmp

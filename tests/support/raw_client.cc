@@ -116,7 +116,8 @@ Status RawClient::ConnectBare(const std::string& endpoint, std::unique_ptr<RawCl
   return Status::Ok();
 }
 
-Status RawClient::Connect(const std::string& endpoint, std::unique_ptr<RawClient>* out, uint64_t window_bytes) {
+Status RawClient::Connect(const std::string& endpoint, std::unique_ptr<RawClient>* out, uint64_t window_bytes,
+                          std::vector<std::string> features) {
   std::unique_ptr<RawClient> c;
   HIPR_RETURN_IF_ERROR(ConnectBare(endpoint, &c));
   c->window_ = mmap(nullptr, window_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -128,8 +129,14 @@ Status RawClient::Connect(const std::string& endpoint, std::unique_ptr<RawClient
   hello.client_name = "raw-test-client";
   hello.client_pid = static_cast<uint32_t>(getpid());
   hello.window = {reinterpret_cast<uint64_t>(c->window_), window_bytes};
+  hello.features = std::move(features);
+  c->compressor_.set_link_guard(false);  // Compress whatever compresses, as --compress on.
   HIPR_RETURN_IF_ERROR(c->Call(wire::Op::kHello, hello, &c->hello_));
   if (c->hello_.status != StatusCode::kOk) return Status(c->hello_.status, c->hello_.message);
+  for (const std::string& f : c->hello_.features) {
+    if (f == wire::kFeatureLz4ToDevice) c->lz4_to_device_ = true;
+    if (f == wire::kFeatureLz4FromDevice) c->lz4_from_device_ = true;
+  }
   *out = std::move(c);
   return Status::Ok();
 }
@@ -210,7 +217,8 @@ int RawClient::ReadRegion(const msg::Region& src, void* data, uint64_t stream) {
   Status st = Send(wire::Op::kCopyFromDevice, req, &id);
   if (st.ok()) st = Receive(wire::Op::kCopyFromDevice, id, &r);
   iovec iov{data, src.bytes()};
-  if (st.ok() && r.error == 0 && src.bytes() > 0) st = ReadBulk(*conn_, id, &iov, 1);
+  if (st.ok() && r.error == 0 && src.bytes() > 0)
+    st = ReadBulk(*conn_, id, &iov, 1, lz4_from_device_ ? &inflater_ : nullptr);
   return st.ok() ? r.error : Fail(st);
 }
 

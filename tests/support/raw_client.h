@@ -44,9 +44,11 @@ std::string WorkerBinary();
 
 class RawClient {
  public:
-  // Connects and says hello, reserving an address window of `window_bytes`.
+  // Connects and says hello, reserving an address window of `window_bytes`
+  // and offering `features`. Where the worker agrees to bulk lz4, copies
+  // send and accept kDataLz4 chunks (counted by lz4_sent() / lz4_received()).
   static Status Connect(const std::string& endpoint, std::unique_ptr<RawClient>* out,
-                        uint64_t window_bytes = 16ull << 30);
+                        uint64_t window_bytes = 16ull << 30, std::vector<std::string> features = {});
   // Connects without a hello.
   static Status ConnectBare(const std::string& endpoint, std::unique_ptr<RawClient>* out);
   ~RawClient();
@@ -63,6 +65,11 @@ class RawClient {
     w.Encode(body);
     uint32_t id = NextId();
     if (request_id) *request_id = id;
+    if (lz4_to_device_ && bulk_count > 0) {
+      HIPR_RETURN_IF_ERROR(SendFrame(*conn_, static_cast<uint16_t>(op), id, w));
+      compressor_.BeginTransfer();
+      return SendBulkLz4(*conn_, nullptr, 0, id, bulk, bulk_count, chunk_bytes(), compressor_);
+    }
     return SendFrame(*conn_, static_cast<uint16_t>(op), id, w, bulk, bulk_count, chunk_bytes());
   }
   // Reads the next non-heartbeat frame; it must be the reply to `request_id`
@@ -102,6 +109,10 @@ class RawClient {
   int heartbeats() const { return heartbeats_; }
 
   uint32_t chunk_bytes() const { return hello_.chunk_bytes ? hello_.chunk_bytes : wire::kDefaultChunkBytes; }
+  bool lz4_to_device() const { return lz4_to_device_; }
+  bool lz4_from_device() const { return lz4_from_device_; }
+  const ChunkCompressor::Counters& lz4_sent() const { return compressor_.counters(); }
+  const ChunkInflater::Counters& lz4_received() const { return inflater_.counters(); }
 
  private:
   Status ReceiveBody(wire::Op op, uint32_t request_id, std::vector<uint8_t>* body);
@@ -113,6 +124,10 @@ class RawClient {
   uint64_t window_bytes_ = 0;
   uint32_t next_id_ = 1;
   int heartbeats_ = 0;
+  bool lz4_to_device_ = false;
+  bool lz4_from_device_ = false;
+  ChunkCompressor compressor_;
+  ChunkInflater inflater_;
   Status last_;
 };
 
