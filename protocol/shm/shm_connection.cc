@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -23,7 +24,7 @@ namespace hipr::shm {
 namespace {
 
 constexpr uint32_t kSegmentMagic = 0x48505348;  // "HSPH"
-constexpr uint32_t kLayoutVersion = 1;
+constexpr uint32_t kLayoutVersion = 2;
 constexpr uint64_t kHeaderBytes = 4096;
 // A sender publishes at least this often, so a large send is consumed while
 // it is still being written (the two copies overlap on two cores).
@@ -38,6 +39,10 @@ struct SegmentHeader {
   uint32_t version;
   uint64_t ring_bytes;
   alignas(64) RingControl rings[2];
+  // The CPU each side (worker 0, client 1) last ran on when it waited or
+  // published, or -1: a waiter whose peer shares its CPU yields instead of
+  // spinning, since its spin would only delay the peer it waits for.
+  alignas(64) std::atomic<int32_t> cpu[2];
 };
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 
@@ -47,6 +52,9 @@ int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+// sched_getcpu reads the kernel's rseq area (glibc 2.35+): no system call.
+inline int32_t ThisCpu() { return sched_getcpu(); }
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -153,6 +161,7 @@ Status ShmConnection::Map(int memfd, uint64_t ring_bytes, bool create) {
     header->magic = kSegmentMagic;
     header->version = kLayoutVersion;
     header->ring_bytes = ring_bytes;
+    for (auto& c : header->cpu) c.store(-1);
     for (RingControl& r : header->rings) {
       r.head.store(0);
       r.tail.store(0);
@@ -184,6 +193,8 @@ Status ShmConnection::Map(int memfd, uint64_t ring_bytes, bool create) {
     rx_data_bell_ = bells_[kDataBell0];
     rx_space_bell_ = bells_[kSpaceBell0];
   }
+  my_cpu_ = &header->cpu[side_];
+  peer_cpu_ = &header->cpu[side_ == kClient ? kWorker : kClient];
   tx_head_ = tx_->head.load(std::memory_order_acquire);
   rx_tail_ = rx_->tail.load(std::memory_order_acquire);
   return Status::Ok();
@@ -339,6 +350,13 @@ void ShmConnection::Ring(int bell) {
   (void)!write(bell, &one, sizeof one);
 }
 
+int32_t ShmConnection::NoteCpu() {
+  const int32_t cpu = ThisCpu();
+  // Written only when it changed: the line stays shared with a spinning peer.
+  if (my_cpu_->load(std::memory_order_relaxed) != cpu) my_cpu_->store(cpu, std::memory_order_relaxed);
+  return cpu;
+}
+
 Status ShmConnection::PeerGone() {
   peer_gone_.store(true);
   return LinkDown(side_ == kClient ? "the worker closed the shm connection" : "the client closed the shm connection");
@@ -352,6 +370,12 @@ Status ShmConnection::Wait(Ready ready, std::atomic<uint32_t>& flag, int bell, i
     const int64_t until = NowNs() + spin_ns;
     int n = 0;
     do {
+      // A peer on our CPU cannot make progress while we spin: let it run.
+      if (NoteCpu() == peer_cpu_->load(std::memory_order_relaxed)) {
+        sched_yield();
+        if (ready()) return Status::Ok();
+        continue;
+      }
       for (int i = 0; i < 64; ++i) {
         if (ready()) {
           spin_ns = std::min(max_spin_ns, std::max(spin_ns * 2, kMinSpinNs));
@@ -418,6 +442,7 @@ Status ShmConnection::SendV(const iovec* iov, int count) {
   };
   size_t unpublished = 0;
   auto publish = [&] {
+    NoteCpu();
     tx_->head.store(tx_head_, std::memory_order_release);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (tx_->consumer_waiting.load(std::memory_order_relaxed) != 0 && tx_->consumer_waiting.exchange(0) != 0)

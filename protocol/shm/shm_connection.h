@@ -124,6 +124,8 @@ class ShmConnection final : public Connection {
   Status RecvFromSocket(const iovec* iov, int count, size_t skip);
   void Ring(int bell);
   Status PeerGone();
+  // Publishes the CPU this thread runs on (for the peer's spin) and returns it.
+  int32_t NoteCpu();
 
   const Side side_;
   int sock_;
@@ -134,6 +136,8 @@ class ShmConnection final : public Connection {
   uint8_t* host_base_ = nullptr;  // The host segment, when there is one.
   uint64_t host_bytes_ = 0;
   uint64_t ring_bytes_ = 0;
+  std::atomic<int32_t>* my_cpu_ = nullptr;  // In the segment header.
+  std::atomic<int32_t>* peer_cpu_ = nullptr;
   RingControl* tx_ = nullptr;  // The ring we produce into.
   RingControl* rx_ = nullptr;  // The ring we consume from.
   uint8_t* tx_data_ = nullptr;
