@@ -16,7 +16,7 @@ struct WorkerConfig {
   // Also accept clients on this node on a unix socket at this path; they get
   // the shm transport (protocol/shm/). Empty: tcp only.
   std::string listen_unix;
-  uint64_t shm_ring_bytes = uint64_t{4} << 20;  // Each direction's ring.
+  uint64_t shm_ring_bytes = uint64_t{1} << 20;  // Each direction's ring (measured: docs/performance.md).
   // The host segment each shm session offers its client for pinned memory
   // (hipHostMalloc): copies to and from it carry no bytes. Virtual: only
   // pages the client uses take memory.

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
                  "transport (client: HIPR_SERVER=unix:PATH)");
   std::string shm_ring_bytes;
   app.add_option("--shm-ring-bytes", shm_ring_bytes,
-                 "bytes of each direction's shared-memory ring, a power of two from 64K to 256M (default 4M)");
+                 "bytes of each direction's shared-memory ring, a power of two from 64K to 256M (default 1M)");
   std::string shm_host_bytes;
   app.add_option("--shm-host-bytes", shm_host_bytes,
                  "host segment each shm session offers its client for pinned memory, e.g. 4G (0: none; "

@@ -26,9 +26,11 @@ namespace {
 constexpr uint32_t kSegmentMagic = 0x48505348;  // "HSPH"
 constexpr uint32_t kLayoutVersion = 2;
 constexpr uint64_t kHeaderBytes = 4096;
-// A sender publishes at least this often, so a large send is consumed while
-// it is still being written (the two copies overlap on two cores).
+// A sender publishes at least this often (and at least four times per ring),
+// so a large send is consumed while it is still being written (the two
+// copies overlap on two cores).
 constexpr size_t kPublishBytes = 256u << 10;
+size_t PublishBytes(uint64_t ring_bytes) { return static_cast<size_t>(std::min<uint64_t>(kPublishBytes, ring_bytes / 4)); }
 constexpr int64_t kMinSpinNs = 2000;
 // The set-up frame carries the segment, the four doorbells and the host
 // segment.
@@ -440,6 +442,7 @@ Status ShmConnection::SendV(const iovec* iov, int count) {
     }
     return cap - used;
   };
+  const size_t publish_bytes = PublishBytes(cap);
   size_t unpublished = 0;
   auto publish = [&] {
     NoteCpu();
@@ -475,7 +478,7 @@ Status ShmConnection::SendV(const iovec* iov, int count) {
         if (!violation.ok()) return violation;
         continue;
       }
-      const size_t n = static_cast<size_t>(std::min<uint64_t>({free_bytes, left, kPublishBytes - unpublished}));
+      const size_t n = static_cast<size_t>(std::min<uint64_t>({free_bytes, left, publish_bytes - unpublished}));
       const size_t at = static_cast<size_t>(tx_head_ & mask);
       const size_t first = std::min(n, static_cast<size_t>(cap) - at);
       std::memcpy(tx_data_ + at, src, first);
@@ -484,7 +487,7 @@ Status ShmConnection::SendV(const iovec* iov, int count) {
       src += n;
       left -= n;
       unpublished += n;
-      if (unpublished >= kPublishBytes) publish();
+      if (unpublished >= publish_bytes) publish();
     }
   }
   if (unpublished > 0 || count == 0) publish();
@@ -553,7 +556,7 @@ Status ShmConnection::RecvV(const iovec* iov, int count) {
         HIPR_RETURN_IF_ERROR(st);
         continue;
       }
-      const size_t n = static_cast<size_t>(std::min<uint64_t>({ready_bytes, left, kPublishBytes}));
+      const size_t n = static_cast<size_t>(std::min<uint64_t>({ready_bytes, left, PublishBytes(cap)}));
       const size_t at = static_cast<size_t>(rx_tail_ & mask);
       const size_t first = std::min(n, static_cast<size_t>(cap) - at);
       std::memcpy(dst, rx_data_ + at, first);

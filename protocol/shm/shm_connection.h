@@ -40,7 +40,7 @@ namespace hipr::shm {
 
 struct Options {
   // Bytes of each ring: a power of two in [kMinRingBytes, kMaxRingBytes].
-  uint64_t ring_bytes = uint64_t{4} << 20;
+  uint64_t ring_bytes = uint64_t{1} << 20;
   // Longest poll before sleeping, in microseconds (0: sleep at once). The
   // poll shrinks while it keeps ending in sleep and grows back when it
   // catches data, so an idle connection spins less and less.
