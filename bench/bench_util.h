@@ -88,7 +88,7 @@ struct RawPeer {
   pid_t pid = -1;
   static constexpr size_t kRequest = 32;  // About a HIPR call frame.
   static constexpr size_t kReply = 24;    // About a HIPR reply frame.
-  static constexpr size_t kStagePiece = 4u << 20;  // The sim's forced-staging piece.
+  static constexpr size_t kStagePiece = 512u << 10;  // The sim's forced-staging piece.
 
   void Start(uint64_t max_bytes) {
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
@@ -130,7 +130,7 @@ struct RawPeer {
         } else if (cmd.op == 'd' && cmd.n <= max_bytes) {
           FullWrite(c, buf, cmd.n);
         } else if (cmd.op == 'U' && cmd.n <= max_bytes) {
-          // As a staging worker: each 4 MiB piece lands in a buffer, then
+          // As a staging worker: each 512 KiB piece lands in a buffer, then
           // one memcpy puts it in place.
           for (uint64_t at = 0; at < cmd.n; at += kStagePiece) {
             const size_t len = static_cast<size_t>(std::min<uint64_t>(kStagePiece, cmd.n - at));
@@ -186,7 +186,7 @@ struct RawPeer {
     Command('d', n);
     FullRead(fd, data, n);
   }
-  // The same with one memcpy per 4 MiB piece on the peer's side: the
+  // The same with one memcpy per 512 KiB piece on the peer's side: the
   // baseline of a staging worker (raw TCP + one memcpy).
   void UploadStaged(const char* data, uint64_t n) {
     Command('U', n);

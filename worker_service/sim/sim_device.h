@@ -64,9 +64,12 @@ class SimDevice final : public Device {
   Status CopyFromDevice(int device, uint64_t stream, const msg::Region& src, const BulkIo& drain) override;
   void CopyFromDeviceAsync(int device, uint64_t stream, const msg::Region& src, CopyOutDone done) override;
 
-  // --sim-force-staging's pool: 4 buffers of one 4 MiB piece each.
-  static constexpr size_t kStagingBuffers = 4;
-  static constexpr size_t kStagingPieceBytes = 4u << 20;
+  // --sim-force-staging's pool: 8 buffers of 512 KiB. The sim's "DMA" is a
+  // CPU memcpy, which runs best from a piece still in cache; 4 MiB pieces
+  // measured 73% of raw TCP + memcpy for H2D, 512 KiB 92-103% (the hip
+  // device keeps 8 MiB pieces, where the DMA engine copies).
+  static constexpr size_t kStagingBuffers = 8;
+  static constexpr size_t kStagingPieceBytes = 512u << 10;
   Status CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) override;
 
   Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) override;
