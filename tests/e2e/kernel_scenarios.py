@@ -387,6 +387,76 @@ class KernelScenarios:
             raise Failure("generated_api has no passing row for: " + ", ".join(missing))
         log("generated_api: %d rows passed, covering all %d annotated functions" % (len(passed), len(annotated)))
 
+    def scenario_api_table(self):
+        """The hand-written HIP functions, one table row each with behavioural checks, against two
+        sim devices (api_table_memory.hip, api_table_runtime.hip, linked against the stub). Fails
+        unless the rows cover every function client_stub/abi/handwritten.txt marks remoted or local
+        and tests/e2e/api_table_pending.txt does not list, and if a listed one has a row. Then
+        every unsupported entry point (api_unsupported.hip): the generated ones return
+        hipErrorNotSupported on every call, the hand-written ones fail in their own types, and the
+        stub logs each name once however often it is called."""
+        self.build.check_runtime()
+        here = os.path.dirname(os.path.abspath(__file__))
+        root = os.path.join(here, "..", "..")
+        w = self.worker(extra_args=["--sim-devices", "2"])
+        passed = set()
+        for name in ("api_table_memory", "api_table_runtime"):
+            program = run_to_pass(name, [self.build.program(name)], client_env(self.build, w.server, "preload"),
+                                  timeout=120)
+            rows = [line.split(": ", 1)[1].strip() for line in program.text("out")
+                    if line.startswith("api row passed: ")]
+            log("%s: %d rows passed" % (name, len(rows)))
+            passed.update(rows)
+
+        def names(path, kinds=None):
+            found = []
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    words = line.split("#", 1)[0].split()
+                    if words and (kinds is None or (len(words) == 2 and words[1] in kinds)):
+                        found.append(words[0])
+            return found
+        handwritten = set(names(os.path.join(root, "client_stub", "abi", "handwritten.txt"), ("remoted", "local")))
+        pending = names(os.path.join(here, "api_table_pending.txt"))
+        unknown = sorted(set(pending) - handwritten)
+        if unknown:
+            raise Failure("api_table_pending.txt lists functions that are not hand-written remoted or local: "
+                          + ", ".join(unknown))
+        stale = sorted(set(pending) & passed)
+        if stale:
+            raise Failure("these functions have passing rows; delete them from api_table_pending.txt: "
+                          + ", ".join(stale))
+        missing = sorted(handwritten - set(pending) - passed)
+        if missing:
+            raise Failure("no passing api_table row for: " + ", ".join(missing))
+        log("api_table: %d of %d hand-written remoted/local functions have a passing row; %d pending"
+            % (len(handwritten & passed), len(handwritten), len(pending)))
+
+        generated = os.path.join(self.build.dir, "client_stub", "gen", "unsupported_exports.cc")
+        with open(generated, encoding="utf-8") as f:
+            unsupported = re.findall(r'^HIPR_UNSUPPORTED_ENTRY\(\w+, "([^"]+)"\)', f.read(), re.M)
+        if len(unsupported) < 100:
+            raise Failure("only %d generated unsupported entries in %s" % (len(unsupported), generated))
+        list_file = os.path.join(self.tmp, "unsupported.txt")
+        with open(list_file, "w", encoding="utf-8") as f:
+            f.write("\n".join(unsupported) + "\n")
+        program = run_to_pass("api_unsupported", [self.build.program("api_unsupported"), list_file],
+                              client_env(self.build, w.server, "preload"), timeout=120)
+        ok = {line.split(": ", 1)[1].strip() for line in program.text("out") if line.startswith("unsupported ok: ")}
+        not_ok = sorted(set(unsupported) - ok)
+        if not_ok:
+            raise Failure("api_unsupported did not check: " + ", ".join(not_ok))
+        logged = {}
+        for line in program.text("err"):
+            m = re.search(r"(\S+) is not supported by hipr; returning hipErrorNotSupported", line)
+            if m:
+                logged[m.group(1)] = logged.get(m.group(1), 0) + 1
+        wrong = sorted("%s (%d lines)" % (n, logged.get(n, 0)) for n in unsupported if logged.get(n, 0) != 1)
+        if wrong:
+            raise Failure("the stub did not log these unsupported functions exactly once: " + ", ".join(wrong[:20]))
+        log("api_unsupported: %d generated and %d hand-written unsupported entries answer with their documented "
+            "errors; each generated one logged once" % (len(unsupported), len(ok) - len(unsupported)))
+
     def scenario_fork_child(self):
         """A forked child opens its own session and never writes to the parent's: the parent's queued
         work, graph and copies still work after the child ran (fork_child.hip). Two sessions."""
