@@ -1,6 +1,7 @@
 // api_table_memory: one row per hand-written memory function (allocation,
 // copies, memsets, host memory, symbols), against a sim worker with two
 // devices; see api_table.h. Linked against the stub for the 6.x additions.
+#include <elf.h>
 #include <hip/hip_runtime.h>
 
 #include <cstdint>
@@ -8,6 +9,22 @@
 #include <vector>
 
 #include "api_table.h"
+
+// hipHostAlloc, hipMallocHost and hipFreeHost are deprecated, and have rows
+// all the same.
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+
+// hip_ext.h's launches (C++ linkage, as 5.x exports them), declared here
+// from their documented signatures.
+hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX, uint32_t globalWorkSizeY,
+                                    uint32_t globalWorkSizeZ, uint32_t localWorkSizeX, uint32_t localWorkSizeY,
+                                    uint32_t localWorkSizeZ, size_t sharedMemBytes, hipStream_t hStream,
+                                    void** kernelParams, void** extra, hipEvent_t startEvent, hipEvent_t stopEvent,
+                                    uint32_t flags);
+hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX, uint32_t globalWorkSizeY,
+                                    uint32_t globalWorkSizeZ, uint32_t localWorkSizeX, uint32_t localWorkSizeY,
+                                    uint32_t localWorkSizeZ, size_t sharedMemBytes, hipStream_t hStream,
+                                    void** kernelParams, void** extra, hipEvent_t startEvent, hipEvent_t stopEvent);
 
 // For the symbol rows (hipMemcpyToSymbol, hipGetSymbolAddress, ...).
 __device__ int g_symbol[64];
@@ -17,7 +34,69 @@ __global__ void DoubleSymbol(int n) {
   if (i < n) g_symbol[i] *= 2;
 }
 
+// For the module launch rows: thread `t` of block `b` writes
+// base + (b * stride + t) * 1000 + blockDim.x at index b * stride + t.
+__global__ void MarkGlobal(int* out, int stride, int base) {
+  const int i = static_cast<int>(blockIdx.x) * stride + static_cast<int>(threadIdx.x);
+  out[i] = base + i * 1000 + static_cast<int>(blockDim.x);
+}
+
 namespace {
+
+// A byte no row writes: outputs of failed calls and bytes outside a copied
+// or set region must still hold it.
+constexpr uint8_t kUntouched = 0xee;
+// A pointer no call returns: a failed call must leave it in its output.
+void* SentinelPtr() { return reinterpret_cast<void*>(uintptr_t{0x5eed0}); }
+constexpr size_t kSentinelSize = 0x5eed5eedu;
+
+void* DevAlloc(size_t n) {
+  void* p = nullptr;
+  HIP_OK(hipMalloc(&p, n));
+  return p;
+}
+
+void* DevAllocOn(int device, size_t n) {
+  int before = 0;
+  HIP_OK(hipGetDevice(&before));
+  HIP_OK(hipSetDevice(device));
+  void* p = DevAlloc(n);
+  HIP_OK(hipSetDevice(before));
+  return p;
+}
+
+void* PinnedAlloc(size_t n) {
+  void* p = nullptr;
+  HIP_OK(hipHostMalloc(&p, n, hipHostMallocDefault));
+  return p;
+}
+
+// Device bytes read back with a blocking copy (the memory's own device current).
+std::vector<uint8_t> ReadBack(const void* d, size_t n) {
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, d));
+  int before = 0;
+  HIP_OK(hipGetDevice(&before));
+  HIP_OK(hipSetDevice(a.device));
+  std::vector<uint8_t> out(n, 0);
+  HIP_OK(hipMemcpy(out.data(), d, n, hipMemcpyDeviceToHost));
+  HIP_OK(hipSetDevice(before));
+  return out;
+}
+
+void Upload(void* d, uint64_t seed, size_t n) {
+  std::vector<uint8_t> h(n);
+  e2e::FillPattern(h.data(), n, seed);
+  HIP_OK(hipMemcpy(d, h.data(), n, hipMemcpyHostToDevice));
+}
+
+hipStream_t NewStream() {
+  hipStream_t s = nullptr;
+  HIP_OK(hipStreamCreate(&s));
+  return s;
+}
+
+// ---- Allocation and host memory ---------------------------------------------
 
 void Malloc() {
   void* p = nullptr;
@@ -51,10 +130,286 @@ void MemGetInfo() {
   HIP_OK(hipFree(p));
 }
 
+void HostMalloc() {
+  const size_t n = 10000;
+  void* p = nullptr;
+  HIP_OK(hipHostMalloc(&p, n, hipHostMallocDefault));
+  CHECK(p != nullptr && (reinterpret_cast<uintptr_t>(p) & 4095) == 0, "hipHostMalloc gave %p", p);
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, p));
+  CHECK(a.memoryType == hipMemoryTypeHost && a.hostPointer == p, "pinned memory has type %d, host pointer %p",
+        a.memoryType, a.hostPointer);
+  // Host-accessible and usable as a copy's source and destination.
+  e2e::FillPattern(p, n, 101);
+  void* d = DevAlloc(n);
+  HIP_OK(hipMemcpy(d, p, n, hipMemcpyHostToDevice));
+  memset(p, 0, n);
+  HIP_OK(hipMemcpy(p, d, n, hipMemcpyDeviceToHost));
+  CHECK_PATTERN(p, n, 101, "hipHostMalloc memory round trip");
+  void* keep = SentinelPtr();
+  HIP_EXPECT(hipHostMalloc(&keep, 64, hipHostMallocCoherent | hipHostMallocNonCoherent), hipErrorInvalidValue);
+  HIP_EXPECT(hipHostMalloc(&keep, 64, 0x100u), hipErrorInvalidValue);
+  CHECK(keep == SentinelPtr(), "a failed hipHostMalloc wrote %p", keep);
+  HIP_EXPECT(hipHostMalloc(nullptr, 64, 0), hipErrorInvalidValue);
+  HIP_OK(hipHostMalloc(&keep, 0, 0));
+  CHECK(keep == nullptr, "hipHostMalloc of 0 bytes gave %p", keep);
+  HIP_OK(hipFree(d));
+  HIP_OK(hipHostFree(p));
+}
+
+void HostAlloc() {
+  const size_t n = 5000;
+  void* p = nullptr;
+  HIP_OK(hipHostAlloc(&p, n, hipHostMallocMapped));
+  CHECK(p != nullptr, "hipHostAlloc gave null");
+  unsigned flags = 0;
+  HIP_OK(hipHostGetFlags(&flags, p));
+  CHECK(flags == hipHostMallocMapped, "hipHostAlloc(Mapped) memory has flags %#x", flags);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(p, &size));
+  CHECK(size == n, "hipHostAlloc memory of %zu bytes has size %zu", n, size);
+  e2e::FillPattern(p, n, 102);
+  CHECK_PATTERN(p, n, 102, "hipHostAlloc memory is host-writable");
+  // hipHostAlloc takes only Portable, Mapped and WriteCombined.
+  void* keep = SentinelPtr();
+  HIP_EXPECT(hipHostAlloc(&keep, 64, hipHostMallocCoherent), hipErrorInvalidValue);
+  CHECK(keep == SentinelPtr(), "a failed hipHostAlloc wrote %p", keep);
+  HIP_EXPECT(hipHostAlloc(nullptr, 64, 0), hipErrorInvalidValue);
+  HIP_OK(hipHostFree(p));
+}
+
+void MallocHost() {
+  const size_t n = 3000;
+  void* p = nullptr;
+  HIP_OK(hipMallocHost(&p, n));
+  CHECK(p != nullptr, "hipMallocHost gave null");
+  unsigned flags = 0xff;
+  HIP_OK(hipHostGetFlags(&flags, p));
+  CHECK(flags == 0, "hipMallocHost memory has flags %#x", flags);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(p, &size));
+  CHECK(size == n, "hipMallocHost memory of %zu bytes has size %zu", n, size);
+  void* d = DevAlloc(n);
+  Upload(d, 103, n);
+  HIP_OK(hipMemcpy(p, d, n, hipMemcpyDeviceToHost));
+  CHECK_PATTERN(p, n, 103, "device to hipMallocHost memory");
+  HIP_EXPECT(hipMallocHost(nullptr, 64), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+  HIP_OK(hipFreeHost(p));
+}
+
+// hipHostFree / hipFreeHost: the pinned record goes; unknown, device and
+// registered pointers are refused.
+void CheckHostFree(hipError_t (*free_fn)(void*), const char* name) {
+  void* p = PinnedAlloc(4096);
+  unsigned flags = 0;
+  HIP_OK(hipHostGetFlags(&flags, p));
+  void* d = DevAlloc(256);
+  HIP_EXPECT(free_fn(d), hipErrorInvalidValue);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(d, &size));
+  CHECK(size == 256, "%s(device pointer) disturbed it: size %zu", name, size);
+  std::vector<uint8_t> plain(4096);
+  HIP_OK(hipHostRegister(plain.data(), plain.size(), 0));
+  HIP_EXPECT(free_fn(plain.data()), hipErrorInvalidValue);  // Registered: hipHostUnregister's.
+  HIP_OK(hipHostGetFlags(&flags, plain.data()));
+  HIP_OK(hipHostUnregister(plain.data()));
+  HIP_OK(free_fn(p));
+  HIP_EXPECT(hipHostGetFlags(&flags, p), hipErrorInvalidValue);
+  HIP_EXPECT(free_fn(p), hipErrorInvalidValue);
+  HIP_OK(free_fn(nullptr));
+  HIP_OK(hipFree(d));
+}
+
+void HostFree() { CheckHostFree(hipHostFree, "hipHostFree"); }
+void FreeHost() { CheckHostFree(hipFreeHost, "hipFreeHost"); }
+
+void HostGetFlags() {
+  void* p = nullptr;
+  const unsigned want = hipHostMallocPortable | hipHostMallocMapped;
+  HIP_OK(hipHostMalloc(&p, 8192, want));
+  unsigned flags = 0;
+  HIP_OK(hipHostGetFlags(&flags, p));
+  CHECK(flags == want, "flags %#x, expected %#x", flags, want);
+  flags = 0;
+  HIP_OK(hipHostGetFlags(&flags, static_cast<char*>(p) + 5000));  // Inside the allocation.
+  CHECK(flags == want, "interior pointer: flags %#x, expected %#x", flags, want);
+  std::vector<uint8_t> plain(64);
+  flags = 0x5eed;
+  HIP_EXPECT(hipHostGetFlags(&flags, plain.data()), hipErrorInvalidValue);
+  HIP_EXPECT(hipHostGetFlags(&flags, nullptr), hipErrorInvalidValue);
+  CHECK(flags == 0x5eed, "a failed hipHostGetFlags wrote %#x", flags);
+  HIP_EXPECT(hipHostGetFlags(nullptr, p), hipErrorInvalidValue);
+  HIP_OK(hipHostFree(p));
+}
+
+void HostRegister() {
+  const size_t n = 3 * 4096;
+  std::vector<uint8_t> buf(n + 4096, kUntouched);
+  uint8_t* h = buf.data();
+  HIP_OK(hipHostRegister(h, n, hipHostRegisterMapped));
+  unsigned flags = 0;
+  HIP_OK(hipHostGetFlags(&flags, h + 100));
+  CHECK(flags == hipHostRegisterMapped, "registered memory has flags %#x", flags);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(h, &size));
+  CHECK(size == n, "registered %zu bytes, hipMemPtrGetInfo says %zu", n, size);
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, h));
+  CHECK(a.memoryType == hipMemoryTypeHost, "registered memory has type %d", a.memoryType);
+  // An async device-to-host copy into registered (pinned) memory lands by the
+  // stream's synchronization.
+  void* d = DevAlloc(n);
+  Upload(d, 104, n);
+  hipStream_t s = NewStream();
+  HIP_OK(hipMemcpyAsync(h, d, n, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_PATTERN(h, n, 104, "async copy into registered memory");
+  CHECK_BYTES_EQUAL(h + n, 4096, kUntouched, "bytes after the registered range");
+  // Registering it (or any part) again, bad flags and device memory are refused.
+  HIP_EXPECT(hipHostRegister(h, n, 0), hipErrorHostMemoryAlreadyRegistered);
+  HIP_EXPECT(hipHostRegister(h + n - 10, 100, 0), hipErrorHostMemoryAlreadyRegistered);
+  HIP_EXPECT(hipHostRegister(h + n, 4096, 0x80), hipErrorInvalidValue);
+  HIP_EXPECT(hipHostRegister(d, 64, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipHostRegister(nullptr, 64, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipHostRegister(h + n, 0, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipHostGetFlags(&flags, h + n), hipErrorInvalidValue);  // The refused range stayed unregistered.
+  HIP_OK(hipHostUnregister(h));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void HostUnregister() {
+  std::vector<uint8_t> buf(8192);
+  HIP_OK(hipHostRegister(buf.data(), buf.size(), 0));
+  // Only the registered base unregisters.
+  HIP_EXPECT(hipHostUnregister(buf.data() + 8), hipErrorHostMemoryNotRegistered);
+  unsigned flags = 0;
+  HIP_OK(hipHostGetFlags(&flags, buf.data()));
+  HIP_OK(hipHostUnregister(buf.data()));
+  HIP_EXPECT(hipHostGetFlags(&flags, buf.data()), hipErrorInvalidValue);
+  size_t size = kSentinelSize;
+  HIP_EXPECT(hipMemPtrGetInfo(buf.data(), &size), hipErrorInvalidValue);
+  HIP_EXPECT(hipHostUnregister(buf.data()), hipErrorHostMemoryNotRegistered);
+  HIP_EXPECT(hipHostUnregister(nullptr), hipErrorHostMemoryNotRegistered);
+  // hipHostMalloc memory was never registered.
+  void* p = PinnedAlloc(64);
+  HIP_EXPECT(hipHostUnregister(p), hipErrorHostMemoryNotRegistered);
+  HIP_OK(hipHostGetFlags(&flags, p));
+  HIP_OK(hipHostFree(p));
+  // Unregistered memory may be registered again.
+  HIP_OK(hipHostRegister(buf.data(), buf.size(), 0));
+  HIP_OK(hipHostUnregister(buf.data()));
+}
+
+void MemPtrGetInfo() {
+  void* d = DevAlloc(5000);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(d, &size));
+  CHECK(size == 5000, "device allocation of 5000 has size %zu", size);
+  size = 0;
+  HIP_OK(hipMemPtrGetInfo(static_cast<char*>(d) + 4000, &size));
+  CHECK(size == 5000, "interior pointer: size %zu", size);
+  void* h = PinnedAlloc(3000);
+  HIP_OK(hipMemPtrGetInfo(h, &size));
+  CHECK(size == 3000, "pinned allocation of 3000 has size %zu", size);
+  std::vector<uint8_t> plain(64);
+  size = kSentinelSize;
+  HIP_EXPECT(hipMemPtrGetInfo(plain.data(), &size), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemPtrGetInfo(nullptr, &size), hipErrorInvalidValue);
+  CHECK(size == kSentinelSize, "a failed hipMemPtrGetInfo wrote %zu", size);
+  HIP_EXPECT(hipMemPtrGetInfo(d, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+  HIP_EXPECT(hipMemPtrGetInfo(d, &size), hipErrorInvalidValue);  // Freed.
+  HIP_OK(hipHostFree(h));
+}
+
+void PointerGetAttributes() {
+  void* d1 = DevAllocOn(1, 8192);
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, static_cast<char*>(d1) + 100));
+  CHECK(a.memoryType == hipMemoryTypeDevice && a.device == 1 && a.devicePointer == static_cast<char*>(d1) + 100 &&
+            a.isManaged == 0,
+        "device 1 memory: type %d, device %d, devicePointer %p", a.memoryType, a.device, a.devicePointer);
+  void* d0 = DevAlloc(64);
+  HIP_OK(hipPointerGetAttributes(&a, d0));
+  CHECK(a.memoryType == hipMemoryTypeDevice && a.device == 0, "device 0 memory: type %d, device %d", a.memoryType,
+        a.device);
+  void* h = nullptr;
+  HIP_OK(hipHostMalloc(&h, 100, hipHostMallocMapped));
+  memset(&a, 0, sizeof a);
+  HIP_OK(hipPointerGetAttributes(&a, h));
+  CHECK(a.memoryType == hipMemoryTypeHost && a.hostPointer == h && a.allocationFlags == hipHostMallocMapped,
+        "pinned memory: type %d, hostPointer %p, flags %#x", a.memoryType, a.hostPointer, a.allocationFlags);
+  // HIP 5.x (this program's major): memory unknown to the runtime is an error.
+  std::vector<uint8_t> plain(64);
+  hipPointerAttribute_t keep{};
+  keep.device = 77;
+  HIP_EXPECT(hipPointerGetAttributes(&keep, plain.data()), hipErrorInvalidValue);
+  HIP_EXPECT(hipPointerGetAttributes(&keep, nullptr), hipErrorInvalidValue);
+  CHECK(keep.device == 77, "a failed hipPointerGetAttributes wrote device %d", keep.device);
+  HIP_EXPECT(hipPointerGetAttributes(nullptr, d0), hipErrorInvalidValue);
+  HIP_OK(hipFree(d1));
+  HIP_OK(hipFree(d0));
+  HIP_OK(hipHostFree(h));
+}
+
+void MemGetAddressRange() {
+  void* d = DevAlloc(1 << 20);
+  hipDeviceptr_t base = nullptr;
+  size_t size = 0;
+  HIP_OK(hipMemGetAddressRange(&base, &size, static_cast<char*>(d) + 12345));
+  CHECK(base == d && size == (1 << 20), "hipMemGetAddressRange: %p +%zu, expected %p +%d", base, size, d, 1 << 20);
+  size = 0;
+  HIP_OK(hipMemGetAddressRange(nullptr, &size, d));  // Either output may be null.
+  CHECK(size == (1 << 20), "size alone: %zu", size);
+  std::vector<uint8_t> plain(64);
+  base = SentinelPtr();
+  size = kSentinelSize;
+  HIP_EXPECT(hipMemGetAddressRange(&base, &size, plain.data()), hipErrorNotFound);
+  HIP_EXPECT(hipMemGetAddressRange(&base, &size, nullptr), hipErrorNotFound);
+  CHECK(base == SentinelPtr() && size == kSentinelSize, "a failed hipMemGetAddressRange wrote %p +%zu", base, size);
+  HIP_OK(hipFree(d));
+  HIP_EXPECT(hipMemGetAddressRange(&base, &size, d), hipErrorNotFound);
+}
+
+void DeviceTotalMem() {
+  for (int dev = 0; dev < 2; ++dev) {
+    size_t bytes = 0;
+    HIP_OK(hipDeviceTotalMem(&bytes, dev));
+    hipDeviceProp_t props{};
+    HIP_OK(hipGetDeviceProperties(&props, dev));
+    CHECK(bytes > 0 && bytes == props.totalGlobalMem, "device %d: hipDeviceTotalMem %zu, totalGlobalMem %zu", dev,
+          bytes, props.totalGlobalMem);
+    HIP_OK(hipSetDevice(dev));
+    size_t free = 0, total = 0;
+    HIP_OK(hipMemGetInfo(&free, &total));
+    CHECK(total == bytes, "device %d: hipMemGetInfo total %zu, hipDeviceTotalMem %zu", dev, total, bytes);
+  }
+  HIP_OK(hipSetDevice(0));
+  size_t keep = kSentinelSize;
+  HIP_EXPECT(hipDeviceTotalMem(&keep, 2), hipErrorInvalidDevice);
+  HIP_EXPECT(hipDeviceTotalMem(&keep, -1), hipErrorInvalidDevice);
+  CHECK(keep == kSentinelSize, "a failed hipDeviceTotalMem wrote %zu", keep);
+  HIP_EXPECT(hipDeviceTotalMem(nullptr, 0), hipErrorInvalidValue);
+}
+
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
     {"hipFree", Free},
     {"hipMemGetInfo", MemGetInfo},
+    {"hipHostMalloc", HostMalloc},
+    {"hipHostAlloc", HostAlloc},
+    {"hipMallocHost", MallocHost},
+    {"hipHostFree", HostFree},
+    {"hipFreeHost", FreeHost},
+    {"hipHostGetFlags", HostGetFlags},
+    {"hipHostRegister", HostRegister},
+    {"hipHostUnregister", HostUnregister},
+    {"hipMemPtrGetInfo", MemPtrGetInfo},
+    {"hipPointerGetAttributes", PointerGetAttributes},
+    {"hipMemGetAddressRange", MemGetAddressRange},
+    {"hipDeviceTotalMem", DeviceTotalMem},
 };
 
 }  // namespace
