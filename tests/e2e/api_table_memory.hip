@@ -394,6 +394,109 @@ void DeviceTotalMem() {
   HIP_EXPECT(hipDeviceTotalMem(nullptr, 0), hipErrorInvalidValue);
 }
 
+void MallocPitch() {
+  const size_t width = 100, height = 7;
+  void* d = nullptr;
+  size_t pitch = 0;
+  HIP_OK(hipMallocPitch(&d, &pitch, width, height));
+  CHECK(d != nullptr && pitch >= width && (pitch & 255) == 0, "hipMallocPitch: %p, pitch %zu", d, pitch);
+  hipDeviceptr_t base = nullptr;
+  size_t size = 0;
+  HIP_OK(hipMemGetAddressRange(&base, &size, d));
+  CHECK(base == d && size == pitch * height, "pitched allocation of %zu x %zu is %zu bytes", pitch, height, size);
+  // Every row is usable to the pitch.
+  Upload(d, 105, pitch * height);
+  std::vector<uint8_t> back = ReadBack(d, pitch * height);
+  CHECK_PATTERN(back.data(), pitch * height, 105, "pitched memory round trip");
+  void* keep = SentinelPtr();
+  HIP_EXPECT(hipMallocPitch(&keep, nullptr, width, height), hipErrorInvalidValue);
+  CHECK(keep == SentinelPtr(), "a failed hipMallocPitch wrote %p", keep);
+  HIP_EXPECT(hipMallocPitch(nullptr, &pitch, width, height), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+}
+
+void MemAllocPitch() {
+  hipDeviceptr_t d = nullptr;
+  size_t pitch = 0;
+  HIP_OK(hipMemAllocPitch(&d, &pitch, 300, 3, 4));
+  CHECK(d != nullptr && pitch >= 300 && (pitch & 255) == 0, "hipMemAllocPitch: %p, pitch %zu", d, pitch);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(d, &size));
+  CHECK(size == pitch * 3, "pitched allocation of %zu x 3 is %zu bytes", pitch, size);
+  Upload(d, 106, pitch * 3);
+  std::vector<uint8_t> back = ReadBack(d, pitch * 3);
+  CHECK_PATTERN(back.data(), pitch * 3, 106, "hipMemAllocPitch memory round trip");
+  // The element size must be 4, 8 or 16.
+  hipDeviceptr_t keep = SentinelPtr();
+  size_t keep_pitch = kSentinelSize;
+  HIP_EXPECT(hipMemAllocPitch(&keep, &keep_pitch, 300, 3, 3), hipErrorInvalidValue);
+  CHECK(keep == SentinelPtr() && keep_pitch == kSentinelSize, "a failed hipMemAllocPitch wrote %p, %zu", keep,
+        keep_pitch);
+  HIP_OK(hipFree(d));
+}
+
+void Malloc3D() {
+  hipPitchedPtr p{};
+  const hipExtent e = make_hipExtent(100, 5, 3);
+  HIP_OK(hipMalloc3D(&p, e));
+  CHECK(p.ptr != nullptr && p.pitch >= 100 && (p.pitch & 255) == 0 && p.xsize == 100 && p.ysize == 5,
+        "hipMalloc3D: %p, pitch %zu, %zu x %zu", p.ptr, p.pitch, p.xsize, p.ysize);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(p.ptr, &size));
+  CHECK(size == p.pitch * 5 * 3, "a %zu x 5 x 3 volume is %zu bytes", p.pitch, size);
+  Upload(p.ptr, 107, size);
+  std::vector<uint8_t> back = ReadBack(p.ptr, size);
+  CHECK_PATTERN(back.data(), size, 107, "hipMalloc3D memory round trip");
+  HIP_EXPECT(hipMalloc3D(nullptr, e), hipErrorInvalidValue);
+  HIP_OK(hipFree(p.ptr));
+}
+
+void MallocAsync() {
+  HIP_OK(hipSetDevice(1));
+  hipStream_t s1 = NewStream();
+  HIP_OK(hipSetDevice(0));
+  // The stream's device, not the current one, owns the memory.
+  const size_t n = 1 << 20;
+  void* p = nullptr;
+  HIP_OK(hipMallocAsync(&p, n, s1));
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, p));
+  CHECK(a.memoryType == hipMemoryTypeDevice && a.device == 1, "hipMallocAsync on a device 1 stream: device %d",
+        a.device);
+  HIP_OK(hipMemsetAsync(p, 0x5c, n, s1));
+  HIP_OK(hipStreamSynchronize(s1));
+  std::vector<uint8_t> back = ReadBack(p, n);
+  CHECK_BYTES_EQUAL(back.data(), n, 0x5c, "hipMallocAsync memory set on its stream");
+  void* keep = SentinelPtr();
+  HIP_OK(hipMallocAsync(&keep, 0, s1));
+  CHECK(keep == nullptr, "hipMallocAsync of 0 bytes gave %p", keep);
+  HIP_EXPECT(hipMallocAsync(nullptr, 64, s1), hipErrorInvalidValue);
+  HIP_OK(hipFreeAsync(p, s1));
+  HIP_OK(hipStreamSynchronize(s1));
+  HIP_OK(hipStreamDestroy(s1));
+}
+
+void FreeAsync() {
+  const size_t n = 64 << 10;
+  hipStream_t s = NewStream();
+  void* d = DevAlloc(n);
+  auto* h = static_cast<uint8_t*>(PinnedAlloc(n));
+  memset(h, 0, n);
+  // The free comes after the work queued before it on the stream.
+  HIP_OK(hipMemsetAsync(d, 0x3d, n, s));
+  HIP_OK(hipMemcpyAsync(h, d, n, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipFreeAsync(d, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(h, n, 0x3d, "work queued before hipFreeAsync");
+  hipDeviceptr_t base = nullptr;
+  size_t size = 0;
+  HIP_EXPECT(hipMemGetAddressRange(&base, &size, d), hipErrorNotFound);
+  HIP_EXPECT(hipFreeAsync(d, s), hipErrorInvalidValue);  // Already freed.
+  HIP_OK(hipFreeAsync(nullptr, s));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipHostFree(h));
+}
+
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
     {"hipFree", Free},
@@ -410,6 +513,11 @@ const e2e::Row kRows[] = {
     {"hipPointerGetAttributes", PointerGetAttributes},
     {"hipMemGetAddressRange", MemGetAddressRange},
     {"hipDeviceTotalMem", DeviceTotalMem},
+    {"hipMallocPitch", MallocPitch},
+    {"hipMemAllocPitch", MemAllocPitch},
+    {"hipMalloc3D", Malloc3D},
+    {"hipMallocAsync", MallocAsync},
+    {"hipFreeAsync", FreeAsync},
 };
 
 }  // namespace
