@@ -497,6 +497,267 @@ void FreeAsync() {
   HIP_OK(hipHostFree(h));
 }
 
+// ---- Copies -------------------------------------------------------------------
+
+// Fails unless got[0, n) equals want[0, n).
+void CheckSame(const void* got, const void* want, size_t n, const char* what) {
+  const auto* g = static_cast<const uint8_t*>(got);
+  const auto* w = static_cast<const uint8_t*>(want);
+  for (size_t i = 0; i < n; ++i)
+    if (g[i] != w[i]) e2e::Fail(__FILE__, __LINE__, "%s: byte %zu of %zu is 0x%02x, expected 0x%02x", what, i, n, g[i], w[i]);
+}
+
+void Memcpy() {
+  const size_t n = 100000;
+  std::vector<uint8_t> src(n), dst(n, 0), other(n, 0);
+  e2e::FillPattern(src.data(), n, 201);
+  void* a = DevAlloc(n);
+  void* b = DevAlloc(n);
+  HIP_OK(hipMemcpy(a, src.data(), n, hipMemcpyHostToDevice));
+  HIP_OK(hipMemcpy(b, a, n, hipMemcpyDeviceToDevice));
+  HIP_OK(hipMemcpy(dst.data(), b, n, hipMemcpyDeviceToHost));
+  CHECK_PATTERN(dst.data(), n, 201, "host -> device -> device -> host");
+  HIP_OK(hipMemcpy(other.data(), dst.data(), n, hipMemcpyHostToHost));
+  CHECK_PATTERN(other.data(), n, 201, "host -> host");
+  // hipMemcpyDefault takes the direction from the pointers.
+  e2e::FillPattern(src.data(), n, 202);
+  HIP_OK(hipMemcpy(a, src.data(), n, hipMemcpyDefault));
+  HIP_OK(hipMemcpy(static_cast<char*>(b) + 1000, static_cast<char*>(a) + 1000, 5000, hipMemcpyDefault));
+  HIP_OK(hipMemcpy(dst.data(), a, n, hipMemcpyDefault));
+  CHECK_PATTERN(dst.data(), n, 202, "hipMemcpyDefault both ways");
+  std::vector<uint8_t> b_now = ReadBack(b, n);
+  CheckSame(b_now.data() + 1000, src.data() + 1000, 5000, "hipMemcpyDefault device to device, at an offset");
+  CHECK_PATTERN(b_now.data(), 1000, 201, "bytes before the offset copy");
+  // A kind that names host memory as device memory, an unknown kind, a
+  // range past the allocation's end and null pointers are refused; the
+  // destination keeps its bytes.
+  std::fill(dst.begin(), dst.end(), kUntouched);
+  HIP_EXPECT(hipMemcpy(dst.data(), src.data(), n, hipMemcpyDeviceToHost), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpy(dst.data(), a, n, static_cast<hipMemcpyKind>(7)), hipErrorInvalidMemcpyDirection);
+  HIP_EXPECT(hipMemcpy(dst.data(), static_cast<char*>(a) + 1, n, hipMemcpyDeviceToHost), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpy(nullptr, a, n, hipMemcpyDeviceToHost), hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(dst.data(), n, kUntouched, "destination of refused copies");
+  HIP_EXPECT(hipMemcpy(a, nullptr, n, hipMemcpyHostToDevice), hipErrorInvalidValue);
+  HIP_OK(hipMemcpy(nullptr, nullptr, 0, hipMemcpyHostToDevice));  // Nothing to copy.
+  std::vector<uint8_t> a_now = ReadBack(a, n);
+  CHECK_PATTERN(a_now.data(), n, 202, "device memory after refused copies");
+  HIP_OK(hipFree(a));
+  HIP_OK(hipFree(b));
+}
+
+// A blocking copy on a stream waits for the stream's earlier work.
+void MemcpyWithStream() {
+  const size_t n = 256 << 10;
+  hipStream_t s = NewStream();
+  void* d = DevAlloc(n);
+  HIP_OK(hipMemsetAsync(d, 0x11, n, s));
+  std::vector<uint8_t> h(n, 0);
+  HIP_OK(hipMemcpyWithStream(h.data(), d, n, hipMemcpyDeviceToHost, s));
+  CHECK_BYTES_EQUAL(h.data(), n, 0x11, "hipMemcpyWithStream after a memset on its stream");
+  e2e::FillPattern(h.data(), n, 203);
+  HIP_OK(hipMemcpyWithStream(d, h.data(), n, hipMemcpyHostToDevice, s));
+  std::vector<uint8_t> back = ReadBack(d, n);
+  CHECK_PATTERN(back.data(), n, 203, "hipMemcpyWithStream host to device");
+  std::vector<uint8_t> keep(n, kUntouched);
+  HIP_EXPECT(hipMemcpyWithStream(keep.data(), h.data(), n, hipMemcpyDeviceToDevice, s), hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(keep.data(), n, kUntouched, "destination of a refused hipMemcpyWithStream");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void MemcpyAsync() {
+  const size_t n = 300000;
+  hipStream_t s = NewStream();
+  std::vector<uint8_t> src(n);
+  e2e::FillPattern(src.data(), n, 204);
+  void* a = DevAlloc(n);
+  void* b = DevAlloc(n);
+  auto* pinned = static_cast<uint8_t*>(PinnedAlloc(n));
+  std::vector<uint8_t> pageable(n, 0);
+  memset(pinned, 0, n);
+  HIP_OK(hipMemcpyAsync(a, src.data(), n, hipMemcpyHostToDevice, s));
+  HIP_OK(hipMemcpyAsync(b, a, n, hipMemcpyDeviceToDevice, s));
+  HIP_OK(hipMemcpyAsync(pinned, b, n, hipMemcpyDeviceToHost, s));  // Lands by the synchronization.
+  HIP_OK(hipMemcpyAsync(pageable.data(), b, n, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_PATTERN(pinned, n, 204, "async copies into pinned memory");
+  CHECK_PATTERN(pageable.data(), n, 204, "async copies into pageable memory");
+  // Async copies check the direction first.
+  std::vector<uint8_t> keep(n, kUntouched);
+  HIP_EXPECT(hipMemcpyAsync(keep.data(), b, n, static_cast<hipMemcpyKind>(7), s), hipErrorInvalidMemcpyDirection);
+  HIP_EXPECT(hipMemcpyAsync(keep.data(), nullptr, n, hipMemcpyDeviceToHost, s), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpyAsync(keep.data(), src.data(), n, hipMemcpyDeviceToHost, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(keep.data(), n, kUntouched, "destination of refused async copies");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(a));
+  HIP_OK(hipFree(b));
+  HIP_OK(hipHostFree(pinned));
+}
+
+// The _spt forms run on the calling thread's per-thread stream.
+void MemcpySpt() {
+  const size_t n = 70000;
+  void* d = DevAlloc(n);
+  HIP_OK(hipMemsetAsync(d, 0x22, n, hipStreamPerThread));
+  std::vector<uint8_t> h(n, 0);
+  HIP_OK(hipMemcpy_spt(h.data(), d, n, hipMemcpyDeviceToHost));  // Waits for the per-thread stream.
+  CHECK_BYTES_EQUAL(h.data(), n, 0x22, "hipMemcpy_spt after a memset on the per-thread stream");
+  e2e::FillPattern(h.data(), n, 205);
+  HIP_OK(hipMemcpy_spt(d, h.data(), n, hipMemcpyHostToDevice));
+  std::vector<uint8_t> back(n, 0);
+  HIP_OK(hipMemcpy_spt(back.data(), d, n, hipMemcpyDefault));
+  CHECK_PATTERN(back.data(), n, 205, "hipMemcpy_spt round trip");
+  std::vector<uint8_t> keep(n, kUntouched);
+  HIP_EXPECT(hipMemcpy_spt(keep.data(), d, n, static_cast<hipMemcpyKind>(7)), hipErrorInvalidMemcpyDirection);
+  HIP_EXPECT(hipMemcpy_spt(keep.data(), h.data(), n, hipMemcpyDeviceToHost), hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(keep.data(), n, kUntouched, "destination of refused hipMemcpy_spt");
+  HIP_OK(hipFree(d));
+}
+
+void MemcpyAsyncSpt() {
+  const size_t n = 90000;
+  std::vector<uint8_t> src(n);
+  e2e::FillPattern(src.data(), n, 206);
+  void* d = DevAlloc(n);
+  auto* pinned = static_cast<uint8_t*>(PinnedAlloc(n));
+  memset(pinned, 0, n);
+  // The null stream means the per-thread stream.
+  HIP_OK(hipMemcpyAsync_spt(d, src.data(), n, hipMemcpyHostToDevice, nullptr));
+  HIP_OK(hipMemcpyAsync_spt(pinned, d, n, hipMemcpyDeviceToHost, nullptr));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CHECK_PATTERN(pinned, n, 206, "hipMemcpyAsync_spt round trip on the per-thread stream");
+  hipStream_t s = NewStream();
+  memset(pinned, 0, n);
+  HIP_OK(hipMemcpyAsync_spt(pinned, d, n, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_PATTERN(pinned, n, 206, "hipMemcpyAsync_spt on a created stream");
+  memset(pinned, kUntouched, n);
+  HIP_EXPECT(hipMemcpyAsync_spt(pinned, d, n, static_cast<hipMemcpyKind>(7), s), hipErrorInvalidMemcpyDirection);
+  HIP_EXPECT(hipMemcpyAsync_spt(pinned, src.data(), n, hipMemcpyDeviceToHost, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(pinned, n, kUntouched, "destination of refused hipMemcpyAsync_spt");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipHostFree(pinned));
+}
+
+void MemcpyHtoD() {
+  const size_t n = 50000;
+  std::vector<uint8_t> src(n);
+  e2e::FillPattern(src.data(), n, 207);
+  void* d = DevAlloc(n);
+  HIP_OK(hipMemsetD8(d, kUntouched, n));
+  HIP_OK(hipMemcpyHtoD(static_cast<char*>(d) + 100, src.data(), n - 200));
+  std::vector<uint8_t> back = ReadBack(d, n);
+  CHECK_BYTES_EQUAL(back.data(), 100, kUntouched, "bytes before the copied range");
+  CheckSame(back.data() + 100, src.data(), n - 200, "hipMemcpyHtoD");
+  CHECK_BYTES_EQUAL(back.data() + n - 100, 100, kUntouched, "bytes after the copied range");
+  // The destination must be device memory, wholly inside one allocation.
+  std::vector<uint8_t> keep(n, kUntouched);
+  HIP_EXPECT(hipMemcpyHtoD(keep.data(), src.data(), n), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpyHtoD(static_cast<char*>(d) + 1, src.data(), n), hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(keep.data(), n, kUntouched, "host destination of a refused hipMemcpyHtoD");
+  back = ReadBack(d, 100);
+  CHECK_BYTES_EQUAL(back.data(), 100, kUntouched, "device memory after a refused hipMemcpyHtoD");
+  HIP_OK(hipFree(d));
+}
+
+void MemcpyDtoH() {
+  const size_t n = 50000;
+  void* d = DevAlloc(n);
+  Upload(d, 208, n);
+  std::vector<uint8_t> h(n, 0);
+  HIP_OK(hipMemcpyDtoH(h.data(), d, n));
+  CHECK_PATTERN(h.data(), n, 208, "hipMemcpyDtoH");
+  std::vector<uint8_t> keep(n, kUntouched);
+  HIP_EXPECT(hipMemcpyDtoH(keep.data(), h.data(), n), hipErrorInvalidValue);  // The source is host memory.
+  HIP_EXPECT(hipMemcpyDtoH(keep.data(), static_cast<char*>(d) + 8, n), hipErrorInvalidValue);  // Past the end.
+  CHECK_BYTES_EQUAL(keep.data(), n, kUntouched, "destination of a refused hipMemcpyDtoH");
+  HIP_OK(hipFree(d));
+}
+
+void MemcpyDtoD() {
+  const size_t n = 40000;
+  void* a = DevAlloc(n);
+  void* b = DevAlloc(n);
+  Upload(a, 209, n);
+  HIP_OK(hipMemsetD8(b, kUntouched, n));
+  HIP_OK(hipMemcpyDtoD(b, a, n));
+  std::vector<uint8_t> back = ReadBack(b, n);
+  CHECK_PATTERN(back.data(), n, 209, "hipMemcpyDtoD");
+  // Both sides must be device memory.
+  std::vector<uint8_t> h(n, kUntouched);
+  HIP_EXPECT(hipMemcpyDtoD(h.data(), a, n), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpyDtoD(a, h.data(), n), hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(h.data(), n, kUntouched, "host memory named as a hipMemcpyDtoD destination");
+  back = ReadBack(a, n);
+  CHECK_PATTERN(back.data(), n, 209, "source after a refused hipMemcpyDtoD");
+  HIP_OK(hipFree(a));
+  HIP_OK(hipFree(b));
+}
+
+void MemcpyHtoDAsync() {
+  const size_t n = 200000;
+  hipStream_t s = NewStream();
+  std::vector<uint8_t> src(n);
+  e2e::FillPattern(src.data(), n, 210);
+  void* d = DevAlloc(n);
+  HIP_OK(hipMemcpyHtoDAsync(d, src.data(), n, s));
+  // The source has been consumed when the call returns: changing it now
+  // does not change what lands.
+  std::fill(src.begin(), src.end(), 0);
+  HIP_OK(hipStreamSynchronize(s));
+  std::vector<uint8_t> back = ReadBack(d, n);
+  CHECK_PATTERN(back.data(), n, 210, "hipMemcpyHtoDAsync");
+  HIP_EXPECT(hipMemcpyHtoDAsync(src.data(), back.data(), n, s), hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(src.data(), n, 0, "host destination of a refused hipMemcpyHtoDAsync");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void MemcpyDtoHAsync() {
+  const size_t n = 200000;
+  hipStream_t s = NewStream();
+  void* d = DevAlloc(n);
+  Upload(d, 211, n);
+  auto* pinned = static_cast<uint8_t*>(PinnedAlloc(n));
+  memset(pinned, 0, n);
+  std::vector<uint8_t> pageable(n, 0);
+  HIP_OK(hipMemcpyDtoHAsync(pinned, d, n, s));
+  HIP_OK(hipMemcpyDtoHAsync(pageable.data(), d, n, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_PATTERN(pinned, n, 211, "hipMemcpyDtoHAsync into pinned memory");
+  CHECK_PATTERN(pageable.data(), n, 211, "hipMemcpyDtoHAsync into pageable memory");
+  memset(pinned, kUntouched, n);
+  HIP_EXPECT(hipMemcpyDtoHAsync(pinned, pageable.data(), n, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(pinned, n, kUntouched, "destination of a refused hipMemcpyDtoHAsync");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipHostFree(pinned));
+}
+
+void MemcpyDtoDAsync() {
+  const size_t n = 123456;
+  hipStream_t s = NewStream();
+  void* a = DevAlloc(n);
+  void* b = DevAlloc(n);
+  Upload(a, 212, n);
+  HIP_OK(hipMemsetAsync(b, 0, n, s));
+  HIP_OK(hipMemcpyDtoDAsync(b, a, n, s));
+  HIP_OK(hipStreamSynchronize(s));
+  std::vector<uint8_t> back = ReadBack(b, n);
+  CHECK_PATTERN(back.data(), n, 212, "hipMemcpyDtoDAsync");
+  std::vector<uint8_t> h(n, kUntouched);
+  HIP_EXPECT(hipMemcpyDtoDAsync(h.data(), a, n, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(h.data(), n, kUntouched, "host memory named as a hipMemcpyDtoDAsync destination");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(a));
+  HIP_OK(hipFree(b));
+}
+
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
     {"hipFree", Free},
@@ -518,6 +779,17 @@ const e2e::Row kRows[] = {
     {"hipMalloc3D", Malloc3D},
     {"hipMallocAsync", MallocAsync},
     {"hipFreeAsync", FreeAsync},
+    {"hipMemcpy", Memcpy},
+    {"hipMemcpyWithStream", MemcpyWithStream},
+    {"hipMemcpyAsync", MemcpyAsync},
+    {"hipMemcpy_spt", MemcpySpt},
+    {"hipMemcpyAsync_spt", MemcpyAsyncSpt},
+    {"hipMemcpyHtoD", MemcpyHtoD},
+    {"hipMemcpyDtoH", MemcpyDtoH},
+    {"hipMemcpyDtoD", MemcpyDtoD},
+    {"hipMemcpyHtoDAsync", MemcpyHtoDAsync},
+    {"hipMemcpyDtoHAsync", MemcpyDtoHAsync},
+    {"hipMemcpyDtoDAsync", MemcpyDtoDAsync},
 };
 
 }  // namespace
