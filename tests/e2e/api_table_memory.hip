@@ -758,6 +758,213 @@ void MemcpyDtoDAsync() {
   HIP_OK(hipFree(b));
 }
 
+// 2-D copies: 8 rows of 30 bytes between host rows 40 apart, a pitched
+// device allocation and host rows 33 apart; the bytes between rows keep theirs.
+constexpr size_t kW = 30, kH = 8, kSrcPitch = 40, kDstPitch = 33;
+
+struct TwoD {
+  std::vector<uint8_t> src = std::vector<uint8_t>(kSrcPitch * kH);
+  std::vector<uint8_t> dst = std::vector<uint8_t>(kDstPitch * kH, kUntouched);
+  void* d = nullptr;
+  size_t pitch = 0;
+  explicit TwoD(uint64_t seed) {
+    e2e::FillPattern(src.data(), src.size(), seed);
+    HIP_OK(hipMallocPitch(&d, &pitch, kW, kH));
+    HIP_OK(hipMemset(d, kUntouched, pitch * kH));
+  }
+  ~TwoD() { (void)hipFree(d); }
+  // dst (and, when `check_device`, the device rows) hold src's rectangle.
+  void Check(const char* what, bool check_device = true) const {
+    for (size_t y = 0; y < kH; ++y) {
+      CheckSame(&dst[y * kDstPitch], &src[y * kSrcPitch], kW, what);
+      CHECK_BYTES_EQUAL(&dst[y * kDstPitch + kW], kDstPitch - kW, kUntouched, what);
+    }
+    if (!check_device) return;
+    std::vector<uint8_t> dev = ReadBack(d, pitch * kH);
+    for (size_t y = 0; y < kH; ++y) {
+      CheckSame(&dev[y * pitch], &src[y * kSrcPitch], kW, what);
+      CHECK_BYTES_EQUAL(&dev[y * pitch + kW], pitch - kW, kUntouched, what);
+    }
+  }
+};
+
+void Memcpy2D() {
+  TwoD t(213);
+  HIP_OK(hipMemcpy2D(t.d, t.pitch, t.src.data(), kSrcPitch, kW, kH, hipMemcpyHostToDevice));
+  HIP_OK(hipMemcpy2D(t.dst.data(), kDstPitch, t.d, t.pitch, kW, kH, hipMemcpyDeviceToHost));
+  t.Check("hipMemcpy2D host -> pitched device -> host");
+  // Device to device, into a second pitched allocation, and back.
+  TwoD u(214);
+  u.src = t.src;
+  HIP_OK(hipMemcpy2D(u.d, u.pitch, t.d, t.pitch, kW, kH, hipMemcpyDeviceToDevice));
+  HIP_OK(hipMemcpy2D(u.dst.data(), kDstPitch, u.d, u.pitch, kW, kH, hipMemcpyDefault));
+  u.Check("hipMemcpy2D device to device");
+  // A width wider than a pitch, an unknown kind, rows past the allocation.
+  std::vector<uint8_t> keep(kDstPitch * kH, kUntouched);
+  HIP_EXPECT(hipMemcpy2D(keep.data(), kDstPitch, t.d, t.pitch, kDstPitch + 1, kH, hipMemcpyDeviceToHost),
+             hipErrorInvalidPitchValue);
+  HIP_EXPECT(hipMemcpy2D(keep.data(), kDstPitch, t.d, t.pitch, kW, kH, static_cast<hipMemcpyKind>(7)),
+             hipErrorInvalidMemcpyDirection);
+  HIP_EXPECT(hipMemcpy2D(keep.data(), kDstPitch, t.d, t.pitch, kW, kH + 1, hipMemcpyDeviceToHost),
+             hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(keep.data(), keep.size(), kUntouched, "destination of refused hipMemcpy2D");
+}
+
+void Memcpy2DAsync() {
+  TwoD t(215);
+  hipStream_t s = NewStream();
+  auto* pinned = static_cast<uint8_t*>(PinnedAlloc(kDstPitch * kH));
+  memset(pinned, kUntouched, kDstPitch * kH);
+  HIP_OK(hipMemcpy2DAsync(t.d, t.pitch, t.src.data(), kSrcPitch, kW, kH, hipMemcpyHostToDevice, s));
+  HIP_OK(hipMemcpy2DAsync(pinned, kDstPitch, t.d, t.pitch, kW, kH, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipMemcpy2DAsync(t.dst.data(), kDstPitch, t.d, t.pitch, kW, kH, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  t.Check("hipMemcpy2DAsync into pageable rows");
+  CHECK(memcmp(pinned, t.dst.data(), kDstPitch * kH) == 0, "hipMemcpy2DAsync into pinned rows differs");
+  std::vector<uint8_t> keep(kDstPitch * kH, kUntouched);
+  HIP_EXPECT(hipMemcpy2DAsync(keep.data(), kDstPitch, t.d, t.pitch, kDstPitch + 1, kH, hipMemcpyDeviceToHost, s),
+             hipErrorInvalidPitchValue);
+  HIP_EXPECT(hipMemcpy2DAsync(keep.data(), kDstPitch, t.d, t.pitch, kW, kH, static_cast<hipMemcpyKind>(7), s),
+             hipErrorInvalidMemcpyDirection);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(keep.data(), keep.size(), kUntouched, "destination of refused hipMemcpy2DAsync");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipHostFree(pinned));
+}
+
+void Memcpy2DSpt() {
+  TwoD t(216);
+  // After work queued on the per-thread stream.
+  HIP_OK(hipMemsetAsync(t.d, 0x01, t.pitch * kH, hipStreamPerThread));
+  HIP_OK(hipMemcpy2D_spt(t.d, t.pitch, t.src.data(), kSrcPitch, kW, kH, hipMemcpyHostToDevice));
+  HIP_OK(hipMemcpy2D_spt(t.dst.data(), kDstPitch, t.d, t.pitch, kW, kH, hipMemcpyDeviceToHost));
+  t.Check("hipMemcpy2D_spt", /*check_device=*/false);
+  std::vector<uint8_t> dev = ReadBack(t.d, t.pitch * kH);
+  for (size_t y = 0; y < kH; ++y) {
+    CheckSame(&dev[y * t.pitch], &t.src[y * kSrcPitch], kW, "hipMemcpy2D_spt device rows");
+    CHECK_BYTES_EQUAL(&dev[y * t.pitch + kW], t.pitch - kW, 0x01, "bytes between rows after the memset");
+  }
+  std::vector<uint8_t> keep(kDstPitch * kH, kUntouched);
+  HIP_EXPECT(hipMemcpy2D_spt(keep.data(), kDstPitch, t.d, t.pitch, kDstPitch + 1, kH, hipMemcpyDeviceToHost),
+             hipErrorInvalidPitchValue);
+  CHECK_BYTES_EQUAL(keep.data(), keep.size(), kUntouched, "destination of a refused hipMemcpy2D_spt");
+}
+
+// 3-D copies: a 20 x 4 x 3 host volume into a hipMalloc3D volume, and a
+// 5 x 2 x 2 sub-box back out of it.
+constexpr size_t kX = 20, kY = 4, kZ = 3;
+
+hipMemcpy3DParms Params3D(hipPitchedPtr dst, hipPitchedPtr src, hipExtent e, hipMemcpyKind kind) {
+  hipMemcpy3DParms p{};
+  p.dstPtr = dst;
+  p.srcPtr = src;
+  p.extent = e;
+  p.kind = kind;
+  return p;
+}
+
+void Check3D(hipError_t (*copy)(const hipMemcpy3DParms*, hipStream_t), hipStream_t s, uint64_t seed,
+             const char* what) {
+  std::vector<uint8_t> host(kX * kY * kZ);
+  e2e::FillPattern(host.data(), host.size(), seed);
+  hipPitchedPtr d{};
+  HIP_OK(hipMalloc3D(&d, make_hipExtent(kX, kY, kZ)));
+  HIP_OK(hipMemset(d.ptr, kUntouched, d.pitch * kY * kZ));
+  hipMemcpy3DParms up =
+      Params3D(d, make_hipPitchedPtr(host.data(), kX, kX, kY), make_hipExtent(kX, kY, kZ), hipMemcpyHostToDevice);
+  HIP_OK(copy(&up, s));
+  // The sub-box at (3, 1, 1) of 5 x 2 x 2 into a 5 x 2 x 2 host box.
+  std::vector<uint8_t> box(5 * 2 * 2, 0);
+  hipMemcpy3DParms down =
+      Params3D(make_hipPitchedPtr(box.data(), 5, 5, 2), d, make_hipExtent(5, 2, 2), hipMemcpyDeviceToHost);
+  down.srcPos = make_hipPos(3, 1, 1);
+  HIP_OK(copy(&down, s));
+  if (s != nullptr) HIP_OK(hipStreamSynchronize(s));
+  for (size_t z = 0; z < 2; ++z)
+    for (size_t y = 0; y < 2; ++y)
+      for (size_t x = 0; x < 5; ++x) {
+        const uint8_t want = host[(z + 1) * kX * kY + (y + 1) * kX + x + 3];
+        const uint8_t got = box[z * 10 + y * 5 + x];
+        CHECK(got == want, "%s: sub-box (%zu,%zu,%zu) is 0x%02x, expected 0x%02x", what, x, y, z, got, want);
+      }
+  // The whole volume, with the pitch's padding untouched.
+  std::vector<uint8_t> dev = ReadBack(d.ptr, d.pitch * kY * kZ);
+  for (size_t row = 0; row < kY * kZ; ++row) {
+    CheckSame(&dev[row * d.pitch], &host[row * kX], kX, what);
+    CHECK_BYTES_EQUAL(&dev[row * d.pitch + kX], d.pitch - kX, kUntouched, what);
+  }
+  // Arrays are not remoted; a box wider than the pitch is refused; the box stays.
+  std::fill(box.begin(), box.end(), kUntouched);
+  hipMemcpy3DParms bad = down;
+  bad.srcPos = make_hipPos(d.pitch - 2, 0, 0);
+  HIP_EXPECT(copy(&bad, s), hipErrorInvalidPitchValue);
+  bad = down;
+  bad.kind = static_cast<hipMemcpyKind>(7);
+  HIP_EXPECT(copy(&bad, s), hipErrorInvalidMemcpyDirection);
+  HIP_EXPECT(copy(nullptr, s), hipErrorInvalidValue);
+  if (s != nullptr) HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(box.data(), box.size(), kUntouched, what);
+  HIP_OK(hipFree(d.ptr));
+}
+
+void Memcpy3D() {
+  Check3D([](const hipMemcpy3DParms* p, hipStream_t) { return hipMemcpy3D(p); }, nullptr, 217, "hipMemcpy3D");
+}
+
+void Memcpy3DAsync() {
+  hipStream_t s = NewStream();
+  Check3D(hipMemcpy3DAsync, s, 218, "hipMemcpy3DAsync");
+  HIP_OK(hipStreamDestroy(s));
+}
+
+// Peer copies between the two devices' memory.
+void CheckPeer(bool async) {
+  const size_t n = 80000;
+  void* a = DevAllocOn(0, n);
+  void* b = DevAllocOn(1, n);
+  Upload(a, async ? 220 : 219, n);
+  hipStream_t s = async ? NewStream() : nullptr;
+  if (async) {
+    HIP_OK(hipMemcpyPeerAsync(b, 1, a, 0, n, s));
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_OK(hipMemcpyPeer(b, 1, a, 0, n));
+  }
+  std::vector<uint8_t> back = ReadBack(b, n);
+  CHECK_PATTERN(back.data(), n, async ? 220 : 219, async ? "hipMemcpyPeerAsync 0 -> 1" : "hipMemcpyPeer 0 -> 1");
+  // Back again, into the middle of device 0's buffer.
+  HIP_OK(hipMemsetD8(a, 0, n));
+  if (async) {
+    HIP_OK(hipMemcpyPeerAsync(static_cast<char*>(a) + 100, 0, b, 1, 1000, s));
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_OK(hipMemcpyPeer(static_cast<char*>(a) + 100, 0, b, 1, 1000));
+  }
+  std::vector<uint8_t> a_now = ReadBack(a, n);
+  CheckSame(a_now.data() + 100, back.data(), 1000, "peer copy 1 -> 0");
+  CHECK_BYTES_EQUAL(a_now.data(), 100, 0, "bytes before the peer copy");
+  CHECK_BYTES_EQUAL(a_now.data() + 1100, n - 1100, 0, "bytes after the peer copy");
+  // A device that does not own the pointer, a device that does not exist.
+  HIP_OK(hipMemsetD8(a, kUntouched, n));
+  if (async) {
+    HIP_EXPECT(hipMemcpyPeerAsync(a, 1, b, 1, n, s), hipErrorInvalidValue);
+    HIP_EXPECT(hipMemcpyPeerAsync(a, 2, b, 1, n, s), hipErrorInvalidDevice);
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_EXPECT(hipMemcpyPeer(a, 1, b, 1, n), hipErrorInvalidValue);
+    HIP_EXPECT(hipMemcpyPeer(a, 0, b, 0, n), hipErrorInvalidValue);
+    HIP_EXPECT(hipMemcpyPeer(a, 0, b, -1, n), hipErrorInvalidDevice);
+  }
+  a_now = ReadBack(a, n);
+  CHECK_BYTES_EQUAL(a_now.data(), n, kUntouched, "destination of refused peer copies");
+  if (s != nullptr) HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(a));
+  HIP_OK(hipFree(b));
+}
+
+void MemcpyPeer() { CheckPeer(false); }
+void MemcpyPeerAsync() { CheckPeer(true); }
+
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
     {"hipFree", Free},
@@ -790,6 +997,13 @@ const e2e::Row kRows[] = {
     {"hipMemcpyHtoDAsync", MemcpyHtoDAsync},
     {"hipMemcpyDtoHAsync", MemcpyDtoHAsync},
     {"hipMemcpyDtoDAsync", MemcpyDtoDAsync},
+    {"hipMemcpy2D", Memcpy2D},
+    {"hipMemcpy2DAsync", Memcpy2DAsync},
+    {"hipMemcpy2D_spt", Memcpy2DSpt},
+    {"hipMemcpy3D", Memcpy3D},
+    {"hipMemcpy3DAsync", Memcpy3DAsync},
+    {"hipMemcpyPeer", MemcpyPeer},
+    {"hipMemcpyPeerAsync", MemcpyPeerAsync},
 };
 
 }  // namespace
