@@ -965,6 +965,216 @@ void CheckPeer(bool async) {
 void MemcpyPeer() { CheckPeer(false); }
 void MemcpyPeerAsync() { CheckPeer(true); }
 
+// ---- Memsets ------------------------------------------------------------------
+
+// A device buffer of `n` bytes of kUntouched.
+void* UntouchedBuffer(size_t n) {
+  void* d = DevAlloc(n);
+  std::vector<uint8_t> h(n, kUntouched);
+  HIP_OK(hipMemcpy(d, h.data(), n, hipMemcpyHostToDevice));
+  return d;
+}
+
+// After a memset of bytes [from, from + len) of a kUntouched buffer to `value`.
+void CheckSetRange(const void* d, size_t n, size_t from, size_t len, uint8_t value, const char* what) {
+  std::vector<uint8_t> back = ReadBack(d, n);
+  CHECK_BYTES_EQUAL(back.data(), from, kUntouched, what);
+  CHECK_BYTES_EQUAL(back.data() + from, len, value, what);
+  CHECK_BYTES_EQUAL(back.data() + from + len, n - from - len, kUntouched, what);
+}
+
+// The refused memsets every byte-memset row checks: host memory, a range
+// past the allocation, null; the buffer keeps its bytes.
+template <typename F>
+void CheckMemsetRefused(F set, void* d, size_t n, const char* what) {
+  std::vector<uint8_t> h(n, kUntouched);
+  HIP_EXPECT(set(h.data(), n), hipErrorInvalidValue);
+  HIP_EXPECT(set(static_cast<char*>(d) + 1, n), hipErrorInvalidValue);
+  HIP_EXPECT(set(nullptr, n), hipErrorInvalidValue);
+  HIP_OK(set(d, 0));  // Nothing to set.
+  HIP_OK(hipDeviceSynchronize());
+  CHECK_BYTES_EQUAL(h.data(), n, kUntouched, what);
+}
+
+void Memset() {
+  const size_t n = 100000;
+  void* d = UntouchedBuffer(n);
+  HIP_OK(hipMemset(static_cast<char*>(d) + 10, 0x1ab, 5000));  // The low byte of the int.
+  CheckSetRange(d, n, 10, 5000, 0xab, "hipMemset");
+  CheckMemsetRefused([](void* p, size_t k) { return hipMemset(p, 0x77, k); }, d, n, "host memory after hipMemset");
+  CheckSetRange(d, n, 10, 5000, 0xab, "buffer after refused hipMemset");
+  HIP_OK(hipFree(d));
+}
+
+void MemsetSpt() {
+  const size_t n = 100000;
+  void* d = UntouchedBuffer(n);
+  HIP_OK(hipMemset_spt(static_cast<char*>(d) + 7, 0x2c, n - 7));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CheckSetRange(d, n, 7, n - 7, 0x2c, "hipMemset_spt");
+  CheckMemsetRefused([](void* p, size_t k) { return hipMemset_spt(p, 0x77, k); }, d, n, "host memory");
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CheckSetRange(d, n, 7, n - 7, 0x2c, "buffer after refused hipMemset_spt");
+  HIP_OK(hipFree(d));
+}
+
+void MemsetAsync() {
+  const size_t n = 100000;
+  hipStream_t s = NewStream();
+  void* d = UntouchedBuffer(n);
+  auto* pinned = static_cast<uint8_t*>(PinnedAlloc(n));
+  // Stream order: the second memset overwrites part of the first; the copy sees both.
+  HIP_OK(hipMemsetAsync(d, 0x31, 6000, s));
+  HIP_OK(hipMemsetAsync(static_cast<char*>(d) + 3000, 0x32, 3000, s));
+  HIP_OK(hipMemcpyAsync(pinned, d, n, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(pinned, 3000, 0x31, "hipMemsetAsync, first");
+  CHECK_BYTES_EQUAL(pinned + 3000, 3000, 0x32, "hipMemsetAsync, second");
+  CHECK_BYTES_EQUAL(pinned + 6000, n - 6000, kUntouched, "after hipMemsetAsync's range");
+  std::vector<uint8_t> h(n, kUntouched);
+  HIP_EXPECT(hipMemsetAsync(h.data(), 0x77, n, s), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemsetAsync(static_cast<char*>(d) + 1, 0x77, n, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(h.data(), n, kUntouched, "host memory named to hipMemsetAsync");
+  std::vector<uint8_t> back = ReadBack(d, n);
+  CHECK(memcmp(back.data(), pinned, n) == 0, "refused hipMemsetAsync changed the buffer");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipHostFree(pinned));
+}
+
+// 2-D memsets: 50 bytes of each of 4 rows of a pitched allocation.
+void CheckMemset2D(bool async) {
+  const size_t width = 50, height = 4;
+  void* d = nullptr;
+  size_t pitch = 0;
+  HIP_OK(hipMallocPitch(&d, &pitch, 100, height + 1));
+  HIP_OK(hipMemset(d, kUntouched, pitch * (height + 1)));
+  hipStream_t s = async ? NewStream() : nullptr;
+  if (async) {
+    HIP_OK(hipMemset2DAsync(d, pitch, 0x5a, width, height, s));
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_OK(hipMemset2D(d, pitch, 0x5a, width, height));
+  }
+  std::vector<uint8_t> back = ReadBack(d, pitch * (height + 1));
+  for (size_t y = 0; y < height; ++y) {
+    CHECK_BYTES_EQUAL(&back[y * pitch], width, 0x5a, "a set row");
+    CHECK_BYTES_EQUAL(&back[y * pitch + width], pitch - width, kUntouched, "past a set row's width");
+  }
+  CHECK_BYTES_EQUAL(&back[height * pitch], pitch, kUntouched, "the row after the set ones");
+  // A pitch narrower than the width; rows past the allocation; host memory.
+  std::vector<uint8_t> h(pitch * height, kUntouched);
+  if (async) {
+    HIP_EXPECT(hipMemset2DAsync(d, 10, 0x77, width, height, s), hipErrorInvalidPitchValue);
+    HIP_EXPECT(hipMemset2DAsync(d, pitch, 0x77, width, height + 2, s), hipErrorInvalidValue);
+    HIP_EXPECT(hipMemset2DAsync(h.data(), pitch, 0x77, width, height, s), hipErrorInvalidValue);
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_EXPECT(hipMemset2D(d, 10, 0x77, width, height), hipErrorInvalidPitchValue);
+    HIP_EXPECT(hipMemset2D(d, pitch, 0x77, width, height + 2), hipErrorInvalidValue);
+    HIP_EXPECT(hipMemset2D(h.data(), pitch, 0x77, width, height), hipErrorInvalidValue);
+  }
+  CHECK_BYTES_EQUAL(h.data(), h.size(), kUntouched, "host memory named to a 2-D memset");
+  std::vector<uint8_t> again = ReadBack(d, pitch * (height + 1));
+  CHECK(again == back, "refused 2-D memsets changed the allocation");
+  if (s != nullptr) HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void Memset2D() { CheckMemset2D(false); }
+void Memset2DAsync() { CheckMemset2D(true); }
+
+// 3-D memsets on a 40 x 5 x 3 hipMalloc3D volume: a box of 7 bytes of rows
+// 0..2 of every slice (slice by slice), then whole slices' first 3 bytes.
+void CheckMemset3D(bool async) {
+  hipPitchedPtr p{};
+  HIP_OK(hipMalloc3D(&p, make_hipExtent(40, 5, 3)));
+  const size_t bytes = p.pitch * 5 * 3;
+  HIP_OK(hipMemset(p.ptr, kUntouched, bytes));
+  hipStream_t s = async ? NewStream() : nullptr;
+  auto set = [&](int value, hipExtent e) {
+    return async ? hipMemset3DAsync(p, value, e, s) : hipMemset3D(p, value, e);
+  };
+  HIP_OK(set(0x3c, make_hipExtent(7, 3, 3)));
+  HIP_OK(set(0x3d, make_hipExtent(3, 5, 3)));
+  if (async) HIP_OK(hipStreamSynchronize(s));
+  std::vector<uint8_t> back = ReadBack(p.ptr, bytes);
+  for (size_t z = 0; z < 3; ++z)
+    for (size_t y = 0; y < 5; ++y)
+      for (size_t x = 0; x < p.pitch; ++x) {
+        const uint8_t want = x < 3 ? 0x3d : (x < 7 && y < 3) ? 0x3c : kUntouched;
+        const uint8_t got = back[z * p.pitch * 5 + y * p.pitch + x];
+        CHECK(got == want, "%s: (%zu,%zu,%zu) is 0x%02x, expected 0x%02x", async ? "hipMemset3DAsync" : "hipMemset3D",
+              x, y, z, got, want);
+      }
+  // A box taller than the slices, a null pointer: refused, nothing set.
+  HIP_EXPECT(set(0x77, make_hipExtent(7, 6, 1)), hipErrorInvalidValue);
+  hipPitchedPtr null_ptr = p;
+  null_ptr.ptr = nullptr;
+  HIP_EXPECT(async ? hipMemset3DAsync(null_ptr, 0x77, make_hipExtent(1, 1, 1), s)
+                   : hipMemset3D(null_ptr, 0x77, make_hipExtent(1, 1, 1)),
+             hipErrorInvalidValue);
+  HIP_OK(set(0x77, make_hipExtent(0, 5, 3)));  // An empty box.
+  if (async) HIP_OK(hipStreamSynchronize(s));
+  std::vector<uint8_t> again = ReadBack(p.ptr, bytes);
+  CHECK(again == back, "refused or empty 3-D memsets changed the volume");
+  if (s != nullptr) HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(p.ptr));
+}
+
+void Memset3D() { CheckMemset3D(false); }
+void Memset3DAsync() { CheckMemset3D(true); }
+
+// hipMemsetD8/D16/D32 (and Async): `count` elements of 1, 2 or 4 bytes.
+template <typename T>
+void CheckMemsetD(hipError_t (*set)(hipDeviceptr_t, T, size_t), hipError_t (*set_async)(hipDeviceptr_t, T, size_t, hipStream_t),
+                  T value, const char* what) {
+  const size_t count = 3001;  // Elements.
+  const size_t n = (count + 20) * sizeof(T);
+  void* d = UntouchedBuffer(n);
+  hipStream_t s = set_async != nullptr ? NewStream() : nullptr;
+  char* at = static_cast<char*>(d) + 3 * sizeof(T);
+  if (set_async != nullptr) {
+    HIP_OK(set_async(at, value, count, s));
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_OK(set(at, value, count));
+  }
+  std::vector<uint8_t> back = ReadBack(d, n);
+  CHECK_BYTES_EQUAL(back.data(), 3 * sizeof(T), kUntouched, what);
+  for (size_t i = 0; i < count; ++i) {
+    T got;
+    memcpy(&got, &back[(3 + i) * sizeof(T)], sizeof got);
+    CHECK(got == value, "%s: element %zu is %#llx, expected %#llx", what, i, static_cast<unsigned long long>(got),
+          static_cast<unsigned long long>(value));
+  }
+  CHECK_BYTES_EQUAL(&back[(3 + count) * sizeof(T)], n - (3 + count) * sizeof(T), kUntouched, what);
+  // Past the allocation's end, host memory: refused, nothing set.
+  std::vector<uint8_t> h(n, kUntouched);
+  const size_t too_many = n / sizeof(T);
+  if (set_async != nullptr) {
+    HIP_EXPECT(set_async(at, 0, too_many, s), hipErrorInvalidValue);
+    HIP_EXPECT(set_async(h.data(), 0, count, s), hipErrorInvalidValue);
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_EXPECT(set(at, 0, too_many), hipErrorInvalidValue);
+    HIP_EXPECT(set(h.data(), 0, count), hipErrorInvalidValue);
+  }
+  CHECK_BYTES_EQUAL(h.data(), n, kUntouched, what);
+  std::vector<uint8_t> again = ReadBack(d, n);
+  CHECK(again == back, "%s: refused memsets changed the buffer", what);
+  if (s != nullptr) HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void MemsetD8() { CheckMemsetD<unsigned char>(hipMemsetD8, nullptr, 0xa5, "hipMemsetD8"); }
+void MemsetD8Async() { CheckMemsetD<unsigned char>(nullptr, hipMemsetD8Async, 0x5a, "hipMemsetD8Async"); }
+void MemsetD16() { CheckMemsetD<unsigned short>(hipMemsetD16, nullptr, 0xbeef, "hipMemsetD16"); }
+void MemsetD16Async() { CheckMemsetD<unsigned short>(nullptr, hipMemsetD16Async, 0xf00d, "hipMemsetD16Async"); }
+void MemsetD32() { CheckMemsetD<int>(hipMemsetD32, nullptr, static_cast<int>(0xdeadbeefu), "hipMemsetD32"); }
+void MemsetD32Async() { CheckMemsetD<int>(nullptr, hipMemsetD32Async, 0x12345678, "hipMemsetD32Async"); }
+
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
     {"hipFree", Free},
@@ -1004,6 +1214,19 @@ const e2e::Row kRows[] = {
     {"hipMemcpy3DAsync", Memcpy3DAsync},
     {"hipMemcpyPeer", MemcpyPeer},
     {"hipMemcpyPeerAsync", MemcpyPeerAsync},
+    {"hipMemset", Memset},
+    {"hipMemset_spt", MemsetSpt},
+    {"hipMemsetAsync", MemsetAsync},
+    {"hipMemset2D", Memset2D},
+    {"hipMemset2DAsync", Memset2DAsync},
+    {"hipMemset3D", Memset3D},
+    {"hipMemset3DAsync", Memset3DAsync},
+    {"hipMemsetD8", MemsetD8},
+    {"hipMemsetD8Async", MemsetD8Async},
+    {"hipMemsetD16", MemsetD16},
+    {"hipMemsetD16Async", MemsetD16Async},
+    {"hipMemsetD32", MemsetD32},
+    {"hipMemsetD32Async", MemsetD32Async},
 };
 
 }  // namespace
