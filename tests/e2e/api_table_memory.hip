@@ -1175,6 +1175,327 @@ void MemsetD16Async() { CheckMemsetD<unsigned short>(nullptr, hipMemsetD16Async,
 void MemsetD32() { CheckMemsetD<int>(hipMemsetD32, nullptr, static_cast<int>(0xdeadbeefu), "hipMemsetD32"); }
 void MemsetD32Async() { CheckMemsetD<int>(nullptr, hipMemsetD32Async, 0x12345678, "hipMemsetD32Async"); }
 
+// ---- Symbols ------------------------------------------------------------------
+
+constexpr int kSymbolInts = 64;
+int g_not_a_symbol[kSymbolInts];  // Host memory of the same shape, never registered.
+
+std::vector<int> Ints(int base) {
+  std::vector<int> v(kSymbolInts);
+  for (int i = 0; i < kSymbolInts; ++i) v[i] = base + i;
+  return v;
+}
+
+// g_symbol as kernels see it: read through its device address.
+std::vector<int> SymbolNow() {
+  void* address = nullptr;
+  HIP_OK(hipGetSymbolAddress(&address, HIP_SYMBOL(g_symbol)));
+  std::vector<int> v(kSymbolInts, 0);
+  HIP_OK(hipMemcpy(v.data(), address, sizeof g_symbol, hipMemcpyDeviceToHost));
+  return v;
+}
+
+void DoubleOnDevice() {
+  DoubleSymbol<<<1, kSymbolInts>>>(kSymbolInts);
+  HIP_OK(hipGetLastError());
+  HIP_OK(hipDeviceSynchronize());
+}
+
+void CheckInts(const std::vector<int>& got, const std::vector<int>& want, const char* what) {
+  for (int i = 0; i < kSymbolInts; ++i)
+    CHECK(got[i] == want[i], "%s: element %d is %d, expected %d", what, i, got[i], want[i]);
+}
+
+void GetSymbolSize() {
+  size_t size = 0;
+  HIP_OK(hipGetSymbolSize(&size, HIP_SYMBOL(g_symbol)));
+  CHECK(size == sizeof g_symbol, "hipGetSymbolSize(g_symbol) = %zu, expected %zu", size, sizeof g_symbol);
+  size = kSentinelSize;
+  HIP_EXPECT(hipGetSymbolSize(&size, HIP_SYMBOL(g_not_a_symbol)), hipErrorInvalidSymbol);
+  HIP_EXPECT(hipGetSymbolSize(&size, nullptr), hipErrorInvalidSymbol);
+  CHECK(size == kSentinelSize, "a failed hipGetSymbolSize wrote %zu", size);
+  HIP_EXPECT(hipGetSymbolSize(nullptr, HIP_SYMBOL(g_symbol)), hipErrorInvalidValue);
+}
+
+void GetSymbolAddress() {
+  void* address = nullptr;
+  HIP_OK(hipGetSymbolAddress(&address, HIP_SYMBOL(g_symbol)));
+  CHECK(address != nullptr && address != static_cast<void*>(g_symbol), "hipGetSymbolAddress gave %p", address);
+  void* again = nullptr;
+  HIP_OK(hipGetSymbolAddress(&again, HIP_SYMBOL(g_symbol)));
+  CHECK(again == address, "the address moved: %p then %p", address, again);
+  // The address is the variable kernels use: a copy to it, doubled by a
+  // kernel, read back through it.
+  const std::vector<int> v = Ints(1000);
+  HIP_OK(hipMemcpy(address, v.data(), sizeof g_symbol, hipMemcpyHostToDevice));
+  DoubleOnDevice();
+  std::vector<int> got(kSymbolInts, 0);
+  HIP_OK(hipMemcpy(got.data(), address, sizeof g_symbol, hipMemcpyDeviceToHost));
+  std::vector<int> want = v;
+  for (int& x : want) x *= 2;
+  CheckInts(got, want, "g_symbol through its address after DoubleSymbol");
+  void* keep = SentinelPtr();
+  HIP_EXPECT(hipGetSymbolAddress(&keep, HIP_SYMBOL(g_not_a_symbol)), hipErrorInvalidSymbol);
+  CHECK(keep == SentinelPtr(), "a failed hipGetSymbolAddress wrote %p", keep);
+  HIP_EXPECT(hipGetSymbolAddress(nullptr, HIP_SYMBOL(g_symbol)), hipErrorInvalidValue);
+}
+
+enum class SymbolMode { kBlocking, kAsync, kSpt };
+
+// To the symbol: whole, then 4 ints at an offset; a kernel doubles them.
+void CheckToSymbol(SymbolMode mode, int base, const char* what) {
+  hipStream_t s = mode == SymbolMode::kAsync ? NewStream() : nullptr;
+  auto to = [&](const void* src, size_t count, size_t offset) {
+    switch (mode) {
+      case SymbolMode::kBlocking:
+        return hipMemcpyToSymbol(HIP_SYMBOL(g_symbol), src, count, offset, hipMemcpyHostToDevice);
+      case SymbolMode::kAsync:
+        return hipMemcpyToSymbolAsync(HIP_SYMBOL(g_symbol), src, count, offset, hipMemcpyHostToDevice, s);
+      case SymbolMode::kSpt:
+        return hipMemcpyToSymbol_spt(HIP_SYMBOL(g_symbol), src, count, offset, hipMemcpyHostToDevice);
+    }
+    return hipErrorUnknown;
+  };
+  auto settle = [&] {
+    if (mode == SymbolMode::kAsync) HIP_OK(hipStreamSynchronize(s));
+    if (mode == SymbolMode::kSpt) HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  };
+  std::vector<int> want = Ints(base);
+  HIP_OK(to(want.data(), sizeof g_symbol, 0));
+  const int four[4] = {-1, -2, -3, -4};
+  HIP_OK(to(four, sizeof four, 10 * sizeof(int)));
+  settle();
+  for (int i = 0; i < 4; ++i) want[10 + i] = four[i];
+  CheckInts(SymbolNow(), want, what);
+  DoubleOnDevice();
+  for (int& x : want) x *= 2;
+  CheckInts(SymbolNow(), want, what);
+  // Past the variable's end, not a variable: refused, the variable stays.
+  const std::vector<int> other = Ints(-500);
+  HIP_EXPECT(to(other.data(), sizeof g_symbol + 4, 0), hipErrorInvalidValue);
+  HIP_EXPECT(to(other.data(), 8, sizeof g_symbol - 4), hipErrorInvalidValue);
+  switch (mode) {
+    case SymbolMode::kBlocking:
+      HIP_EXPECT(hipMemcpyToSymbol(HIP_SYMBOL(g_not_a_symbol), other.data(), 8, 0, hipMemcpyHostToDevice),
+                 hipErrorInvalidSymbol);
+      break;
+    case SymbolMode::kAsync:
+      HIP_EXPECT(hipMemcpyToSymbolAsync(HIP_SYMBOL(g_not_a_symbol), other.data(), 8, 0, hipMemcpyHostToDevice, s),
+                 hipErrorInvalidSymbol);
+      break;
+    case SymbolMode::kSpt:
+      HIP_EXPECT(hipMemcpyToSymbol_spt(HIP_SYMBOL(g_not_a_symbol), other.data(), 8, 0, hipMemcpyHostToDevice),
+                 hipErrorInvalidSymbol);
+      break;
+  }
+  settle();
+  CheckInts(SymbolNow(), want, "g_symbol after refused copies");
+  if (s != nullptr) HIP_OK(hipStreamDestroy(s));
+}
+
+void MemcpyToSymbol() { CheckToSymbol(SymbolMode::kBlocking, 100, "hipMemcpyToSymbol"); }
+void MemcpyToSymbolAsync() { CheckToSymbol(SymbolMode::kAsync, 200, "hipMemcpyToSymbolAsync"); }
+void MemcpyToSymbolSpt() { CheckToSymbol(SymbolMode::kSpt, 300, "hipMemcpyToSymbol_spt"); }
+
+// From the symbol: whole, then 4 ints from an offset, after a kernel ran.
+void CheckFromSymbol(SymbolMode mode, int base, const char* what) {
+  hipStream_t s = mode == SymbolMode::kAsync ? NewStream() : nullptr;
+  auto from = [&](void* dst, size_t count, size_t offset) {
+    switch (mode) {
+      case SymbolMode::kBlocking:
+        return hipMemcpyFromSymbol(dst, HIP_SYMBOL(g_symbol), count, offset, hipMemcpyDeviceToHost);
+      case SymbolMode::kAsync:
+        return hipMemcpyFromSymbolAsync(dst, HIP_SYMBOL(g_symbol), count, offset, hipMemcpyDeviceToHost, s);
+      case SymbolMode::kSpt:
+        return hipMemcpyFromSymbol_spt(dst, HIP_SYMBOL(g_symbol), count, offset, hipMemcpyDeviceToHost);
+    }
+    return hipErrorUnknown;
+  };
+  auto settle = [&] {
+    if (mode == SymbolMode::kAsync) HIP_OK(hipStreamSynchronize(s));
+    if (mode == SymbolMode::kSpt) HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  };
+  std::vector<int> want = Ints(base);
+  void* address = nullptr;
+  HIP_OK(hipGetSymbolAddress(&address, HIP_SYMBOL(g_symbol)));
+  HIP_OK(hipMemcpy(address, want.data(), sizeof g_symbol, hipMemcpyHostToDevice));
+  DoubleOnDevice();
+  for (int& x : want) x *= 2;
+  // Into pinned memory for the async form: it lands by the synchronization.
+  int* got = static_cast<int*>(PinnedAlloc(sizeof g_symbol));
+  memset(got, 0, sizeof g_symbol);
+  HIP_OK(from(got, sizeof g_symbol, 0));
+  settle();
+  CheckInts(std::vector<int>(got, got + kSymbolInts), want, what);
+  int four[4] = {0, 0, 0, 0};
+  HIP_OK(from(four, sizeof four, 20 * sizeof(int)));
+  settle();
+  for (int i = 0; i < 4; ++i) CHECK(four[i] == want[20 + i], "%s at an offset: %d is %d", what, i, four[i]);
+  // Past the variable's end, not a variable: refused, the destination stays.
+  memset(got, kUntouched, sizeof g_symbol);
+  HIP_EXPECT(from(got, sizeof g_symbol + 4, 0), hipErrorInvalidValue);
+  HIP_EXPECT(from(got, 8, sizeof g_symbol - 4), hipErrorInvalidValue);
+  switch (mode) {
+    case SymbolMode::kBlocking:
+      HIP_EXPECT(hipMemcpyFromSymbol(got, HIP_SYMBOL(g_not_a_symbol), 8, 0, hipMemcpyDeviceToHost),
+                 hipErrorInvalidSymbol);
+      break;
+    case SymbolMode::kAsync:
+      HIP_EXPECT(hipMemcpyFromSymbolAsync(got, HIP_SYMBOL(g_not_a_symbol), 8, 0, hipMemcpyDeviceToHost, s),
+                 hipErrorInvalidSymbol);
+      break;
+    case SymbolMode::kSpt:
+      HIP_EXPECT(hipMemcpyFromSymbol_spt(got, HIP_SYMBOL(g_not_a_symbol), 8, 0, hipMemcpyDeviceToHost),
+                 hipErrorInvalidSymbol);
+      break;
+  }
+  settle();
+  CHECK_BYTES_EQUAL(reinterpret_cast<uint8_t*>(got), sizeof g_symbol, kUntouched, "destination of refused copies from g_symbol");
+  HIP_OK(hipHostFree(got));
+  if (s != nullptr) HIP_OK(hipStreamDestroy(s));
+}
+
+void MemcpyFromSymbol() { CheckFromSymbol(SymbolMode::kBlocking, 400, "hipMemcpyFromSymbol"); }
+void MemcpyFromSymbolAsync() { CheckFromSymbol(SymbolMode::kAsync, 500, "hipMemcpyFromSymbolAsync"); }
+void MemcpyFromSymbolSpt() { CheckFromSymbol(SymbolMode::kSpt, 600, "hipMemcpyFromSymbol_spt"); }
+
+// AMD banks shared memory by 4 bytes whatever is asked: the call accepts any
+// configuration for a registered kernel (which still runs) and refuses
+// anything that is not one.
+void FuncSetSharedMemConfig() {
+  HIP_OK(hipFuncSetSharedMemConfig(reinterpret_cast<const void*>(DoubleSymbol), hipSharedMemBankSizeEightByte));
+  HIP_OK(hipFuncSetSharedMemConfig(reinterpret_cast<const void*>(DoubleSymbol), hipSharedMemBankSizeFourByte));
+  const std::vector<int> v = Ints(7);
+  HIP_OK(hipMemcpyToSymbol(HIP_SYMBOL(g_symbol), v.data(), sizeof g_symbol, 0, hipMemcpyHostToDevice));
+  DoubleOnDevice();
+  std::vector<int> want = v;
+  for (int& x : want) x *= 2;
+  CheckInts(SymbolNow(), want, "DoubleSymbol after hipFuncSetSharedMemConfig");
+  HIP_EXPECT(hipFuncSetSharedMemConfig(static_cast<const void*>(g_not_a_symbol), hipSharedMemBankSizeFourByte),
+             hipErrorInvalidDeviceFunction);
+  HIP_EXPECT(hipFuncSetSharedMemConfig(reinterpret_cast<const void*>(&FuncSetSharedMemConfig),
+                                       hipSharedMemBankSizeFourByte),
+             hipErrorInvalidDeviceFunction);
+  HIP_EXPECT(hipFuncSetSharedMemConfig(nullptr, hipSharedMemBankSizeFourByte), hipErrorInvalidDeviceFunction);
+}
+
+// ---- Module launches (hipExtModuleLaunchKernel, hipHccModuleLaunchKernel) -----
+
+// This program's own offload bundle (its .hip_fatbin section, read from
+// /proc/self/exe), loaded as a module: the same code object as the
+// registered kernels, so the sim runs it with this file's twin.
+std::vector<uint8_t> OwnFatBinary() {
+  FILE* f = fopen("/proc/self/exe", "rb");
+  CHECK(f != nullptr, "cannot open /proc/self/exe");
+  std::vector<uint8_t> exe;
+  uint8_t chunk[1 << 16];
+  for (size_t got; (got = fread(chunk, 1, sizeof chunk, f)) > 0;) exe.insert(exe.end(), chunk, chunk + got);
+  fclose(f);
+  Elf64_Ehdr eh;
+  CHECK(exe.size() > sizeof eh, "/proc/self/exe is %zu bytes", exe.size());
+  memcpy(&eh, exe.data(), sizeof eh);
+  CHECK(memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_shentsize == sizeof(Elf64_Shdr) &&
+            eh.e_shoff + uint64_t{eh.e_shnum} * sizeof(Elf64_Shdr) <= exe.size() && eh.e_shstrndx < eh.e_shnum,
+        "/proc/self/exe is not a usable ELF file");
+  auto section = [&](size_t i) {
+    Elf64_Shdr sh;
+    memcpy(&sh, exe.data() + eh.e_shoff + i * sizeof sh, sizeof sh);
+    return sh;
+  };
+  const Elf64_Shdr names = section(eh.e_shstrndx);
+  for (size_t i = 0; i < eh.e_shnum; ++i) {
+    const Elf64_Shdr sh = section(i);
+    if (sh.sh_name >= names.sh_size) continue;
+    const char* name = reinterpret_cast<const char*>(exe.data() + names.sh_offset + sh.sh_name);
+    if (strcmp(name, ".hip_fatbin") != 0) continue;
+    CHECK(sh.sh_offset + sh.sh_size <= exe.size(), ".hip_fatbin lies past the file's end");
+    return std::vector<uint8_t>(exe.begin() + sh.sh_offset, exe.begin() + sh.sh_offset + sh.sh_size);
+  }
+  e2e::Fail(__FILE__, __LINE__, "no .hip_fatbin section in /proc/self/exe");
+}
+
+using ExtLaunchFn = hipError_t (*)(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly,
+                                   uint32_t lz, size_t shared, hipStream_t stream, void** params, void** extra,
+                                   hipEvent_t start, hipEvent_t stop);
+
+// Global sizes are in work-items: 1000 of 256-wide blocks leave the last
+// block partial (232 threads), and no thread past 1000 runs. Start and stop events are
+// recorded around the kernel.
+void CheckModuleLaunch(ExtLaunchFn launch, int base, const char* what) {
+  std::vector<uint8_t> fatbin = OwnFatBinary();
+  hipModule_t module = nullptr;
+  HIP_OK(hipModuleLoadData(&module, fatbin.data()));
+  hipFunction_t f = nullptr;
+  HIP_OK(hipModuleGetFunction(&f, module, "_Z10MarkGlobalPiii"));
+  const int slots = 1024;
+  int* d = static_cast<int*>(DevAlloc(slots * sizeof(int)));
+  HIP_OK(hipMemset(d, 0xff, slots * sizeof(int)));  // -1 everywhere.
+  hipStream_t s = NewStream();
+  hipEvent_t start = nullptr, stop = nullptr;
+  HIP_OK(hipEventCreate(&start));
+  HIP_OK(hipEventCreate(&stop));
+  int stride = 256, b = base;
+  void* params[] = {&d, &stride, &b};
+  HIP_OK(launch(f, 1000, 1, 1, 256, 1, 1, 0, s, params, nullptr, start, stop));
+  HIP_OK(hipEventSynchronize(stop));
+  HIP_EXPECT(hipEventQuery(start), hipSuccess);
+  float ms = -1;
+  HIP_OK(hipEventElapsedTime(&ms, start, stop));
+  CHECK(ms >= 0, "%s: elapsed %f ms", what, ms);
+  std::vector<int> got(slots);
+  HIP_OK(hipMemcpy(got.data(), d, slots * sizeof(int), hipMemcpyDeviceToHost));
+  for (int i = 0; i < slots; ++i) {
+    // The last block is partial: 232 of 256 threads, and its blockDim says so.
+    const int want = i < 768 ? base + i * 1000 + 256 : i < 1000 ? base + i * 1000 + 232 : -1;
+    CHECK(got[i] == want, "%s: slot %d holds %d, expected %d", what, i, got[i], want);
+  }
+  // The packed-argument form (extra), a whole grid, on the null stream.
+  struct {
+    int* out;
+    int stride;
+    int base;
+  } packed{d, 128, base + 7};
+  size_t packed_size = sizeof packed;
+  void* extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, &packed, HIP_LAUNCH_PARAM_BUFFER_SIZE, &packed_size,
+                   HIP_LAUNCH_PARAM_END};
+  HIP_OK(launch(f, slots, 1, 1, 128, 1, 1, 0, nullptr, nullptr, extra, nullptr, nullptr));
+  HIP_OK(hipMemcpy(got.data(), d, slots * sizeof(int), hipMemcpyDeviceToHost));
+  for (int i = 0; i < slots; ++i)
+    CHECK(got[i] == base + 7 + i * 1000 + 128, "%s (extra): slot %d holds %d", what, i, got[i]);
+  // A zero size, both argument forms at once, no function: refused, nothing runs.
+  HIP_EXPECT(launch(f, 0, 1, 1, 256, 1, 1, 0, s, params, nullptr, nullptr, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(launch(f, 256, 1, 1, 0, 1, 1, 0, s, params, nullptr, nullptr, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(launch(f, 256, 1, 1, 256, 1, 1, 0, s, params, extra, nullptr, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(launch(nullptr, 256, 1, 1, 256, 1, 1, 0, s, params, nullptr, nullptr, nullptr), hipErrorInvalidImage);
+  HIP_OK(hipStreamSynchronize(s));
+  std::vector<int> again(slots);
+  HIP_OK(hipMemcpy(again.data(), d, slots * sizeof(int), hipMemcpyDeviceToHost));
+  CHECK(again == got, "%s: a refused launch changed the output", what);
+  HIP_OK(hipEventDestroy(start));
+  HIP_OK(hipEventDestroy(stop));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipModuleUnload(module));
+}
+
+void ExtModuleLaunchKernel() {
+  CheckModuleLaunch(
+      [](hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shared,
+         hipStream_t stream, void** params, void** extra, hipEvent_t start, hipEvent_t stop) {
+        return hipExtModuleLaunchKernel(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, 0);
+      },
+      10, "hipExtModuleLaunchKernel");
+}
+
+void HccModuleLaunchKernel() {
+  CheckModuleLaunch(
+      [](hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shared,
+         hipStream_t stream, void** params, void** extra, hipEvent_t start, hipEvent_t stop) {
+        return hipHccModuleLaunchKernel(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop);
+      },
+      20, "hipHccModuleLaunchKernel");
+}
+
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
     {"hipFree", Free},
@@ -1227,6 +1548,17 @@ const e2e::Row kRows[] = {
     {"hipMemsetD16Async", MemsetD16Async},
     {"hipMemsetD32", MemsetD32},
     {"hipMemsetD32Async", MemsetD32Async},
+    {"hipGetSymbolSize", GetSymbolSize},
+    {"hipGetSymbolAddress", GetSymbolAddress},
+    {"hipMemcpyToSymbol", MemcpyToSymbol},
+    {"hipMemcpyToSymbolAsync", MemcpyToSymbolAsync},
+    {"hipMemcpyToSymbol_spt", MemcpyToSymbolSpt},
+    {"hipMemcpyFromSymbol", MemcpyFromSymbol},
+    {"hipMemcpyFromSymbolAsync", MemcpyFromSymbolAsync},
+    {"hipMemcpyFromSymbol_spt", MemcpyFromSymbolSpt},
+    {"hipFuncSetSharedMemConfig", FuncSetSharedMemConfig},
+    {"_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j", ExtModuleLaunchKernel},
+    {"_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_", HccModuleLaunchKernel},
 };
 
 }  // namespace
