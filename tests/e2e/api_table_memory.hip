@@ -269,6 +269,15 @@ void HostRegister() {
   // Registering it (or any part) again, bad flags and device memory are refused.
   HIP_EXPECT(hipHostRegister(h, n, 0), hipErrorHostMemoryAlreadyRegistered);
   HIP_EXPECT(hipHostRegister(h + n - 10, 100, 0), hipErrorHostMemoryAlreadyRegistered);
+  // A range holding a registered one (neither end inside it) overlaps it too.
+  std::vector<uint8_t> wide(5 * 4096);
+  HIP_OK(hipHostRegister(wide.data() + 2 * 4096, 4096, 0));
+  HIP_EXPECT(hipHostRegister(wide.data(), wide.size(), 0), hipErrorHostMemoryAlreadyRegistered);
+  size_t inner = 0;
+  HIP_OK(hipMemPtrGetInfo(wide.data() + 2 * 4096, &inner));
+  CHECK(inner == 4096, "the inner registration became %zu bytes", inner);
+  HIP_EXPECT(hipMemPtrGetInfo(wide.data(), &inner), hipErrorInvalidValue);
+  HIP_OK(hipHostUnregister(wide.data() + 2 * 4096));
   HIP_EXPECT(hipHostRegister(h + n, 4096, 0x80), hipErrorInvalidValue);
   HIP_EXPECT(hipHostRegister(d, 64, 0), hipErrorInvalidValue);
   HIP_EXPECT(hipHostRegister(nullptr, 64, 0), hipErrorInvalidValue);
@@ -1234,6 +1243,27 @@ void GetSymbolAddress() {
   std::vector<int> want = v;
   for (int& x : want) x *= 2;
   CheckInts(got, want, "g_symbol through its address after DoubleSymbol");
+  // It is device memory of the variable's size, but no allocation to free.
+  hipDeviceptr_t base = nullptr;
+  size_t size = 0;
+  HIP_OK(hipMemGetAddressRange(&base, &size, static_cast<char*>(address) + 8));
+  CHECK(base == address && size == sizeof g_symbol, "g_symbol's range: %p +%zu, expected %p +%zu", base, size,
+        address, sizeof g_symbol);
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, address));
+  CHECK(a.memoryType == hipMemoryTypeDevice && a.device == 0, "g_symbol's address: type %d, device %d",
+        a.memoryType, a.device);
+  HIP_EXPECT(hipFree(address), hipErrorInvalidValue);
+  CheckInts(SymbolNow(), want, "g_symbol after a refused hipFree of its address");
+  // Each device has its own instance.
+  HIP_OK(hipSetDevice(1));
+  void* address1 = nullptr;
+  HIP_OK(hipGetSymbolAddress(&address1, HIP_SYMBOL(g_symbol)));
+  HIP_OK(hipPointerGetAttributes(&a, address1));
+  CHECK(a.device == 1, "device 1's g_symbol is on device %d", a.device);
+  HIP_OK(hipMemset(address1, 0, sizeof g_symbol));
+  HIP_OK(hipSetDevice(0));
+  CheckInts(SymbolNow(), want, "device 0's g_symbol after device 1's was cleared");
   void* keep = SentinelPtr();
   HIP_EXPECT(hipGetSymbolAddress(&keep, HIP_SYMBOL(g_not_a_symbol)), hipErrorInvalidSymbol);
   CHECK(keep == SentinelPtr(), "a failed hipGetSymbolAddress wrote %p", keep);
