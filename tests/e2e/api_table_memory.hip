@@ -201,6 +201,25 @@ void MallocHost() {
 // hipHostFree / hipFreeHost: the pinned record goes; unknown, device and
 // registered pointers are refused.
 void CheckHostFree(hipError_t (*free_fn)(void*), const char* name) {
+  // An async copy into pinned memory still on its way when the memory is
+  // freed lands before the free returns: never in memory allocated after.
+  {
+    const size_t n = 8 << 20;
+    void* d = DevAlloc(n);
+    HIP_OK(hipMemset(d, 0x6b, n));
+    hipStream_t s = NewStream();
+    void* early = PinnedAlloc(n);
+    HIP_OK(hipMemcpyAsync(early, d, n, hipMemcpyDeviceToHost, s));
+    HIP_OK(free_fn(early));
+    void* later = PinnedAlloc(n);
+    memset(later, 0, n);
+    HIP_OK(hipDeviceSynchronize());
+    HIP_OK(hipStreamSynchronize(s));
+    CHECK_BYTES_EQUAL(static_cast<uint8_t*>(later), n, 0, "pinned memory allocated after a free");
+    HIP_OK(hipHostFree(later));
+    HIP_OK(hipStreamDestroy(s));
+    HIP_OK(hipFree(d));
+  }
   void* p = PinnedAlloc(4096);
   unsigned flags = 0;
   HIP_OK(hipHostGetFlags(&flags, p));
@@ -306,9 +325,17 @@ void HostUnregister() {
   HIP_EXPECT(hipHostUnregister(p), hipErrorHostMemoryNotRegistered);
   HIP_OK(hipHostGetFlags(&flags, p));
   HIP_OK(hipHostFree(p));
-  // Unregistered memory may be registered again.
+  // Unregistered memory may be registered again; an async copy into it
+  // still on its way has landed when hipHostUnregister returns.
   HIP_OK(hipHostRegister(buf.data(), buf.size(), 0));
+  void* d = DevAlloc(buf.size());
+  Upload(d, 108, buf.size());
+  hipStream_t s = NewStream();
+  HIP_OK(hipMemcpyAsync(buf.data(), d, buf.size(), hipMemcpyDeviceToHost, s));
   HIP_OK(hipHostUnregister(buf.data()));
+  CHECK_PATTERN(buf.data(), buf.size(), 108, "an async copy into memory unregistered after it");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
 }
 
 void MemPtrGetInfo() {
@@ -536,6 +563,17 @@ void Memcpy() {
   CHECK_PATTERN(dst.data(), n, 202, "hipMemcpyDefault both ways");
   std::vector<uint8_t> b_now = ReadBack(b, n);
   CheckSame(b_now.data() + 1000, src.data() + 1000, 5000, "hipMemcpyDefault device to device, at an offset");
+  // On the null stream, hipMemcpy waits for work queued on blocking streams.
+  {
+    hipStream_t s = NewStream();
+    void* big = DevAlloc(16 << 20);
+    std::vector<uint8_t> tail(4096, 0);
+    HIP_OK(hipMemsetAsync(big, 0x4e, 16 << 20, s));
+    HIP_OK(hipMemcpy(tail.data(), static_cast<char*>(big) + (16 << 20) - 4096, 4096, hipMemcpyDeviceToHost));
+    CHECK_BYTES_EQUAL(tail.data(), 4096, 0x4e, "hipMemcpy after a memset on a blocking stream");
+    HIP_OK(hipStreamDestroy(s));
+    HIP_OK(hipFree(big));
+  }
   CHECK_PATTERN(b_now.data(), 1000, 201, "bytes before the offset copy");
   // A kind that names host memory as device memory, an unknown kind, a
   // range past the allocation's end and null pointers are refused; the
@@ -1320,6 +1358,18 @@ void CheckToSymbol(SymbolMode mode, int base, const char* what) {
   }
   settle();
   CheckInts(SymbolNow(), want, "g_symbol after refused copies");
+  if (mode == SymbolMode::kBlocking) {
+    // From device memory (hipMemcpyDeviceToDevice).
+    const std::vector<int> dev_ints = Ints(base + 50);
+    void* d = DevAlloc(sizeof g_symbol);
+    HIP_OK(hipMemcpy(d, dev_ints.data(), sizeof g_symbol, hipMemcpyHostToDevice));
+    HIP_OK(hipMemcpyToSymbol(HIP_SYMBOL(g_symbol), d, sizeof g_symbol, 0, hipMemcpyDeviceToDevice));
+    CheckInts(SymbolNow(), dev_ints, "hipMemcpyToSymbol from device memory");
+    HIP_EXPECT(hipMemcpyToSymbol(HIP_SYMBOL(g_symbol), other.data(), 8, 0, hipMemcpyDeviceToDevice),
+               hipErrorInvalidValue);  // Host memory named as device memory.
+    CheckInts(SymbolNow(), dev_ints, "g_symbol after a refused device-to-device copy");
+    HIP_OK(hipFree(d));
+  }
   if (s != nullptr) HIP_OK(hipStreamDestroy(s));
 }
 
@@ -1381,6 +1431,15 @@ void CheckFromSymbol(SymbolMode mode, int base, const char* what) {
   }
   settle();
   CHECK_BYTES_EQUAL(reinterpret_cast<uint8_t*>(got), sizeof g_symbol, kUntouched, "destination of refused copies from g_symbol");
+  if (mode == SymbolMode::kBlocking) {
+    // Into device memory (hipMemcpyDeviceToDevice).
+    void* d = DevAlloc(sizeof g_symbol);
+    HIP_OK(hipMemcpyFromSymbol(d, HIP_SYMBOL(g_symbol), sizeof g_symbol, 0, hipMemcpyDeviceToDevice));
+    std::vector<int> back(kSymbolInts, 0);
+    HIP_OK(hipMemcpy(back.data(), d, sizeof g_symbol, hipMemcpyDeviceToHost));
+    CheckInts(back, want, "hipMemcpyFromSymbol into device memory");
+    HIP_OK(hipFree(d));
+  }
   HIP_OK(hipHostFree(got));
   if (s != nullptr) HIP_OK(hipStreamDestroy(s));
 }
