@@ -776,6 +776,26 @@ void MemcpyDtoHAsync() {
   HIP_OK(hipStreamSynchronize(s));
   CHECK_PATTERN(pinned, n, 211, "hipMemcpyDtoHAsync into pinned memory");
   CHECK_PATTERN(pageable.data(), n, 211, "hipMemcpyDtoHAsync into pageable memory");
+  // Completion seen by polling: hipStreamQuery, then an event recorded after the copy.
+  Upload(d, 221, n);
+  memset(pinned, 0, n);
+  HIP_OK(hipMemcpyDtoHAsync(pinned, d, n, s));
+  hipError_t q;
+  while ((q = hipStreamQuery(s)) == hipErrorNotReady) {
+  }
+  HIP_OK(q);
+  CHECK_PATTERN(pinned, n, 221, "hipMemcpyDtoHAsync into pinned memory once hipStreamQuery says done");
+  Upload(d, 222, n);
+  memset(pinned, 0, n);
+  hipEvent_t done = nullptr;
+  HIP_OK(hipEventCreate(&done));
+  HIP_OK(hipMemcpyDtoHAsync(pinned, d, n, s));
+  HIP_OK(hipEventRecord(done, s));
+  while ((q = hipEventQuery(done)) == hipErrorNotReady) {
+  }
+  HIP_OK(q);
+  CHECK_PATTERN(pinned, n, 222, "hipMemcpyDtoHAsync into pinned memory once its event is complete");
+  HIP_OK(hipEventDestroy(done));
   memset(pinned, kUntouched, n);
   HIP_EXPECT(hipMemcpyDtoHAsync(pinned, pageable.data(), n, s), hipErrorInvalidValue);
   HIP_OK(hipStreamSynchronize(s));
