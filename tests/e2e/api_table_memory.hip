@@ -510,6 +510,10 @@ void MallocAsync() {
   HIP_OK(hipFreeAsync(p, s1));
   HIP_OK(hipStreamSynchronize(s1));
   HIP_OK(hipStreamDestroy(s1));
+  // A destroyed stream allocates nothing.
+  keep = SentinelPtr();
+  HIP_EXPECT(hipMallocAsync(&keep, 64, s1), hipErrorInvalidHandle);
+  CHECK(keep == SentinelPtr(), "a failed hipMallocAsync wrote %p", keep);
 }
 
 void FreeAsync() {
@@ -530,6 +534,12 @@ void FreeAsync() {
   HIP_EXPECT(hipFreeAsync(d, s), hipErrorInvalidValue);  // Already freed.
   HIP_OK(hipFreeAsync(nullptr, s));
   HIP_OK(hipStreamDestroy(s));
+  // On a destroyed stream the free is refused and the memory stays.
+  void* kept = DevAlloc(4096);
+  HIP_EXPECT(hipFreeAsync(kept, s), hipErrorInvalidHandle);
+  HIP_OK(hipMemGetAddressRange(&base, &size, kept));
+  CHECK(base == kept && size == 4096, "after a refused hipFreeAsync: %p +%zu", base, size);
+  HIP_OK(hipFree(kept));
   HIP_OK(hipHostFree(h));
 }
 
