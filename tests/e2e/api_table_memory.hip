@@ -550,7 +550,8 @@ void CheckSame(const void* got, const void* want, size_t n, const char* what) {
   const auto* g = static_cast<const uint8_t*>(got);
   const auto* w = static_cast<const uint8_t*>(want);
   for (size_t i = 0; i < n; ++i)
-    if (g[i] != w[i]) e2e::Fail(__FILE__, __LINE__, "%s: byte %zu of %zu is 0x%02x, expected 0x%02x", what, i, n, g[i], w[i]);
+    if (g[i] != w[i])
+      e2e::Fail(__FILE__, __LINE__, "%s: byte %zu of %zu is 0x%02x, expected 0x%02x", what, i, n, g[i], w[i]);
 }
 
 void Memcpy() {
@@ -1205,7 +1206,8 @@ void Memset3DAsync() { CheckMemset3D(true); }
 
 // hipMemsetD8/D16/D32 (and Async): `count` elements of 1, 2 or 4 bytes.
 template <typename T>
-void CheckMemsetD(hipError_t (*set)(hipDeviceptr_t, T, size_t), hipError_t (*set_async)(hipDeviceptr_t, T, size_t, hipStream_t),
+void CheckMemsetD(hipError_t (*set)(hipDeviceptr_t, T, size_t),
+                  hipError_t (*set_async)(hipDeviceptr_t, T, size_t, hipStream_t),
                   T value, const char* what) {
   const size_t count = 3001;  // Elements.
   const size_t n = (count + 20) * sizeof(T);
@@ -1460,7 +1462,8 @@ void CheckFromSymbol(SymbolMode mode, int base, const char* what) {
       break;
   }
   settle();
-  CHECK_BYTES_EQUAL(reinterpret_cast<uint8_t*>(got), sizeof g_symbol, kUntouched, "destination of refused copies from g_symbol");
+  CHECK_BYTES_EQUAL(reinterpret_cast<uint8_t*>(got), sizeof g_symbol, kUntouched,
+                    "destination of refused copies from g_symbol");
   if (mode == SymbolMode::kBlocking) {
     // Into device memory (hipMemcpyDeviceToDevice).
     void* d = DevAlloc(sizeof g_symbol);
@@ -1676,8 +1679,10 @@ const e2e::Row kRows[] = {
     {"hipMemcpyFromSymbolAsync", MemcpyFromSymbolAsync},
     {"hipMemcpyFromSymbol_spt", MemcpyFromSymbolSpt},
     {"hipFuncSetSharedMemConfig", FuncSetSharedMemConfig},
-    {"_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j", ExtModuleLaunchKernel},
-    {"_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_", HccModuleLaunchKernel},
+    {"_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j",
+     ExtModuleLaunchKernel},
+    {"_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_",
+     HccModuleLaunchKernel},
 };
 
 }  // namespace
