@@ -1,6 +1,7 @@
 // api_table_memory: one row per hand-written memory function (allocation,
 // copies, memsets, host memory, symbols), against a sim worker with two
 // devices; see api_table.h. Linked against the stub for the 6.x additions.
+#include <elf.h>
 #include <hip/hip_runtime.h>
 
 #include <cstdint>
@@ -8,6 +9,22 @@
 #include <vector>
 
 #include "api_table.h"
+
+// hipHostAlloc, hipMallocHost and hipFreeHost are deprecated, and have rows
+// all the same.
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+
+// hip_ext.h's launches (C++ linkage, as 5.x exports them), declared here
+// from their documented signatures.
+hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX, uint32_t globalWorkSizeY,
+                                    uint32_t globalWorkSizeZ, uint32_t localWorkSizeX, uint32_t localWorkSizeY,
+                                    uint32_t localWorkSizeZ, size_t sharedMemBytes, hipStream_t hStream,
+                                    void** kernelParams, void** extra, hipEvent_t startEvent, hipEvent_t stopEvent,
+                                    uint32_t flags);
+hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX, uint32_t globalWorkSizeY,
+                                    uint32_t globalWorkSizeZ, uint32_t localWorkSizeX, uint32_t localWorkSizeY,
+                                    uint32_t localWorkSizeZ, size_t sharedMemBytes, hipStream_t hStream,
+                                    void** kernelParams, void** extra, hipEvent_t startEvent, hipEvent_t stopEvent);
 
 // For the symbol rows (hipMemcpyToSymbol, hipGetSymbolAddress, ...).
 __device__ int g_symbol[64];
@@ -17,7 +34,69 @@ __global__ void DoubleSymbol(int n) {
   if (i < n) g_symbol[i] *= 2;
 }
 
+// For the module launch rows: thread `t` of block `b` writes
+// base + (b * stride + t) * 1000 + blockDim.x at index b * stride + t.
+__global__ void MarkGlobal(int* out, int stride, int base) {
+  const int i = static_cast<int>(blockIdx.x) * stride + static_cast<int>(threadIdx.x);
+  out[i] = base + i * 1000 + static_cast<int>(blockDim.x);
+}
+
 namespace {
+
+// A byte no row writes: outputs of failed calls and bytes outside a copied
+// or set region must still hold it.
+constexpr uint8_t kUntouched = 0xee;
+// A pointer no call returns: a failed call must leave it in its output.
+void* SentinelPtr() { return reinterpret_cast<void*>(uintptr_t{0x5eed0}); }
+constexpr size_t kSentinelSize = 0x5eed5eedu;
+
+void* DevAlloc(size_t n) {
+  void* p = nullptr;
+  HIP_OK(hipMalloc(&p, n));
+  return p;
+}
+
+void* DevAllocOn(int device, size_t n) {
+  int before = 0;
+  HIP_OK(hipGetDevice(&before));
+  HIP_OK(hipSetDevice(device));
+  void* p = DevAlloc(n);
+  HIP_OK(hipSetDevice(before));
+  return p;
+}
+
+void* PinnedAlloc(size_t n) {
+  void* p = nullptr;
+  HIP_OK(hipHostMalloc(&p, n, hipHostMallocDefault));
+  return p;
+}
+
+// Device bytes read back with a blocking copy (the memory's own device current).
+std::vector<uint8_t> ReadBack(const void* d, size_t n) {
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, d));
+  int before = 0;
+  HIP_OK(hipGetDevice(&before));
+  HIP_OK(hipSetDevice(a.device));
+  std::vector<uint8_t> out(n, 0);
+  HIP_OK(hipMemcpy(out.data(), d, n, hipMemcpyDeviceToHost));
+  HIP_OK(hipSetDevice(before));
+  return out;
+}
+
+void Upload(void* d, uint64_t seed, size_t n) {
+  std::vector<uint8_t> h(n);
+  e2e::FillPattern(h.data(), n, seed);
+  HIP_OK(hipMemcpy(d, h.data(), n, hipMemcpyHostToDevice));
+}
+
+hipStream_t NewStream() {
+  hipStream_t s = nullptr;
+  HIP_OK(hipStreamCreate(&s));
+  return s;
+}
+
+// ---- Allocation and host memory ---------------------------------------------
 
 void Malloc() {
   void* p = nullptr;
@@ -51,10 +130,1559 @@ void MemGetInfo() {
   HIP_OK(hipFree(p));
 }
 
+void HostMalloc() {
+  const size_t n = 10000;
+  void* p = nullptr;
+  HIP_OK(hipHostMalloc(&p, n, hipHostMallocDefault));
+  CHECK(p != nullptr && (reinterpret_cast<uintptr_t>(p) & 4095) == 0, "hipHostMalloc gave %p", p);
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, p));
+  CHECK(a.memoryType == hipMemoryTypeHost && a.hostPointer == p, "pinned memory has type %d, host pointer %p",
+        a.memoryType, a.hostPointer);
+  // Host-accessible and usable as a copy's source and destination.
+  e2e::FillPattern(p, n, 101);
+  void* d = DevAlloc(n);
+  HIP_OK(hipMemcpy(d, p, n, hipMemcpyHostToDevice));
+  memset(p, 0, n);
+  HIP_OK(hipMemcpy(p, d, n, hipMemcpyDeviceToHost));
+  CHECK_PATTERN(p, n, 101, "hipHostMalloc memory round trip");
+  void* keep = SentinelPtr();
+  HIP_EXPECT(hipHostMalloc(&keep, 64, hipHostMallocCoherent | hipHostMallocNonCoherent), hipErrorInvalidValue);
+  HIP_EXPECT(hipHostMalloc(&keep, 64, 0x100u), hipErrorInvalidValue);
+  CHECK(keep == SentinelPtr(), "a failed hipHostMalloc wrote %p", keep);
+  HIP_EXPECT(hipHostMalloc(nullptr, 64, 0), hipErrorInvalidValue);
+  HIP_OK(hipHostMalloc(&keep, 0, 0));
+  CHECK(keep == nullptr, "hipHostMalloc of 0 bytes gave %p", keep);
+  HIP_OK(hipFree(d));
+  HIP_OK(hipHostFree(p));
+}
+
+void HostAlloc() {
+  const size_t n = 5000;
+  void* p = nullptr;
+  HIP_OK(hipHostAlloc(&p, n, hipHostMallocMapped));
+  CHECK(p != nullptr, "hipHostAlloc gave null");
+  unsigned flags = 0;
+  HIP_OK(hipHostGetFlags(&flags, p));
+  CHECK(flags == hipHostMallocMapped, "hipHostAlloc(Mapped) memory has flags %#x", flags);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(p, &size));
+  CHECK(size == n, "hipHostAlloc memory of %zu bytes has size %zu", n, size);
+  e2e::FillPattern(p, n, 102);
+  CHECK_PATTERN(p, n, 102, "hipHostAlloc memory is host-writable");
+  // hipHostAlloc takes only Portable, Mapped and WriteCombined.
+  void* keep = SentinelPtr();
+  HIP_EXPECT(hipHostAlloc(&keep, 64, hipHostMallocCoherent), hipErrorInvalidValue);
+  CHECK(keep == SentinelPtr(), "a failed hipHostAlloc wrote %p", keep);
+  HIP_EXPECT(hipHostAlloc(nullptr, 64, 0), hipErrorInvalidValue);
+  HIP_OK(hipHostFree(p));
+}
+
+void MallocHost() {
+  const size_t n = 3000;
+  void* p = nullptr;
+  HIP_OK(hipMallocHost(&p, n));
+  CHECK(p != nullptr, "hipMallocHost gave null");
+  unsigned flags = 0xff;
+  HIP_OK(hipHostGetFlags(&flags, p));
+  CHECK(flags == 0, "hipMallocHost memory has flags %#x", flags);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(p, &size));
+  CHECK(size == n, "hipMallocHost memory of %zu bytes has size %zu", n, size);
+  void* d = DevAlloc(n);
+  Upload(d, 103, n);
+  HIP_OK(hipMemcpy(p, d, n, hipMemcpyDeviceToHost));
+  CHECK_PATTERN(p, n, 103, "device to hipMallocHost memory");
+  HIP_EXPECT(hipMallocHost(nullptr, 64), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+  HIP_OK(hipFreeHost(p));
+}
+
+// hipHostFree / hipFreeHost: the pinned record goes; unknown, device and
+// registered pointers are refused.
+void CheckHostFree(hipError_t (*free_fn)(void*), const char* name) {
+  // An async copy into pinned memory still on its way when the memory is
+  // freed lands before the free returns: never in memory allocated after.
+  {
+    const size_t n = 8 << 20;
+    void* d = DevAlloc(n);
+    HIP_OK(hipMemset(d, 0x6b, n));
+    hipStream_t s = NewStream();
+    void* early = PinnedAlloc(n);
+    HIP_OK(hipMemcpyAsync(early, d, n, hipMemcpyDeviceToHost, s));
+    HIP_OK(free_fn(early));
+    void* later = PinnedAlloc(n);
+    memset(later, 0, n);
+    HIP_OK(hipDeviceSynchronize());
+    HIP_OK(hipStreamSynchronize(s));
+    CHECK_BYTES_EQUAL(static_cast<uint8_t*>(later), n, 0, "pinned memory allocated after a free");
+    HIP_OK(hipHostFree(later));
+    HIP_OK(hipStreamDestroy(s));
+    HIP_OK(hipFree(d));
+  }
+  void* p = PinnedAlloc(4096);
+  unsigned flags = 0;
+  HIP_OK(hipHostGetFlags(&flags, p));
+  void* d = DevAlloc(256);
+  HIP_EXPECT(free_fn(d), hipErrorInvalidValue);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(d, &size));
+  CHECK(size == 256, "%s(device pointer) disturbed it: size %zu", name, size);
+  std::vector<uint8_t> plain(4096);
+  HIP_OK(hipHostRegister(plain.data(), plain.size(), 0));
+  HIP_EXPECT(free_fn(plain.data()), hipErrorInvalidValue);  // Registered: hipHostUnregister's.
+  HIP_OK(hipHostGetFlags(&flags, plain.data()));
+  HIP_OK(hipHostUnregister(plain.data()));
+  HIP_OK(free_fn(p));
+  HIP_EXPECT(hipHostGetFlags(&flags, p), hipErrorInvalidValue);
+  HIP_EXPECT(free_fn(p), hipErrorInvalidValue);
+  HIP_OK(free_fn(nullptr));
+  HIP_OK(hipFree(d));
+}
+
+void HostFree() { CheckHostFree(hipHostFree, "hipHostFree"); }
+void FreeHost() { CheckHostFree(hipFreeHost, "hipFreeHost"); }
+
+void HostGetFlags() {
+  void* p = nullptr;
+  const unsigned want = hipHostMallocPortable | hipHostMallocMapped;
+  HIP_OK(hipHostMalloc(&p, 8192, want));
+  unsigned flags = 0;
+  HIP_OK(hipHostGetFlags(&flags, p));
+  CHECK(flags == want, "flags %#x, expected %#x", flags, want);
+  flags = 0;
+  HIP_OK(hipHostGetFlags(&flags, static_cast<char*>(p) + 5000));  // Inside the allocation.
+  CHECK(flags == want, "interior pointer: flags %#x, expected %#x", flags, want);
+  std::vector<uint8_t> plain(64);
+  flags = 0x5eed;
+  HIP_EXPECT(hipHostGetFlags(&flags, plain.data()), hipErrorInvalidValue);
+  HIP_EXPECT(hipHostGetFlags(&flags, nullptr), hipErrorInvalidValue);
+  CHECK(flags == 0x5eed, "a failed hipHostGetFlags wrote %#x", flags);
+  HIP_EXPECT(hipHostGetFlags(nullptr, p), hipErrorInvalidValue);
+  HIP_OK(hipHostFree(p));
+}
+
+void HostRegister() {
+  const size_t n = 3 * 4096;
+  std::vector<uint8_t> buf(n + 4096, kUntouched);
+  uint8_t* h = buf.data();
+  HIP_OK(hipHostRegister(h, n, hipHostRegisterMapped));
+  unsigned flags = 0;
+  HIP_OK(hipHostGetFlags(&flags, h + 100));
+  CHECK(flags == hipHostRegisterMapped, "registered memory has flags %#x", flags);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(h, &size));
+  CHECK(size == n, "registered %zu bytes, hipMemPtrGetInfo says %zu", n, size);
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, h));
+  CHECK(a.memoryType == hipMemoryTypeHost, "registered memory has type %d", a.memoryType);
+  // An async device-to-host copy into registered (pinned) memory lands by the
+  // stream's synchronization.
+  void* d = DevAlloc(n);
+  Upload(d, 104, n);
+  hipStream_t s = NewStream();
+  HIP_OK(hipMemcpyAsync(h, d, n, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_PATTERN(h, n, 104, "async copy into registered memory");
+  CHECK_BYTES_EQUAL(h + n, 4096, kUntouched, "bytes after the registered range");
+  // Registering it (or any part) again, bad flags and device memory are refused.
+  HIP_EXPECT(hipHostRegister(h, n, 0), hipErrorHostMemoryAlreadyRegistered);
+  HIP_EXPECT(hipHostRegister(h + n - 10, 100, 0), hipErrorHostMemoryAlreadyRegistered);
+  // A range holding a registered one (neither end inside it) overlaps it too.
+  std::vector<uint8_t> wide(5 * 4096);
+  HIP_OK(hipHostRegister(wide.data() + 2 * 4096, 4096, 0));
+  HIP_EXPECT(hipHostRegister(wide.data(), wide.size(), 0), hipErrorHostMemoryAlreadyRegistered);
+  size_t inner = 0;
+  HIP_OK(hipMemPtrGetInfo(wide.data() + 2 * 4096, &inner));
+  CHECK(inner == 4096, "the inner registration became %zu bytes", inner);
+  HIP_EXPECT(hipMemPtrGetInfo(wide.data(), &inner), hipErrorInvalidValue);
+  HIP_OK(hipHostUnregister(wide.data() + 2 * 4096));
+  HIP_EXPECT(hipHostRegister(h + n, 4096, 0x80), hipErrorInvalidValue);
+  HIP_EXPECT(hipHostRegister(d, 64, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipHostRegister(nullptr, 64, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipHostRegister(h + n, 0, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipHostGetFlags(&flags, h + n), hipErrorInvalidValue);  // The refused range stayed unregistered.
+  HIP_OK(hipHostUnregister(h));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void HostUnregister() {
+  std::vector<uint8_t> buf(8192);
+  HIP_OK(hipHostRegister(buf.data(), buf.size(), 0));
+  // Only the registered base unregisters.
+  HIP_EXPECT(hipHostUnregister(buf.data() + 8), hipErrorHostMemoryNotRegistered);
+  unsigned flags = 0;
+  HIP_OK(hipHostGetFlags(&flags, buf.data()));
+  HIP_OK(hipHostUnregister(buf.data()));
+  HIP_EXPECT(hipHostGetFlags(&flags, buf.data()), hipErrorInvalidValue);
+  size_t size = kSentinelSize;
+  HIP_EXPECT(hipMemPtrGetInfo(buf.data(), &size), hipErrorInvalidValue);
+  HIP_EXPECT(hipHostUnregister(buf.data()), hipErrorHostMemoryNotRegistered);
+  HIP_EXPECT(hipHostUnregister(nullptr), hipErrorHostMemoryNotRegistered);
+  // hipHostMalloc memory was never registered.
+  void* p = PinnedAlloc(64);
+  HIP_EXPECT(hipHostUnregister(p), hipErrorHostMemoryNotRegistered);
+  HIP_OK(hipHostGetFlags(&flags, p));
+  HIP_OK(hipHostFree(p));
+  // Unregistered memory may be registered again; an async copy into it
+  // still on its way has landed when hipHostUnregister returns.
+  HIP_OK(hipHostRegister(buf.data(), buf.size(), 0));
+  void* d = DevAlloc(buf.size());
+  Upload(d, 108, buf.size());
+  hipStream_t s = NewStream();
+  HIP_OK(hipMemcpyAsync(buf.data(), d, buf.size(), hipMemcpyDeviceToHost, s));
+  HIP_OK(hipHostUnregister(buf.data()));
+  CHECK_PATTERN(buf.data(), buf.size(), 108, "an async copy into memory unregistered after it");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void MemPtrGetInfo() {
+  void* d = DevAlloc(5000);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(d, &size));
+  CHECK(size == 5000, "device allocation of 5000 has size %zu", size);
+  size = 0;
+  HIP_OK(hipMemPtrGetInfo(static_cast<char*>(d) + 4000, &size));
+  CHECK(size == 5000, "interior pointer: size %zu", size);
+  void* h = PinnedAlloc(3000);
+  HIP_OK(hipMemPtrGetInfo(h, &size));
+  CHECK(size == 3000, "pinned allocation of 3000 has size %zu", size);
+  std::vector<uint8_t> plain(64);
+  size = kSentinelSize;
+  HIP_EXPECT(hipMemPtrGetInfo(plain.data(), &size), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemPtrGetInfo(nullptr, &size), hipErrorInvalidValue);
+  CHECK(size == kSentinelSize, "a failed hipMemPtrGetInfo wrote %zu", size);
+  HIP_EXPECT(hipMemPtrGetInfo(d, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+  HIP_EXPECT(hipMemPtrGetInfo(d, &size), hipErrorInvalidValue);  // Freed.
+  HIP_OK(hipHostFree(h));
+}
+
+void PointerGetAttributes() {
+  void* d1 = DevAllocOn(1, 8192);
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, static_cast<char*>(d1) + 100));
+  CHECK(a.memoryType == hipMemoryTypeDevice && a.device == 1 && a.devicePointer == static_cast<char*>(d1) + 100 &&
+            a.isManaged == 0,
+        "device 1 memory: type %d, device %d, devicePointer %p", a.memoryType, a.device, a.devicePointer);
+  void* d0 = DevAlloc(64);
+  HIP_OK(hipPointerGetAttributes(&a, d0));
+  CHECK(a.memoryType == hipMemoryTypeDevice && a.device == 0, "device 0 memory: type %d, device %d", a.memoryType,
+        a.device);
+  void* h = nullptr;
+  HIP_OK(hipHostMalloc(&h, 100, hipHostMallocMapped));
+  memset(&a, 0, sizeof a);
+  HIP_OK(hipPointerGetAttributes(&a, h));
+  CHECK(a.memoryType == hipMemoryTypeHost && a.hostPointer == h && a.allocationFlags == hipHostMallocMapped,
+        "pinned memory: type %d, hostPointer %p, flags %#x", a.memoryType, a.hostPointer, a.allocationFlags);
+  // HIP 5.x (this program's major): memory unknown to the runtime is an error.
+  std::vector<uint8_t> plain(64);
+  hipPointerAttribute_t keep{};
+  keep.device = 77;
+  HIP_EXPECT(hipPointerGetAttributes(&keep, plain.data()), hipErrorInvalidValue);
+  HIP_EXPECT(hipPointerGetAttributes(&keep, nullptr), hipErrorInvalidValue);
+  CHECK(keep.device == 77, "a failed hipPointerGetAttributes wrote device %d", keep.device);
+  HIP_EXPECT(hipPointerGetAttributes(nullptr, d0), hipErrorInvalidValue);
+  HIP_OK(hipFree(d1));
+  HIP_OK(hipFree(d0));
+  HIP_OK(hipHostFree(h));
+}
+
+void MemGetAddressRange() {
+  void* d = DevAlloc(1 << 20);
+  hipDeviceptr_t base = nullptr;
+  size_t size = 0;
+  HIP_OK(hipMemGetAddressRange(&base, &size, static_cast<char*>(d) + 12345));
+  CHECK(base == d && size == (1 << 20), "hipMemGetAddressRange: %p +%zu, expected %p +%d", base, size, d, 1 << 20);
+  size = 0;
+  HIP_OK(hipMemGetAddressRange(nullptr, &size, d));  // Either output may be null.
+  CHECK(size == (1 << 20), "size alone: %zu", size);
+  std::vector<uint8_t> plain(64);
+  base = SentinelPtr();
+  size = kSentinelSize;
+  HIP_EXPECT(hipMemGetAddressRange(&base, &size, plain.data()), hipErrorNotFound);
+  HIP_EXPECT(hipMemGetAddressRange(&base, &size, nullptr), hipErrorNotFound);
+  CHECK(base == SentinelPtr() && size == kSentinelSize, "a failed hipMemGetAddressRange wrote %p +%zu", base, size);
+  HIP_OK(hipFree(d));
+  HIP_EXPECT(hipMemGetAddressRange(&base, &size, d), hipErrorNotFound);
+}
+
+void DeviceTotalMem() {
+  for (int dev = 0; dev < 2; ++dev) {
+    size_t bytes = 0;
+    HIP_OK(hipDeviceTotalMem(&bytes, dev));
+    hipDeviceProp_t props{};
+    HIP_OK(hipGetDeviceProperties(&props, dev));
+    CHECK(bytes > 0 && bytes == props.totalGlobalMem, "device %d: hipDeviceTotalMem %zu, totalGlobalMem %zu", dev,
+          bytes, props.totalGlobalMem);
+    HIP_OK(hipSetDevice(dev));
+    size_t free = 0, total = 0;
+    HIP_OK(hipMemGetInfo(&free, &total));
+    CHECK(total == bytes, "device %d: hipMemGetInfo total %zu, hipDeviceTotalMem %zu", dev, total, bytes);
+  }
+  HIP_OK(hipSetDevice(0));
+  size_t keep = kSentinelSize;
+  HIP_EXPECT(hipDeviceTotalMem(&keep, 2), hipErrorInvalidDevice);
+  HIP_EXPECT(hipDeviceTotalMem(&keep, -1), hipErrorInvalidDevice);
+  CHECK(keep == kSentinelSize, "a failed hipDeviceTotalMem wrote %zu", keep);
+  HIP_EXPECT(hipDeviceTotalMem(nullptr, 0), hipErrorInvalidValue);
+}
+
+void MallocPitch() {
+  const size_t width = 100, height = 7;
+  void* d = nullptr;
+  size_t pitch = 0;
+  HIP_OK(hipMallocPitch(&d, &pitch, width, height));
+  CHECK(d != nullptr && pitch >= width && (pitch & 255) == 0, "hipMallocPitch: %p, pitch %zu", d, pitch);
+  hipDeviceptr_t base = nullptr;
+  size_t size = 0;
+  HIP_OK(hipMemGetAddressRange(&base, &size, d));
+  CHECK(base == d && size == pitch * height, "pitched allocation of %zu x %zu is %zu bytes", pitch, height, size);
+  // Every row is usable to the pitch.
+  Upload(d, 105, pitch * height);
+  std::vector<uint8_t> back = ReadBack(d, pitch * height);
+  CHECK_PATTERN(back.data(), pitch * height, 105, "pitched memory round trip");
+  void* keep = SentinelPtr();
+  HIP_EXPECT(hipMallocPitch(&keep, nullptr, width, height), hipErrorInvalidValue);
+  CHECK(keep == SentinelPtr(), "a failed hipMallocPitch wrote %p", keep);
+  HIP_EXPECT(hipMallocPitch(nullptr, &pitch, width, height), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+}
+
+void MemAllocPitch() {
+  hipDeviceptr_t d = nullptr;
+  size_t pitch = 0;
+  HIP_OK(hipMemAllocPitch(&d, &pitch, 300, 3, 4));
+  CHECK(d != nullptr && pitch >= 300 && (pitch & 255) == 0, "hipMemAllocPitch: %p, pitch %zu", d, pitch);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(d, &size));
+  CHECK(size == pitch * 3, "pitched allocation of %zu x 3 is %zu bytes", pitch, size);
+  Upload(d, 106, pitch * 3);
+  std::vector<uint8_t> back = ReadBack(d, pitch * 3);
+  CHECK_PATTERN(back.data(), pitch * 3, 106, "hipMemAllocPitch memory round trip");
+  // The element size must be 4, 8 or 16.
+  hipDeviceptr_t keep = SentinelPtr();
+  size_t keep_pitch = kSentinelSize;
+  HIP_EXPECT(hipMemAllocPitch(&keep, &keep_pitch, 300, 3, 3), hipErrorInvalidValue);
+  CHECK(keep == SentinelPtr() && keep_pitch == kSentinelSize, "a failed hipMemAllocPitch wrote %p, %zu", keep,
+        keep_pitch);
+  HIP_OK(hipFree(d));
+}
+
+void Malloc3D() {
+  hipPitchedPtr p{};
+  const hipExtent e = make_hipExtent(100, 5, 3);
+  HIP_OK(hipMalloc3D(&p, e));
+  CHECK(p.ptr != nullptr && p.pitch >= 100 && (p.pitch & 255) == 0 && p.xsize == 100 && p.ysize == 5,
+        "hipMalloc3D: %p, pitch %zu, %zu x %zu", p.ptr, p.pitch, p.xsize, p.ysize);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(p.ptr, &size));
+  CHECK(size == p.pitch * 5 * 3, "a %zu x 5 x 3 volume is %zu bytes", p.pitch, size);
+  Upload(p.ptr, 107, size);
+  std::vector<uint8_t> back = ReadBack(p.ptr, size);
+  CHECK_PATTERN(back.data(), size, 107, "hipMalloc3D memory round trip");
+  HIP_EXPECT(hipMalloc3D(nullptr, e), hipErrorInvalidValue);
+  HIP_OK(hipFree(p.ptr));
+}
+
+void MallocAsync() {
+  HIP_OK(hipSetDevice(1));
+  hipStream_t s1 = NewStream();
+  HIP_OK(hipSetDevice(0));
+  // The stream's device, not the current one, owns the memory.
+  const size_t n = 1 << 20;
+  void* p = nullptr;
+  HIP_OK(hipMallocAsync(&p, n, s1));
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, p));
+  CHECK(a.memoryType == hipMemoryTypeDevice && a.device == 1, "hipMallocAsync on a device 1 stream: device %d",
+        a.device);
+  HIP_OK(hipMemsetAsync(p, 0x5c, n, s1));
+  HIP_OK(hipStreamSynchronize(s1));
+  std::vector<uint8_t> back = ReadBack(p, n);
+  CHECK_BYTES_EQUAL(back.data(), n, 0x5c, "hipMallocAsync memory set on its stream");
+  void* keep = SentinelPtr();
+  HIP_OK(hipMallocAsync(&keep, 0, s1));
+  CHECK(keep == nullptr, "hipMallocAsync of 0 bytes gave %p", keep);
+  HIP_EXPECT(hipMallocAsync(nullptr, 64, s1), hipErrorInvalidValue);
+  HIP_OK(hipFreeAsync(p, s1));
+  HIP_OK(hipStreamSynchronize(s1));
+  HIP_OK(hipStreamDestroy(s1));
+  // A destroyed stream allocates nothing.
+  keep = SentinelPtr();
+  HIP_EXPECT(hipMallocAsync(&keep, 64, s1), hipErrorInvalidHandle);
+  CHECK(keep == SentinelPtr(), "a failed hipMallocAsync wrote %p", keep);
+}
+
+void FreeAsync() {
+  const size_t n = 64 << 10;
+  hipStream_t s = NewStream();
+  void* d = DevAlloc(n);
+  auto* h = static_cast<uint8_t*>(PinnedAlloc(n));
+  memset(h, 0, n);
+  // The free comes after the work queued before it on the stream.
+  HIP_OK(hipMemsetAsync(d, 0x3d, n, s));
+  HIP_OK(hipMemcpyAsync(h, d, n, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipFreeAsync(d, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(h, n, 0x3d, "work queued before hipFreeAsync");
+  hipDeviceptr_t base = nullptr;
+  size_t size = 0;
+  HIP_EXPECT(hipMemGetAddressRange(&base, &size, d), hipErrorNotFound);
+  HIP_EXPECT(hipFreeAsync(d, s), hipErrorInvalidValue);  // Already freed.
+  HIP_OK(hipFreeAsync(nullptr, s));
+  HIP_OK(hipStreamDestroy(s));
+  // On a destroyed stream the free is refused and the memory stays.
+  void* kept = DevAlloc(4096);
+  HIP_EXPECT(hipFreeAsync(kept, s), hipErrorInvalidHandle);
+  HIP_OK(hipMemGetAddressRange(&base, &size, kept));
+  CHECK(base == kept && size == 4096, "after a refused hipFreeAsync: %p +%zu", base, size);
+  HIP_OK(hipFree(kept));
+  HIP_OK(hipHostFree(h));
+}
+
+// ---- Copies -------------------------------------------------------------------
+
+// Fails unless got[0, n) equals want[0, n).
+void CheckSame(const void* got, const void* want, size_t n, const char* what) {
+  const auto* g = static_cast<const uint8_t*>(got);
+  const auto* w = static_cast<const uint8_t*>(want);
+  for (size_t i = 0; i < n; ++i)
+    if (g[i] != w[i])
+      e2e::Fail(__FILE__, __LINE__, "%s: byte %zu of %zu is 0x%02x, expected 0x%02x", what, i, n, g[i], w[i]);
+}
+
+void Memcpy() {
+  const size_t n = 100000;
+  std::vector<uint8_t> src(n), dst(n, 0), other(n, 0);
+  e2e::FillPattern(src.data(), n, 201);
+  void* a = DevAlloc(n);
+  void* b = DevAlloc(n);
+  HIP_OK(hipMemcpy(a, src.data(), n, hipMemcpyHostToDevice));
+  HIP_OK(hipMemcpy(b, a, n, hipMemcpyDeviceToDevice));
+  HIP_OK(hipMemcpy(dst.data(), b, n, hipMemcpyDeviceToHost));
+  CHECK_PATTERN(dst.data(), n, 201, "host -> device -> device -> host");
+  HIP_OK(hipMemcpy(other.data(), dst.data(), n, hipMemcpyHostToHost));
+  CHECK_PATTERN(other.data(), n, 201, "host -> host");
+  // hipMemcpyDefault takes the direction from the pointers.
+  e2e::FillPattern(src.data(), n, 202);
+  HIP_OK(hipMemcpy(a, src.data(), n, hipMemcpyDefault));
+  HIP_OK(hipMemcpy(static_cast<char*>(b) + 1000, static_cast<char*>(a) + 1000, 5000, hipMemcpyDefault));
+  HIP_OK(hipMemcpy(dst.data(), a, n, hipMemcpyDefault));
+  CHECK_PATTERN(dst.data(), n, 202, "hipMemcpyDefault both ways");
+  std::vector<uint8_t> b_now = ReadBack(b, n);
+  CheckSame(b_now.data() + 1000, src.data() + 1000, 5000, "hipMemcpyDefault device to device, at an offset");
+  // On the null stream, hipMemcpy waits for work queued on blocking streams.
+  {
+    hipStream_t s = NewStream();
+    void* big = DevAlloc(16 << 20);
+    std::vector<uint8_t> tail(4096, 0);
+    HIP_OK(hipMemsetAsync(big, 0x4e, 16 << 20, s));
+    HIP_OK(hipMemcpy(tail.data(), static_cast<char*>(big) + (16 << 20) - 4096, 4096, hipMemcpyDeviceToHost));
+    CHECK_BYTES_EQUAL(tail.data(), 4096, 0x4e, "hipMemcpy after a memset on a blocking stream");
+    HIP_OK(hipStreamDestroy(s));
+    HIP_OK(hipFree(big));
+  }
+  CHECK_PATTERN(b_now.data(), 1000, 201, "bytes before the offset copy");
+  // A kind that names host memory as device memory, an unknown kind, a
+  // range past the allocation's end and null pointers are refused; the
+  // destination keeps its bytes.
+  std::fill(dst.begin(), dst.end(), kUntouched);
+  HIP_EXPECT(hipMemcpy(dst.data(), src.data(), n, hipMemcpyDeviceToHost), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpy(dst.data(), a, n, static_cast<hipMemcpyKind>(7)), hipErrorInvalidMemcpyDirection);
+  HIP_EXPECT(hipMemcpy(dst.data(), static_cast<char*>(a) + 1, n, hipMemcpyDeviceToHost), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpy(nullptr, a, n, hipMemcpyDeviceToHost), hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(dst.data(), n, kUntouched, "destination of refused copies");
+  HIP_EXPECT(hipMemcpy(a, nullptr, n, hipMemcpyHostToDevice), hipErrorInvalidValue);
+  HIP_OK(hipMemcpy(nullptr, nullptr, 0, hipMemcpyHostToDevice));  // Nothing to copy.
+  std::vector<uint8_t> a_now = ReadBack(a, n);
+  CHECK_PATTERN(a_now.data(), n, 202, "device memory after refused copies");
+  HIP_OK(hipFree(a));
+  HIP_OK(hipFree(b));
+}
+
+// A blocking copy on a stream waits for the stream's earlier work.
+void MemcpyWithStream() {
+  const size_t n = 256 << 10;
+  hipStream_t s = NewStream();
+  void* d = DevAlloc(n);
+  HIP_OK(hipMemsetAsync(d, 0x11, n, s));
+  std::vector<uint8_t> h(n, 0);
+  HIP_OK(hipMemcpyWithStream(h.data(), d, n, hipMemcpyDeviceToHost, s));
+  CHECK_BYTES_EQUAL(h.data(), n, 0x11, "hipMemcpyWithStream after a memset on its stream");
+  e2e::FillPattern(h.data(), n, 203);
+  HIP_OK(hipMemcpyWithStream(d, h.data(), n, hipMemcpyHostToDevice, s));
+  std::vector<uint8_t> back = ReadBack(d, n);
+  CHECK_PATTERN(back.data(), n, 203, "hipMemcpyWithStream host to device");
+  std::vector<uint8_t> keep(n, kUntouched);
+  HIP_EXPECT(hipMemcpyWithStream(keep.data(), h.data(), n, hipMemcpyDeviceToDevice, s), hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(keep.data(), n, kUntouched, "destination of a refused hipMemcpyWithStream");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void MemcpyAsync() {
+  const size_t n = 300000;
+  hipStream_t s = NewStream();
+  std::vector<uint8_t> src(n);
+  e2e::FillPattern(src.data(), n, 204);
+  void* a = DevAlloc(n);
+  void* b = DevAlloc(n);
+  auto* pinned = static_cast<uint8_t*>(PinnedAlloc(n));
+  std::vector<uint8_t> pageable(n, 0);
+  memset(pinned, 0, n);
+  HIP_OK(hipMemcpyAsync(a, src.data(), n, hipMemcpyHostToDevice, s));
+  HIP_OK(hipMemcpyAsync(b, a, n, hipMemcpyDeviceToDevice, s));
+  HIP_OK(hipMemcpyAsync(pinned, b, n, hipMemcpyDeviceToHost, s));  // Lands by the synchronization.
+  HIP_OK(hipMemcpyAsync(pageable.data(), b, n, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_PATTERN(pinned, n, 204, "async copies into pinned memory");
+  CHECK_PATTERN(pageable.data(), n, 204, "async copies into pageable memory");
+  // Async copies check the direction first.
+  std::vector<uint8_t> keep(n, kUntouched);
+  HIP_EXPECT(hipMemcpyAsync(keep.data(), b, n, static_cast<hipMemcpyKind>(7), s), hipErrorInvalidMemcpyDirection);
+  HIP_EXPECT(hipMemcpyAsync(keep.data(), nullptr, n, hipMemcpyDeviceToHost, s), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpyAsync(keep.data(), src.data(), n, hipMemcpyDeviceToHost, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(keep.data(), n, kUntouched, "destination of refused async copies");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(a));
+  HIP_OK(hipFree(b));
+  HIP_OK(hipHostFree(pinned));
+}
+
+// The _spt forms run on the calling thread's per-thread stream.
+void MemcpySpt() {
+  const size_t n = 70000;
+  void* d = DevAlloc(n);
+  HIP_OK(hipMemsetAsync(d, 0x22, n, hipStreamPerThread));
+  std::vector<uint8_t> h(n, 0);
+  HIP_OK(hipMemcpy_spt(h.data(), d, n, hipMemcpyDeviceToHost));  // Waits for the per-thread stream.
+  CHECK_BYTES_EQUAL(h.data(), n, 0x22, "hipMemcpy_spt after a memset on the per-thread stream");
+  e2e::FillPattern(h.data(), n, 205);
+  HIP_OK(hipMemcpy_spt(d, h.data(), n, hipMemcpyHostToDevice));
+  std::vector<uint8_t> back(n, 0);
+  HIP_OK(hipMemcpy_spt(back.data(), d, n, hipMemcpyDefault));
+  CHECK_PATTERN(back.data(), n, 205, "hipMemcpy_spt round trip");
+  std::vector<uint8_t> keep(n, kUntouched);
+  HIP_EXPECT(hipMemcpy_spt(keep.data(), d, n, static_cast<hipMemcpyKind>(7)), hipErrorInvalidMemcpyDirection);
+  HIP_EXPECT(hipMemcpy_spt(keep.data(), h.data(), n, hipMemcpyDeviceToHost), hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(keep.data(), n, kUntouched, "destination of refused hipMemcpy_spt");
+  HIP_OK(hipFree(d));
+}
+
+void MemcpyAsyncSpt() {
+  const size_t n = 90000;
+  std::vector<uint8_t> src(n);
+  e2e::FillPattern(src.data(), n, 206);
+  void* d = DevAlloc(n);
+  auto* pinned = static_cast<uint8_t*>(PinnedAlloc(n));
+  memset(pinned, 0, n);
+  // The null stream means the per-thread stream.
+  HIP_OK(hipMemcpyAsync_spt(d, src.data(), n, hipMemcpyHostToDevice, nullptr));
+  HIP_OK(hipMemcpyAsync_spt(pinned, d, n, hipMemcpyDeviceToHost, nullptr));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CHECK_PATTERN(pinned, n, 206, "hipMemcpyAsync_spt round trip on the per-thread stream");
+  hipStream_t s = NewStream();
+  memset(pinned, 0, n);
+  HIP_OK(hipMemcpyAsync_spt(pinned, d, n, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_PATTERN(pinned, n, 206, "hipMemcpyAsync_spt on a created stream");
+  memset(pinned, kUntouched, n);
+  HIP_EXPECT(hipMemcpyAsync_spt(pinned, d, n, static_cast<hipMemcpyKind>(7), s), hipErrorInvalidMemcpyDirection);
+  HIP_EXPECT(hipMemcpyAsync_spt(pinned, src.data(), n, hipMemcpyDeviceToHost, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(pinned, n, kUntouched, "destination of refused hipMemcpyAsync_spt");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipHostFree(pinned));
+}
+
+void MemcpyHtoD() {
+  const size_t n = 50000;
+  std::vector<uint8_t> src(n);
+  e2e::FillPattern(src.data(), n, 207);
+  void* d = DevAlloc(n);
+  HIP_OK(hipMemsetD8(d, kUntouched, n));
+  HIP_OK(hipMemcpyHtoD(static_cast<char*>(d) + 100, src.data(), n - 200));
+  std::vector<uint8_t> back = ReadBack(d, n);
+  CHECK_BYTES_EQUAL(back.data(), 100, kUntouched, "bytes before the copied range");
+  CheckSame(back.data() + 100, src.data(), n - 200, "hipMemcpyHtoD");
+  CHECK_BYTES_EQUAL(back.data() + n - 100, 100, kUntouched, "bytes after the copied range");
+  // The destination must be device memory, wholly inside one allocation.
+  std::vector<uint8_t> keep(n, kUntouched);
+  HIP_EXPECT(hipMemcpyHtoD(keep.data(), src.data(), n), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpyHtoD(static_cast<char*>(d) + 1, src.data(), n), hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(keep.data(), n, kUntouched, "host destination of a refused hipMemcpyHtoD");
+  back = ReadBack(d, 100);
+  CHECK_BYTES_EQUAL(back.data(), 100, kUntouched, "device memory after a refused hipMemcpyHtoD");
+  HIP_OK(hipFree(d));
+}
+
+void MemcpyDtoH() {
+  const size_t n = 50000;
+  void* d = DevAlloc(n);
+  Upload(d, 208, n);
+  std::vector<uint8_t> h(n, 0);
+  HIP_OK(hipMemcpyDtoH(h.data(), d, n));
+  CHECK_PATTERN(h.data(), n, 208, "hipMemcpyDtoH");
+  std::vector<uint8_t> keep(n, kUntouched);
+  HIP_EXPECT(hipMemcpyDtoH(keep.data(), h.data(), n), hipErrorInvalidValue);  // The source is host memory.
+  HIP_EXPECT(hipMemcpyDtoH(keep.data(), static_cast<char*>(d) + 8, n), hipErrorInvalidValue);  // Past the end.
+  CHECK_BYTES_EQUAL(keep.data(), n, kUntouched, "destination of a refused hipMemcpyDtoH");
+  HIP_OK(hipFree(d));
+}
+
+void MemcpyDtoD() {
+  const size_t n = 40000;
+  void* a = DevAlloc(n);
+  void* b = DevAlloc(n);
+  Upload(a, 209, n);
+  HIP_OK(hipMemsetD8(b, kUntouched, n));
+  HIP_OK(hipMemcpyDtoD(b, a, n));
+  std::vector<uint8_t> back = ReadBack(b, n);
+  CHECK_PATTERN(back.data(), n, 209, "hipMemcpyDtoD");
+  // Both sides must be device memory.
+  std::vector<uint8_t> h(n, kUntouched);
+  HIP_EXPECT(hipMemcpyDtoD(h.data(), a, n), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpyDtoD(a, h.data(), n), hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(h.data(), n, kUntouched, "host memory named as a hipMemcpyDtoD destination");
+  back = ReadBack(a, n);
+  CHECK_PATTERN(back.data(), n, 209, "source after a refused hipMemcpyDtoD");
+  HIP_OK(hipFree(a));
+  HIP_OK(hipFree(b));
+}
+
+void MemcpyHtoDAsync() {
+  const size_t n = 200000;
+  hipStream_t s = NewStream();
+  std::vector<uint8_t> src(n);
+  e2e::FillPattern(src.data(), n, 210);
+  void* d = DevAlloc(n);
+  HIP_OK(hipMemcpyHtoDAsync(d, src.data(), n, s));
+  // The source has been consumed when the call returns: changing it now
+  // does not change what lands.
+  std::fill(src.begin(), src.end(), 0);
+  HIP_OK(hipStreamSynchronize(s));
+  std::vector<uint8_t> back = ReadBack(d, n);
+  CHECK_PATTERN(back.data(), n, 210, "hipMemcpyHtoDAsync");
+  HIP_EXPECT(hipMemcpyHtoDAsync(src.data(), back.data(), n, s), hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(src.data(), n, 0, "host destination of a refused hipMemcpyHtoDAsync");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void MemcpyDtoHAsync() {
+  const size_t n = 200000;
+  hipStream_t s = NewStream();
+  void* d = DevAlloc(n);
+  Upload(d, 211, n);
+  auto* pinned = static_cast<uint8_t*>(PinnedAlloc(n));
+  memset(pinned, 0, n);
+  std::vector<uint8_t> pageable(n, 0);
+  HIP_OK(hipMemcpyDtoHAsync(pinned, d, n, s));
+  HIP_OK(hipMemcpyDtoHAsync(pageable.data(), d, n, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_PATTERN(pinned, n, 211, "hipMemcpyDtoHAsync into pinned memory");
+  CHECK_PATTERN(pageable.data(), n, 211, "hipMemcpyDtoHAsync into pageable memory");
+  // Completion seen by polling: hipStreamQuery, then an event recorded after the copy.
+  Upload(d, 221, n);
+  memset(pinned, 0, n);
+  HIP_OK(hipMemcpyDtoHAsync(pinned, d, n, s));
+  hipError_t q;
+  while ((q = hipStreamQuery(s)) == hipErrorNotReady) {
+  }
+  HIP_OK(q);
+  CHECK_PATTERN(pinned, n, 221, "hipMemcpyDtoHAsync into pinned memory once hipStreamQuery says done");
+  Upload(d, 222, n);
+  memset(pinned, 0, n);
+  hipEvent_t done = nullptr;
+  HIP_OK(hipEventCreate(&done));
+  HIP_OK(hipMemcpyDtoHAsync(pinned, d, n, s));
+  HIP_OK(hipEventRecord(done, s));
+  while ((q = hipEventQuery(done)) == hipErrorNotReady) {
+  }
+  HIP_OK(q);
+  CHECK_PATTERN(pinned, n, 222, "hipMemcpyDtoHAsync into pinned memory once its event is complete");
+  HIP_OK(hipEventDestroy(done));
+  memset(pinned, kUntouched, n);
+  HIP_EXPECT(hipMemcpyDtoHAsync(pinned, pageable.data(), n, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(pinned, n, kUntouched, "destination of a refused hipMemcpyDtoHAsync");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipHostFree(pinned));
+}
+
+void MemcpyDtoDAsync() {
+  const size_t n = 123456;
+  hipStream_t s = NewStream();
+  void* a = DevAlloc(n);
+  void* b = DevAlloc(n);
+  Upload(a, 212, n);
+  HIP_OK(hipMemsetAsync(b, 0, n, s));
+  HIP_OK(hipMemcpyDtoDAsync(b, a, n, s));
+  HIP_OK(hipStreamSynchronize(s));
+  std::vector<uint8_t> back = ReadBack(b, n);
+  CHECK_PATTERN(back.data(), n, 212, "hipMemcpyDtoDAsync");
+  std::vector<uint8_t> h(n, kUntouched);
+  HIP_EXPECT(hipMemcpyDtoDAsync(h.data(), a, n, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(h.data(), n, kUntouched, "host memory named as a hipMemcpyDtoDAsync destination");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(a));
+  HIP_OK(hipFree(b));
+}
+
+// 2-D copies: 8 rows of 30 bytes between host rows 40 apart, a pitched
+// device allocation and host rows 33 apart; the bytes between rows keep theirs.
+constexpr size_t kW = 30, kH = 8, kSrcPitch = 40, kDstPitch = 33;
+
+struct TwoD {
+  std::vector<uint8_t> src = std::vector<uint8_t>(kSrcPitch * kH);
+  std::vector<uint8_t> dst = std::vector<uint8_t>(kDstPitch * kH, kUntouched);
+  void* d = nullptr;
+  size_t pitch = 0;
+  explicit TwoD(uint64_t seed) {
+    e2e::FillPattern(src.data(), src.size(), seed);
+    HIP_OK(hipMallocPitch(&d, &pitch, kW, kH));
+    HIP_OK(hipMemset(d, kUntouched, pitch * kH));
+  }
+  ~TwoD() { (void)hipFree(d); }
+  // dst (and, when `check_device`, the device rows) hold src's rectangle.
+  void Check(const char* what, bool check_device = true) const {
+    for (size_t y = 0; y < kH; ++y) {
+      CheckSame(&dst[y * kDstPitch], &src[y * kSrcPitch], kW, what);
+      CHECK_BYTES_EQUAL(&dst[y * kDstPitch + kW], kDstPitch - kW, kUntouched, what);
+    }
+    if (!check_device) return;
+    std::vector<uint8_t> dev = ReadBack(d, pitch * kH);
+    for (size_t y = 0; y < kH; ++y) {
+      CheckSame(&dev[y * pitch], &src[y * kSrcPitch], kW, what);
+      CHECK_BYTES_EQUAL(&dev[y * pitch + kW], pitch - kW, kUntouched, what);
+    }
+  }
+};
+
+void Memcpy2D() {
+  TwoD t(213);
+  HIP_OK(hipMemcpy2D(t.d, t.pitch, t.src.data(), kSrcPitch, kW, kH, hipMemcpyHostToDevice));
+  HIP_OK(hipMemcpy2D(t.dst.data(), kDstPitch, t.d, t.pitch, kW, kH, hipMemcpyDeviceToHost));
+  t.Check("hipMemcpy2D host -> pitched device -> host");
+  // Device to device, into a second pitched allocation, and back.
+  TwoD u(214);
+  u.src = t.src;
+  HIP_OK(hipMemcpy2D(u.d, u.pitch, t.d, t.pitch, kW, kH, hipMemcpyDeviceToDevice));
+  HIP_OK(hipMemcpy2D(u.dst.data(), kDstPitch, u.d, u.pitch, kW, kH, hipMemcpyDefault));
+  u.Check("hipMemcpy2D device to device");
+  // A width wider than a pitch, an unknown kind, rows past the allocation.
+  std::vector<uint8_t> keep(kDstPitch * kH, kUntouched);
+  HIP_EXPECT(hipMemcpy2D(keep.data(), kDstPitch, t.d, t.pitch, kDstPitch + 1, kH, hipMemcpyDeviceToHost),
+             hipErrorInvalidPitchValue);
+  HIP_EXPECT(hipMemcpy2D(keep.data(), kDstPitch, t.d, t.pitch, kW, kH, static_cast<hipMemcpyKind>(7)),
+             hipErrorInvalidMemcpyDirection);
+  HIP_EXPECT(hipMemcpy2D(keep.data(), kDstPitch, t.d, t.pitch, kW, kH + 1, hipMemcpyDeviceToHost),
+             hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(keep.data(), keep.size(), kUntouched, "destination of refused hipMemcpy2D");
+}
+
+void Memcpy2DAsync() {
+  TwoD t(215);
+  hipStream_t s = NewStream();
+  auto* pinned = static_cast<uint8_t*>(PinnedAlloc(kDstPitch * kH));
+  memset(pinned, kUntouched, kDstPitch * kH);
+  HIP_OK(hipMemcpy2DAsync(t.d, t.pitch, t.src.data(), kSrcPitch, kW, kH, hipMemcpyHostToDevice, s));
+  HIP_OK(hipMemcpy2DAsync(pinned, kDstPitch, t.d, t.pitch, kW, kH, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipMemcpy2DAsync(t.dst.data(), kDstPitch, t.d, t.pitch, kW, kH, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  t.Check("hipMemcpy2DAsync into pageable rows");
+  CHECK(memcmp(pinned, t.dst.data(), kDstPitch * kH) == 0, "hipMemcpy2DAsync into pinned rows differs");
+  std::vector<uint8_t> keep(kDstPitch * kH, kUntouched);
+  HIP_EXPECT(hipMemcpy2DAsync(keep.data(), kDstPitch, t.d, t.pitch, kDstPitch + 1, kH, hipMemcpyDeviceToHost, s),
+             hipErrorInvalidPitchValue);
+  HIP_EXPECT(hipMemcpy2DAsync(keep.data(), kDstPitch, t.d, t.pitch, kW, kH, static_cast<hipMemcpyKind>(7), s),
+             hipErrorInvalidMemcpyDirection);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(keep.data(), keep.size(), kUntouched, "destination of refused hipMemcpy2DAsync");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipHostFree(pinned));
+}
+
+void Memcpy2DSpt() {
+  TwoD t(216);
+  // After work queued on the per-thread stream.
+  HIP_OK(hipMemsetAsync(t.d, 0x01, t.pitch * kH, hipStreamPerThread));
+  HIP_OK(hipMemcpy2D_spt(t.d, t.pitch, t.src.data(), kSrcPitch, kW, kH, hipMemcpyHostToDevice));
+  HIP_OK(hipMemcpy2D_spt(t.dst.data(), kDstPitch, t.d, t.pitch, kW, kH, hipMemcpyDeviceToHost));
+  t.Check("hipMemcpy2D_spt", /*check_device=*/false);
+  std::vector<uint8_t> dev = ReadBack(t.d, t.pitch * kH);
+  for (size_t y = 0; y < kH; ++y) {
+    CheckSame(&dev[y * t.pitch], &t.src[y * kSrcPitch], kW, "hipMemcpy2D_spt device rows");
+    CHECK_BYTES_EQUAL(&dev[y * t.pitch + kW], t.pitch - kW, 0x01, "bytes between rows after the memset");
+  }
+  std::vector<uint8_t> keep(kDstPitch * kH, kUntouched);
+  HIP_EXPECT(hipMemcpy2D_spt(keep.data(), kDstPitch, t.d, t.pitch, kDstPitch + 1, kH, hipMemcpyDeviceToHost),
+             hipErrorInvalidPitchValue);
+  CHECK_BYTES_EQUAL(keep.data(), keep.size(), kUntouched, "destination of a refused hipMemcpy2D_spt");
+}
+
+// 3-D copies: a 20 x 4 x 3 host volume into a hipMalloc3D volume, and a
+// 5 x 2 x 2 sub-box back out of it.
+constexpr size_t kX = 20, kY = 4, kZ = 3;
+
+hipMemcpy3DParms Params3D(hipPitchedPtr dst, hipPitchedPtr src, hipExtent e, hipMemcpyKind kind) {
+  hipMemcpy3DParms p{};
+  p.dstPtr = dst;
+  p.srcPtr = src;
+  p.extent = e;
+  p.kind = kind;
+  return p;
+}
+
+void Check3D(hipError_t (*copy)(const hipMemcpy3DParms*, hipStream_t), hipStream_t s, uint64_t seed,
+             const char* what) {
+  std::vector<uint8_t> host(kX * kY * kZ);
+  e2e::FillPattern(host.data(), host.size(), seed);
+  hipPitchedPtr d{};
+  HIP_OK(hipMalloc3D(&d, make_hipExtent(kX, kY, kZ)));
+  HIP_OK(hipMemset(d.ptr, kUntouched, d.pitch * kY * kZ));
+  hipMemcpy3DParms up =
+      Params3D(d, make_hipPitchedPtr(host.data(), kX, kX, kY), make_hipExtent(kX, kY, kZ), hipMemcpyHostToDevice);
+  HIP_OK(copy(&up, s));
+  // The sub-box at (3, 1, 1) of 5 x 2 x 2 into a 5 x 2 x 2 host box.
+  std::vector<uint8_t> box(5 * 2 * 2, 0);
+  hipMemcpy3DParms down =
+      Params3D(make_hipPitchedPtr(box.data(), 5, 5, 2), d, make_hipExtent(5, 2, 2), hipMemcpyDeviceToHost);
+  down.srcPos = make_hipPos(3, 1, 1);
+  HIP_OK(copy(&down, s));
+  if (s != nullptr) HIP_OK(hipStreamSynchronize(s));
+  for (size_t z = 0; z < 2; ++z)
+    for (size_t y = 0; y < 2; ++y)
+      for (size_t x = 0; x < 5; ++x) {
+        const uint8_t want = host[(z + 1) * kX * kY + (y + 1) * kX + x + 3];
+        const uint8_t got = box[z * 10 + y * 5 + x];
+        CHECK(got == want, "%s: sub-box (%zu,%zu,%zu) is 0x%02x, expected 0x%02x", what, x, y, z, got, want);
+      }
+  // The whole volume, with the pitch's padding untouched.
+  std::vector<uint8_t> dev = ReadBack(d.ptr, d.pitch * kY * kZ);
+  for (size_t row = 0; row < kY * kZ; ++row) {
+    CheckSame(&dev[row * d.pitch], &host[row * kX], kX, what);
+    CHECK_BYTES_EQUAL(&dev[row * d.pitch + kX], d.pitch - kX, kUntouched, what);
+  }
+  // Arrays are not remoted; a box wider than the pitch is refused; the box stays.
+  std::fill(box.begin(), box.end(), kUntouched);
+  hipMemcpy3DParms bad = down;
+  bad.srcPos = make_hipPos(d.pitch - 2, 0, 0);
+  HIP_EXPECT(copy(&bad, s), hipErrorInvalidPitchValue);
+  bad = down;
+  bad.kind = static_cast<hipMemcpyKind>(7);
+  HIP_EXPECT(copy(&bad, s), hipErrorInvalidMemcpyDirection);
+  HIP_EXPECT(copy(nullptr, s), hipErrorInvalidValue);
+  if (s != nullptr) HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(box.data(), box.size(), kUntouched, what);
+  HIP_OK(hipFree(d.ptr));
+}
+
+void Memcpy3D() {
+  Check3D([](const hipMemcpy3DParms* p, hipStream_t) { return hipMemcpy3D(p); }, nullptr, 217, "hipMemcpy3D");
+}
+
+void Memcpy3DAsync() {
+  hipStream_t s = NewStream();
+  Check3D(hipMemcpy3DAsync, s, 218, "hipMemcpy3DAsync");
+  HIP_OK(hipStreamDestroy(s));
+}
+
+// Peer copies between the two devices' memory.
+void CheckPeer(bool async) {
+  const size_t n = 80000;
+  void* a = DevAllocOn(0, n);
+  void* b = DevAllocOn(1, n);
+  Upload(a, async ? 220 : 219, n);
+  hipStream_t s = async ? NewStream() : nullptr;
+  if (async) {
+    HIP_OK(hipMemcpyPeerAsync(b, 1, a, 0, n, s));
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_OK(hipMemcpyPeer(b, 1, a, 0, n));
+  }
+  std::vector<uint8_t> back = ReadBack(b, n);
+  CHECK_PATTERN(back.data(), n, async ? 220 : 219, async ? "hipMemcpyPeerAsync 0 -> 1" : "hipMemcpyPeer 0 -> 1");
+  // Back again, into the middle of device 0's buffer.
+  HIP_OK(hipMemsetD8(a, 0, n));
+  if (async) {
+    HIP_OK(hipMemcpyPeerAsync(static_cast<char*>(a) + 100, 0, b, 1, 1000, s));
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_OK(hipMemcpyPeer(static_cast<char*>(a) + 100, 0, b, 1, 1000));
+  }
+  std::vector<uint8_t> a_now = ReadBack(a, n);
+  CheckSame(a_now.data() + 100, back.data(), 1000, "peer copy 1 -> 0");
+  CHECK_BYTES_EQUAL(a_now.data(), 100, 0, "bytes before the peer copy");
+  CHECK_BYTES_EQUAL(a_now.data() + 1100, n - 1100, 0, "bytes after the peer copy");
+  // A device that does not own the pointer, a device that does not exist.
+  HIP_OK(hipMemsetD8(a, kUntouched, n));
+  if (async) {
+    HIP_EXPECT(hipMemcpyPeerAsync(a, 1, b, 1, n, s), hipErrorInvalidValue);
+    HIP_EXPECT(hipMemcpyPeerAsync(a, 2, b, 1, n, s), hipErrorInvalidDevice);
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_EXPECT(hipMemcpyPeer(a, 1, b, 1, n), hipErrorInvalidValue);
+    HIP_EXPECT(hipMemcpyPeer(a, 0, b, 0, n), hipErrorInvalidValue);
+    HIP_EXPECT(hipMemcpyPeer(a, 0, b, -1, n), hipErrorInvalidDevice);
+  }
+  a_now = ReadBack(a, n);
+  CHECK_BYTES_EQUAL(a_now.data(), n, kUntouched, "destination of refused peer copies");
+  if (s != nullptr) HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(a));
+  HIP_OK(hipFree(b));
+}
+
+void MemcpyPeer() { CheckPeer(false); }
+void MemcpyPeerAsync() { CheckPeer(true); }
+
+// ---- Memsets ------------------------------------------------------------------
+
+// A device buffer of `n` bytes of kUntouched.
+void* UntouchedBuffer(size_t n) {
+  void* d = DevAlloc(n);
+  std::vector<uint8_t> h(n, kUntouched);
+  HIP_OK(hipMemcpy(d, h.data(), n, hipMemcpyHostToDevice));
+  return d;
+}
+
+// After a memset of bytes [from, from + len) of a kUntouched buffer to `value`.
+void CheckSetRange(const void* d, size_t n, size_t from, size_t len, uint8_t value, const char* what) {
+  std::vector<uint8_t> back = ReadBack(d, n);
+  CHECK_BYTES_EQUAL(back.data(), from, kUntouched, what);
+  CHECK_BYTES_EQUAL(back.data() + from, len, value, what);
+  CHECK_BYTES_EQUAL(back.data() + from + len, n - from - len, kUntouched, what);
+}
+
+// The refused memsets every byte-memset row checks: host memory, a range
+// past the allocation, null; the buffer keeps its bytes.
+template <typename F>
+void CheckMemsetRefused(F set, void* d, size_t n, const char* what) {
+  std::vector<uint8_t> h(n, kUntouched);
+  HIP_EXPECT(set(h.data(), n), hipErrorInvalidValue);
+  HIP_EXPECT(set(static_cast<char*>(d) + 1, n), hipErrorInvalidValue);
+  HIP_EXPECT(set(nullptr, n), hipErrorInvalidValue);
+  HIP_OK(set(d, 0));  // Nothing to set.
+  HIP_OK(hipDeviceSynchronize());
+  CHECK_BYTES_EQUAL(h.data(), n, kUntouched, what);
+}
+
+void Memset() {
+  const size_t n = 100000;
+  void* d = UntouchedBuffer(n);
+  HIP_OK(hipMemset(static_cast<char*>(d) + 10, 0x1ab, 5000));  // The low byte of the int.
+  CheckSetRange(d, n, 10, 5000, 0xab, "hipMemset");
+  CheckMemsetRefused([](void* p, size_t k) { return hipMemset(p, 0x77, k); }, d, n, "host memory after hipMemset");
+  CheckSetRange(d, n, 10, 5000, 0xab, "buffer after refused hipMemset");
+  HIP_OK(hipFree(d));
+}
+
+void MemsetSpt() {
+  const size_t n = 100000;
+  void* d = UntouchedBuffer(n);
+  HIP_OK(hipMemset_spt(static_cast<char*>(d) + 7, 0x2c, n - 7));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CheckSetRange(d, n, 7, n - 7, 0x2c, "hipMemset_spt");
+  CheckMemsetRefused([](void* p, size_t k) { return hipMemset_spt(p, 0x77, k); }, d, n, "host memory");
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CheckSetRange(d, n, 7, n - 7, 0x2c, "buffer after refused hipMemset_spt");
+  HIP_OK(hipFree(d));
+}
+
+void MemsetAsync() {
+  const size_t n = 100000;
+  hipStream_t s = NewStream();
+  void* d = UntouchedBuffer(n);
+  auto* pinned = static_cast<uint8_t*>(PinnedAlloc(n));
+  // Stream order: the second memset overwrites part of the first; the copy sees both.
+  HIP_OK(hipMemsetAsync(d, 0x31, 6000, s));
+  HIP_OK(hipMemsetAsync(static_cast<char*>(d) + 3000, 0x32, 3000, s));
+  HIP_OK(hipMemcpyAsync(pinned, d, n, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(pinned, 3000, 0x31, "hipMemsetAsync, first");
+  CHECK_BYTES_EQUAL(pinned + 3000, 3000, 0x32, "hipMemsetAsync, second");
+  CHECK_BYTES_EQUAL(pinned + 6000, n - 6000, kUntouched, "after hipMemsetAsync's range");
+  std::vector<uint8_t> h(n, kUntouched);
+  HIP_EXPECT(hipMemsetAsync(h.data(), 0x77, n, s), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemsetAsync(static_cast<char*>(d) + 1, 0x77, n, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(h.data(), n, kUntouched, "host memory named to hipMemsetAsync");
+  std::vector<uint8_t> back = ReadBack(d, n);
+  CHECK(memcmp(back.data(), pinned, n) == 0, "refused hipMemsetAsync changed the buffer");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipHostFree(pinned));
+}
+
+// 2-D memsets: 50 bytes of each of 4 rows of a pitched allocation.
+void CheckMemset2D(bool async) {
+  const size_t width = 50, height = 4;
+  void* d = nullptr;
+  size_t pitch = 0;
+  HIP_OK(hipMallocPitch(&d, &pitch, 100, height + 1));
+  HIP_OK(hipMemset(d, kUntouched, pitch * (height + 1)));
+  hipStream_t s = async ? NewStream() : nullptr;
+  if (async) {
+    HIP_OK(hipMemset2DAsync(d, pitch, 0x5a, width, height, s));
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_OK(hipMemset2D(d, pitch, 0x5a, width, height));
+  }
+  std::vector<uint8_t> back = ReadBack(d, pitch * (height + 1));
+  for (size_t y = 0; y < height; ++y) {
+    CHECK_BYTES_EQUAL(&back[y * pitch], width, 0x5a, "a set row");
+    CHECK_BYTES_EQUAL(&back[y * pitch + width], pitch - width, kUntouched, "past a set row's width");
+  }
+  CHECK_BYTES_EQUAL(&back[height * pitch], pitch, kUntouched, "the row after the set ones");
+  // A pitch narrower than the width; rows past the allocation; host memory.
+  std::vector<uint8_t> h(pitch * height, kUntouched);
+  if (async) {
+    HIP_EXPECT(hipMemset2DAsync(d, 10, 0x77, width, height, s), hipErrorInvalidPitchValue);
+    HIP_EXPECT(hipMemset2DAsync(d, pitch, 0x77, width, height + 2, s), hipErrorInvalidValue);
+    HIP_EXPECT(hipMemset2DAsync(h.data(), pitch, 0x77, width, height, s), hipErrorInvalidValue);
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_EXPECT(hipMemset2D(d, 10, 0x77, width, height), hipErrorInvalidPitchValue);
+    HIP_EXPECT(hipMemset2D(d, pitch, 0x77, width, height + 2), hipErrorInvalidValue);
+    HIP_EXPECT(hipMemset2D(h.data(), pitch, 0x77, width, height), hipErrorInvalidValue);
+  }
+  CHECK_BYTES_EQUAL(h.data(), h.size(), kUntouched, "host memory named to a 2-D memset");
+  std::vector<uint8_t> again = ReadBack(d, pitch * (height + 1));
+  CHECK(again == back, "refused 2-D memsets changed the allocation");
+  if (s != nullptr) HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void Memset2D() { CheckMemset2D(false); }
+void Memset2DAsync() { CheckMemset2D(true); }
+
+// 3-D memsets on a 40 x 5 x 3 hipMalloc3D volume: a box of 7 bytes of rows
+// 0..2 of every slice (slice by slice), then whole slices' first 3 bytes.
+void CheckMemset3D(bool async) {
+  hipPitchedPtr p{};
+  HIP_OK(hipMalloc3D(&p, make_hipExtent(40, 5, 3)));
+  const size_t bytes = p.pitch * 5 * 3;
+  HIP_OK(hipMemset(p.ptr, kUntouched, bytes));
+  hipStream_t s = async ? NewStream() : nullptr;
+  auto set = [&](int value, hipExtent e) {
+    return async ? hipMemset3DAsync(p, value, e, s) : hipMemset3D(p, value, e);
+  };
+  HIP_OK(set(0x3c, make_hipExtent(7, 3, 3)));
+  HIP_OK(set(0x3d, make_hipExtent(3, 5, 3)));
+  if (async) HIP_OK(hipStreamSynchronize(s));
+  std::vector<uint8_t> back = ReadBack(p.ptr, bytes);
+  for (size_t z = 0; z < 3; ++z)
+    for (size_t y = 0; y < 5; ++y)
+      for (size_t x = 0; x < p.pitch; ++x) {
+        const uint8_t want = x < 3 ? 0x3d : (x < 7 && y < 3) ? 0x3c : kUntouched;
+        const uint8_t got = back[z * p.pitch * 5 + y * p.pitch + x];
+        CHECK(got == want, "%s: (%zu,%zu,%zu) is 0x%02x, expected 0x%02x", async ? "hipMemset3DAsync" : "hipMemset3D",
+              x, y, z, got, want);
+      }
+  // A box taller than the slices, a null pointer: refused, nothing set.
+  HIP_EXPECT(set(0x77, make_hipExtent(7, 6, 1)), hipErrorInvalidValue);
+  hipPitchedPtr null_ptr = p;
+  null_ptr.ptr = nullptr;
+  HIP_EXPECT(async ? hipMemset3DAsync(null_ptr, 0x77, make_hipExtent(1, 1, 1), s)
+                   : hipMemset3D(null_ptr, 0x77, make_hipExtent(1, 1, 1)),
+             hipErrorInvalidValue);
+  HIP_OK(set(0x77, make_hipExtent(0, 5, 3)));  // An empty box.
+  if (async) HIP_OK(hipStreamSynchronize(s));
+  std::vector<uint8_t> again = ReadBack(p.ptr, bytes);
+  CHECK(again == back, "refused or empty 3-D memsets changed the volume");
+  if (s != nullptr) HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(p.ptr));
+}
+
+void Memset3D() { CheckMemset3D(false); }
+void Memset3DAsync() { CheckMemset3D(true); }
+
+// hipMemsetD8/D16/D32 (and Async): `count` elements of 1, 2 or 4 bytes.
+template <typename T>
+void CheckMemsetD(hipError_t (*set)(hipDeviceptr_t, T, size_t),
+                  hipError_t (*set_async)(hipDeviceptr_t, T, size_t, hipStream_t),
+                  T value, const char* what) {
+  const size_t count = 3001;  // Elements.
+  const size_t n = (count + 20) * sizeof(T);
+  void* d = UntouchedBuffer(n);
+  hipStream_t s = set_async != nullptr ? NewStream() : nullptr;
+  char* at = static_cast<char*>(d) + 3 * sizeof(T);
+  if (set_async != nullptr) {
+    HIP_OK(set_async(at, value, count, s));
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_OK(set(at, value, count));
+  }
+  std::vector<uint8_t> back = ReadBack(d, n);
+  CHECK_BYTES_EQUAL(back.data(), 3 * sizeof(T), kUntouched, what);
+  for (size_t i = 0; i < count; ++i) {
+    T got;
+    memcpy(&got, &back[(3 + i) * sizeof(T)], sizeof got);
+    CHECK(got == value, "%s: element %zu is %#llx, expected %#llx", what, i, static_cast<unsigned long long>(got),
+          static_cast<unsigned long long>(value));
+  }
+  CHECK_BYTES_EQUAL(&back[(3 + count) * sizeof(T)], n - (3 + count) * sizeof(T), kUntouched, what);
+  // Past the allocation's end, host memory: refused, nothing set.
+  std::vector<uint8_t> h(n, kUntouched);
+  const size_t too_many = n / sizeof(T);
+  if (set_async != nullptr) {
+    HIP_EXPECT(set_async(at, 0, too_many, s), hipErrorInvalidValue);
+    HIP_EXPECT(set_async(h.data(), 0, count, s), hipErrorInvalidValue);
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_EXPECT(set(at, 0, too_many), hipErrorInvalidValue);
+    HIP_EXPECT(set(h.data(), 0, count), hipErrorInvalidValue);
+  }
+  CHECK_BYTES_EQUAL(h.data(), n, kUntouched, what);
+  std::vector<uint8_t> again = ReadBack(d, n);
+  CHECK(again == back, "%s: refused memsets changed the buffer", what);
+  if (s != nullptr) HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void MemsetD8() { CheckMemsetD<unsigned char>(hipMemsetD8, nullptr, 0xa5, "hipMemsetD8"); }
+void MemsetD8Async() { CheckMemsetD<unsigned char>(nullptr, hipMemsetD8Async, 0x5a, "hipMemsetD8Async"); }
+void MemsetD16() { CheckMemsetD<unsigned short>(hipMemsetD16, nullptr, 0xbeef, "hipMemsetD16"); }
+void MemsetD16Async() { CheckMemsetD<unsigned short>(nullptr, hipMemsetD16Async, 0xf00d, "hipMemsetD16Async"); }
+void MemsetD32() { CheckMemsetD<int>(hipMemsetD32, nullptr, static_cast<int>(0xdeadbeefu), "hipMemsetD32"); }
+void MemsetD32Async() { CheckMemsetD<int>(nullptr, hipMemsetD32Async, 0x12345678, "hipMemsetD32Async"); }
+
+// ---- Symbols ------------------------------------------------------------------
+
+constexpr int kSymbolInts = 64;
+int g_not_a_symbol[kSymbolInts];  // Host memory of the same shape, never registered.
+
+std::vector<int> Ints(int base) {
+  std::vector<int> v(kSymbolInts);
+  for (int i = 0; i < kSymbolInts; ++i) v[i] = base + i;
+  return v;
+}
+
+// g_symbol as kernels see it: read through its device address.
+std::vector<int> SymbolNow() {
+  void* address = nullptr;
+  HIP_OK(hipGetSymbolAddress(&address, HIP_SYMBOL(g_symbol)));
+  std::vector<int> v(kSymbolInts, 0);
+  HIP_OK(hipMemcpy(v.data(), address, sizeof g_symbol, hipMemcpyDeviceToHost));
+  return v;
+}
+
+void DoubleOnDevice() {
+  DoubleSymbol<<<1, kSymbolInts>>>(kSymbolInts);
+  HIP_OK(hipGetLastError());
+  HIP_OK(hipDeviceSynchronize());
+}
+
+void CheckInts(const std::vector<int>& got, const std::vector<int>& want, const char* what) {
+  for (int i = 0; i < kSymbolInts; ++i)
+    CHECK(got[i] == want[i], "%s: element %d is %d, expected %d", what, i, got[i], want[i]);
+}
+
+void GetSymbolSize() {
+  size_t size = 0;
+  HIP_OK(hipGetSymbolSize(&size, HIP_SYMBOL(g_symbol)));
+  CHECK(size == sizeof g_symbol, "hipGetSymbolSize(g_symbol) = %zu, expected %zu", size, sizeof g_symbol);
+  size = kSentinelSize;
+  HIP_EXPECT(hipGetSymbolSize(&size, HIP_SYMBOL(g_not_a_symbol)), hipErrorInvalidSymbol);
+  HIP_EXPECT(hipGetSymbolSize(&size, nullptr), hipErrorInvalidSymbol);
+  CHECK(size == kSentinelSize, "a failed hipGetSymbolSize wrote %zu", size);
+  HIP_EXPECT(hipGetSymbolSize(nullptr, HIP_SYMBOL(g_symbol)), hipErrorInvalidValue);
+}
+
+void GetSymbolAddress() {
+  void* address = nullptr;
+  HIP_OK(hipGetSymbolAddress(&address, HIP_SYMBOL(g_symbol)));
+  CHECK(address != nullptr && address != static_cast<void*>(g_symbol), "hipGetSymbolAddress gave %p", address);
+  void* again = nullptr;
+  HIP_OK(hipGetSymbolAddress(&again, HIP_SYMBOL(g_symbol)));
+  CHECK(again == address, "the address moved: %p then %p", address, again);
+  // The address is the variable kernels use: a copy to it, doubled by a
+  // kernel, read back through it.
+  const std::vector<int> v = Ints(1000);
+  HIP_OK(hipMemcpy(address, v.data(), sizeof g_symbol, hipMemcpyHostToDevice));
+  DoubleOnDevice();
+  std::vector<int> got(kSymbolInts, 0);
+  HIP_OK(hipMemcpy(got.data(), address, sizeof g_symbol, hipMemcpyDeviceToHost));
+  std::vector<int> want = v;
+  for (int& x : want) x *= 2;
+  CheckInts(got, want, "g_symbol through its address after DoubleSymbol");
+  // It is device memory of the variable's size, but no allocation to free.
+  hipDeviceptr_t base = nullptr;
+  size_t size = 0;
+  HIP_OK(hipMemGetAddressRange(&base, &size, static_cast<char*>(address) + 8));
+  CHECK(base == address && size == sizeof g_symbol, "g_symbol's range: %p +%zu, expected %p +%zu", base, size,
+        address, sizeof g_symbol);
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, address));
+  CHECK(a.memoryType == hipMemoryTypeDevice && a.device == 0, "g_symbol's address: type %d, device %d",
+        a.memoryType, a.device);
+  HIP_EXPECT(hipFree(address), hipErrorInvalidValue);
+  CheckInts(SymbolNow(), want, "g_symbol after a refused hipFree of its address");
+  // Each device has its own instance.
+  HIP_OK(hipSetDevice(1));
+  void* address1 = nullptr;
+  HIP_OK(hipGetSymbolAddress(&address1, HIP_SYMBOL(g_symbol)));
+  HIP_OK(hipPointerGetAttributes(&a, address1));
+  CHECK(a.device == 1, "device 1's g_symbol is on device %d", a.device);
+  HIP_OK(hipMemset(address1, 0, sizeof g_symbol));
+  HIP_OK(hipSetDevice(0));
+  CheckInts(SymbolNow(), want, "device 0's g_symbol after device 1's was cleared");
+  void* keep = SentinelPtr();
+  HIP_EXPECT(hipGetSymbolAddress(&keep, HIP_SYMBOL(g_not_a_symbol)), hipErrorInvalidSymbol);
+  CHECK(keep == SentinelPtr(), "a failed hipGetSymbolAddress wrote %p", keep);
+  HIP_EXPECT(hipGetSymbolAddress(nullptr, HIP_SYMBOL(g_symbol)), hipErrorInvalidValue);
+}
+
+enum class SymbolMode { kBlocking, kAsync, kSpt };
+
+// To the symbol: whole, then 4 ints at an offset; a kernel doubles them.
+void CheckToSymbol(SymbolMode mode, int base, const char* what) {
+  hipStream_t s = mode == SymbolMode::kAsync ? NewStream() : nullptr;
+  auto to = [&](const void* src, size_t count, size_t offset) {
+    switch (mode) {
+      case SymbolMode::kBlocking:
+        return hipMemcpyToSymbol(HIP_SYMBOL(g_symbol), src, count, offset, hipMemcpyHostToDevice);
+      case SymbolMode::kAsync:
+        return hipMemcpyToSymbolAsync(HIP_SYMBOL(g_symbol), src, count, offset, hipMemcpyHostToDevice, s);
+      case SymbolMode::kSpt:
+        return hipMemcpyToSymbol_spt(HIP_SYMBOL(g_symbol), src, count, offset, hipMemcpyHostToDevice);
+    }
+    return hipErrorUnknown;
+  };
+  auto settle = [&] {
+    if (mode == SymbolMode::kAsync) HIP_OK(hipStreamSynchronize(s));
+    if (mode == SymbolMode::kSpt) HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  };
+  std::vector<int> want = Ints(base);
+  HIP_OK(to(want.data(), sizeof g_symbol, 0));
+  const int four[4] = {-1, -2, -3, -4};
+  HIP_OK(to(four, sizeof four, 10 * sizeof(int)));
+  settle();
+  for (int i = 0; i < 4; ++i) want[10 + i] = four[i];
+  CheckInts(SymbolNow(), want, what);
+  DoubleOnDevice();
+  for (int& x : want) x *= 2;
+  CheckInts(SymbolNow(), want, what);
+  // Past the variable's end, not a variable: refused, the variable stays.
+  const std::vector<int> other = Ints(-500);
+  HIP_EXPECT(to(other.data(), sizeof g_symbol + 4, 0), hipErrorInvalidValue);
+  HIP_EXPECT(to(other.data(), 8, sizeof g_symbol - 4), hipErrorInvalidValue);
+  switch (mode) {
+    case SymbolMode::kBlocking:
+      HIP_EXPECT(hipMemcpyToSymbol(HIP_SYMBOL(g_not_a_symbol), other.data(), 8, 0, hipMemcpyHostToDevice),
+                 hipErrorInvalidSymbol);
+      break;
+    case SymbolMode::kAsync:
+      HIP_EXPECT(hipMemcpyToSymbolAsync(HIP_SYMBOL(g_not_a_symbol), other.data(), 8, 0, hipMemcpyHostToDevice, s),
+                 hipErrorInvalidSymbol);
+      break;
+    case SymbolMode::kSpt:
+      HIP_EXPECT(hipMemcpyToSymbol_spt(HIP_SYMBOL(g_not_a_symbol), other.data(), 8, 0, hipMemcpyHostToDevice),
+                 hipErrorInvalidSymbol);
+      break;
+  }
+  settle();
+  CheckInts(SymbolNow(), want, "g_symbol after refused copies");
+  if (mode == SymbolMode::kBlocking) {
+    // From device memory (hipMemcpyDeviceToDevice).
+    const std::vector<int> dev_ints = Ints(base + 50);
+    void* d = DevAlloc(sizeof g_symbol);
+    HIP_OK(hipMemcpy(d, dev_ints.data(), sizeof g_symbol, hipMemcpyHostToDevice));
+    HIP_OK(hipMemcpyToSymbol(HIP_SYMBOL(g_symbol), d, sizeof g_symbol, 0, hipMemcpyDeviceToDevice));
+    CheckInts(SymbolNow(), dev_ints, "hipMemcpyToSymbol from device memory");
+    HIP_EXPECT(hipMemcpyToSymbol(HIP_SYMBOL(g_symbol), other.data(), 8, 0, hipMemcpyDeviceToDevice),
+               hipErrorInvalidValue);  // Host memory named as device memory.
+    CheckInts(SymbolNow(), dev_ints, "g_symbol after a refused device-to-device copy");
+    HIP_OK(hipFree(d));
+  }
+  if (s != nullptr) HIP_OK(hipStreamDestroy(s));
+}
+
+void MemcpyToSymbol() { CheckToSymbol(SymbolMode::kBlocking, 100, "hipMemcpyToSymbol"); }
+void MemcpyToSymbolAsync() { CheckToSymbol(SymbolMode::kAsync, 200, "hipMemcpyToSymbolAsync"); }
+void MemcpyToSymbolSpt() { CheckToSymbol(SymbolMode::kSpt, 300, "hipMemcpyToSymbol_spt"); }
+
+// From the symbol: whole, then 4 ints from an offset, after a kernel ran.
+void CheckFromSymbol(SymbolMode mode, int base, const char* what) {
+  hipStream_t s = mode == SymbolMode::kAsync ? NewStream() : nullptr;
+  auto from = [&](void* dst, size_t count, size_t offset) {
+    switch (mode) {
+      case SymbolMode::kBlocking:
+        return hipMemcpyFromSymbol(dst, HIP_SYMBOL(g_symbol), count, offset, hipMemcpyDeviceToHost);
+      case SymbolMode::kAsync:
+        return hipMemcpyFromSymbolAsync(dst, HIP_SYMBOL(g_symbol), count, offset, hipMemcpyDeviceToHost, s);
+      case SymbolMode::kSpt:
+        return hipMemcpyFromSymbol_spt(dst, HIP_SYMBOL(g_symbol), count, offset, hipMemcpyDeviceToHost);
+    }
+    return hipErrorUnknown;
+  };
+  auto settle = [&] {
+    if (mode == SymbolMode::kAsync) HIP_OK(hipStreamSynchronize(s));
+    if (mode == SymbolMode::kSpt) HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  };
+  std::vector<int> want = Ints(base);
+  void* address = nullptr;
+  HIP_OK(hipGetSymbolAddress(&address, HIP_SYMBOL(g_symbol)));
+  HIP_OK(hipMemcpy(address, want.data(), sizeof g_symbol, hipMemcpyHostToDevice));
+  DoubleOnDevice();
+  for (int& x : want) x *= 2;
+  // Into pinned memory for the async form: it lands by the synchronization.
+  int* got = static_cast<int*>(PinnedAlloc(sizeof g_symbol));
+  memset(got, 0, sizeof g_symbol);
+  HIP_OK(from(got, sizeof g_symbol, 0));
+  settle();
+  CheckInts(std::vector<int>(got, got + kSymbolInts), want, what);
+  int four[4] = {0, 0, 0, 0};
+  HIP_OK(from(four, sizeof four, 20 * sizeof(int)));
+  settle();
+  for (int i = 0; i < 4; ++i) CHECK(four[i] == want[20 + i], "%s at an offset: %d is %d", what, i, four[i]);
+  // Past the variable's end, not a variable: refused, the destination stays.
+  memset(got, kUntouched, sizeof g_symbol);
+  HIP_EXPECT(from(got, sizeof g_symbol + 4, 0), hipErrorInvalidValue);
+  HIP_EXPECT(from(got, 8, sizeof g_symbol - 4), hipErrorInvalidValue);
+  switch (mode) {
+    case SymbolMode::kBlocking:
+      HIP_EXPECT(hipMemcpyFromSymbol(got, HIP_SYMBOL(g_not_a_symbol), 8, 0, hipMemcpyDeviceToHost),
+                 hipErrorInvalidSymbol);
+      break;
+    case SymbolMode::kAsync:
+      HIP_EXPECT(hipMemcpyFromSymbolAsync(got, HIP_SYMBOL(g_not_a_symbol), 8, 0, hipMemcpyDeviceToHost, s),
+                 hipErrorInvalidSymbol);
+      break;
+    case SymbolMode::kSpt:
+      HIP_EXPECT(hipMemcpyFromSymbol_spt(got, HIP_SYMBOL(g_not_a_symbol), 8, 0, hipMemcpyDeviceToHost),
+                 hipErrorInvalidSymbol);
+      break;
+  }
+  settle();
+  CHECK_BYTES_EQUAL(reinterpret_cast<uint8_t*>(got), sizeof g_symbol, kUntouched,
+                    "destination of refused copies from g_symbol");
+  if (mode == SymbolMode::kBlocking) {
+    // Into device memory (hipMemcpyDeviceToDevice).
+    void* d = DevAlloc(sizeof g_symbol);
+    HIP_OK(hipMemcpyFromSymbol(d, HIP_SYMBOL(g_symbol), sizeof g_symbol, 0, hipMemcpyDeviceToDevice));
+    std::vector<int> back(kSymbolInts, 0);
+    HIP_OK(hipMemcpy(back.data(), d, sizeof g_symbol, hipMemcpyDeviceToHost));
+    CheckInts(back, want, "hipMemcpyFromSymbol into device memory");
+    HIP_OK(hipFree(d));
+  }
+  HIP_OK(hipHostFree(got));
+  if (s != nullptr) HIP_OK(hipStreamDestroy(s));
+}
+
+void MemcpyFromSymbol() { CheckFromSymbol(SymbolMode::kBlocking, 400, "hipMemcpyFromSymbol"); }
+void MemcpyFromSymbolAsync() { CheckFromSymbol(SymbolMode::kAsync, 500, "hipMemcpyFromSymbolAsync"); }
+void MemcpyFromSymbolSpt() { CheckFromSymbol(SymbolMode::kSpt, 600, "hipMemcpyFromSymbol_spt"); }
+
+// AMD banks shared memory by 4 bytes whatever is asked: the call accepts any
+// configuration for a registered kernel (which still runs) and refuses
+// anything that is not one.
+void FuncSetSharedMemConfig() {
+  HIP_OK(hipFuncSetSharedMemConfig(reinterpret_cast<const void*>(DoubleSymbol), hipSharedMemBankSizeEightByte));
+  HIP_OK(hipFuncSetSharedMemConfig(reinterpret_cast<const void*>(DoubleSymbol), hipSharedMemBankSizeFourByte));
+  const std::vector<int> v = Ints(7);
+  HIP_OK(hipMemcpyToSymbol(HIP_SYMBOL(g_symbol), v.data(), sizeof g_symbol, 0, hipMemcpyHostToDevice));
+  DoubleOnDevice();
+  std::vector<int> want = v;
+  for (int& x : want) x *= 2;
+  CheckInts(SymbolNow(), want, "DoubleSymbol after hipFuncSetSharedMemConfig");
+  HIP_EXPECT(hipFuncSetSharedMemConfig(static_cast<const void*>(g_not_a_symbol), hipSharedMemBankSizeFourByte),
+             hipErrorInvalidDeviceFunction);
+  HIP_EXPECT(hipFuncSetSharedMemConfig(reinterpret_cast<const void*>(&FuncSetSharedMemConfig),
+                                       hipSharedMemBankSizeFourByte),
+             hipErrorInvalidDeviceFunction);
+  HIP_EXPECT(hipFuncSetSharedMemConfig(nullptr, hipSharedMemBankSizeFourByte), hipErrorInvalidDeviceFunction);
+}
+
+// ---- Module launches (hipExtModuleLaunchKernel, hipHccModuleLaunchKernel) -----
+
+// This program's own offload bundle (its .hip_fatbin section, read from
+// /proc/self/exe), loaded as a module: the same code object as the
+// registered kernels, so the sim runs it with this file's twin.
+std::vector<uint8_t> OwnFatBinary() {
+  FILE* f = fopen("/proc/self/exe", "rb");
+  CHECK(f != nullptr, "cannot open /proc/self/exe");
+  std::vector<uint8_t> exe;
+  uint8_t chunk[1 << 16];
+  for (size_t got; (got = fread(chunk, 1, sizeof chunk, f)) > 0;) exe.insert(exe.end(), chunk, chunk + got);
+  fclose(f);
+  Elf64_Ehdr eh;
+  CHECK(exe.size() > sizeof eh, "/proc/self/exe is %zu bytes", exe.size());
+  memcpy(&eh, exe.data(), sizeof eh);
+  CHECK(memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_shentsize == sizeof(Elf64_Shdr) &&
+            eh.e_shoff + uint64_t{eh.e_shnum} * sizeof(Elf64_Shdr) <= exe.size() && eh.e_shstrndx < eh.e_shnum,
+        "/proc/self/exe is not a usable ELF file");
+  auto section = [&](size_t i) {
+    Elf64_Shdr sh;
+    memcpy(&sh, exe.data() + eh.e_shoff + i * sizeof sh, sizeof sh);
+    return sh;
+  };
+  const Elf64_Shdr names = section(eh.e_shstrndx);
+  for (size_t i = 0; i < eh.e_shnum; ++i) {
+    const Elf64_Shdr sh = section(i);
+    if (sh.sh_name >= names.sh_size) continue;
+    const char* name = reinterpret_cast<const char*>(exe.data() + names.sh_offset + sh.sh_name);
+    if (strcmp(name, ".hip_fatbin") != 0) continue;
+    CHECK(sh.sh_offset + sh.sh_size <= exe.size(), ".hip_fatbin lies past the file's end");
+    return std::vector<uint8_t>(exe.begin() + sh.sh_offset, exe.begin() + sh.sh_offset + sh.sh_size);
+  }
+  e2e::Fail(__FILE__, __LINE__, "no .hip_fatbin section in /proc/self/exe");
+}
+
+using ExtLaunchFn = hipError_t (*)(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly,
+                                   uint32_t lz, size_t shared, hipStream_t stream, void** params, void** extra,
+                                   hipEvent_t start, hipEvent_t stop);
+
+// Global sizes are in work-items: 1000 of 256-wide blocks leave the last
+// block partial (232 threads), and no thread past 1000 runs. Start and stop events are
+// recorded around the kernel.
+void CheckModuleLaunch(ExtLaunchFn launch, int base, const char* what) {
+  std::vector<uint8_t> fatbin = OwnFatBinary();
+  hipModule_t module = nullptr;
+  HIP_OK(hipModuleLoadData(&module, fatbin.data()));
+  hipFunction_t f = nullptr;
+  HIP_OK(hipModuleGetFunction(&f, module, "_Z10MarkGlobalPiii"));
+  const int slots = 1024;
+  int* d = static_cast<int*>(DevAlloc(slots * sizeof(int)));
+  HIP_OK(hipMemset(d, 0xff, slots * sizeof(int)));  // -1 everywhere.
+  hipStream_t s = NewStream();
+  hipEvent_t start = nullptr, stop = nullptr;
+  HIP_OK(hipEventCreate(&start));
+  HIP_OK(hipEventCreate(&stop));
+  int stride = 256, b = base;
+  void* params[] = {&d, &stride, &b};
+  HIP_OK(launch(f, 1000, 1, 1, 256, 1, 1, 0, s, params, nullptr, start, stop));
+  HIP_OK(hipEventSynchronize(stop));
+  HIP_EXPECT(hipEventQuery(start), hipSuccess);
+  float ms = -1;
+  HIP_OK(hipEventElapsedTime(&ms, start, stop));
+  CHECK(ms >= 0, "%s: elapsed %f ms", what, ms);
+  std::vector<int> got(slots);
+  HIP_OK(hipMemcpy(got.data(), d, slots * sizeof(int), hipMemcpyDeviceToHost));
+  for (int i = 0; i < slots; ++i) {
+    // The last block is partial: 232 of 256 threads, and its blockDim says so.
+    const int want = i < 768 ? base + i * 1000 + 256 : i < 1000 ? base + i * 1000 + 232 : -1;
+    CHECK(got[i] == want, "%s: slot %d holds %d, expected %d", what, i, got[i], want);
+  }
+  // The packed-argument form (extra), a whole grid, on the null stream.
+  struct {
+    int* out;
+    int stride;
+    int base;
+  } packed{d, 128, base + 7};
+  size_t packed_size = sizeof packed;
+  void* extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, &packed, HIP_LAUNCH_PARAM_BUFFER_SIZE, &packed_size,
+                   HIP_LAUNCH_PARAM_END};
+  HIP_OK(launch(f, slots, 1, 1, 128, 1, 1, 0, nullptr, nullptr, extra, nullptr, nullptr));
+  HIP_OK(hipMemcpy(got.data(), d, slots * sizeof(int), hipMemcpyDeviceToHost));
+  for (int i = 0; i < slots; ++i)
+    CHECK(got[i] == base + 7 + i * 1000 + 128, "%s (extra): slot %d holds %d", what, i, got[i]);
+  // A zero size, both argument forms at once, no function: refused, nothing runs.
+  HIP_EXPECT(launch(f, 0, 1, 1, 256, 1, 1, 0, s, params, nullptr, nullptr, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(launch(f, 256, 1, 1, 0, 1, 1, 0, s, params, nullptr, nullptr, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(launch(f, 256, 1, 1, 256, 1, 1, 0, s, params, extra, nullptr, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(launch(nullptr, 256, 1, 1, 256, 1, 1, 0, s, params, nullptr, nullptr, nullptr), hipErrorInvalidImage);
+  HIP_OK(hipStreamSynchronize(s));
+  std::vector<int> again(slots);
+  HIP_OK(hipMemcpy(again.data(), d, slots * sizeof(int), hipMemcpyDeviceToHost));
+  CHECK(again == got, "%s: a refused launch changed the output", what);
+  HIP_OK(hipEventDestroy(start));
+  HIP_OK(hipEventDestroy(stop));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipModuleUnload(module));
+}
+
+void ExtModuleLaunchKernel() {
+  CheckModuleLaunch(
+      [](hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shared,
+         hipStream_t stream, void** params, void** extra, hipEvent_t start, hipEvent_t stop) {
+        return hipExtModuleLaunchKernel(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, 0);
+      },
+      10, "hipExtModuleLaunchKernel");
+}
+
+void HccModuleLaunchKernel() {
+  CheckModuleLaunch(
+      [](hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shared,
+         hipStream_t stream, void** params, void** extra, hipEvent_t start, hipEvent_t stop) {
+        return hipHccModuleLaunchKernel(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop);
+      },
+      20, "hipHccModuleLaunchKernel");
+}
+
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
     {"hipFree", Free},
     {"hipMemGetInfo", MemGetInfo},
+    {"hipHostMalloc", HostMalloc},
+    {"hipHostAlloc", HostAlloc},
+    {"hipMallocHost", MallocHost},
+    {"hipHostFree", HostFree},
+    {"hipFreeHost", FreeHost},
+    {"hipHostGetFlags", HostGetFlags},
+    {"hipHostRegister", HostRegister},
+    {"hipHostUnregister", HostUnregister},
+    {"hipMemPtrGetInfo", MemPtrGetInfo},
+    {"hipPointerGetAttributes", PointerGetAttributes},
+    {"hipMemGetAddressRange", MemGetAddressRange},
+    {"hipDeviceTotalMem", DeviceTotalMem},
+    {"hipMallocPitch", MallocPitch},
+    {"hipMemAllocPitch", MemAllocPitch},
+    {"hipMalloc3D", Malloc3D},
+    {"hipMallocAsync", MallocAsync},
+    {"hipFreeAsync", FreeAsync},
+    {"hipMemcpy", Memcpy},
+    {"hipMemcpyWithStream", MemcpyWithStream},
+    {"hipMemcpyAsync", MemcpyAsync},
+    {"hipMemcpy_spt", MemcpySpt},
+    {"hipMemcpyAsync_spt", MemcpyAsyncSpt},
+    {"hipMemcpyHtoD", MemcpyHtoD},
+    {"hipMemcpyDtoH", MemcpyDtoH},
+    {"hipMemcpyDtoD", MemcpyDtoD},
+    {"hipMemcpyHtoDAsync", MemcpyHtoDAsync},
+    {"hipMemcpyDtoHAsync", MemcpyDtoHAsync},
+    {"hipMemcpyDtoDAsync", MemcpyDtoDAsync},
+    {"hipMemcpy2D", Memcpy2D},
+    {"hipMemcpy2DAsync", Memcpy2DAsync},
+    {"hipMemcpy2D_spt", Memcpy2DSpt},
+    {"hipMemcpy3D", Memcpy3D},
+    {"hipMemcpy3DAsync", Memcpy3DAsync},
+    {"hipMemcpyPeer", MemcpyPeer},
+    {"hipMemcpyPeerAsync", MemcpyPeerAsync},
+    {"hipMemset", Memset},
+    {"hipMemset_spt", MemsetSpt},
+    {"hipMemsetAsync", MemsetAsync},
+    {"hipMemset2D", Memset2D},
+    {"hipMemset2DAsync", Memset2DAsync},
+    {"hipMemset3D", Memset3D},
+    {"hipMemset3DAsync", Memset3DAsync},
+    {"hipMemsetD8", MemsetD8},
+    {"hipMemsetD8Async", MemsetD8Async},
+    {"hipMemsetD16", MemsetD16},
+    {"hipMemsetD16Async", MemsetD16Async},
+    {"hipMemsetD32", MemsetD32},
+    {"hipMemsetD32Async", MemsetD32Async},
+    {"hipGetSymbolSize", GetSymbolSize},
+    {"hipGetSymbolAddress", GetSymbolAddress},
+    {"hipMemcpyToSymbol", MemcpyToSymbol},
+    {"hipMemcpyToSymbolAsync", MemcpyToSymbolAsync},
+    {"hipMemcpyToSymbol_spt", MemcpyToSymbolSpt},
+    {"hipMemcpyFromSymbol", MemcpyFromSymbol},
+    {"hipMemcpyFromSymbolAsync", MemcpyFromSymbolAsync},
+    {"hipMemcpyFromSymbol_spt", MemcpyFromSymbolSpt},
+    {"hipFuncSetSharedMemConfig", FuncSetSharedMemConfig},
+    {"_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j",
+     ExtModuleLaunchKernel},
+    {"_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_",
+     HccModuleLaunchKernel},
 };
 
 }  // namespace
