@@ -2291,6 +2291,45 @@ void UnregisterFatBinary() {
   g_registered = nullptr;
 }
 
+// hipr keeps no texture or surface objects: a registered texture or surface
+// is a named device variable of its module, resolved by the symbol API.
+template <class Register>
+void CheckRegisteredAsVariable(Register reg, float* shadow, const char* what) {
+  RegisteredModule m;
+  size_t size = 0;
+  HIP_EXPECT(hipGetSymbolSize(&size, static_cast<const void*>(shadow)), hipErrorInvalidSymbol);
+  reg(m.handle, shadow);
+  HIP_OK(hipGetSymbolSize(&size, static_cast<const void*>(shadow)));
+  CHECK(size == sizeof(float), "%s: symbol size %zu", what, size);
+  float value = 0;
+  HIP_OK(hipMemcpyFromSymbol(&value, static_cast<const void*>(shadow), sizeof value, 0, hipMemcpyDeviceToHost));
+  CHECK(value == 2.0f, "%s: module_scale read through it is %f", what, value);
+  reinterpret_cast<UnregisterFatBinaryFn>(StubSymbol("__hipUnregisterFatBinary"))(m.handle);
+  HIP_EXPECT(hipGetSymbolSize(&size, static_cast<const void*>(shadow)), hipErrorInvalidSymbol);
+  (void)hipGetLastError();
+}
+
+float g_surface_shadow = 0;
+float g_texture_shadow = 0;
+
+void RegisterSurface() {
+  using Fn = void (*)(void**, void*, char*, char*, int, int);
+  CheckRegisteredAsVariable(
+      [](void** handle, float* shadow) {
+        reinterpret_cast<Fn>(StubSymbol("__hipRegisterSurface"))(handle, shadow, g_scale_name, g_scale_name, 1, 0);
+      },
+      &g_surface_shadow, "__hipRegisterSurface");
+}
+
+void RegisterTexture() {
+  using Fn = void (*)(void**, void*, char*, char*, int, int, int);
+  CheckRegisteredAsVariable(
+      [](void** handle, float* shadow) {
+        reinterpret_cast<Fn>(StubSymbol("__hipRegisterTexture"))(handle, shadow, g_scale_name, g_scale_name, 1, 0, 0);
+      },
+      &g_texture_shadow, "__hipRegisterTexture");
+}
+
 // Last: forgets device 1's state.
 void DeviceReset() {
   HIP_OK(hipSetDevice(1));
@@ -2450,6 +2489,8 @@ const e2e::Row kRows[] = {
     {"__hipRegisterFunction", RegisterFunction},
     {"__hipRegisterVar", RegisterVar},
     {"__hipUnregisterFatBinary", UnregisterFatBinary},
+    {"__hipRegisterSurface", RegisterSurface},
+    {"__hipRegisterTexture", RegisterTexture},
     {"hipDeviceReset", DeviceReset},
 };
 
