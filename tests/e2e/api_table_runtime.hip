@@ -2,12 +2,45 @@
 // contexts, streams, events, errors, launches, functions, modules, graphs
 // and the helpers answered in the client), against a sim worker with two
 // devices; see api_table.h. Linked against the stub for the 6.x additions.
+//
+// Module rows load module_kernels.co (built with `hipcc --genco` next to
+// this program, the code object module_api uses; its sim twin is built with
+// the others) from this program's own directory.
 #include <hip/hip_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "api_table.h"
+
+extern "C" {
+hipError_t hipGetDevicePropertiesR0600(void* prop, int device);
+hipError_t hipGetDevicePropertiesR0000(hipDeviceProp_t* prop, int device);
+hipError_t hipChooseDeviceR0600(int* device, const void* prop);
+hipError_t hipChooseDeviceR0000(int* device, const hipDeviceProp_t* prop);
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device);
+hipError_t hipEventRecord_spt(hipEvent_t event, hipStream_t stream);
+hipError_t hipLaunchHostFunc_spt(hipStream_t stream, hipHostFn_t fn, void* user_data);
+hipError_t hipGetProcAddress(const char* symbol, void** fn, int version, uint64_t flags, int* status);
+hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                            unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
+                                            hipStream_t stream, void** params);
+const char* hipGetCmdName(uint32_t id);
+// hiprtc.h's, with its enum as int (same ABI): the sim twin build of this
+// file knows only hip_runtime.h.
+int hiprtcVersion(int* major, int* minor);
+const char* hiprtcGetErrorString(int result);
+}
+
+// hiprtcResult and hip_prof_str.h's API ids.
+constexpr int HIPRTC_SUCCESS = 0;
+constexpr int HIPRTC_ERROR_INVALID_INPUT = 3;
+constexpr int HIPRTC_ERROR_COMPILATION = 6;
+constexpr uint32_t HIP_API_ID_hipLaunchKernel = 107;
+constexpr uint32_t HIP_API_ID_hipMalloc = 108;
 
 // For the launch, function-attribute, occupancy and graph rows.
 __global__ void Fill(int* out, int value, int n) {
@@ -16,6 +49,138 @@ __global__ void Fill(int* out, int value, int n) {
 }
 
 namespace {
+
+// ---- Helpers -----------------------------------------------------------------
+
+constexpr int kN = 1000;
+constexpr int kBlock = 128;
+constexpr int kGrid = (kN + kBlock - 1) / kBlock;
+
+int* NewInts(int n = kN) {
+  int* d = nullptr;
+  HIP_OK(hipMalloc(&d, n * sizeof(int)));
+  HIP_OK(hipMemset(d, 0, n * sizeof(int)));
+  return d;
+}
+
+std::vector<int> ReadInts(const int* d, int n = kN) {
+  std::vector<int> h(n);
+  HIP_OK(hipMemcpy(h.data(), d, n * sizeof(int), hipMemcpyDeviceToHost));
+  return h;
+}
+
+#define CHECK_ALL(d, value, what)                                                                   \
+  do {                                                                                              \
+    std::vector<int> got_ = ReadInts(d);                                                            \
+    for (int i_ = 0; i_ < kN; ++i_)                                                                 \
+      CHECK(got_[i_] == (value), "%s: element %d is %d, expected %d", what, i_, got_[i_], (value)); \
+  } while (0)
+
+// A host function that sleeps, then sets its flag: a synchronize that
+// returns before it finished would see the flag still 0.
+void SleepThenSet(void* p) {
+  usleep(60 * 1000);
+  static_cast<std::atomic<int>*>(p)->store(1);
+}
+
+// A host function that holds its stream until the gate opens.
+struct Gate {
+  std::atomic<int> open{0};
+  std::atomic<int> entered{0};
+};
+void WaitAtGate(void* p) {
+  auto* g = static_cast<Gate*>(p);
+  g->entered.store(1);
+  while (g->open.load() == 0) usleep(1000);
+}
+void WaitEntered(Gate& g) {
+  for (int i = 0; i < 5000 && g.entered.load() == 0; ++i) usleep(1000);
+  CHECK(g.entered.load() == 1, "the gate's host function never ran");
+}
+
+void NotAKernel() {}
+
+hipDeviceProp_t Props(int device) {
+  hipDeviceProp_t p{};
+  HIP_OK(hipGetDeviceProperties(&p, device));
+  return p;
+}
+
+std::string ModulePath() {
+  char exe[PATH_MAX] = {};
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  CHECK(n > 0, "readlink /proc/self/exe: %s", strerror(errno));
+  std::string path(exe, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/') + 1) + "module_kernels.co";
+}
+
+std::vector<char> ReadFile(const std::string& path) {
+  FILE* f = fopen(path.c_str(), "rb");
+  CHECK(f != nullptr, "cannot open %s: %s", path.c_str(), strerror(errno));
+  std::vector<char> bytes;
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
+  fclose(f);
+  return bytes;
+}
+
+// The stub's own definition of `name` (not a same-named one elsewhere).
+void* StubSymbol(const char* name) {
+  Dl_info info{};
+  CHECK(dladdr(dlsym(RTLD_DEFAULT, "hipMalloc"), &info) != 0 && info.dli_fname != nullptr, "dladdr(hipMalloc)");
+  void* self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  CHECK(self != nullptr, "dlopen(%s, RTLD_NOLOAD): %s", info.dli_fname, dlerror());
+  void* fn = dlsym(self, name);
+  CHECK(fn != nullptr, "the stub does not export %s", name);
+  dlclose(self);
+  return fn;
+}
+
+// add_vec of module_kernels.co on kN floats: c = a + b.
+struct ModuleVectors {
+  std::vector<float> a, b;
+  float *da = nullptr, *db = nullptr, *dc = nullptr;
+  int n = kN;
+  void* params[4];
+  ModuleVectors() : a(kN), b(kN) {
+    for (int i = 0; i < kN; ++i) {
+      a[i] = static_cast<float>(i);
+      b[i] = static_cast<float>(3 * i + 1);
+    }
+    HIP_OK(hipMalloc(&da, kN * sizeof(float)));
+    HIP_OK(hipMalloc(&db, kN * sizeof(float)));
+    HIP_OK(hipMalloc(&dc, kN * sizeof(float)));
+    HIP_OK(hipMemcpy(da, a.data(), kN * sizeof(float), hipMemcpyHostToDevice));
+    HIP_OK(hipMemcpy(db, b.data(), kN * sizeof(float), hipMemcpyHostToDevice));
+    HIP_OK(hipMemset(dc, 0, kN * sizeof(float)));
+    params[0] = &da;
+    params[1] = &db;
+    params[2] = &dc;
+    params[3] = &n;
+  }
+  ~ModuleVectors() {
+    for (float* p : {da, db, dc}) HIP_OK(hipFree(p));
+  }
+  void CheckSum(const char* how) {
+    std::vector<float> c(kN);
+    HIP_OK(hipMemcpy(c.data(), dc, kN * sizeof(float), hipMemcpyDeviceToHost));
+    for (int i = 0; i < kN; ++i) CHECK(c[i] == a[i] + b[i], "%s: c[%d] = %g, expected %g", how, i, c[i], a[i] + b[i]);
+    HIP_OK(hipMemset(dc, 0, kN * sizeof(float)));
+  }
+};
+
+struct LoadedModule {
+  hipModule_t module = nullptr;
+  hipFunction_t add = nullptr;
+  LoadedModule() {
+    HIP_OK(hipModuleLoad(&module, ModulePath().c_str()));
+    HIP_OK(hipModuleGetFunction(&add, module, "add_vec"));
+  }
+  ~LoadedModule() { HIP_OK(hipModuleUnload(module)); }
+};
+
+// ---- Devices -------------------------------------------------------------------
 
 void GetDeviceCount() {
   int n = -1;
@@ -41,10 +206,2292 @@ void SetDevice() {
   CHECK(d == 1, "a failed hipSetDevice changed the device to %d", d);
 }
 
+void Init() {
+  HIP_OK(hipInit(0));
+  int n = 0;
+  HIP_OK(hipGetDeviceCount(&n));
+  CHECK(n == 2, "%d devices after hipInit", n);
+  HIP_EXPECT(hipInit(1), hipErrorInvalidValue);  // Flags must be 0.
+}
+
+void DeviceGet() {
+  hipDevice_t d = -1;
+  HIP_OK(hipDeviceGet(&d, 1));
+  CHECK(d == 1, "hipDeviceGet(1) gave %d", d);
+  d = 77;
+  HIP_EXPECT(hipDeviceGet(&d, 2), hipErrorInvalidDevice);
+  CHECK(d == 77, "a failed hipDeviceGet wrote %d", d);
+  HIP_EXPECT(hipDeviceGet(nullptr, 0), hipErrorInvalidValue);
+}
+
+void DeviceGetAttribute() {
+  const hipDeviceProp_t p = Props(1);
+  int v = -1;
+  HIP_OK(hipDeviceGetAttribute(&v, hipDeviceAttributeMultiprocessorCount, 1));
+  CHECK(v > 0 && v == p.multiProcessorCount, "multiprocessors %d, properties say %d", v, p.multiProcessorCount);
+  HIP_OK(hipDeviceGetAttribute(&v, hipDeviceAttributeWarpSize, 1));
+  CHECK(v == p.warpSize, "warp size %d, properties say %d", v, p.warpSize);
+  HIP_OK(hipDeviceGetAttribute(&v, hipDeviceAttributeMaxThreadsPerBlock, 0));
+  CHECK(v == Props(0).maxThreadsPerBlock, "max threads per block %d", v);
+  v = 12345;
+  HIP_EXPECT(hipDeviceGetAttribute(&v, hipDeviceAttributeWarpSize, 2), hipErrorInvalidDevice);
+  HIP_EXPECT(hipDeviceGetAttribute(nullptr, hipDeviceAttributeWarpSize, 0), hipErrorInvalidValue);
+  CHECK(v == 12345, "a failed hipDeviceGetAttribute wrote %d", v);
+}
+
+void DeviceGetName() {
+  const hipDeviceProp_t p = Props(0);
+  char name[256];
+  memset(name, 'x', sizeof name);
+  HIP_OK(hipDeviceGetName(name, sizeof name, 0));
+  CHECK(strcmp(name, p.name) == 0 && name[0] != '\0', "name \"%s\", properties say \"%s\"", name, p.name);
+  char small[4];
+  memset(small, 'x', sizeof small);
+  HIP_OK(hipDeviceGetName(small, sizeof small, 0));
+  CHECK(small[3] == '\0' && strncmp(small, p.name, 3) == 0, "truncated name \"%.4s\"", small);
+  HIP_EXPECT(hipDeviceGetName(name, 0, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipDeviceGetName(name, sizeof name, 2), hipErrorInvalidDevice);
+}
+
+void DeviceComputeCapability() {
+  const hipDeviceProp_t p = Props(1);
+  int major = -1, minor = -1;
+  HIP_OK(hipDeviceComputeCapability(&major, &minor, 1));
+  CHECK(major == p.major && minor == p.minor && major > 0, "%d.%d, properties say %d.%d", major, minor, p.major,
+        p.minor);
+  major = -7;
+  HIP_EXPECT(hipDeviceComputeCapability(&major, &minor, 2), hipErrorInvalidDevice);
+  HIP_EXPECT(hipDeviceComputeCapability(nullptr, &minor, 0), hipErrorInvalidValue);
+  CHECK(major == -7, "a failed call wrote major %d", major);
+}
+
+void GetDeviceProperties() {
+  hipDeviceProp_t p{};
+  HIP_OK(hipGetDeviceProperties(&p, 0));
+  CHECK(p.name[0] != '\0' && p.totalGlobalMem > 0 && p.maxThreadsPerBlock > 0 && p.warpSize > 0,
+        "properties: name \"%s\", %zu bytes, %d threads, warp %d", p.name, p.totalGlobalMem, p.maxThreadsPerBlock,
+        p.warpSize);
+  int threads = 0;
+  HIP_OK(hipDeviceGetAttribute(&threads, hipDeviceAttributeMaxThreadsPerBlock, 0));
+  CHECK(threads == p.maxThreadsPerBlock, "properties and attribute disagree: %d vs %d", p.maxThreadsPerBlock, threads);
+  HIP_EXPECT(hipGetDeviceProperties(nullptr, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipGetDeviceProperties(&p, 2), hipErrorInvalidDevice);
+}
+
+void GetDevicePropertiesR0000() {
+  const hipDeviceProp_t want = Props(1);
+  hipDeviceProp_t p{};
+  HIP_OK(hipGetDevicePropertiesR0000(&p, 1));
+  CHECK(strcmp(p.name, want.name) == 0 && p.totalGlobalMem == want.totalGlobalMem &&
+            p.multiProcessorCount == want.multiProcessorCount,
+        "R0000 properties differ from the plain ones: \"%s\" %zu", p.name, p.totalGlobalMem);
+  HIP_EXPECT(hipGetDevicePropertiesR0000(&p, 2), hipErrorInvalidDevice);
+}
+
+// ROCm 6's hipDeviceProp_tR0600: name at 0, totalGlobalMem at 288,
+// gcnArchName at 1160.
+void GetDevicePropertiesR0600() {
+  const hipDeviceProp_t want = Props(0);
+  std::vector<unsigned char> buf(8192, 0xab);
+  HIP_OK(hipGetDevicePropertiesR0600(buf.data(), 0));
+  const char* name = reinterpret_cast<const char*>(buf.data());
+  size_t total = 0;
+  memcpy(&total, buf.data() + 288, sizeof total);
+  const char* arch = reinterpret_cast<const char*>(buf.data() + 1160);
+  CHECK(strcmp(name, want.name) == 0, "R0600 name \"%s\", expected \"%s\"", name, want.name);
+  CHECK(total == want.totalGlobalMem, "R0600 totalGlobalMem %zu, expected %zu", total, want.totalGlobalMem);
+  CHECK(strcmp(arch, want.gcnArchName) == 0, "R0600 gcnArchName \"%s\", expected \"%s\"", arch, want.gcnArchName);
+  CHECK(buf[8191] == 0xab, "R0600 wrote past any plausible struct size");
+  HIP_EXPECT(hipGetDevicePropertiesR0600(nullptr, 0), hipErrorInvalidValue);
+}
+
+// Asks for the larger of the two devices' memories: the device chosen has it.
+template <class Fn>
+void CheckChoose(Fn choose) {
+  const size_t m0 = Props(0).totalGlobalMem;
+  const size_t m1 = Props(1).totalGlobalMem;
+  const size_t most = m0 > m1 ? m0 : m1;
+  int d = -1;
+  HIP_OK(choose(&d, most));
+  CHECK(d == 0 || d == 1, "chose device %d", d);
+  CHECK(Props(d).totalGlobalMem >= most, "chose device %d with %zu bytes, asked for %zu", d, Props(d).totalGlobalMem,
+        most);
+}
+
+void ChooseDevice() {
+  CheckChoose([](int* d, size_t mem) {
+    hipDeviceProp_t want{};
+    want.totalGlobalMem = mem;
+    return hipChooseDevice(d, &want);
+  });
+  int d = 42;
+  HIP_EXPECT(hipChooseDevice(&d, nullptr), hipErrorInvalidValue);
+  CHECK(d == 42, "a failed hipChooseDevice wrote %d", d);
+}
+
+void ChooseDeviceR0000() {
+  CheckChoose([](int* d, size_t mem) {
+    hipDeviceProp_t want{};
+    want.totalGlobalMem = mem;
+    return hipChooseDeviceR0000(d, &want);
+  });
+  int d = 42;
+  HIP_EXPECT(hipChooseDeviceR0000(&d, nullptr), hipErrorInvalidValue);
+  CHECK(d == 42, "a failed hipChooseDeviceR0000 wrote %d", d);
+}
+
+void ChooseDeviceR0600() {
+  CheckChoose([](int* d, size_t mem) {
+    std::vector<unsigned char> want(8192, 0);
+    memcpy(want.data() + 288, &mem, sizeof mem);
+    return hipChooseDeviceR0600(d, want.data());
+  });
+  int d = 42;
+  HIP_EXPECT(hipChooseDeviceR0600(&d, nullptr), hipErrorInvalidValue);
+  CHECK(d == 42, "a failed hipChooseDeviceR0600 wrote %d", d);
+}
+
+void DeviceGetUuid() {
+  hipUUID u0{}, u1{}, zero{};
+  HIP_OK(hipDeviceGetUuid(&u0, 0));
+  HIP_OK(hipDeviceGetUuid(&u1, 1));
+  CHECK(memcmp(u0.bytes, u1.bytes, sizeof u0.bytes) != 0, "the two devices have one UUID");
+  CHECK(memcmp(u0.bytes, zero.bytes, sizeof u0.bytes) != 0, "device 0's UUID is all zero");
+  hipUUID again{};
+  HIP_OK(hipDeviceGetUuid(&again, 0));
+  CHECK(memcmp(u0.bytes, again.bytes, sizeof u0.bytes) == 0, "device 0's UUID changed");
+  HIP_EXPECT(hipDeviceGetUuid(&u0, 2), hipErrorInvalidDevice);
+  HIP_EXPECT(hipDeviceGetUuid(nullptr, 0), hipErrorInvalidValue);
+}
+
+void DeviceGetPCIBusId() {
+  char bus0[32] = {}, bus1[32] = {};
+  HIP_OK(hipDeviceGetPCIBusId(bus0, sizeof bus0, 0));
+  HIP_OK(hipDeviceGetPCIBusId(bus1, sizeof bus1, 1));
+  const hipDeviceProp_t p = Props(1);
+  char want[32];
+  snprintf(want, sizeof want, "%04x:%02x:%02x.0", p.pciDomainID, p.pciBusID, p.pciDeviceID);
+  CHECK(strcmp(bus1, want) == 0, "device 1's bus id \"%s\", properties say \"%s\"", bus1, want);
+  CHECK(strcmp(bus0, bus1) != 0, "both devices have bus id %s", bus0);
+  HIP_EXPECT(hipDeviceGetPCIBusId(bus0, 8, 0), hipErrorInvalidValue);  // Too short.
+  HIP_EXPECT(hipDeviceGetPCIBusId(bus0, sizeof bus0, 2), hipErrorInvalidDevice);
+}
+
+void DeviceGetByPCIBusId() {
+  for (int d = 0; d < 2; ++d) {
+    char bus[32] = {};
+    HIP_OK(hipDeviceGetPCIBusId(bus, sizeof bus, d));
+    int found = -1;
+    HIP_OK(hipDeviceGetByPCIBusId(&found, bus));
+    CHECK(found == d, "hipDeviceGetByPCIBusId(\"%s\") gave %d, expected %d", bus, found, d);
+  }
+  int found = 9;
+  HIP_EXPECT(hipDeviceGetByPCIBusId(&found, "not a bus id"), hipErrorInvalidValue);
+  CHECK(found == 9, "a failed lookup wrote %d", found);
+}
+
+void DeviceCanAccessPeer() {
+  int can = -1;
+  HIP_OK(hipDeviceCanAccessPeer(&can, 0, 1));
+  CHECK(can == 1, "sim device 0 cannot access device 1");
+  HIP_OK(hipDeviceCanAccessPeer(&can, 1, 0));
+  CHECK(can == 1, "sim device 1 cannot access device 0");
+  HIP_OK(hipDeviceCanAccessPeer(&can, 1, 1));
+  CHECK(can == 0, "a device is its own peer");
+  can = 5;
+  HIP_EXPECT(hipDeviceCanAccessPeer(&can, 0, 2), hipErrorInvalidDevice);
+  CHECK(can == 5, "a failed call wrote %d", can);
+}
+
+void DeviceGetP2PAttribute() {
+  int v = -1;
+  HIP_OK(hipDeviceGetP2PAttribute(&v, hipDevP2PAttrAccessSupported, 1, 0));
+  CHECK(v == 1, "access supported %d", v);
+  HIP_OK(hipDeviceGetP2PAttribute(&v, hipDevP2PAttrNativeAtomicSupported, 0, 1));
+  CHECK(v == 1, "native atomics %d", v);
+  HIP_OK(hipDeviceGetP2PAttribute(&v, hipDevP2PAttrHipArrayAccessSupported, 0, 1));
+  CHECK(v == 0, "array access %d", v);
+  v = 8;
+  HIP_EXPECT(hipDeviceGetP2PAttribute(&v, hipDevP2PAttrAccessSupported, 0, 0), hipErrorInvalidDevice);
+  CHECK(v == 8, "a failed call wrote %d", v);
+}
+
+void DeviceEnablePeerAccess() {
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipDeviceEnablePeerAccess(0, 0));
+  HIP_EXPECT(hipDeviceEnablePeerAccess(0, 0), hipErrorPeerAccessAlreadyEnabled);
+  HIP_EXPECT(hipDeviceEnablePeerAccess(1, 0), hipErrorInvalidDevice);  // Itself.
+  HIP_EXPECT(hipDeviceEnablePeerAccess(0, 1), hipErrorInvalidValue);
+  HIP_OK(hipDeviceDisablePeerAccess(0));
+}
+
+void DeviceDisablePeerAccess() {
+  HIP_EXPECT(hipDeviceDisablePeerAccess(1), hipErrorPeerAccessNotEnabled);
+  HIP_OK(hipDeviceEnablePeerAccess(1, 0));
+  HIP_OK(hipDeviceDisablePeerAccess(1));
+  HIP_EXPECT(hipDeviceDisablePeerAccess(1), hipErrorPeerAccessNotEnabled);  // Really disabled.
+  HIP_OK(hipDeviceEnablePeerAccess(1, 0));                                  // And can be enabled again.
+  HIP_OK(hipDeviceDisablePeerAccess(1));
+  HIP_EXPECT(hipDeviceDisablePeerAccess(2), hipErrorInvalidDevice);
+}
+
+void DeviceSetCacheConfig() {
+  HIP_OK(hipDeviceSetCacheConfig(hipFuncCachePreferL1));
+  HIP_EXPECT(hipDeviceSetCacheConfig(static_cast<hipFuncCache_t>(99)), hipErrorInvalidValue);
+  hipFuncCache_t c = hipFuncCachePreferShared;
+  HIP_OK(hipDeviceGetCacheConfig(&c));
+  CHECK(c == hipFuncCachePreferNone, "cache config %d after setting one (the GPU has no such choice)", c);
+}
+
+void DeviceGetCacheConfig() {
+  hipFuncCache_t c = hipFuncCachePreferEqual;
+  HIP_OK(hipDeviceGetCacheConfig(&c));
+  CHECK(c == hipFuncCachePreferNone, "cache config %d", c);
+  HIP_EXPECT(hipDeviceGetCacheConfig(nullptr), hipErrorInvalidValue);
+}
+
+void DeviceGetStreamPriorityRange() {
+  int least = 99, greatest = 99;
+  HIP_OK(hipDeviceGetStreamPriorityRange(&least, &greatest));
+  CHECK(least == 1 && greatest == -1, "priority range [%d, %d]", least, greatest);
+  least = 99;
+  HIP_OK(hipDeviceGetStreamPriorityRange(&least, nullptr));
+  CHECK(least == 1, "least priority alone %d", least);
+}
+
+void DriverGetVersion() {
+  int v = -1;
+  HIP_OK(hipDriverGetVersion(&v));
+  CHECK(v > 0, "driver version %d", v);
+  HIP_EXPECT(hipDriverGetVersion(nullptr), hipErrorInvalidValue);
+}
+
+void RuntimeGetVersion() {
+  int v = -1;
+  HIP_OK(hipRuntimeGetVersion(&v));
+  CHECK(v > 0, "runtime version %d", v);
+  HIP_EXPECT(hipRuntimeGetVersion(nullptr), hipErrorInvalidValue);
+}
+
+void SetDeviceFlags() {
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipSetDeviceFlags(hipDeviceScheduleYield));
+  unsigned flags = 0;
+  HIP_OK(hipGetDeviceFlags(&flags));
+  CHECK((flags & hipDeviceScheduleMask) == hipDeviceScheduleYield, "flags 0x%x after setting yield", flags);
+  HIP_EXPECT(hipSetDeviceFlags(hipDeviceScheduleSpin | hipDeviceScheduleYield), hipErrorInvalidValue);
+  HIP_EXPECT(hipSetDeviceFlags(0x40000000u), hipErrorInvalidValue);
+  HIP_OK(hipGetDeviceFlags(&flags));
+  CHECK((flags & hipDeviceScheduleMask) == hipDeviceScheduleYield, "a refused hipSetDeviceFlags left 0x%x", flags);
+  HIP_OK(hipSetDevice(0));
+  HIP_OK(hipGetDeviceFlags(&flags));
+  CHECK((flags & hipDeviceScheduleMask) != hipDeviceScheduleYield, "device 0 took device 1's flags (0x%x)", flags);
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipSetDeviceFlags(hipDeviceScheduleAuto));
+}
+
+void GetDeviceFlags() {
+  HIP_OK(hipSetDeviceFlags(hipDeviceScheduleBlockingSync));
+  unsigned flags = 0;
+  HIP_OK(hipGetDeviceFlags(&flags));
+  CHECK((flags & hipDeviceScheduleMask) == hipDeviceScheduleBlockingSync, "flags 0x%x", flags);
+  HIP_OK(hipSetDeviceFlags(hipDeviceScheduleAuto));
+  HIP_OK(hipGetDeviceFlags(&flags));
+  CHECK((flags & hipDeviceScheduleMask) == hipDeviceScheduleAuto, "flags 0x%x after auto", flags);
+  HIP_EXPECT(hipGetDeviceFlags(nullptr), hipErrorInvalidValue);
+}
+
+void DeviceSynchronize() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  std::atomic<int> done{0};
+  int* d = NewInts();
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 5, kN);
+  HIP_OK(hipLaunchHostFunc(s, SleepThenSet, &done));
+  HIP_OK(hipDeviceSynchronize());
+  CHECK(done.load() == 1, "hipDeviceSynchronize returned before a non-blocking stream's work finished");
+  CHECK_ALL(d, 5, "kernel before hipDeviceSynchronize");
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+}
+
+// ---- Contexts --------------------------------------------------------------------
+
+void CtxGetCurrent() {
+  hipCtx_t c0 = nullptr, c1 = nullptr, p1 = nullptr;
+  HIP_OK(hipCtxGetCurrent(&c0));
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipCtxGetCurrent(&c1));
+  HIP_OK(hipDevicePrimaryCtxRetain(&p1, 1));
+  CHECK(c0 != nullptr && c0 != c1 && c1 == p1, "contexts %p (0), %p (1), primary of 1 %p", (void*)c0, (void*)c1,
+        (void*)p1);
+  HIP_OK(hipDevicePrimaryCtxRelease(1));
+  HIP_EXPECT(hipCtxGetCurrent(nullptr), hipErrorInvalidValue);
+}
+
+void CtxSetCurrent() {
+  hipCtx_t ctx = nullptr;
+  HIP_OK(hipDevicePrimaryCtxRetain(&ctx, 1));
+  HIP_OK(hipCtxSetCurrent(ctx));
+  int device = -1;
+  HIP_OK(hipGetDevice(&device));
+  CHECK(device == 1, "hipCtxSetCurrent(primary context of 1) left device %d current", device);
+  int dummy = 0;
+  HIP_EXPECT(hipCtxSetCurrent(reinterpret_cast<hipCtx_t>(&dummy)), hipErrorInvalidContext);
+  HIP_OK(hipGetDevice(&device));
+  CHECK(device == 1, "a refused hipCtxSetCurrent changed the device to %d", device);
+  HIP_OK(hipDevicePrimaryCtxRelease(1));
+}
+
+void CtxGetDevice() {
+  hipDevice_t d = -1;
+  HIP_OK(hipCtxGetDevice(&d));
+  CHECK(d == 0, "hipCtxGetDevice gave %d", d);
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipCtxGetDevice(&d));
+  CHECK(d == 1, "hipCtxGetDevice gave %d after hipSetDevice(1)", d);
+  HIP_EXPECT(hipCtxGetDevice(nullptr), hipErrorInvalidValue);
+}
+
+void DevicePrimaryCtxRetain() {
+  hipCtx_t a = nullptr, b = nullptr;
+  HIP_OK(hipDevicePrimaryCtxRetain(&a, 0));
+  HIP_OK(hipDevicePrimaryCtxRetain(&b, 1));
+  CHECK(a != nullptr && b != nullptr && a != b, "primary contexts %p and %p", (void*)a, (void*)b);
+  hipCtx_t current = nullptr;
+  HIP_OK(hipCtxGetCurrent(&current));
+  CHECK(current == a, "device 0's current context is not its primary context");
+  hipCtx_t untouched = reinterpret_cast<hipCtx_t>(0x1234);
+  HIP_EXPECT(hipDevicePrimaryCtxRetain(&untouched, 5), hipErrorInvalidDevice);
+  CHECK(untouched == reinterpret_cast<hipCtx_t>(0x1234), "a failed retain wrote a context");
+  HIP_EXPECT(hipDevicePrimaryCtxRetain(nullptr, 0), hipErrorInvalidValue);
+  HIP_OK(hipDevicePrimaryCtxRelease(0));
+  HIP_OK(hipDevicePrimaryCtxRelease(1));
+}
+
+void DevicePrimaryCtxRelease() {
+  hipCtx_t ctx = nullptr;
+  HIP_OK(hipDevicePrimaryCtxRetain(&ctx, 1));
+  HIP_OK(hipDevicePrimaryCtxRelease(1));
+  unsigned flags = 0;
+  int active = 0;
+  HIP_OK(hipDevicePrimaryCtxGetState(1, &flags, &active));
+  CHECK(active == 1, "the primary context went inactive on release (HIP keeps it)");
+  HIP_EXPECT(hipDevicePrimaryCtxRelease(2), hipErrorInvalidDevice);
+}
+
+void DevicePrimaryCtxGetState() {
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipSetDeviceFlags(hipDeviceScheduleSpin));
+  unsigned flags = 99;
+  int active = -1;
+  HIP_OK(hipDevicePrimaryCtxGetState(1, &flags, &active));
+  CHECK(active == 1 && (flags & hipDeviceScheduleMask) == hipDeviceScheduleSpin, "state: flags 0x%x, active %d", flags,
+        active);
+  HIP_OK(hipSetDeviceFlags(hipDeviceScheduleAuto));
+  HIP_EXPECT(hipDevicePrimaryCtxGetState(1, nullptr, &active), hipErrorInvalidValue);
+  HIP_EXPECT(hipDevicePrimaryCtxGetState(2, &flags, &active), hipErrorInvalidDevice);
+}
+
+void DevicePrimaryCtxSetFlags() {
+  HIP_EXPECT(hipDevicePrimaryCtxSetFlags(0, hipDeviceScheduleYield), hipErrorContextAlreadyInUse);
+  unsigned flags = 0;
+  int active = 0;
+  HIP_OK(hipDevicePrimaryCtxGetState(0, &flags, &active));
+  CHECK((flags & hipDeviceScheduleMask) != hipDeviceScheduleYield, "a refused hipDevicePrimaryCtxSetFlags took effect");
+  HIP_EXPECT(hipDevicePrimaryCtxSetFlags(2, 0), hipErrorInvalidDevice);
+}
+
+// ---- Streams -------------------------------------------------------------------------
+
+void StreamCreate() {
+  hipStream_t s = nullptr;
+  HIP_OK(hipStreamCreate(&s));
+  CHECK(s != nullptr, "no stream");
+  unsigned flags = 99;
+  int priority = 99;
+  HIP_OK(hipStreamGetFlags(s, &flags));
+  HIP_OK(hipStreamGetPriority(s, &priority));
+  CHECK(flags == hipStreamDefault && priority == 0, "a new stream has flags %u, priority %d", flags, priority);
+  int* d = NewInts();
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 11, kN);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_ALL(d, 11, "kernel on a new stream");
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipStreamCreate(nullptr), hipErrorInvalidValue);
+}
+
+void StreamCreateWithFlags() {
+  hipStream_t s = nullptr;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  unsigned flags = 0;
+  HIP_OK(hipStreamGetFlags(s, &flags));
+  CHECK(flags == hipStreamNonBlocking, "flags %u", flags);
+  HIP_OK(hipStreamDestroy(s));
+  hipStream_t untouched = reinterpret_cast<hipStream_t>(0x1);
+  HIP_EXPECT(hipStreamCreateWithFlags(&untouched, 0x8), hipErrorInvalidValue);
+  CHECK(untouched == reinterpret_cast<hipStream_t>(0x1), "a refused create wrote a stream");
+}
+
+void StreamCreateWithPriority() {
+  hipStream_t hi, lo, clamped;
+  HIP_OK(hipStreamCreateWithPriority(&hi, hipStreamNonBlocking, -1));
+  HIP_OK(hipStreamCreateWithPriority(&lo, hipStreamDefault, 1));
+  HIP_OK(hipStreamCreateWithPriority(&clamped, hipStreamDefault, -20));
+  int p = 99;
+  unsigned flags = 99;
+  HIP_OK(hipStreamGetPriority(hi, &p));
+  HIP_OK(hipStreamGetFlags(hi, &flags));
+  CHECK(p == -1 && flags == hipStreamNonBlocking, "high: priority %d, flags %u", p, flags);
+  HIP_OK(hipStreamGetPriority(lo, &p));
+  CHECK(p == 1, "low: priority %d", p);
+  HIP_OK(hipStreamGetPriority(clamped, &p));
+  CHECK(p == -1, "priority -20 was not clamped to -1: %d", p);
+  for (hipStream_t s : {hi, lo, clamped}) HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipStreamCreateWithPriority(nullptr, 0, 0), hipErrorInvalidValue);
+}
+
+void StreamDestroy() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipStreamDestroy(s));
+  unsigned flags = 0;
+  HIP_EXPECT(hipStreamGetFlags(s, &flags), hipErrorInvalidHandle);
+  HIP_EXPECT(hipStreamDestroy(s), hipErrorInvalidHandle);
+  HIP_EXPECT(hipStreamDestroy(nullptr), hipErrorInvalidHandle);
+}
+
+void StreamGetFlags() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  unsigned flags = 0;
+  HIP_OK(hipStreamGetFlags(s, &flags));
+  CHECK(flags == hipStreamNonBlocking, "flags %u", flags);
+  HIP_OK(hipStreamGetFlags(hipStreamPerThread, &flags));
+  CHECK(flags == hipStreamDefault, "per-thread stream flags %u", flags);
+  flags = 77;
+  HIP_EXPECT(hipStreamGetFlags(nullptr, &flags), hipErrorInvalidValue);
+  HIP_EXPECT(hipStreamGetFlags(s, nullptr), hipErrorInvalidValue);
+  CHECK(flags == 77, "a failed call wrote %u", flags);
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void StreamGetFlagsSpt() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  unsigned flags = 0;
+  HIP_OK(hipStreamGetFlags_spt(s, &flags));
+  CHECK(flags == hipStreamNonBlocking, "flags %u", flags);
+  flags = 77;
+  HIP_OK(hipStreamGetFlags_spt(nullptr, &flags));  // The per-thread stream.
+  CHECK(flags == hipStreamDefault, "the per-thread stream's flags %u", flags);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipStreamGetFlags_spt(s, &flags), hipErrorInvalidHandle);
+}
+
+void StreamGetPriority() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithPriority(&s, 0, 1));
+  int p = 99;
+  HIP_OK(hipStreamGetPriority(s, &p));
+  CHECK(p == 1, "priority %d", p);
+  HIP_OK(hipStreamGetPriority(nullptr, &p));
+  CHECK(p == 0, "null stream priority %d", p);
+  HIP_EXPECT(hipStreamGetPriority(s, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipStreamGetPriority(s, &p), hipErrorInvalidHandle);
+}
+
+void StreamGetPrioritySpt() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithPriority(&s, 0, -1));
+  int p = 99;
+  HIP_OK(hipStreamGetPriority_spt(s, &p));
+  CHECK(p == -1, "priority %d", p);
+  p = 99;
+  HIP_OK(hipStreamGetPriority_spt(nullptr, &p));
+  CHECK(p == 0, "per-thread stream priority %d", p);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipStreamGetPriority_spt(s, &p), hipErrorInvalidHandle);
+}
+
+void StreamQuery() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipStreamQuery(s));  // Idle.
+  Gate gate;
+  HIP_OK(hipLaunchHostFunc(s, WaitAtGate, &gate));
+  WaitEntered(gate);
+  HIP_EXPECT(hipStreamQuery(s), hipErrorNotReady);
+  gate.open.store(1);
+  HIP_OK(hipStreamSynchronize(s));
+  HIP_OK(hipStreamQuery(s));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipStreamQuery(s), hipErrorInvalidHandle);
+}
+
+void StreamQuerySpt() {
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  HIP_OK(hipStreamQuery_spt(nullptr));
+  Gate gate;
+  HIP_OK(hipLaunchHostFunc(hipStreamPerThread, WaitAtGate, &gate));
+  WaitEntered(gate);
+  HIP_EXPECT(hipStreamQuery_spt(nullptr), hipErrorNotReady);  // null: the per-thread stream.
+  gate.open.store(1);
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  HIP_OK(hipStreamQuery_spt(nullptr));
+}
+
+void StreamSynchronize() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  std::atomic<int> done{0};
+  int* d = NewInts();
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 21, kN);
+  HIP_OK(hipLaunchHostFunc(s, SleepThenSet, &done));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK(done.load() == 1, "hipStreamSynchronize returned before the stream's host function finished");
+  CHECK_ALL(d, 21, "kernel before hipStreamSynchronize");
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipStreamSynchronize(s), hipErrorInvalidHandle);
+}
+
+void StreamSynchronizeSpt() {
+  std::atomic<int> done{0};
+  HIP_OK(hipLaunchHostFunc(hipStreamPerThread, SleepThenSet, &done));
+  HIP_OK(hipStreamSynchronize_spt(nullptr));  // null: the per-thread stream.
+  CHECK(done.load() == 1, "hipStreamSynchronize_spt returned before the per-thread stream's work finished");
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipStreamSynchronize_spt(s), hipErrorInvalidHandle);
+}
+
+// `wait(stream, event, flags)`: the stream waits for a gated stream's event.
+template <class Wait>
+void CheckStreamWaitEvent(Wait wait, hipStream_t waiter) {
+  hipStream_t gated;
+  HIP_OK(hipStreamCreateWithFlags(&gated, hipStreamNonBlocking));
+  hipEvent_t e;
+  HIP_OK(hipEventCreateWithFlags(&e, hipEventDisableTiming));
+  Gate gate;
+  HIP_OK(hipLaunchHostFunc(gated, WaitAtGate, &gate));
+  HIP_OK(hipEventRecord(e, gated));
+  HIP_OK(wait(waiter, e, 0));
+  std::atomic<int> after{0};
+  HIP_OK(hipLaunchHostFunc(waiter, SleepThenSet, &after));
+  WaitEntered(gate);
+  usleep(100 * 1000);
+  CHECK(after.load() == 0, "the waiting stream ran past hipStreamWaitEvent before the event");
+  HIP_EXPECT(hipStreamQuery(waiter), hipErrorNotReady);
+  gate.open.store(1);
+  HIP_OK(hipStreamSynchronize(waiter));
+  CHECK(after.load() == 1, "the waiting stream's work did not run");
+  HIP_EXPECT(wait(waiter, e, 1), hipErrorInvalidValue);
+  HIP_EXPECT(wait(waiter, nullptr, 0), hipErrorInvalidHandle);
+  HIP_OK(hipStreamSynchronize(gated));
+  HIP_OK(hipEventDestroy(e));
+  HIP_OK(hipStreamDestroy(gated));
+}
+
+void StreamWaitEvent() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  CheckStreamWaitEvent([](hipStream_t st, hipEvent_t e, unsigned f) { return hipStreamWaitEvent(st, e, f); }, s);
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void StreamWaitEventSpt() {
+  CheckStreamWaitEvent([](hipStream_t st, hipEvent_t e, unsigned f) { return hipStreamWaitEvent_spt(st, e, f); },
+                       hipStreamPerThread);
+}
+
+struct CallbackProbe {
+  hipStream_t stream = nullptr;
+  hipError_t status = hipErrorUnknown;
+  int* host = nullptr;
+  int seen = -1;
+  std::atomic<int> calls{0};
+};
+
+void RecordCallback(hipStream_t stream, hipError_t status, void* user) {
+  auto* p = static_cast<CallbackProbe*>(user);
+  p->stream = stream;
+  p->status = status;
+  p->seen = *p->host;
+  p->calls.fetch_add(1);
+}
+
+void StreamAddCallback() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  CallbackProbe probe;
+  HIP_OK(hipHostMalloc(&probe.host, sizeof(int), 0));
+  *probe.host = 0;
+  int* d = NewInts();
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 31, kN);
+  HIP_OK(hipMemcpyAsync(probe.host, d + 7, sizeof(int), hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamAddCallback(s, RecordCallback, &probe, 0));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK(probe.calls.load() == 1 && probe.seen == 31 && probe.stream == s && probe.status == hipSuccess,
+        "callback: %d calls, saw %d, stream %p (want %p), status %d", probe.calls.load(), probe.seen,
+        (void*)probe.stream, (void*)s, probe.status);
+  HIP_EXPECT(hipStreamAddCallback(s, RecordCallback, &probe, 1), hipErrorInvalidValue);
+  HIP_EXPECT(hipStreamAddCallback(s, nullptr, &probe, 0), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK(probe.calls.load() == 1, "a refused callback ran");
+  HIP_OK(hipHostFree(probe.host));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void StreamGetDevice() {
+  hipStream_t s0, s1;
+  HIP_OK(hipStreamCreate(&s0));
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipStreamCreate(&s1));
+  HIP_OK(hipSetDevice(0));
+  hipDevice_t d = -1;
+  HIP_OK(hipStreamGetDevice(s1, &d));
+  CHECK(d == 1, "a device-1 stream is on %d", d);
+  HIP_OK(hipStreamGetDevice(s0, &d));
+  CHECK(d == 0, "a device-0 stream is on %d", d);
+  HIP_OK(hipStreamGetDevice(nullptr, &d));
+  CHECK(d == 0, "the null stream is on %d", d);
+  HIP_EXPECT(hipStreamGetDevice(s1, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipStreamDestroy(s0));
+  HIP_OK(hipStreamDestroy(s1));
+  HIP_EXPECT(hipStreamGetDevice(s1, &d), hipErrorInvalidHandle);
+}
+
+void GetStreamDeviceId() {
+  hipStream_t s1;
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipStreamCreate(&s1));
+  HIP_OK(hipSetDevice(0));
+  CHECK(hipGetStreamDeviceId(s1) == 1, "device-1 stream: %d", hipGetStreamDeviceId(s1));
+  CHECK(hipGetStreamDeviceId(nullptr) == 0, "null stream: %d", hipGetStreamDeviceId(nullptr));
+  HIP_OK(hipSetDevice(1));
+  CHECK(hipGetStreamDeviceId(nullptr) == 1, "null stream after hipSetDevice(1): %d", hipGetStreamDeviceId(nullptr));
+  HIP_OK(hipStreamDestroy(s1));
+  CHECK(hipGetStreamDeviceId(s1) == -1, "destroyed stream: %d", hipGetStreamDeviceId(s1));
+}
+
+void LaunchHostFunc() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  CallbackProbe probe;
+  HIP_OK(hipHostMalloc(&probe.host, sizeof(int), 0));
+  *probe.host = 0;
+  int* d = NewInts();
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 41, kN);
+  HIP_OK(hipMemcpyAsync(probe.host, d, sizeof(int), hipMemcpyDeviceToHost, s));
+  HIP_OK(hipLaunchHostFunc(
+      s, [](void* u) { RecordCallback(nullptr, hipSuccess, u); }, &probe));
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 42, kN);
+  HIP_OK(hipMemcpyAsync(probe.host, d, sizeof(int), hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK(probe.calls.load() == 1 && probe.seen == 41 && *probe.host == 42, "host function saw %d (%d calls), then %d",
+        probe.seen, probe.calls.load(), *probe.host);
+  HIP_EXPECT(hipLaunchHostFunc(s, nullptr, &probe), hipErrorInvalidValue);
+  HIP_OK(hipHostFree(probe.host));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void LaunchHostFuncSpt() {
+  Gate gate;
+  HIP_OK(hipLaunchHostFunc_spt(nullptr, WaitAtGate, &gate));  // null: the per-thread stream.
+  WaitEntered(gate);
+  HIP_EXPECT(hipStreamQuery(hipStreamPerThread), hipErrorNotReady);
+  gate.open.store(1);
+  std::atomic<int> done{0};
+  HIP_OK(hipLaunchHostFunc_spt(nullptr, SleepThenSet, &done));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CHECK(done.load() == 1, "the per-thread stream's host function did not run by its synchronize");
+  HIP_EXPECT(hipLaunchHostFunc_spt(nullptr, nullptr, nullptr), hipErrorInvalidValue);
+}
+
+// ---- Events -----------------------------------------------------------------------------
+
+void EventCreate() {
+  hipEvent_t a = nullptr, b = nullptr;
+  HIP_OK(hipEventCreate(&a));
+  HIP_OK(hipEventCreate(&b));
+  CHECK(a != nullptr && b != nullptr && a != b, "events %p %p", (void*)a, (void*)b);
+  HIP_OK(hipEventRecord(a, nullptr));
+  HIP_OK(hipEventRecord(b, nullptr));
+  HIP_OK(hipEventSynchronize(b));
+  float ms = -1;
+  HIP_OK(hipEventElapsedTime(&ms, a, b));  // A default event times.
+  CHECK(ms >= 0, "elapsed %f", ms);
+  HIP_OK(hipEventDestroy(a));
+  HIP_OK(hipEventDestroy(b));
+  HIP_EXPECT(hipEventCreate(nullptr), hipErrorInvalidValue);
+}
+
+void EventCreateWithFlags() {
+  hipEvent_t a, b;
+  HIP_OK(hipEventCreateWithFlags(&a, hipEventDisableTiming));
+  HIP_OK(hipEventCreateWithFlags(&b, hipEventBlockingSync));
+  HIP_OK(hipEventRecord(a, nullptr));
+  HIP_OK(hipEventRecord(b, nullptr));
+  HIP_OK(hipEventSynchronize(b));
+  HIP_OK(hipEventQuery(a));
+  float ms = -1;
+  HIP_EXPECT(hipEventElapsedTime(&ms, a, b), hipErrorInvalidHandle);  // a does not time.
+  CHECK(ms == -1, "a refused elapsed time wrote %f", ms);
+  hipEvent_t untouched = reinterpret_cast<hipEvent_t>(0x1);
+  HIP_EXPECT(hipEventCreateWithFlags(&untouched, hipEventInterprocess), hipErrorInvalidValue);  // Must not time.
+  HIP_EXPECT(hipEventCreateWithFlags(&untouched, 0x4000), hipErrorInvalidValue);
+  CHECK(untouched == reinterpret_cast<hipEvent_t>(0x1), "a refused create wrote an event");
+  HIP_OK(hipEventDestroy(a));
+  HIP_OK(hipEventDestroy(b));
+}
+
+void EventDestroy() {
+  hipEvent_t e;
+  HIP_OK(hipEventCreate(&e));
+  HIP_OK(hipEventRecord(e, nullptr));
+  HIP_OK(hipEventDestroy(e));
+  HIP_EXPECT(hipEventQuery(e), hipErrorInvalidHandle);
+  HIP_EXPECT(hipEventDestroy(e), hipErrorInvalidHandle);
+  HIP_EXPECT(hipEventDestroy(nullptr), hipErrorInvalidHandle);
+}
+
+void EventElapsedTime() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  hipEvent_t start, stop;
+  HIP_OK(hipEventCreate(&start));
+  HIP_OK(hipEventCreate(&stop));
+  std::atomic<int> done{0};
+  HIP_OK(hipEventRecord(start, s));
+  HIP_OK(hipLaunchHostFunc(s, SleepThenSet, &done));  // 60 ms between the two.
+  HIP_OK(hipEventRecord(stop, s));
+  HIP_OK(hipEventSynchronize(stop));
+  float ms = -1;
+  HIP_OK(hipEventElapsedTime(&ms, start, stop));
+  CHECK(ms >= 40.0f && ms < 10000.0f, "elapsed %f ms around a 60 ms host function", ms);
+  float back = 0;
+  HIP_OK(hipEventElapsedTime(&back, stop, start));
+  CHECK(back <= -40.0f, "reversed elapsed %f ms", back);
+  HIP_EXPECT(hipEventElapsedTime(nullptr, start, stop), hipErrorInvalidValue);
+  HIP_EXPECT(hipEventElapsedTime(&ms, start, nullptr), hipErrorInvalidHandle);
+  HIP_OK(hipEventDestroy(start));
+  HIP_OK(hipEventDestroy(stop));
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void EventQuery() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  hipEvent_t e;
+  HIP_OK(hipEventCreate(&e));
+  Gate gate;
+  HIP_OK(hipLaunchHostFunc(s, WaitAtGate, &gate));
+  HIP_OK(hipEventRecord(e, s));
+  WaitEntered(gate);
+  HIP_EXPECT(hipEventQuery(e), hipErrorNotReady);
+  gate.open.store(1);
+  HIP_OK(hipStreamSynchronize(s));
+  HIP_OK(hipEventQuery(e));
+  HIP_OK(hipEventDestroy(e));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipEventQuery(nullptr), hipErrorInvalidHandle);
+}
+
+template <class Record>
+void CheckEventRecord(Record record, hipStream_t s) {
+  hipEvent_t e;
+  HIP_OK(hipEventCreate(&e));
+  std::atomic<int> done{0};
+  HIP_OK(hipLaunchHostFunc(s, SleepThenSet, &done));
+  HIP_OK(record(e, s));
+  HIP_OK(hipEventSynchronize(e));
+  CHECK(done.load() == 1, "the event completed before the work recorded ahead of it");
+  HIP_OK(hipEventQuery(e));
+  hipEvent_t other;
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipEventCreate(&other));
+  HIP_OK(hipSetDevice(0));
+  HIP_EXPECT(record(other, s), hipErrorInvalidHandle);  // A device-1 event on a device-0 stream.
+  HIP_EXPECT(record(nullptr, s), hipErrorInvalidHandle);
+  HIP_OK(hipEventDestroy(other));
+  HIP_OK(hipEventDestroy(e));
+}
+
+void EventRecord() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  CheckEventRecord([](hipEvent_t e, hipStream_t st) { return hipEventRecord(e, st); }, s);
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void EventRecordSpt() {
+  CheckEventRecord([](hipEvent_t e, hipStream_t) { return hipEventRecord_spt(e, nullptr); }, hipStreamPerThread);
+}
+
+void EventSynchronize() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  hipEvent_t e;
+  HIP_OK(hipEventCreate(&e));
+  std::atomic<int> done{0};
+  HIP_OK(hipLaunchHostFunc(s, SleepThenSet, &done));
+  HIP_OK(hipEventRecord(e, s));
+  HIP_OK(hipEventSynchronize(e));
+  CHECK(done.load() == 1, "hipEventSynchronize returned before the work ahead of the event");
+  HIP_OK(hipEventDestroy(e));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipEventSynchronize(e), hipErrorInvalidHandle);
+}
+
+// ---- Errors -------------------------------------------------------------------------------
+
+void GetErrorName() {
+  CHECK(strcmp(hipGetErrorName(hipSuccess), "hipSuccess") == 0, "%s", hipGetErrorName(hipSuccess));
+  CHECK(strcmp(hipGetErrorName(hipErrorInvalidValue), "hipErrorInvalidValue") == 0, "%s",
+        hipGetErrorName(hipErrorInvalidValue));
+  CHECK(strcmp(hipGetErrorName(hipErrorNotReady), "hipErrorNotReady") == 0, "%s", hipGetErrorName(hipErrorNotReady));
+  CHECK(strcmp(hipGetErrorName(static_cast<hipError_t>(123456)), "hipErrorUnknown") == 0, "unknown code: %s",
+        hipGetErrorName(static_cast<hipError_t>(123456)));
+}
+
+void GetErrorString() {
+  CHECK(strcmp(hipGetErrorString(hipSuccess), "no error") == 0, "%s", hipGetErrorString(hipSuccess));
+  CHECK(strcmp(hipGetErrorString(hipErrorInvalidValue), "invalid argument") == 0, "%s",
+        hipGetErrorString(hipErrorInvalidValue));
+  CHECK(strcmp(hipGetErrorString(hipErrorOutOfMemory), "out of memory") == 0, "%s",
+        hipGetErrorString(hipErrorOutOfMemory));
+  CHECK(strcmp(hipGetErrorString(static_cast<hipError_t>(123456)), "unknown error") == 0, "%s",
+        hipGetErrorString(static_cast<hipError_t>(123456)));
+}
+
+void GetLastError() {
+  (void)hipGetLastError();  // Start clean.
+  HIP_OK(hipGetLastError());
+  HIP_EXPECT(hipSetDevice(7), hipErrorInvalidDevice);
+  HIP_EXPECT(hipGetLastError(), hipErrorInvalidDevice);
+  HIP_OK(hipGetLastError());                                                     // Taken: reset.
+  hipLaunchKernelGGL(Fill, dim3(1), dim3(1u << 20), 0, nullptr, nullptr, 0, 0);  // Too big a block.
+  CHECK(hipGetLastError() != hipSuccess, "an impossible launch left no last error");
+  HIP_OK(hipGetLastError());
+}
+
+void PeekAtLastError() {
+  (void)hipGetLastError();
+  HIP_OK(hipPeekAtLastError());
+  HIP_EXPECT(hipDeviceGet(nullptr, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipPeekAtLastError(), hipErrorInvalidValue);
+  HIP_EXPECT(hipPeekAtLastError(), hipErrorInvalidValue);  // Not reset.
+  HIP_EXPECT(hipGetLastError(), hipErrorInvalidValue);
+  HIP_OK(hipPeekAtLastError());
+}
+
+// ---- Launches ---------------------------------------------------------------------------
+
+void LaunchKernel() {
+  int* d = NewInts();
+  int value = 51, n = kN;
+  void* args[] = {&d, &value, &n};
+  HIP_OK(hipLaunchKernel(reinterpret_cast<const void*>(Fill), dim3(kGrid), dim3(kBlock), args, 0, nullptr));
+  CHECK_ALL(d, 51, "hipLaunchKernel");
+  HIP_EXPECT(hipLaunchKernel(reinterpret_cast<const void*>(NotAKernel), dim3(1), dim3(1), args, 0, nullptr),
+             hipErrorInvalidDeviceFunction);
+  HIP_EXPECT(hipLaunchKernel(nullptr, dim3(1), dim3(1), args, 0, nullptr), hipErrorInvalidDeviceFunction);
+  CHECK_ALL(d, 51, "after refused launches");
+  HIP_OK(hipFree(d));
+  (void)hipGetLastError();
+}
+
+void LaunchKernelSpt() {
+  int* d = NewInts();
+  int value = 52, n = kN;
+  void* args[] = {&d, &value, &n};
+  Gate gate;
+  HIP_OK(hipLaunchHostFunc(hipStreamPerThread, WaitAtGate, &gate));
+  // null: the per-thread stream, held by the gate.
+  HIP_OK(hipLaunchKernel_spt(reinterpret_cast<const void*>(Fill), dim3(kGrid), dim3(kBlock), args, 0, nullptr));
+  WaitEntered(gate);
+  HIP_EXPECT(hipStreamQuery(hipStreamPerThread), hipErrorNotReady);
+  gate.open.store(1);
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CHECK_ALL(d, 52, "hipLaunchKernel_spt");
+  HIP_EXPECT(hipLaunchKernel_spt(nullptr, dim3(1), dim3(1), args, 0, nullptr), hipErrorInvalidDeviceFunction);
+  HIP_OK(hipFree(d));
+  (void)hipGetLastError();
+}
+
+void ExtLaunchKernel() {
+  int* d = NewInts();
+  int value = 53, n = kN;
+  void* args[] = {&d, &value, &n};
+  hipEvent_t start, stop;
+  HIP_OK(hipEventCreate(&start));
+  HIP_OK(hipEventCreate(&stop));
+  HIP_OK(hipExtLaunchKernel(reinterpret_cast<const void*>(Fill), dim3(kGrid), dim3(kBlock), args, 0, nullptr, start,
+                            stop, 0));
+  HIP_OK(hipEventSynchronize(stop));
+  float ms = -1;
+  HIP_OK(hipEventElapsedTime(&ms, start, stop));
+  CHECK(ms >= 0, "elapsed %f", ms);
+  CHECK_ALL(d, 53, "hipExtLaunchKernel");
+  HIP_EXPECT(hipExtLaunchKernel(reinterpret_cast<const void*>(NotAKernel), dim3(1), dim3(1), args, 0, nullptr, nullptr,
+                                nullptr, 0),
+             hipErrorInvalidDeviceFunction);
+  HIP_OK(hipEventDestroy(start));
+  HIP_OK(hipEventDestroy(stop));
+  HIP_OK(hipFree(d));
+  (void)hipGetLastError();
+}
+
+void LaunchCooperativeKernel() {
+  int* d = NewInts();
+  int value = 54, n = kN;
+  void* args[] = {&d, &value, &n};
+  HIP_OK(hipLaunchCooperativeKernel(reinterpret_cast<const void*>(Fill), dim3(kGrid), dim3(kBlock), args, 0, nullptr));
+  CHECK_ALL(d, 54, "hipLaunchCooperativeKernel");
+  HIP_EXPECT(
+      hipLaunchCooperativeKernel(reinterpret_cast<const void*>(Fill), dim3(1u << 24), dim3(kBlock), args, 0, nullptr),
+      hipErrorCooperativeLaunchTooLarge);
+  CHECK_ALL(d, 54, "after a refused cooperative launch");
+  HIP_OK(hipFree(d));
+  (void)hipGetLastError();
+}
+
+void LaunchCooperativeKernelSpt() {
+  int* d = NewInts();
+  int value = 55, n = kN;
+  void* args[] = {&d, &value, &n};
+  HIP_OK(
+      hipLaunchCooperativeKernel_spt(reinterpret_cast<const void*>(Fill), dim3(kGrid), dim3(kBlock), args, 0, nullptr));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CHECK_ALL(d, 55, "hipLaunchCooperativeKernel_spt");
+  HIP_EXPECT(hipLaunchCooperativeKernel_spt(reinterpret_cast<const void*>(Fill), dim3(1u << 24), dim3(kBlock), args, 0,
+                                            nullptr),
+             hipErrorCooperativeLaunchTooLarge);
+  HIP_OK(hipFree(d));
+  (void)hipGetLastError();
+}
+
+// Fill's arguments as hipSetupArgument lays them out.
+void SetupFillArgs(int* d, int value, int n) {
+  HIP_OK(hipSetupArgument(&d, sizeof d, 0));
+  HIP_OK(hipSetupArgument(&value, sizeof value, 8));
+  HIP_OK(hipSetupArgument(&n, sizeof n, 12));
+}
+
+void ConfigureCall() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipConfigureCall(dim3(3, 2, 1), dim3(64, 2, 1), 128, s));
+  dim3 grid, block;
+  size_t shared = 0;
+  hipStream_t got = nullptr;
+  HIP_OK(__hipPopCallConfiguration(&grid, &block, &shared, &got));
+  CHECK(grid.x == 3 && grid.y == 2 && block.x == 64 && block.y == 2 && shared == 128 && got == s,
+        "configuration read back as (%u,%u) (%u,%u) %zu", grid.x, grid.y, block.x, block.y, shared);
+  int* d = NewInts();
+  HIP_OK(hipConfigureCall(dim3(kGrid), dim3(kBlock), 0, s));
+  SetupFillArgs(d, 61, kN);
+  HIP_OK(hipLaunchByPtr(reinterpret_cast<const void*>(Fill)));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_ALL(d, 61, "hipConfigureCall + hipLaunchByPtr");
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void SetupArgument() {
+  int* d = NewInts();
+  HIP_OK(hipConfigureCall(dim3(kGrid), dim3(kBlock), 0, nullptr));
+  int value = 62, n = kN;
+  // Out of order, and the count first written as 0 then overwritten.
+  int zero = 0;
+  HIP_OK(hipSetupArgument(&zero, sizeof zero, 12));
+  HIP_OK(hipSetupArgument(&value, sizeof value, 8));
+  HIP_OK(hipSetupArgument(&d, sizeof d, 0));
+  HIP_OK(hipSetupArgument(&n, sizeof n, 12));
+  HIP_EXPECT(hipSetupArgument(nullptr, 4, 16), hipErrorInvalidValue);
+  HIP_OK(hipLaunchByPtr(reinterpret_cast<const void*>(Fill)));
+  CHECK_ALL(d, 62, "arguments from hipSetupArgument");
+  HIP_OK(hipFree(d));
+}
+
+void LaunchByPtr() {
+  int* d = NewInts();
+  HIP_EXPECT(hipLaunchByPtr(reinterpret_cast<const void*>(Fill)), hipErrorInvalidConfiguration);  // Not configured.
+  HIP_OK(hipConfigureCall(dim3(kGrid), dim3(kBlock), 0, nullptr));
+  SetupFillArgs(d, 63, kN);
+  HIP_OK(hipLaunchByPtr(reinterpret_cast<const void*>(Fill)));
+  CHECK_ALL(d, 63, "hipLaunchByPtr");
+  HIP_OK(hipConfigureCall(dim3(1), dim3(1), 0, nullptr));
+  HIP_EXPECT(hipLaunchByPtr(reinterpret_cast<const void*>(NotAKernel)), hipErrorInvalidDeviceFunction);
+  HIP_OK(hipFree(d));
+  (void)hipGetLastError();
+}
+
+void PushCallConfiguration() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(__hipPushCallConfiguration(dim3(7, 1, 1), dim3(32, 4, 2), 256, s));
+  HIP_OK(__hipPushCallConfiguration(dim3(1, 9, 1), dim3(16, 1, 1), 0, nullptr));  // Nested.
+  dim3 grid, block;
+  size_t shared = 1;
+  hipStream_t got = s;
+  HIP_OK(__hipPopCallConfiguration(&grid, &block, &shared, &got));
+  CHECK(grid.y == 9 && block.x == 16 && shared == 0 && got == nullptr, "inner configuration (%u,%u) %u %zu", grid.x,
+        grid.y, block.x, shared);
+  HIP_OK(__hipPopCallConfiguration(&grid, &block, &shared, &got));
+  CHECK(grid.x == 7 && block.x == 32 && block.y == 4 && block.z == 2 && shared == 256 && got == s,
+        "outer configuration (%u) (%u,%u,%u) %zu", grid.x, block.x, block.y, block.z, shared);
+  // <<<>>> pushes and the launch pops: the kernel ran with the pushed dims.
+  int* d = NewInts();
+  Fill<<<kGrid, kBlock, 0, s>>>(d, 64, kN);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_ALL(d, 64, "<<<>>> launch");
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void PopCallConfiguration() {
+  dim3 grid(5, 5, 5), block(5, 5, 5);
+  size_t shared = 5;
+  hipStream_t got = nullptr;
+  HIP_EXPECT(__hipPopCallConfiguration(&grid, &block, &shared, &got), hipErrorInvalidConfiguration);  // Empty.
+  CHECK(grid.x == 5 && shared == 5, "a failed pop wrote a configuration");
+  HIP_OK(__hipPushCallConfiguration(dim3(2, 3, 4), dim3(8, 1, 1), 64, nullptr));
+  HIP_EXPECT(__hipPopCallConfiguration(nullptr, &block, &shared, &got), hipErrorInvalidValue);
+  HIP_OK(__hipPopCallConfiguration(&grid, &block, &shared, &got));
+  CHECK(grid.x == 2 && grid.y == 3 && grid.z == 4 && block.x == 8 && shared == 64, "popped (%u,%u,%u) %u %zu", grid.x,
+        grid.y, grid.z, block.x, shared);
+  HIP_EXPECT(__hipPopCallConfiguration(&grid, &block, &shared, &got), hipErrorInvalidConfiguration);
+  (void)hipGetLastError();
+}
+
+void LaunchKernelGGLImpl() {
+  using Impl = void (*)(uintptr_t, const dim3&, const dim3&, uint32_t, hipStream_t, void**);
+  auto impl = reinterpret_cast<Impl>(
+      dlsym(RTLD_DEFAULT, "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv"));
+  CHECK(impl != nullptr, "hip_impl::hipLaunchKernelGGLImpl is not exported");
+  int* d = NewInts();
+  struct {
+    int* out;
+    int value;
+    int n;
+  } packed{d, 65, kN};
+  size_t size = sizeof packed;
+  void* extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, &packed, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END};
+  (void)hipGetLastError();
+  impl(reinterpret_cast<uintptr_t>(&Fill), dim3(kGrid), dim3(kBlock), 0, nullptr, extra);
+  HIP_OK(hipGetLastError());
+  CHECK_ALL(d, 65, "hip_impl::hipLaunchKernelGGLImpl");
+  impl(reinterpret_cast<uintptr_t>(&NotAKernel), dim3(1), dim3(1), 0, nullptr, extra);
+  HIP_EXPECT(hipGetLastError(), hipErrorInvalidDeviceFunction);  // Its error is the last error.
+  HIP_OK(hipFree(d));
+}
+
+// ---- Function attributes and occupancy --------------------------------------------------
+
+void FuncGetAttributes() {
+  hipFuncAttributes a{};
+  HIP_OK(hipFuncGetAttributes(&a, reinterpret_cast<const void*>(Fill)));
+  const hipDeviceProp_t p = Props(0);
+  CHECK(a.maxThreadsPerBlock > 0 && a.maxThreadsPerBlock <= p.maxThreadsPerBlock && a.numRegs >= 0,
+        "attributes: %d threads, %d registers", a.maxThreadsPerBlock, a.numRegs);
+  hipFuncAttributes untouched{};
+  untouched.maxThreadsPerBlock = -3;
+  HIP_EXPECT(hipFuncGetAttributes(&untouched, reinterpret_cast<const void*>(NotAKernel)),
+             hipErrorInvalidDeviceFunction);
+  CHECK(untouched.maxThreadsPerBlock == -3, "a failed call wrote attributes");
+  HIP_EXPECT(hipFuncGetAttributes(nullptr, reinterpret_cast<const void*>(Fill)), hipErrorInvalidValue);
+}
+
+void FuncSetAttribute() {
+  HIP_OK(hipFuncSetAttribute(reinterpret_cast<const void*>(Fill), hipFuncAttributeMaxDynamicSharedMemorySize, 1024));
+  HIP_EXPECT(
+      hipFuncSetAttribute(reinterpret_cast<const void*>(NotAKernel), hipFuncAttributeMaxDynamicSharedMemorySize, 1024),
+      hipErrorInvalidDeviceFunction);
+  HIP_EXPECT(hipFuncSetAttribute(nullptr, hipFuncAttributeMaxDynamicSharedMemorySize, 0),
+             hipErrorInvalidDeviceFunction);
+  int* d = NewInts();
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, nullptr, d, 71, kN);
+  CHECK_ALL(d, 71, "a launch after hipFuncSetAttribute");
+  HIP_OK(hipFree(d));
+}
+
+void FuncSetCacheConfig() {
+  HIP_OK(hipFuncSetCacheConfig(reinterpret_cast<const void*>(Fill), hipFuncCachePreferShared));
+  HIP_EXPECT(hipFuncSetCacheConfig(reinterpret_cast<const void*>(NotAKernel), hipFuncCachePreferShared),
+             hipErrorInvalidDeviceFunction);
+  int* d = NewInts();
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, nullptr, d, 72, kN);
+  CHECK_ALL(d, 72, "a launch after hipFuncSetCacheConfig");
+  HIP_OK(hipFree(d));
+}
+
+void OccupancyMaxActiveBlocksPerMultiprocessor() {
+  int blocks = -1;
+  HIP_OK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reinterpret_cast<const void*>(Fill), 128, 0));
+  CHECK(blocks > 0, "%d blocks of 128", blocks);
+  int big = -1;
+  HIP_OK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&big, reinterpret_cast<const void*>(Fill), 1024, 0));
+  CHECK(big > 0 && big <= blocks, "%d blocks of 1024, %d of 128", big, blocks);
+  blocks = -9;
+  HIP_EXPECT(hipOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reinterpret_cast<const void*>(Fill), 0, 0),
+             hipErrorInvalidValue);
+  HIP_EXPECT(hipOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reinterpret_cast<const void*>(NotAKernel), 128, 0),
+             hipErrorInvalidValue);
+  CHECK(blocks == -9, "a failed call wrote %d", blocks);
+}
+
+void OccupancyMaxActiveBlocksPerMultiprocessorWithFlags() {
+  int plain = -1, flagged = -1;
+  HIP_OK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&plain, reinterpret_cast<const void*>(Fill), 256, 0));
+  HIP_OK(hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&flagged, reinterpret_cast<const void*>(Fill), 256, 0,
+                                                               hipOccupancyDefault));
+  CHECK(flagged > 0 && flagged == plain, "with flags %d, without %d", flagged, plain);
+  flagged = -9;
+  HIP_EXPECT(hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&flagged, reinterpret_cast<const void*>(Fill), 256,
+                                                                   0, 0x80),
+             hipErrorInvalidValue);
+  CHECK(flagged == -9, "a failed call wrote %d", flagged);
+}
+
+void OccupancyMaxPotentialBlockSize() {
+  int grid = -1, block = -1;
+  HIP_OK(hipOccupancyMaxPotentialBlockSize(&grid, &block, reinterpret_cast<const void*>(Fill), 0, 0));
+  const hipDeviceProp_t p = Props(0);
+  CHECK(grid > 0 && block > 0 && block <= p.maxThreadsPerBlock, "grid %d, block %d", grid, block);
+  HIP_OK(hipOccupancyMaxPotentialBlockSize(&grid, &block, reinterpret_cast<const void*>(Fill), 0, 64));
+  CHECK(block > 0 && block <= 64, "block %d under a limit of 64", block);
+  grid = -5;
+  HIP_EXPECT(hipOccupancyMaxPotentialBlockSize(&grid, nullptr, reinterpret_cast<const void*>(Fill), 0, 0),
+             hipErrorInvalidValue);
+  HIP_EXPECT(hipOccupancyMaxPotentialBlockSize(&grid, &block, reinterpret_cast<const void*>(NotAKernel), 0, 0),
+             hipErrorInvalidValue);
+  CHECK(grid == -5, "a failed call wrote %d", grid);
+}
+
+void KernelNameRefByPtr() {
+  const char* name = hipKernelNameRefByPtr(reinterpret_cast<const void*>(Fill), nullptr);
+  CHECK(name != nullptr && strcmp(name, "_Z4FillPiii") == 0, "Fill's name %s", name != nullptr ? name : "(null)");
+  CHECK(hipKernelNameRefByPtr(reinterpret_cast<const void*>(NotAKernel), nullptr) == nullptr,
+        "a host function has a kernel name");
+  CHECK(hipKernelNameRefByPtr(nullptr, nullptr) == nullptr, "null has a kernel name");
+}
+
+// ---- Modules ------------------------------------------------------------------------------
+
+void ModuleLoad() {
+  hipModule_t m = nullptr;
+  HIP_OK(hipModuleLoad(&m, ModulePath().c_str()));
+  hipFunction_t f = nullptr;
+  HIP_OK(hipModuleGetFunction(&f, m, "add_vec"));
+  ModuleVectors v;
+  HIP_OK(hipModuleLaunchKernel(f, kGrid, 1, 1, kBlock, 1, 1, 0, nullptr, v.params, nullptr));
+  v.CheckSum("hipModuleLoad");
+  HIP_OK(hipModuleUnload(m));
+  hipModule_t untouched = reinterpret_cast<hipModule_t>(0x1);
+  CHECK(hipModuleLoad(&untouched, "/nonexistent/module.co") != hipSuccess, "loaded a missing file");
+  CHECK(untouched == reinterpret_cast<hipModule_t>(0x1), "a failed load wrote a module");
+  HIP_EXPECT(hipModuleLoad(nullptr, ModulePath().c_str()), hipErrorInvalidValue);
+}
+
+void ModuleLoadData() {
+  std::vector<char> image = ReadFile(ModulePath());
+  hipModule_t m = nullptr;
+  HIP_OK(hipModuleLoadData(&m, image.data()));
+  hipFunction_t f = nullptr;
+  HIP_OK(hipModuleGetFunction(&f, m, "add_vec"));
+  ModuleVectors v;
+  HIP_OK(hipModuleLaunchKernel(f, kGrid, 1, 1, kBlock, 1, 1, 0, nullptr, v.params, nullptr));
+  v.CheckSum("hipModuleLoadData");
+  HIP_OK(hipModuleUnload(m));
+  std::vector<char> junk(4096, 0x5a);
+  HIP_EXPECT(hipModuleLoadData(&m, junk.data()), hipErrorInvalidImage);
+  HIP_EXPECT(hipModuleLoadData(nullptr, image.data()), hipErrorInvalidValue);
+}
+
+void ModuleLoadDataEx() {
+  std::vector<char> image = ReadFile(ModulePath());
+  hipModule_t m = nullptr;
+  HIP_OK(hipModuleLoadDataEx(&m, image.data(), 0, nullptr, nullptr));
+  hipFunction_t f = nullptr;
+  HIP_OK(hipModuleGetFunction(&f, m, "add_vec"));
+  ModuleVectors v;
+  HIP_OK(hipModuleLaunchKernel(f, kGrid, 1, 1, kBlock, 1, 1, 0, nullptr, v.params, nullptr));
+  v.CheckSum("hipModuleLoadDataEx");
+  HIP_OK(hipModuleUnload(m));
+  std::vector<char> junk(4096, 0x5a);
+  HIP_EXPECT(hipModuleLoadDataEx(&m, junk.data(), 0, nullptr, nullptr), hipErrorInvalidImage);
+}
+
+void ModuleUnload() {
+  hipModule_t m = nullptr;
+  HIP_OK(hipModuleLoad(&m, ModulePath().c_str()));
+  hipFunction_t f = nullptr;
+  HIP_OK(hipModuleGetFunction(&f, m, "add_vec"));
+  HIP_OK(hipModuleUnload(m));
+  HIP_EXPECT(hipModuleGetFunction(&f, m, "add_vec"), hipErrorNotFound);  // Gone.
+  HIP_EXPECT(hipModuleUnload(m), hipErrorNotFound);
+  HIP_EXPECT(hipModuleUnload(nullptr), hipErrorInvalidResourceHandle);
+}
+
+void ModuleGetFunction() {
+  LoadedModule lm;
+  hipFunction_t scaled = nullptr;
+  HIP_OK(hipModuleGetFunction(&scaled, lm.module, "scaled_add"));
+  CHECK(scaled != nullptr && scaled != lm.add, "functions %p %p", (void*)scaled, (void*)lm.add);
+  const char* name = hipKernelNameRef(scaled);
+  CHECK(name != nullptr && strcmp(name, "scaled_add") == 0, "function name %s", name != nullptr ? name : "(null)");
+  hipFunction_t missing = reinterpret_cast<hipFunction_t>(0x1);
+  HIP_EXPECT(hipModuleGetFunction(&missing, lm.module, "no_such_kernel"), hipErrorNotFound);
+  CHECK(missing == reinterpret_cast<hipFunction_t>(0x1), "a failed lookup wrote a function");
+  HIP_EXPECT(hipModuleGetFunction(&missing, lm.module, ""), hipErrorInvalidValue);
+  HIP_EXPECT(hipModuleGetFunction(&missing, nullptr, "add_vec"), hipErrorInvalidResourceHandle);
+}
+
+void ModuleGetGlobal() {
+  LoadedModule lm;
+  hipDeviceptr_t g = nullptr;
+  size_t size = 0;
+  HIP_OK(hipModuleGetGlobal(&g, &size, lm.module, "module_scale"));
+  CHECK(g != nullptr && size == sizeof(float), "module_scale at %p, %zu bytes", g, size);
+  float scale = 0;
+  HIP_OK(hipMemcpyDtoH(&scale, g, sizeof scale));
+  CHECK(scale == 2.0f, "module_scale starts at %f", scale);
+  size_t only_size = 0;
+  HIP_OK(hipModuleGetGlobal(nullptr, &only_size, lm.module, "module_scale"));
+  CHECK(only_size == sizeof(float), "size alone %zu", only_size);
+  hipDeviceptr_t untouched = reinterpret_cast<hipDeviceptr_t>(0x1);
+  HIP_EXPECT(hipModuleGetGlobal(&untouched, &size, lm.module, "no_such_global"), hipErrorNotFound);
+  CHECK(untouched == reinterpret_cast<hipDeviceptr_t>(0x1), "a failed lookup wrote an address");
+  HIP_EXPECT(hipModuleGetGlobal(nullptr, nullptr, lm.module, "module_scale"), hipErrorInvalidValue);
+}
+
+void ModuleLaunchKernel() {
+  LoadedModule lm;
+  ModuleVectors v;
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipModuleLaunchKernel(lm.add, kGrid, 1, 1, kBlock, 1, 1, 0, s, v.params, nullptr));
+  HIP_OK(hipStreamSynchronize(s));
+  v.CheckSum("hipModuleLaunchKernel(kernelParams)");
+  struct {
+    const float* a;
+    const float* b;
+    float* c;
+    int n;
+  } packed{v.da, v.db, v.dc, kN};
+  size_t size = sizeof packed;
+  void* extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, &packed, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END};
+  HIP_OK(hipModuleLaunchKernel(lm.add, kGrid, 1, 1, kBlock, 1, 1, 0, nullptr, nullptr, extra));
+  v.CheckSum("hipModuleLaunchKernel(extra)");
+  HIP_EXPECT(hipModuleLaunchKernel(lm.add, kGrid, 1, 1, kBlock, 1, 1, 0, nullptr, v.params, extra),
+             hipErrorInvalidValue);
+  HIP_EXPECT(hipModuleLaunchKernel(nullptr, 1, 1, 1, 1, 1, 1, 0, nullptr, v.params, nullptr), hipErrorInvalidImage);
+  HIP_OK(hipStreamDestroy(s));
+  (void)hipGetLastError();
+}
+
+void ModuleLaunchCooperativeKernel() {
+  LoadedModule lm;
+  ModuleVectors v;
+  HIP_OK(hipModuleLaunchCooperativeKernel(lm.add, kGrid, 1, 1, kBlock, 1, 1, 0, nullptr, v.params));
+  v.CheckSum("hipModuleLaunchCooperativeKernel");
+  HIP_EXPECT(hipModuleLaunchCooperativeKernel(lm.add, 1u << 24, 1, 1, kBlock, 1, 1, 0, nullptr, v.params),
+             hipErrorCooperativeLaunchTooLarge);
+  (void)hipGetLastError();
+}
+
+void FuncGetAttribute() {
+  LoadedModule lm;
+  int threads = -1;
+  HIP_OK(hipFuncGetAttribute(&threads, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, lm.add));
+  CHECK(threads > 0 && threads <= Props(0).maxThreadsPerBlock, "max threads per block %d", threads);
+  int regs = -1;
+  HIP_OK(hipFuncGetAttribute(&regs, HIP_FUNC_ATTRIBUTE_NUM_REGS, lm.add));
+  CHECK(regs >= 0, "registers %d", regs);
+  int v = -4;
+  HIP_EXPECT(hipFuncGetAttribute(&v, HIP_FUNC_ATTRIBUTE_NUM_REGS, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(hipFuncGetAttribute(nullptr, HIP_FUNC_ATTRIBUTE_NUM_REGS, lm.add), hipErrorInvalidValue);
+  CHECK(v == -4, "a failed call wrote %d", v);
+}
+
+void ModuleOccupancyMaxActiveBlocksPerMultiprocessor() {
+  LoadedModule lm;
+  int blocks = -1;
+  HIP_OK(hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, lm.add, 128, 0));
+  int big = -1;
+  HIP_OK(hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(&big, lm.add, 1024, 0));
+  CHECK(blocks > 0 && big > 0 && big <= blocks, "%d blocks of 128, %d of 1024", blocks, big);
+  blocks = -9;
+  HIP_EXPECT(hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, lm.add, 0, 0), hipErrorInvalidValue);
+  CHECK(blocks == -9, "a failed call wrote %d", blocks);
+}
+
+void ModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags() {
+  LoadedModule lm;
+  int plain = -1, flagged = -1;
+  HIP_OK(hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(&plain, lm.add, 256, 0));
+  HIP_OK(hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&flagged, lm.add, 256, 0, hipOccupancyDefault));
+  CHECK(flagged > 0 && flagged == plain, "with flags %d, without %d", flagged, plain);
+  flagged = -9;
+  HIP_EXPECT(hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&flagged, lm.add, 256, 0, 0x80),
+             hipErrorInvalidValue);
+  CHECK(flagged == -9, "a failed call wrote %d", flagged);
+}
+
+void ModuleOccupancyMaxPotentialBlockSize() {
+  LoadedModule lm;
+  int grid = -1, block = -1;
+  HIP_OK(hipModuleOccupancyMaxPotentialBlockSize(&grid, &block, lm.add, 0, 0));
+  CHECK(grid > 0 && block > 0 && block <= Props(0).maxThreadsPerBlock, "grid %d, block %d", grid, block);
+  HIP_OK(hipModuleOccupancyMaxPotentialBlockSize(&grid, &block, lm.add, 0, 32));
+  CHECK(block > 0 && block <= 32, "block %d under a limit of 32", block);
+  HIP_EXPECT(hipModuleOccupancyMaxPotentialBlockSize(nullptr, &block, lm.add, 0, 0), hipErrorInvalidValue);
+}
+
+void ModuleOccupancyMaxPotentialBlockSizeWithFlags() {
+  LoadedModule lm;
+  int grid = -1, block = -1, grid2 = -1, block2 = -1;
+  HIP_OK(hipModuleOccupancyMaxPotentialBlockSize(&grid, &block, lm.add, 0, 0));
+  HIP_OK(hipModuleOccupancyMaxPotentialBlockSizeWithFlags(&grid2, &block2, lm.add, 0, 0, hipOccupancyDefault));
+  CHECK(grid2 == grid && block2 == block && block2 > 0, "with flags %d x %d, without %d x %d", grid2, block2, grid,
+        block);
+  grid2 = -3;
+  HIP_EXPECT(hipModuleOccupancyMaxPotentialBlockSizeWithFlags(&grid2, &block2, lm.add, 0, 0, 0x80),
+             hipErrorInvalidValue);
+  CHECK(grid2 == -3, "a failed call wrote %d", grid2);
+}
+
+void KernelNameRef() {
+  LoadedModule lm;
+  const char* name = hipKernelNameRef(lm.add);
+  CHECK(name != nullptr && strcmp(name, "add_vec") == 0, "name %s", name != nullptr ? name : "(null)");
+  CHECK(hipKernelNameRef(nullptr) == nullptr, "null has a name");
+}
+
+// ---- Graphs ------------------------------------------------------------------------------
+
+hipGraphNodeType TypeOf(hipGraphNode_t n) {
+  hipGraphNodeType t = hipGraphNodeTypeCount;
+  HIP_OK(hipGraphNodeGetType(n, &t));
+  return t;
+}
+
+hipKernelNodeParams FillParams(void** args, int grid = kGrid) {
+  hipKernelNodeParams kp{};
+  kp.func = reinterpret_cast<void*>(Fill);
+  kp.gridDim = dim3(grid);
+  kp.blockDim = dim3(kBlock);
+  kp.kernelParams = args;
+  return kp;
+}
+
+void RunGraph(hipGraph_t g, int times = 1) {
+  hipGraphExec_t exec = nullptr;
+  HIP_OK(hipGraphInstantiate(&exec, g, nullptr, nullptr, 0));
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  for (int i = 0; i < times; ++i) HIP_OK(hipGraphLaunch(exec, s));
+  HIP_OK(hipStreamSynchronize(s));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipGraphExecDestroy(exec));
+}
+
+void GraphCreate() {
+  hipGraph_t g = nullptr;
+  HIP_OK(hipGraphCreate(&g, 0));
+  size_t count = 9;
+  HIP_OK(hipGraphGetNodes(g, nullptr, &count));
+  CHECK(g != nullptr && count == 0, "a new graph has %zu nodes", count);
+  int* d = NewInts();
+  int value = 81, n = kN;
+  void* args[] = {&d, &value, &n};
+  hipKernelNodeParams kp = FillParams(args);
+  hipGraphNode_t k;
+  HIP_OK(hipGraphAddKernelNode(&k, g, nullptr, 0, &kp));
+  RunGraph(g);
+  CHECK_ALL(d, 81, "a created graph's kernel");
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+  hipGraph_t untouched = reinterpret_cast<hipGraph_t>(0x1);
+  HIP_EXPECT(hipGraphCreate(&untouched, 1), hipErrorInvalidValue);
+  CHECK(untouched == reinterpret_cast<hipGraph_t>(0x1), "a refused create wrote a graph");
+}
+
+void GraphDestroy() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  hipGraphNode_t e;
+  HIP_OK(hipGraphAddEmptyNode(&e, g, nullptr, 0));
+  HIP_OK(hipGraphDestroy(g));
+  size_t count = 0;
+  CHECK(hipGraphGetNodes(g, nullptr, &count) != hipSuccess, "a destroyed graph still answers");
+  CHECK(hipGraphDestroy(g) != hipSuccess, "a graph was destroyed twice");
+}
+
+void GraphAddKernelNode() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  int value = 82, n = kN;
+  void* args[] = {&d, &value, &n};
+  hipKernelNodeParams kp = FillParams(args);
+  hipGraphNode_t k = nullptr;
+  HIP_OK(hipGraphAddKernelNode(&k, g, nullptr, 0, &kp));
+  CHECK(TypeOf(k) == hipGraphNodeTypeKernel, "type %d", TypeOf(k));
+  value = 0;  // Arguments are captured when the node is added.
+  RunGraph(g);
+  CHECK_ALL(d, 82, "kernel node");
+  kp.func = reinterpret_cast<void*>(NotAKernel);
+  HIP_EXPECT(hipGraphAddKernelNode(&k, g, nullptr, 0, &kp), hipErrorInvalidDeviceFunction);
+  HIP_EXPECT(hipGraphAddKernelNode(&k, g, nullptr, 0, nullptr), hipErrorInvalidValue);
+  size_t count = 0;
+  HIP_OK(hipGraphGetNodes(g, nullptr, &count));
+  CHECK(count == 1, "refused nodes were added: %zu nodes", count);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphAddMemsetNode() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  hipMemsetParams mp{};
+  mp.dst = d;
+  mp.elementSize = 4;
+  mp.width = kN;
+  mp.height = 1;
+  mp.value = 0x01020304;
+  hipGraphNode_t m;
+  HIP_OK(hipGraphAddMemsetNode(&m, g, nullptr, 0, &mp));
+  CHECK(TypeOf(m) == hipGraphNodeTypeMemset, "type %d", TypeOf(m));
+  RunGraph(g);
+  CHECK_ALL(d, 0x01020304, "memset node");
+  mp.elementSize = 3;
+  HIP_EXPECT(hipGraphAddMemsetNode(&m, g, nullptr, 0, &mp), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphAddMemcpyNode1D() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* src = NewInts();
+  int* dst = NewInts();
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, nullptr, src, 83, kN);
+  HIP_OK(hipDeviceSynchronize());
+  hipGraphNode_t c;
+  HIP_OK(hipGraphAddMemcpyNode1D(&c, g, nullptr, 0, dst, src, kN * sizeof(int), hipMemcpyDeviceToDevice));
+  CHECK(TypeOf(c) == hipGraphNodeTypeMemcpy, "type %d", TypeOf(c));
+  std::vector<int> host(kN, 0);
+  hipGraphNode_t down;
+  HIP_OK(hipGraphAddMemcpyNode1D(&down, g, &c, 1, host.data(), dst, kN * sizeof(int), hipMemcpyDeviceToHost));
+  RunGraph(g);
+  CHECK_ALL(dst, 83, "memcpy node");
+  for (int i = 0; i < kN; ++i) CHECK(host[i] == 83, "device-to-host memcpy node: host[%d] = %d", i, host[i]);
+  HIP_EXPECT(hipGraphAddMemcpyNode1D(&c, g, nullptr, 0, dst, src, 0, hipMemcpyDeviceToDevice), hipErrorInvalidValue);
+  HIP_EXPECT(hipGraphAddMemcpyNode1D(&c, g, nullptr, 0, dst, src, 4, static_cast<hipMemcpyKind>(42)),
+             hipErrorInvalidMemcpyDirection);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(src));
+  HIP_OK(hipFree(dst));
+}
+
+void CountUp(void* p) { static_cast<std::atomic<int>*>(p)->fetch_add(1); }
+
+void GraphAddHostNode() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  std::atomic<int> runs{0};
+  hipHostNodeParams hp{CountUp, &runs};
+  hipGraphNode_t h;
+  HIP_OK(hipGraphAddHostNode(&h, g, nullptr, 0, &hp));
+  CHECK(TypeOf(h) == hipGraphNodeTypeHost, "type %d", TypeOf(h));
+  CHECK(runs.load() == 0, "a host node ran when added");
+  RunGraph(g, 3);
+  CHECK(runs.load() == 3, "the host node ran %d times in 3 launches", runs.load());
+  hipHostNodeParams bad{nullptr, &runs};
+  HIP_EXPECT(hipGraphAddHostNode(&h, g, nullptr, 0, &bad), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+}
+
+void GraphHostNodeGetParams() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  std::atomic<int> runs{0};
+  hipHostNodeParams hp{CountUp, &runs};
+  hipGraphNode_t h, e;
+  HIP_OK(hipGraphAddHostNode(&h, g, nullptr, 0, &hp));
+  HIP_OK(hipGraphAddEmptyNode(&e, g, nullptr, 0));
+  hipHostNodeParams got{};
+  HIP_OK(hipGraphHostNodeGetParams(h, &got));
+  CHECK(got.fn == CountUp && got.userData == &runs, "params %p %p", reinterpret_cast<void*>(got.fn), got.userData);
+  hipHostNodeParams untouched{nullptr, reinterpret_cast<void*>(0x1)};
+  HIP_EXPECT(hipGraphHostNodeGetParams(e, &untouched), hipErrorInvalidValue);  // Not a host node.
+  CHECK(untouched.userData == reinterpret_cast<void*>(0x1), "a failed call wrote params");
+  HIP_EXPECT(hipGraphHostNodeGetParams(h, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+}
+
+void GraphAddEmptyNode() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  std::atomic<int> runs{0};
+  hipHostNodeParams hp{CountUp, &runs};
+  hipGraphNode_t a, b, join;
+  HIP_OK(hipGraphAddHostNode(&a, g, nullptr, 0, &hp));
+  HIP_OK(hipGraphAddHostNode(&b, g, nullptr, 0, &hp));
+  const hipGraphNode_t both[] = {a, b};
+  HIP_OK(hipGraphAddEmptyNode(&join, g, both, 2));
+  CHECK(TypeOf(join) == hipGraphNodeTypeEmpty, "type %d", TypeOf(join));
+  size_t deps = 0;
+  HIP_OK(hipGraphNodeGetDependencies(join, nullptr, &deps));
+  CHECK(deps == 2, "the empty join node has %zu dependencies", deps);
+  RunGraph(g);
+  CHECK(runs.load() == 2, "host nodes ran %d times", runs.load());
+  HIP_EXPECT(hipGraphAddEmptyNode(nullptr, g, nullptr, 0), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+}
+
+// k1 -> k2 by hipGraphAddDependencies: k2's value is the one left.
+void GraphAddDependencies() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  int v1 = 1, v2 = 2, n = kN;
+  void* a1[] = {&d, &v1, &n};
+  void* a2[] = {&d, &v2, &n};
+  hipKernelNodeParams p1 = FillParams(a1), p2 = FillParams(a2);
+  hipGraphNode_t k1, k2;
+  HIP_OK(hipGraphAddKernelNode(&k1, g, nullptr, 0, &p1));
+  HIP_OK(hipGraphAddKernelNode(&k2, g, nullptr, 0, &p2));
+  size_t roots = 0;
+  HIP_OK(hipGraphGetRootNodes(g, nullptr, &roots));
+  CHECK(roots == 2, "%zu roots before the edge", roots);
+  HIP_OK(hipGraphAddDependencies(g, &k1, &k2, 1));
+  HIP_OK(hipGraphGetRootNodes(g, nullptr, &roots));
+  CHECK(roots == 1, "%zu roots after the edge", roots);
+  HIP_EXPECT(hipGraphAddDependencies(g, &k1, &k2, 1), hipErrorInvalidValue);  // Already there.
+  RunGraph(g);
+  CHECK_ALL(d, 2, "k1 -> k2");
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+// A diamond: a -> (b, c) -> d.
+struct Diamond {
+  hipGraph_t g = nullptr;
+  hipGraphNode_t a, b, c, d;
+  Diamond() {
+    HIP_OK(hipGraphCreate(&g, 0));
+    HIP_OK(hipGraphAddEmptyNode(&a, g, nullptr, 0));
+    HIP_OK(hipGraphAddEmptyNode(&b, g, &a, 1));
+    HIP_OK(hipGraphAddEmptyNode(&c, g, &a, 1));
+    const hipGraphNode_t bc[] = {b, c};
+    HIP_OK(hipGraphAddEmptyNode(&d, g, bc, 2));
+  }
+  ~Diamond() { HIP_OK(hipGraphDestroy(g)); }
+};
+
+bool Has(const std::vector<hipGraphNode_t>& v, hipGraphNode_t n) {
+  for (hipGraphNode_t x : v)
+    if (x == n) return true;
+  return false;
+}
+
+void GraphGetNodes() {
+  Diamond dm;
+  size_t count = 0;
+  HIP_OK(hipGraphGetNodes(dm.g, nullptr, &count));
+  CHECK(count == 4, "%zu nodes", count);
+  std::vector<hipGraphNode_t> nodes(count);
+  HIP_OK(hipGraphGetNodes(dm.g, nodes.data(), &count));
+  CHECK(Has(nodes, dm.a) && Has(nodes, dm.b) && Has(nodes, dm.c) && Has(nodes, dm.d), "a node is missing");
+  HIP_EXPECT(hipGraphGetNodes(dm.g, nullptr, nullptr), hipErrorInvalidValue);
+}
+
+void GraphGetRootNodes() {
+  Diamond dm;
+  size_t count = 0;
+  HIP_OK(hipGraphGetRootNodes(dm.g, nullptr, &count));
+  CHECK(count == 1, "%zu roots", count);
+  hipGraphNode_t root = nullptr;
+  HIP_OK(hipGraphGetRootNodes(dm.g, &root, &count));
+  CHECK(root == dm.a, "the root is not the first node");
+  HIP_EXPECT(hipGraphGetRootNodes(dm.g, nullptr, nullptr), hipErrorInvalidValue);
+}
+
+void GraphGetEdges() {
+  Diamond dm;
+  size_t count = 0;
+  HIP_OK(hipGraphGetEdges(dm.g, nullptr, nullptr, &count));
+  CHECK(count == 4, "%zu edges", count);
+  std::vector<hipGraphNode_t> from(count), to(count);
+  HIP_OK(hipGraphGetEdges(dm.g, from.data(), to.data(), &count));
+  int into_d = 0, out_of_a = 0;
+  for (size_t i = 0; i < count; ++i) {
+    into_d += to[i] == dm.d;
+    out_of_a += from[i] == dm.a;
+  }
+  CHECK(into_d == 2 && out_of_a == 2, "edges: %d into d, %d out of a", into_d, out_of_a);
+  HIP_EXPECT(hipGraphGetEdges(dm.g, nullptr, nullptr, nullptr), hipErrorInvalidValue);
+}
+
+void GraphNodeGetType() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  std::atomic<int> runs{0};
+  hipHostNodeParams hp{CountUp, &runs};
+  hipGraphNode_t e, h;
+  HIP_OK(hipGraphAddEmptyNode(&e, g, nullptr, 0));
+  HIP_OK(hipGraphAddHostNode(&h, g, nullptr, 0, &hp));
+  hipGraphNodeType t = hipGraphNodeTypeCount;
+  HIP_OK(hipGraphNodeGetType(e, &t));
+  CHECK(t == hipGraphNodeTypeEmpty, "empty node type %d", t);
+  HIP_OK(hipGraphNodeGetType(h, &t));
+  CHECK(t == hipGraphNodeTypeHost, "host node type %d", t);
+  HIP_EXPECT(hipGraphNodeGetType(h, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+}
+
+void GraphNodeGetDependencies() {
+  Diamond dm;
+  size_t count = 0;
+  HIP_OK(hipGraphNodeGetDependencies(dm.d, nullptr, &count));
+  CHECK(count == 2, "d has %zu dependencies", count);
+  std::vector<hipGraphNode_t> deps(count);
+  HIP_OK(hipGraphNodeGetDependencies(dm.d, deps.data(), &count));
+  CHECK(Has(deps, dm.b) && Has(deps, dm.c), "d's dependencies are not b and c");
+  HIP_OK(hipGraphNodeGetDependencies(dm.a, nullptr, &count));
+  CHECK(count == 0, "the root has %zu dependencies", count);
+  HIP_EXPECT(hipGraphNodeGetDependencies(dm.a, nullptr, nullptr), hipErrorInvalidValue);
+}
+
+void GraphNodeGetDependentNodes() {
+  Diamond dm;
+  size_t count = 0;
+  HIP_OK(hipGraphNodeGetDependentNodes(dm.a, nullptr, &count));
+  CHECK(count == 2, "a has %zu dependents", count);
+  std::vector<hipGraphNode_t> next(count);
+  HIP_OK(hipGraphNodeGetDependentNodes(dm.a, next.data(), &count));
+  CHECK(Has(next, dm.b) && Has(next, dm.c), "a's dependents are not b and c");
+  HIP_OK(hipGraphNodeGetDependentNodes(dm.d, nullptr, &count));
+  CHECK(count == 0, "the sink has %zu dependents", count);
+  HIP_EXPECT(hipGraphNodeGetDependentNodes(dm.a, nullptr, nullptr), hipErrorInvalidValue);
+}
+
+hipGraph_t FillGraph(int* d, int* value) {
+  static int n = kN;
+  static void* args[3];
+  args[0] = nullptr;
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  static int* dd;
+  dd = d;
+  args[0] = &dd;
+  args[1] = value;
+  args[2] = &n;
+  hipKernelNodeParams kp = FillParams(args);
+  hipGraphNode_t k;
+  HIP_OK(hipGraphAddKernelNode(&k, g, nullptr, 0, &kp));
+  return g;
+}
+
+void GraphInstantiate() {
+  int* d = NewInts();
+  int value = 84;
+  hipGraph_t g = FillGraph(d, &value);
+  hipGraphExec_t exec = nullptr;
+  char log[64] = "untouched";
+  HIP_OK(hipGraphInstantiate(&exec, g, nullptr, log, sizeof log));
+  CHECK(exec != nullptr && log[0] == '\0', "exec %p, log \"%s\"", (void*)exec, log);
+  HIP_OK(hipGraphDestroy(g));  // The executable graph stands alone.
+  HIP_OK(hipGraphLaunch(exec, nullptr));
+  HIP_OK(hipStreamSynchronize(nullptr));
+  CHECK_ALL(d, 84, "instantiated graph");
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_EXPECT(hipGraphInstantiate(nullptr, g, nullptr, nullptr, 0), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+}
+
+void GraphInstantiateWithFlags() {
+  int* d = NewInts();
+  int value = 85;
+  hipGraph_t g = FillGraph(d, &value);
+  hipGraphExec_t exec = nullptr;
+  HIP_OK(hipGraphInstantiateWithFlags(&exec, g, hipGraphInstantiateFlagAutoFreeOnLaunch));
+  HIP_OK(hipGraphLaunch(exec, nullptr));
+  HIP_OK(hipStreamSynchronize(nullptr));
+  CHECK_ALL(d, 85, "instantiated with flags");
+  HIP_OK(hipGraphExecDestroy(exec));
+  hipGraphExec_t untouched = reinterpret_cast<hipGraphExec_t>(0x1);
+  HIP_EXPECT(hipGraphInstantiateWithFlags(&untouched, g, 0x100), hipErrorInvalidValue);
+  CHECK(untouched == reinterpret_cast<hipGraphExec_t>(0x1), "a refused instantiate wrote an exec");
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphLaunch() {
+  int* d = NewInts();
+  int value = 86;
+  hipGraph_t g = FillGraph(d, &value);
+  hipGraphExec_t exec;
+  HIP_OK(hipGraphInstantiate(&exec, g, nullptr, nullptr, 0));
+  hipStream_t s;  // Non-blocking: the copy that reads d must not wait for it.
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  Gate gate;
+  HIP_OK(hipLaunchHostFunc(s, WaitAtGate, &gate));
+  HIP_OK(hipGraphLaunch(exec, s));  // In stream order: after the gate.
+  WaitEntered(gate);
+  HIP_EXPECT(hipStreamQuery(s), hipErrorNotReady);
+  CHECK(ReadInts(d)[0] == 0, "the graph ran before the work ahead of it in its stream");
+  gate.open.store(1);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_ALL(d, 86, "launched graph");
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_EXPECT(hipGraphLaunch(exec, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphExecDestroy() {
+  int* d = NewInts();
+  int value = 87;
+  hipGraph_t g = FillGraph(d, &value);
+  hipGraphExec_t exec;
+  HIP_OK(hipGraphInstantiate(&exec, g, nullptr, nullptr, 0));
+  HIP_OK(hipGraphLaunch(exec, nullptr));
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipStreamSynchronize(nullptr));
+  CHECK_ALL(d, 87, "a graph launched before its exec was destroyed");
+  HIP_EXPECT(hipGraphLaunch(exec, nullptr), hipErrorInvalidValue);
+  CHECK(hipGraphExecDestroy(exec) != hipSuccess, "an exec was destroyed twice");
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void StreamBeginCapture() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  int* d = NewInts();
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+  HIP_EXPECT(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal), hipErrorIllegalState);
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 91, kN);
+  hipGraph_t g = nullptr;
+  HIP_OK(hipStreamEndCapture(s, &g));
+  CHECK(ReadInts(d)[0] == 0, "captured work ran at capture time");
+  RunGraph(g);
+  CHECK_ALL(d, 91, "captured kernel");
+  HIP_EXPECT(hipStreamBeginCapture(nullptr, hipStreamCaptureModeGlobal), hipErrorStreamCaptureUnsupported);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void StreamEndCapture() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  int* d = NewInts();
+  hipGraph_t g = nullptr;
+  HIP_EXPECT(hipStreamEndCapture(s, &g), hipErrorIllegalState);  // Not capturing.
+  CHECK(g == nullptr, "a refused end wrote a graph");
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeThreadLocal));
+  HIP_OK(hipMemsetAsync(d, 0, kN * sizeof(int), s));
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 92, kN);
+  HIP_OK(hipStreamEndCapture(s, &g));
+  size_t count = 0;
+  HIP_OK(hipGraphGetNodes(g, nullptr, &count));
+  CHECK(count == 2, "the captured graph has %zu nodes", count);
+  hipStreamCaptureStatus st;
+  HIP_OK(hipStreamIsCapturing(s, &st));
+  CHECK(st == hipStreamCaptureStatusNone, "still capturing after the end (%d)", st);
+  RunGraph(g);
+  CHECK_ALL(d, 92, "ended capture's graph");
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void StreamIsCapturing() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  hipStreamCaptureStatus st = hipStreamCaptureStatusActive;
+  HIP_OK(hipStreamIsCapturing(s, &st));
+  CHECK(st == hipStreamCaptureStatusNone, "status %d before capture", st);
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeRelaxed));
+  HIP_OK(hipStreamIsCapturing(s, &st));
+  CHECK(st == hipStreamCaptureStatusActive, "status %d during capture", st);
+  hipGraph_t g;
+  HIP_OK(hipStreamEndCapture(s, &g));
+  HIP_OK(hipStreamIsCapturing(s, &st));
+  CHECK(st == hipStreamCaptureStatusNone, "status %d after capture", st);
+  HIP_OK(hipStreamIsCapturing(nullptr, &st));
+  CHECK(st == hipStreamCaptureStatusNone, "the null stream captures (%d)", st);
+  HIP_EXPECT(hipStreamIsCapturing(s, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void StreamGetCaptureInfo() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  hipStreamCaptureStatus st = hipStreamCaptureStatusActive;
+  unsigned long long id1 = 0, id2 = 0;
+  HIP_OK(hipStreamGetCaptureInfo(s, &st, &id1));
+  CHECK(st == hipStreamCaptureStatusNone, "status %d before capture", st);
+  hipGraph_t g;
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+  HIP_OK(hipStreamGetCaptureInfo(s, &st, &id1));
+  HIP_OK(hipStreamEndCapture(s, &g));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+  HIP_OK(hipStreamGetCaptureInfo(s, &st, &id2));
+  CHECK(st == hipStreamCaptureStatusActive && id1 != 0 && id2 != 0 && id1 != id2, "status %d, ids %llu and %llu", st,
+        id1, id2);
+  HIP_OK(hipStreamEndCapture(s, &g));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_EXPECT(hipStreamGetCaptureInfo(s, nullptr, &id1), hipErrorInvalidValue);
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void StreamGetCaptureInfoV2() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  int* d = NewInts();
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 93, kN);
+  hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  hipGraph_t capturing = nullptr;
+  const hipGraphNode_t* deps = nullptr;
+  size_t ndeps = 99;
+  HIP_OK(hipStreamGetCaptureInfo_v2(s, &st, &id, &capturing, &deps, &ndeps));
+  CHECK(st == hipStreamCaptureStatusActive && id != 0 && capturing != nullptr && ndeps == 1 && deps != nullptr,
+        "status %d, id %llu, graph %p, %zu dependencies", st, id, (void*)capturing, ndeps);
+  CHECK(TypeOf(deps[0]) == hipGraphNodeTypeKernel, "the capture's tail is a node of type %d", TypeOf(deps[0]));
+  hipGraph_t g;
+  HIP_OK(hipStreamEndCapture(s, &g));
+  CHECK(g == capturing, "the graph under capture %p is not the graph ended %p", (void*)capturing, (void*)g);
+  HIP_OK(hipStreamGetCaptureInfo_v2(s, &st, nullptr, nullptr, nullptr, nullptr));
+  CHECK(st == hipStreamCaptureStatusNone, "status %d after capture", st);
+  HIP_EXPECT(hipStreamGetCaptureInfo_v2(s, nullptr, nullptr, nullptr, nullptr, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void ThreadExchangeStreamCaptureMode() {
+  hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
+  HIP_OK(hipThreadExchangeStreamCaptureMode(&mode));
+  CHECK(mode == hipStreamCaptureModeGlobal, "the thread's old mode was %d", mode);
+  mode = hipStreamCaptureModeThreadLocal;
+  HIP_OK(hipThreadExchangeStreamCaptureMode(&mode));
+  CHECK(mode == hipStreamCaptureModeRelaxed, "exchange gave back %d, expected relaxed", mode);
+  mode = hipStreamCaptureModeGlobal;
+  HIP_OK(hipThreadExchangeStreamCaptureMode(&mode));
+  CHECK(mode == hipStreamCaptureModeThreadLocal, "exchange gave back %d, expected thread-local", mode);
+  auto bad = static_cast<hipStreamCaptureMode>(7);
+  HIP_EXPECT(hipThreadExchangeStreamCaptureMode(&bad), hipErrorInvalidValue);
+  CHECK(bad == static_cast<hipStreamCaptureMode>(7), "a refused exchange wrote %d", bad);
+  HIP_EXPECT(hipThreadExchangeStreamCaptureMode(nullptr), hipErrorInvalidValue);
+}
+
+// ---- Local helpers --------------------------------------------------------------------------
+
+void GetProcAddress() {
+  void* fn = nullptr;
+  int status = -1;
+  HIP_OK(hipGetProcAddress("hipMalloc", &fn, 600, 0, &status));
+  CHECK(fn != nullptr && fn == dlsym(RTLD_DEFAULT, "hipMalloc") && status == 0, "hipMalloc: %p, status %d", fn, status);
+  using MallocFn = hipError_t (*)(void**, size_t);
+  void* p = nullptr;
+  HIP_OK(reinterpret_cast<MallocFn>(fn)(&p, 256));
+  HIP_OK(hipFree(p));
+  HIP_OK(hipGetProcAddress("hipGetDeviceProperties", &fn, 600, 0, &status));
+  CHECK(fn == dlsym(RTLD_DEFAULT, "hipGetDevicePropertiesR0600"), "6.x hipGetDeviceProperties is not the R0600 twin");
+  HIP_OK(hipGetProcAddress("hipGetDeviceProperties", &fn, 502, 0, &status));
+  CHECK(fn == dlsym(RTLD_DEFAULT, "hipGetDeviceProperties"), "5.x hipGetDeviceProperties is not the plain one");
+  HIP_EXPECT(hipGetProcAddress("hipNoSuchFunction", &fn, 600, 0, &status), hipErrorNotFound);
+  CHECK(fn == nullptr && status == 1, "a missing symbol gave %p, status %d", fn, status);
+  HIP_EXPECT(hipGetProcAddress(nullptr, &fn, 600, 0, &status), hipErrorInvalidValue);
+}
+
+void GnuF2hIeee() {
+  auto f2h = reinterpret_cast<uint16_t (*)(float)>(StubSymbol("__gnu_f2h_ieee"));
+  CHECK(f2h(1.0f) == 0x3c00, "1.0 -> 0x%04x", f2h(1.0f));
+  CHECK(f2h(-2.0f) == 0xc000, "-2.0 -> 0x%04x", f2h(-2.0f));
+  CHECK(f2h(65504.0f) == 0x7bff, "65504 -> 0x%04x", f2h(65504.0f));
+  CHECK(f2h(1e6f) == 0x7c00, "1e6 -> 0x%04x (expected +inf)", f2h(1e6f));
+  CHECK(f2h(0.0f) == 0x0000, "0 -> 0x%04x", f2h(0.0f));
+}
+
+void GnuH2fIeee() {
+  auto h2f = reinterpret_cast<float (*)(uint16_t)>(StubSymbol("__gnu_h2f_ieee"));
+  CHECK(h2f(0x3c00) == 1.0f, "0x3c00 -> %f", h2f(0x3c00));
+  CHECK(h2f(0xc000) == -2.0f, "0xc000 -> %f", h2f(0xc000));
+  CHECK(h2f(0x3555) > 0.333f && h2f(0x3555) < 0.334f, "0x3555 -> %f", h2f(0x3555));
+  CHECK(h2f(0x0001) == 5.9604644775390625e-8f, "smallest subnormal -> %g", h2f(0x0001));
+}
+
+void AmdDbgapiGetBuildId() {
+  auto fn = reinterpret_cast<size_t (*)()>(StubSymbol("amd_dbgapi_get_build_id"));
+  CHECK(fn() == static_cast<size_t>(HIP_VERSION_BUILD_ID), "build id %zu, headers say %zu", fn(),
+        static_cast<size_t>(HIP_VERSION_BUILD_ID));
+}
+
+void AmdDbgapiGetBuildName() {
+  auto fn = reinterpret_cast<const char* (*)()>(StubSymbol("amd_dbgapi_get_build_name"));
+  CHECK(fn() != nullptr && strcmp(fn(), HIP_VERSION_BUILD_NAME) == 0, "build name \"%s\"", fn());
+}
+
+void AmdDbgapiGetGitHash() {
+  auto fn = reinterpret_cast<const char* (*)()>(StubSymbol("amd_dbgapi_get_git_hash"));
+  CHECK(fn() != nullptr && strcmp(fn(), HIP_VERSION_GITHASH) == 0, "git hash \"%s\"", fn());
+}
+
+void ApiName() {
+  CHECK(strcmp(hipApiName(HIP_API_ID_hipMalloc), "hipMalloc") == 0, "%s", hipApiName(HIP_API_ID_hipMalloc));
+  CHECK(strcmp(hipApiName(HIP_API_ID_hipLaunchKernel), "hipLaunchKernel") == 0, "%s",
+        hipApiName(HIP_API_ID_hipLaunchKernel));
+  CHECK(strcmp(hipApiName(0xfffffu), "unknown") == 0, "unknown id: %s", hipApiName(0xfffffu));
+}
+
+void GetCmdName() {
+  CHECK(strcmp(hipGetCmdName(0x11f0), "KernelExecution") == 0, "%s", hipGetCmdName(0x11f0));
+  CHECK(strcmp(hipGetCmdName(0x11f4), "CopyHostToDevice") == 0, "%s", hipGetCmdName(0x11f4));
+  CHECK(strcmp(hipGetCmdName(0xbeef), "Unknown command type") == 0, "%s", hipGetCmdName(0xbeef));
+}
+
+void CreateChannelDesc() {
+  hipChannelFormatDesc d = hipCreateChannelDesc(8, 16, 0, 32, hipChannelFormatKindFloat);
+  CHECK(d.x == 8 && d.y == 16 && d.z == 0 && d.w == 32 && d.f == hipChannelFormatKindFloat, "desc %d %d %d %d %d", d.x,
+        d.y, d.z, d.w, d.f);
+  d = hipCreateChannelDesc(-1, 3, 5, 7, hipChannelFormatKindSigned);  // Stored verbatim.
+  CHECK(d.x == -1 && d.y == 3 && d.z == 5 && d.w == 7 && d.f == hipChannelFormatKindSigned, "desc %d %d %d %d %d", d.x,
+        d.y, d.z, d.w, d.f);
+}
+
+void HiprtcGetErrorString() {
+  CHECK(strcmp(hiprtcGetErrorString(HIPRTC_SUCCESS), "HIPRTC_SUCCESS") == 0, "%s",
+        hiprtcGetErrorString(HIPRTC_SUCCESS));
+  CHECK(strcmp(hiprtcGetErrorString(HIPRTC_ERROR_COMPILATION), "HIPRTC_ERROR_COMPILATION") == 0, "%s",
+        hiprtcGetErrorString(HIPRTC_ERROR_COMPILATION));
+  CHECK(hiprtcGetErrorString(9999) == nullptr, "an unknown code has a string");
+}
+
+void HiprtcVersion() {
+  int major = -1, minor = -1;
+  CHECK(hiprtcVersion(&major, &minor) == HIPRTC_SUCCESS, "hiprtcVersion failed");
+  CHECK(major == 9 && minor == 0, "hiprtc version %d.%d", major, minor);
+  major = -1;
+  CHECK(hiprtcVersion(&major, nullptr) == HIPRTC_ERROR_INVALID_INPUT, "a null minor was accepted");
+  CHECK(major == -1, "a failed call wrote major %d", major);
+}
+
+// ---- Registration -------------------------------------------------------------------------
+
+// module_kernels.co (an offload bundle) registered as a fat binary, as a
+// hipcc-compiled program's start-up code does for its own.
+struct FatBinaryWrapper {
+  uint32_t magic;
+  uint32_t version;
+  const void* binary;
+  void* unused;
+};
+
+// The registration entry points, by their exported names (hipcc's own
+// start-up code calls them too).
+using RegisterFatBinaryFn = void** (*)(const void*);
+using RegisterFunctionFn = void (*)(void**, const void*, char*, const char*, unsigned, void*, void*, dim3*, dim3*,
+                                    int*);
+using RegisterVarFn = void (*)(void**, void*, char*, char*, int, size_t, int, int);
+using UnregisterFatBinaryFn = void (*)(void**);
+
+struct RegisteredModule {
+  std::vector<char> image;
+  FatBinaryWrapper wrapper{};
+  void** handle = nullptr;
+  RegisteredModule() : image(ReadFile(ModulePath())) {
+    wrapper = FatBinaryWrapper{0x48495046u, 1u, image.data(), nullptr};
+    handle = reinterpret_cast<RegisterFatBinaryFn>(StubSymbol("__hipRegisterFatBinary"))(&wrapper);
+    CHECK(handle != nullptr, "__hipRegisterFatBinary refused module_kernels.co");
+  }
+};
+
+// Host-side stand-ins for add_vec and module_scale.
+void AddVecStub() {}
+float g_module_scale_shadow = 0;
+char g_add_vec_name[] = "add_vec";
+char g_scale_name[] = "module_scale";
+
+void LaunchAddVec(ModuleVectors& v, hipError_t want) {
+  hipError_t e =
+      hipLaunchKernel(reinterpret_cast<const void*>(AddVecStub), dim3(kGrid), dim3(kBlock), v.params, 0, nullptr);
+  CHECK(e == want, "launching the registered add_vec gave %s, expected %s", hipGetErrorName(e), hipGetErrorName(want));
+}
+
+// One row exercises the whole life of a registered fat binary; each of the
+// three functions' own effect is asserted by its row (in order).
+RegisteredModule* g_registered = nullptr;
+
+void RegisterFatBinary() {
+  g_registered = new RegisteredModule;
+  FatBinaryWrapper bad{0x12345678u, 1u, g_registered->image.data(), nullptr};
+  CHECK(reinterpret_cast<RegisterFatBinaryFn>(StubSymbol("__hipRegisterFatBinary"))(&bad) == nullptr,
+        "a wrapper with the wrong magic was registered");
+  // Nothing from it is launchable until a function is registered.
+  ModuleVectors v;
+  LaunchAddVec(v, hipErrorInvalidDeviceFunction);
+  (void)hipGetLastError();
+}
+
+void RegisterFunction() {
+  CHECK(g_registered != nullptr, "no registered fat binary (the __hipRegisterFatBinary row runs first)");
+  reinterpret_cast<RegisterFunctionFn>(StubSymbol("__hipRegisterFunction"))(
+      g_registered->handle, reinterpret_cast<const void*>(AddVecStub), g_add_vec_name, g_add_vec_name,
+      static_cast<unsigned>(-1), nullptr, nullptr, nullptr, nullptr, nullptr);
+  const char* name = hipKernelNameRefByPtr(reinterpret_cast<const void*>(AddVecStub), nullptr);
+  CHECK(name != nullptr && strcmp(name, "add_vec") == 0, "registered name %s", name != nullptr ? name : "(null)");
+  ModuleVectors v;
+  LaunchAddVec(v, hipSuccess);
+  v.CheckSum("add_vec registered by __hipRegisterFunction");
+}
+
+void RegisterVar() {
+  CHECK(g_registered != nullptr, "no registered fat binary");
+  reinterpret_cast<RegisterVarFn>(StubSymbol("__hipRegisterVar"))(g_registered->handle, &g_module_scale_shadow,
+                                                                  g_scale_name, g_scale_name, 0, sizeof(float), 0, 0);
+  size_t size = 0;
+  HIP_OK(hipGetSymbolSize(&size, static_cast<const void*>(&g_module_scale_shadow)));
+  CHECK(size == sizeof(float), "symbol size %zu", size);
+  float scale = 0;
+  HIP_OK(hipMemcpyFromSymbol(&scale, static_cast<const void*>(&g_module_scale_shadow), sizeof scale, 0,
+                             hipMemcpyDeviceToHost));
+  CHECK(scale == 2.0f, "module_scale read through the registered variable: %f", scale);
+}
+
+void UnregisterFatBinary() {
+  CHECK(g_registered != nullptr, "no registered fat binary");
+  reinterpret_cast<UnregisterFatBinaryFn>(StubSymbol("__hipUnregisterFatBinary"))(g_registered->handle);
+  CHECK(hipKernelNameRefByPtr(reinterpret_cast<const void*>(AddVecStub), nullptr) == nullptr,
+        "an unregistered kernel still has a name");
+  ModuleVectors v;
+  LaunchAddVec(v, hipErrorInvalidDeviceFunction);
+  size_t size = 0;
+  HIP_EXPECT(hipGetSymbolSize(&size, static_cast<const void*>(&g_module_scale_shadow)), hipErrorInvalidSymbol);
+  (void)hipGetLastError();
+  delete g_registered;
+  g_registered = nullptr;
+}
+
+// hipr keeps no texture or surface objects: a registered texture or surface
+// is a named device variable of its module, resolved by the symbol API.
+template <class Register>
+void CheckRegisteredAsVariable(Register reg, float* shadow, const char* what) {
+  RegisteredModule m;
+  size_t size = 0;
+  HIP_EXPECT(hipGetSymbolSize(&size, static_cast<const void*>(shadow)), hipErrorInvalidSymbol);
+  reg(m.handle, shadow);
+  HIP_OK(hipGetSymbolSize(&size, static_cast<const void*>(shadow)));
+  CHECK(size == sizeof(float), "%s: symbol size %zu", what, size);
+  float value = 0;
+  HIP_OK(hipMemcpyFromSymbol(&value, static_cast<const void*>(shadow), sizeof value, 0, hipMemcpyDeviceToHost));
+  CHECK(value == 2.0f, "%s: module_scale read through it is %f", what, value);
+  reinterpret_cast<UnregisterFatBinaryFn>(StubSymbol("__hipUnregisterFatBinary"))(m.handle);
+  HIP_EXPECT(hipGetSymbolSize(&size, static_cast<const void*>(shadow)), hipErrorInvalidSymbol);
+  (void)hipGetLastError();
+}
+
+float g_surface_shadow = 0;
+float g_texture_shadow = 0;
+
+void RegisterSurface() {
+  using Fn = void (*)(void**, void*, char*, char*, int, int);
+  CheckRegisteredAsVariable(
+      [](void** handle, float* shadow) {
+        reinterpret_cast<Fn>(StubSymbol("__hipRegisterSurface"))(handle, shadow, g_scale_name, g_scale_name, 1, 0);
+      },
+      &g_surface_shadow, "__hipRegisterSurface");
+}
+
+void RegisterTexture() {
+  using Fn = void (*)(void**, void*, char*, char*, int, int, int);
+  CheckRegisteredAsVariable(
+      [](void** handle, float* shadow) {
+        reinterpret_cast<Fn>(StubSymbol("__hipRegisterTexture"))(handle, shadow, g_scale_name, g_scale_name, 1, 0, 0);
+      },
+      &g_texture_shadow, "__hipRegisterTexture");
+}
+
+// Last: forgets device 1's state.
+void DeviceReset() {
+  HIP_OK(hipSetDevice(1));
+  void* p = nullptr;
+  HIP_OK(hipMalloc(&p, 4096));
+  HIP_OK(hipSetDeviceFlags(hipDeviceScheduleYield));
+  HIP_OK(hipDeviceReset());
+  hipDeviceptr_t base = nullptr;
+  size_t size = 0;
+  CHECK(hipMemGetAddressRange(&base, &size, p) != hipSuccess, "an allocation survived hipDeviceReset");
+  (void)hipGetLastError();
+  // The device works after the reset.
+  int* d = NewInts();
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, nullptr, d, 99, kN);
+  CHECK_ALL(d, 99, "a kernel after hipDeviceReset");
+  HIP_OK(hipFree(d));
+}
+
 const e2e::Row kRows[] = {
     {"hipGetDeviceCount", GetDeviceCount},
     {"hipGetDevice", GetDevice},
     {"hipSetDevice", SetDevice},
+    {"hipInit", Init},
+    {"hipDeviceGet", DeviceGet},
+    {"hipDeviceGetAttribute", DeviceGetAttribute},
+    {"hipDeviceGetName", DeviceGetName},
+    {"hipDeviceComputeCapability", DeviceComputeCapability},
+    {"hipGetDeviceProperties", GetDeviceProperties},
+    {"hipGetDevicePropertiesR0000", GetDevicePropertiesR0000},
+    {"hipGetDevicePropertiesR0600", GetDevicePropertiesR0600},
+    {"hipChooseDevice", ChooseDevice},
+    {"hipChooseDeviceR0000", ChooseDeviceR0000},
+    {"hipChooseDeviceR0600", ChooseDeviceR0600},
+    {"hipDeviceGetUuid", DeviceGetUuid},
+    {"hipDeviceGetPCIBusId", DeviceGetPCIBusId},
+    {"hipDeviceGetByPCIBusId", DeviceGetByPCIBusId},
+    {"hipDeviceCanAccessPeer", DeviceCanAccessPeer},
+    {"hipDeviceGetP2PAttribute", DeviceGetP2PAttribute},
+    {"hipDeviceEnablePeerAccess", DeviceEnablePeerAccess},
+    {"hipDeviceDisablePeerAccess", DeviceDisablePeerAccess},
+    {"hipDeviceSetCacheConfig", DeviceSetCacheConfig},
+    {"hipDeviceGetCacheConfig", DeviceGetCacheConfig},
+    {"hipDeviceGetStreamPriorityRange", DeviceGetStreamPriorityRange},
+    {"hipDriverGetVersion", DriverGetVersion},
+    {"hipRuntimeGetVersion", RuntimeGetVersion},
+    {"hipSetDeviceFlags", SetDeviceFlags},
+    {"hipGetDeviceFlags", GetDeviceFlags},
+    {"hipDeviceSynchronize", DeviceSynchronize},
+    {"hipCtxGetCurrent", CtxGetCurrent},
+    {"hipCtxSetCurrent", CtxSetCurrent},
+    {"hipCtxGetDevice", CtxGetDevice},
+    {"hipDevicePrimaryCtxRetain", DevicePrimaryCtxRetain},
+    {"hipDevicePrimaryCtxRelease", DevicePrimaryCtxRelease},
+    {"hipDevicePrimaryCtxGetState", DevicePrimaryCtxGetState},
+    {"hipDevicePrimaryCtxSetFlags", DevicePrimaryCtxSetFlags},
+    {"hipStreamCreate", StreamCreate},
+    {"hipStreamCreateWithFlags", StreamCreateWithFlags},
+    {"hipStreamCreateWithPriority", StreamCreateWithPriority},
+    {"hipStreamDestroy", StreamDestroy},
+    {"hipStreamGetFlags", StreamGetFlags},
+    {"hipStreamGetFlags_spt", StreamGetFlagsSpt},
+    {"hipStreamGetPriority", StreamGetPriority},
+    {"hipStreamGetPriority_spt", StreamGetPrioritySpt},
+    {"hipStreamQuery", StreamQuery},
+    {"hipStreamQuery_spt", StreamQuerySpt},
+    {"hipStreamSynchronize", StreamSynchronize},
+    {"hipStreamSynchronize_spt", StreamSynchronizeSpt},
+    {"hipStreamWaitEvent", StreamWaitEvent},
+    {"hipStreamWaitEvent_spt", StreamWaitEventSpt},
+    {"hipStreamAddCallback", StreamAddCallback},
+    {"hipStreamGetDevice", StreamGetDevice},
+    {"hipGetStreamDeviceId", GetStreamDeviceId},
+    {"hipLaunchHostFunc", LaunchHostFunc},
+    {"hipLaunchHostFunc_spt", LaunchHostFuncSpt},
+    {"hipEventCreate", EventCreate},
+    {"hipEventCreateWithFlags", EventCreateWithFlags},
+    {"hipEventDestroy", EventDestroy},
+    {"hipEventElapsedTime", EventElapsedTime},
+    {"hipEventQuery", EventQuery},
+    {"hipEventRecord", EventRecord},
+    {"hipEventRecord_spt", EventRecordSpt},
+    {"hipEventSynchronize", EventSynchronize},
+    {"hipGetErrorName", GetErrorName},
+    {"hipGetErrorString", GetErrorString},
+    {"hipGetLastError", GetLastError},
+    {"hipPeekAtLastError", PeekAtLastError},
+    {"hipLaunchKernel", LaunchKernel},
+    {"hipLaunchKernel_spt", LaunchKernelSpt},
+    {"hipExtLaunchKernel", ExtLaunchKernel},
+    {"hipLaunchCooperativeKernel", LaunchCooperativeKernel},
+    {"hipLaunchCooperativeKernel_spt", LaunchCooperativeKernelSpt},
+    {"hipConfigureCall", ConfigureCall},
+    {"hipSetupArgument", SetupArgument},
+    {"hipLaunchByPtr", LaunchByPtr},
+    {"__hipPushCallConfiguration", PushCallConfiguration},
+    {"__hipPopCallConfiguration", PopCallConfiguration},
+    {"_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv", LaunchKernelGGLImpl},
+    {"hipFuncGetAttributes", FuncGetAttributes},
+    {"hipFuncSetAttribute", FuncSetAttribute},
+    {"hipFuncSetCacheConfig", FuncSetCacheConfig},
+    {"hipOccupancyMaxActiveBlocksPerMultiprocessor", OccupancyMaxActiveBlocksPerMultiprocessor},
+    {"hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", OccupancyMaxActiveBlocksPerMultiprocessorWithFlags},
+    {"hipOccupancyMaxPotentialBlockSize", OccupancyMaxPotentialBlockSize},
+    {"hipKernelNameRefByPtr", KernelNameRefByPtr},
+    {"hipModuleLoad", ModuleLoad},
+    {"hipModuleLoadData", ModuleLoadData},
+    {"hipModuleLoadDataEx", ModuleLoadDataEx},
+    {"hipModuleUnload", ModuleUnload},
+    {"hipModuleGetFunction", ModuleGetFunction},
+    {"hipModuleGetGlobal", ModuleGetGlobal},
+    {"hipModuleLaunchKernel", ModuleLaunchKernel},
+    {"hipModuleLaunchCooperativeKernel", ModuleLaunchCooperativeKernel},
+    {"hipFuncGetAttribute", FuncGetAttribute},
+    {"hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", ModuleOccupancyMaxActiveBlocksPerMultiprocessor},
+    {"hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+     ModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags},
+    {"hipModuleOccupancyMaxPotentialBlockSize", ModuleOccupancyMaxPotentialBlockSize},
+    {"hipModuleOccupancyMaxPotentialBlockSizeWithFlags", ModuleOccupancyMaxPotentialBlockSizeWithFlags},
+    {"hipKernelNameRef", KernelNameRef},
+    {"hipGraphCreate", GraphCreate},
+    {"hipGraphDestroy", GraphDestroy},
+    {"hipGraphAddKernelNode", GraphAddKernelNode},
+    {"hipGraphAddMemsetNode", GraphAddMemsetNode},
+    {"hipGraphAddMemcpyNode1D", GraphAddMemcpyNode1D},
+    {"hipGraphAddHostNode", GraphAddHostNode},
+    {"hipGraphHostNodeGetParams", GraphHostNodeGetParams},
+    {"hipGraphAddEmptyNode", GraphAddEmptyNode},
+    {"hipGraphAddDependencies", GraphAddDependencies},
+    {"hipGraphGetNodes", GraphGetNodes},
+    {"hipGraphGetRootNodes", GraphGetRootNodes},
+    {"hipGraphGetEdges", GraphGetEdges},
+    {"hipGraphNodeGetType", GraphNodeGetType},
+    {"hipGraphNodeGetDependencies", GraphNodeGetDependencies},
+    {"hipGraphNodeGetDependentNodes", GraphNodeGetDependentNodes},
+    {"hipGraphInstantiate", GraphInstantiate},
+    {"hipGraphInstantiateWithFlags", GraphInstantiateWithFlags},
+    {"hipGraphLaunch", GraphLaunch},
+    {"hipGraphExecDestroy", GraphExecDestroy},
+    {"hipStreamBeginCapture", StreamBeginCapture},
+    {"hipStreamEndCapture", StreamEndCapture},
+    {"hipStreamIsCapturing", StreamIsCapturing},
+    {"hipStreamGetCaptureInfo", StreamGetCaptureInfo},
+    {"hipStreamGetCaptureInfo_v2", StreamGetCaptureInfoV2},
+    {"hipThreadExchangeStreamCaptureMode", ThreadExchangeStreamCaptureMode},
+    {"hipGetProcAddress", GetProcAddress},
+    {"__gnu_f2h_ieee", GnuF2hIeee},
+    {"__gnu_h2f_ieee", GnuH2fIeee},
+    {"amd_dbgapi_get_build_id", AmdDbgapiGetBuildId},
+    {"amd_dbgapi_get_build_name", AmdDbgapiGetBuildName},
+    {"amd_dbgapi_get_git_hash", AmdDbgapiGetGitHash},
+    {"hipApiName", ApiName},
+    {"hipGetCmdName", GetCmdName},
+    {"hipCreateChannelDesc", CreateChannelDesc},
+    {"hiprtcGetErrorString", HiprtcGetErrorString},
+    {"hiprtcVersion", HiprtcVersion},
+    {"__hipRegisterFatBinary", RegisterFatBinary},
+    {"__hipRegisterFunction", RegisterFunction},
+    {"__hipRegisterVar", RegisterVar},
+    {"__hipUnregisterFatBinary", UnregisterFatBinary},
+    {"__hipRegisterSurface", RegisterSurface},
+    {"__hipRegisterTexture", RegisterTexture},
+    {"hipDeviceReset", DeviceReset},
 };
 
 }  // namespace
