@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "client_stub/abi_major.h"
 #include "client_stub/api_common.h"
@@ -234,25 +235,32 @@ HIPR_EXPORT hipError_t hipGetDeviceFlags(unsigned int* flags) {
   });
 }
 
+namespace {
+
+// As the runtime: at most one scheduling flag, nothing unknown. The flags
+// only matter to the worker's host threads; the client records them for
+// hipGetDeviceFlags (hipSetDeviceFlags, hipCtxCreate).
+hipError_t SetDeviceFlags(int device, unsigned flags) {
+  constexpr unsigned kSupported = hipDeviceScheduleMask | hipDeviceMapHost | hipDeviceLmemResizeToMax;
+  constexpr unsigned kExclusive = hipDeviceScheduleSpin | hipDeviceScheduleYield | hipDeviceScheduleBlockingSync;
+  const unsigned schedule = flags & hipDeviceScheduleMask & kExclusive;
+  if (schedule != 0 && schedule != hipDeviceScheduleSpin && schedule != hipDeviceScheduleYield &&
+      schedule != hipDeviceScheduleBlockingSync)
+    return hipErrorInvalidValue;
+  if ((flags & ~kSupported) != 0) return hipErrorInvalidValue;
+  Client::Get().set_device_flags(device, flags & hipDeviceScheduleMask);
+  return hipSuccess;
+}
+
+}  // namespace
+
 HIPR_EXPORT hipError_t hipSetDeviceFlags(unsigned flags) {
   return ApiCall("hipSetDeviceFlags", [&] {
     Session* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     int device = 0;
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-    // As the runtime: at most one scheduling flag, nothing unknown. The
-    // flags only matter to the worker's host threads; the client records
-    // them for hipGetDeviceFlags.
-    constexpr unsigned kSupported = hipDeviceScheduleMask | hipDeviceMapHost | hipDeviceLmemResizeToMax;
-    constexpr unsigned kExclusive =
-        hipDeviceScheduleSpin | hipDeviceScheduleYield | hipDeviceScheduleBlockingSync;
-    const unsigned schedule = flags & hipDeviceScheduleMask & kExclusive;
-    if (schedule != 0 && schedule != hipDeviceScheduleSpin && schedule != hipDeviceScheduleYield &&
-        schedule != hipDeviceScheduleBlockingSync)
-      return hipErrorInvalidValue;
-    if ((flags & ~kSupported) != 0) return hipErrorInvalidValue;
-    Client::Get().set_device_flags(device, flags & hipDeviceScheduleMask);
-    return hipSuccess;
+    return SetDeviceFlags(device, flags);
   });
 }
 
@@ -339,12 +347,39 @@ HIPR_EXPORT hipError_t hipDevicePrimaryCtxSetFlags(hipDevice_t device, unsigned 
   });
 }
 
+namespace {
+
+// The calling thread's context stack (hipCtxPushCurrent/hipCtxPopCurrent,
+// hipCtxCreate/hipCtxDestroy), as clr's: device ordinals, top last. The
+// current device stays the thread's current context; the stack only
+// remembers what a pop returns to.
+thread_local std::vector<int> t_context_stack;
+
+hipCtx_t ContextToken(int device) { return reinterpret_cast<hipCtx_t>(&g_context_tokens[device]); }
+
+// Removes the top of the stack; the context below it, if any, becomes
+// current again.
+void PopContext() {
+  t_context_stack.pop_back();
+  if (!t_context_stack.empty()) SetCurrentDevice(t_context_stack.back());
+}
+
+}  // namespace
+
+// As clr: a context replaces the top of the thread's stack (and becomes
+// current); nullptr pops it and leaves the current device as it is.
 HIPR_EXPORT hipError_t hipCtxSetCurrent(hipCtx_t ctx) {
   return ApiCall("hipCtxSetCurrent", [&] {
-    if (ctx == nullptr) return LiveSession() != nullptr ? hipSuccess : hipErrorNoDevice;  // Unbinding: nothing to do.
+    if (ctx == nullptr) {
+      if (LiveSession() == nullptr) return hipErrorNoDevice;
+      if (!t_context_stack.empty()) t_context_stack.pop_back();
+      return hipSuccess;
+    }
     int device = 0;
     if (hipError_t e = ContextDevice(ctx, &device); e != hipSuccess) return e;
     SetCurrentDevice(device);
+    if (!t_context_stack.empty()) t_context_stack.pop_back();
+    t_context_stack.push_back(device);
     return hipSuccess;
   });
 }
@@ -390,47 +425,66 @@ HIPR_EXPORT hipError_t hipDeviceGetP2PAttribute(int* value, hipDeviceP2PAttr att
   });
 }
 
+namespace {
+
+// The current device's access to `peer`'s memory (hipDeviceEnablePeerAccess,
+// and hipCtxEnablePeerAccess with the peer's context).
+hipError_t EnablePeer(int peer, unsigned int flags) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  int device = 0;
+  if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+  if (flags != 0) return hipErrorInvalidValue;
+  if (CheckDevice(*s, peer) != hipSuccess || !CanAccessPeer(*s, device, peer)) return hipErrorInvalidDevice;
+  std::lock_guard lock(Peers().mu);
+  return Peers().enabled.insert({device, peer}).second ? hipSuccess : hipErrorPeerAccessAlreadyEnabled;
+}
+
+hipError_t DisablePeer(int peer) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  int device = 0;
+  if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+  if (CheckDevice(*s, peer) != hipSuccess) return hipErrorInvalidDevice;
+  std::lock_guard lock(Peers().mu);
+  return Peers().enabled.erase({device, peer}) == 1 ? hipSuccess : hipErrorPeerAccessNotEnabled;
+}
+
+}  // namespace
+
 HIPR_EXPORT hipError_t hipDeviceEnablePeerAccess(int peer, unsigned int flags) {
-  return ApiCall("hipDeviceEnablePeerAccess", [&] {
-    Session* s = LiveSession();
-    if (s == nullptr) return hipErrorNoDevice;
-    int device = 0;
-    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-    if (flags != 0) return hipErrorInvalidValue;
-    if (CheckDevice(*s, peer) != hipSuccess || !CanAccessPeer(*s, device, peer)) return hipErrorInvalidDevice;
-    std::lock_guard lock(Peers().mu);
-    return Peers().enabled.insert({device, peer}).second ? hipSuccess : hipErrorPeerAccessAlreadyEnabled;
-  });
+  return ApiCall("hipDeviceEnablePeerAccess", [&] { return EnablePeer(peer, flags); });
 }
 
 HIPR_EXPORT hipError_t hipDeviceDisablePeerAccess(int peer) {
-  return ApiCall("hipDeviceDisablePeerAccess", [&] {
-    Session* s = LiveSession();
-    if (s == nullptr) return hipErrorNoDevice;
-    int device = 0;
-    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-    if (CheckDevice(*s, peer) != hipSuccess) return hipErrorInvalidDevice;
-    std::lock_guard lock(Peers().mu);
-    return Peers().enabled.erase({device, peer}) == 1 ? hipSuccess : hipErrorPeerAccessNotEnabled;
-  });
+  return ApiCall("hipDeviceDisablePeerAccess", [&] { return DisablePeer(peer); });
 }
 
 // Cache and shared-memory configuration: AMD GPUs have no such knobs; HIP
 // accepts every setting and reports the defaults.
+// (hipCtx{Set,Get}CacheConfig answer the same for the current context.)
+namespace {
+
+hipError_t SetCacheConfig(hipFuncCache_t config) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  return config >= hipFuncCachePreferNone && config <= hipFuncCachePreferEqual ? hipSuccess : hipErrorInvalidValue;
+}
+
+hipError_t GetCacheConfig(hipFuncCache_t* config) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (config == nullptr) return hipErrorInvalidValue;
+  *config = hipFuncCachePreferNone;
+  return hipSuccess;
+}
+
+}  // namespace
+
 HIPR_EXPORT hipError_t hipDeviceSetCacheConfig(hipFuncCache_t config) {
-  return ApiCall("hipDeviceSetCacheConfig", [&] {
-    if (LiveSession() == nullptr) return hipErrorNoDevice;
-    return config >= hipFuncCachePreferNone && config <= hipFuncCachePreferEqual ? hipSuccess : hipErrorInvalidValue;
-  });
+  return ApiCall("hipDeviceSetCacheConfig", [&] { return SetCacheConfig(config); });
 }
 
 HIPR_EXPORT hipError_t hipDeviceGetCacheConfig(hipFuncCache_t* config) {
-  return ApiCall("hipDeviceGetCacheConfig", [&] {
-    if (LiveSession() == nullptr) return hipErrorNoDevice;
-    if (config == nullptr) return hipErrorInvalidValue;
-    *config = hipFuncCachePreferNone;
-    return hipSuccess;
-  });
+  return ApiCall("hipDeviceGetCacheConfig", [&] { return GetCacheConfig(config); });
 }
 
 HIPR_EXPORT hipError_t hipDeviceGetByPCIBusId(int* device, const char* pci_bus_id) {
@@ -528,17 +582,40 @@ HIPR_EXPORT hipError_t hipGetProcAddress(const char* symbol, void** fn, int vers
   });
 }
 
+namespace {
+
+// Waits for all work of the current device (hipDeviceSynchronize,
+// hipCtxSynchronize).
+hipError_t SynchronizeCurrentDevice() {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  int device = 0;
+  if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+  if (hipError_t e = CheckNotCapturing(device, 0, true); e != hipSuccess) return e;
+  msg::CallReply reply;
+  Status st = s->Call(wire::Op::kDeviceSynchronize, msg::DeviceRequest{device}, &reply);
+  return AfterSync(*s, device, 0, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
+}
+
+// Resets `device` (hipDeviceReset for the current one,
+// hipDevicePrimaryCtxReset for any).
+hipError_t ResetDevice(Session* s, int device) {
+  msg::CallReply reply;
+  Status st = s->Call(wire::Op::kDeviceReset, msg::DeviceRequest{device}, &reply);
+  if (!st.ok()) return ToHipError(st);
+  if (reply.error == hipSuccess) {
+    // The worker freed the device's memory, streams and events.
+    Client::Get().ForgetDeviceState(device);
+    // Modules are loaded again, under new ids, at their next use.
+    ForgetModuleLoads(s, device);
+  }
+  return static_cast<hipError_t>(reply.error);
+}
+
+}  // namespace
+
 HIPR_EXPORT hipError_t hipDeviceSynchronize() {
-  return ApiCall("hipDeviceSynchronize", [&] {
-    Session* s = LiveSession();
-    if (s == nullptr) return hipErrorNoDevice;
-    int device = 0;
-    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-    if (hipError_t e = CheckNotCapturing(device, 0, true); e != hipSuccess) return e;
-    msg::CallReply reply;
-    Status st = s->Call(wire::Op::kDeviceSynchronize, msg::DeviceRequest{device}, &reply);
-    return AfterSync(*s, device, 0, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
-  });
+  return ApiCall("hipDeviceSynchronize", [&] { return SynchronizeCurrentDevice(); });
 }
 
 HIPR_EXPORT hipError_t hipDeviceReset() {
@@ -547,15 +624,123 @@ HIPR_EXPORT hipError_t hipDeviceReset() {
     if (s == nullptr) return hipErrorNoDevice;
     int device = 0;
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-    msg::CallReply reply;
-    Status st = s->Call(wire::Op::kDeviceReset, msg::DeviceRequest{device}, &reply);
-    if (!st.ok()) return ToHipError(st);
-    if (reply.error == hipSuccess) {
-      // The worker freed the device's memory, streams and events.
-      Client::Get().ForgetDeviceState(device);
-      // Modules are loaded again, under new ids, at their next use.
-      ForgetModuleLoads(s, device);
-    }
-    return static_cast<hipError_t>(reply.error);
+    return ResetDevice(s, device);
+  });
+}
+
+// --- Context stack, context queries and deprecated context management -------
+// Contexts are the devices' primary contexts (clr's model): hipCtxCreate
+// hands out the device's primary context and pushes it, hipCtxDestroy takes
+// it off the calling thread's stack; the context itself lives as long as the
+// device, as clr's.
+
+HIPR_EXPORT hipError_t hipCtxPushCurrent(hipCtx_t ctx) {
+  return ApiCall("hipCtxPushCurrent", [&] {
+    if (ctx == nullptr) return LiveSession() != nullptr ? hipErrorInvalidContext : hipErrorNoDevice;
+    int device = 0;
+    if (hipError_t e = ContextDevice(ctx, &device); e != hipSuccess) return e;
+    SetCurrentDevice(device);
+    t_context_stack.push_back(device);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipCtxPopCurrent(hipCtx_t* ctx) {
+  return ApiCall("hipCtxPopCurrent", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (t_context_stack.empty()) return hipErrorInvalidContext;  // As clr: nothing pushed.
+    if (ctx != nullptr) *ctx = ContextToken(t_context_stack.back());
+    PopContext();
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipCtxCreate(hipCtx_t* ctx, unsigned int flags, hipDevice_t device) {
+  return ApiCall("hipCtxCreate", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (ctx == nullptr) return hipErrorInvalidValue;
+    // As clr: an unknown device is an invalid value here.
+    if (device < 0 || device >= Client::kMaxDevices || CheckDevice(*s, device) != hipSuccess)
+      return hipErrorInvalidValue;
+    if (hipError_t e = SetDeviceFlags(device, flags); e != hipSuccess) return e;
+    SetCurrentDevice(device);
+    t_context_stack.push_back(device);
+    *ctx = ContextToken(device);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipCtxDestroy(hipCtx_t ctx) {
+  return ApiCall("hipCtxDestroy", [&] {
+    if (ctx == nullptr) return LiveSession() != nullptr ? hipErrorInvalidValue : hipErrorNoDevice;
+    int device = 0;
+    if (hipError_t e = ContextDevice(ctx, &device); e != hipSuccess) return e;
+    // As clr: the context leaves the calling thread's stack if on top.
+    if (!t_context_stack.empty() && t_context_stack.back() == device) PopContext();
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipCtxSynchronize() {
+  return ApiCall("hipCtxSynchronize", [&] { return SynchronizeCurrentDevice(); });
+}
+
+// The current context's flags: its device's (hipSetDeviceFlags, hipCtxCreate).
+HIPR_EXPORT hipError_t hipCtxGetFlags(unsigned int* flags) {
+  return ApiCall("hipCtxGetFlags", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (flags == nullptr) return hipErrorInvalidValue;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    *flags = Client::Get().device_flags(device);
+    return hipSuccess;
+  });
+}
+
+// The HIP version of the runtime that serves the context (the worker's, as
+// hipRuntimeGetVersion).
+HIPR_EXPORT hipError_t hipCtxGetApiVersion(hipCtx_t ctx, int* api_version) {
+  return ApiCall("hipCtxGetApiVersion", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (api_version == nullptr) return hipErrorInvalidValue;
+    int device = 0;
+    if (hipError_t e = ContextDevice(ctx, &device); e != hipSuccess) return e;
+    *api_version = s->runtime_version() != 0 ? s->runtime_version() : HIP_VERSION;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipCtxSetCacheConfig(hipFuncCache_t config) {
+  return ApiCall("hipCtxSetCacheConfig", [&] { return SetCacheConfig(config); });
+}
+
+HIPR_EXPORT hipError_t hipCtxGetCacheConfig(hipFuncCache_t* config) {
+  return ApiCall("hipCtxGetCacheConfig", [&] { return GetCacheConfig(config); });
+}
+
+HIPR_EXPORT hipError_t hipCtxEnablePeerAccess(hipCtx_t peer_ctx, unsigned int flags) {
+  return ApiCall("hipCtxEnablePeerAccess", [&] {
+    int peer = 0;
+    if (hipError_t e = ContextDevice(peer_ctx, &peer); e != hipSuccess) return e;
+    return EnablePeer(peer, flags);
+  });
+}
+
+HIPR_EXPORT hipError_t hipCtxDisablePeerAccess(hipCtx_t peer_ctx) {
+  return ApiCall("hipCtxDisablePeerAccess", [&] {
+    int peer = 0;
+    if (hipError_t e = ContextDevice(peer_ctx, &peer); e != hipSuccess) return e;
+    return DisablePeer(peer);
+  });
+}
+
+// Resets `device` whichever device is current (the caller's stays current).
+HIPR_EXPORT hipError_t hipDevicePrimaryCtxReset(hipDevice_t device) {
+  return ApiCall("hipDevicePrimaryCtxReset", [&] {
+    if (hipError_t e = PrimaryContextCall(device); e != hipSuccess) return e;
+    return ResetDevice(LiveSession(), device);
   });
 }

@@ -515,6 +515,172 @@ void DeviceSynchronize() {
   HIP_OK(hipStreamDestroy(s));
 }
 
+// ---- Context stack and deprecated context management ---------------------------
+
+hipCtx_t Primary(int device) {
+  hipCtx_t ctx = nullptr;
+  HIP_OK(hipDevicePrimaryCtxRetain(&ctx, device));
+  return ctx;
+}
+
+int Current() {
+  int d = -1;
+  HIP_OK(hipGetDevice(&d));
+  return d;
+}
+
+void CtxPushCurrent() {
+  hipCtx_t c1 = Primary(1);
+  HIP_OK(hipCtxPushCurrent(c1));
+  CHECK(Current() == 1, "hipCtxPushCurrent(primary context of 1) left device %d current", Current());
+  hipCtx_t cur = nullptr;
+  HIP_OK(hipCtxGetCurrent(&cur));
+  CHECK(cur == c1, "the pushed context is not current");
+  int dummy = 0;
+  HIP_EXPECT(hipCtxPushCurrent(nullptr), hipErrorInvalidContext);
+  HIP_EXPECT(hipCtxPushCurrent(reinterpret_cast<hipCtx_t>(&dummy)), hipErrorInvalidContext);
+  CHECK(Current() == 1, "a refused push changed the device to %d", Current());
+  hipCtx_t popped = nullptr;
+  HIP_OK(hipCtxPopCurrent(&popped));
+  CHECK(popped == c1, "pop returned another context than the pushed one");
+  HIP_EXPECT(hipCtxPopCurrent(&popped), hipErrorInvalidContext);  // The refused pushes pushed nothing.
+  HIP_OK(hipDevicePrimaryCtxRelease(1));
+}
+
+void CtxPopCurrent() {
+  hipCtx_t c0 = Primary(0), c1 = Primary(1);
+  HIP_OK(hipCtxPushCurrent(c0));
+  HIP_OK(hipCtxPushCurrent(c1));
+  hipCtx_t popped = nullptr;
+  HIP_OK(hipCtxPopCurrent(&popped));
+  CHECK(popped == c1, "pop returned another context than the top one");
+  CHECK(Current() == 0, "after the pop device %d is current, not the previous context's 0", Current());
+  HIP_OK(hipCtxPopCurrent(nullptr));  // The output is optional.
+  hipCtx_t untouched = reinterpret_cast<hipCtx_t>(0x1234);
+  HIP_EXPECT(hipCtxPopCurrent(&untouched), hipErrorInvalidContext);  // Empty stack.
+  CHECK(untouched == reinterpret_cast<hipCtx_t>(0x1234), "a failed pop wrote a context");
+  HIP_OK(hipDevicePrimaryCtxRelease(0));
+  HIP_OK(hipDevicePrimaryCtxRelease(1));
+}
+
+void CtxCreate() {
+  hipCtx_t ctx = nullptr;
+  HIP_OK(hipCtxCreate(&ctx, hipDeviceScheduleYield, 1));
+  CHECK(ctx == Primary(1), "hipCtxCreate did not hand out device 1's primary context");
+  HIP_OK(hipDevicePrimaryCtxRelease(1));
+  CHECK(Current() == 1, "the created context is not current (device %d)", Current());
+  unsigned flags = 0;
+  HIP_OK(hipCtxGetFlags(&flags));
+  CHECK((flags & hipDeviceScheduleMask) == hipDeviceScheduleYield, "hipCtxCreate's flags read back as %#x", flags);
+  hipCtx_t untouched = reinterpret_cast<hipCtx_t>(0x1234);
+  HIP_EXPECT(hipCtxCreate(&untouched, 0, 2), hipErrorInvalidValue);  // As clr: no device 2.
+  HIP_EXPECT(hipCtxCreate(&untouched, 0x40000000u, 0), hipErrorInvalidValue);
+  CHECK(untouched == reinterpret_cast<hipCtx_t>(0x1234), "a failed hipCtxCreate wrote a context");
+  HIP_EXPECT(hipCtxCreate(nullptr, 0, 0), hipErrorInvalidValue);
+  CHECK(Current() == 1, "a refused hipCtxCreate changed the device to %d", Current());
+  HIP_OK(hipCtxDestroy(ctx));
+  HIP_EXPECT(hipCtxPopCurrent(nullptr), hipErrorInvalidContext);  // Only the refused ones pushed nothing.
+  HIP_OK(hipSetDeviceFlags(0));
+}
+
+void CtxDestroy() {
+  hipCtx_t c0 = nullptr, c1 = nullptr;
+  HIP_OK(hipCtxCreate(&c0, 0, 0));
+  HIP_OK(hipCtxCreate(&c1, 0, 1));
+  CHECK(Current() == 1, "device %d current after creating device 1's context", Current());
+  HIP_OK(hipCtxDestroy(c1));
+  CHECK(Current() == 0, "destroying the top context left device %d current, not 0", Current());
+  hipCtx_t cur = nullptr;
+  HIP_OK(hipCtxGetCurrent(&cur));
+  CHECK(cur == c0, "the context under the destroyed one is not current");
+  int dummy = 0;
+  HIP_EXPECT(hipCtxDestroy(nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(hipCtxDestroy(reinterpret_cast<hipCtx_t>(&dummy)), hipErrorInvalidContext);
+  HIP_OK(hipCtxDestroy(c0));
+  HIP_EXPECT(hipCtxPopCurrent(nullptr), hipErrorInvalidContext);  // Both left the stack.
+}
+
+void CtxSynchronize() {
+  hipStream_t s;
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  std::atomic<int> done{0};
+  int* d = NewInts();
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 6, kN);
+  HIP_OK(hipLaunchHostFunc(s, SleepThenSet, &done));
+  HIP_OK(hipCtxSynchronize());
+  CHECK(done.load() == 1, "hipCtxSynchronize returned before the current device's work finished");
+  CHECK_ALL(d, 6, "kernel before hipCtxSynchronize");
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void CtxGetFlags() {
+  HIP_OK(hipSetDeviceFlags(hipDeviceScheduleBlockingSync));
+  unsigned flags = 0;
+  HIP_OK(hipCtxGetFlags(&flags));
+  CHECK((flags & hipDeviceScheduleMask) == hipDeviceScheduleBlockingSync, "flags %#x", flags);
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipCtxGetFlags(&flags));
+  CHECK((flags & hipDeviceScheduleMask) != hipDeviceScheduleBlockingSync, "device 0's flags on device 1: %#x", flags);
+  HIP_EXPECT(hipCtxGetFlags(nullptr), hipErrorInvalidValue);
+  HIP_OK(hipSetDevice(0));
+  HIP_OK(hipSetDeviceFlags(0));
+}
+
+void CtxGetApiVersion() {
+  int runtime = 0, v = 0;
+  HIP_OK(hipRuntimeGetVersion(&runtime));
+  HIP_OK(hipCtxGetApiVersion(Primary(1), &v));
+  CHECK(v == runtime && v > 0, "api version %d, runtime %d", v, runtime);
+  int dummy = 0, untouched = -7;
+  HIP_EXPECT(hipCtxGetApiVersion(reinterpret_cast<hipCtx_t>(&dummy), &untouched), hipErrorInvalidContext);
+  CHECK(untouched == -7, "a failed hipCtxGetApiVersion wrote %d", untouched);
+  HIP_EXPECT(hipCtxGetApiVersion(Primary(0), nullptr), hipErrorInvalidValue);
+  HIP_OK(hipDevicePrimaryCtxRelease(0));
+  HIP_OK(hipDevicePrimaryCtxRelease(1));
+}
+
+void CtxSetCacheConfig() {
+  HIP_OK(hipCtxSetCacheConfig(hipFuncCachePreferShared));
+  HIP_EXPECT(hipCtxSetCacheConfig(static_cast<hipFuncCache_t>(99)), hipErrorInvalidValue);
+  hipFuncCache_t c = hipFuncCachePreferL1;
+  HIP_OK(hipCtxGetCacheConfig(&c));
+  CHECK(c == hipFuncCachePreferNone, "AMD GPUs have no cache knob, yet %d read back", c);
+}
+
+void CtxGetCacheConfig() {
+  hipFuncCache_t c = hipFuncCachePreferL1, dev = hipFuncCachePreferShared;
+  HIP_OK(hipCtxGetCacheConfig(&c));
+  HIP_OK(hipDeviceGetCacheConfig(&dev));
+  CHECK(c == dev && c == hipFuncCachePreferNone, "context %d, device %d", c, dev);
+  HIP_EXPECT(hipCtxGetCacheConfig(nullptr), hipErrorInvalidValue);
+}
+
+void CtxEnablePeerAccess() {
+  hipCtx_t p0 = Primary(0), p1 = Primary(1);
+  HIP_OK(hipCtxEnablePeerAccess(p1, 0));
+  HIP_EXPECT(hipCtxEnablePeerAccess(p1, 0), hipErrorPeerAccessAlreadyEnabled);
+  HIP_EXPECT(hipCtxEnablePeerAccess(p0, 0), hipErrorInvalidDevice);  // Itself.
+  HIP_EXPECT(hipCtxEnablePeerAccess(p1, 1), hipErrorInvalidValue);
+  int dummy = 0;
+  HIP_EXPECT(hipCtxEnablePeerAccess(reinterpret_cast<hipCtx_t>(&dummy), 0), hipErrorInvalidContext);
+  HIP_OK(hipDeviceDisablePeerAccess(1));  // The device-level state is the same one.
+  HIP_OK(hipDevicePrimaryCtxRelease(0));
+  HIP_OK(hipDevicePrimaryCtxRelease(1));
+}
+
+void CtxDisablePeerAccess() {
+  hipCtx_t p1 = Primary(1);
+  HIP_EXPECT(hipCtxDisablePeerAccess(p1), hipErrorPeerAccessNotEnabled);
+  HIP_OK(hipDeviceEnablePeerAccess(1, 0));
+  HIP_OK(hipCtxDisablePeerAccess(p1));
+  HIP_EXPECT(hipDeviceDisablePeerAccess(1), hipErrorPeerAccessNotEnabled);  // Really disabled.
+  int dummy = 0;
+  HIP_EXPECT(hipCtxDisablePeerAccess(reinterpret_cast<hipCtx_t>(&dummy)), hipErrorInvalidContext);
+  HIP_OK(hipDevicePrimaryCtxRelease(1));
+}
+
 // ---- Contexts --------------------------------------------------------------------
 
 void CtxGetCurrent() {
@@ -540,6 +706,12 @@ void CtxSetCurrent() {
   HIP_EXPECT(hipCtxSetCurrent(reinterpret_cast<hipCtx_t>(&dummy)), hipErrorInvalidContext);
   HIP_OK(hipGetDevice(&device));
   CHECK(device == 1, "a refused hipCtxSetCurrent changed the device to %d", device);
+  // As clr: the context took the top of the thread's (empty) context stack;
+  // nullptr pops it and leaves the current device alone.
+  HIP_OK(hipCtxSetCurrent(nullptr));
+  HIP_OK(hipGetDevice(&device));
+  CHECK(device == 1, "hipCtxSetCurrent(nullptr) changed the device to %d", device);
+  HIP_EXPECT(hipCtxPopCurrent(nullptr), hipErrorInvalidContext);
   HIP_OK(hipDevicePrimaryCtxRelease(1));
 }
 
@@ -2330,6 +2502,26 @@ void RegisterTexture() {
       &g_texture_shadow, "__hipRegisterTexture");
 }
 
+// Resets device 1 from device 0: device 1's memory goes, device 0's stays,
+// and device 0 stays current.
+void DevicePrimaryCtxReset() {
+  void* keep = nullptr;
+  HIP_OK(hipMalloc(&keep, 4096));
+  HIP_OK(hipSetDevice(1));
+  void* p = nullptr;
+  HIP_OK(hipMalloc(&p, 4096));
+  HIP_OK(hipSetDevice(0));
+  HIP_OK(hipDevicePrimaryCtxReset(1));
+  CHECK(Current() == 0, "hipDevicePrimaryCtxReset made device %d current", Current());
+  hipDeviceptr_t base = nullptr;
+  size_t size = 0;
+  CHECK(hipMemGetAddressRange(&base, &size, p) != hipSuccess, "device 1's allocation survived its reset");
+  (void)hipGetLastError();
+  HIP_OK(hipMemGetAddressRange(&base, &size, keep));
+  HIP_EXPECT(hipDevicePrimaryCtxReset(2), hipErrorInvalidDevice);
+  HIP_OK(hipFree(keep));
+}
+
 // Last: forgets device 1's state.
 void DeviceReset() {
   HIP_OK(hipSetDevice(1));
@@ -2385,6 +2577,17 @@ const e2e::Row kRows[] = {
     {"hipDevicePrimaryCtxRelease", DevicePrimaryCtxRelease},
     {"hipDevicePrimaryCtxGetState", DevicePrimaryCtxGetState},
     {"hipDevicePrimaryCtxSetFlags", DevicePrimaryCtxSetFlags},
+    {"hipCtxPushCurrent", CtxPushCurrent},
+    {"hipCtxPopCurrent", CtxPopCurrent},
+    {"hipCtxCreate", CtxCreate},
+    {"hipCtxDestroy", CtxDestroy},
+    {"hipCtxSynchronize", CtxSynchronize},
+    {"hipCtxGetFlags", CtxGetFlags},
+    {"hipCtxGetApiVersion", CtxGetApiVersion},
+    {"hipCtxSetCacheConfig", CtxSetCacheConfig},
+    {"hipCtxGetCacheConfig", CtxGetCacheConfig},
+    {"hipCtxEnablePeerAccess", CtxEnablePeerAccess},
+    {"hipCtxDisablePeerAccess", CtxDisablePeerAccess},
     {"hipStreamCreate", StreamCreate},
     {"hipStreamCreateWithFlags", StreamCreateWithFlags},
     {"hipStreamCreateWithPriority", StreamCreateWithPriority},
@@ -2491,6 +2694,7 @@ const e2e::Row kRows[] = {
     {"__hipUnregisterFatBinary", UnregisterFatBinary},
     {"__hipRegisterSurface", RegisterSurface},
     {"__hipRegisterTexture", RegisterTexture},
+    {"hipDevicePrimaryCtxReset", DevicePrimaryCtxReset},
     {"hipDeviceReset", DeviceReset},
 };
 

@@ -317,6 +317,24 @@ struct Row {
   void (*check)();
 };
 
+// As clr: profiler control is not supported, started or not; the answer
+// comes back from the worker's device each time.
+void ProfilerStart() {
+  (void)hipGetLastError();
+  HIP_EXPECT(hipProfilerStart(), hipErrorNotSupported);
+  HIP_EXPECT(hipProfilerStart(), hipErrorNotSupported);
+  HIP_EXPECT(hipGetLastError(), hipErrorNotSupported);
+  HIP_OK(hipGetLastError());
+}
+
+void ProfilerStop() {
+  (void)hipGetLastError();
+  HIP_EXPECT(hipProfilerStop(), hipErrorNotSupported);
+  HIP_EXPECT(hipProfilerStop(), hipErrorNotSupported);
+  HIP_EXPECT(hipGetLastError(), hipErrorNotSupported);
+  HIP_OK(hipGetLastError());
+}
+
 const Row kRows[] = {
     {"hipDeviceGetLimit", GetLimit},
     {"hipDeviceSetLimit", SetLimit},
@@ -337,6 +355,8 @@ const Row kRows[] = {
     {"hipMemPoolGetAccess", MemPoolGetAccess},
     {"hipMemPoolCreate", MemPoolCreate},
     {"hipMemPoolDestroy", MemPoolDestroy},
+    {"hipProfilerStart", ProfilerStart},
+    {"hipProfilerStop", ProfilerStop},
 };
 
 }  // namespace

@@ -290,4 +290,14 @@ Status SimApi::MemPoolDestroy(const ApiContext&, const api::MemPoolDestroyIn& in
   return Status::Ok();
 }
 
+// Profiler control: clr answers hipErrorNotSupported to both, whatever the
+// state; the sim has no profiler to start either.
+Status SimApi::ProfilerStart(const ApiContext&, const api::ProfilerStartIn&, api::ProfilerStartOut*) {
+  return Status(StatusCode::kNotSupported, "the sim device has no profiler (clr: hipErrorNotSupported)");
+}
+
+Status SimApi::ProfilerStop(const ApiContext&, const api::ProfilerStopIn&, api::ProfilerStopOut*) {
+  return Status(StatusCode::kNotSupported, "the sim device has no profiler (clr: hipErrorNotSupported)");
+}
+
 }  // namespace hipr::worker::sim

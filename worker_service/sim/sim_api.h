@@ -78,6 +78,8 @@ class SimApi final : public ApiDevice {
                           api::MemPoolGetAccessOut* out) override;
   Status MemPoolCreate(const ApiContext& ctx, const api::MemPoolCreateIn& in, api::MemPoolCreateOut* out) override;
   Status MemPoolDestroy(const ApiContext& ctx, const api::MemPoolDestroyIn& in, api::MemPoolDestroyOut* out) override;
+  Status ProfilerStart(const ApiContext& ctx, const api::ProfilerStartIn& in, api::ProfilerStartOut* out) override;
+  Status ProfilerStop(const ApiContext& ctx, const api::ProfilerStopIn& in, api::ProfilerStopOut* out) override;
 
   // Defaults a device starts with (and returns to at DeviceReset).
   static constexpr uint64_t kDefaultStackBytes = 1024;
