@@ -521,6 +521,8 @@ hipError_t MemcpyParam2D(const hip_Memcpy2D* p, hipStream_t stream, Mode mode, i
   }
   const void* src_base = from == Side::kHost ? p->srcHost : p->srcDevice;
   void* dst_base = to == Side::kHost ? p->dstHost : p->dstDevice;
+  if (p->srcXInBytes > SIZE_MAX - p->WidthInBytes || p->dstXInBytes > SIZE_MAX - p->WidthInBytes)
+    return hipErrorInvalidValue;
   const size_t spitch = p->srcPitch != 0 ? p->srcPitch : p->srcXInBytes + p->WidthInBytes;
   const size_t dpitch = p->dstPitch != 0 ? p->dstPitch : p->dstXInBytes + p->WidthInBytes;
   if (p->WidthInBytes == 0 || p->Height == 0) return hipSuccess;
