@@ -35,6 +35,7 @@
 #include <cstring>
 #include <vector>
 
+#include "client_stub/abi_major.h"
 #include "client_stub/api_common.h"
 #include "client_stub/graph.h"
 
@@ -389,6 +390,12 @@ HIPR_EXPORT hipError_t hipMemset2DAsync(void* dst, size_t pitch, int value, size
   });
 }
 
+HIPR_EXPORT hipError_t hipMemset2D_spt(void* dst, size_t pitch, int value, size_t width, size_t height) {
+  return ApiCall("hipMemset2D_spt", [&] {
+    return Memset(dst, static_cast<uint8_t>(value), 1, width, hipStreamPerThread, pitch, height);
+  });
+}
+
 // 3-D copies between pitched pointers (hipMalloc3D memory or host memory
 // described as hipPitchedPtr): one rectangular copy when the slices lie
 // back to back in both, else one per slice. Arrays are not remoted.
@@ -433,6 +440,10 @@ HIPR_EXPORT hipError_t hipMemcpy3DAsync(const hipMemcpy3DParms* p, hipStream_t s
   return ApiCall("hipMemcpy3DAsync", [&] { return Memcpy3D(p, stream, Mode::kAsync); });
 }
 
+HIPR_EXPORT hipError_t hipMemcpy3D_spt(const hipMemcpy3DParms* p) {
+  return ApiCall("hipMemcpy3D_spt", [&] { return Memcpy3D(p, hipStreamPerThread, Mode::kBlocking); });
+}
+
 // hipMemset3D: the box's bytes in every row of every slice of a pitched
 // pointer (whole slices: one 2-D memset of height * depth rows).
 namespace {
@@ -456,6 +467,91 @@ HIPR_EXPORT hipError_t hipMemset3D(hipPitchedPtr p, int value, hipExtent extent)
 
 HIPR_EXPORT hipError_t hipMemset3DAsync(hipPitchedPtr p, int value, hipExtent extent, hipStream_t stream) {
   return ApiCall("hipMemset3DAsync", [&] { return Memset3D(p, value, extent, stream); });
+}
+
+HIPR_EXPORT hipError_t hipMemset3D_spt(hipPitchedPtr p, int value, hipExtent extent) {
+  return ApiCall("hipMemset3D_spt", [&] { return Memset3D(p, value, extent, hipStreamPerThread); });
+}
+
+// The driver API's 2-D copy (hip_Memcpy2D): host and device sides map onto
+// the 2-D copy path above; HIP arrays do not exist in hipr. The memory type
+// fields are hipMemoryType, numbered per major (docs/architecture.md, "ABI
+// and majors"), so they are read in the caller's numbering. As clr
+// (hip::getDrvMemcpy3DDesc), a pitch of 0 means the row is origin + width
+// bytes; a unified side names its memory in the *Device field and its
+// direction is inferred.
+namespace {
+enum class Side { kHost, kDevice, kUnified, kArray, kInvalid };
+
+Side SideOf(int type, int major) {
+  if (major >= 6) {
+    switch (type) {
+      case 1: return Side::kHost;
+      case 2: return Side::kDevice;
+      case 3: return Side::kUnified;  // Managed: addressed the same everywhere.
+      case 10: return Side::kArray;
+      case 11: return Side::kUnified;
+      default: return Side::kInvalid;
+    }
+  }
+  switch (type) {
+    case 0: return Side::kHost;
+    case 1: return Side::kDevice;
+    case 2: return Side::kArray;
+    case 3: return Side::kUnified;
+    default: return Side::kInvalid;
+  }
+}
+
+hipError_t MemcpyParam2D(const hip_Memcpy2D* p, hipStream_t stream, Mode mode, int major) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (p == nullptr) return hipErrorInvalidValue;
+  const Side from = SideOf(static_cast<int>(p->srcMemoryType), major);
+  const Side to = SideOf(static_cast<int>(p->dstMemoryType), major);
+  if (from == Side::kArray || to == Side::kArray) {
+    HIPR_LOG_ONCE(kWarn, "hipMemcpyParam2D: HIP arrays are not supported by hipr; returning hipErrorNotSupported");
+    return hipErrorNotSupported;
+  }
+  if (from == Side::kInvalid || to == Side::kInvalid) return hipErrorInvalidValue;
+  hipMemcpyKind kind = hipMemcpyDefault;
+  if (from != Side::kUnified && to != Side::kUnified) {
+    kind = from == Side::kHost ? (to == Side::kHost ? hipMemcpyHostToHost : hipMemcpyHostToDevice)
+                               : (to == Side::kHost ? hipMemcpyDeviceToHost : hipMemcpyDeviceToDevice);
+  }
+  const void* src_base = from == Side::kHost ? p->srcHost : p->srcDevice;
+  void* dst_base = to == Side::kHost ? p->dstHost : p->dstDevice;
+  if (p->srcXInBytes > SIZE_MAX - p->WidthInBytes || p->dstXInBytes > SIZE_MAX - p->WidthInBytes)
+    return hipErrorInvalidValue;
+  const size_t spitch = p->srcPitch != 0 ? p->srcPitch : p->srcXInBytes + p->WidthInBytes;
+  const size_t dpitch = p->dstPitch != 0 ? p->dstPitch : p->dstXInBytes + p->WidthInBytes;
+  if (p->WidthInBytes == 0 || p->Height == 0) return hipSuccess;
+  if (src_base == nullptr || dst_base == nullptr) return hipErrorInvalidValue;
+  // The origin's bytes: x < pitch (width fits after it), y rows down.
+  if (p->srcXInBytes + p->WidthInBytes > spitch || p->dstXInBytes + p->WidthInBytes > dpitch)
+    return hipErrorInvalidPitchValue;
+  if ((spitch != 0 && p->srcY > SIZE_MAX / spitch) || (dpitch != 0 && p->dstY > SIZE_MAX / dpitch))
+    return hipErrorInvalidValue;
+  const void* src = static_cast<const char*>(src_base) + p->srcY * spitch + p->srcXInBytes;
+  void* dst = static_cast<char*>(dst_base) + p->dstY * dpitch + p->dstXInBytes;
+  // A side typed as host memory must not be device memory (the copy path
+  // checks the device sides).
+  DeviceAllocation d;
+  if ((from == Side::kHost && Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(src), 0, &d)) ||
+      (to == Side::kHost && Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(dst), 0, &d)))
+    return hipErrorInvalidValue;
+  return Memcpy2D(dst, dpitch, src, spitch, p->WidthInBytes, p->Height, kind, stream, mode);
+}
+}  // namespace
+
+HIPR_EXPORT hipError_t hipMemcpyParam2D(const hip_Memcpy2D* p) {
+  const int major = HIPR_CALLER_MAJOR();
+  return ApiCall("hipMemcpyParam2D", [&] { return MemcpyParam2D(p, nullptr, Mode::kBlocking, major); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyParam2DAsync(const hip_Memcpy2D* p, hipStream_t stream) {
+  const int major = HIPR_CALLER_MAJOR();
+  return ApiCall("hipMemcpyParam2DAsync", [&] { return MemcpyParam2D(p, stream, Mode::kAsync, major); });
 }
 
 // Peer copies: device memory of any device of the session, on the calling

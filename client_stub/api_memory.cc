@@ -3,6 +3,7 @@
 // memory recorded as pinned), pointer queries and hipMemGetInfo.
 #include <sys/mman.h>
 
+#include <cstring>
 #include <vector>
 
 #include "client_stub/abi_major.h"
@@ -121,6 +122,53 @@ HIPR_EXPORT hipError_t hipMalloc(void** ptr, size_t size) {
   return ApiCall("hipMalloc", [&] {
     Session* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
+    if (ptr == nullptr) return hipErrorInvalidValue;
+    if (size == 0) {
+      *ptr = nullptr;
+      return hipSuccess;
+    }
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    return AllocateDevice(*s, device, size, 0, false, ptr);
+  });
+}
+
+// hipExtMallocWithFlags' flags, as clr (hipamd/src/hip_memory.cpp) accepts
+// them: exactly one value, not a mask. Older headers lack the later ones.
+namespace {
+constexpr unsigned kDeviceMallocDefault = 0x0;      // hipDeviceMallocDefault
+constexpr unsigned kDeviceMallocFinegrained = 0x1;  // hipDeviceMallocFinegrained
+constexpr unsigned kMallocSignalMemory = 0x2;       // hipMallocSignalMemory
+constexpr unsigned kDeviceMallocUncached = 0x3;     // hipDeviceMallocUncached (ROCm >= 5.3 headers)
+constexpr unsigned kDeviceMallocContiguous = 0x4;   // hipDeviceMallocContiguous (ROCm 6.x headers)
+}  // namespace
+
+// Device memory with an allocation flag. Natively the flags say how the
+// GPU's memory is shared with the host: fine-grained and uncached memory is
+// coherent with host accesses while a kernel runs (system-scope atomics, host
+// polling), contiguous memory is physically contiguous, signal memory is an
+// 8-byte HSA signal for hipStreamWaitValue/WriteValue. Remotely the
+// application's host never touches device memory directly: every access is
+// a copy the worker makes in stream order, so none of these properties is
+// observable from the client, and the worker allocates ordinary device
+// memory for every accepted flag (the protocol carries no coherence request;
+// hipStreamWaitValue*/WriteValue* are unsupported, so nothing can use a
+// signal). Flags clr rejects are hipErrorInvalidValue, as is signal memory
+// of a size other than 8.
+HIPR_EXPORT hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned int flags) {
+  return ApiCall("hipExtMallocWithFlags", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    switch (flags) {
+      case kDeviceMallocDefault:
+      case kDeviceMallocFinegrained:
+      case kDeviceMallocUncached:
+      case kDeviceMallocContiguous: break;
+      case kMallocSignalMemory:
+        if (size != 8) return hipErrorInvalidValue;
+        break;
+      default: return hipErrorInvalidValue;
+    }
     if (ptr == nullptr) return hipErrorInvalidValue;
     if (size == 0) {
       *ptr = nullptr;
@@ -274,6 +322,11 @@ HIPR_EXPORT hipError_t hipMallocHost(void** ptr, size_t size) {
   return ApiCall("hipMallocHost", [&] { return HostMalloc(ptr, size, 0); });
 }
 
+// The driver API's name for hipHostMalloc(ptr, size, 0).
+HIPR_EXPORT hipError_t hipMemAllocHost(void** ptr, size_t size) {
+  return ApiCall("hipMemAllocHost", [&] { return HostMalloc(ptr, size, 0); });
+}
+
 HIPR_EXPORT hipError_t hipHostFree(void* ptr) {
   return ApiCall("hipHostFree", [&] { return HostFree(ptr); });
 }
@@ -397,6 +450,138 @@ hipError_t PointerAttributes(hipPointerAttribute_t* attributes, const void* ptr,
 HIPR_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t* attributes, const void* ptr) {
   const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipPointerGetAttributes", [&] { return PointerAttributes(attributes, ptr, major); });
+}
+
+namespace {
+
+// What the client knows of the memory at a pointer, for the single-attribute
+// queries.
+struct PointerInfo {
+  bool known = false;
+  MemoryKind kind = MemoryKind::kUnregistered;
+  uint64_t base = 0;
+  uint64_t size = 0;
+  int device = 0;
+  uint32_t flags = 0;
+};
+
+PointerInfo FindPointer(const void* ptr) {
+  const uint64_t p = reinterpret_cast<uint64_t>(ptr);
+  DeviceAllocation d;
+  PinnedAllocation h;
+  if (Client::Get().allocations().FindDevice(p, 0, &d))
+    return PointerInfo{true, MemoryKind::kDevice, d.base, d.size, d.device, d.flags};
+  if (Client::Get().allocations().FindPinned(p, 0, &h))
+    return PointerInfo{true, MemoryKind::kHost, h.base, h.size, h.device, h.flags};
+  if (const ManagedVar* v = ManagedVars::Get().FindMirror(ptr, 1); v != nullptr)
+    return PointerInfo{true, MemoryKind::kManaged, reinterpret_cast<uint64_t>(v->mirror), v->size, CurrentDevice(), 0};
+  return PointerInfo{};
+}
+
+template <typename T>
+void Put(void* data, T value) {
+  std::memcpy(data, &value, sizeof value);
+}
+
+bool IsPointerAttribute(hipPointer_attribute attribute) {
+  return attribute >= HIP_POINTER_ATTRIBUTE_CONTEXT && attribute <= HIP_POINTER_ATTRIBUTE_MEMPOOL_HANDLE;
+}
+
+// One attribute of `ptr` into `data`, with clr's sizes and defaults
+// (ihipPointerGetAttributes): for memory the runtime does not know (or
+// device memory's host pointer) the default is written and
+// hipErrorInvalidValue returned. Attributes hipr has no answer for are
+// hipErrorNotSupported (logged once), nothing written. MEMORY_TYPE is
+// numbered for the caller's major, as hipPointerGetAttributes' type.
+hipError_t PointerAttribute(void* data, hipPointer_attribute attribute, const void* ptr, int major) {
+  const PointerInfo info = FindPointer(ptr);
+  const hipError_t known = info.known ? hipSuccess : hipErrorInvalidValue;
+  switch (attribute) {
+    case HIP_POINTER_ATTRIBUTE_MEMORY_TYPE:
+      Put<uint32_t>(data, info.known ? static_cast<uint32_t>(MemoryTypeFor(info.kind, major)) : 0);
+      return known;
+    case HIP_POINTER_ATTRIBUTE_DEVICE_POINTER:
+      Put<void*>(data, info.known ? const_cast<void*>(ptr) : nullptr);
+      return known;
+    case HIP_POINTER_ATTRIBUTE_HOST_POINTER: {
+      // Pinned and managed memory have a host address (their own); device
+      // memory has none.
+      const bool host = info.known && info.kind != MemoryKind::kDevice;
+      Put<void*>(data, host ? const_cast<void*>(ptr) : nullptr);
+      return host ? hipSuccess : hipErrorInvalidValue;
+    }
+    case HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS:  // Never set: hipPointerSetAttribute is unsupported.
+      Put<bool>(data, false);
+      return known;
+    case HIP_POINTER_ATTRIBUTE_IS_MANAGED:
+      Put<bool>(data, info.known && info.kind == MemoryKind::kManaged);
+      return known;
+    case HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+      Put<int>(data, info.known ? info.device : -2);  // -2 for unknown host memory, as clr.
+      return known;
+    case HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+      Put<void*>(data, info.known ? reinterpret_cast<void*>(info.base) : nullptr);
+      return known;
+    case HIP_POINTER_ATTRIBUTE_RANGE_SIZE:  // 32 bits, as clr writes it.
+      Put<uint32_t>(data, info.known ? static_cast<uint32_t>(info.size) : 0);
+      return known;
+    case HIP_POINTER_ATTRIBUTE_MAPPED:
+      Put<bool>(data, info.known);
+      return known;
+    case HIP_POINTER_ATTRIBUTE_ACCESS_FLAGS:  // The allocation's flags; 0 (and success) for unknown memory.
+      Put<uint32_t>(data, info.known ? info.flags : 0);
+      return hipSuccess;
+    case HIP_POINTER_ATTRIBUTE_CONTEXT:
+    case HIP_POINTER_ATTRIBUTE_P2P_TOKENS:
+    case HIP_POINTER_ATTRIBUTE_BUFFER_ID:
+    case HIP_POINTER_ATTRIBUTE_IS_LEGACY_HIP_IPC_CAPABLE:
+    case HIP_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+    case HIP_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+    case HIP_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+      // clr refuses most of these too; hipr keeps no buffer ids, contexts
+      // per allocation, IPC or RDMA handles, or pools.
+      HIPR_LOG_ONCE(kWarn, "hipPointerGetAttribute: attribute %d is not supported by hipr; "
+                           "returning hipErrorNotSupported",
+                    static_cast<int>(attribute));
+      return hipErrorNotSupported;
+  }
+  return hipErrorInvalidValue;  // Not an attribute.
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipPointerGetAttribute(void* data, hipPointer_attribute attribute, hipDeviceptr_t ptr) {
+  const int major = HIPR_CALLER_MAJOR();
+  return ApiCall("hipPointerGetAttribute", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (data == nullptr || ptr == nullptr) return hipErrorInvalidValue;
+    return PointerAttribute(data, attribute, ptr, major);
+  });
+}
+
+// Several attributes at once. As clr, memory the runtime does not know is
+// not an error here (each attribute gets its default). Unlike clr, an
+// attribute hipr cannot answer (its output is left as it was), one that
+// does not exist, or a null output is reported: the first such error,
+// after every attribute was tried.
+HIPR_EXPORT hipError_t hipDrvPointerGetAttributes(unsigned int count, hipPointer_attribute* attributes, void** data,
+                                                  hipDeviceptr_t ptr) {
+  const int major = HIPR_CALLER_MAJOR();
+  return ApiCall("hipDrvPointerGetAttributes", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (count == 0 || attributes == nullptr || data == nullptr || ptr == nullptr) return hipErrorInvalidValue;
+    hipError_t result = hipSuccess;
+    for (unsigned i = 0; i < count; ++i) {
+      hipError_t e = hipSuccess;
+      if (data[i] == nullptr || !IsPointerAttribute(attributes[i])) {
+        e = hipErrorInvalidValue;
+      } else if (PointerAttribute(data[i], attributes[i], ptr, major) == hipErrorNotSupported) {
+        e = hipErrorNotSupported;
+      }
+      if (result == hipSuccess) result = e;
+    }
+    return result;
+  });
 }
 
 HIPR_EXPORT hipError_t hipMemGetInfo(size_t* free, size_t* total) {

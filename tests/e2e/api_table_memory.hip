@@ -5,6 +5,7 @@
 #include <hip/hip_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -1618,13 +1619,282 @@ void HccModuleLaunchKernel() {
       20, "hipHccModuleLaunchKernel");
 }
 
+// ---- Per-thread forms of the 2-D/3-D memsets and 3-D copy, driver-API
+// host allocation, flagged device allocation, single pointer attributes and
+// the hip_Memcpy2D copies.
+
+void Memset2DSpt() {
+  const size_t width = 50, height = 4;
+  void* d = nullptr;
+  size_t pitch = 0;
+  HIP_OK(hipMallocPitch(&d, &pitch, 100, height + 1));
+  HIP_OK(hipMemset(d, kUntouched, pitch * (height + 1)));
+  HIP_OK(hipDeviceSynchronize());
+  // After work queued on the per-thread stream: stream order.
+  HIP_OK(hipMemsetAsync(d, 0x11, pitch, hipStreamPerThread));
+  HIP_OK(hipMemset2D_spt(d, pitch, 0x5b, width, height));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  std::vector<uint8_t> back = ReadBack(d, pitch * (height + 1));
+  for (size_t y = 0; y < height; ++y) {
+    CHECK_BYTES_EQUAL(&back[y * pitch], width, 0x5b, "a row set by hipMemset2D_spt");
+    CHECK_BYTES_EQUAL(&back[y * pitch + width], pitch - width, y == 0 ? 0x11 : kUntouched, "past a set row");
+  }
+  CHECK_BYTES_EQUAL(&back[height * pitch], pitch, kUntouched, "the row after hipMemset2D_spt's");
+  HIP_EXPECT(hipMemset2D_spt(d, 10, 0x77, width, height), hipErrorInvalidPitchValue);
+  HIP_EXPECT(hipMemset2D_spt(d, pitch, 0x77, width, height + 2), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CHECK(ReadBack(d, pitch * (height + 1)) == back, "refused hipMemset2D_spt calls changed the allocation");
+  HIP_OK(hipFree(d));
+}
+
+void Memset3DSpt() {
+  hipPitchedPtr p{};
+  HIP_OK(hipMalloc3D(&p, make_hipExtent(40, 5, 3)));
+  const size_t bytes = p.pitch * 5 * 3;
+  HIP_OK(hipMemset(p.ptr, kUntouched, bytes));
+  HIP_OK(hipDeviceSynchronize());
+  HIP_OK(hipMemset3D_spt(p, 0x4c, make_hipExtent(7, 3, 3)));  // Slice by slice.
+  HIP_OK(hipMemset3D_spt(p, 0x4d, make_hipExtent(3, 5, 3)));  // Whole slices.
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  std::vector<uint8_t> back = ReadBack(p.ptr, bytes);
+  for (size_t z = 0; z < 3; ++z)
+    for (size_t y = 0; y < 5; ++y)
+      for (size_t x = 0; x < p.pitch; ++x) {
+        const uint8_t want = x < 3 ? 0x4d : (x < 7 && y < 3) ? 0x4c : kUntouched;
+        const uint8_t got = back[z * p.pitch * 5 + y * p.pitch + x];
+        CHECK(got == want, "hipMemset3D_spt: (%zu,%zu,%zu) is 0x%02x, expected 0x%02x", x, y, z, got, want);
+      }
+  HIP_EXPECT(hipMemset3D_spt(p, 0x77, make_hipExtent(7, 6, 1)), hipErrorInvalidValue);
+  hipPitchedPtr null_ptr = p;
+  null_ptr.ptr = nullptr;
+  HIP_EXPECT(hipMemset3D_spt(null_ptr, 0x77, make_hipExtent(1, 1, 1)), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CHECK(ReadBack(p.ptr, bytes) == back, "refused hipMemset3D_spt calls changed the volume");
+  HIP_OK(hipFree(p.ptr));
+}
+
+void Memcpy3DSpt() {
+  Check3D([](const hipMemcpy3DParms* p, hipStream_t) { return hipMemcpy3D_spt(p); }, nullptr, 219,
+          "hipMemcpy3D_spt");
+}
+
+void MemAllocHost() {
+  const size_t n = 5000;
+  void* p = nullptr;
+  HIP_OK(hipMemAllocHost(&p, n));
+  CHECK(p != nullptr, "hipMemAllocHost gave null");
+  unsigned flags = 0xff;
+  HIP_OK(hipHostGetFlags(&flags, p));
+  CHECK(flags == 0, "hipMemAllocHost memory has flags %#x", flags);
+  size_t size = 0;
+  HIP_OK(hipMemPtrGetInfo(p, &size));
+  CHECK(size == n, "hipMemAllocHost memory of %zu bytes has size %zu", n, size);
+  void* d = DevAlloc(n);
+  Upload(d, 104, n);
+  HIP_OK(hipMemcpy(p, d, n, hipMemcpyDeviceToHost));
+  CHECK_PATTERN(p, n, 104, "device to hipMemAllocHost memory");
+  HIP_EXPECT(hipMemAllocHost(nullptr, 64), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+  HIP_OK(hipHostFree(p));
+}
+
+void ExtMallocWithFlags() {
+  // hipDeviceMallocDefault, Finegrained, Uncached (0x3; later headers) and
+  // Contiguous (0x4): device memory that holds what is copied into it.
+  const unsigned accepted[] = {hipDeviceMallocDefault, hipDeviceMallocFinegrained, 0x3u, 0x4u};
+  const size_t n = 6000;
+  for (unsigned flags : accepted) {
+    void* d = nullptr;
+    HIP_OK(hipExtMallocWithFlags(&d, n, flags));
+    CHECK(d != nullptr, "hipExtMallocWithFlags(%#x) gave null", flags);
+    hipPointerAttribute_t a{};
+    HIP_OK(hipPointerGetAttributes(&a, d));
+    CHECK(a.memoryType == hipMemoryTypeDevice && a.device == 0, "flags %#x: type %d, device %d", flags,
+          a.memoryType, a.device);
+    Upload(d, 300 + flags, n);
+    std::vector<uint8_t> back = ReadBack(d, n);
+    CHECK_PATTERN(back.data(), n, 300 + flags, "hipExtMallocWithFlags memory read back");
+    HIP_OK(hipFree(d));
+  }
+  // Signal memory: exactly 8 bytes.
+  void* sig = nullptr;
+  HIP_OK(hipExtMallocWithFlags(&sig, 8, hipMallocSignalMemory));
+  Upload(sig, 305, 8);
+  const std::vector<uint8_t> sig_back = ReadBack(sig, 8);
+  CHECK_PATTERN(sig_back.data(), 8, 305, "hipMallocSignalMemory memory read back");
+  HIP_OK(hipFree(sig));
+  void* keep = SentinelPtr();
+  HIP_EXPECT(hipExtMallocWithFlags(&keep, 16, hipMallocSignalMemory), hipErrorInvalidValue);
+  HIP_EXPECT(hipExtMallocWithFlags(&keep, 64, 0x7), hipErrorInvalidValue);  // Not a flag clr accepts.
+  HIP_EXPECT(hipExtMallocWithFlags(&keep, 64, hipDeviceMallocFinegrained | 0x10), hipErrorInvalidValue);
+  CHECK(keep == SentinelPtr(), "a failed hipExtMallocWithFlags wrote %p", keep);
+  HIP_EXPECT(hipExtMallocWithFlags(nullptr, 64, hipDeviceMallocDefault), hipErrorInvalidValue);
+}
+
+void PointerGetAttribute() {
+  void* d1 = DevAllocOn(1, 8192);
+  char* inside = static_cast<char*>(d1) + 100;
+  // This program is 5.x: hipMemoryTypeDevice is 1, hipMemoryTypeHost 0.
+  uint32_t type = 0xffffffff;
+  HIP_OK(hipPointerGetAttribute(&type, HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, inside));
+  CHECK(type == hipMemoryTypeDevice, "device memory: type %u", type);
+  int ordinal = -1;
+  HIP_OK(hipPointerGetAttribute(&ordinal, HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL, inside));
+  CHECK(ordinal == 1, "device 1 memory: ordinal %d", ordinal);
+  void* start = nullptr;
+  HIP_OK(hipPointerGetAttribute(&start, HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR, inside));
+  CHECK(start == d1, "range start %p, expected %p", start, d1);
+  uint32_t range = 0;
+  HIP_OK(hipPointerGetAttribute(&range, HIP_POINTER_ATTRIBUTE_RANGE_SIZE, inside));
+  CHECK(range == 8192, "range size %u", range);
+  void* dev_ptr = nullptr;
+  HIP_OK(hipPointerGetAttribute(&dev_ptr, HIP_POINTER_ATTRIBUTE_DEVICE_POINTER, inside));
+  CHECK(dev_ptr == inside, "device pointer %p, expected %p", dev_ptr, static_cast<void*>(inside));
+  bool managed = true;
+  HIP_OK(hipPointerGetAttribute(&managed, HIP_POINTER_ATTRIBUTE_IS_MANAGED, inside));
+  CHECK(!managed, "hipMalloc memory reported managed");
+  void* host_ptr = SentinelPtr();
+  HIP_EXPECT(hipPointerGetAttribute(&host_ptr, HIP_POINTER_ATTRIBUTE_HOST_POINTER, inside), hipErrorInvalidValue);
+  CHECK(host_ptr == nullptr, "device memory's host pointer is %p", host_ptr);
+  // Pinned memory.
+  void* h = nullptr;
+  HIP_OK(hipHostMalloc(&h, 300, hipHostMallocMapped));
+  HIP_OK(hipPointerGetAttribute(&type, HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, h));
+  CHECK(type == hipMemoryTypeHost, "pinned memory: type %u", type);
+  HIP_OK(hipPointerGetAttribute(&host_ptr, HIP_POINTER_ATTRIBUTE_HOST_POINTER, h));
+  CHECK(host_ptr == h, "pinned host pointer %p, expected %p", host_ptr, h);
+  uint32_t flags = 0;
+  HIP_OK(hipPointerGetAttribute(&flags, HIP_POINTER_ATTRIBUTE_ACCESS_FLAGS, h));
+  CHECK(flags == hipHostMallocMapped, "pinned memory's flags %#x", flags);
+  // Memory the runtime does not know: clr's defaults and hipErrorInvalidValue.
+  std::vector<uint8_t> plain(64);
+  HIP_EXPECT(hipPointerGetAttribute(&ordinal, HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL, plain.data()),
+             hipErrorInvalidValue);
+  CHECK(ordinal == -2, "unknown memory's ordinal %d, expected -2", ordinal);
+  // Refused arguments leave the output alone.
+  uint32_t keep = 0x5eed;
+  HIP_EXPECT(hipPointerGetAttribute(&keep, HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(hipPointerGetAttribute(nullptr, HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, inside), hipErrorInvalidValue);
+  HIP_EXPECT(hipPointerGetAttribute(&keep, static_cast<hipPointer_attribute>(999), inside), hipErrorInvalidValue);
+  HIP_EXPECT(hipPointerGetAttribute(&keep, HIP_POINTER_ATTRIBUTE_BUFFER_ID, inside), hipErrorNotSupported);
+  CHECK(keep == 0x5eed, "a failed hipPointerGetAttribute wrote %#x", keep);
+  HIP_OK(hipFree(d1));
+  HIP_EXPECT(hipPointerGetAttribute(&type, HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, inside), hipErrorInvalidValue);
+  HIP_OK(hipHostFree(h));
+}
+
+void DrvPointerGetAttributes() {
+  void* d = DevAlloc(4096);
+  char* inside = static_cast<char*>(d) + 40;
+  uint32_t type = 0xffffffff;
+  int ordinal = -1;
+  void* start = nullptr;
+  bool mapped = false;
+  hipPointer_attribute attrs[] = {HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                  HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR, HIP_POINTER_ATTRIBUTE_MAPPED};
+  void* data[] = {&type, &ordinal, &start, &mapped};
+  HIP_OK(hipDrvPointerGetAttributes(4, attrs, data, inside));
+  CHECK(type == hipMemoryTypeDevice && ordinal == 0 && start == d && mapped,
+        "device memory: type %u, ordinal %d, start %p (expected %p), mapped %d", type, ordinal, start, d, mapped);
+  // Memory the runtime does not know: success, every attribute its default (as clr).
+  std::vector<uint8_t> plain(64);
+  HIP_OK(hipDrvPointerGetAttributes(4, attrs, data, plain.data()));
+  CHECK(type == 0 && ordinal == -2 && start == nullptr && !mapped,
+        "unknown memory: type %u, ordinal %d, start %p, mapped %d", type, ordinal, start, mapped);
+  // An attribute hipr cannot answer is reported; the others are still answered.
+  uint32_t id = 0x5eed;
+  hipPointer_attribute with_id[] = {HIP_POINTER_ATTRIBUTE_BUFFER_ID, HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  void* id_data[] = {&id, &ordinal};
+  HIP_EXPECT(hipDrvPointerGetAttributes(2, with_id, id_data, d), hipErrorNotSupported);
+  CHECK(id == 0x5eed && ordinal == 0, "buffer id %#x (untouched expected), ordinal %d", id, ordinal);
+  ordinal = 77;
+  HIP_EXPECT(hipDrvPointerGetAttributes(0, attrs, data, d), hipErrorInvalidValue);
+  HIP_EXPECT(hipDrvPointerGetAttributes(4, nullptr, data, d), hipErrorInvalidValue);
+  HIP_EXPECT(hipDrvPointerGetAttributes(4, attrs, nullptr, d), hipErrorInvalidValue);
+  HIP_EXPECT(hipDrvPointerGetAttributes(4, attrs, data, nullptr), hipErrorInvalidValue);
+  CHECK(ordinal == 77, "a refused hipDrvPointerGetAttributes wrote ordinal %d", ordinal);
+  HIP_OK(hipFree(d));
+}
+
+// hip_Memcpy2D in this program's (5.x) hipMemoryType numbering.
+hip_Memcpy2D Param2D(hipMemoryType src_type, const void* src, size_t spitch, hipMemoryType dst_type, void* dst,
+                     size_t dpitch, size_t width, size_t height) {
+  hip_Memcpy2D p{};
+  p.srcMemoryType = src_type;
+  if (src_type == hipMemoryTypeHost) p.srcHost = src; else p.srcDevice = const_cast<void*>(src);
+  p.srcPitch = spitch;
+  p.dstMemoryType = dst_type;
+  if (dst_type == hipMemoryTypeHost) p.dstHost = dst; else p.dstDevice = dst;
+  p.dstPitch = dpitch;
+  p.WidthInBytes = width;
+  p.Height = height;
+  return p;
+}
+
+void CheckMemcpyParam2D(bool async) {
+  const char* what = async ? "hipMemcpyParam2DAsync" : "hipMemcpyParam2D";
+  hipStream_t s = async ? NewStream() : nullptr;
+  auto copy = [&](const hip_Memcpy2D* p) { return async ? hipMemcpyParam2DAsync(p, s) : hipMemcpyParam2D(p); };
+  TwoD t(async ? 221 : 220);
+  // Host rows into the pitched allocation at origin (2, 1): kW - 2 bytes of kH - 1 rows.
+  const size_t w = kW - 2, h = kH - 1;
+  hip_Memcpy2D up = Param2D(hipMemoryTypeHost, t.src.data(), kSrcPitch, hipMemoryTypeDevice, t.d, t.pitch, w, h);
+  up.dstXInBytes = 2;
+  up.dstY = 1;
+  HIP_OK(copy(&up));
+  // Device to device into a second allocation, then device to host rows (pinned when async).
+  TwoD u(222);
+  hip_Memcpy2D across = Param2D(hipMemoryTypeDevice, t.d, t.pitch, hipMemoryTypeDevice, u.d, u.pitch, kW, kH);
+  HIP_OK(copy(&across));
+  auto* out = static_cast<uint8_t*>(async ? PinnedAlloc(kDstPitch * kH) : malloc(kDstPitch * kH));
+  memset(out, kUntouched, kDstPitch * kH);
+  hip_Memcpy2D down = Param2D(hipMemoryTypeDevice, u.d, u.pitch, hipMemoryTypeHost, out, kDstPitch, kW, kH);
+  HIP_OK(copy(&down));
+  if (async) HIP_OK(hipStreamSynchronize(s));
+  for (size_t y = 0; y < kH; ++y)
+    for (size_t x = 0; x < kDstPitch; ++x) {
+      const uint8_t want = x >= kW ? kUntouched : (y >= 1 && x >= 2) ? t.src[(y - 1) * kSrcPitch + x - 2] : kUntouched;
+      CHECK(out[y * kDstPitch + x] == want, "%s: (%zu,%zu) is 0x%02x, expected 0x%02x", what, x, y,
+            out[y * kDstPitch + x], want);
+    }
+  // Arrays (hipr has none), a width past the pitch, an unknown memory type,
+  // device memory named as host: refused, the destination untouched.
+  std::vector<uint8_t> keep(kDstPitch * kH, kUntouched);
+  hip_Memcpy2D bad = Param2D(hipMemoryTypeDevice, u.d, u.pitch, hipMemoryTypeHost, keep.data(), kDstPitch, kW, kH);
+  bad.dstMemoryType = hipMemoryTypeArray;
+  HIP_EXPECT(copy(&bad), hipErrorNotSupported);
+  bad.dstMemoryType = hipMemoryTypeHost;
+  bad.dstXInBytes = kDstPitch - kW + 1;
+  HIP_EXPECT(copy(&bad), hipErrorInvalidPitchValue);
+  bad.dstXInBytes = 0;
+  bad.srcMemoryType = static_cast<hipMemoryType>(42);
+  HIP_EXPECT(copy(&bad), hipErrorInvalidValue);
+  bad.srcMemoryType = hipMemoryTypeHost;
+  bad.srcHost = u.d;
+  HIP_EXPECT(copy(&bad), hipErrorInvalidValue);
+  HIP_EXPECT(copy(nullptr), hipErrorInvalidValue);
+  if (async) HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(keep.data(), keep.size(), kUntouched, what);
+  if (async) {
+    HIP_OK(hipHostFree(out));
+    HIP_OK(hipStreamDestroy(s));
+  } else {
+    free(out);
+  }
+}
+
+void MemcpyParam2D() { CheckMemcpyParam2D(false); }
+void MemcpyParam2DAsync() { CheckMemcpyParam2D(true); }
+
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
+    {"hipExtMallocWithFlags", ExtMallocWithFlags},
     {"hipFree", Free},
     {"hipMemGetInfo", MemGetInfo},
     {"hipHostMalloc", HostMalloc},
     {"hipHostAlloc", HostAlloc},
     {"hipMallocHost", MallocHost},
+    {"hipMemAllocHost", MemAllocHost},
     {"hipHostFree", HostFree},
     {"hipFreeHost", FreeHost},
     {"hipHostGetFlags", HostGetFlags},
@@ -1632,6 +1902,8 @@ const e2e::Row kRows[] = {
     {"hipHostUnregister", HostUnregister},
     {"hipMemPtrGetInfo", MemPtrGetInfo},
     {"hipPointerGetAttributes", PointerGetAttributes},
+    {"hipPointerGetAttribute", PointerGetAttribute},
+    {"hipDrvPointerGetAttributes", DrvPointerGetAttributes},
     {"hipMemGetAddressRange", MemGetAddressRange},
     {"hipDeviceTotalMem", DeviceTotalMem},
     {"hipMallocPitch", MallocPitch},
@@ -1653,8 +1925,11 @@ const e2e::Row kRows[] = {
     {"hipMemcpy2D", Memcpy2D},
     {"hipMemcpy2DAsync", Memcpy2DAsync},
     {"hipMemcpy2D_spt", Memcpy2DSpt},
+    {"hipMemcpyParam2D", MemcpyParam2D},
+    {"hipMemcpyParam2DAsync", MemcpyParam2DAsync},
     {"hipMemcpy3D", Memcpy3D},
     {"hipMemcpy3DAsync", Memcpy3DAsync},
+    {"hipMemcpy3D_spt", Memcpy3DSpt},
     {"hipMemcpyPeer", MemcpyPeer},
     {"hipMemcpyPeerAsync", MemcpyPeerAsync},
     {"hipMemset", Memset},
@@ -1662,8 +1937,10 @@ const e2e::Row kRows[] = {
     {"hipMemsetAsync", MemsetAsync},
     {"hipMemset2D", Memset2D},
     {"hipMemset2DAsync", Memset2DAsync},
+    {"hipMemset2D_spt", Memset2DSpt},
     {"hipMemset3D", Memset3D},
     {"hipMemset3DAsync", Memset3DAsync},
+    {"hipMemset3D_spt", Memset3DSpt},
     {"hipMemsetD8", MemsetD8},
     {"hipMemsetD8Async", MemsetD8Async},
     {"hipMemsetD16", MemsetD16},

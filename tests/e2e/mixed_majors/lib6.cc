@@ -4,6 +4,7 @@
 // answers from the same stub the program gets 5.x answers from.
 #include <hip/hip_runtime_api.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -56,6 +57,37 @@ extern "C" int Major6Checks(void* device_ptr, void* pinned_ptr, const Major5Prop
   if (hipError_t e = hipPointerGetAttributes(&a, plain.data()); e != hipSuccess)
     return Fail("6.x: unregistered memory is hipSuccess", e);
   if (static_cast<int>(a.memoryType) != kUnregistered6) return Fail("6.x type of unregistered memory", a.memoryType);
+  // hipPointerGetAttribute's MEMORY_TYPE: the same 6.x numbering.
+  uint32_t type = 77;
+  if (hipError_t e = hipPointerGetAttribute(&type, HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, device_ptr); e != hipSuccess)
+    return Fail("hipPointerGetAttribute(device pointer)", e);
+  if (static_cast<int>(type) != kDevice6) return Fail("6.x attribute type of device memory", static_cast<int>(type));
+  if (hipError_t e = hipPointerGetAttribute(&type, HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, pinned_ptr); e != hipSuccess)
+    return Fail("hipPointerGetAttribute(pinned pointer)", e);
+  if (static_cast<int>(type) != kHost6) return Fail("6.x attribute type of pinned memory", static_cast<int>(type));
+  // hipMemcpyParam2D reads hip_Memcpy2D's memory types in 6.x numbering:
+  // 64 bytes host (1) -> device (2) -> host (1), read back byte-exact.
+  unsigned char out[64];
+  unsigned char in[64];
+  for (int i = 0; i < 64; ++i) in[i] = static_cast<unsigned char>(i * 7 + 3);
+  std::memset(out, 0, sizeof out);
+  hip_Memcpy2D up{};
+  up.srcMemoryType = static_cast<hipMemoryType>(kHost6);
+  up.srcHost = in;
+  up.dstMemoryType = static_cast<hipMemoryType>(kDevice6);
+  up.dstDevice = device_ptr;
+  up.WidthInBytes = 16;
+  up.Height = 4;  // Pitches 0: rows of 16 bytes back to back.
+  if (hipError_t e = hipMemcpyParam2D(&up); e != hipSuccess) return Fail("6.x hipMemcpyParam2D up", e);
+  hip_Memcpy2D down{};
+  down.srcMemoryType = static_cast<hipMemoryType>(kDevice6);
+  down.srcDevice = device_ptr;
+  down.dstMemoryType = static_cast<hipMemoryType>(kHost6);
+  down.dstHost = out;
+  down.WidthInBytes = 16;
+  down.Height = 4;
+  if (hipError_t e = hipMemcpyParam2D(&down); e != hipSuccess) return Fail("6.x hipMemcpyParam2D down", e);
+  if (std::memcmp(in, out, sizeof in) != 0) return Fail("6.x hipMemcpyParam2D round trip differs", 0);
   // 6.x hipGetLastError: the last error, not the last call's result.
   (void)hipGetLastError();
   if (hipSetDevice(999) != hipErrorInvalidDevice) return Fail("hipSetDevice(999)", 0);
@@ -64,6 +96,6 @@ extern "C" int Major6Checks(void* device_ptr, void* pinned_ptr, const Major5Prop
   if (hipError_t e = hipPeekAtLastError(); e != hipErrorInvalidDevice) return Fail("6.x hipPeekAtLastError", e);
   if (hipError_t e = hipGetLastError(); e != hipErrorInvalidDevice) return Fail("6.x hipGetLastError", e);
   if (hipError_t e = hipGetLastError(); e != hipSuccess) return Fail("6.x hipGetLastError reset", e);
-  std::printf("lib6: 6.x device properties (R0600 layout), memory types and last-error rules\n");
+  std::printf("lib6: 6.x device properties (R0600 layout), memory types (pointer attributes, hip_Memcpy2D) and last-error rules\n");
   return 0;
 }
