@@ -32,13 +32,6 @@ class Queue {
     items_.pop_front();
     return p;
   }
-  bool TryPop(Staged* p) {
-    std::lock_guard lock(mu_);
-    if (items_.empty()) return false;
-    *p = std::move(items_.front());
-    items_.pop_front();
-    return true;
-  }
 
  private:
   std::mutex mu_;
@@ -114,7 +107,7 @@ Status StagingPipeline::In(uint64_t total, const Io& fill, const Piece& put) {
 
 Status StagingPipeline::Out(uint64_t total, const Piece& get, const Io& send) {
   if (total == 0) return Status::Ok();
-  Queue full;  // Pieces read from the device, in order.
+  Queue full;  // Pieces read from the device, in order; a null buffer ends it.
   std::atomic<bool> stop{false};
   std::thread device([&] {
     for (uint64_t offset = 0; offset < total && !stop.load(); offset += piece_bytes_) {
@@ -122,8 +115,9 @@ Status StagingPipeline::Out(uint64_t total, const Piece& get, const Io& send) {
       uint8_t* buffer = Acquire();
       Status st = get(buffer, offset, len);
       full.Push({buffer, offset, len, st});
-      if (!st.ok()) return;
+      if (!st.ok()) break;
     }
+    full.Push({});
   });
   Status result;
   for (uint64_t offset = 0; offset < total; offset += piece_bytes_) {
@@ -139,9 +133,10 @@ Status StagingPipeline::Out(uint64_t total, const Piece& get, const Io& send) {
       break;
     }
   }
+  // Give back what the device half queued (after a failure it may be
+  // waiting in Acquire for one of these) until it says it is done.
+  for (Staged p = full.Pop(); p.buffer != nullptr; p = full.Pop()) Release(p.buffer);
   device.join();
-  // After a failure: pieces the device half queued meanwhile.
-  for (Staged p; full.TryPop(&p);) Release(p.buffer);
   return result;
 }
 

@@ -59,7 +59,10 @@ constexpr int kGrid = (kN + kBlock - 1) / kBlock;
 int* NewInts(int n = kN) {
   int* d = nullptr;
   HIP_OK(hipMalloc(&d, n * sizeof(int)));
-  HIP_OK(hipMemset(d, 0, n * sizeof(int)));
+  // A synchronous copy, not hipMemset: a memset on the null stream may still
+  // be queued when a non-blocking stream's kernel runs, and overwrite it.
+  const std::vector<int> zeros(static_cast<size_t>(n), 0);
+  HIP_OK(hipMemcpy(d, zeros.data(), n * sizeof(int), hipMemcpyHostToDevice));
   return d;
 }
 
