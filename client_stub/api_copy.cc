@@ -176,7 +176,7 @@ hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t strea
   }
   if (dst.device && !src.device) {
     const std::vector<iovec> rows = HostRows(r.src, r.spitch, r.width, r.height);
-    msg::CopyToDeviceRequest req{target.device, target.id, dst_region, mode == Mode::kBlocking};
+    msg::CopyToDeviceRequest req{target.device, target.id, dst_region, mode == Mode::kBlocking, {}};
     PinnedAllocation pinned;
     const bool from_pinned =
         Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(r.src), src_extent, &pinned);
@@ -188,7 +188,7 @@ hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t strea
   }
   if (!dst.device && src.device) {
     const std::vector<iovec> rows = HostRows(r.dst, r.dpitch, r.width, r.height);
-    msg::CopyFromDeviceRequest req{target.device, target.id, src_region};
+    msg::CopyFromDeviceRequest req{target.device, target.id, src_region, {}};
     PinnedAllocation pinned;
     if (mode == Mode::kAsync &&
         Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(r.dst), dst_extent, &pinned)) {

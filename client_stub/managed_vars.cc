@@ -20,7 +20,7 @@ namespace {
 // on (device, stream); the bytes are consumed before this returns.
 Status PostToDevice(Session& s, int device, uint64_t stream, uint64_t address, const void* src, size_t size) {
   const iovec bulk{const_cast<void*>(src), size};
-  return s.PostCopy(msg::CopyToDeviceRequest{device, stream, msg::Region{address, size, size, 1}, false}, &bulk, 1);
+  return s.PostCopy(msg::CopyToDeviceRequest{device, stream, msg::Region{address, size, size, 1}, false, {}}, &bulk, 1);
 }
 
 }  // namespace
@@ -164,7 +164,7 @@ Status ManagedVars::AfterSync(Session& session, int device, uint64_t stream) {
     iovec dst{now.data(), now.size()};
     msg::CallReply reply;
     const msg::CopyFromDeviceRequest req{device, stream,
-                                         msg::Region{var->device_address, var->size, var->size, 1}};
+                                         msg::Region{var->device_address, var->size, var->size, 1}, {}};
     Status st = session.Call(wire::Op::kCopyFromDevice, req, &reply, nullptr, 0, &dst, 1);
     if (st.ok() && reply.error != 0)
       st = HipStatus(reply.error, "reading back __managed__ variable '" + var->name + "' failed");

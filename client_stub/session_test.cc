@@ -421,7 +421,7 @@ TEST(SessionTest, DeviceToHostStreamsChunksIntoTheCallersBuffers) {
   std::vector<uint8_t> b(n - 1000);
   iovec dst[2] = {{a.data(), a.size()}, {b.data(), b.size()}};
   msg::CallReply reply;
-  msg::CopyFromDeviceRequest req{0, 0, msg::Region{window.base, n, n, 1}};
+  msg::CopyFromDeviceRequest req{0, 0, msg::Region{window.base, n, n, 1}, {}};
   ASSERT_TRUE(s->Call(wire::Op::kCopyFromDevice, req, &reply, nullptr, 0, dst, 2).ok());
   EXPECT_EQ(reply.error, 0);
   EXPECT_TRUE(std::equal(a.begin(), a.end(), data.begin()));
@@ -446,7 +446,7 @@ TEST(SessionTest, FailedDeviceToHostReadsNoBulk) {
   std::vector<uint8_t> out(100, 0xAB);
   iovec dst{out.data(), out.size()};
   msg::CallReply reply;
-  ASSERT_TRUE(s->Call(wire::Op::kCopyFromDevice, msg::CopyFromDeviceRequest{0, 0, {window.base, 100, 100, 1}},
+  ASSERT_TRUE(s->Call(wire::Op::kCopyFromDevice, msg::CopyFromDeviceRequest{0, 0, {window.base, 100, 100, 1}, {}},
                       &reply, nullptr, 0, &dst, 1)
                   .ok());
   EXPECT_EQ(reply.error, hipErrorInvalidValue);
@@ -488,8 +488,8 @@ TEST(SessionTest, AsyncDeviceToHostLandsWithoutAWaitingCall) {
   std::vector<uint8_t> untouched(64, 0xAB);
   iovec a{landed.data(), n};
   iovec b{untouched.data(), untouched.size()};
-  ASSERT_TRUE(s->PostCopyFromDevice(msg::CopyFromDeviceRequest{0, 0, {window.base, n, n, 1}}, &a, 1).ok());
-  ASSERT_TRUE(s->PostCopyFromDevice(msg::CopyFromDeviceRequest{0, 0, {window.base, 64, 64, 1}}, &b, 1).ok());
+  ASSERT_TRUE(s->PostCopyFromDevice(msg::CopyFromDeviceRequest{0, 0, {window.base, n, n, 1}, {}}, &a, 1).ok());
+  ASSERT_TRUE(s->PostCopyFromDevice(msg::CopyFromDeviceRequest{0, 0, {window.base, 64, 64, 1}, {}}, &b, 1).ok());
   ASSERT_TRUE(s->Flush().ok());
   // No call waits: the bytes still arrive.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -527,7 +527,7 @@ TEST(SessionTest, BlockingHostToDeviceSendsBulkAndWaits) {
   auto s = Session::Open(config, &window);
   iovec src{const_cast<uint8_t*>(data.data()), n};
   msg::CallReply reply;
-  msg::CopyToDeviceRequest req{0, 0, msg::Region{window.base, n, n, 1}, true};
+  msg::CopyToDeviceRequest req{0, 0, msg::Region{window.base, n, n, 1}, true, {}};
   ASSERT_TRUE(s->Call(wire::Op::kCopyToDevice, req, &reply, &src, 1).ok());
   EXPECT_EQ(reply.error, 0);
   w.Join();
@@ -560,14 +560,14 @@ TEST(SessionTest, LargeAsyncCopyIsSentBeforeReturningSmallOneIsBatched) {
   auto s = Session::Open(TestConfig(w), &window);  // The flusher waits 10 s.
   std::vector<uint8_t> source = big_data;
   iovec src{source.data(), big};
-  ASSERT_TRUE(s->PostCopy(msg::CopyToDeviceRequest{0, 0, {window.base, big, big, 1}, false}, &src, 1).ok());
+  ASSERT_TRUE(s->PostCopy(msg::CopyToDeviceRequest{0, 0, {window.base, big, big, 1}, false, {}}, &src, 1).ok());
   std::fill(source.begin(), source.end(), 0);  // Consumed on return: may be reused.
   const auto deadline = std::chrono::steady_clock::now() + 5s;
   while (!big_arrived && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
   EXPECT_TRUE(big_arrived.load());
   std::vector<uint8_t> small = small_data;
   iovec ssrc{small.data(), 100};
-  ASSERT_TRUE(s->PostCopy(msg::CopyToDeviceRequest{0, 0, {window.base, 100, 100, 1}, false}, &ssrc, 1).ok());
+  ASSERT_TRUE(s->PostCopy(msg::CopyToDeviceRequest{0, 0, {window.base, 100, 100, 1}, false, {}}, &ssrc, 1).ok());
   std::fill(small.begin(), small.end(), 0);  // Copied into the batch already.
   int32_t error = -1;
   ASSERT_TRUE(Sync(*s, &error).ok());
@@ -659,7 +659,7 @@ TEST(SessionTest, OutOfOrderRepliesReachTheirCallers) {
   std::vector<uint8_t> got(n);
   iovec dst{got.data(), n};
   msg::CallReply reply;
-  msg::CopyFromDeviceRequest req{0, 0, msg::Region{window.base, n, n, 1}};
+  msg::CopyFromDeviceRequest req{0, 0, msg::Region{window.base, n, n, 1}, {}};
   ASSERT_TRUE(s->Call(wire::Op::kCopyFromDevice, req, &reply, nullptr, 0, &dst, 1).ok());
   waiter.join();
   w.Join();

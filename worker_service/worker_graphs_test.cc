@@ -110,7 +110,9 @@ TEST_F(WorkerGraphsTest, RefusesBadGraphsAsDeferredErrorsAndGoesOn) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
     for (const auto& [op, create] : c.create) ASSERT_TRUE(client_->Send(op, create).ok());
-    if (c.launch.graph != 0) ASSERT_TRUE(client_->Send(Op::kGraphLaunch, c.launch).ok());
+    if (c.launch.graph != 0) {
+      ASSERT_TRUE(client_->Send(Op::kGraphLaunch, c.launch).ok());
+    }
     EXPECT_EQ(client_->Synchronize(), c.error);
     EXPECT_EQ(client_->Synchronize(), 0) << "the error was reported twice";
   }

@@ -496,7 +496,9 @@ TEST(TcpIo, ReadAheadKeepsOrderAcrossSmallAndLargeReads) {
       ASSERT_TRUE(p.server->RecvExact(dst.data() + at, sizes[i]).ok()) << "read " << i;
     }
     at += sizes[i];
-    if (at < total) EXPECT_TRUE(p.server->WaitReadable(5000).ok()) << "after read " << i;
+    if (at < total) {
+      EXPECT_TRUE(p.server->WaitReadable(5000).ok()) << "after read " << i;
+    }
   }
   sender.join();
   EXPECT_TRUE(dst == src);
@@ -789,7 +791,9 @@ TEST(TcpZeroCopy, SmallSendsAndCopiedNoticesGoBackToPlainSends) {
   EXPECT_GE(stats.sends, 1u);
   // Loopback delivers to a local socket, so the kernel copies and says so:
   // the connection stops paying for notices.
-  if (stats.copied > 0) EXPECT_TRUE(stats.off);
+  if (stats.copied > 0) {
+    EXPECT_TRUE(stats.off);
+  }
 }
 
 }  // namespace
