@@ -121,7 +121,9 @@ struct RawPeer {
         char req[kRequest];
         FullRead(c, req, kRequest);
         std::memcpy(&cmd, req, sizeof cmd);
-        spin_next = cmd.op == 's';
+        // Only the sleeping ping ('p') leaves the peer sleeping in recv():
+        // hipr polls between calls, so the transfers' baselines do too.
+        spin_next = cmd.op != 'p';
         if (cmd.op == 'p' || cmd.op == 's') {
           FullWrite(c, req, kReply);
         } else if (cmd.op == 'u' && cmd.n <= max_bytes) {
@@ -179,11 +181,13 @@ struct RawPeer {
   void Upload(const char* data, uint64_t n) {
     Command('u', n);
     FullWrite(fd, data, n);
+    SpinReadable(fd);
     char ack;
     FullRead(fd, &ack, 1);
   }
   void Download(char* data, uint64_t n) {
     Command('d', n);
+    SpinReadable(fd);
     FullRead(fd, data, n);
   }
   // The same with one memcpy per 512 KiB piece on the peer's side: the
@@ -191,11 +195,13 @@ struct RawPeer {
   void UploadStaged(const char* data, uint64_t n) {
     Command('U', n);
     FullWrite(fd, data, n);
+    SpinReadable(fd);
     char ack;
     FullRead(fd, &ack, 1);
   }
   void DownloadStaged(char* data, uint64_t n) {
     Command('D', n);
+    SpinReadable(fd);
     FullRead(fd, data, n);
   }
   void Stop() {
