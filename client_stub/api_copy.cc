@@ -157,9 +157,16 @@ hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t strea
     // copy itself sees (and may overwrite) fresh mirrors.
     if (hipError_t e = AfterSync(s, target.device, target.id, hipSuccess); e != hipSuccess) return e;
   }
+  // Host rows inside one pinned allocation of the shm host segment are
+  // named by offset: the worker holds that range registered (kHostRegister).
   HostSegment* segment = s.host_segment();
+  auto in_segment = [&](const void* p, uint64_t extent, uint64_t* offset) {
+    PinnedAllocation a;
+    return segment != nullptr && Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(p), extent, &a) &&
+           a.in_host_segment && segment->Contains(p, extent, offset);
+  };
   uint64_t offset = 0;
-  if (dst.device && !src.device && segment != nullptr && segment->Contains(r.src, src_extent, &offset)) {
+  if (dst.device && !src.device && in_segment(r.src, src_extent, &offset)) {
     // From the shm host segment: the worker reads the rows there, in stream
     // order (as a GPU reads pinned memory), so no bytes cross.
     msg::CopyToDeviceRequest req{target.device, target.id, dst_region, mode == Mode::kBlocking,
@@ -167,7 +174,7 @@ hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t strea
     if (mode == Mode::kAsync) return ToHipError(s.PostCopy(req, nullptr, 0));
     return CallReplyResult(s.Call(wire::Op::kCopyToDevice, req, &reply), reply);
   }
-  if (!dst.device && src.device && segment != nullptr && segment->Contains(r.dst, dst_extent, &offset)) {
+  if (!dst.device && src.device && in_segment(r.dst, dst_extent, &offset)) {
     // Into the shm host segment: the worker writes the rows there before it
     // replies; async copies complete by the stream's next synchronization.
     msg::CopyFromDeviceRequest req{target.device, target.id, src_region, msg::SharedHost{true, offset, r.dpitch}};

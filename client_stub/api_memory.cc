@@ -3,6 +3,7 @@
 // memory recorded as pinned), pointer queries and hipMemGetInfo.
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -20,6 +21,37 @@ constexpr unsigned kHostMallocFlags = hipHostMallocPortable | hipHostMallocMappe
                                       hipHostMallocCoherent | hipHostMallocNonCoherent;
 
 
+// Tells the worker that [p, p + bytes) of the shm host segment now holds
+// pinned memory (kHostRegister): copies may name it from then on, and a
+// `hip` worker pins it for DMA. hipErrorInvalidValue when the worker
+// refuses (logged once; the caller then places the memory elsewhere).
+hipError_t RegisterInSegment(Session& s, void* p, uint64_t bytes) {
+  uint64_t offset = 0;
+  if (!s.host_segment()->Contains(p, bytes, &offset)) return hipErrorInvalidValue;
+  msg::CallReply reply;
+  Status st = s.Call(wire::Op::kHostRegister, msg::HostRangeRequest{offset, bytes}, &reply);
+  if (!st.ok()) return ToHipError(st);
+  if (reply.error != hipSuccess) {
+    static constinit std::atomic<bool> logged{false};
+    if (!logged.exchange(true))
+      HIPR_LOG_WARN("the worker refused pinned memory in the shm host segment (HIP error %d): hipHostMalloc "
+                    "falls back to private memory whose copies cross the rings; the worker's log says why",
+                    reply.error);
+    return hipErrorInvalidValue;
+  }
+  return hipSuccess;
+}
+
+// kHostUnregister: the worker no longer uses [p, p + bytes).
+hipError_t UnregisterInSegment(Session& s, void* p, uint64_t bytes) {
+  uint64_t offset = 0;
+  if (!s.host_segment()->Contains(p, bytes, &offset)) return hipErrorInvalidValue;
+  msg::CallReply reply;
+  Status st = s.Call(wire::Op::kHostUnregister, msg::HostRangeRequest{offset, bytes}, &reply);
+  if (!st.ok()) return ToHipError(st);
+  return static_cast<hipError_t>(reply.error);
+}
+
 hipError_t HostMalloc(void** ptr, size_t size, unsigned flags) {
   if (LiveSession() == nullptr) return hipErrorNoDevice;
   if (ptr == nullptr) return hipErrorInvalidValue;
@@ -33,8 +65,16 @@ hipError_t HostMalloc(void** ptr, size_t size, unsigned flags) {
   // Over shm, in the host segment the session process maps too, so copies to
   // and from it move no bytes through the rings; elsewhere (or when it is
   // full) private memory whose bytes are sent.
-  HostSegment* segment = LiveSession()->host_segment();
+  Session* s = LiveSession();
+  HostSegment* segment = s->host_segment();
   void* p = segment != nullptr ? segment->Allocate(mapped) : nullptr;
+  if (p != nullptr) {
+    if (hipError_t e = RegisterInSegment(*s, p, mapped); e != hipSuccess) {
+      segment->Free(p, mapped);
+      if (e != hipErrorInvalidValue) return e;  // The session died.
+      p = nullptr;  // Refused (logged): private memory instead.
+    }
+  }
   const bool in_segment = p != nullptr;
   if (!in_segment) p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return hipErrorOutOfMemory;
@@ -46,9 +86,10 @@ hipError_t HostMalloc(void** ptr, size_t size, unsigned flags) {
   a.flags = flags;
   a.device = CurrentDevice();
   if (!Client::Get().allocations().AddPinned(a)) {
-    if (in_segment)
+    if (in_segment) {
+      (void)UnregisterInSegment(*s, p, mapped);
       segment->Free(p, mapped);
-    else
+    } else
       munmap(p, mapped);
     return hipErrorUnknown;
   }
@@ -85,7 +126,10 @@ hipError_t HostFree(void* ptr) {
     munmap(reinterpret_cast<void*>(a.base), a.mapped_size);
   } else if (uint64_t off; s->host_segment() != nullptr &&
                            s->host_segment()->Contains(reinterpret_cast<void*>(a.base), a.mapped_size, &off)) {
+    // The worker lets go of the pages before they can be handed out again.
+    const hipError_t e = UnregisterInSegment(*s, reinterpret_cast<void*>(a.base), a.mapped_size);
     s->host_segment()->Free(reinterpret_cast<void*>(a.base), a.mapped_size);
+    if (deferred == hipSuccess) deferred = e;
   }
   // Else a forked child freeing its parent's segment memory: the parent's
   // session still owns it; dropping the record is all the child may do.

@@ -219,6 +219,17 @@ struct FreeRequest {  // Fire-and-forget.
   HIPR_FIELDS(address)
 };
 
+// kHostRegister / kHostUnregister (shm only): a page-aligned range of the
+// connection's shared host segment where the client placed (or is about to
+// free) pinned memory. Copies may name segment rows (SharedHost) only inside
+// one registered range; the session process pins the range for DMA on a real
+// GPU. Ranges never overlap; an unregister names exactly a registered range.
+struct HostRangeRequest {
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+  HIPR_FIELDS(offset, bytes)
+};
+
 // A rectangular device region: `height` rows of `width` bytes, `pitch` apart.
 struct Region {
   uint64_t address = 0;

@@ -41,6 +41,8 @@ enum class Op : uint16_t {
   kMalloc = 0x0101,
   kFree = 0x0102,
   kMemset = 0x0103,
+  kHostRegister = 0x0104,    // A range of the shm host segment now holds pinned memory.
+  kHostUnregister = 0x0105,  // ...and no longer does.
   // Copies 0x02xx. Every copy names a rectangular device region
   // (address, pitch, width, height); 1-D copies have height 1.
   kCopyToDevice = 0x0201,    // Bulk: width*height bytes, packed.

@@ -139,6 +139,24 @@ class Device {
     done(Status::Ok(), [&](const BulkIo& drain) { return CopyFromDevice(device, stream, src, drain); });
   }
 
+  // Host memory shared with the client (ranges of the shm host segment that
+  // hold its pinned memory, SharedSegment): the `hip` device pins each range
+  // (hipHostRegister) so copies to and from it are DMA with no staging; the
+  // sim's device memory is host memory and needs nothing. The session
+  // registers a range once, never overlapping another, and unregisters it
+  // before the client reuses its pages; the device drops what is left when
+  // it is destroyed.
+  virtual Status RegisterHost(uint8_t* base, uint64_t bytes) = 0;
+  virtual Status UnregisterHost(uint8_t* base, uint64_t bytes) = 0;
+  // Copies between device memory and registered host rows (`pitch` apart,
+  // as wide and as high as the region), queued in stream order without
+  // waiting: the host rows are read (written) when the stream gets there,
+  // as a GPU reads pinned memory. Completion is the stream's.
+  virtual Status CopyHostToDevice(int device, uint64_t stream, const msg::Region& dst, const uint8_t* src,
+                                  uint64_t src_pitch) = 0;
+  virtual Status CopyDeviceToHost(int device, uint64_t stream, uint8_t* dst, uint64_t dst_pitch,
+                                  const msg::Region& src) = 0;
+
   virtual Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) = 0;
   virtual Status StreamDestroy(uint64_t stream) = 0;
   virtual Status StreamSynchronize(uint64_t stream) = 0;

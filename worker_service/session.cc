@@ -9,7 +9,7 @@
 
 #include "protocol/frame_io.h"
 #include "worker_service/hip_error.h"
-#include "worker_service/shared_rows.h"
+#include "worker_service/shared_segment.h"
 
 namespace hipr::worker {
 namespace {
@@ -39,6 +39,7 @@ Session::Session(uint64_t id, std::unique_ptr<Connection> conn, std::unique_ptr<
       conn_(std::move(conn)),
       device_(std::move(device)),
       config_(config),
+      segment_(conn_->SharedHostRegion()),
       code_cache_(config.code_cache_dir, config.code_cache_bytes) {
   device_->SetOutputSink([this](std::string_view text) {
     std::lock_guard lock(output_mu_);
@@ -335,6 +336,10 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
       Defer(h, device_->Memset(m.device, m.stream, m.dst, m.value, m.element_size));
       return Status::Ok();
     }
+    case Op::kHostRegister:
+      return HandleHostRange(h, true);
+    case Op::kHostUnregister:
+      return HandleHostRange(h, false);
     case Op::kCopyFromDevice:
       return HandleCopyFromDevice(h);
     case Op::kCopyOnDevice: {
@@ -499,12 +504,11 @@ Status Session::HandleCopyToDevice(const wire::FrameHeader& h) {
   const uint64_t total = m.dst.bytes();
   if (m.dst.height != 0 && total / m.dst.height != m.dst.width) return ProtocolError("copy size overflows");
   if (m.host.used) {
-    // The source rows are in the shared host segment: no bulk follows.
-    SharedRows rows;
-    Status st = SharedRows::Make(conn_->SharedHostRegion(), m.host, m.dst, &rows);
-    if (st.ok()) st = device_->CopyToDevice(m.device, m.stream, m.dst, [&](const iovec* iov, int count) {
-      return rows.CopyOut(iov, count);
-    });
+    // The source rows are registered memory of the shared host segment: no
+    // bulk follows, and the device reads them in stream order.
+    HostRows rows;
+    Status st = segment_.Rows(m.host, m.dst, &rows);
+    if (st.ok()) st = device_->CopyHostToDevice(m.device, m.stream, m.dst, rows.base, rows.pitch);
     if (!m.want_reply) {
       Defer(h, st);
       return Status::Ok();
@@ -544,27 +548,24 @@ Status Session::HandleCopyFromDevice(const wire::FrameHeader& h) {
       return ReplySync(h, Status::Ok());
     }
   }
-  SharedRows rows;
   if (m.host.used) {
-    // Into the shared host segment: the bytes are written there, and the
-    // reply carries none.
-    if (Status st = SharedRows::Make(conn_->SharedHostRegion(), m.host, m.src, &rows); !st.ok())
-      return ReplySync(h, st);
+    // Into registered memory of the shared host segment: the device writes
+    // the rows in stream order, and the reply (once the stream is there)
+    // carries no bulk.
+    HostRows rows;
+    Status st = segment_.Rows(m.host, m.src, &rows);
+    if (st.ok()) st = device_->CopyDeviceToHost(m.device, m.stream, rows.base, rows.pitch, m.src);
+    if (!st.ok()) return ReplySync(h, st);
+    device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
+    return Status::Ok();
   }
   // The reply and its bytes go out when the stream gets there, from
   // whichever thread that is; the replay goes on meanwhile.
   if (pending_replies_.fetch_add(1) == 0) pending_since_ns_ = NowNs();
-  device_->CopyFromDeviceAsync(m.device, m.stream, m.src, [this, h, rows](Status st,
-                                                                        const Device::RegionReader& read) mutable {
+  device_->CopyFromDeviceAsync(m.device, m.stream, m.src, [this, h](Status st, const Device::RegionReader& read) {
     codec::BodyWriter w;
-    bool with_bytes = st.ok() && read;
-    if (with_bytes && rows.used()) {
-      st = read([&](const iovec* iov, int count) { return rows.CopyIn(iov, count); });
-      with_bytes = false;
-      w.Encode(msg::CallReply{st.ok() ? 0 : ToHipError(TakeDeferred(st))});
-    } else {
-      w.Encode(msg::CallReply{with_bytes ? 0 : ToHipError(TakeDeferred(st))});
-    }
+    const bool with_bytes = st.ok() && read;
+    w.Encode(msg::CallReply{with_bytes ? 0 : ToHipError(TakeDeferred(st))});
     Status link;
     {
       // The send lock is held for the whole transfer so no other frame
@@ -594,6 +595,30 @@ Status Session::HandleCopyFromDevice(const wire::FrameHeader& h) {
     }
   });
   return Status::Ok();
+}
+
+Status Session::HandleHostRange(const wire::FrameHeader& h, bool add) {
+  msg::HostRangeRequest m;
+  HIPR_RETURN_IF_ERROR(Decode(&m));
+  uint8_t* at = nullptr;
+  Status st;
+  if (add) {
+    st = segment_.CheckNew(m.offset, m.bytes, &at);
+    if (st.ok()) st = device_->RegisterHost(at, m.bytes);
+    if (st.ok()) segment_.Add(m.offset, m.bytes);
+  } else {
+    // Copies in flight may still use the range: the client synchronizes
+    // its devices before it frees pinned memory, as HIP does.
+    st = segment_.Remove(m.offset, m.bytes, &at);
+    if (st.ok()) st = device_->UnregisterHost(at, m.bytes);
+  }
+  if (!st.ok())
+    spdlog::info("session {}: {} host range [{}, +{}) failed: {}", id_, add ? "registering" : "unregistering",
+                 m.offset, m.bytes, st.ToString());
+  else
+    spdlog::debug("session {}: host range [{}, +{}) {} ({} registered)", id_, m.offset, m.bytes,
+                  add ? "registered" : "unregistered", segment_.registered_ranges());
+  return Reply(h, msg::CallReply{ToHipError(st)});
 }
 
 }  // namespace hipr::worker

@@ -38,6 +38,7 @@
 #include "worker_service/code_cache.h"
 #include "worker_service/config.h"
 #include "worker_service/device.h"
+#include "worker_service/shared_segment.h"
 
 namespace hipr::worker {
 
@@ -58,6 +59,8 @@ class Session {
   Status Dispatch(const wire::FrameHeader& header);
   Status HandleCopyToDevice(const wire::FrameHeader& header);
   Status HandleCopyFromDevice(const wire::FrameHeader& header);
+  // kHostRegister / kHostUnregister.
+  Status HandleHostRange(const wire::FrameHeader& header, bool add);
   Status HandleModuleLoad(const wire::FrameHeader& header);
   // Reads the module's bulk (maybe lz4) and checks it against its name.
   Status ReceiveModule(const wire::FrameHeader& header, const msg::ModuleLoadRequest& m,
@@ -97,6 +100,7 @@ class Session {
   std::unique_ptr<Connection> conn_;
   std::unique_ptr<Device> device_;
   const WorkerConfig& config_;
+  SharedSegment segment_;  // Replay thread only: the shm host segment's registered ranges.
   uint32_t chunk_bytes_ = wire::kDefaultChunkBytes;
   bool lz4_to_device_ = false;    // Agreed in the hello; immutable after.
   bool lz4_from_device_ = false;  // Agreed in the hello; immutable after.

@@ -24,7 +24,9 @@ namespace hipr::shm {
 namespace {
 
 constexpr uint32_t kSegmentMagic = 0x48505348;  // "HSPH"
-constexpr uint32_t kLayoutVersion = 2;
+// 2: each side's last CPU in the header. 3: host segment ranges are
+// registered (kHostRegister) before copies may name them.
+constexpr uint32_t kLayoutVersion = 3;
 constexpr uint64_t kHeaderBytes = 4096;
 // A sender publishes at least this often (and at least four times per ring),
 // so a large send is consumed while it is still being written (the two

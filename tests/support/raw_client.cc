@@ -12,6 +12,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "protocol/shm/shm_connection.h"
+#include "protocol/tcp/tcp_connection.h"
+
 namespace hipr::test {
 
 std::string WorkerBinary() { return HIPR_WORKER_BINARY; }
@@ -108,10 +111,19 @@ std::vector<pid_t> WorkerProcess::SessionPids() const {
 }
 
 Status RawClient::ConnectBare(const std::string& endpoint, std::unique_ptr<RawClient>* out) {
+  auto c = std::unique_ptr<RawClient>(new RawClient());
+  if (endpoint.rfind("unix:", 0) == 0) {
+    std::unique_ptr<shm::ShmConnection> shm_conn;
+    HIPR_RETURN_IF_ERROR(shm::ShmConnection::Connect(endpoint.substr(5), 3000, shm::Options{}, &shm_conn));
+    c->conn_ = std::move(shm_conn);
+    *out = std::move(c);
+    return Status::Ok();
+  }
   tcp::Endpoint ep;
   HIPR_RETURN_IF_ERROR(tcp::ParseEndpoint(endpoint, &ep));
-  auto c = std::unique_ptr<RawClient>(new RawClient());
-  HIPR_RETURN_IF_ERROR(tcp::TcpConnection::Connect(ep, 3000, &c->conn_));
+  std::unique_ptr<tcp::TcpConnection> tcp_conn;
+  HIPR_RETURN_IF_ERROR(tcp::TcpConnection::Connect(ep, 3000, &tcp_conn));
+  c->conn_ = std::move(tcp_conn);
   *out = std::move(c);
   return Status::Ok();
 }

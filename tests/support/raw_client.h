@@ -12,7 +12,7 @@
 #include "protocol/codec.h"
 #include "protocol/frame_io.h"
 #include "protocol/messages.h"
-#include "protocol/tcp/tcp_connection.h"
+#include "protocol/transport.h"
 
 namespace hipr::test {
 
@@ -44,6 +44,8 @@ std::string WorkerBinary();
 
 class RawClient {
  public:
+  // `endpoint` is host:port (tcp), or unix:PATH for the shm transport of a
+  // worker started with --listen-unix PATH.
   // Connects and says hello, reserving an address window of `window_bytes`
   // and offering `features`. Where the worker agrees to bulk lz4, copies
   // send and accept kDataLz4 chunks (counted by lz4_sent() / lz4_received()).
@@ -118,7 +120,7 @@ class RawClient {
   Status ReceiveBody(wire::Op op, uint32_t request_id, std::vector<uint8_t>* body);
   int Fail(const Status& st);
 
-  std::unique_ptr<tcp::TcpConnection> conn_;
+  std::unique_ptr<Connection> conn_;
   msg::HelloReply hello_;
   void* window_ = nullptr;
   uint64_t window_bytes_ = 0;

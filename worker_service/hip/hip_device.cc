@@ -2,12 +2,14 @@
 // ROCm 6/7 where built against them). Lives in libhipr_device_hip.so, which
 // only session processes and the start-up probe child load.
 //
-// Bulk copies go through one pinned staging buffer (hipHostMalloc), piece by
-// piece: receive into staging, then hipMemcpyAsync to the device on the
-// call's stream and wait, and the reverse for reads. The pipelined staging
-// pool is a later revision. No GPU exists on the team's machines: this file
-// is built and its no-GPU path (probe) tested here; the rest runs only on an
-// MI-series node.
+// Bulk copies from the network go through a pool of pinned staging buffers
+// (hipHostMalloc), pipelined (staging_pipeline.h): the next piece is
+// received while the last one is copied to the device with hipMemcpyAsync,
+// and the reverse for reads. Copies to and from the shm host segment are
+// one hipMemcpy2DAsync each: its ranges are registered (hipHostRegister)
+// as the client places pinned memory there. No GPU exists on the team's
+// machines: this file is built and its no-GPU path (probe) tested here; the
+// rest runs only on an MI-series node.
 #include <hip/hip_ext.h>
 #include <hip/hip_runtime_api.h>
 
@@ -114,6 +116,7 @@ class HipDevice final : public Device {
     for (auto& [id, e] : events_) (void)hipEventDestroy(e.event);
     for (auto& [addr, a] : allocations_) (void)hipFree(reinterpret_cast<void*>(addr));
     for (void* b : staging_buffers_) (void)hipHostFree(b);
+    for (auto& [base, bytes] : host_ranges_) (void)hipHostUnregister(base);
   }
 
   std::string_view kind() const override { return "hip"; }
@@ -218,6 +221,39 @@ class HipDevice final : public Device {
       return Status::Ok();
     }, drain);
   }
+  // The client's pinned memory in the shm host segment: pinned here too,
+  // for every device (portable), so copies to and from it are DMA.
+  Status RegisterHost(uint8_t* base, uint64_t bytes) override {
+    HIPR_HIP(hipHostRegister(base, bytes, hipHostRegisterPortable));
+    host_ranges_[base] = bytes;
+    return Status::Ok();
+  }
+  Status UnregisterHost(uint8_t* base, uint64_t) override {
+    if (host_ranges_.erase(base) == 0) return InvalidArgument("host range not registered with this device");
+    HIPR_HIP(hipHostUnregister(base));
+    return Status::Ok();
+  }
+  Status CopyHostToDevice(int device, uint64_t stream, const msg::Region& dst, const uint8_t* src,
+                          uint64_t src_pitch) override {
+    HIPR_RETURN_IF_ERROR(CheckRegion(dst));
+    hipStream_t s = nullptr;
+    HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
+    if (dst.width == 0 || dst.height == 0) return Status::Ok();
+    HIPR_HIP(hipMemcpy2DAsync(reinterpret_cast<void*>(dst.address), dst.pitch, src, src_pitch, dst.width, dst.height,
+                              hipMemcpyHostToDevice, s));
+    return Status::Ok();
+  }
+  Status CopyDeviceToHost(int device, uint64_t stream, uint8_t* dst, uint64_t dst_pitch,
+                          const msg::Region& src) override {
+    HIPR_RETURN_IF_ERROR(CheckRegion(src));
+    hipStream_t s = nullptr;
+    HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
+    if (src.width == 0 || src.height == 0) return Status::Ok();
+    HIPR_HIP(hipMemcpy2DAsync(dst, dst_pitch, reinterpret_cast<const void*>(src.address), src.pitch, src.width,
+                              src.height, hipMemcpyDeviceToHost, s));
+    return Status::Ok();
+  }
+
   Status CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) override {
     HIPR_RETURN_IF_ERROR(CheckRegion(dst));
     HIPR_RETURN_IF_ERROR(CheckRegion(src));
@@ -498,6 +534,7 @@ class HipDevice final : public Device {
   int current_ = 0;
   std::vector<void*> staging_buffers_;  // Pinned; the pipeline's pool.
   std::unique_ptr<StagingPipeline> staging_;
+  std::map<uint8_t*, uint64_t> host_ranges_;  // Registered shm host segment ranges.
   std::map<uint64_t, Allocation> allocations_;
   std::map<uint64_t, hipStream_t> streams_;
   std::map<uint64_t, EventEntry> events_;

@@ -312,6 +312,38 @@ void SimDevice::CopyFromDeviceAsync(int device, uint64_t stream, const msg::Regi
   s->Submit([this, read, done = std::move(done)] { done(TakeFault(), read); });
 }
 
+Status SimDevice::CopyHostToDevice(int device, uint64_t stream, const msg::Region& dst, const uint8_t* src,
+                                   uint64_t src_pitch) {
+  HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr));
+  SimStream* s = nullptr;
+  HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
+  auto copy = [dst, src, src_pitch] {
+    for (uint64_t i = 0; i < dst.height && dst.width != 0; ++i) std::memcpy(Row(dst, i), src + i * src_pitch, dst.width);
+  };
+  if (s->Empty()) {
+    copy();  // Nothing before it on the stream: no hop to its thread.
+  } else {
+    s->Submit(copy);
+  }
+  return Status::Ok();
+}
+
+Status SimDevice::CopyDeviceToHost(int device, uint64_t stream, uint8_t* dst, uint64_t dst_pitch,
+                                   const msg::Region& src) {
+  HIPR_RETURN_IF_ERROR(memory_.Check(src, nullptr));
+  SimStream* s = nullptr;
+  HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
+  auto copy = [dst, dst_pitch, src] {
+    for (uint64_t i = 0; i < src.height && src.width != 0; ++i) std::memcpy(dst + i * dst_pitch, Row(src, i), src.width);
+  };
+  if (s->Empty()) {
+    copy();
+  } else {
+    s->Submit(copy);
+  }
+  return Status::Ok();
+}
+
 Status SimDevice::CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) {
   if (dst.width != src.width || dst.height != src.height) return InvalidArgument("copy regions differ in shape");
   HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr));

@@ -71,6 +71,14 @@ class SimDevice final : public Device {
   static constexpr size_t kStagingBuffers = 8;
   static constexpr size_t kStagingPieceBytes = 512u << 10;
   Status CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) override;
+  // Device memory is host memory here: registering host memory pins
+  // nothing, and a copy is one memcpy per row.
+  Status RegisterHost(uint8_t*, uint64_t) override { return Status::Ok(); }
+  Status UnregisterHost(uint8_t*, uint64_t) override { return Status::Ok(); }
+  Status CopyHostToDevice(int device, uint64_t stream, const msg::Region& dst, const uint8_t* src,
+                          uint64_t src_pitch) override;
+  Status CopyDeviceToHost(int device, uint64_t stream, uint8_t* dst, uint64_t dst_pitch,
+                          const msg::Region& src) override;
 
   Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) override;
   Status StreamDestroy(uint64_t stream) override;
