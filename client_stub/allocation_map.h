@@ -29,6 +29,9 @@ struct DeviceAllocation {
   // A module's __device__/__constant__ variable (recorded when the module
   // is loaded): copies may reach it, hipFree may not.
   bool module_global = false;
+  // Another process's allocation opened with hipIpcOpenMemHandle: closed
+  // with hipIpcCloseMemHandle, never freed.
+  bool ipc_opened = false;
 };
 
 struct PinnedAllocation {

@@ -12,6 +12,8 @@ namespace {
 // giving up when each collides with this process's own memory.
 constexpr int kMallocPlacementAttempts = 8;
 
+}  // namespace
+
 // Decides whether a new allocation at [address, address + size) can be used
 // here: inside the session window, or outside it with its pages reserved
 // now. False when the range collides with this process's memory.
@@ -32,8 +34,6 @@ bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_w
   *outside_window = true;
   return true;
 }
-
-}  // namespace
 
 hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, bool module_global, void** out) {
   Client& c = Client::Get();

@@ -81,6 +81,10 @@ hipError_t ResolveStream(hipStream_t stream, StreamTarget* out);
 // set aside and another requested (up to 8 times). `module_global`: the
 // allocation belongs to a module (hipFree refuses it). hipMalloc's path.
 hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, bool module_global, void** out);
+// Whether a device allocation at [address, address + size) can be used
+// here: inside the session window, or outside it with its pages reserved
+// now (*outside_window). False when it collides with this process's memory.
+bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_window);
 
 // After a synchronising call on (device, stream) that returned `result`:
 // when it succeeded, reports a failed async copy into pinned memory

@@ -231,8 +231,8 @@ HIPR_EXPORT hipError_t hipFree(void* ptr) {
     if (ptr == nullptr) return hipSuccess;
     Client& c = Client::Get();
     DeviceAllocation a;
-    if (c.allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a) && a.module_global)
-      return hipErrorInvalidValue;  // A module's variable, not an allocation.
+    if (c.allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a) && (a.module_global || a.ipc_opened))
+      return hipErrorInvalidValue;  // A module's variable or an opened IPC handle, not an allocation.
     // As HIP: an interior pointer frees its whole allocation.
     if (!c.allocations().RemoveDevice(reinterpret_cast<uint64_t>(ptr), &a)) return hipErrorInvalidValue;
     Status st = s->Post(wire::Op::kFree, msg::FreeRequest{a.base});

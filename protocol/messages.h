@@ -230,6 +230,42 @@ struct HostRangeRequest {
   HIPR_FIELDS(offset, bytes)
 };
 
+// IPC memory handles (hipIpc*MemHandle) between sessions of one worker. The
+// handle is the device's: opaque to the client, which passes its 64 bytes
+// on to another process (kIpcMemHandleBytes).
+inline constexpr size_t kIpcMemHandleBytes = 64;
+
+struct IpcGetMemHandleRequest {
+  uint64_t address = 0;  // Anywhere inside a device allocation of this session.
+  HIPR_FIELDS(address)
+};
+
+struct IpcGetMemHandleReply {
+  int32_t error = 0;
+  std::vector<uint8_t> handle;  // kIpcMemHandleBytes when error == 0.
+  HIPR_FIELDS(error, handle)
+};
+
+struct IpcOpenMemHandleRequest {
+  int32_t device = 0;  // Where the importer maps it: its current device.
+  std::vector<uint8_t> handle;
+  uint32_t flags = 0;  // hipIpcMemLazyEnablePeerAccess or 0.
+  HIPR_FIELDS(device, handle, flags)
+};
+
+struct IpcOpenMemHandleReply {
+  int32_t error = 0;
+  uint64_t address = 0;  // The handle's pointer, mapped here.
+  uint64_t base = 0;     // The mapping that holds it (the exported allocation).
+  uint64_t size = 0;
+  HIPR_FIELDS(error, address, base, size)
+};
+
+struct IpcCloseMemHandleRequest {
+  uint64_t base = 0;  // IpcOpenMemHandleReply::base.
+  HIPR_FIELDS(base)
+};
+
 // A rectangular device region: `height` rows of `width` bytes, `pitch` apart.
 struct Region {
   uint64_t address = 0;

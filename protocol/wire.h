@@ -43,6 +43,9 @@ enum class Op : uint16_t {
   kMemset = 0x0103,
   kHostRegister = 0x0104,    // A range of the shm host segment now holds pinned memory.
   kHostUnregister = 0x0105,  // ...and no longer does.
+  kIpcGetMemHandle = 0x0106,    // A handle another session of this worker can open.
+  kIpcOpenMemHandle = 0x0107,   // Maps another session's exported allocation.
+  kIpcCloseMemHandle = 0x0108,  // Unmaps it.
   // Copies 0x02xx. Every copy names a rectangular device region
   // (address, pitch, width, height); 1-D copies have height 1.
   kCopyToDevice = 0x0201,    // Bulk: width*height bytes, packed.

@@ -157,6 +157,20 @@ class Device {
   virtual Status CopyDeviceToHost(int device, uint64_t stream, uint8_t* dst, uint64_t dst_pitch,
                                   const msg::Region& src) = 0;
 
+  // IPC memory handles between sessions of this worker (each a process of
+  // its own, as IPC handles expect). IpcGetMemHandle names the allocation
+  // holding `address` and where in it `address` lies; IpcOpenMemHandle maps
+  // that allocation for this session (`base`, `size`; `address` is the
+  // handle's pointer inside it), counting against no budget, where copies
+  // and kernels may use it until IpcCloseMemHandle(base). hipFree refuses
+  // an opened mapping. A handle of a freed allocation, of another worker,
+  // or forged fails to open (kInvalidArgument).
+  using IpcHandle = std::array<uint8_t, msg::kIpcMemHandleBytes>;
+  virtual Status IpcGetMemHandle(uint64_t address, IpcHandle* handle) = 0;
+  virtual Status IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t flags, uint64_t* address,
+                                  uint64_t* base, uint64_t* size) = 0;
+  virtual Status IpcCloseMemHandle(uint64_t base) = 0;
+
   virtual Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) = 0;
   virtual Status StreamDestroy(uint64_t stream) = 0;
   virtual Status StreamSynchronize(uint64_t stream) = 0;

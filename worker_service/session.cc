@@ -340,6 +340,37 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
       return HandleHostRange(h, true);
     case Op::kHostUnregister:
       return HandleHostRange(h, false);
+    case Op::kIpcGetMemHandle: {
+      msg::IpcGetMemHandleRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Device::IpcHandle handle{};
+      Status st = device_->IpcGetMemHandle(m.address, &handle);
+      msg::IpcGetMemHandleReply r;
+      r.error = ToHipError(st);
+      if (st.ok()) r.handle.assign(handle.begin(), handle.end());
+      return Reply(h, r);
+    }
+    case Op::kIpcOpenMemHandle: {
+      msg::IpcOpenMemHandleRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      msg::IpcOpenMemHandleReply r;
+      Status st = m.handle.size() == msg::kIpcMemHandleBytes
+                      ? Status::Ok()
+                      : InvalidArgument("an IPC memory handle has " + std::to_string(msg::kIpcMemHandleBytes) + " bytes");
+      if (st.ok()) {
+        Device::IpcHandle handle{};
+        std::copy(m.handle.begin(), m.handle.end(), handle.begin());
+        st = device_->IpcOpenMemHandle(m.device, handle, m.flags, &r.address, &r.base, &r.size);
+      }
+      if (!st.ok()) spdlog::info("session {}: opening an IPC memory handle failed: {}", id_, st.ToString());
+      r.error = ToHipError(st);
+      return Reply(h, r);
+    }
+    case Op::kIpcCloseMemHandle: {
+      msg::IpcCloseMemHandleRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      return Reply(h, msg::CallReply{ToHipError(device_->IpcCloseMemHandle(m.base))});
+    }
     case Op::kCopyFromDevice:
       return HandleCopyFromDevice(h);
     case Op::kCopyOnDevice: {

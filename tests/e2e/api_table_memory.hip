@@ -1731,6 +1731,44 @@ void ExtMallocWithFlags() {
   HIP_EXPECT(hipExtMallocWithFlags(nullptr, 64, hipDeviceMallocDefault), hipErrorInvalidValue);
 }
 
+// IPC between two processes (opening, reading and writing through the other
+// process's allocation) is e2e_ipc's (ipc.hip); in one process: handles
+// are made, stable, and misuse gets its documented error.
+void IpcGetMemHandle() {
+  void* d = nullptr;
+  HIP_OK(hipMalloc(&d, 8192));
+  hipIpcMemHandle_t a{}, b{}, zero{};
+  HIP_OK(hipIpcGetMemHandle(&a, d));
+  HIP_OK(hipIpcGetMemHandle(&b, d));
+  CHECK(memcmp(&a, &zero, sizeof a) != 0, "hipIpcGetMemHandle gave an all-zero handle");
+  CHECK(memcmp(&a, &b, sizeof a) == 0, "two handles of one allocation differ");
+  std::vector<uint8_t> host(64, 1);
+  hipIpcMemHandle_t untouched{};
+  HIP_EXPECT(hipIpcGetMemHandle(&untouched, host.data()), hipErrorInvalidValue);
+  CHECK(memcmp(&untouched, &zero, sizeof zero) == 0, "a failed hipIpcGetMemHandle wrote its handle");
+  HIP_EXPECT(hipIpcGetMemHandle(nullptr, d), hipErrorInvalidValue);
+  HIP_EXPECT(hipIpcGetMemHandle(&untouched, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+  HIP_EXPECT(hipIpcGetMemHandle(&untouched, d), hipErrorInvalidValue);  // Freed.
+}
+
+void IpcOpenMemHandle() {
+  hipIpcMemHandle_t zero{};
+  void* out = SentinelPtr();
+  HIP_EXPECT(hipIpcOpenMemHandle(&out, zero, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipIpcOpenMemHandle(&out, zero, 0x80), hipErrorInvalidValue);  // Unknown flags.
+  CHECK(out == SentinelPtr(), "a failed hipIpcOpenMemHandle wrote %p", out);
+  HIP_EXPECT(hipIpcOpenMemHandle(nullptr, zero, 0), hipErrorInvalidValue);
+}
+
+void IpcCloseMemHandle() {
+  void* d = nullptr;
+  HIP_OK(hipMalloc(&d, 4096));
+  HIP_EXPECT(hipIpcCloseMemHandle(d), hipErrorInvalidValue);  // Allocated here, not opened.
+  HIP_EXPECT(hipIpcCloseMemHandle(nullptr), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));  // Still an ordinary allocation.
+}
+
 void PointerGetAttribute() {
   void* d1 = DevAllocOn(1, 8192);
   char* inside = static_cast<char*>(d1) + 100;
@@ -1889,6 +1927,9 @@ void MemcpyParam2DAsync() { CheckMemcpyParam2D(true); }
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
     {"hipExtMallocWithFlags", ExtMallocWithFlags},
+    {"hipIpcGetMemHandle", IpcGetMemHandle},
+    {"hipIpcOpenMemHandle", IpcOpenMemHandle},
+    {"hipIpcCloseMemHandle", IpcCloseMemHandle},
     {"hipFree", Free},
     {"hipMemGetInfo", MemGetInfo},
     {"hipHostMalloc", HostMalloc},

@@ -470,6 +470,22 @@ class KernelScenarios:
         if not w.alive():
             raise Failure("the worker died")
 
+    def scenario_ipc(self):
+        """IPC memory handles between two processes, two sessions of one worker: the child (the
+        program run again) opens the parent's allocation, reads and writes it, and bad handles fail
+        (ipc.hip)."""
+        self.build.check_runtime()
+        w = self.worker()
+        program = run_to_pass("ipc", [self.build.program("ipc")],
+                              client_env(self.build, w.server, "preload"), timeout=120)
+        lines = [l for l in program.text("out") if l.startswith(("child:", "parent:"))]
+        for line in lines:
+            log("ipc: %s" % line)
+        if len(lines) != 2:
+            raise Failure("ipc: expected the child's and the parent's report, got %r" % lines)
+        if not w.alive():
+            raise Failure("the worker died")
+
     def scenario_stress(self):
         """16 threads x 1,000 mixed async calls through one session, every result checked (stress.hip)."""
         self.build.check_runtime()

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "worker_service/device.h"
@@ -114,7 +115,12 @@ class HipDevice final : public Device {
     for (auto& [id, m] : modules_) (void)hipModuleUnload(m.module);
     for (auto& [id, s] : streams_) (void)hipStreamDestroy(s);
     for (auto& [id, e] : events_) (void)hipEventDestroy(e.event);
-    for (auto& [addr, a] : allocations_) (void)hipFree(reinterpret_cast<void*>(addr));
+    for (auto& [addr, a] : allocations_) {
+      if (a.ipc_opened != nullptr)
+        (void)hipIpcCloseMemHandle(a.ipc_opened);
+      else
+        (void)hipFree(reinterpret_cast<void*>(addr));
+    }
     for (void* b : staging_buffers_) (void)hipHostFree(b);
     for (auto& [base, bytes] : host_ranges_) (void)hipHostUnregister(base);
   }
@@ -146,6 +152,8 @@ class HipDevice final : public Device {
   Status Free(uint64_t address) override {
     auto it = allocations_.find(address);
     if (it == allocations_.end()) return Status(StatusCode::kInvalidDevicePointer, "not an allocation of this session");
+    if (it->second.ipc_opened != nullptr)
+      return Status(StatusCode::kInvalidDevicePointer, "memory opened from an IPC handle is closed, not freed");
     allocations_.erase(it);
     HIPR_HIP(hipFree(reinterpret_cast<void*>(address)));
     return Status::Ok();
@@ -221,6 +229,46 @@ class HipDevice final : public Device {
       return Status::Ok();
     }, drain);
   }
+  // IPC handles are the runtime's own; the opened mapping is recorded as an
+  // allocation (base and size from hipMemGetAddressRange) so copies and
+  // launches may use it.
+  Status IpcGetMemHandle(uint64_t address, IpcHandle* handle) override {
+    HIPR_RETURN_IF_ERROR(CheckRegion(msg::Region{address, 1, 1, 1}));
+    hipIpcMemHandle_t h;
+    static_assert(sizeof h == std::tuple_size_v<IpcHandle>);
+    HIPR_HIP(hipIpcGetMemHandle(&h, reinterpret_cast<void*>(address)));
+    std::memcpy(handle->data(), &h, sizeof h);
+    return Status::Ok();
+  }
+  Status IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t flags, uint64_t* address, uint64_t* base,
+                          uint64_t* size) override {
+    HIPR_RETURN_IF_ERROR(Use(device));
+    hipIpcMemHandle_t h;
+    std::memcpy(&h, handle.data(), sizeof h);
+    void* p = nullptr;
+    HIPR_HIP(hipIpcOpenMemHandle(&p, h, flags));
+    hipDeviceptr_t b = nullptr;
+    size_t n = 0;
+    if (hipError_t e = hipMemGetAddressRange(&b, &n, reinterpret_cast<hipDeviceptr_t>(p)); e != hipSuccess) {
+      (void)hipIpcCloseMemHandle(p);
+      return FromHip(e, "hipMemGetAddressRange");
+    }
+    *address = reinterpret_cast<uint64_t>(p);
+    *base = reinterpret_cast<uint64_t>(b);
+    *size = n;
+    allocations_[*base] = Allocation{n, device, p};
+    return Status::Ok();
+  }
+  Status IpcCloseMemHandle(uint64_t base) override {
+    auto it = allocations_.find(base);
+    if (it == allocations_.end() || it->second.ipc_opened == nullptr)
+      return InvalidArgument("not memory opened from an IPC handle in this session");
+    void* p = it->second.ipc_opened;
+    allocations_.erase(it);
+    HIPR_HIP(hipIpcCloseMemHandle(p));
+    return Status::Ok();
+  }
+
   // The client's pinned memory in the shm host segment: pinned here too,
   // for every device (portable), so copies to and from it are DMA.
   Status RegisterHost(uint8_t* base, uint64_t bytes) override {
@@ -480,7 +528,10 @@ class HipDevice final : public Device {
     HIPR_HIP(hipDeviceSynchronize());
     for (auto it = allocations_.begin(); it != allocations_.end();) {
       if (it->second.device == device) {
-        (void)hipFree(reinterpret_cast<void*>(it->first));
+        if (it->second.ipc_opened != nullptr)
+          (void)hipIpcCloseMemHandle(it->second.ipc_opened);
+        else
+          (void)hipFree(reinterpret_cast<void*>(it->first));
         it = allocations_.erase(it);
       } else {
         ++it;
@@ -493,6 +544,7 @@ class HipDevice final : public Device {
   struct Allocation {
     uint64_t size;
     int device;
+    void* ipc_opened = nullptr;  // hipIpcOpenMemHandle's pointer: closed, not freed.
   };
   struct EventEntry {
     hipEvent_t event;

@@ -1,8 +1,13 @@
 #include "worker_service/sim/sim_device.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
+#include <string>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -208,6 +213,92 @@ Status SimDevice::Free(uint64_t address) {
   WhenReached(StreamsOf(-1, false), [this, address] {
     int device = 0;
     (void)memory_.Release(address, &device);  // Checked above; only this free releases it.
+  });
+  return Status::Ok();
+}
+
+namespace {
+
+// A sim IPC memory handle: the exporting session process, its memfd's
+// descriptor there, and the secret in the memfd's name, which the opener
+// checks on the file it got (a stale or forged handle names no such file).
+struct SimIpcHandle {
+  char magic[8];
+  uint32_t pid;
+  int32_t fd;
+  uint64_t size;    // Of the exported allocation.
+  uint64_t offset;  // Of the handle's pointer in it.
+  std::array<uint8_t, 16> secret;
+  uint8_t reserved[16];
+};
+static_assert(sizeof(SimIpcHandle) == msg::kIpcMemHandleBytes);
+constexpr char kIpcMagic[8] = {'h', 'i', 'p', 'r', '-', 'i', 'p', 'c'};
+
+}  // namespace
+
+Status SimDevice::IpcGetMemHandle(uint64_t address, IpcHandle* handle) {
+  // The export moves the allocation's bytes into a memfd: nothing may touch
+  // them meanwhile (rare, so the replay simply waits for the streams).
+  for (SimStream* s : StreamsOf(-1, false)) s->WaitIdle();
+  SimMemory::Exported e;
+  HIPR_RETURN_IF_ERROR(memory_.Export(address, &e));
+  SimIpcHandle h{};
+  std::memcpy(h.magic, kIpcMagic, sizeof h.magic);
+  h.pid = static_cast<uint32_t>(getpid());
+  h.fd = e.fd;
+  h.size = e.size;
+  h.offset = address - e.base;
+  h.secret = e.secret;
+  std::memcpy(handle->data(), &h, sizeof h);
+  return Status::Ok();
+}
+
+Status SimDevice::IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t flags, uint64_t* address,
+                                   uint64_t* base, uint64_t* size) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(device));
+  if ((flags & ~1u) != 0) return InvalidArgument("unknown IPC open flags");  // hipIpcMemLazyEnablePeerAccess.
+  SimIpcHandle h;
+  std::memcpy(&h, handle.data(), sizeof h);
+  if (std::memcmp(h.magic, kIpcMagic, sizeof h.magic) != 0)
+    return InvalidArgument("not an IPC memory handle of a hipr sim worker");
+  // The file must be the export's memfd, by name, before it is opened (no
+  // other file of any process is opened for a forged handle) and after (the
+  // descriptor may have been reused meanwhile).
+  const std::string want = "/memfd:" + SimMemory::IpcName(h.secret) + " (deleted)";
+  auto names_export = [&](const std::string& link) {
+    char target[128] = {};
+    const ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
+    return n > 0 && std::string(target, static_cast<size_t>(n)) == want;
+  };
+  const std::string path = "/proc/" + std::to_string(h.pid) + "/fd/" + std::to_string(h.fd);
+  if (!names_export(path))
+    return InvalidArgument("the IPC handle's memory is gone (its allocation was freed or its session ended), "
+                           "or the handle is another worker's or forged");
+  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    return InvalidArgument("the IPC handle's memory is gone (its session ended or freed it): " +
+                           std::string(std::strerror(errno)));
+  struct stat st {};
+  Status result = Status::Ok();
+  if (!names_export("/proc/self/fd/" + std::to_string(fd)) || fstat(fd, &st) != 0 ||
+      static_cast<uint64_t>(st.st_size) != h.size || h.offset >= h.size) {
+    result = InvalidArgument("the IPC handle's memory is gone (its allocation was freed) or the handle is forged");
+  } else {
+    result = memory_.Import(device, fd, h.size, base);
+  }
+  close(fd);  // The mapping keeps the memory.
+  HIPR_RETURN_IF_ERROR(result);
+  *size = h.size;
+  *address = *base + h.offset;
+  return Status::Ok();
+}
+
+Status SimDevice::IpcCloseMemHandle(uint64_t base) {
+  HIPR_RETURN_IF_ERROR(memory_.CloseImport(base));
+  // As hipFree: unmapped once the work queued before the close has run.
+  WhenReached(StreamsOf(-1, false), [this, base] {
+    int device = 0;
+    (void)memory_.Release(base, &device);
   });
   return Status::Ok();
 }

@@ -75,6 +75,10 @@ class SimDevice final : public Device {
   // nothing, and a copy is one memcpy per row.
   Status RegisterHost(uint8_t*, uint64_t) override { return Status::Ok(); }
   Status UnregisterHost(uint8_t*, uint64_t) override { return Status::Ok(); }
+  Status IpcGetMemHandle(uint64_t address, IpcHandle* handle) override;
+  Status IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t flags, uint64_t* address, uint64_t* base,
+                          uint64_t* size) override;
+  Status IpcCloseMemHandle(uint64_t base) override;
   Status CopyHostToDevice(int device, uint64_t stream, const msg::Region& dst, const uint8_t* src,
                           uint64_t src_pitch) override;
   Status CopyDeviceToHost(int device, uint64_t stream, uint8_t* dst, uint64_t dst_pitch,

@@ -1,9 +1,13 @@
 #include "worker_service/sim/sim_memory.h"
 
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
+#include <string>
 
 namespace hipr::worker::sim {
 namespace {
@@ -12,10 +16,22 @@ uint64_t RoundUp(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
 }  // namespace
 
+std::string SimMemory::IpcName(const std::array<uint8_t, 16>& secret) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string name = "hipr-ipc-";
+  for (uint8_t b : secret) {
+    name += kHex[b >> 4];
+    name += kHex[b & 15];
+  }
+  return name;
+}
+
 SimMemory::SimMemory(int device_count, uint64_t budget_per_device)
     : budget_(budget_per_device), used_(static_cast<size_t>(device_count), 0) {}
 
 SimMemory::~SimMemory() {
+  for (const auto& [base, a] : allocations_)
+    if (a.ipc_fd >= 0) close(a.ipc_fd);
   if (window_.size != 0) munmap(reinterpret_cast<void*>(window_.base), window_.size);
 }
 
@@ -53,57 +69,19 @@ Status SimMemory::MapRange(uint64_t address, uint64_t size, bool accessible) {
   return Status::Ok();
 }
 
-Status SimMemory::Allocate(int device, uint64_t size, uint64_t* address) {
-  std::lock_guard lock(mu_);
-  if (window_.size == 0) return Status(StatusCode::kFailedPrecondition, "no address window");
-  if (device < 0 || device >= static_cast<int>(used_.size())) return Status(StatusCode::kInvalidDevice, "bad device");
-  if (size == 0 || size > budget_) return Status(StatusCode::kResourceExhausted, "allocation exceeds device memory");
-  uint64_t rounded = RoundUp(size, kGranularity);
-  if (used_[device] + rounded > budget_)
-    return Status(StatusCode::kResourceExhausted, "device memory budget exhausted");
+bool SimMemory::TakeRange(uint64_t size, uint64_t* base) {
   for (auto it = free_.begin(); it != free_.end(); ++it) {
-    if (it->second < rounded) continue;
-    uint64_t base = it->first;
-    uint64_t rest = it->second - rounded;
+    if (it->second < size) continue;
+    *base = it->first;
+    const uint64_t rest = it->second - size;
     free_.erase(it);
-    if (rest > 0) free_[base + rounded] = rest;
-    Status st = MapRange(base, rounded, true);
-    if (!st.ok()) {
-      if (rest > 0) free_.erase(base + rounded);
-      free_[base] = rounded + rest;
-      return st;
-    }
-    allocations_[base] = {rounded, device};
-    used_[device] += rounded;
-    *address = base;
-    return Status::Ok();
+    if (rest > 0) free_[*base + size] = rest;
+    return true;
   }
-  return Status(StatusCode::kResourceExhausted, "device address window exhausted");
+  return false;
 }
 
-Status SimMemory::Retire(uint64_t address) {
-  std::lock_guard lock(mu_);
-  auto it = allocations_.find(address);
-  if (it == allocations_.end() || it->second.retired)
-    return Status(StatusCode::kInvalidDevicePointer, "not the start of an allocation of this session");
-  it->second.retired = true;
-  // Counted as free from now on, as hipMemGetInfo right after hipFree shows
-  // it natively; the pages go at Release().
-  used_[it->second.device] -= it->second.size;
-  return Status::Ok();
-}
-
-Status SimMemory::Release(uint64_t address, int* device) {
-  std::lock_guard lock(mu_);
-  auto it = allocations_.find(address);
-  if (it == allocations_.end())
-    return Status(StatusCode::kInvalidDevicePointer, "not the start of an allocation of this session");
-  uint64_t size = it->second.size;
-  *device = it->second.device;
-  if (!it->second.retired) used_[it->second.device] -= size;
-  allocations_.erase(it);
-  HIPR_RETURN_IF_ERROR(MapRange(address, size, false));
-  // Return the range to the free list, merged with free neighbours.
+void SimMemory::ReturnRange(uint64_t address, uint64_t size) {
   uint64_t base = address;
   uint64_t end = address + size;
   auto next = free_.lower_bound(address);
@@ -119,6 +97,126 @@ Status SimMemory::Release(uint64_t address, int* device) {
     }
   }
   free_[base] = end - base;
+}
+
+Status SimMemory::Allocate(int device, uint64_t size, uint64_t* address) {
+  std::lock_guard lock(mu_);
+  if (window_.size == 0) return Status(StatusCode::kFailedPrecondition, "no address window");
+  if (device < 0 || device >= static_cast<int>(used_.size())) return Status(StatusCode::kInvalidDevice, "bad device");
+  if (size == 0 || size > budget_) return Status(StatusCode::kResourceExhausted, "allocation exceeds device memory");
+  uint64_t rounded = RoundUp(size, kGranularity);
+  if (used_[device] + rounded > budget_)
+    return Status(StatusCode::kResourceExhausted, "device memory budget exhausted");
+  uint64_t base = 0;
+  if (!TakeRange(rounded, &base)) return Status(StatusCode::kResourceExhausted, "device address window exhausted");
+  if (Status st = MapRange(base, rounded, true); !st.ok()) {
+    ReturnRange(base, rounded);
+    return st;
+  }
+  allocations_[base] = {rounded, device};
+  used_[device] += rounded;
+  *address = base;
+  return Status::Ok();
+}
+
+Status SimMemory::Export(uint64_t address, Exported* out) {
+  std::lock_guard lock(mu_);
+  auto it = allocations_.upper_bound(address);
+  if (it == allocations_.begin() || address >= std::prev(it)->first + std::prev(it)->second.size)
+    return Status(StatusCode::kInvalidDevicePointer, "not device memory of this session");
+  --it;
+  Allocation& a = it->second;
+  if (a.retired) return Status(StatusCode::kInvalidDevicePointer, "the allocation has been freed");
+  if (a.imported) return InvalidArgument("memory opened from an IPC handle cannot be exported again");
+  if (a.ipc_fd < 0) {
+    std::array<uint8_t, 16> secret{};
+    if (getrandom(secret.data(), secret.size(), 0) != static_cast<ssize_t>(secret.size()))
+      return Status(StatusCode::kInternal, std::string("getrandom: ") + std::strerror(errno));
+    const std::string name = IpcName(secret);
+    int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
+    if (fd < 0) return Status(StatusCode::kResourceExhausted, std::string("memfd_create: ") + std::strerror(errno));
+    void* copy = MAP_FAILED;
+    if (ftruncate(fd, static_cast<off_t>(a.size)) == 0)
+      copy = mmap(nullptr, a.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (copy == MAP_FAILED) {
+      const int err = errno;
+      close(fd);
+      return Status(StatusCode::kResourceExhausted, std::string("IPC export: ") + std::strerror(err));
+    }
+    std::memcpy(copy, reinterpret_cast<void*>(it->first), a.size);
+    munmap(copy, a.size);
+    if (mmap(reinterpret_cast<void*>(it->first), a.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+        MAP_FAILED) {
+      // The old pages are still mapped (MAP_FIXED failed before replacing them).
+      const int err = errno;
+      close(fd);
+      return Status(StatusCode::kResourceExhausted, std::string("IPC export: mmap: ") + std::strerror(err));
+    }
+    a.ipc_fd = fd;
+    a.secret = secret;
+  }
+  *out = Exported{a.ipc_fd, it->first, a.size, a.secret};
+  return Status::Ok();
+}
+
+Status SimMemory::Import(int device, int fd, uint64_t size, uint64_t* address) {
+  std::lock_guard lock(mu_);
+  if (window_.size == 0) return Status(StatusCode::kFailedPrecondition, "no address window");
+  if (device < 0 || device >= static_cast<int>(used_.size())) return Status(StatusCode::kInvalidDevice, "bad device");
+  if (size == 0 || size % kGranularity != 0) return InvalidArgument("IPC memory of a size no allocation has");
+  uint64_t base = 0;
+  if (!TakeRange(size, &base)) return Status(StatusCode::kResourceExhausted, "device address window exhausted");
+  if (mmap(reinterpret_cast<void*>(base), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+    const int err = errno;
+    ReturnRange(base, size);
+    return Status(StatusCode::kResourceExhausted, std::string("IPC open: mmap: ") + std::strerror(err));
+  }
+  Allocation a{size, device};
+  a.imported = true;
+  allocations_[base] = a;
+  *address = base;
+  return Status::Ok();
+}
+
+Status SimMemory::CloseImport(uint64_t base) {
+  std::lock_guard lock(mu_);
+  auto it = allocations_.find(base);
+  if (it == allocations_.end() || !it->second.imported || it->second.retired)
+    return InvalidArgument("not memory opened from an IPC handle in this session");
+  it->second.retired = true;  // Release() unmaps it.
+  return Status::Ok();
+}
+
+Status SimMemory::Retire(uint64_t address) {
+  std::lock_guard lock(mu_);
+  auto it = allocations_.find(address);
+  if (it == allocations_.end() || it->second.retired)
+    return Status(StatusCode::kInvalidDevicePointer, "not the start of an allocation of this session");
+  if (it->second.imported)
+    return Status(StatusCode::kInvalidDevicePointer, "memory opened from an IPC handle is closed, not freed");
+  it->second.retired = true;
+  // Counted as free from now on, as hipMemGetInfo right after hipFree shows
+  // it natively; the pages go at Release().
+  used_[it->second.device] -= it->second.size;
+  return Status::Ok();
+}
+
+Status SimMemory::Release(uint64_t address, int* device) {
+  std::lock_guard lock(mu_);
+  auto it = allocations_.find(address);
+  if (it == allocations_.end())
+    return Status(StatusCode::kInvalidDevicePointer, "not the start of an allocation of this session");
+  const uint64_t size = it->second.size;
+  *device = it->second.device;
+  if (!it->second.retired && !it->second.imported) used_[it->second.device] -= size;
+  const int fd = it->second.ipc_fd;
+  allocations_.erase(it);
+  // Sessions that opened an exported allocation keep its pages (their own
+  // mapping of the memfd); this one lets go of them.
+  Status st = MapRange(address, size, false);
+  if (fd >= 0) close(fd);
+  HIPR_RETURN_IF_ERROR(st);
+  ReturnRange(address, size);
   return Status::Ok();
 }
 

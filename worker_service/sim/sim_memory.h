@@ -5,14 +5,18 @@
 //
 // The window is reserved PROT_NONE; an allocation maps fresh zeroed pages
 // over its part, a free maps PROT_NONE back (returning the pages). Each sim
-// device has its own budget, reported as its total memory.
+// device has its own budget, reported as its total memory. An allocation
+// exported for IPC is moved into a memfd that other sessions (processes)
+// of the worker map (Export / Import).
 //
 // Thread-safety: all methods may be called from any thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "protocol/messages.h"
@@ -42,6 +46,26 @@ class SimMemory {
   uint64_t Used(int device) const;
   uint64_t budget() const { return budget_; }
 
+  // IPC (hipIpc*MemHandle; the handle itself is SimDevice's). Export backs
+  // the allocation holding `address` with a memfd named `hipr-ipc-<secret>`
+  // (once: its bytes are copied there and the memfd mapped over them, so
+  // REQUIRES that nothing touches the allocation meanwhile) and returns the
+  // descriptor, which the allocation keeps until it is released. Import
+  // maps such a memfd (`size` bytes) into a free part of the window, owned
+  // by `device` but counted against no budget; Retire refuses it, and
+  // CloseImport retires it for Release to unmap.
+  struct Exported {
+    int fd = -1;
+    uint64_t base = 0;
+    uint64_t size = 0;
+    std::array<uint8_t, 16> secret{};
+  };
+  Status Export(uint64_t address, Exported* out);
+  Status Import(int device, int fd, uint64_t size, uint64_t* base);
+  Status CloseImport(uint64_t base);
+  // The memfd name of an export: "hipr-ipc-" and the secret in hex.
+  static std::string IpcName(const std::array<uint8_t, 16>& secret);
+
   // The device owning the allocation that contains the whole region, or
   // kInvalidDevicePointer.
   Status Check(const msg::Region& region, int* device) const;
@@ -53,8 +77,15 @@ class SimMemory {
     uint64_t size;  // Rounded to kGranularity.
     int device;
     bool retired = false;
+    bool imported = false;  // Another session's export (Import).
+    int ipc_fd = -1;        // Export's memfd, once exported.
+    std::array<uint8_t, 16> secret{};
   };
   Status MapRange(uint64_t address, uint64_t size, bool accessible);
+  // REQUIRES: mu_ held. A free range of `size` bytes from the window.
+  bool TakeRange(uint64_t size, uint64_t* base);
+  // REQUIRES: mu_ held. Back to the free list, merged with its neighbours.
+  void ReturnRange(uint64_t base, uint64_t size);
 
   const uint64_t budget_;
   mutable std::mutex mu_;

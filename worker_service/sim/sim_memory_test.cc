@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -280,6 +281,64 @@ TEST_F(SimMemoryTest, ReleaseAcceptsOnlyTheStartOfALiveAllocation) {
   ASSERT_TRUE(memory.Release(a, &device).ok());
   EXPECT_EQ(memory.Release(a, &device).code(), StatusCode::kInvalidDevicePointer);  // Double free.
   EXPECT_EQ(memory.Used(0), 0u);
+}
+
+// IPC: an export moves the allocation into a memfd, keeping its bytes; an
+// import (another session's SimMemory, here a second instance) maps the same
+// pages; each side lets go on its own terms.
+TEST_F(SimMemoryTest, ExportedMemoryIsSharedWithAnImportUntilBothLetGo) {
+  SimMemory exporter(1, 16 * kMiB);
+  SimMemory importer(1, 16 * kMiB);
+  AttachFresh(exporter, 64 * kMiB);
+  AttachFresh(importer, 64 * kMiB);
+  const uint64_t size = 3 * kPage;
+  uint64_t a = 0;
+  ASSERT_TRUE(exporter.Allocate(0, size, &a).ok());
+  auto* p = reinterpret_cast<uint8_t*>(a);
+  for (uint64_t i = 0; i < size; ++i) p[i] = static_cast<uint8_t>(i * 7 + 1);
+
+  SimMemory::Exported e;
+  ASSERT_TRUE(exporter.Export(a + kPage + 5, &e).ok());  // An interior pointer names the allocation.
+  EXPECT_EQ(e.base, a);
+  EXPECT_EQ(e.size, size);
+  EXPECT_EQ(PermissionsAt(a), "rw-s");
+  for (uint64_t i = 0; i < size; ++i) ASSERT_EQ(p[i], static_cast<uint8_t>(i * 7 + 1)) << "byte " << i;
+  SimMemory::Exported again;
+  ASSERT_TRUE(exporter.Export(a, &again).ok());
+  EXPECT_EQ(again.fd, e.fd) << "exported once";
+  EXPECT_EQ(again.secret, e.secret);
+  char name[128] = {};
+  const std::string link = "/proc/self/fd/" + std::to_string(e.fd);
+  ASSERT_GT(readlink(link.c_str(), name, sizeof name - 1), 0);
+  EXPECT_EQ(std::string(name), "/memfd:" + SimMemory::IpcName(e.secret) + " (deleted)");
+  SimMemory::Exported none;
+  EXPECT_EQ(exporter.Export(a + size, &none).code(), StatusCode::kInvalidDevicePointer);
+
+  uint64_t b = 0;
+  ASSERT_TRUE(importer.Import(0, e.fd, size, &b).ok());
+  EXPECT_EQ(importer.Used(0), 0u) << "an import counts against no budget";
+  auto* q = reinterpret_cast<uint8_t*>(b);
+  EXPECT_EQ(q[kPage + 5], p[kPage + 5]);
+  q[10] = 0xEE;
+  EXPECT_EQ(p[10], 0xEE) << "one set of pages";
+  EXPECT_TRUE(importer.Check({b, 0, size, 1}, nullptr).ok());
+  EXPECT_EQ(importer.Export(b, &again).code(), StatusCode::kInvalidArgument) << "no re-export";
+  EXPECT_EQ(importer.Retire(b).code(), StatusCode::kInvalidDevicePointer) << "closed, not freed";
+  EXPECT_EQ(importer.CloseImport(b + kPage).code(), StatusCode::kInvalidArgument) << "not its start";
+
+  // The exporter frees: the importer still holds the pages; the memfd closes.
+  int device = -1;
+  const int fd = e.fd;
+  ASSERT_TRUE(exporter.Release(a, &device).ok());
+  EXPECT_EQ(fcntl(fd, F_GETFD), -1) << "the export's memfd outlived its allocation";
+  EXPECT_EQ(q[10], 0xEE);
+  EXPECT_EQ(q[kPage + 5], static_cast<uint8_t>((kPage + 5) * 7 + 1));
+
+  ASSERT_TRUE(importer.CloseImport(b).ok());
+  EXPECT_EQ(importer.CloseImport(b).code(), StatusCode::kInvalidArgument) << "closed twice";
+  EXPECT_FALSE(importer.Check({b, 0, 1, 1}, nullptr).ok()) << "usable after close";
+  ASSERT_TRUE(importer.Release(b, &device).ok());
+  EXPECT_EQ(PermissionsAt(b), "---p");
 }
 
 TEST_F(SimMemoryTest, AllocationsAreZeroedReadableAndWritable) {

@@ -1,0 +1,89 @@
+// IPC memory handles: a device allocation exported by one process and
+// opened by another, as PyTorch's multiprocessing shares CUDA/HIP tensors.
+// Each process has its own session (a process of its own on the worker),
+// so the handle is the worker device's: the exporting session hands back 64
+// opaque bytes, and a session of the same worker maps that allocation
+// (sim: its memfd; hip: hipIpcOpenMemHandle). Handles do not cross workers.
+// Event handles (hipIpc*EventHandle) are not supported (api-coverage.md).
+#include <cstring>
+#include <vector>
+
+#include "client_stub/api_common.h"
+
+using namespace hipr;
+using namespace hipr::client;
+
+HIPR_EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* dev_ptr) {
+  return ApiCall("hipIpcGetMemHandle", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (handle == nullptr || dev_ptr == nullptr) return hipErrorInvalidValue;
+    DeviceAllocation a;
+    const uint64_t p = reinterpret_cast<uint64_t>(dev_ptr);
+    if (!Client::Get().allocations().FindDevice(p, 1, &a) || a.module_global || a.ipc_opened)
+      return hipErrorInvalidValue;  // Not an allocation of this process's own.
+    msg::IpcGetMemHandleReply reply;
+    Status st = s->Call(wire::Op::kIpcGetMemHandle, msg::IpcGetMemHandleRequest{p}, &reply);
+    if (!st.ok()) return ToHipError(st);
+    if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
+    if (reply.handle.size() != sizeof *handle) {
+      HIPR_LOG_ERROR("hipIpcGetMemHandle: the worker sent a %zu-byte handle", reply.handle.size());
+      return hipErrorUnknown;
+    }
+    std::memcpy(handle, reply.handle.data(), sizeof *handle);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipIpcOpenMemHandle(void** dev_ptr, hipIpcMemHandle_t handle, unsigned int flags) {
+  return ApiCall("hipIpcOpenMemHandle", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (dev_ptr == nullptr || (flags & ~static_cast<unsigned>(hipIpcMemLazyEnablePeerAccess)) != 0)
+      return hipErrorInvalidValue;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    msg::IpcOpenMemHandleRequest req;
+    req.device = device;
+    req.handle.assign(reinterpret_cast<const uint8_t*>(&handle), reinterpret_cast<const uint8_t*>(&handle) + sizeof handle);
+    req.flags = flags;
+    msg::IpcOpenMemHandleReply reply;
+    Status st = s->Call(wire::Op::kIpcOpenMemHandle, req, &reply);
+    if (!st.ok()) return ToHipError(st);
+    if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
+    Client& c = Client::Get();
+    DeviceAllocation a;
+    a.base = reply.base;
+    a.size = reply.size;
+    a.device = device;
+    a.ipc_opened = true;
+    const bool sane = reply.address >= reply.base && reply.address - reply.base < reply.size;
+    if (!sane || !PlaceAllocation(c, a.base, a.size, &a.outside_window) || !c.allocations().AddDevice(a)) {
+      if (sane && a.outside_window) c.reservations().Release(a.base, a.size);
+      HIPR_LOG_ERROR("hipIpcOpenMemHandle: the worker mapped it at 0x%llx (+%llu), where this process cannot use it",
+                     static_cast<unsigned long long>(a.base), static_cast<unsigned long long>(a.size));
+      msg::CallReply closed;
+      (void)s->Call(wire::Op::kIpcCloseMemHandle, msg::IpcCloseMemHandleRequest{reply.base}, &closed);
+      return hipErrorOutOfMemory;
+    }
+    *dev_ptr = reinterpret_cast<void*>(reply.address);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipIpcCloseMemHandle(void* dev_ptr) {
+  return ApiCall("hipIpcCloseMemHandle", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    Client& c = Client::Get();
+    DeviceAllocation a;
+    const uint64_t p = reinterpret_cast<uint64_t>(dev_ptr);
+    if (dev_ptr == nullptr || !c.allocations().FindDevice(p, 1, &a) || !a.ipc_opened) return hipErrorInvalidValue;
+    if (!c.allocations().RemoveDevice(p, &a)) return hipErrorInvalidValue;
+    msg::CallReply reply;
+    Status st = s->Call(wire::Op::kIpcCloseMemHandle, msg::IpcCloseMemHandleRequest{a.base}, &reply);
+    if (a.outside_window) c.reservations().Release(a.base, a.size);
+    if (!st.ok()) return ToHipError(st);
+    return static_cast<hipError_t>(reply.error);
+  });
+}

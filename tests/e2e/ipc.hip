@@ -1,0 +1,158 @@
+// ipc: IPC memory handles between two processes, each with a session of its
+// own on one worker (as PyTorch's multiprocessing shares tensors). The
+// parent exports an allocation (whole, and from an interior pointer) and a
+// freed one, then runs itself again as a child, passing the handles in hex
+// on the command line. The child opens them, reads the parent's bytes,
+// writes through both mappings (memset and a kernel), checks the errors of
+// stale, forged and misused handles, and closes them; the parent then sees
+// the child's writes in its own allocation.
+#include <hip/hip_runtime.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common.h"
+
+__global__ void add_one(uint8_t* p, int count) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < count) p[i] = static_cast<uint8_t>(p[i] + 1);
+}
+
+namespace {
+
+constexpr size_t kBytes = 1 << 20;
+constexpr uint64_t kSeed = 4242;
+constexpr size_t kInner = 4096 + 100;  // The interior pointer's offset.
+constexpr int kKernelBytes = 1024;     // The child adds one to these, from kInner.
+
+std::string Hex(const hipIpcMemHandle_t& h) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < sizeof h; ++i) {
+    const auto b = static_cast<uint8_t>(h.reserved[i]);
+    s += kDigits[b >> 4];
+    s += kDigits[b & 15];
+  }
+  return s;
+}
+
+hipIpcMemHandle_t FromHex(const char* s) {
+  hipIpcMemHandle_t h{};
+  CHECK(strlen(s) == 2 * sizeof h, "a handle is %zu hex digits", 2 * sizeof h);
+  for (size_t i = 0; i < sizeof h; ++i) {
+    unsigned v = 0;
+    CHECK(sscanf(s + 2 * i, "%2x", &v) == 1, "bad hex");
+    h.reserved[i] = static_cast<char>(v);
+  }
+  return h;
+}
+
+int Child(const hipIpcMemHandle_t& whole, const hipIpcMemHandle_t& inner, const hipIpcMemHandle_t& freed) {
+  void* p = nullptr;
+  HIP_OK(hipIpcOpenMemHandle(&p, whole, hipIpcMemLazyEnablePeerAccess));
+  std::vector<uint8_t> got(kBytes);
+  HIP_OK(hipMemcpy(got.data(), p, kBytes, hipMemcpyDeviceToHost));
+  CHECK_PATTERN(got.data(), kBytes, kSeed, "child: the parent's bytes through the opened handle");
+
+  void* q = nullptr;
+  HIP_OK(hipIpcOpenMemHandle(&q, inner, 0));
+  std::vector<uint8_t> part(kKernelBytes);
+  HIP_OK(hipMemcpy(part.data(), q, part.size(), hipMemcpyDeviceToHost));
+  CHECK(memcmp(part.data(), got.data() + kInner, part.size()) == 0,
+        "child: the interior handle does not point %zu bytes into the allocation", kInner);
+
+  hipPointerAttribute_t attr{};
+  HIP_OK(hipPointerGetAttributes(&attr, p));
+  CHECK(attr.devicePointer == p, "child: the opened pointer is not device memory here");
+  CHECK(hipFree(p) == hipErrorInvalidValue, "child: hipFree of an opened handle must fail (it is closed)");
+
+  // Writes through both mappings: the parent sees them.
+  HIP_OK(hipMemset(p, 0x5A, 4096));
+  hipLaunchKernelGGL(add_one, dim3(kKernelBytes / 256), dim3(256), 0, 0, static_cast<uint8_t*>(q), kKernelBytes);
+  HIP_OK(hipGetLastError());
+  HIP_OK(hipDeviceSynchronize());
+
+  // A freed allocation's handle, a forged one, garbage, bad flags.
+  void* r = nullptr;
+  CHECK(hipIpcOpenMemHandle(&r, freed, 0) == hipErrorInvalidValue, "child: a freed allocation's handle opened");
+  hipIpcMemHandle_t forged = whole;
+  forged.reserved[40] = static_cast<char>(forged.reserved[40] ^ 0x01);  // Its secret (sim layout).
+  CHECK(hipIpcOpenMemHandle(&r, forged, 0) == hipErrorInvalidValue, "child: a forged handle opened");
+  hipIpcMemHandle_t zero{};
+  CHECK(hipIpcOpenMemHandle(&r, zero, 0) == hipErrorInvalidValue, "child: an all-zero handle opened");
+  CHECK(hipIpcOpenMemHandle(&r, whole, 0x80) == hipErrorInvalidValue, "child: unknown flags accepted");
+  CHECK(hipIpcOpenMemHandle(nullptr, whole, 0) == hipErrorInvalidValue, "child: null out pointer accepted");
+  CHECK(r == nullptr, "child: a failed open wrote its output");
+
+  HIP_OK(hipIpcCloseMemHandle(p));
+  HIP_OK(hipIpcCloseMemHandle(q));
+  CHECK(hipIpcCloseMemHandle(p) == hipErrorInvalidValue, "child: closed twice");
+  void* own = nullptr;
+  HIP_OK(hipMalloc(&own, 4096));
+  CHECK(hipIpcCloseMemHandle(own) == hipErrorInvalidValue, "child: closed its own allocation");
+  HIP_OK(hipFree(own));
+  printf("child: opened both handles, read and wrote through them, refused 6 bad ones, closed\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 5 && strcmp(argv[1], "child") == 0) return Child(FromHex(argv[2]), FromHex(argv[3]), FromHex(argv[4]));
+
+  uint8_t* dev = nullptr;
+  HIP_OK(hipMalloc(&dev, kBytes));
+  std::vector<uint8_t> src(kBytes);
+  e2e::FillPattern(src.data(), kBytes, kSeed);
+  HIP_OK(hipMemcpy(dev, src.data(), kBytes, hipMemcpyHostToDevice));
+
+  hipIpcMemHandle_t whole{}, inner{}, freed{}, again{};
+  HIP_OK(hipIpcGetMemHandle(&whole, dev));
+  HIP_OK(hipIpcGetMemHandle(&inner, dev + kInner));
+  HIP_OK(hipIpcGetMemHandle(&again, dev));
+  CHECK(memcmp(&whole, &again, sizeof whole) == 0, "two handles of one allocation differ");
+  // Exporting kept the bytes, and kernels still reach them.
+  std::vector<uint8_t> got(kBytes);
+  HIP_OK(hipMemcpy(got.data(), dev, kBytes, hipMemcpyDeviceToHost));
+  CHECK_PATTERN(got.data(), kBytes, kSeed, "parent: bytes after export");
+
+  void* gone = nullptr;
+  HIP_OK(hipMalloc(&gone, 8192));
+  HIP_OK(hipIpcGetMemHandle(&freed, gone));
+  HIP_OK(hipFree(gone));
+  HIP_OK(hipDeviceSynchronize());  // The free has happened on the worker.
+
+  CHECK(hipIpcGetMemHandle(nullptr, dev) == hipErrorInvalidValue, "null handle accepted");
+  hipIpcMemHandle_t h{};
+  CHECK(hipIpcGetMemHandle(&h, src.data()) == hipErrorInvalidValue, "host memory exported");
+  CHECK(hipIpcGetMemHandle(&h, gone) == hipErrorInvalidValue, "freed memory exported");
+
+  fflush(stdout);
+  pid_t child = fork();
+  CHECK(child >= 0, "fork failed");
+  if (child == 0) {
+    // A fresh process image, as Python's spawn start method gives.
+    std::string a = Hex(whole), b = Hex(inner), c = Hex(freed);
+    char* args[] = {argv[0], const_cast<char*>("child"), a.data(), b.data(), c.data(), nullptr};
+    execv("/proc/self/exe", args);
+    _exit(127);
+  }
+  int status = 0;
+  CHECK(waitpid(child, &status, 0) == child, "waitpid");
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed (status 0x%x)", status);
+
+  // The child's writes, in the parent's allocation.
+  HIP_OK(hipMemcpy(got.data(), dev, kBytes, hipMemcpyDeviceToHost));
+  std::vector<uint8_t> want = src;
+  memset(want.data(), 0x5A, 4096);
+  for (size_t i = kInner; i < kInner + kKernelBytes; ++i) want[i] = static_cast<uint8_t>(want[i] + 1);
+  for (size_t i = 0; i < kBytes; ++i)
+    CHECK(got[i] == want[i], "parent: byte %zu is 0x%02x after the child wrote, expected 0x%02x", i, got[i], want[i]);
+  HIP_OK(hipFree(dev));
+  printf("parent: the child's memset and kernel writes landed in the exported allocation\n");
+  return e2e::Finish("ipc");
+}
