@@ -346,3 +346,60 @@ HIPR_EXPORT hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent
     return static_cast<hipError_t>(reply.error);
   });
 }
+
+// Stream memory operations on device memory (4 or 8 bytes, aligned). A
+// write is a copy of the value in stream order; a wait holds the stream on
+// the worker until the value meets its condition. Host memory (signal
+// memory in pinned host allocations) is refused: the worker cannot watch
+// this process's memory. Not capturable here: refused during capture.
+namespace {
+
+hipError_t StreamValueTarget(hipStream_t stream, void* ptr, size_t bytes, StreamTarget* target) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (hipError_t e = ResolveStream(stream, target); e != hipSuccess) return e;
+  DeviceAllocation a;
+  const uint64_t p = reinterpret_cast<uint64_t>(ptr);
+  if (ptr == nullptr || p % bytes != 0 || !Client::Get().allocations().FindDevice(p, bytes, &a))
+    return hipErrorInvalidValue;
+  return CheckNotCapturing(target->device, target->id, false);
+}
+
+hipError_t WriteValue(hipStream_t stream, void* ptr, uint64_t value, size_t bytes, unsigned flags) {
+  StreamTarget target;
+  if (hipError_t e = StreamValueTarget(stream, ptr, bytes, &target); e != hipSuccess) return e;
+  (void)flags;  // Reserved; HIP ignores them.
+  const uint64_t p = reinterpret_cast<uint64_t>(ptr);
+  msg::CopyToDeviceRequest req{target.device, target.id, msg::Region{p, bytes, bytes, 1}, false, {}};
+  uint32_t narrow = static_cast<uint32_t>(value);
+  iovec iov{bytes == 4 ? static_cast<void*>(&narrow) : static_cast<void*>(&value), bytes};
+  return ToHipError(LiveSession()->PostCopy(req, &iov, 1));
+}
+
+hipError_t WaitValue(hipStream_t stream, void* ptr, uint64_t value, unsigned flags, uint64_t mask, size_t bytes) {
+  StreamTarget target;
+  if (hipError_t e = StreamValueTarget(stream, ptr, bytes, &target); e != hipSuccess) return e;
+  if (flags > hipStreamWaitValueNor) return hipErrorInvalidValue;
+  msg::StreamWaitValueRequest req{target.device, target.id, reinterpret_cast<uint64_t>(ptr), value, mask, flags,
+                                  static_cast<uint8_t>(bytes)};
+  return ToHipError(LiveSession()->Post(wire::Op::kStreamWaitValue, req));
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipStreamWriteValue32(hipStream_t stream, void* ptr, uint32_t value, unsigned int flags) {
+  return ApiCall("hipStreamWriteValue32", [&] { return WriteValue(stream, ptr, value, 4, flags); });
+}
+
+HIPR_EXPORT hipError_t hipStreamWriteValue64(hipStream_t stream, void* ptr, uint64_t value, unsigned int flags) {
+  return ApiCall("hipStreamWriteValue64", [&] { return WriteValue(stream, ptr, value, 8, flags); });
+}
+
+HIPR_EXPORT hipError_t hipStreamWaitValue32(hipStream_t stream, void* ptr, uint32_t value, unsigned int flags,
+                                            uint32_t mask) {
+  return ApiCall("hipStreamWaitValue32", [&] { return WaitValue(stream, ptr, value, flags, mask, 4); });
+}
+
+HIPR_EXPORT hipError_t hipStreamWaitValue64(hipStream_t stream, void* ptr, uint64_t value, unsigned int flags,
+                                            uint64_t mask) {
+  return ApiCall("hipStreamWaitValue64", [&] { return WaitValue(stream, ptr, value, flags, mask, 8); });
+}

@@ -345,6 +345,21 @@ struct StreamWaitEventRequest {  // Fire-and-forget.
   HIPR_FIELDS(stream, event, flags)
 };
 
+// hipStreamWaitValue32/64: work queued on the stream after this waits until
+// the `bytes`-wide (4 or 8) value at `address` (device memory, aligned)
+// satisfies `flags` (hipStreamWaitValueGte/Eq/And/Nor) against `value`
+// under `mask`.
+struct StreamWaitValueRequest {  // Fire-and-forget.
+  int32_t device = 0;
+  uint64_t stream = 0;
+  uint64_t address = 0;
+  uint64_t value = 0;
+  uint64_t mask = 0;
+  uint32_t flags = 0;
+  uint8_t bytes = 4;
+  HIPR_FIELDS(device, stream, address, value, mask, flags, bytes)
+};
+
 struct EventCreateRequest {  // Fire-and-forget.
   int32_t device = 0;
   uint64_t event = 0;

@@ -176,6 +176,11 @@ class Device {
   virtual Status StreamSynchronize(uint64_t stream) = 0;
   virtual Status StreamQuery(uint64_t stream) = 0;  // Ok or kNotReady.
   virtual Status StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flags) = 0;
+  // Work queued on the stream after this waits until the value at `address`
+  // meets the condition (msg::StreamWaitValueRequest). A wait that is never
+  // met holds its stream, as on a GPU, until the session ends.
+  virtual Status StreamWaitValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint64_t mask,
+                                 uint32_t flags, uint8_t bytes) = 0;
   // A host callback in stream order: when `stream` gets there, `reached`
   // runs (on any thread) with the stream's status (ok, or the error of
   // earlier work), then the stream waits until `gate` opens. Never blocks

@@ -971,6 +971,115 @@ void CheckStreamWaitEvent(Wait wait, hipStream_t waiter) {
   HIP_OK(hipStreamDestroy(gated));
 }
 
+// Stream memory operations. The waits run on non-blocking streams: a held
+// blocking stream would hold the null stream, and every blocking call, too.
+uint64_t ReadValue(const void* d, size_t bytes, hipStream_t s) {
+  uint64_t v = 0;
+  HIP_OK(hipMemcpyAsync(&v, d, bytes, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  return v;
+}
+
+void StreamWriteValue32() {
+  void* d = nullptr;
+  HIP_OK(hipMalloc(&d, 16));
+  HIP_OK(hipMemset(d, 0, 16));
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  HIP_OK(hipStreamWriteValue32(s, static_cast<char*>(d) + 4, 0xABCD1234u, 0));
+  CHECK(ReadValue(d, 8, s) == 0xABCD123400000000ull, "hipStreamWriteValue32 wrote %#llx",
+        static_cast<unsigned long long>(ReadValue(d, 8, s)));
+  std::vector<uint32_t> host(4, 0);
+  HIP_EXPECT(hipStreamWriteValue32(s, host.data(), 1, 0), hipErrorInvalidValue);  // Host memory.
+  HIP_EXPECT(hipStreamWriteValue32(s, static_cast<char*>(d) + 2, 1, 0), hipErrorInvalidValue);  // Unaligned.
+  HIP_EXPECT(hipStreamWriteValue32(s, static_cast<char*>(d) + 16, 1, 0), hipErrorInvalidValue);  // Past the end.
+  CHECK(ReadValue(d, 8, s) == 0xABCD123400000000ull, "a refused write changed memory");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void StreamWriteValue64() {
+  void* d = nullptr;
+  HIP_OK(hipMalloc(&d, 16));
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  HIP_OK(hipStreamWriteValue64(s, static_cast<char*>(d) + 8, 0x0123456789ABCDEFull, 0));
+  CHECK(ReadValue(static_cast<char*>(d) + 8, 8, s) == 0x0123456789ABCDEFull, "hipStreamWriteValue64 wrote wrong");
+  HIP_EXPECT(hipStreamWriteValue64(s, static_cast<char*>(d) + 4, 1, 0), hipErrorInvalidValue);  // Unaligned.
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+// Queues a wait on `a`, then a memset after it; checks the memset waits
+// until `release` (written by stream `b`) satisfies the wait. `pre` is the
+// value in place before, `release` one that meets the condition.
+void ExpectWaitHolds(hipStream_t a, hipStream_t b, void* flag, void* out, size_t bytes, uint64_t pre,
+                     uint64_t release, unsigned flags, uint64_t value, uint64_t mask, const char* what) {
+  HIP_OK(hipMemsetAsync(out, 0, 8, b));
+  if (bytes == 4)
+    HIP_OK(hipStreamWriteValue32(b, flag, static_cast<uint32_t>(pre), 0));
+  else
+    HIP_OK(hipStreamWriteValue64(b, flag, pre, 0));
+  HIP_OK(hipStreamSynchronize(b));
+  if (bytes == 4)
+    HIP_OK(hipStreamWaitValue32(a, flag, static_cast<uint32_t>(value), flags, static_cast<uint32_t>(mask)));
+  else
+    HIP_OK(hipStreamWaitValue64(a, flag, value, flags, mask));
+  HIP_OK(hipMemsetAsync(out, 7, 8, a));
+  usleep(30 * 1000);
+  CHECK(hipStreamQuery(a) == hipErrorNotReady, "%s: the stream went past an unmet wait", what);
+  CHECK(ReadValue(out, 8, b) == 0, "%s: work after an unmet wait ran", what);
+  if (bytes == 4)
+    HIP_OK(hipStreamWriteValue32(b, flag, static_cast<uint32_t>(release), 0));
+  else
+    HIP_OK(hipStreamWriteValue64(b, flag, release, 0));
+  HIP_OK(hipStreamSynchronize(a));
+  CHECK(ReadValue(out, 8, b) == 0x0707070707070707ull, "%s: work after the wait did not run", what);
+}
+
+void StreamWaitValue32() {
+  void* flag = nullptr;
+  void* out = nullptr;
+  HIP_OK(hipMalloc(&flag, 8));
+  HIP_OK(hipMalloc(&out, 8));
+  hipStream_t a, b;
+  HIP_OK(hipStreamCreateWithFlags(&a, hipStreamNonBlocking));
+  HIP_OK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+  ExpectWaitHolds(a, b, flag, out, 4, 4, 5, hipStreamWaitValueGte, 5, 0xffffffffu, "Gte");
+  ExpectWaitHolds(a, b, flag, out, 4, 0x12, 0x1234, hipStreamWaitValueEq, 0x34, 0xff, "Eq under a mask");
+  ExpectWaitHolds(a, b, flag, out, 4, 0xf0, 0x0f, hipStreamWaitValueAnd, 0x01, 0xffffffffu, "And");
+  // Nor: ~((v & mask) | (value & mask)) != 0 over all 32 bits (so a
+  // narrower mask always meets it): met once any bit of v is clear.
+  ExpectWaitHolds(a, b, flag, out, 4, 0xffffffffu, 0xfffffffeu, hipStreamWaitValueNor, 0, 0xffffffffu, "Nor");
+  std::vector<uint32_t> host(2, 0);
+  HIP_EXPECT(hipStreamWaitValue32(a, host.data(), 0, hipStreamWaitValueGte, 0xffffffffu), hipErrorInvalidValue);
+  HIP_EXPECT(hipStreamWaitValue32(a, flag, 0, 4, 0xffffffffu), hipErrorInvalidValue);  // No such condition.
+  HIP_EXPECT(hipStreamWaitValue32(a, static_cast<char*>(flag) + 1, 0, 0, 0xffffffffu), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(a));  // The refused waits queued nothing.
+  HIP_OK(hipStreamDestroy(a));
+  HIP_OK(hipStreamDestroy(b));
+  HIP_OK(hipFree(flag));
+  HIP_OK(hipFree(out));
+}
+
+void StreamWaitValue64() {
+  void* flag = nullptr;
+  void* out = nullptr;
+  HIP_OK(hipMalloc(&flag, 8));
+  HIP_OK(hipMalloc(&out, 8));
+  hipStream_t a, b;
+  HIP_OK(hipStreamCreateWithFlags(&a, hipStreamNonBlocking));
+  HIP_OK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+  // The high half decides: a 32-bit wait would have been met by `pre`.
+  ExpectWaitHolds(a, b, flag, out, 8, 0x00000001FFFFFFFFull, 0x0000000200000000ull, hipStreamWaitValueGte,
+                  0x0000000200000000ull, ~0ull, "64-bit Gte");
+  HIP_EXPECT(hipStreamWaitValue64(a, static_cast<char*>(flag) + 4, 0, 0, ~0ull), hipErrorInvalidValue);
+  HIP_OK(hipStreamDestroy(a));
+  HIP_OK(hipStreamDestroy(b));
+  HIP_OK(hipFree(flag));
+  HIP_OK(hipFree(out));
+}
+
 void StreamWaitEvent() {
   hipStream_t s;
   HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
@@ -2604,6 +2713,10 @@ const e2e::Row kRows[] = {
     {"hipStreamSynchronize", StreamSynchronize},
     {"hipStreamSynchronize_spt", StreamSynchronizeSpt},
     {"hipStreamWaitEvent", StreamWaitEvent},
+    {"hipStreamWaitValue32", StreamWaitValue32},
+    {"hipStreamWaitValue64", StreamWaitValue64},
+    {"hipStreamWriteValue32", StreamWriteValue32},
+    {"hipStreamWriteValue64", StreamWriteValue64},
     {"hipStreamWaitEvent_spt", StreamWaitEventSpt},
     {"hipStreamAddCallback", StreamAddCallback},
     {"hipStreamGetDevice", StreamGetDevice},

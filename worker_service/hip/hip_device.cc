@@ -229,6 +229,21 @@ class HipDevice final : public Device {
       return Status::Ok();
     }, drain);
   }
+  Status StreamWaitValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint64_t mask,
+                         uint32_t flags, uint8_t bytes) override {
+    HIPR_RETURN_IF_ERROR(CheckRegion(msg::Region{address, bytes, bytes, 1}));
+    hipStream_t s = nullptr;
+    HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
+    void* p = reinterpret_cast<void*>(address);
+    if (bytes == 4)
+      HIPR_HIP(hipStreamWaitValue32(s, p, static_cast<uint32_t>(value), flags, static_cast<uint32_t>(mask)));
+    else if (bytes == 8)
+      HIPR_HIP(hipStreamWaitValue64(s, p, value, flags, mask));
+    else
+      return InvalidArgument("a stream value is 4 or 8 bytes");
+    return Status::Ok();
+  }
+
   // IPC handles are the runtime's own; the opened mapping is recorded as an
   // allocation (base and size from hipMemGetAddressRange) so copies and
   // launches may use it.

@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <string>
+#include <thread>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -114,6 +115,7 @@ SimDevice::SimDevice(std::vector<msg::DeviceInfo> infos, uint64_t budget, std::v
 }
 
 SimDevice::~SimDevice() {
+  stopping_ = true;  // A value wait nobody will satisfy must not hold the join below.
   // Drain and join while everything queued work refers to (memory, events,
   // completions) is still alive.
   streams_.clear();
@@ -235,6 +237,38 @@ static_assert(sizeof(SimIpcHandle) == msg::kIpcMemHandleBytes);
 constexpr char kIpcMagic[8] = {'h', 'i', 'p', 'r', '-', 'i', 'p', 'c'};
 
 }  // namespace
+
+Status SimDevice::StreamWaitValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint64_t mask,
+                                  uint32_t flags, uint8_t bytes) {
+  if (bytes != 4 && bytes != 8) return InvalidArgument("a stream value is 4 or 8 bytes");
+  if (flags > 3) return InvalidArgument("unknown stream wait condition " + std::to_string(flags));
+  if (address % bytes != 0) return InvalidArgument("a stream value must be aligned to its size");
+  HIPR_RETURN_IF_ERROR(memory_.Check(msg::Region{address, bytes, bytes, 1}, nullptr));
+  SimStream* s = nullptr;
+  HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
+  const uint64_t width_mask = bytes == 4 ? 0xffffffffull : ~uint64_t{0};
+  s->Submit([this, address, value, mask, flags, bytes, width_mask] {
+    for (unsigned polls = 0; !stopping_.load(std::memory_order_relaxed); ++polls) {
+      const uint64_t now = bytes == 4 ? __atomic_load_n(reinterpret_cast<const uint32_t*>(address), __ATOMIC_ACQUIRE)
+                                      : __atomic_load_n(reinterpret_cast<const uint64_t*>(address), __ATOMIC_ACQUIRE);
+      const uint64_t masked = now & mask;
+      bool met = false;
+      switch (flags) {
+        case 0: met = masked >= value; break;                                    // hipStreamWaitValueGte
+        case 1: met = masked == value; break;                                    // hipStreamWaitValueEq
+        case 2: met = (masked & value) != 0; break;                              // hipStreamWaitValueAnd
+        default: met = (~(masked | (value & mask)) & width_mask) != 0; break;  // hipStreamWaitValueNor
+      }
+      if (met) return;
+      // A short spin, then a light poll: a GPU's wait costs the host nothing.
+      if (polls < 64)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  });
+  return Status::Ok();
+}
 
 Status SimDevice::IpcGetMemHandle(uint64_t address, IpcHandle* handle) {
   // The export moves the allocation's bytes into a memfd: nothing may touch

@@ -75,6 +75,8 @@ class SimDevice final : public Device {
   // nothing, and a copy is one memcpy per row.
   Status RegisterHost(uint8_t*, uint64_t) override { return Status::Ok(); }
   Status UnregisterHost(uint8_t*, uint64_t) override { return Status::Ok(); }
+  Status StreamWaitValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint64_t mask,
+                         uint32_t flags, uint8_t bytes) override;
   Status IpcGetMemHandle(uint64_t address, IpcHandle* handle) override;
   Status IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t flags, uint64_t* address, uint64_t* base,
                           uint64_t* size) override;
@@ -159,6 +161,7 @@ class SimDevice final : public Device {
   // and not yet written (bounded by kMaxStagedBytes).
   static constexpr uint64_t kMaxStagedBytes = 256ull << 20;
   std::atomic<uint64_t> staged_bytes_{0};
+  std::atomic<bool> stopping_{false};  // The device is going: stream value waits give up.
   std::map<uint64_t, std::shared_ptr<Event>> events_;
   std::map<uint64_t, Module> modules_;
   TwinCatalog twins_;
