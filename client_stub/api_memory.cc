@@ -89,8 +89,9 @@ hipError_t HostMalloc(void** ptr, size_t size, unsigned flags) {
     if (in_segment) {
       (void)UnregisterInSegment(*s, p, mapped);
       segment->Free(p, mapped);
-    } else
+    } else {
       munmap(p, mapped);
+    }
     return hipErrorUnknown;
   }
   *ptr = p;
