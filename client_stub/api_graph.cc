@@ -96,57 +96,217 @@ HIPR_EXPORT hipError_t hipGraphDestroy(hipGraph_t graph) {
   return ApiCall("hipGraphDestroy", [&] { return GraphDestroy(graph); });
 }
 
+namespace {
+
+// The kernel node `params` describe: func is a registered kernel's host stub
+// or a hipFunction_t from hipModuleGetFunction.
+hipError_t KernelNodeOf(const hipKernelNodeParams* params, KernelNode* node, int* device) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (params == nullptr) return hipErrorInvalidValue;
+  CodeModule* module = nullptr;
+  const std::string* name = nullptr;
+  RegisteredKernel kernel;
+  ModuleFunction mf;
+  if (params->func != nullptr && FindRegisteredKernel(params->func, &kernel)) {
+    module = kernel.module;
+    name = kernel.name;
+  } else if (params->func != nullptr && FindModuleFunction(static_cast<hipFunction_t>(params->func), &mf)) {
+    module = mf.module;
+    name = mf.name;
+  } else {
+    return hipErrorInvalidDeviceFunction;
+  }
+  LaunchSpec spec;
+  if (hipError_t e = SetShape(params->gridDim, params->blockDim, &spec); e != hipSuccess) return e;
+  if (hipError_t e = CurrentDeviceOf(*s, &spec.device); e != hipSuccess) return e;
+  spec.shared_bytes = params->sharedMemBytes;
+  spec.func = params->func;
+  KernelArgs args;
+  if (params->kernelParams != nullptr && params->extra != nullptr) return hipErrorInvalidValue;
+  if (params->extra != nullptr) {
+    if (hipError_t e = ParseExtra(params->extra, &args); e != hipSuccess) return e;
+  } else {
+    args.pointers = params->kernelParams;
+  }
+  Status st = BuildKernelNode(*s, *module, *name, spec, args, node);
+  if (!st.ok()) {
+    HIPR_LOG_INFO("graph kernel node: %s", st.message().c_str());
+    return ToHipError(st);
+  }
+  *device = spec.device;
+  return hipSuccess;
+}
+
+hipError_t MemsetNodeOf(const hipMemsetParams* params, msg::MemsetRequest* req) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (params == nullptr || params->dst == nullptr || params->width == 0 || params->height == 0)
+    return hipErrorInvalidValue;
+  const unsigned es = params->elementSize;
+  if (es != 1 && es != 2 && es != 4) return hipErrorInvalidValue;
+  const uint64_t row = uint64_t{params->width} * es;
+  if (params->height > 1 && params->pitch < row) return hipErrorInvalidValue;
+  const uint64_t pitch = params->height > 1 ? params->pitch : row;
+  const uint64_t extent = pitch * (params->height - 1) + row;
+  DeviceAllocation a;
+  if (!Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(params->dst), extent, &a))
+    return hipErrorInvalidValue;
+  *req = msg::MemsetRequest{};
+  req->device = a.device;
+  req->dst = msg::Region{reinterpret_cast<uint64_t>(params->dst), pitch, row, params->height};
+  req->value = params->value;
+  req->element_size = static_cast<uint8_t>(es);
+  return hipSuccess;
+}
+
+// One rectangular copy of a graph: device-to-device when both sides are
+// device memory, else through the copy API at each launch (checked then,
+// like hipMemcpy2DAsync).
+CopyPiece CopyPieceOf(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                      hipMemcpyKind kind, int* device) {
+  const AllocationMap& map = Client::Get().allocations();
+  DeviceAllocation d;
+  DeviceAllocation s;
+  const uint64_t dst_extent = dpitch * (height - 1) + width;
+  const uint64_t src_extent = spitch * (height - 1) + width;
+  const bool dst_device = map.FindDevice(reinterpret_cast<uint64_t>(dst), dst_extent, &d);
+  const bool src_device = map.FindDevice(reinterpret_cast<uint64_t>(src), src_extent, &s);
+  *device = dst_device ? d.device : src_device ? s.device : CurrentDeviceOr0();
+  if (dst_device && src_device) {
+    const msg::Region to{reinterpret_cast<uint64_t>(dst), dpitch, width, height};
+    const msg::Region from{reinterpret_cast<uint64_t>(src), spitch, width, height};
+    return msg::CopyOnDeviceRequest{d.device, 0, to, from, false};
+  }
+  return HostCopyNode{dst, dpitch, src, spitch, width, height, kind};
+}
+
+hipError_t Memcpy1DNodeOf(void* dst, const void* src, size_t count, hipMemcpyKind kind, GraphOp* op, int* device) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (dst == nullptr || src == nullptr || count == 0) return hipErrorInvalidValue;
+  if (kind < hipMemcpyHostToHost || kind > hipMemcpyDefault) return hipErrorInvalidMemcpyDirection;
+  std::visit([&](auto&& piece) { *op = std::move(piece); },
+             CopyPieceOf(dst, count, src, count, count, 1, kind, device));
+  return hipSuccess;
+}
+
+// hipGraphAddMemcpyNode's parameters: pitched pointers only (HIP arrays are
+// not remoted), whole slices as one copy, else one per slice.
+hipError_t Memcpy3DNodeOf(const hipMemcpy3DParms* p, GraphOp* op, int* device) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (p == nullptr) return hipErrorInvalidValue;
+  if (p->srcArray != nullptr || p->dstArray != nullptr) {
+    HIPR_LOG_ONCE(kWarn, "graph memcpy node: HIP arrays are not supported by hipr; returning hipErrorNotSupported");
+    return hipErrorNotSupported;
+  }
+  if (p->kind < hipMemcpyHostToHost || p->kind > hipMemcpyDefault) return hipErrorInvalidMemcpyDirection;
+  const hipExtent& e = p->extent;
+  const hipPitchedPtr& from = p->srcPtr;
+  const hipPitchedPtr& to = p->dstPtr;
+  if (e.width == 0 || e.height == 0 || e.depth == 0 || from.ptr == nullptr || to.ptr == nullptr)
+    return hipErrorInvalidValue;
+  if (p->srcPos.x + e.width > from.pitch || p->dstPos.x + e.width > to.pitch) return hipErrorInvalidPitchValue;
+  if (p->srcPos.y + e.height > from.ysize || p->dstPos.y + e.height > to.ysize) return hipErrorInvalidValue;
+  auto at = [](const hipPitchedPtr& q, const hipPos& pos, size_t z) {
+    return static_cast<char*>(q.ptr) + (pos.z + z) * q.pitch * q.ysize + pos.y * q.pitch + pos.x;
+  };
+  Memcpy3DNode node;
+  node.params = *p;
+  const bool whole_slices = e.height == from.ysize && e.height == to.ysize;
+  const size_t pieces = whole_slices ? 1 : e.depth;
+  const size_t rows = whole_slices ? e.height * e.depth : e.height;
+  for (size_t z = 0; z < pieces; ++z)
+    node.pieces.push_back(CopyPieceOf(at(to, p->dstPos, z), to.pitch, at(from, p->srcPos, z), from.pitch, e.width,
+                                      rows, p->kind, device));
+  *op = std::move(node);
+  return hipSuccess;
+}
+
+// A memcpy node's parameters as hipMemcpy3DParms, however it was made.
+hipError_t Memcpy3DParamsOf(const GraphOp& op, hipMemcpy3DParms* p) {
+  *p = hipMemcpy3DParms{};
+  if (const auto* c = std::get_if<Memcpy3DNode>(&op)) {
+    *p = c->params;
+  } else if (const auto* d = std::get_if<msg::CopyOnDeviceRequest>(&op)) {
+    p->srcPtr = hipPitchedPtr{reinterpret_cast<void*>(d->src.address), d->src.pitch, d->src.width, d->src.height};
+    p->dstPtr = hipPitchedPtr{reinterpret_cast<void*>(d->dst.address), d->dst.pitch, d->dst.width, d->dst.height};
+    p->extent = hipExtent{d->dst.width, d->dst.height, 1};
+    p->kind = hipMemcpyDeviceToDevice;
+  } else if (const auto* h = std::get_if<HostCopyNode>(&op)) {
+    p->srcPtr = hipPitchedPtr{const_cast<void*>(h->src), h->spitch, h->width, h->height};
+    p->dstPtr = hipPitchedPtr{h->dst, h->dpitch, h->width, h->height};
+    p->extent = hipExtent{h->width, h->height, 1};
+    p->kind = h->kind;
+  } else {
+    return hipErrorInvalidValue;
+  }
+  return hipSuccess;
+}
+
+// The device address of `offset` in a registered __device__ variable, with
+// `count` bytes there.
+hipError_t SymbolAt(const void* symbol, size_t offset, size_t count, char** address) {
+  void* base = nullptr;
+  size_t size = 0;
+  if (hipError_t e = hipGetSymbolAddress(&base, symbol); e != hipSuccess) return e;
+  if (hipError_t e = hipGetSymbolSize(&size, symbol); e != hipSuccess) return e;
+  if (offset > size || count > size - offset) return hipErrorInvalidValue;
+  *address = static_cast<char*>(base) + offset;
+  return hipSuccess;
+}
+
+hipError_t ToSymbolNodeOf(const void* symbol, const void* src, size_t count, size_t offset, hipMemcpyKind kind,
+                          GraphOp* op, int* device) {
+  char* address = nullptr;
+  if (hipError_t e = SymbolAt(symbol, offset, count, &address); e != hipSuccess) return e;
+  return Memcpy1DNodeOf(address, src, count, kind, op, device);
+}
+
+hipError_t FromSymbolNodeOf(void* dst, const void* symbol, size_t count, size_t offset, hipMemcpyKind kind,
+                            GraphOp* op, int* device) {
+  char* address = nullptr;
+  if (hipError_t e = SymbolAt(symbol, offset, count, &address); e != hipSuccess) return e;
+  return Memcpy1DNodeOf(dst, address, count, kind, op, device);
+}
+
+// An event node's event.
+template <class EventNode>
+hipError_t EventNodeOf(hipEvent_t event, GraphOp* op) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  EventRecord e;
+  if (event == nullptr || !Client::Get().handles().FindEvent(event, &e)) return hipErrorInvalidValue;
+  *op = EventNode{event, e.id};
+  return hipSuccess;
+}
+
+template <class EventNode>
+hipError_t EventNodeGetEvent(hipGraphNode_t node, hipEvent_t* event) {
+  if (event == nullptr) return hipErrorInvalidValue;
+  GraphOp op;
+  if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+  const auto* n = std::get_if<EventNode>(&op);
+  if (n == nullptr) return hipErrorInvalidValue;
+  *event = n->event;
+  return hipSuccess;
+}
+
+}  // namespace
+
 HIPR_EXPORT hipError_t hipGraphAddKernelNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
                                              size_t dep_count, const hipKernelNodeParams* params) {
   return ApiCall("hipGraphAddKernelNode", [&] {
-    Session* s = LiveSession();
-    if (s == nullptr) return hipErrorNoDevice;
-    if (params == nullptr) return hipErrorInvalidValue;
-    RegisteredKernel kernel;
-    if (params->func == nullptr || !FindRegisteredKernel(params->func, &kernel)) return hipErrorInvalidDeviceFunction;
-    LaunchSpec spec;
-    if (hipError_t e = SetShape(params->gridDim, params->blockDim, &spec); e != hipSuccess) return e;
-    if (hipError_t e = CurrentDeviceOf(*s, &spec.device); e != hipSuccess) return e;
-    spec.shared_bytes = params->sharedMemBytes;
-    KernelArgs args;
-    if (params->kernelParams != nullptr && params->extra != nullptr) return hipErrorInvalidValue;
-    if (params->extra != nullptr) {
-      if (hipError_t e = ParseExtra(params->extra, &args); e != hipSuccess) return e;
-    } else {
-      args.pointers = params->kernelParams;
-    }
-    msg::LaunchRequest request;
-    Status st = BuildKernelNode(*s, *kernel.module, *kernel.name, spec, args, &request);
-    if (!st.ok()) {
-      HIPR_LOG_INFO("hipGraphAddKernelNode: %s", st.message().c_str());
-      return ToHipError(st);
-    }
-    return GraphAddNode(graph, deps, dep_count, spec.device, std::move(request), node);
+    KernelNode k;
+    int device = 0;
+    if (hipError_t e = KernelNodeOf(params, &k, &device); e != hipSuccess) return e;
+    return GraphAddNode(graph, deps, dep_count, device, std::move(k), node);
   });
 }
 
 HIPR_EXPORT hipError_t hipGraphAddMemsetNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
                                              size_t dep_count, const hipMemsetParams* params) {
   return ApiCall("hipGraphAddMemsetNode", [&] {
-    Session* s = LiveSession();
-    if (s == nullptr) return hipErrorNoDevice;
-    if (params == nullptr || params->dst == nullptr || params->width == 0 || params->height == 0)
-      return hipErrorInvalidValue;
-    const unsigned es = params->elementSize;
-    if (es != 1 && es != 2 && es != 4) return hipErrorInvalidValue;
-    const uint64_t row = uint64_t{params->width} * es;
-    if (params->height > 1 && params->pitch < row) return hipErrorInvalidValue;
-    const uint64_t pitch = params->height > 1 ? params->pitch : row;
-    const uint64_t extent = pitch * (params->height - 1) + row;
-    DeviceAllocation a;
-    if (!Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(params->dst), extent, &a))
-      return hipErrorInvalidValue;
     msg::MemsetRequest req;
-    req.device = a.device;
-    req.dst = msg::Region{reinterpret_cast<uint64_t>(params->dst), pitch, row, params->height};
-    req.value = params->value;
-    req.element_size = static_cast<uint8_t>(es);
-    return GraphAddNode(graph, deps, dep_count, a.device, req, node);
+    if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
+    return GraphAddNode(graph, deps, dep_count, req.device, req, node);
   });
 }
 
@@ -154,23 +314,10 @@ HIPR_EXPORT hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t* node, hipGraph_t 
                                                size_t dep_count, void* dst, const void* src, size_t count,
                                                hipMemcpyKind kind) {
   return ApiCall("hipGraphAddMemcpyNode1D", [&] {
-    if (LiveSession() == nullptr) return hipErrorNoDevice;
-    if (dst == nullptr || src == nullptr || count == 0) return hipErrorInvalidValue;
-    if (kind < hipMemcpyHostToHost || kind > hipMemcpyDefault) return hipErrorInvalidMemcpyDirection;
-    const AllocationMap& map = Client::Get().allocations();
-    DeviceAllocation d;
-    DeviceAllocation s;
-    const bool dst_device = map.FindDevice(reinterpret_cast<uint64_t>(dst), count, &d);
-    const bool src_device = map.FindDevice(reinterpret_cast<uint64_t>(src), count, &s);
-    if (dst_device && src_device) {
-      const msg::Region to{reinterpret_cast<uint64_t>(dst), count, count, 1};
-      const msg::Region from{reinterpret_cast<uint64_t>(src), count, count, 1};
-      return GraphAddNode(graph, deps, dep_count, d.device, msg::CopyOnDeviceRequest{d.device, 0, to, from, false},
-                          node);
-    }
-    // Host memory on one side: checked like hipMemcpyAsync at each launch.
-    const int device = dst_device ? d.device : src_device ? s.device : CurrentDeviceOr0();
-    return GraphAddNode(graph, deps, dep_count, device, HostCopyNode{dst, count, src, count, count, 1, kind}, node);
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = Memcpy1DNodeOf(dst, src, count, kind, &op, &device); e != hipSuccess) return e;
+    return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
   });
 }
 
@@ -242,13 +389,69 @@ HIPR_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t* exec, hipGraph_t grap
   });
 }
 
+namespace {
+
+// ROCm 5.3+'s instantiate flags (5.2 names only AutoFreeOnLaunch).
+constexpr unsigned long long kInstantiateAutoFree = 1;
+constexpr unsigned long long kInstantiateUpload = 2;
+constexpr unsigned long long kInstantiateDeviceLaunch = 4;
+constexpr unsigned long long kInstantiateNodePriority = 8;
+
+// AutoFreeOnLaunch concerns memory a graph allocates (graphs here allocate
+// none); Upload is what instantiation does anyway; node priorities have no
+// effect, since an executable graph runs its nodes on the launch's stream in
+// order. Graphs launched from the device are not supported.
+hipError_t CheckInstantiateFlags(unsigned long long flags) {
+  if (flags & kInstantiateDeviceLaunch) {
+    HIPR_LOG_ONCE(kWarn, "hipGraphInstantiate: device-launched graphs are not supported by hipr; "
+                         "returning hipErrorNotSupported");
+    return hipErrorNotSupported;
+  }
+  if ((flags & ~(kInstantiateAutoFree | kInstantiateUpload | kInstantiateNodePriority)) != 0)
+    return hipErrorInvalidValue;
+  return hipSuccess;
+}
+
+}  // namespace
+
 HIPR_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* exec, hipGraph_t graph, unsigned long long flags) {
   return ApiCall("hipGraphInstantiateWithFlags", [&] {
-    // AutoFreeOnLaunch concerns memory a graph allocates; graphs here
-    // allocate none.
-    if ((flags & ~static_cast<unsigned long long>(hipGraphInstantiateFlagAutoFreeOnLaunch)) != 0)
-      return hipErrorInvalidValue;
-    return GraphInstantiate(graph, exec, nullptr);
+    if (hipError_t e = CheckInstantiateFlags(flags); e != hipSuccess) return e;
+    return GraphInstantiate(graph, exec, nullptr, flags);
+  });
+}
+
+// ROCm 6.1's hipGraphInstantiateParams (result_out a hipGraphInstantiateResult).
+struct HiprGraphInstantiateParams {
+  hipGraphNode_t error_node;
+  unsigned long long flags;
+  int result;
+  hipStream_t upload_stream;
+};
+
+HIPR_EXPORT hipError_t hipGraphInstantiateWithParams(hipGraphExec_t* exec, hipGraph_t graph,
+                                                     HiprGraphInstantiateParams* params) {
+  return ApiCall("hipGraphInstantiateWithParams", [&] {
+    if (params == nullptr) return hipErrorInvalidValue;
+    // hipGraphInstantiateSuccess, Error, InvalidStructure,
+    // NodeOperationNotSupported, MultipleDevicesNotSupported.
+    enum { kSuccess = 0, kError = 1, kInvalidStructure = 2, kNotSupported = 3, kMultipleDevices = 4 };
+    params->error_node = nullptr;
+    params->result = kError;
+    if (hipError_t e = CheckInstantiateFlags(params->flags); e != hipSuccess) {
+      if (e == hipErrorNotSupported) params->result = kNotSupported;
+      return e;
+    }
+    if (params->flags & kInstantiateUpload) {
+      StreamTarget target;
+      if (hipError_t e = ResolveStream(params->upload_stream, &target); e != hipSuccess) return e;
+    }
+    hipError_t e = GraphInstantiate(graph, exec, &params->error_node, params->flags);
+    params->result = e == hipSuccess                      ? kSuccess
+                     : params->error_node != nullptr     ? kMultipleDevices
+                     : e == hipErrorInvalidValue && graph != nullptr ? kInvalidStructure
+                                                                      : kError;
+    return e;
   });
 }
 
@@ -265,4 +468,436 @@ HIPR_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream) {
 
 HIPR_EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t exec) {
   return ApiCall("hipGraphExecDestroy", [&] { return GraphExecDestroy(exec); });
+}
+
+HIPR_EXPORT hipError_t hipGraphLaunch_spt(hipGraphExec_t exec, hipStream_t stream) {
+  return hipGraphLaunch(exec, stream == nullptr ? hipStreamPerThread : stream);
+}
+
+HIPR_EXPORT hipError_t hipStreamBeginCapture_spt(hipStream_t stream, hipStreamCaptureMode mode) {
+  return hipStreamBeginCapture(stream == nullptr ? hipStreamPerThread : stream, mode);
+}
+
+HIPR_EXPORT hipError_t hipStreamEndCapture_spt(hipStream_t stream, hipGraph_t* graph) {
+  return hipStreamEndCapture(stream == nullptr ? hipStreamPerThread : stream, graph);
+}
+
+HIPR_EXPORT hipError_t hipStreamIsCapturing_spt(hipStream_t stream, hipStreamCaptureStatus* status) {
+  return hipStreamIsCapturing(stream == nullptr ? hipStreamPerThread : stream, status);
+}
+
+HIPR_EXPORT hipError_t hipStreamGetCaptureInfo_spt(hipStream_t stream, hipStreamCaptureStatus* status,
+                                                   unsigned long long* id) {
+  return hipStreamGetCaptureInfo(stream == nullptr ? hipStreamPerThread : stream, status, id);
+}
+
+HIPR_EXPORT hipError_t hipStreamGetCaptureInfo_v2_spt(hipStream_t stream, hipStreamCaptureStatus* status,
+                                                      unsigned long long* id, hipGraph_t* graph,
+                                                      const hipGraphNode_t** deps, size_t* count) {
+  return hipStreamGetCaptureInfo_v2(stream == nullptr ? hipStreamPerThread : stream, status, id, graph, deps, count);
+}
+
+// ROCm 6.1's hipGraphEdgeData: ports and a type per edge. hipr's edges are
+// plain (all zero); anything else is refused.
+struct HiprGraphEdgeData {
+  unsigned char bytes[8];
+};
+
+HIPR_EXPORT hipError_t hipStreamBeginCaptureToGraph(hipStream_t stream, hipGraph_t graph,
+                                                    const hipGraphNode_t* deps, const HiprGraphEdgeData* edges,
+                                                    size_t dep_count, hipStreamCaptureMode mode) {
+  return ApiCall("hipStreamBeginCaptureToGraph", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (graph == nullptr) return hipErrorInvalidValue;
+    for (size_t i = 0; edges != nullptr && i < dep_count; ++i)
+      for (unsigned char b : edges[i].bytes)
+        if (b != 0) {
+          HIPR_LOG_ONCE(kWarn, "hipStreamBeginCaptureToGraph: edge ports and types are not supported by hipr; "
+                               "returning hipErrorNotSupported");
+          return hipErrorNotSupported;
+        }
+    StreamTarget target;
+    unsigned flags = 0;
+    if (hipError_t e = CapturableStream(stream, &target, &flags); e != hipSuccess) return e;
+    return BeginCapture(target.device, target.id, flags, mode, graph, deps, dep_count);
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamUpdateCaptureDependencies(hipStream_t stream, hipGraphNode_t* deps, size_t count,
+                                                          unsigned int flags) {
+  return ApiCall("hipStreamUpdateCaptureDependencies", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (flags != hipStreamAddCaptureDependencies && flags != hipStreamSetCaptureDependencies)
+      return hipErrorInvalidValue;
+    StreamTarget target;
+    unsigned stream_flags = 0;
+    if (hipError_t e = CapturableStream(stream, &target, &stream_flags); e != hipSuccess) return e;
+    return UpdateCaptureDependencies(target.id, deps, count, flags == hipStreamSetCaptureDependencies);
+  });
+}
+
+// ---- Node parameters -------------------------------------------------------------------------
+
+HIPR_EXPORT hipError_t hipGraphKernelNodeGetParams(hipGraphNode_t node, hipKernelNodeParams* params) {
+  return ApiCall("hipGraphKernelNodeGetParams", [&] { return KernelNodeGetParams(node, params); });
+}
+
+HIPR_EXPORT hipError_t hipGraphKernelNodeSetParams(hipGraphNode_t node, const hipKernelNodeParams* params) {
+  return ApiCall("hipGraphKernelNodeSetParams", [&] {
+    KernelNode k;
+    int device = 0;
+    if (hipError_t e = KernelNodeOf(params, &k, &device); e != hipSuccess) return e;
+    return NodeSetOp(node, std::move(k));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphKernelNodeGetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr,
+                                                      hipKernelNodeAttrValue* value) {
+  return ApiCall("hipGraphKernelNodeGetAttribute", [&] { return KernelNodeGetAttribute(node, attr, value); });
+}
+
+HIPR_EXPORT hipError_t hipGraphKernelNodeSetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr,
+                                                      const hipKernelNodeAttrValue* value) {
+  return ApiCall("hipGraphKernelNodeSetAttribute", [&] {
+    if (value == nullptr) return hipErrorInvalidValue;
+    return KernelNodeSetAttribute(node, attr, *value);
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphKernelNodeCopyAttributes(hipGraphNode_t src, hipGraphNode_t dst) {
+  return ApiCall("hipGraphKernelNodeCopyAttributes", [&] { return KernelNodeCopyAttributes(src, dst); });
+}
+
+HIPR_EXPORT hipError_t hipGraphMemsetNodeGetParams(hipGraphNode_t node, hipMemsetParams* params) {
+  return ApiCall("hipGraphMemsetNodeGetParams", [&] {
+    if (params == nullptr) return hipErrorInvalidValue;
+    GraphOp op;
+    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    const auto* m = std::get_if<msg::MemsetRequest>(&op);
+    if (m == nullptr) return hipErrorInvalidValue;
+    *params = hipMemsetParams{};
+    params->dst = reinterpret_cast<void*>(m->dst.address);
+    params->elementSize = m->element_size;
+    params->width = m->dst.width / m->element_size;
+    params->height = m->dst.height;
+    params->pitch = m->dst.pitch;
+    params->value = m->value;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphMemsetNodeSetParams(hipGraphNode_t node, const hipMemsetParams* params) {
+  return ApiCall("hipGraphMemsetNodeSetParams", [&] {
+    msg::MemsetRequest req;
+    if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
+    return NodeSetOp(node, req);
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphAddMemcpyNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                             size_t dep_count, const hipMemcpy3DParms* params) {
+  return ApiCall("hipGraphAddMemcpyNode", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = Memcpy3DNodeOf(params, &op, &device); e != hipSuccess) return e;
+    return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphMemcpyNodeGetParams(hipGraphNode_t node, hipMemcpy3DParms* params) {
+  return ApiCall("hipGraphMemcpyNodeGetParams", [&] {
+    if (params == nullptr) return hipErrorInvalidValue;
+    GraphOp op;
+    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    hipMemcpy3DParms p;
+    if (hipError_t e = Memcpy3DParamsOf(op, &p); e != hipSuccess) return e;
+    *params = p;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphMemcpyNodeSetParams(hipGraphNode_t node, const hipMemcpy3DParms* params) {
+  return ApiCall("hipGraphMemcpyNodeSetParams", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = Memcpy3DNodeOf(params, &op, &device); e != hipSuccess) return e;
+    return NodeSetOp(node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphMemcpyNodeSetParams1D(hipGraphNode_t node, void* dst, const void* src, size_t count,
+                                                     hipMemcpyKind kind) {
+  return ApiCall("hipGraphMemcpyNodeSetParams1D", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = Memcpy1DNodeOf(dst, src, count, kind, &op, &device); e != hipSuccess) return e;
+    return NodeSetOp(node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphAddMemcpyNodeToSymbol(hipGraphNode_t* node, hipGraph_t graph,
+                                                     const hipGraphNode_t* deps, size_t dep_count,
+                                                     const void* symbol, const void* src, size_t count,
+                                                     size_t offset, hipMemcpyKind kind) {
+  return ApiCall("hipGraphAddMemcpyNodeToSymbol", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = ToSymbolNodeOf(symbol, src, count, offset, kind, &op, &device); e != hipSuccess) return e;
+    return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphAddMemcpyNodeFromSymbol(hipGraphNode_t* node, hipGraph_t graph,
+                                                       const hipGraphNode_t* deps, size_t dep_count, void* dst,
+                                                       const void* symbol, size_t count, size_t offset,
+                                                       hipMemcpyKind kind) {
+  return ApiCall("hipGraphAddMemcpyNodeFromSymbol", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = FromSymbolNodeOf(dst, symbol, count, offset, kind, &op, &device); e != hipSuccess) return e;
+    return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphMemcpyNodeSetParamsToSymbol(hipGraphNode_t node, const void* symbol, const void* src,
+                                                           size_t count, size_t offset, hipMemcpyKind kind) {
+  return ApiCall("hipGraphMemcpyNodeSetParamsToSymbol", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = ToSymbolNodeOf(symbol, src, count, offset, kind, &op, &device); e != hipSuccess) return e;
+    return NodeSetOp(node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphMemcpyNodeSetParamsFromSymbol(hipGraphNode_t node, void* dst, const void* symbol,
+                                                             size_t count, size_t offset, hipMemcpyKind kind) {
+  return ApiCall("hipGraphMemcpyNodeSetParamsFromSymbol", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = FromSymbolNodeOf(dst, symbol, count, offset, kind, &op, &device); e != hipSuccess) return e;
+    return NodeSetOp(node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphHostNodeSetParams(hipGraphNode_t node, const hipHostNodeParams* params) {
+  return ApiCall("hipGraphHostNodeSetParams", [&] {
+    if (params == nullptr || params->fn == nullptr) return hipErrorInvalidValue;
+    return NodeSetOp(node, HostFnNode{params->fn, params->userData, nullptr});
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphAddEventRecordNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                                  size_t dep_count, hipEvent_t event) {
+  return ApiCall("hipGraphAddEventRecordNode", [&] {
+    GraphOp op;
+    if (hipError_t e = EventNodeOf<EventRecordNode>(event, &op); e != hipSuccess) return e;
+    return GraphAddNode(graph, deps, dep_count, CurrentDeviceOr0(), std::move(op), node);
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphAddEventWaitNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                                size_t dep_count, hipEvent_t event) {
+  return ApiCall("hipGraphAddEventWaitNode", [&] {
+    GraphOp op;
+    if (hipError_t e = EventNodeOf<EventWaitNode>(event, &op); e != hipSuccess) return e;
+    return GraphAddNode(graph, deps, dep_count, CurrentDeviceOr0(), std::move(op), node);
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphEventRecordNodeGetEvent(hipGraphNode_t node, hipEvent_t* event) {
+  return ApiCall("hipGraphEventRecordNodeGetEvent", [&] { return EventNodeGetEvent<EventRecordNode>(node, event); });
+}
+
+HIPR_EXPORT hipError_t hipGraphEventWaitNodeGetEvent(hipGraphNode_t node, hipEvent_t* event) {
+  return ApiCall("hipGraphEventWaitNodeGetEvent", [&] { return EventNodeGetEvent<EventWaitNode>(node, event); });
+}
+
+HIPR_EXPORT hipError_t hipGraphEventRecordNodeSetEvent(hipGraphNode_t node, hipEvent_t event) {
+  return ApiCall("hipGraphEventRecordNodeSetEvent", [&] {
+    GraphOp op;
+    if (hipError_t e = EventNodeOf<EventRecordNode>(event, &op); e != hipSuccess) return e;
+    return NodeSetOp(node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphEventWaitNodeSetEvent(hipGraphNode_t node, hipEvent_t event) {
+  return ApiCall("hipGraphEventWaitNodeSetEvent", [&] {
+    GraphOp op;
+    if (hipError_t e = EventNodeOf<EventWaitNode>(event, &op); e != hipSuccess) return e;
+    return NodeSetOp(node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                                 size_t dep_count, hipGraph_t child) {
+  return ApiCall("hipGraphAddChildGraphNode", [&] {
+    if (child == nullptr) return hipErrorInvalidValue;
+    return GraphAddNode(graph, deps, dep_count, CurrentDeviceOr0(), ChildGraphNode{child}, node);
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t node, hipGraph_t* graph) {
+  return ApiCall("hipGraphChildGraphNodeGetGraph", [&] {
+    if (graph == nullptr) return hipErrorInvalidValue;
+    GraphOp op;
+    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    const auto* c = std::get_if<ChildGraphNode>(&op);
+    if (c == nullptr) return hipErrorInvalidValue;
+    *graph = c->graph;
+    return hipSuccess;
+  });
+}
+
+// ---- Graph structure -------------------------------------------------------------------------
+
+HIPR_EXPORT hipError_t hipGraphRemoveDependencies(hipGraph_t graph, const hipGraphNode_t* from,
+                                                  const hipGraphNode_t* to, size_t count) {
+  return ApiCall("hipGraphRemoveDependencies", [&] { return GraphRemoveDependencies(graph, from, to, count); });
+}
+
+HIPR_EXPORT hipError_t hipGraphDestroyNode(hipGraphNode_t node) {
+  return ApiCall("hipGraphDestroyNode", [&] { return DestroyNode(node); });
+}
+
+HIPR_EXPORT hipError_t hipGraphClone(hipGraph_t* clone, hipGraph_t graph) {
+  return ApiCall("hipGraphClone", [&] { return GraphClone(graph, clone); });
+}
+
+HIPR_EXPORT hipError_t hipGraphNodeFindInClone(hipGraphNode_t* out, hipGraphNode_t node, hipGraph_t clone) {
+  return ApiCall("hipGraphNodeFindInClone", [&] { return NodeFindInClone(node, clone, out); });
+}
+
+HIPR_EXPORT hipError_t hipGraphDebugDotPrint(hipGraph_t graph, const char* path, unsigned int flags) {
+  // Every flag only asks for more detail; the file always has each node's
+  // kind and main parameters.
+  (void)flags;
+  return ApiCall("hipGraphDebugDotPrint", [&] { return GraphDebugDot(graph, path); });
+}
+
+// ---- Executable graphs ------------------------------------------------------------------------
+
+HIPR_EXPORT hipError_t hipGraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags) {
+  return ApiCall("hipGraphExecGetFlags", [&] { return GraphExecGetFlags(exec, flags); });
+}
+
+HIPR_EXPORT hipError_t hipGraphUpload(hipGraphExec_t exec, hipStream_t stream) {
+  return ApiCall("hipGraphUpload", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    return GraphUpload(exec, target.device);
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                                       const hipKernelNodeParams* params) {
+  return ApiCall("hipGraphExecKernelNodeSetParams", [&] {
+    KernelNode k;
+    int device = 0;
+    if (hipError_t e = KernelNodeOf(params, &k, &device); e != hipSuccess) return e;
+    return ExecSetNodeOp(exec, node, std::move(k));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphExecMemsetNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                                       const hipMemsetParams* params) {
+  return ApiCall("hipGraphExecMemsetNodeSetParams", [&] {
+    msg::MemsetRequest req;
+    if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
+    return ExecSetNodeOp(exec, node, req);
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                                       hipMemcpy3DParms* params) {
+  return ApiCall("hipGraphExecMemcpyNodeSetParams", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = Memcpy3DNodeOf(params, &op, &device); e != hipSuccess) return e;
+    return ExecSetNodeOp(exec, node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams1D(hipGraphExec_t exec, hipGraphNode_t node, void* dst,
+                                                         const void* src, size_t count, hipMemcpyKind kind) {
+  return ApiCall("hipGraphExecMemcpyNodeSetParams1D", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = Memcpy1DNodeOf(dst, src, count, kind, &op, &device); e != hipSuccess) return e;
+    return ExecSetNodeOp(exec, node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsToSymbol(hipGraphExec_t exec, hipGraphNode_t node,
+                                                               const void* symbol, const void* src, size_t count,
+                                                               size_t offset, hipMemcpyKind kind) {
+  return ApiCall("hipGraphExecMemcpyNodeSetParamsToSymbol", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = ToSymbolNodeOf(symbol, src, count, offset, kind, &op, &device); e != hipSuccess) return e;
+    return ExecSetNodeOp(exec, node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsFromSymbol(hipGraphExec_t exec, hipGraphNode_t node, void* dst,
+                                                                 const void* symbol, size_t count, size_t offset,
+                                                                 hipMemcpyKind kind) {
+  return ApiCall("hipGraphExecMemcpyNodeSetParamsFromSymbol", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = FromSymbolNodeOf(dst, symbol, count, offset, kind, &op, &device); e != hipSuccess) return e;
+    return ExecSetNodeOp(exec, node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphExecHostNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                                     const hipHostNodeParams* params) {
+  return ApiCall("hipGraphExecHostNodeSetParams", [&] {
+    if (params == nullptr || params->fn == nullptr) return hipErrorInvalidValue;
+    return ExecSetNodeOp(exec, node, HostFnNode{params->fn, params->userData, nullptr});
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphExecEventRecordNodeSetEvent(hipGraphExec_t exec, hipGraphNode_t node,
+                                                           hipEvent_t event) {
+  return ApiCall("hipGraphExecEventRecordNodeSetEvent", [&] {
+    GraphOp op;
+    if (hipError_t e = EventNodeOf<EventRecordNode>(event, &op); e != hipSuccess) return e;
+    return ExecSetNodeOp(exec, node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t exec, hipGraphNode_t node, hipEvent_t event) {
+  return ApiCall("hipGraphExecEventWaitNodeSetEvent", [&] {
+    GraphOp op;
+    if (hipError_t e = EventNodeOf<EventWaitNode>(event, &op); e != hipSuccess) return e;
+    return ExecSetNodeOp(exec, node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphExecChildGraphNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                                           hipGraph_t child) {
+  return ApiCall("hipGraphExecChildGraphNodeSetParams", [&] {
+    if (child == nullptr) return hipErrorInvalidValue;
+    return ExecSetNodeOp(exec, node, ChildGraphNode{child});
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphNodeSetEnabled(hipGraphExec_t exec, hipGraphNode_t node, unsigned int enabled) {
+  return ApiCall("hipGraphNodeSetEnabled", [&] { return ExecSetEnabled(exec, node, enabled != 0); });
+}
+
+HIPR_EXPORT hipError_t hipGraphNodeGetEnabled(hipGraphExec_t exec, hipGraphNode_t node, unsigned int* enabled) {
+  return ApiCall("hipGraphNodeGetEnabled", [&] {
+    if (enabled == nullptr) return hipErrorInvalidValue;
+    bool on = false;
+    if (hipError_t e = ExecGetEnabled(exec, node, &on); e != hipSuccess) return e;
+    *enabled = on ? 1 : 0;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphExecUpdate(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
+                                          hipGraphExecUpdateResult* result) {
+  return ApiCall("hipGraphExecUpdate", [&] { return ExecUpdate(exec, graph, error_node, result); });
 }

@@ -86,6 +86,7 @@ hipError_t LaunchRegistered(const char* api, const RegisteredLaunch& l, const Ke
   spec.stream = target.id;
   spec.shared_bytes = l.shared_bytes;
   spec.flags = l.flags;
+  spec.func = l.host_function;
   if (hipError_t e = ResolveEvent(l.start, &spec.start_event); e != hipSuccess) return e;
   if (hipError_t e = ResolveEvent(l.stop, &spec.stop_event); e != hipSuccess) return e;
   return Refused(api, LaunchKernel(*s, *kernel.module, *kernel.name, spec, args));

@@ -140,6 +140,7 @@ hipError_t LaunchModuleFunction(const char* api, ModuleLaunch l) {
   if (hipError_t e = CheckDevice(*s, target.device); e != hipSuccess) return e;
   l.spec.device = target.device;
   l.spec.stream = target.id;
+  l.spec.func = l.f;
   for (auto [event, id] : {std::pair{l.start, &l.spec.start_event}, std::pair{l.stop, &l.spec.stop_event}}) {
     *id = 0;
     if (event == nullptr) continue;

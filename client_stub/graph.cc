@@ -1,6 +1,10 @@
 #include "client_stub/graph.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
 #include <deque>
 #include <mutex>
 #include <new>
@@ -22,17 +26,42 @@ struct Node {
   Graph* graph = nullptr;
   std::vector<Node*> deps;
   std::vector<Node*> dependents;
+  const Node* origin = nullptr;  // The node this one is a clone of (compared, never dereferenced).
+  std::vector<void*> param_pointers;  // hipGraphKernelNodeGetParams's kernelParams.
 };
 
 struct Graph {
   std::vector<std::unique_ptr<Node>> nodes;  // In creation order.
+  Node* owner = nullptr;                     // The child graph node that owns this graph.
+  const Graph* cloned_from = nullptr;        // Compared, never dereferenced.
+};
+
+// A node's operation as an executable graph runs it: kernels, memsets,
+// copies, host functions and event nodes only (copies given in 3-D and
+// child graphs are expanded, empty nodes dropped).
+struct LoweredOp {
+  int device = 0;
+  GraphOp op;
+};
+
+// One node of the graph an executable graph was made from.
+struct ExecNode {
+  const void* key = nullptr;  // That node (compared, never dereferenced).
+  size_t index = 0;           // Its place in the graph's creation order.
+  hipGraphNodeType type = hipGraphNodeTypeEmpty;
+  std::string shape;  // A child graph's topology (Topology below).
+  std::vector<LoweredOp> ops;
+  bool enabled = true;
 };
 
 struct Exec {
   uint64_t id = 0;  // The worker's graph id (when on_worker).
   int device = 0;
-  std::vector<GraphOp> ops;  // In launch order.
+  std::vector<ExecNode> nodes;  // In launch order.
+  std::string topology;         // The source graph's (ExecUpdate compares).
+  std::vector<GraphOp> ops;     // What a launch runs, in order: the enabled nodes' ops.
   bool on_worker = false;
+  unsigned long long flags = 0;
 };
 
 // One capture sequence: the streams that joined it share it.
@@ -43,6 +72,7 @@ struct CaptureSeq {
   uint64_t origin = 0;
   hipStreamCaptureMode mode = hipStreamCaptureModeGlobal;
   bool invalidated = false;
+  bool into_existing = false;  // hipStreamBeginCaptureToGraph: `graph` is a live graph.
 };
 
 struct StreamCapture {
@@ -96,15 +126,51 @@ class Registry {
   }
 
   void DeleteGraph(Graph* g) {
-    for (auto& n : g->nodes) nodes.erase(n.get());
+    for (auto& n : g->nodes) {
+      if (const auto* c = std::get_if<ChildGraphNode>(&n->op)) DeleteGraph(reinterpret_cast<Graph*>(c->graph));
+      nodes.erase(n.get());
+    }
     graphs.erase(g);
     delete g;
   }
 
+  // Removes `n` and its edges from its graph.
+  void DeleteNode(Node* n) {
+    for (Node* d : n->deps) std::erase(d->dependents, n);
+    for (Node* d : n->dependents) std::erase(d->deps, n);
+    if (const auto* c = std::get_if<ChildGraphNode>(&n->op)) DeleteGraph(reinterpret_cast<Graph*>(c->graph));
+    nodes.erase(n);
+    std::erase_if(n->graph->nodes, [n](const std::unique_ptr<Node>& p) { return p.get() == n; });
+  }
+
+  // A live copy of `from`, its child graphs copied too.
+  Graph* Clone(const Graph& from, Node* owner) {
+    auto* g = new Graph;
+    g->owner = owner;
+    g->cloned_from = &from;
+    graphs.insert(g);
+    std::unordered_map<const Node*, Node*> copy_of;
+    for (const auto& n : from.nodes) {
+      Node* c = AddNode(g, n->device, n->op, {});
+      c->origin = n.get();
+      if (auto* child = std::get_if<ChildGraphNode>(&c->op))
+        child->graph = reinterpret_cast<hipGraph_t>(Clone(*reinterpret_cast<Graph*>(child->graph), c));
+      copy_of[n.get()] = c;
+    }
+    // Edges may run from a later node to an earlier one.
+    for (const auto& n : from.nodes) {
+      Node* c = copy_of.at(n.get());
+      for (const Node* d : n->deps) c->deps.push_back(copy_of.at(d));
+      for (const Node* d : n->dependents) c->dependents.push_back(copy_of.at(d));
+    }
+    return g;
+  }
+
   // A capture's graph under construction (not yet a live graph).
   void DeleteGraphOf(const std::shared_ptr<CaptureSeq>& seq) {
-    for (auto& n : seq->graph->nodes) nodes.erase(n.get());
-    delete seq->graph;
+    if (seq->into_existing) return;  // The application's graph keeps what was captured.
+    graphs.insert(seq->graph);
+    DeleteGraph(seq->graph);
     seq->graph = nullptr;
   }
 
@@ -174,16 +240,18 @@ bool BuildWorkerGraph(const Exec& exec, std::vector<msg::GraphCreateRequest>* fr
   size_t bytes = 0;
   for (const GraphOp& op : exec.ops) {
     msg::GraphNode n;
-    if (const auto* l = std::get_if<msg::LaunchRequest>(&op)) {
-      n = {static_cast<uint16_t>(wire::Op::kLaunchKernel), EncodeBody(*l)};
+    if (const auto* k = std::get_if<KernelNode>(&op)) {
+      n = {static_cast<uint16_t>(wire::Op::kLaunchKernel), EncodeBody(k->request)};
+    } else if (const auto* r = std::get_if<EventRecordNode>(&op)) {
+      n = {static_cast<uint16_t>(wire::Op::kEventRecord), EncodeBody(msg::EventRecordRequest{r->id, 0})};
+    } else if (const auto* w = std::get_if<EventWaitNode>(&op)) {
+      n = {static_cast<uint16_t>(wire::Op::kStreamWaitEvent), EncodeBody(msg::StreamWaitEventRequest{0, w->id, 0})};
     } else if (const auto* m = std::get_if<msg::MemsetRequest>(&op)) {
       n = {static_cast<uint16_t>(wire::Op::kMemset), EncodeBody(*m)};
     } else if (const auto* c = std::get_if<msg::CopyOnDeviceRequest>(&op)) {
       n = {static_cast<uint16_t>(wire::Op::kCopyOnDevice), EncodeBody(*c)};
     } else if (std::holds_alternative<HostFnNode>(op)) {
       n = {static_cast<uint16_t>(wire::Op::kStreamHostCallback), {}};
-    } else if (std::holds_alternative<EmptyNode>(op)) {
-      continue;
     } else {
       return false;  // Host copies.
     }
@@ -214,8 +282,8 @@ std::function<void(int32_t)> HostFunction(const HostFnNode& h, hipStream_t strea
 hipError_t Replay(Session& s, const Exec& exec, hipStream_t stream, int device, uint64_t stream_id, HostCopyFn copy) {
   for (const GraphOp& op : exec.ops) {
     Status st;
-    if (const auto* l = std::get_if<msg::LaunchRequest>(&op)) {
-      msg::LaunchRequest r = *l;
+    if (const auto* k = std::get_if<KernelNode>(&op)) {
+      msg::LaunchRequest r = k->request;
       r.device = device;
       r.stream = stream_id;
       st = s.Post(wire::Op::kLaunchKernel, r);
@@ -235,20 +303,123 @@ hipError_t Replay(Session& s, const Exec& exec, hipStream_t stream, int device, 
       if (hipError_t e = copy(*h, stream); e != hipSuccess) return e;
     } else if (const auto* f = std::get_if<HostFnNode>(&op)) {
       st = s.PostHostCallback(device, stream_id, HostFunction(*f, stream));
+    } else if (const auto* ev = std::get_if<EventRecordNode>(&op)) {
+      Client::Get().handles().NoteEventRecorded(ev->event);
+      st = s.Post(wire::Op::kEventRecord, msg::EventRecordRequest{ev->id, stream_id});
+    } else if (const auto* w = std::get_if<EventWaitNode>(&op)) {
+      st = s.Post(wire::Op::kStreamWaitEvent, msg::StreamWaitEventRequest{stream_id, w->id, 0});
     }
     if (!st.ok()) return ToHipError(st);
   }
   return hipSuccess;
 }
 
+// Appends what `op` (on `device`) runs to *out. False when a child graph
+// has a cycle.
+bool Lower(int device, const GraphOp& op, std::vector<LoweredOp>* out) {
+  if (std::holds_alternative<EmptyNode>(op)) return true;
+  if (const auto* c = std::get_if<Memcpy3DNode>(&op)) {
+    for (const CopyPiece& p : c->pieces)
+      std::visit([&](const auto& piece) { out->push_back(LoweredOp{device, piece}); }, p);
+    return true;
+  }
+  if (const auto* child = std::get_if<ChildGraphNode>(&op)) {
+    std::vector<const Node*> order;
+    if (!Order(*reinterpret_cast<const Graph*>(child->graph), &order)) return false;
+    for (const Node* n : order)
+      if (!Lower(n->device, n->op, out)) return false;
+    return true;
+  }
+  out->push_back(LoweredOp{device, op});
+  return true;
+}
+
+// What ExecUpdate and child graph updates compare: each node's type and
+// dependencies (by creation index), child graphs included.
+std::string Topology(const Graph& g) {
+  std::unordered_map<const Node*, size_t> index;
+  for (size_t i = 0; i < g.nodes.size(); ++i) index[g.nodes[i].get()] = i;
+  std::string out = "[";
+  for (const auto& n : g.nodes) {
+    out += std::to_string(NodeTypeOf(n->op)) + "(";
+    std::vector<size_t> deps;
+    for (const Node* d : n->deps) deps.push_back(index.at(d));
+    std::sort(deps.begin(), deps.end());
+    for (size_t d : deps) out += std::to_string(d) + ",";
+    out += ")";
+    if (const auto* c = std::get_if<ChildGraphNode>(&n->op)) out += Topology(*reinterpret_cast<const Graph*>(c->graph));
+  }
+  return out + "]";
+}
+
+// An ExecNode for `n` (index `index` in creation order); false on a cycle
+// in a child graph.
+bool MakeExecNode(const Node& n, size_t index, ExecNode* out) {
+  out->key = &n;
+  out->index = index;
+  out->type = NodeTypeOf(n.op);
+  if (const auto* c = std::get_if<ChildGraphNode>(&n.op)) out->shape = Topology(*reinterpret_cast<const Graph*>(c->graph));
+  out->ops.clear();
+  return Lower(n.device, n.op, &out->ops);
+}
+
+// Sets e.device to the device every op of `e` runs on; false (with the
+// first node that differs) when they span devices.
+bool CheckOneDevice(Exec& e, const void** odd_node) {
+  bool have_device = false;
+  for (const ExecNode& n : e.nodes)
+    for (const LoweredOp& op : n.ops) {
+      if (!have_device) {
+        e.device = op.device;
+        have_device = true;
+      } else if (op.device != e.device) {
+        *odd_node = n.key;
+        return false;
+      }
+    }
+  return true;
+}
+
+// Rebuilds e.ops from the enabled nodes and, when the whole graph can run on
+// the worker, the frames that send it there under a fresh id (*old_id: the
+// worker graph to destroy first, 0 for none).
+void Rebuild(Exec& e, std::atomic<uint64_t>& next_id, uint64_t* old_id, std::vector<msg::GraphCreateRequest>* frames) {
+  e.ops.clear();
+  for (const ExecNode& n : e.nodes) {
+    if (!n.enabled) continue;
+    for (const LoweredOp& op : n.ops) e.ops.push_back(op.op);
+  }
+  *old_id = e.on_worker ? e.id : 0;
+  e.id = next_id.fetch_add(1, std::memory_order_relaxed);
+  frames->clear();
+  e.on_worker = BuildWorkerGraph(e, frames);
+  if (!e.on_worker) frames->clear();
+}
+
+// Sends what Rebuild prepared (outside the registry's lock).
+hipError_t Publish(uint64_t old_id, const std::vector<msg::GraphCreateRequest>& frames) {
+  if (old_id == 0 && frames.empty()) return hipSuccess;
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (old_id != 0)
+    if (Status st = s->Post(wire::Op::kGraphDestroy, msg::GraphRequest{old_id}); !st.ok()) return ToHipError(st);
+  for (const auto& f : frames)
+    if (Status st = s->Post(wire::Op::kGraphCreate, f); !st.ok()) return ToHipError(st);
+  return hipSuccess;
+}
+
 }  // namespace
 
 hipGraphNodeType NodeTypeOf(const GraphOp& op) {
-  if (std::holds_alternative<msg::LaunchRequest>(op)) return hipGraphNodeTypeKernel;
+  if (std::holds_alternative<KernelNode>(op)) return hipGraphNodeTypeKernel;
   if (std::holds_alternative<msg::MemsetRequest>(op)) return hipGraphNodeTypeMemset;
-  if (std::holds_alternative<msg::CopyOnDeviceRequest>(op) || std::holds_alternative<HostCopyNode>(op))
+  if (std::holds_alternative<msg::CopyOnDeviceRequest>(op) || std::holds_alternative<HostCopyNode>(op) ||
+      std::holds_alternative<Memcpy3DNode>(op))
     return hipGraphNodeTypeMemcpy;
   if (std::holds_alternative<HostFnNode>(op)) return hipGraphNodeTypeHost;
+  if (std::holds_alternative<EventRecordNode>(op)) return hipGraphNodeTypeEventRecord;
+  if (std::holds_alternative<EventWaitNode>(op)) return hipGraphNodeTypeWaitEvent;
+  if (std::holds_alternative<ChildGraphNode>(op)) return hipGraphNodeTypeGraph;
   return hipGraphNodeTypeEmpty;
 }
 
@@ -273,6 +444,7 @@ bool CaptureNode(int device, uint64_t stream, GraphOp op, hipError_t* result) {
   auto it = r.streams.find(stream);
   if (it == r.streams.end()) return false;
   StreamCapture& c = it->second;
+  if (c.seq->into_existing && r.graphs.count(c.seq->graph) == 0) c.seq->invalidated = true;  // Destroyed.
   if (c.seq->invalidated) {
     *result = hipErrorStreamCaptureInvalidated;
     return true;
@@ -365,18 +537,31 @@ hipError_t CheckNotCapturing(int device, uint64_t stream, bool any_capture) {
   return hipSuccess;
 }
 
-hipError_t BeginCapture(int device, uint64_t stream, unsigned stream_flags, hipStreamCaptureMode mode) {
+hipError_t BeginCapture(int device, uint64_t stream, unsigned stream_flags, hipStreamCaptureMode mode,
+                        hipGraph_t into, const hipGraphNode_t* deps, size_t dep_count) {
   if (mode < hipStreamCaptureModeGlobal || mode > hipStreamCaptureModeRelaxed) return hipErrorInvalidValue;
+  if (dep_count > 0 && deps == nullptr) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
   std::lock_guard lock(r.mu);
   if (r.streams.count(stream) != 0) return hipErrorIllegalState;
   auto seq = std::make_shared<CaptureSeq>();
+  StreamCapture c;
+  if (into != nullptr) {
+    seq->graph = r.FindGraph(into);
+    if (seq->graph == nullptr) return hipErrorInvalidValue;
+    for (size_t i = 0; i < dep_count; ++i) {
+      Node* n = r.FindNode(deps[i]);
+      if (n == nullptr || n->graph != seq->graph) return hipErrorInvalidValue;
+      if (std::find(c.deps.begin(), c.deps.end(), n) == c.deps.end()) c.deps.push_back(n);
+    }
+    seq->into_existing = true;
+  } else {
+    seq->graph = new Graph;
+  }
   seq->id = r.next_capture++;
-  seq->graph = new Graph;
   seq->device = device;
   seq->origin = stream;
   seq->mode = mode;
-  StreamCapture c;
   c.seq = std::move(seq);
   c.blocking = (stream_flags & hipStreamNonBlocking) == 0;
   r.streams.emplace(stream, std::move(c));
@@ -396,6 +581,7 @@ hipError_t EndCapture(uint64_t stream, hipGraph_t* graph) {
     return hipErrorStreamCaptureUnmatched;
   }
   r.EndSeq(seq);
+  if (seq->into_existing && r.graphs.count(seq->graph) == 0) seq->invalidated = true;  // Destroyed meanwhile.
   if (seq->invalidated) {
     r.DeleteGraphOf(seq);
     *graph = nullptr;
@@ -431,6 +617,23 @@ hipError_t CaptureInfo(uint64_t stream, hipStreamCaptureStatus* status, unsigned
   return hipSuccess;
 }
 
+hipError_t UpdateCaptureDependencies(uint64_t stream, const hipGraphNode_t* nodes, size_t count, bool replace) {
+  if (count > 0 && nodes == nullptr) return hipErrorInvalidValue;
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  auto it = r.streams.find(stream);
+  if (it == r.streams.end()) return hipErrorIllegalState;
+  StreamCapture& c = it->second;
+  std::vector<Node*> next = replace ? std::vector<Node*>{} : c.deps;
+  for (size_t i = 0; i < count; ++i) {
+    Node* n = r.FindNode(nodes[i]);
+    if (n == nullptr || n->graph != c.seq->graph) return hipErrorInvalidValue;
+    if (std::find(next.begin(), next.end(), n) == next.end()) next.push_back(n);
+  }
+  c.deps = std::move(next);
+  return hipSuccess;
+}
+
 hipStreamCaptureMode ExchangeThreadCaptureMode(hipStreamCaptureMode mode) {
   return std::exchange(t_capture_mode, mode);
 }
@@ -449,7 +652,7 @@ hipError_t GraphDestroy(hipGraph_t graph) {
   Registry& r = Registry::Get();
   std::lock_guard lock(r.mu);
   Graph* g = r.FindGraph(graph);
-  if (g == nullptr) return hipErrorInvalidValue;
+  if (g == nullptr || g->owner != nullptr) return hipErrorInvalidValue;  // A child graph goes with its node.
   r.DeleteGraph(g);
   return hipSuccess;
 }
@@ -467,7 +670,17 @@ hipError_t GraphAddNode(hipGraph_t graph, const hipGraphNode_t* deps, size_t dep
     if (n == nullptr || n->graph != g) return hipErrorInvalidValue;
     if (std::find(d.begin(), d.end(), n) == d.end()) d.push_back(n);
   }
-  *out = reinterpret_cast<hipGraphNode_t>(r.AddNode(g, device, std::move(op), d));
+  Graph* child = nullptr;
+  if (const auto* c = std::get_if<ChildGraphNode>(&op)) {
+    child = r.FindGraph(c->graph);
+    if (child == nullptr) return hipErrorInvalidValue;
+    std::vector<const Node*> order;
+    if (!Order(*child, &order)) return hipErrorInvalidValue;  // A cycle.
+  }
+  Node* n = r.AddNode(g, device, std::move(op), d);
+  if (child != nullptr)
+    std::get<ChildGraphNode>(n->op).graph = reinterpret_cast<hipGraph_t>(r.Clone(*child, n));
+  *out = reinterpret_cast<hipGraphNode_t>(n);
   return hipSuccess;
 }
 
@@ -491,6 +704,65 @@ hipError_t GraphAddDependencies(hipGraph_t graph, const hipGraphNode_t* from, co
     a->dependents.push_back(b);
   }
   return hipSuccess;
+}
+
+hipError_t GraphRemoveDependencies(hipGraph_t graph, const hipGraphNode_t* from, const hipGraphNode_t* to,
+                                   size_t count) {
+  if (count > 0 && (from == nullptr || to == nullptr)) return hipErrorInvalidValue;
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  Graph* g = r.FindGraph(graph);
+  if (g == nullptr) return hipErrorInvalidValue;
+  for (size_t i = 0; i < count; ++i) {
+    Node* a = r.FindNode(from[i]);
+    Node* b = r.FindNode(to[i]);
+    if (a == nullptr || b == nullptr || a->graph != g || b->graph != g) return hipErrorInvalidValue;
+    if (std::find(b->deps.begin(), b->deps.end(), a) == b->deps.end()) return hipErrorInvalidValue;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    Node* a = r.FindNode(from[i]);
+    Node* b = r.FindNode(to[i]);
+    std::erase(b->deps, a);
+    std::erase(a->dependents, b);
+  }
+  return hipSuccess;
+}
+
+hipError_t DestroyNode(hipGraphNode_t node) {
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  Node* n = r.FindNode(node);
+  if (n == nullptr) return hipErrorInvalidValue;
+  for (const auto& [id, c] : r.streams)
+    if (c.seq->graph == n->graph) return hipErrorInvalidValue;  // Being captured into.
+  r.DeleteNode(n);
+  return hipSuccess;
+}
+
+hipError_t GraphClone(hipGraph_t graph, hipGraph_t* clone) {
+  if (clone == nullptr) return hipErrorInvalidValue;
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  Graph* g = r.FindGraph(graph);
+  if (g == nullptr) return hipErrorInvalidValue;
+  *clone = reinterpret_cast<hipGraph_t>(r.Clone(*g, nullptr));
+  return hipSuccess;
+}
+
+hipError_t NodeFindInClone(hipGraphNode_t node, hipGraph_t clone, hipGraphNode_t* out) {
+  if (out == nullptr) return hipErrorInvalidValue;
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  Node* n = r.FindNode(node);
+  Graph* g = r.FindGraph(clone);
+  if (n == nullptr || g == nullptr || g->cloned_from != n->graph) return hipErrorInvalidValue;
+  for (const auto& c : g->nodes) {
+    if (c->origin == n) {
+      *out = reinterpret_cast<hipGraphNode_t>(c.get());
+      return hipSuccess;
+    }
+  }
+  return hipErrorInvalidValue;  // Added to the original after the clone was made.
 }
 
 hipError_t GraphGetNodes(hipGraph_t graph, hipGraphNode_t* out, size_t* count, bool roots_only) {
@@ -554,42 +826,211 @@ hipError_t NodeGetOp(hipGraphNode_t node, GraphOp* op) {
   return hipSuccess;
 }
 
-hipError_t GraphInstantiate(hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode_t* error_node) {
+hipError_t NodeSetOp(hipGraphNode_t node, GraphOp op) {
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  Node* n = r.FindNode(node);
+  if (n == nullptr || NodeTypeOf(n->op) != NodeTypeOf(op) || std::holds_alternative<ChildGraphNode>(op))
+    return hipErrorInvalidValue;
+  if (const auto* old = std::get_if<KernelNode>(&n->op)) {
+    auto& k = std::get<KernelNode>(op);
+    k.access_policy = old->access_policy;
+    k.request.flags |= old->request.flags & msg::kLaunchCooperative;
+  }
+  n->op = std::move(op);
+  n->param_pointers.clear();
+  return hipSuccess;
+}
+
+hipError_t KernelNodeGetParams(hipGraphNode_t node, hipKernelNodeParams* params) {
+  if (params == nullptr) return hipErrorInvalidValue;
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  Node* n = r.FindNode(node);
+  if (n == nullptr) return hipErrorInvalidValue;
+  auto* k = std::get_if<KernelNode>(&n->op);
+  if (k == nullptr) return hipErrorInvalidValue;
+  n->param_pointers.clear();
+  for (uint32_t offset : k->arg_offsets) n->param_pointers.push_back(k->request.kernarg.data() + offset);
+  *params = hipKernelNodeParams{};
+  params->func = const_cast<void*>(k->func);
+  params->gridDim = dim3(k->request.grid[0], k->request.grid[1], k->request.grid[2]);
+  params->blockDim = dim3(k->request.block[0], k->request.block[1], k->request.block[2]);
+  params->sharedMemBytes = k->request.shared_bytes;
+  params->kernelParams = n->param_pointers.empty() ? nullptr : n->param_pointers.data();
+  params->extra = nullptr;
+  return hipSuccess;
+}
+
+namespace {
+KernelNode* KernelOf(Registry& r, hipGraphNode_t node) {
+  Node* n = r.FindNode(node);
+  return n == nullptr ? nullptr : std::get_if<KernelNode>(&n->op);
+}
+}  // namespace
+
+hipError_t KernelNodeGetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr, hipKernelNodeAttrValue* value) {
+  if (value == nullptr) return hipErrorInvalidValue;
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  KernelNode* k = KernelOf(r, node);
+  if (k == nullptr) return hipErrorInvalidValue;
+  switch (attr) {
+    case hipKernelNodeAttributeAccessPolicyWindow: value->accessPolicyWindow = k->access_policy; return hipSuccess;
+    case hipKernelNodeAttributeCooperative:
+      value->cooperative = (k->request.flags & msg::kLaunchCooperative) != 0 ? 1 : 0;
+      return hipSuccess;
+  }
+  return hipErrorInvalidValue;
+}
+
+hipError_t KernelNodeSetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr, const hipKernelNodeAttrValue& value) {
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  KernelNode* k = KernelOf(r, node);
+  if (k == nullptr) return hipErrorInvalidValue;
+  switch (attr) {
+    case hipKernelNodeAttributeAccessPolicyWindow: {
+      // A cache hint: kept and reported back; the worker's device decides
+      // its caching itself.
+      const hipAccessPolicyWindow& w = value.accessPolicyWindow;
+      if (w.hitRatio < 0.0f || w.hitRatio > 1.0f) return hipErrorInvalidValue;
+      k->access_policy = w;
+      return hipSuccess;
+    }
+    case hipKernelNodeAttributeCooperative:
+      if (value.cooperative != 0)
+        k->request.flags |= msg::kLaunchCooperative;
+      else
+        k->request.flags &= ~uint32_t{msg::kLaunchCooperative};
+      return hipSuccess;
+  }
+  return hipErrorInvalidValue;
+}
+
+hipError_t KernelNodeCopyAttributes(hipGraphNode_t from, hipGraphNode_t to) {
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  KernelNode* a = KernelOf(r, from);
+  KernelNode* b = KernelOf(r, to);
+  if (a == nullptr || b == nullptr) return hipErrorInvalidValue;
+  b->access_policy = a->access_policy;
+  b->request.flags = (b->request.flags & ~uint32_t{msg::kLaunchCooperative}) | (a->request.flags & msg::kLaunchCooperative);
+  return hipSuccess;
+}
+
+namespace {
+
+std::string DotLabel(const Node& n) {
+  char buf[160];
+  if (const auto* k = std::get_if<KernelNode>(&n.op)) {
+    std::snprintf(buf, sizeof buf, "kernel %s\\ngrid (%u,%u,%u) block (%u,%u,%u)", k->request.kernel.c_str(),
+                  k->request.grid[0], k->request.grid[1], k->request.grid[2], k->request.block[0],
+                  k->request.block[1], k->request.block[2]);
+  } else if (const auto* m = std::get_if<msg::MemsetRequest>(&n.op)) {
+    std::snprintf(buf, sizeof buf, "memset 0x%llx\\n%llu x %llu bytes, value 0x%x",
+                  static_cast<unsigned long long>(m->dst.address), static_cast<unsigned long long>(m->dst.width),
+                  static_cast<unsigned long long>(m->dst.height), m->value);
+  } else if (const auto* c = std::get_if<msg::CopyOnDeviceRequest>(&n.op)) {
+    std::snprintf(buf, sizeof buf, "memcpy device 0x%llx -> 0x%llx\\n%llu x %llu bytes",
+                  static_cast<unsigned long long>(c->src.address), static_cast<unsigned long long>(c->dst.address),
+                  static_cast<unsigned long long>(c->dst.width), static_cast<unsigned long long>(c->dst.height));
+  } else if (const auto* h = std::get_if<HostCopyNode>(&n.op)) {
+    std::snprintf(buf, sizeof buf, "memcpy %p -> %p\\n%zu x %zu bytes", h->src, h->dst, h->width, h->height);
+  } else if (const auto* c3 = std::get_if<Memcpy3DNode>(&n.op)) {
+    std::snprintf(buf, sizeof buf, "memcpy 3D\\n%zu x %zu x %zu bytes", c3->params.extent.width,
+                  c3->params.extent.height, c3->params.extent.depth);
+  } else if (std::holds_alternative<HostFnNode>(n.op)) {
+    std::snprintf(buf, sizeof buf, "host function");
+  } else if (const auto* r = std::get_if<EventRecordNode>(&n.op)) {
+    std::snprintf(buf, sizeof buf, "event record %p", static_cast<void*>(r->event));
+  } else if (const auto* w = std::get_if<EventWaitNode>(&n.op)) {
+    std::snprintf(buf, sizeof buf, "event wait %p", static_cast<void*>(w->event));
+  } else if (std::holds_alternative<ChildGraphNode>(n.op)) {
+    std::snprintf(buf, sizeof buf, "child graph");
+  } else {
+    std::snprintf(buf, sizeof buf, "empty");
+  }
+  return buf;
+}
+
+// One graph's nodes and edges; child graphs as clusters.
+void WriteDot(std::FILE* f, const Graph& g, const std::string& prefix, std::unordered_map<const Node*, std::string>* names) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = *g.nodes[i];
+    const std::string name = prefix + std::to_string(i);
+    (*names)[&n] = name;
+    std::fprintf(f, "  %s [shape=box label=\"%s\"];\n", name.c_str(), DotLabel(n).c_str());
+    if (const auto* c = std::get_if<ChildGraphNode>(&n.op)) {
+      std::fprintf(f, "  subgraph cluster_%s {\n  label=\"child graph of %s\";\n", name.c_str(), name.c_str());
+      WriteDot(f, *reinterpret_cast<const Graph*>(c->graph), name + "_", names);
+      std::fprintf(f, "  }\n");
+    }
+  }
+  for (const auto& n : g.nodes)
+    for (const Node* d : n->deps) std::fprintf(f, "  %s -> %s;\n", names->at(d).c_str(), names->at(n.get()).c_str());
+}
+
+}  // namespace
+
+hipError_t GraphDebugDot(hipGraph_t graph, const char* path) {
+  if (path == nullptr) return hipErrorInvalidValue;
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  Graph* g = r.FindGraph(graph);
+  if (g == nullptr) return hipErrorInvalidValue;
+  std::FILE* f = std::fopen(path, "w");
+  if (f == nullptr) {
+    HIPR_LOG_INFO("hipGraphDebugDotPrint: cannot write %s: %s", path, std::strerror(errno));
+    return hipErrorOperatingSystem;
+  }
+  std::fprintf(f, "digraph hipGraph {\n");
+  std::unordered_map<const Node*, std::string> names;
+  WriteDot(f, *g, "n", &names);
+  std::fprintf(f, "}\n");
+  const bool ok = std::ferror(f) == 0;
+  if (std::fclose(f) != 0 || !ok) {
+    HIPR_LOG_INFO("hipGraphDebugDotPrint: writing %s failed: %s", path, std::strerror(errno));
+    return hipErrorOperatingSystem;
+  }
+  return hipSuccess;
+}
+
+hipError_t GraphInstantiate(hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode_t* error_node,
+                            unsigned long long flags) {
   if (exec == nullptr) return hipErrorInvalidValue;
   if (error_node != nullptr) *error_node = nullptr;
-  Session* s = LiveSession();
-  if (s == nullptr) return hipErrorNoDevice;
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
   Registry& r = Registry::Get();
   auto e = std::make_unique<Exec>();
+  e->flags = flags;
+  uint64_t old_id = 0;
+  std::vector<msg::GraphCreateRequest> frames;
   {
     std::lock_guard lock(r.mu);
     Graph* g = r.FindGraph(graph);
     if (g == nullptr) return hipErrorInvalidValue;
     std::vector<const Node*> order;
     if (!Order(*g, &order)) return hipErrorInvalidValue;  // A cycle.
-    bool have_device = false;
+    std::unordered_map<const Node*, size_t> index;
+    for (size_t i = 0; i < g->nodes.size(); ++i) index[g->nodes[i].get()] = i;
     for (const Node* n : order) {
-      if (std::holds_alternative<EmptyNode>(n->op)) continue;
-      if (!have_device) {
-        e->device = n->device;
-        have_device = true;
-      } else if (n->device != e->device) {
-        // Every node of one executable graph replays on the launch's device.
-        HIPR_LOG_ONCE(kWarn, "hipGraphInstantiate: a graph spanning devices is not supported; "
-                                       "returning hipErrorNotSupported");
-        if (error_node != nullptr) *error_node = reinterpret_cast<hipGraphNode_t>(const_cast<Node*>(n));
-        return hipErrorNotSupported;
-      }
+      ExecNode x;
+      if (!MakeExecNode(*n, index.at(n), &x)) return hipErrorInvalidValue;
+      e->nodes.push_back(std::move(x));
     }
-    for (const Node* n : order) e->ops.push_back(n->op);
+    e->topology = Topology(*g);
+    const void* odd = nullptr;
+    if (!CheckOneDevice(*e, &odd)) {
+      // Every node of one executable graph replays on the launch's device.
+      HIPR_LOG_ONCE(kWarn, "hipGraphInstantiate: a graph spanning devices is not supported; "
+                           "returning hipErrorNotSupported");
+      if (error_node != nullptr) *error_node = reinterpret_cast<hipGraphNode_t>(const_cast<void*>(odd));
+      return hipErrorNotSupported;
+    }
+    Rebuild(*e, r.next_exec, &old_id, &frames);
   }
-  e->id = r.next_exec.fetch_add(1, std::memory_order_relaxed);
-  std::vector<msg::GraphCreateRequest> frames;
-  e->on_worker = BuildWorkerGraph(*e, &frames);
-  if (e->on_worker) {
-    for (const auto& f : frames)
-      if (Status st = s->Post(wire::Op::kGraphCreate, f); !st.ok()) return ToHipError(st);
-  }
+  if (hipError_t err = Publish(old_id, frames); err != hipSuccess) return err;
   std::lock_guard lock(r.mu);
   r.execs.insert(e.get());
   *exec = reinterpret_cast<hipGraphExec_t>(e.release());
@@ -609,6 +1050,163 @@ hipError_t GraphExecDestroy(hipGraphExec_t exec) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   return ToHipError(s->Post(wire::Op::kGraphDestroy, msg::GraphRequest{e->id}));
+}
+
+hipError_t GraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags) {
+  if (flags == nullptr) return hipErrorInvalidValue;
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  auto* p = reinterpret_cast<Exec*>(exec);
+  if (r.execs.count(p) == 0) return hipErrorInvalidValue;
+  *flags = p->flags;
+  return hipSuccess;
+}
+
+hipError_t GraphUpload(hipGraphExec_t exec, int device) {
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  auto* p = reinterpret_cast<Exec*>(exec);
+  if (r.execs.count(p) == 0) return hipErrorInvalidValue;
+  if (device != p->device && !p->ops.empty()) return hipErrorInvalidValue;
+  return hipSuccess;
+}
+
+namespace {
+
+// The exec's entry for `node`, or null.
+ExecNode* FindExecNode(Exec& e, hipGraphNode_t node) {
+  for (ExecNode& n : e.nodes)
+    if (n.key == node) return &n;
+  return nullptr;
+}
+
+// Applies `change` to the exec's entry for `node` under the lock, then
+// republishes the exec.
+template <class Change>
+hipError_t ChangeExec(hipGraphExec_t exec, hipGraphNode_t node, Change change) {
+  Registry& r = Registry::Get();
+  uint64_t old_id = 0;
+  std::vector<msg::GraphCreateRequest> frames;
+  {
+    std::lock_guard lock(r.mu);
+    auto* e = reinterpret_cast<Exec*>(exec);
+    if (r.execs.count(e) == 0) return hipErrorInvalidValue;
+    ExecNode* n = FindExecNode(*e, node);
+    if (n == nullptr) return hipErrorInvalidValue;
+    ExecNode before = *n;
+    if (hipError_t err = change(r, *n); err != hipSuccess) return err;
+    const void* odd = nullptr;
+    const int device = e->device;
+    if (!CheckOneDevice(*e, &odd) || (e->device != device && !e->ops.empty())) {
+      *n = std::move(before);
+      e->device = device;
+      return hipErrorInvalidValue;  // Another device than the rest.
+    }
+    Rebuild(*e, r.next_exec, &old_id, &frames);
+  }
+  return Publish(old_id, frames);
+}
+
+}  // namespace
+
+hipError_t ExecSetNodeOp(hipGraphExec_t exec, hipGraphNode_t node, GraphOp op) {
+  return ChangeExec(exec, node, [&](Registry& r, ExecNode& n) {
+    if (n.type != NodeTypeOf(op)) return hipErrorInvalidValue;
+    int device = 0;
+    if (const auto* c = std::get_if<ChildGraphNode>(&op)) {
+      Graph* g = r.FindGraph(c->graph);
+      if (g == nullptr || Topology(*g) != n.shape) return hipErrorInvalidValue;
+      std::vector<LoweredOp> ops;
+      if (!Lower(device, op, &ops)) return hipErrorInvalidValue;
+      n.ops = std::move(ops);
+      return hipSuccess;
+    }
+    if (!n.ops.empty()) device = n.ops.front().device;
+    // A kernel keeps the attributes it was instantiated with.
+    if (auto* k = std::get_if<KernelNode>(&op); k != nullptr && !n.ops.empty()) {
+      if (const auto* old = std::get_if<KernelNode>(&n.ops.front().op))
+        k->request.flags = (k->request.flags & ~uint32_t{msg::kLaunchCooperative}) |
+                           (old->request.flags & msg::kLaunchCooperative);
+    }
+    std::vector<LoweredOp> ops;
+    (void)Lower(device, op, &ops);
+    n.ops = std::move(ops);
+    return hipSuccess;
+  });
+}
+
+hipError_t ExecSetEnabled(hipGraphExec_t exec, hipGraphNode_t node, bool enabled) {
+  return ChangeExec(exec, node, [&](Registry&, ExecNode& n) {
+    // As natively: kernel, memset and memcpy nodes can be turned off.
+    if (n.type != hipGraphNodeTypeKernel && n.type != hipGraphNodeTypeMemset && n.type != hipGraphNodeTypeMemcpy)
+      return hipErrorInvalidValue;
+    n.enabled = enabled;
+    return hipSuccess;
+  });
+}
+
+hipError_t ExecGetEnabled(hipGraphExec_t exec, hipGraphNode_t node, bool* enabled) {
+  if (enabled == nullptr) return hipErrorInvalidValue;
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  auto* e = reinterpret_cast<Exec*>(exec);
+  if (r.execs.count(e) == 0) return hipErrorInvalidValue;
+  const ExecNode* n = FindExecNode(*e, node);
+  if (n == nullptr) return hipErrorInvalidValue;
+  if (n->type != hipGraphNodeTypeKernel && n->type != hipGraphNodeTypeMemset && n->type != hipGraphNodeTypeMemcpy)
+    return hipErrorInvalidValue;
+  *enabled = n->enabled;
+  return hipSuccess;
+}
+
+hipError_t ExecUpdate(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
+                      hipGraphExecUpdateResult* result) {
+  if (error_node == nullptr || result == nullptr) return hipErrorInvalidValue;
+  *error_node = nullptr;
+  Registry& r = Registry::Get();
+  uint64_t old_id = 0;
+  std::vector<msg::GraphCreateRequest> frames;
+  {
+    std::lock_guard lock(r.mu);
+    auto* e = reinterpret_cast<Exec*>(exec);
+    Graph* g = r.FindGraph(graph);
+    if (r.execs.count(e) == 0 || g == nullptr) return hipErrorInvalidValue;
+    *result = hipGraphExecUpdateError;
+    if (Topology(*g) != e->topology) {
+      // Name the first node whose type differs, when that is the change.
+      *result = hipGraphExecUpdateErrorTopologyChanged;
+      for (const ExecNode& x : e->nodes) {
+        if (x.index < g->nodes.size() && NodeTypeOf(g->nodes[x.index]->op) != x.type) {
+          *result = hipGraphExecUpdateErrorNodeTypeChanged;
+          *error_node = reinterpret_cast<hipGraphNode_t>(g->nodes[x.index].get());
+          break;
+        }
+      }
+      return hipErrorGraphExecUpdateFailure;
+    }
+    std::vector<ExecNode> next = e->nodes;
+    for (ExecNode& x : next) {
+      const Node& n = *g->nodes[x.index];
+      ExecNode made;
+      if (!MakeExecNode(n, x.index, &made)) return hipErrorGraphExecUpdateFailure;
+      x.ops = std::move(made.ops);
+      x.shape = std::move(made.shape);
+    }
+    std::swap(e->nodes, next);
+    const void* odd = nullptr;
+    const int device = e->device;
+    if (!CheckOneDevice(*e, &odd) || (e->device != device && !e->ops.empty())) {
+      std::swap(e->nodes, next);
+      e->device = device;
+      *result = hipGraphExecUpdateErrorNotSupported;
+      for (const auto& n : g->nodes)
+        if (n.get() == odd) *error_node = reinterpret_cast<hipGraphNode_t>(n.get());
+      return hipErrorGraphExecUpdateFailure;
+    }
+    *result = hipGraphExecUpdateSuccess;
+    Rebuild(*e, r.next_exec, &old_id, &frames);
+  }
+  return Publish(old_id, frames);
 }
 
 void GraphsLockForFork() { Registry::Get().mu.lock(); }
@@ -649,8 +1247,11 @@ hipError_t GraphLaunch(hipGraphExec_t exec, hipStream_t stream, int device, uint
   }
   if (!e->on_worker) return Replay(*s, *e, stream, device, stream_id, copy);
   msg::GraphLaunchRequest req{e->id, device, stream_id, {}};
-  for (const GraphOp& op : e->ops)
+  for (const GraphOp& op : e->ops) {
     if (const auto* h = std::get_if<HostFnNode>(&op)) req.callbacks.push_back(s->AddHostCallback(HostFunction(*h, stream)));
+    // Counted before it is posted, as hipEventRecord does.
+    if (const auto* ev = std::get_if<EventRecordNode>(&op)) Client::Get().handles().NoteEventRecorded(ev->event);
+  }
   Status st = s->Post(wire::Op::kGraphLaunch, req);
   if (!st.ok()) {
     for (uint64_t id : req.callbacks) s->DropHostCallback(id);

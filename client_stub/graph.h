@@ -54,10 +54,46 @@ struct HostFnNode {
 
 struct EmptyNode {};
 
+// A kernel: the request LaunchKernel would post, and what the application
+// named, for hipGraphKernelNodeGetParams.
+struct KernelNode {
+  msg::LaunchRequest request;
+  const void* func = nullptr;         // The host stub or hipFunction_t given; null when unknown.
+  std::vector<uint32_t> arg_offsets;  // Each explicit argument's offset in request.kernarg.
+  // hipGraphKernelNodeSetAttribute's values, reported back as set.
+  hipAccessPolicyWindow access_policy{};
+};
+
+// hipGraphAddEventRecordNode / hipGraphAddEventWaitNode.
+struct EventRecordNode {
+  hipEvent_t event = nullptr;
+  uint64_t id = 0;  // Protocol event id.
+};
+struct EventWaitNode {
+  hipEvent_t event = nullptr;
+  uint64_t id = 0;
+};
+
+// A copy given as hipMemcpy3DParms (hipGraphAddMemcpyNode): the parameters
+// as given and the rectangular copies they come to (one when the slices lie
+// back to back, else one per slice), each device-to-device or through the
+// copy API.
+using CopyPiece = std::variant<msg::CopyOnDeviceRequest, HostCopyNode>;
+struct Memcpy3DNode {
+  hipMemcpy3DParms params{};
+  std::vector<CopyPiece> pieces;
+};
+
+// A child graph node: the node owns its graph (a clone of the one given),
+// which the application can query through hipGraphChildGraphNodeGetGraph.
+struct ChildGraphNode {
+  hipGraph_t graph = nullptr;
+};
+
 // What a node does. Device requests keep device/stream of capture time;
 // a launch replaces both.
-using GraphOp = std::variant<EmptyNode, msg::LaunchRequest, msg::MemsetRequest, msg::CopyOnDeviceRequest,
-                             HostCopyNode, HostFnNode>;
+using GraphOp = std::variant<EmptyNode, KernelNode, msg::MemsetRequest, msg::CopyOnDeviceRequest, HostCopyNode,
+                             HostFnNode, EventRecordNode, EventWaitNode, Memcpy3DNode, ChildGraphNode>;
 
 hipGraphNodeType NodeTypeOf(const GraphOp& op);
 
@@ -89,22 +125,39 @@ bool CaptureStreamWaitEvent(int device, uint64_t stream, uint64_t event, hipErro
 hipError_t CheckNotCapturing(int device, uint64_t stream, bool any_capture);
 
 // hipStreamBeginCapture/EndCapture/IsCapturing/GetCaptureInfo(_v2) on a
-// resolved stream id (stream 0 is refused by the caller).
-hipError_t BeginCapture(int device, uint64_t stream, unsigned stream_flags, hipStreamCaptureMode mode);
+// resolved stream id (stream 0 is refused by the caller). With `into` set
+// (hipStreamBeginCaptureToGraph), the capture adds its nodes to that live
+// graph after `deps` (nodes of it) instead of to a new one.
+hipError_t BeginCapture(int device, uint64_t stream, unsigned stream_flags, hipStreamCaptureMode mode,
+                        hipGraph_t into = nullptr, const hipGraphNode_t* deps = nullptr, size_t dep_count = 0);
 hipError_t EndCapture(uint64_t stream, hipGraph_t* graph);
 hipError_t CaptureInfo(uint64_t stream, hipStreamCaptureStatus* status, unsigned long long* id,
                        hipGraph_t* graph, const hipGraphNode_t** deps, size_t* dep_count);
+// hipStreamUpdateCaptureDependencies: adds `nodes` (of the capture's graph)
+// to the stream's dependencies, or replaces them with `nodes`.
+hipError_t UpdateCaptureDependencies(uint64_t stream, const hipGraphNode_t* nodes, size_t count, bool replace);
 // The calling thread's capture mode (hipThreadExchangeStreamCaptureMode).
 hipStreamCaptureMode ExchangeThreadCaptureMode(hipStreamCaptureMode mode);
 
 // Graph objects.
 hipError_t GraphCreate(hipGraph_t* graph);
+// A graph a child graph node owns is refused (hipErrorInvalidValue).
 hipError_t GraphDestroy(hipGraph_t graph);
-// Adds a node with `deps` (nodes of the same graph) to `graph`.
+// Adds a node with `deps` (nodes of the same graph) to `graph`. A
+// ChildGraphNode's graph is cloned; the node owns the clone.
 hipError_t GraphAddNode(hipGraph_t graph, const hipGraphNode_t* deps, size_t dep_count, int device, GraphOp op,
                         hipGraphNode_t* out);
 hipError_t GraphAddDependencies(hipGraph_t graph, const hipGraphNode_t* from, const hipGraphNode_t* to,
                                 size_t count);
+// Every edge must exist; none is removed otherwise.
+hipError_t GraphRemoveDependencies(hipGraph_t graph, const hipGraphNode_t* from, const hipGraphNode_t* to,
+                                   size_t count);
+// Removes a node and its edges (hipGraphDestroyNode).
+hipError_t DestroyNode(hipGraphNode_t node);
+// A copy of `graph` (child graphs copied too); NodeFindInClone maps a node
+// of the original to its copy.
+hipError_t GraphClone(hipGraph_t graph, hipGraph_t* clone);
+hipError_t NodeFindInClone(hipGraphNode_t node, hipGraph_t clone, hipGraphNode_t* out);
 // Lists (the HIP convention: with `out` null, *count gets the number; else
 // up to *count entries are written, the rest of the array nulled, and
 // *count set to the number there are).
@@ -114,16 +167,42 @@ hipError_t NodeGetType(hipGraphNode_t node, hipGraphNodeType* type);
 hipError_t NodeGetDependencies(hipGraphNode_t node, hipGraphNode_t* out, size_t* count, bool dependents);
 // A copy of a node's operation (for *GetParams).
 hipError_t NodeGetOp(hipGraphNode_t node, GraphOp* op);
+// Replaces a node's operation with one of the same node type (else
+// hipErrorInvalidValue). A kernel node keeps its attributes.
+hipError_t NodeSetOp(hipGraphNode_t node, GraphOp op);
+// A kernel node's parameters; kernelParams points at the node's own copy of
+// the arguments, valid until the node changes.
+hipError_t KernelNodeGetParams(hipGraphNode_t node, hipKernelNodeParams* params);
+hipError_t KernelNodeGetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr, hipKernelNodeAttrValue* value);
+hipError_t KernelNodeSetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr, const hipKernelNodeAttrValue& value);
+hipError_t KernelNodeCopyAttributes(hipGraphNode_t from, hipGraphNode_t to);
+// Writes `graph` as a Graphviz digraph to `path` (hipGraphDebugDotPrint).
+hipError_t GraphDebugDot(hipGraph_t graph, const char* path);
 
 // Executable graphs.
-hipError_t GraphInstantiate(hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode_t* error_node);
+hipError_t GraphInstantiate(hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode_t* error_node,
+                            unsigned long long flags = 0);
 hipError_t GraphExecDestroy(hipGraphExec_t exec);
+hipError_t GraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags);
 // Launches `exec` on `stream` (the application's handle, for host copies and
 // callbacks) resolved to (device, stream_id).
 // `copy` performs a host copy node as hipMemcpy2DAsync on `stream` (the
 // copy API lives above this layer).
 using HostCopyFn = hipError_t (*)(const HostCopyNode& node, hipStream_t stream);
 hipError_t GraphLaunch(hipGraphExec_t exec, hipStream_t stream, int device, uint64_t stream_id, HostCopyFn copy);
+// hipGraphUpload: the executable graph is on the worker from instantiation;
+// checks the pair.
+hipError_t GraphUpload(hipGraphExec_t exec, int device);
+// hipGraphExec*SetParams: replaces what `node` (a node of the graph `exec`
+// was instantiated from) does in `exec`, with an operation of the same node
+// type. A ChildGraphNode must have the child's topology.
+hipError_t ExecSetNodeOp(hipGraphExec_t exec, hipGraphNode_t node, GraphOp op);
+hipError_t ExecSetEnabled(hipGraphExec_t exec, hipGraphNode_t node, bool enabled);
+hipError_t ExecGetEnabled(hipGraphExec_t exec, hipGraphNode_t node, bool* enabled);
+// hipGraphExecUpdate: takes every node's operation from `graph` when its
+// topology and node types match the exec's.
+hipError_t ExecUpdate(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
+                      hipGraphExecUpdateResult* result);
 
 // fork() support (client.cc): the registry's lock is held across fork(); in
 // the child it is re-created, captures in progress are dropped (their

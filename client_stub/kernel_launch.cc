@@ -203,14 +203,31 @@ Status PrepareLaunch(Session& session, CodeModule& module, const std::string& na
 
 }  // namespace
 
+namespace {
+
+// `request` (prepared for `kernel`) as a graph node.
+KernelNode MakeKernelNode(msg::LaunchRequest request, const co::KernelInfo& kernel, const LaunchSpec& spec,
+                          const std::string& name) {
+  KernelNode node;
+  node.request = std::move(request);
+  // A graph node may be the first launch the worker sees, at any time.
+  node.request.kernel = name;
+  node.func = spec.func;
+  for (const co::KernelArg& a : kernel.args)
+    if (!a.hidden()) node.arg_offsets.push_back(a.offset);
+  return node;
+}
+
+}  // namespace
+
 Status BuildKernelNode(Session& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
-                       const KernelArgs& args, msg::LaunchRequest* request) {
+                       const KernelArgs& args, KernelNode* node) {
+  msg::LaunchRequest request;
   KernelBinding binding;
   std::shared_ptr<const IsaImage> image;
   const co::KernelInfo* kernel = nullptr;
-  HIPR_RETURN_IF_ERROR(PrepareLaunch(session, module, name, spec, args, request, &binding, &image, &kernel));
-  // A graph node may be the first launch the worker sees, at any time.
-  request->kernel = name;
+  HIPR_RETURN_IF_ERROR(PrepareLaunch(session, module, name, spec, args, &request, &binding, &image, &kernel));
+  *node = MakeKernelNode(std::move(request), *kernel, spec, name);
   return Status::Ok();
 }
 
@@ -224,9 +241,7 @@ Status LaunchKernel(Session& session, CodeModule& module, const std::string& nam
   if (AnyCapture()) {
     hipError_t captured = hipSuccess;
     if (request.start_event == 0 && request.stop_event == 0) {
-      msg::LaunchRequest node = request;
-      node.kernel = name;  // As BuildKernelNode.
-      if (CaptureNode(spec.device, spec.stream, std::move(node), &captured))
+      if (CaptureNode(spec.device, spec.stream, MakeKernelNode(request, *kernel, spec, name), &captured))
         return captured == hipSuccess ? Status::Ok() : HipStatus(captured, "the stream's capture refused the launch");
     } else if (CaptureNode(spec.device, spec.stream, EmptyNode{}, &captured)) {
       // Launches that record events (hipExtLaunchKernel) are not captured.

@@ -28,6 +28,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include "client_stub/code_module.h"
+#include "client_stub/graph.h"
 #include "client_stub/session.h"
 #include "protocol/code_object/code_object.h"
 #include "protocol/messages.h"
@@ -48,6 +49,9 @@ struct LaunchSpec {
   // Work-items per dimension when the last block is partial
   // (hipExtModuleLaunchKernel); all zero: grid * block.
   std::array<uint32_t, 3> global{};
+  // What the application named the kernel by (host stub or hipFunction_t),
+  // for a graph node made from this launch; may be null.
+  const void* func = nullptr;
 };
 
 // Fills spec->grid and ->block from dim3s given in blocks; a global size
@@ -85,10 +89,11 @@ Status PackKernargs(const co::KernelInfo& kernel, const KernelArgs& args, std::v
 // The launch-configuration checks above, in native HIP's order.
 Status CheckLaunch(const msg::DeviceInfo& device, const co::KernelInfo& kernel, const LaunchSpec& spec);
 
-// The request LaunchKernel would post, for a graph's kernel node: checked,
-// packed, bound, and naming its kernel (a node may reach the worker first).
+// A graph's kernel node: the request LaunchKernel would post (checked,
+// packed, bound, and naming its kernel, since a node may reach the worker
+// first), spec.func, and where each explicit argument lies in the request.
 Status BuildKernelNode(Session& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
-                       const KernelArgs& args, msg::LaunchRequest* request);
+                       const KernelArgs& args, KernelNode* node);
 
 // Checks, packs, binds (the module's first use in the session loads it) and
 // posts kLaunchKernel for kernel `name` of `module`. Blocks only on a first

@@ -495,8 +495,9 @@ struct HostCallbackDone {
 // docs/architecture.md "Graphs"). A node is the body of the stream
 // operation it replays, encoded as that op's own request: kLaunchKernel
 // (LaunchRequest; `kernel` always given), kMemset (MemsetRequest),
-// kCopyOnDevice (CopyOnDeviceRequest, want_reply false) or
-// kStreamHostCallback (empty body: a host node, run on the client). Each
+// kCopyOnDevice (CopyOnDeviceRequest, want_reply false), kEventRecord
+// (EventRecordRequest), kStreamWaitEvent (StreamWaitEventRequest, flags 0)
+// or kStreamHostCallback (empty body: a host node, run on the client). Each
 // node's device and stream are ignored: a launch replays every node on the
 // launch's device and stream, in the order given.
 struct GraphNode {

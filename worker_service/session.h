@@ -126,7 +126,8 @@ class Session {
   // Executable graphs by client-named id: the nodes, decoded once, in the
   // order a launch replays them.
   struct HostNode {};
-  using GraphNodeOp = std::variant<msg::LaunchRequest, msg::MemsetRequest, msg::CopyOnDeviceRequest, HostNode>;
+  using GraphNodeOp = std::variant<msg::LaunchRequest, msg::MemsetRequest, msg::CopyOnDeviceRequest, HostNode,
+                                   msg::EventRecordRequest, msg::StreamWaitEventRequest>;
   struct Graph {
     int32_t device = 0;
     std::vector<GraphNodeOp> nodes;

@@ -4,7 +4,7 @@
 // executable graph once, as the requests of its nodes in an order their
 // edges allow. A launch replays those nodes on the launch's stream through
 // the same paths their own ops take (Launch, Memset, CopyOnDevice,
-// AddHostCallback), so a graph costs one frame per launch and the device
+// AddHostCallback, EventRecord, StreamWaitEvent), so a graph costs one frame per launch and the device
 // sees the work in a valid order. Independent branches run one after
 // another on that stream: correct, not concurrent.
 #include <spdlog/spdlog.h>
@@ -66,6 +66,19 @@ Status Session::CreateGraph(msg::GraphCreateRequest m) {
         g.nodes.emplace_back(r);
         break;
       }
+      case Op::kEventRecord: {
+        msg::EventRecordRequest r;
+        st = DecodeNode(n, &r);
+        g.nodes.emplace_back(r);
+        break;
+      }
+      case Op::kStreamWaitEvent: {
+        msg::StreamWaitEventRequest r;
+        st = DecodeNode(n, &r);
+        if (st.ok() && r.flags != 0) st = InvalidArgument("an event wait node takes no flags");
+        g.nodes.emplace_back(r);
+        break;
+      }
       case Op::kStreamHostCallback:
         g.nodes.emplace_back(HostNode{});
         ++g.host_nodes;
@@ -118,6 +131,10 @@ Status Session::LaunchGraph(const msg::GraphLaunchRequest& m) {
       st = device_->Memset(m.device, m.stream, set->dst, set->value, set->element_size);
     } else if (const auto* copy = std::get_if<msg::CopyOnDeviceRequest>(&node)) {
       st = device_->CopyOnDevice(m.device, m.stream, copy->dst, copy->src);
+    } else if (const auto* record = std::get_if<msg::EventRecordRequest>(&node)) {
+      st = device_->EventRecord(record->event, m.stream);
+    } else if (const auto* wait = std::get_if<msg::StreamWaitEventRequest>(&node)) {
+      st = device_->StreamWaitEvent(m.stream, wait->event, 0);
     }
     if (!st.ok() && first.ok()) first = st;
   }

@@ -29,6 +29,30 @@ hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gx, un
                                             unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
                                             hipStream_t stream, void** params);
 const char* hipGetCmdName(uint32_t id);
+// ROCm >= 5.3 graph and capture entry points (hipGraphEdgeData and
+// hipGraphInstantiateParams declared below by layout).
+hipError_t hipStreamBeginCapture_spt(hipStream_t stream, hipStreamCaptureMode mode);
+hipError_t hipStreamEndCapture_spt(hipStream_t stream, hipGraph_t* graph);
+hipError_t hipStreamIsCapturing_spt(hipStream_t stream, hipStreamCaptureStatus* status);
+hipError_t hipStreamGetCaptureInfo_spt(hipStream_t stream, hipStreamCaptureStatus* status, unsigned long long* id);
+hipError_t hipStreamGetCaptureInfo_v2_spt(hipStream_t stream, hipStreamCaptureStatus* status, unsigned long long* id,
+                                          hipGraph_t* graph, const hipGraphNode_t** deps, size_t* count);
+hipError_t hipStreamBeginCaptureToGraph(hipStream_t stream, hipGraph_t graph, const hipGraphNode_t* deps,
+                                        const void* edge_data, size_t count, hipStreamCaptureMode mode);
+hipError_t hipGraphLaunch_spt(hipGraphExec_t exec, hipStream_t stream);
+hipError_t hipGraphKernelNodeCopyAttributes(hipGraphNode_t src, hipGraphNode_t dst);
+hipError_t hipGraphDebugDotPrint(hipGraph_t graph, const char* path, unsigned int flags);
+hipError_t hipGraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags);
+hipError_t hipGraphUpload(hipGraphExec_t exec, hipStream_t stream);
+hipError_t hipGraphNodeGetEnabled(hipGraphExec_t exec, hipGraphNode_t node, unsigned int* enabled);
+hipError_t hipGraphNodeSetEnabled(hipGraphExec_t exec, hipGraphNode_t node, unsigned int enabled);
+struct HiprInstantiateParams {
+  hipGraphNode_t error_node;
+  unsigned long long flags;
+  int result;  // hipGraphInstantiateResult
+  hipStream_t upload_stream;
+};
+hipError_t hipGraphInstantiateWithParams(hipGraphExec_t* exec, hipGraph_t graph, HiprInstantiateParams* params);
 // hiprtc.h's, with its enum as int (same ABI): the sim twin build of this
 // file knows only hip_runtime.h.
 int hiprtcVersion(int* major, int* minor);
@@ -41,6 +65,9 @@ constexpr int HIPRTC_ERROR_INVALID_INPUT = 3;
 constexpr int HIPRTC_ERROR_COMPILATION = 6;
 constexpr uint32_t HIP_API_ID_hipLaunchKernel = 107;
 constexpr uint32_t HIP_API_ID_hipMalloc = 108;
+
+// For the graph memcpy-to/from-symbol rows.
+__device__ int g_graph_symbol[1000];
 
 // For the launch, function-attribute, occupancy and graph rows.
 __global__ void Fill(int* out, int value, int n) {
@@ -2261,6 +2288,978 @@ void GraphExecDestroy() {
   HIP_OK(hipFree(d));
 }
 
+// ---- Graph node parameters, structure and executable-graph updates ---------------------------
+
+hipGraphNode_t AddFill(hipGraph_t g, int** d, int* value, const hipGraphNode_t* deps = nullptr, size_t n_deps = 0) {
+  static int n = kN;
+  void* args[] = {d, value, &n};
+  hipKernelNodeParams kp = FillParams(args);
+  hipGraphNode_t k = nullptr;
+  HIP_OK(hipGraphAddKernelNode(&k, g, deps, n_deps, &kp));
+  return k;
+}
+
+hipGraphExec_t Instantiate(hipGraph_t g) {
+  hipGraphExec_t exec = nullptr;
+  HIP_OK(hipGraphInstantiate(&exec, g, nullptr, nullptr, 0));
+  return exec;
+}
+
+void LaunchAndWait(hipGraphExec_t exec) {
+  HIP_OK(hipGraphLaunch(exec, nullptr));
+  HIP_OK(hipStreamSynchronize(nullptr));
+}
+
+size_t NodeCount(hipGraph_t g, bool roots = false) {
+  size_t count = 0;
+  HIP_OK(roots ? hipGraphGetRootNodes(g, nullptr, &count) : hipGraphGetNodes(g, nullptr, &count));
+  return count;
+}
+
+// The _spt capture entry points on the null stream capture the calling
+// thread's per-thread stream.
+void CaptureSpt() {
+  int* d = NewInts();
+  HIP_OK(hipStreamBeginCapture_spt(nullptr, hipStreamCaptureModeThreadLocal));
+  hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
+  HIP_OK(hipStreamIsCapturing_spt(nullptr, &st));
+  CHECK(st == hipStreamCaptureStatusActive, "the per-thread stream is not capturing (%d)", st);
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, hipStreamPerThread, d, 71, kN);
+  unsigned long long id = 0;
+  HIP_OK(hipStreamGetCaptureInfo_spt(nullptr, &st, &id));
+  CHECK(st == hipStreamCaptureStatusActive && id != 0, "capture info: status %d id %llu", st, id);
+  const hipGraphNode_t* deps = nullptr;
+  size_t n_deps = 0;
+  hipGraph_t capturing = nullptr;
+  HIP_OK(hipStreamGetCaptureInfo_v2_spt(nullptr, &st, &id, &capturing, &deps, &n_deps));
+  CHECK(capturing != nullptr && n_deps == 1, "capture info v2: graph %p, %zu dependencies", (void*)capturing, n_deps);
+  hipGraph_t g = nullptr;
+  HIP_OK(hipStreamEndCapture_spt(nullptr, &g));
+  CHECK(g == capturing && NodeCount(g) == 1, "the per-thread capture's graph has %zu nodes", NodeCount(g));
+  CHECK(ReadInts(d)[0] == 0, "captured work ran at capture time");
+  hipGraphExec_t exec = Instantiate(g);
+  HIP_OK(hipGraphLaunch_spt(exec, nullptr));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CHECK_ALL(d, 71, "a graph captured and launched on the per-thread stream");
+  HIP_EXPECT(hipStreamEndCapture_spt(nullptr, &g), hipErrorIllegalState);
+  HIP_EXPECT(hipGraphLaunch_spt(nullptr, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void StreamBeginCaptureToGraph() {
+  int* d = NewInts();
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  hipMemsetParams mp{};
+  mp.dst = d;
+  mp.elementSize = 4;
+  mp.width = kN;
+  mp.height = 1;
+  mp.value = 5;
+  hipGraphNode_t m;
+  HIP_OK(hipGraphAddMemsetNode(&m, g, nullptr, 0, &mp));
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  HIP_OK(hipStreamBeginCaptureToGraph(s, g, &m, nullptr, 1, hipStreamCaptureModeGlobal));
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 72, kN);
+  hipGraph_t out = nullptr;
+  HIP_OK(hipStreamEndCapture(s, &out));
+  CHECK(out == g && NodeCount(g) == 2 && NodeCount(g, true) == 1,
+        "capture into a graph: got %p for %p, %zu nodes, %zu roots", (void*)out, (void*)g, NodeCount(g), NodeCount(g, true));
+  RunGraph(g);
+  CHECK_ALL(d, 72, "the kernel captured after the memset node");
+  const unsigned char ported[8] = {1, 0, 0, 0, 0, 0, 0, 0};
+  HIP_EXPECT(hipStreamBeginCaptureToGraph(s, g, &m, ported, 1, hipStreamCaptureModeGlobal), hipErrorNotSupported);
+  HIP_EXPECT(hipStreamBeginCaptureToGraph(s, nullptr, nullptr, nullptr, 0, hipStreamCaptureModeGlobal),
+             hipErrorInvalidValue);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void StreamUpdateCaptureDependencies() {
+  int* d = NewInts();
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+  HIP_OK(hipMemsetAsync(d, 0, kN * sizeof(int), s));
+  // Replace the stream's dependencies with none: the kernel becomes a root.
+  HIP_OK(hipStreamUpdateCaptureDependencies(s, nullptr, 0, hipStreamSetCaptureDependencies));
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 73, kN);
+  HIP_EXPECT(hipStreamUpdateCaptureDependencies(s, nullptr, 0, 7), hipErrorInvalidValue);
+  hipGraph_t g = nullptr;
+  HIP_OK(hipStreamEndCapture(s, &g));
+  CHECK(NodeCount(g) == 2 && NodeCount(g, true) == 2, "%zu nodes, %zu roots after replacing the dependencies",
+        NodeCount(g), NodeCount(g, true));
+  HIP_EXPECT(hipStreamUpdateCaptureDependencies(s, nullptr, 0, hipStreamAddCaptureDependencies),
+             hipErrorIllegalState);  // Not capturing.
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void GraphKernelNodeGetParams() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  int value = 74;
+  hipGraphNode_t k = AddFill(g, &d, &value);
+  value = 0;
+  hipKernelNodeParams got{};
+  HIP_OK(hipGraphKernelNodeGetParams(k, &got));
+  CHECK(got.func == reinterpret_cast<void*>(Fill) && got.gridDim.x == kGrid && got.blockDim.x == kBlock &&
+            got.kernelParams != nullptr,
+        "params: func %p grid %u block %u", got.func, got.gridDim.x, got.blockDim.x);
+  CHECK(*static_cast<int**>(got.kernelParams[0]) == d && *static_cast<int*>(got.kernelParams[1]) == 74 &&
+            *static_cast<int*>(got.kernelParams[2]) == kN,
+        "the node's arguments read back wrong");
+  hipGraphNode_t e;
+  HIP_OK(hipGraphAddEmptyNode(&e, g, nullptr, 0));
+  HIP_EXPECT(hipGraphKernelNodeGetParams(e, &got), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphKernelNodeSetParams() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  int value = 75;
+  hipGraphNode_t k = AddFill(g, &d, &value);
+  int n = kN, other = 76;
+  void* args[] = {&d, &other, &n};
+  hipKernelNodeParams kp = FillParams(args);
+  HIP_OK(hipGraphKernelNodeSetParams(k, &kp));
+  RunGraph(g);
+  CHECK_ALL(d, 76, "a kernel node after SetParams");
+  kp.func = reinterpret_cast<void*>(NotAKernel);
+  HIP_EXPECT(hipGraphKernelNodeSetParams(k, &kp), hipErrorInvalidDeviceFunction);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphKernelNodeAttributes() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  int value = 77;
+  hipGraphNode_t a = AddFill(g, &d, &value);
+  hipGraphNode_t b = AddFill(g, &d, &value, &a, 1);
+  hipKernelNodeAttrValue v{};
+  v.accessPolicyWindow.base_ptr = d;
+  v.accessPolicyWindow.num_bytes = kN * sizeof(int);
+  v.accessPolicyWindow.hitRatio = 0.5f;
+  v.accessPolicyWindow.hitProp = hipAccessPropertyPersisting;
+  HIP_OK(hipGraphKernelNodeSetAttribute(a, hipKernelNodeAttributeAccessPolicyWindow, &v));
+  hipKernelNodeAttrValue got{};
+  HIP_OK(hipGraphKernelNodeGetAttribute(a, hipKernelNodeAttributeAccessPolicyWindow, &got));
+  CHECK(got.accessPolicyWindow.base_ptr == d && got.accessPolicyWindow.hitRatio == 0.5f, "the window read back wrong");
+  HIP_OK(hipGraphKernelNodeCopyAttributes(a, b));
+  got = hipKernelNodeAttrValue{};
+  HIP_OK(hipGraphKernelNodeGetAttribute(b, hipKernelNodeAttributeAccessPolicyWindow, &got));
+  CHECK(got.accessPolicyWindow.num_bytes == kN * sizeof(int), "CopyAttributes did not copy the window");
+  HIP_OK(hipGraphKernelNodeGetAttribute(b, hipKernelNodeAttributeCooperative, &got));
+  CHECK(got.cooperative == 0, "a plain kernel node reads as cooperative");
+  v.accessPolicyWindow.hitRatio = 2.0f;
+  HIP_EXPECT(hipGraphKernelNodeSetAttribute(a, hipKernelNodeAttributeAccessPolicyWindow, &v), hipErrorInvalidValue);
+  HIP_EXPECT(hipGraphKernelNodeGetAttribute(a, static_cast<hipKernelNodeAttrID>(99), &got), hipErrorInvalidValue);
+  RunGraph(g);
+  CHECK_ALL(d, 77, "kernel nodes with attributes");
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+hipMemsetParams SetInts(int* d, unsigned value) {
+  hipMemsetParams mp{};
+  mp.dst = d;
+  mp.elementSize = 4;
+  mp.width = kN;
+  mp.height = 1;
+  mp.value = value;
+  return mp;
+}
+
+void GraphMemsetNodeGetParams() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  hipMemsetParams mp = SetInts(d, 78);
+  hipGraphNode_t m;
+  HIP_OK(hipGraphAddMemsetNode(&m, g, nullptr, 0, &mp));
+  hipMemsetParams got{};
+  HIP_OK(hipGraphMemsetNodeGetParams(m, &got));
+  CHECK(got.dst == d && got.elementSize == 4 && got.width == kN && got.height == 1 && got.value == 78,
+        "memset params read back: dst %p es %u width %zu value %u", got.dst, got.elementSize, got.width, got.value);
+  HIP_EXPECT(hipGraphMemsetNodeGetParams(m, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphMemsetNodeSetParams() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  hipMemsetParams mp = SetInts(d, 1);
+  hipGraphNode_t m;
+  HIP_OK(hipGraphAddMemsetNode(&m, g, nullptr, 0, &mp));
+  mp.value = 79;
+  HIP_OK(hipGraphMemsetNodeSetParams(m, &mp));
+  RunGraph(g);
+  CHECK_ALL(d, 79, "a memset node after SetParams");
+  mp.elementSize = 3;
+  HIP_EXPECT(hipGraphMemsetNodeSetParams(m, &mp), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+// kN ints seen as 2 slices of 5 rows of 100: the first 4 rows of each slice.
+constexpr size_t kRow = 100 * sizeof(int);
+hipMemcpy3DParms FourRowsOfEachSlice(int* dst, int* src) {
+  hipMemcpy3DParms p{};
+  p.srcPtr = make_hipPitchedPtr(src, kRow, 100, 5);
+  p.dstPtr = make_hipPitchedPtr(dst, kRow, 100, 5);
+  p.extent = make_hipExtent(kRow, 4, 2);
+  p.kind = hipMemcpyDeviceToDevice;
+  return p;
+}
+
+void CheckFourRows(int* d, int value, const char* what) {
+  std::vector<int> got = ReadInts(d);
+  for (int i = 0; i < kN; ++i) {
+    const bool copied = (i / 100) % 5 != 4;
+    CHECK(got[i] == (copied ? value : 0), "%s: element %d is %d", what, i, got[i]);
+  }
+}
+
+void GraphAddMemcpyNode() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* src = NewInts();
+  int* dst = NewInts();
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, nullptr, src, 80, kN);
+  HIP_OK(hipDeviceSynchronize());
+  hipMemcpy3DParms p = FourRowsOfEachSlice(dst, src);
+  hipGraphNode_t c;
+  HIP_OK(hipGraphAddMemcpyNode(&c, g, nullptr, 0, &p));
+  CHECK(TypeOf(c) == hipGraphNodeTypeMemcpy, "type %d", TypeOf(c));
+  RunGraph(g);
+  CheckFourRows(dst, 80, "a 3-D memcpy node");
+  p.extent.height = 6;  // Past the slice.
+  HIP_EXPECT(hipGraphAddMemcpyNode(&c, g, nullptr, 0, &p), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(src));
+  HIP_OK(hipFree(dst));
+}
+
+void GraphMemcpyNodeGetParams() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* src = NewInts();
+  int* dst = NewInts();
+  hipMemcpy3DParms p = FourRowsOfEachSlice(dst, src);
+  hipGraphNode_t c, c1;
+  HIP_OK(hipGraphAddMemcpyNode(&c, g, nullptr, 0, &p));
+  hipMemcpy3DParms got{};
+  HIP_OK(hipGraphMemcpyNodeGetParams(c, &got));
+  CHECK(got.dstPtr.ptr == dst && got.srcPtr.ysize == 5 && got.extent.depth == 2 && got.kind == hipMemcpyDeviceToDevice,
+        "3-D params read back wrong");
+  HIP_OK(hipGraphAddMemcpyNode1D(&c1, g, nullptr, 0, dst, src, 40, hipMemcpyDeviceToDevice));
+  HIP_OK(hipGraphMemcpyNodeGetParams(c1, &got));
+  CHECK(got.srcPtr.ptr == src && got.extent.width == 40 && got.extent.height == 1 && got.extent.depth == 1,
+        "a 1-D node's params read back wrong");
+  hipGraphNode_t e;
+  HIP_OK(hipGraphAddEmptyNode(&e, g, nullptr, 0));
+  HIP_EXPECT(hipGraphMemcpyNodeGetParams(e, &got), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(src));
+  HIP_OK(hipFree(dst));
+}
+
+void GraphMemcpyNodeSetParams() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* dst = NewInts();
+  int* unused = NewInts();
+  hipGraphNode_t c;
+  HIP_OK(hipGraphAddMemcpyNode1D(&c, g, nullptr, 0, unused, dst, 4, hipMemcpyDeviceToDevice));
+  // Now from host memory, through the copy API at launch.
+  std::vector<int> host(kN, 81);
+  hipMemcpy3DParms p = FourRowsOfEachSlice(dst, host.data());
+  p.kind = hipMemcpyHostToDevice;
+  HIP_OK(hipGraphMemcpyNodeSetParams(c, &p));
+  RunGraph(g);
+  CheckFourRows(dst, 81, "a memcpy node set to a host-to-device 3-D copy");
+  hipGraphNode_t e;
+  HIP_OK(hipGraphAddEmptyNode(&e, g, nullptr, 0));
+  HIP_EXPECT(hipGraphMemcpyNodeSetParams(e, &p), hipErrorInvalidValue);  // Not a memcpy node.
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(dst));
+  HIP_OK(hipFree(unused));
+}
+
+void GraphMemcpyNodeSetParams1D() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* a = NewInts();
+  int* b = NewInts();
+  hipGraphNode_t c;
+  HIP_OK(hipGraphAddMemcpyNode1D(&c, g, nullptr, 0, b, a, 4, hipMemcpyDeviceToDevice));
+  std::vector<int> host(kN, 82);
+  HIP_OK(hipGraphMemcpyNodeSetParams1D(c, b, host.data(), kN * sizeof(int), hipMemcpyHostToDevice));
+  RunGraph(g);
+  CHECK_ALL(b, 82, "a memcpy node after SetParams1D");
+  HIP_EXPECT(hipGraphMemcpyNodeSetParams1D(c, b, a, 0, hipMemcpyDeviceToDevice), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(a));
+  HIP_OK(hipFree(b));
+}
+
+// to_symbol -> from_symbol: src's values through g_graph_symbol into dst.
+struct SymbolGraph {
+  hipGraph_t g = nullptr;
+  hipGraphNode_t to = nullptr, from = nullptr;
+  int* src = NewInts();
+  int* dst = NewInts();
+  SymbolGraph(int value) {
+    hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, nullptr, src, value, kN);
+    HIP_OK(hipDeviceSynchronize());
+    HIP_OK(hipGraphCreate(&g, 0));
+    HIP_OK(hipGraphAddMemcpyNodeToSymbol(&to, g, nullptr, 0, HIP_SYMBOL(g_graph_symbol), src, kN * sizeof(int), 0,
+                                         hipMemcpyDeviceToDevice));
+    HIP_OK(hipGraphAddMemcpyNodeFromSymbol(&from, g, &to, 1, dst, HIP_SYMBOL(g_graph_symbol), kN * sizeof(int), 0,
+                                           hipMemcpyDeviceToDevice));
+  }
+  ~SymbolGraph() {
+    HIP_OK(hipGraphDestroy(g));
+    HIP_OK(hipFree(src));
+    HIP_OK(hipFree(dst));
+  }
+};
+
+void GraphAddMemcpyNodeToSymbol() {
+  SymbolGraph sg(83);
+  CHECK(TypeOf(sg.to) == hipGraphNodeTypeMemcpy, "type %d", TypeOf(sg.to));
+  RunGraph(sg.g);
+  std::vector<int> host(kN);
+  HIP_OK(hipMemcpyFromSymbol(host.data(), HIP_SYMBOL(g_graph_symbol), kN * sizeof(int), 0, hipMemcpyDeviceToHost));
+  CHECK(host[0] == 83 && host[kN - 1] == 83, "the symbol holds %d", host[0]);
+  hipGraphNode_t bad;
+  HIP_EXPECT(hipGraphAddMemcpyNodeToSymbol(&bad, sg.g, nullptr, 0, HIP_SYMBOL(g_graph_symbol), sg.src,
+                                           (kN + 1) * sizeof(int), 0, hipMemcpyDeviceToDevice),
+             hipErrorInvalidValue);
+  HIP_EXPECT(hipGraphAddMemcpyNodeToSymbol(&bad, sg.g, nullptr, 0, sg.src, sg.src, 4, 0, hipMemcpyDeviceToDevice),
+             hipErrorInvalidSymbol);
+}
+
+void GraphAddMemcpyNodeFromSymbol() {
+  SymbolGraph sg(84);
+  RunGraph(sg.g);
+  CHECK_ALL(sg.dst, 84, "copied out of the symbol by a graph");
+  hipGraphNode_t bad;
+  HIP_EXPECT(hipGraphAddMemcpyNodeFromSymbol(&bad, sg.g, nullptr, 0, sg.dst, HIP_SYMBOL(g_graph_symbol), 8,
+                                             kN * sizeof(int), hipMemcpyDeviceToDevice),
+             hipErrorInvalidValue);
+}
+
+void GraphMemcpyNodeSetParamsToSymbol() {
+  SymbolGraph sg(85);
+  std::vector<int> host(kN, 86);
+  HIP_OK(hipGraphMemcpyNodeSetParamsToSymbol(sg.to, HIP_SYMBOL(g_graph_symbol), host.data(), kN * sizeof(int), 0,
+                                             hipMemcpyHostToDevice));
+  RunGraph(sg.g);
+  CHECK_ALL(sg.dst, 86, "a to-symbol node after SetParams");
+  HIP_EXPECT(hipGraphMemcpyNodeSetParamsToSymbol(sg.to, sg.src, host.data(), 4, 0, hipMemcpyHostToDevice),
+             hipErrorInvalidSymbol);
+}
+
+void GraphMemcpyNodeSetParamsFromSymbol() {
+  SymbolGraph sg(87);
+  std::vector<int> host(kN, 0);
+  HIP_OK(hipGraphMemcpyNodeSetParamsFromSymbol(sg.from, host.data(), HIP_SYMBOL(g_graph_symbol), kN * sizeof(int), 0,
+                                               hipMemcpyDeviceToHost));
+  RunGraph(sg.g);
+  CHECK(host[0] == 87 && host[kN - 1] == 87, "a from-symbol node set to host memory wrote %d", host[0]);
+  CHECK(ReadInts(sg.dst)[0] == 0, "the old destination was still written");
+  HIP_EXPECT(hipGraphMemcpyNodeSetParamsFromSymbol(sg.from, host.data(), sg.src, 4, 0, hipMemcpyDeviceToHost),
+             hipErrorInvalidSymbol);
+}
+
+void GraphHostNodeSetParams() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  std::atomic<int> first{0}, second{0};
+  hipHostNodeParams hp{CountUp, &first};
+  hipGraphNode_t h;
+  HIP_OK(hipGraphAddHostNode(&h, g, nullptr, 0, &hp));
+  hp.userData = &second;
+  HIP_OK(hipGraphHostNodeSetParams(h, &hp));
+  RunGraph(g, 2);
+  CHECK(first.load() == 0 && second.load() == 2, "host node after SetParams: %d and %d runs", first.load(),
+        second.load());
+  hp.fn = nullptr;
+  HIP_EXPECT(hipGraphHostNodeSetParams(h, &hp), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+}
+
+// A graph that records `event` behind a gate on a stream of its own: the
+// event is not complete until the gate opens.
+void CheckRecordedInOrder(hipGraphExec_t exec, hipEvent_t event, const char* what) {
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  Gate gate;
+  HIP_OK(hipLaunchHostFunc(s, WaitAtGate, &gate));
+  HIP_OK(hipGraphLaunch(exec, s));
+  WaitEntered(gate);
+  CHECK(hipEventQuery(event) == hipErrorNotReady, "%s: the event completed before the gate opened", what);
+  gate.open.store(1);
+  HIP_OK(hipEventSynchronize(event));
+  HIP_OK(hipEventQuery(event));
+  HIP_OK(hipStreamSynchronize(s));
+  HIP_OK(hipStreamDestroy(s));
+}
+
+struct EventGraph {
+  hipGraph_t g = nullptr;
+  hipGraphNode_t node = nullptr;
+  hipEvent_t a = nullptr, b = nullptr;
+  EventGraph(bool record) {
+    HIP_OK(hipEventCreate(&a));
+    HIP_OK(hipEventCreate(&b));
+    HIP_OK(hipGraphCreate(&g, 0));
+    if (record)
+      HIP_OK(hipGraphAddEventRecordNode(&node, g, nullptr, 0, a));
+    else
+      HIP_OK(hipGraphAddEventWaitNode(&node, g, nullptr, 0, a));
+  }
+  ~EventGraph() {
+    HIP_OK(hipGraphDestroy(g));
+    HIP_OK(hipEventDestroy(a));
+    HIP_OK(hipEventDestroy(b));
+  }
+};
+
+void GraphAddEventRecordNode() {
+  EventGraph eg(true);
+  CHECK(TypeOf(eg.node) == hipGraphNodeTypeEventRecord, "type %d", TypeOf(eg.node));
+  hipGraphExec_t exec = Instantiate(eg.g);
+  CheckRecordedInOrder(exec, eg.a, "an event record node");
+  HIP_OK(hipGraphExecDestroy(exec));
+  hipGraphNode_t bad;
+  HIP_EXPECT(hipGraphAddEventRecordNode(&bad, eg.g, nullptr, 0, nullptr), hipErrorInvalidValue);
+}
+
+// A wait node on an event a gated stream records holds the kernel after it.
+void GraphAddEventWaitNode() {
+  EventGraph eg(false);
+  CHECK(TypeOf(eg.node) == hipGraphNodeTypeWaitEvent, "type %d", TypeOf(eg.node));
+  int* d = NewInts();
+  int value = 88;
+  AddFill(eg.g, &d, &value, &eg.node, 1);
+  hipGraphExec_t exec = Instantiate(eg.g);
+  hipStream_t gated, s;
+  HIP_OK(hipStreamCreateWithFlags(&gated, hipStreamNonBlocking));
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  Gate gate;
+  HIP_OK(hipLaunchHostFunc(gated, WaitAtGate, &gate));
+  HIP_OK(hipEventRecord(eg.a, gated));
+  HIP_OK(hipGraphLaunch(exec, s));
+  WaitEntered(gate);
+  usleep(20000);
+  CHECK(ReadInts(d)[0] == 0, "the kernel after the wait node ran before the event");
+  gate.open.store(1);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_ALL(d, 88, "the kernel after the wait node");
+  HIP_OK(hipStreamSynchronize(gated));
+  HIP_OK(hipStreamDestroy(gated));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipFree(d));
+  hipGraphNode_t bad;
+  HIP_EXPECT(hipGraphAddEventWaitNode(&bad, eg.g, nullptr, 0, nullptr), hipErrorInvalidValue);
+}
+
+void GraphEventRecordNodeGetEvent() {
+  EventGraph eg(true);
+  hipEvent_t got = nullptr;
+  HIP_OK(hipGraphEventRecordNodeGetEvent(eg.node, &got));
+  CHECK(got == eg.a, "the record node's event read back wrong");
+  EventGraph wait(false);
+  HIP_EXPECT(hipGraphEventRecordNodeGetEvent(wait.node, &got), hipErrorInvalidValue);
+}
+
+void GraphEventWaitNodeGetEvent() {
+  EventGraph eg(false);
+  hipEvent_t got = nullptr;
+  HIP_OK(hipGraphEventWaitNodeGetEvent(eg.node, &got));
+  CHECK(got == eg.a, "the wait node's event read back wrong");
+  HIP_EXPECT(hipGraphEventWaitNodeGetEvent(eg.node, nullptr), hipErrorInvalidValue);
+}
+
+void GraphEventRecordNodeSetEvent() {
+  EventGraph eg(true);
+  HIP_OK(hipGraphEventRecordNodeSetEvent(eg.node, eg.b));
+  hipEvent_t got = nullptr;
+  HIP_OK(hipGraphEventRecordNodeGetEvent(eg.node, &got));
+  CHECK(got == eg.b, "SetEvent did not take");
+  hipGraphExec_t exec = Instantiate(eg.g);
+  CheckRecordedInOrder(exec, eg.b, "a record node after SetEvent");
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_EXPECT(hipGraphEventRecordNodeSetEvent(eg.node, nullptr), hipErrorInvalidValue);
+}
+
+void GraphEventWaitNodeSetEvent() {
+  EventGraph eg(false);
+  HIP_OK(hipGraphEventWaitNodeSetEvent(eg.node, eg.b));
+  hipEvent_t got = nullptr;
+  HIP_OK(hipGraphEventWaitNodeGetEvent(eg.node, &got));
+  CHECK(got == eg.b, "SetEvent did not take");
+  HIP_EXPECT(hipGraphEventWaitNodeSetEvent(eg.node, nullptr), hipErrorInvalidValue);
+}
+
+void GraphAddChildGraphNode() {
+  int* d = NewInts();
+  int value = 89;
+  hipGraph_t child;
+  HIP_OK(hipGraphCreate(&child, 0));
+  AddFill(child, &d, &value);
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  hipMemsetParams mp = SetInts(d, 1);
+  hipGraphNode_t m, c;
+  HIP_OK(hipGraphAddMemsetNode(&m, g, nullptr, 0, &mp));
+  HIP_OK(hipGraphAddChildGraphNode(&c, g, &m, 1, child));
+  CHECK(TypeOf(c) == hipGraphNodeTypeGraph, "type %d", TypeOf(c));
+  HIP_OK(hipGraphDestroy(child));  // The node holds its own copy.
+  RunGraph(g);
+  CHECK_ALL(d, 89, "a child graph after a memset node");
+  HIP_EXPECT(hipGraphAddChildGraphNode(&c, g, nullptr, 0, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphChildGraphNodeGetGraph() {
+  hipGraph_t child, g;
+  HIP_OK(hipGraphCreate(&child, 0));
+  hipGraphNode_t e1, e2, c;
+  HIP_OK(hipGraphAddEmptyNode(&e1, child, nullptr, 0));
+  HIP_OK(hipGraphAddEmptyNode(&e2, child, &e1, 1));
+  HIP_OK(hipGraphCreate(&g, 0));
+  HIP_OK(hipGraphAddChildGraphNode(&c, g, nullptr, 0, child));
+  hipGraph_t inner = nullptr;
+  HIP_OK(hipGraphChildGraphNodeGetGraph(c, &inner));
+  CHECK(inner != nullptr && inner != child && NodeCount(inner) == 2, "the embedded graph: %p, %zu nodes",
+        (void*)inner, inner != nullptr ? NodeCount(inner) : 0);
+  HIP_EXPECT(hipGraphDestroy(inner), hipErrorInvalidValue);  // Owned by its node.
+  HIP_EXPECT(hipGraphChildGraphNodeGetGraph(e1, &inner), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipGraphDestroy(child));
+}
+
+void GraphRemoveDependencies() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  int v1 = 1, v2 = 2;
+  hipGraphNode_t k1 = AddFill(g, &d, &v1);
+  hipGraphNode_t k2 = AddFill(g, &d, &v2, &k1, 1);
+  HIP_OK(hipGraphRemoveDependencies(g, &k1, &k2, 1));
+  CHECK(NodeCount(g, true) == 2, "%zu roots after removing the edge", NodeCount(g, true));
+  size_t edges = 9;
+  HIP_OK(hipGraphGetEdges(g, nullptr, nullptr, &edges));
+  CHECK(edges == 0, "%zu edges left", edges);
+  HIP_EXPECT(hipGraphRemoveDependencies(g, &k1, &k2, 1), hipErrorInvalidValue);  // No such edge now.
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphDestroyNode() {
+  Diamond dm;
+  HIP_OK(hipGraphDestroyNode(dm.b));
+  CHECK(NodeCount(dm.g) == 3, "%zu nodes after destroying one", NodeCount(dm.g));
+  size_t deps = 0;
+  HIP_OK(hipGraphNodeGetDependencies(dm.d, nullptr, &deps));
+  CHECK(deps == 1, "the join still has %zu dependencies", deps);
+  HIP_EXPECT(hipGraphDestroyNode(dm.b), hipErrorInvalidValue);
+}
+
+void GraphClone() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  int value = 90;
+  hipGraphNode_t k = AddFill(g, &d, &value);
+  hipGraph_t clone = nullptr;
+  HIP_OK(hipGraphClone(&clone, g));
+  HIP_OK(hipGraphDestroyNode(k));  // The clone keeps its own nodes.
+  HIP_OK(hipGraphDestroy(g));
+  CHECK(clone != nullptr && NodeCount(clone) == 1, "the clone has %zu nodes", NodeCount(clone));
+  RunGraph(clone);
+  CHECK_ALL(d, 90, "a cloned graph");
+  HIP_EXPECT(hipGraphClone(nullptr, clone), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(clone));
+  HIP_OK(hipFree(d));
+}
+
+void GraphNodeFindInClone() {
+  Diamond dm;
+  hipGraph_t clone;
+  HIP_OK(hipGraphClone(&clone, dm.g));
+  hipGraphNode_t found = nullptr;
+  HIP_OK(hipGraphNodeFindInClone(&found, dm.d, clone));
+  size_t deps = 0;
+  HIP_OK(hipGraphNodeGetDependencies(found, nullptr, &deps));
+  CHECK(found != dm.d && deps == 2, "the clone of the join: %p with %zu dependencies", (void*)found, deps);
+  hipGraphNode_t later;
+  HIP_OK(hipGraphAddEmptyNode(&later, dm.g, nullptr, 0));
+  HIP_EXPECT(hipGraphNodeFindInClone(&found, later, clone), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(clone));
+}
+
+void GraphDebugDotPrint() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  int value = 1;
+  hipGraphNode_t k = AddFill(g, &d, &value);
+  hipGraphNode_t e;
+  HIP_OK(hipGraphAddEmptyNode(&e, g, &k, 1));
+  char path[] = "/tmp/hipr-graph-XXXXXX";
+  const int fd = mkstemp(path);
+  CHECK(fd >= 0, "mkstemp failed");
+  close(fd);
+  HIP_OK(hipGraphDebugDotPrint(g, path, 0));
+  std::string text;
+  if (FILE* f = fopen(path, "r")) {
+    char buf[512];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    fclose(f);
+  }
+  unlink(path);
+  CHECK(text.find("digraph") != std::string::npos && text.find("Fill") != std::string::npos &&
+            text.find("n0 -> n1") != std::string::npos,
+        "the DOT file: %s", text.c_str());
+  HIP_EXPECT(hipGraphDebugDotPrint(g, "/nonexistent-dir/graph.dot", 0), hipErrorOperatingSystem);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphExecGetFlags() {
+  int* d = NewInts();
+  int value = 1;
+  hipGraph_t g = FillGraph(d, &value);
+  hipGraphExec_t exec;
+  HIP_OK(hipGraphInstantiateWithFlags(&exec, g, hipGraphInstantiateFlagAutoFreeOnLaunch));
+  unsigned long long flags = 0;
+  HIP_OK(hipGraphExecGetFlags(exec, &flags));
+  CHECK(flags == hipGraphInstantiateFlagAutoFreeOnLaunch, "flags %llu", flags);
+  HIP_EXPECT(hipGraphExecGetFlags(exec, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphUpload() {
+  int* d = NewInts();
+  int value = 91;
+  hipGraph_t g = FillGraph(d, &value);
+  hipGraphExec_t exec = Instantiate(g);
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipGraphUpload(exec, s));
+  CHECK(ReadInts(d)[0] == 0, "an upload ran the graph");
+  HIP_OK(hipGraphLaunch(exec, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_ALL(d, 91, "launched after an upload");
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_EXPECT(hipGraphUpload(exec, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+// memset(1) -> kernel(92): with the kernel disabled the memset's value stays.
+void GraphNodeEnabled() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  hipMemsetParams mp = SetInts(d, 1);
+  hipGraphNode_t m;
+  HIP_OK(hipGraphAddMemsetNode(&m, g, nullptr, 0, &mp));
+  int value = 92;
+  hipGraphNode_t k = AddFill(g, &d, &value, &m, 1);
+  std::atomic<int> runs{0};
+  hipHostNodeParams hp{CountUp, &runs};
+  hipGraphNode_t h;
+  HIP_OK(hipGraphAddHostNode(&h, g, &k, 1, &hp));
+  hipGraphExec_t exec = Instantiate(g);
+  unsigned enabled = 7;
+  HIP_OK(hipGraphNodeGetEnabled(exec, k, &enabled));
+  CHECK(enabled == 1, "a new node reads as enabled %u", enabled);
+  HIP_OK(hipGraphNodeSetEnabled(exec, k, 0));
+  HIP_OK(hipGraphNodeGetEnabled(exec, k, &enabled));
+  CHECK(enabled == 0, "a disabled node reads as enabled %u", enabled);
+  LaunchAndWait(exec);
+  CHECK_ALL(d, 1, "a graph with its kernel disabled");
+  HIP_OK(hipGraphNodeSetEnabled(exec, k, 1));
+  LaunchAndWait(exec);
+  CHECK_ALL(d, 92, "the kernel enabled again");
+  CHECK(runs.load() == 2, "the host node ran %d times", runs.load());
+  HIP_EXPECT(hipGraphNodeSetEnabled(exec, h, 0), hipErrorInvalidValue);  // Host nodes cannot be.
+  HIP_EXPECT(hipGraphNodeGetEnabled(exec, h, &enabled), hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphExecKernelNodeSetParams() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  int value = 93;
+  hipGraphNode_t k = AddFill(g, &d, &value);
+  hipGraphExec_t exec = Instantiate(g);
+  int n = kN, other = 94;
+  void* args[] = {&d, &other, &n};
+  hipKernelNodeParams kp = FillParams(args);
+  HIP_OK(hipGraphExecKernelNodeSetParams(exec, k, &kp));
+  LaunchAndWait(exec);
+  CHECK_ALL(d, 94, "an exec's kernel after SetParams");
+  hipKernelNodeParams got{};
+  HIP_OK(hipGraphKernelNodeGetParams(k, &got));
+  CHECK(*static_cast<int*>(got.kernelParams[1]) == 93, "the graph's own node changed with the exec");
+  hipGraphNode_t stranger;
+  HIP_OK(hipGraphAddEmptyNode(&stranger, g, nullptr, 0));  // Not in the exec.
+  HIP_EXPECT(hipGraphExecKernelNodeSetParams(exec, stranger, &kp), hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphExecMemsetNodeSetParams() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  hipMemsetParams mp = SetInts(d, 1);
+  hipGraphNode_t m;
+  HIP_OK(hipGraphAddMemsetNode(&m, g, nullptr, 0, &mp));
+  hipGraphExec_t exec = Instantiate(g);
+  mp.value = 95;
+  HIP_OK(hipGraphExecMemsetNodeSetParams(exec, m, &mp));
+  LaunchAndWait(exec);
+  CHECK_ALL(d, 95, "an exec's memset after SetParams");
+  int value = 1;
+  hipGraphNode_t k = AddFill(g, &d, &value);
+  HIP_EXPECT(hipGraphExecMemsetNodeSetParams(exec, k, &mp), hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphExecMemcpyNodeSetParams() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* src = NewInts();
+  int* dst = NewInts();
+  hipGraphNode_t c;
+  HIP_OK(hipGraphAddMemcpyNode1D(&c, g, nullptr, 0, src, dst, 4, hipMemcpyDeviceToDevice));
+  hipGraphExec_t exec = Instantiate(g);
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, nullptr, src, 96, kN);
+  HIP_OK(hipDeviceSynchronize());
+  hipMemcpy3DParms p = FourRowsOfEachSlice(dst, src);
+  HIP_OK(hipGraphExecMemcpyNodeSetParams(exec, c, &p));
+  LaunchAndWait(exec);
+  CheckFourRows(dst, 96, "an exec's memcpy after SetParams");
+  p.extent.width = kRow + 1;
+  HIP_EXPECT(hipGraphExecMemcpyNodeSetParams(exec, c, &p), hipErrorInvalidPitchValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(src));
+  HIP_OK(hipFree(dst));
+}
+
+void GraphExecMemcpyNodeSetParams1D() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* a = NewInts();
+  int* b = NewInts();
+  hipGraphNode_t c;
+  HIP_OK(hipGraphAddMemcpyNode1D(&c, g, nullptr, 0, a, b, 4, hipMemcpyDeviceToDevice));
+  hipGraphExec_t exec = Instantiate(g);
+  std::vector<int> host(kN, 97);
+  HIP_OK(hipGraphExecMemcpyNodeSetParams1D(exec, c, b, host.data(), kN * sizeof(int), hipMemcpyHostToDevice));
+  LaunchAndWait(exec);
+  CHECK_ALL(b, 97, "an exec's memcpy after SetParams1D");
+  HIP_EXPECT(hipGraphExecMemcpyNodeSetParams1D(exec, c, b, a, 4, static_cast<hipMemcpyKind>(42)),
+             hipErrorInvalidMemcpyDirection);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(a));
+  HIP_OK(hipFree(b));
+}
+
+void GraphExecMemcpyNodeSetParamsToSymbol() {
+  SymbolGraph sg(98);
+  hipGraphExec_t exec = Instantiate(sg.g);
+  std::vector<int> host(kN, 99);
+  HIP_OK(hipGraphExecMemcpyNodeSetParamsToSymbol(exec, sg.to, HIP_SYMBOL(g_graph_symbol), host.data(),
+                                                 kN * sizeof(int), 0, hipMemcpyHostToDevice));
+  LaunchAndWait(exec);
+  CHECK_ALL(sg.dst, 99, "an exec's to-symbol node after SetParams");
+  HIP_EXPECT(hipGraphExecMemcpyNodeSetParamsToSymbol(exec, sg.to, HIP_SYMBOL(g_graph_symbol), host.data(),
+                                                     4, kN * sizeof(int), hipMemcpyHostToDevice),
+             hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+}
+
+void GraphExecMemcpyNodeSetParamsFromSymbol() {
+  SymbolGraph sg(100);
+  hipGraphExec_t exec = Instantiate(sg.g);
+  std::vector<int> host(kN, 0);
+  HIP_OK(hipGraphExecMemcpyNodeSetParamsFromSymbol(exec, sg.from, host.data(), HIP_SYMBOL(g_graph_symbol),
+                                                   kN * sizeof(int), 0, hipMemcpyDeviceToHost));
+  LaunchAndWait(exec);
+  CHECK(host[0] == 100 && host[kN - 1] == 100, "an exec's from-symbol node wrote %d", host[0]);
+  HIP_EXPECT(hipGraphExecMemcpyNodeSetParamsFromSymbol(exec, sg.from, host.data(), sg.src, 4, 0,
+                                                       hipMemcpyDeviceToHost),
+             hipErrorInvalidSymbol);
+  HIP_OK(hipGraphExecDestroy(exec));
+}
+
+void GraphExecHostNodeSetParams() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  std::atomic<int> first{0}, second{0};
+  hipHostNodeParams hp{CountUp, &first};
+  hipGraphNode_t h;
+  HIP_OK(hipGraphAddHostNode(&h, g, nullptr, 0, &hp));
+  hipGraphExec_t exec = Instantiate(g);
+  LaunchAndWait(exec);
+  hp.userData = &second;
+  HIP_OK(hipGraphExecHostNodeSetParams(exec, h, &hp));
+  LaunchAndWait(exec);
+  CHECK(first.load() == 1 && second.load() == 1, "host node runs: %d then %d", first.load(), second.load());
+  hp.fn = nullptr;
+  HIP_EXPECT(hipGraphExecHostNodeSetParams(exec, h, &hp), hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+}
+
+void GraphExecEventRecordNodeSetEvent() {
+  EventGraph eg(true);
+  hipGraphExec_t exec = Instantiate(eg.g);
+  HIP_OK(hipGraphExecEventRecordNodeSetEvent(exec, eg.node, eg.b));
+  CheckRecordedInOrder(exec, eg.b, "an exec's record node after SetEvent");
+  HIP_EXPECT(hipGraphExecEventRecordNodeSetEvent(exec, eg.node, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+}
+
+void GraphExecEventWaitNodeSetEvent() {
+  EventGraph eg(false);
+  int* d = NewInts();
+  int value = 101;
+  AddFill(eg.g, &d, &value, &eg.node, 1);
+  hipGraphExec_t exec = Instantiate(eg.g);
+  HIP_OK(hipGraphExecEventWaitNodeSetEvent(exec, eg.node, eg.b));
+  hipStream_t gated, s;
+  HIP_OK(hipStreamCreateWithFlags(&gated, hipStreamNonBlocking));
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  Gate gate;
+  HIP_OK(hipLaunchHostFunc(gated, WaitAtGate, &gate));
+  HIP_OK(hipEventRecord(eg.b, gated));
+  HIP_OK(hipGraphLaunch(exec, s));
+  WaitEntered(gate);
+  usleep(20000);
+  CHECK(ReadInts(d)[0] == 0, "the kernel ran before the event the exec now waits for");
+  gate.open.store(1);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_ALL(d, 101, "after the exec's wait node");
+  HIP_OK(hipStreamSynchronize(gated));
+  HIP_OK(hipStreamDestroy(gated));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipGraphExecEventWaitNodeSetEvent(exec, eg.node, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipFree(d));
+}
+
+void GraphExecChildGraphNodeSetParams() {
+  int* d = NewInts();
+  int v1 = 102, v2 = 103;
+  hipGraph_t child1, child2, other, g;
+  HIP_OK(hipGraphCreate(&child1, 0));
+  AddFill(child1, &d, &v1);
+  HIP_OK(hipGraphCreate(&child2, 0));
+  AddFill(child2, &d, &v2);
+  HIP_OK(hipGraphCreate(&other, 0));
+  hipGraphNode_t e;
+  HIP_OK(hipGraphAddEmptyNode(&e, other, nullptr, 0));
+  HIP_OK(hipGraphCreate(&g, 0));
+  hipGraphNode_t c;
+  HIP_OK(hipGraphAddChildGraphNode(&c, g, nullptr, 0, child1));
+  hipGraphExec_t exec = Instantiate(g);
+  HIP_OK(hipGraphExecChildGraphNodeSetParams(exec, c, child2));
+  LaunchAndWait(exec);
+  CHECK_ALL(d, 103, "an exec's child graph after SetParams");
+  HIP_EXPECT(hipGraphExecChildGraphNodeSetParams(exec, c, other), hipErrorInvalidValue);  // Other topology.
+  HIP_OK(hipGraphExecDestroy(exec));
+  for (hipGraph_t x : {child1, child2, other, g}) HIP_OK(hipGraphDestroy(x));
+  HIP_OK(hipFree(d));
+}
+
+void GraphExecUpdate() {
+  int* d = NewInts();
+  int v1 = 104, v2 = 105;
+  hipGraph_t g1, g2, g3;
+  HIP_OK(hipGraphCreate(&g1, 0));
+  AddFill(g1, &d, &v1);
+  HIP_OK(hipGraphCreate(&g2, 0));
+  AddFill(g2, &d, &v2);
+  HIP_OK(hipGraphCreate(&g3, 0));
+  hipMemsetParams mp = SetInts(d, 1);
+  hipGraphNode_t m;
+  HIP_OK(hipGraphAddMemsetNode(&m, g3, nullptr, 0, &mp));
+  hipGraphExec_t exec = Instantiate(g1);
+  hipGraphNode_t error_node = reinterpret_cast<hipGraphNode_t>(0x1);
+  hipGraphExecUpdateResult result = hipGraphExecUpdateError;
+  HIP_OK(hipGraphExecUpdate(exec, g2, &error_node, &result));
+  CHECK(result == hipGraphExecUpdateSuccess && error_node == nullptr, "update result %d", result);
+  LaunchAndWait(exec);
+  CHECK_ALL(d, 105, "an exec updated from another graph");
+  HIP_EXPECT(hipGraphExecUpdate(exec, g3, &error_node, &result), hipErrorGraphExecUpdateFailure);
+  CHECK(result == hipGraphExecUpdateErrorNodeTypeChanged && error_node == m, "refused update: result %d", result);
+  LaunchAndWait(exec);
+  CHECK_ALL(d, 105, "an exec after a refused update");
+  HIP_OK(hipGraphExecDestroy(exec));
+  for (hipGraph_t x : {g1, g2, g3}) HIP_OK(hipGraphDestroy(x));
+  HIP_OK(hipFree(d));
+}
+
+void GraphInstantiateWithParams() {
+  int* d = NewInts();
+  int value = 106;
+  hipGraph_t g = FillGraph(d, &value);
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HiprInstantiateParams p{reinterpret_cast<hipGraphNode_t>(0x1), 2 /* Upload */, 9, s};
+  hipGraphExec_t exec = nullptr;
+  HIP_OK(hipGraphInstantiateWithParams(&exec, g, &p));
+  CHECK(exec != nullptr && p.result == 0 && p.error_node == nullptr, "result %d", p.result);
+  HIP_OK(hipGraphLaunch(exec, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_ALL(d, 106, "instantiated with params");
+  p.flags = 4;  // Device launch.
+  hipGraphExec_t refused = nullptr;
+  HIP_EXPECT(hipGraphInstantiateWithParams(&refused, g, &p), hipErrorNotSupported);
+  CHECK(p.result == 3 && refused == nullptr, "a device-launch graph: result %d", p.result);
+  HIP_EXPECT(hipGraphInstantiateWithParams(&refused, g, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
 void StreamBeginCapture() {
   hipStream_t s;
   HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
@@ -2787,6 +3786,59 @@ const e2e::Row kRows[] = {
     {"hipGraphInstantiateWithFlags", GraphInstantiateWithFlags},
     {"hipGraphLaunch", GraphLaunch},
     {"hipGraphExecDestroy", GraphExecDestroy},
+    {"hipStreamBeginCapture_spt", CaptureSpt},
+    {"hipStreamEndCapture_spt", CaptureSpt},
+    {"hipStreamIsCapturing_spt", CaptureSpt},
+    {"hipStreamGetCaptureInfo_spt", CaptureSpt},
+    {"hipStreamGetCaptureInfo_v2_spt", CaptureSpt},
+    {"hipGraphLaunch_spt", CaptureSpt},
+    {"hipStreamBeginCaptureToGraph", StreamBeginCaptureToGraph},
+    {"hipStreamUpdateCaptureDependencies", StreamUpdateCaptureDependencies},
+    {"hipGraphKernelNodeGetParams", GraphKernelNodeGetParams},
+    {"hipGraphKernelNodeSetParams", GraphKernelNodeSetParams},
+    {"hipGraphKernelNodeGetAttribute", GraphKernelNodeAttributes},
+    {"hipGraphKernelNodeSetAttribute", GraphKernelNodeAttributes},
+    {"hipGraphKernelNodeCopyAttributes", GraphKernelNodeAttributes},
+    {"hipGraphMemsetNodeGetParams", GraphMemsetNodeGetParams},
+    {"hipGraphMemsetNodeSetParams", GraphMemsetNodeSetParams},
+    {"hipGraphAddMemcpyNode", GraphAddMemcpyNode},
+    {"hipGraphMemcpyNodeGetParams", GraphMemcpyNodeGetParams},
+    {"hipGraphMemcpyNodeSetParams", GraphMemcpyNodeSetParams},
+    {"hipGraphMemcpyNodeSetParams1D", GraphMemcpyNodeSetParams1D},
+    {"hipGraphAddMemcpyNodeToSymbol", GraphAddMemcpyNodeToSymbol},
+    {"hipGraphAddMemcpyNodeFromSymbol", GraphAddMemcpyNodeFromSymbol},
+    {"hipGraphMemcpyNodeSetParamsToSymbol", GraphMemcpyNodeSetParamsToSymbol},
+    {"hipGraphMemcpyNodeSetParamsFromSymbol", GraphMemcpyNodeSetParamsFromSymbol},
+    {"hipGraphHostNodeSetParams", GraphHostNodeSetParams},
+    {"hipGraphAddEventRecordNode", GraphAddEventRecordNode},
+    {"hipGraphAddEventWaitNode", GraphAddEventWaitNode},
+    {"hipGraphEventRecordNodeGetEvent", GraphEventRecordNodeGetEvent},
+    {"hipGraphEventWaitNodeGetEvent", GraphEventWaitNodeGetEvent},
+    {"hipGraphEventRecordNodeSetEvent", GraphEventRecordNodeSetEvent},
+    {"hipGraphEventWaitNodeSetEvent", GraphEventWaitNodeSetEvent},
+    {"hipGraphAddChildGraphNode", GraphAddChildGraphNode},
+    {"hipGraphChildGraphNodeGetGraph", GraphChildGraphNodeGetGraph},
+    {"hipGraphRemoveDependencies", GraphRemoveDependencies},
+    {"hipGraphDestroyNode", GraphDestroyNode},
+    {"hipGraphClone", GraphClone},
+    {"hipGraphNodeFindInClone", GraphNodeFindInClone},
+    {"hipGraphDebugDotPrint", GraphDebugDotPrint},
+    {"hipGraphExecGetFlags", GraphExecGetFlags},
+    {"hipGraphUpload", GraphUpload},
+    {"hipGraphNodeGetEnabled", GraphNodeEnabled},
+    {"hipGraphNodeSetEnabled", GraphNodeEnabled},
+    {"hipGraphExecKernelNodeSetParams", GraphExecKernelNodeSetParams},
+    {"hipGraphExecMemsetNodeSetParams", GraphExecMemsetNodeSetParams},
+    {"hipGraphExecMemcpyNodeSetParams", GraphExecMemcpyNodeSetParams},
+    {"hipGraphExecMemcpyNodeSetParams1D", GraphExecMemcpyNodeSetParams1D},
+    {"hipGraphExecMemcpyNodeSetParamsToSymbol", GraphExecMemcpyNodeSetParamsToSymbol},
+    {"hipGraphExecMemcpyNodeSetParamsFromSymbol", GraphExecMemcpyNodeSetParamsFromSymbol},
+    {"hipGraphExecHostNodeSetParams", GraphExecHostNodeSetParams},
+    {"hipGraphExecEventRecordNodeSetEvent", GraphExecEventRecordNodeSetEvent},
+    {"hipGraphExecEventWaitNodeSetEvent", GraphExecEventWaitNodeSetEvent},
+    {"hipGraphExecChildGraphNodeSetParams", GraphExecChildGraphNodeSetParams},
+    {"hipGraphExecUpdate", GraphExecUpdate},
+    {"hipGraphInstantiateWithParams", GraphInstantiateWithParams},
     {"hipStreamBeginCapture", StreamBeginCapture},
     {"hipStreamEndCapture", StreamEndCapture},
     {"hipStreamIsCapturing", StreamIsCapturing},
