@@ -32,6 +32,7 @@
 //  * memsets are fire-and-forget on their stream.
 //  * while the stream captures (graph.h), async copies and memsets become
 //    graph nodes and blocking copies are hipErrorStreamCaptureUnsupported.
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -510,14 +511,29 @@ Side SideOf(int type, int major) {
   }
 }
 
-hipError_t MemcpyParam2D(const hip_Memcpy2D* p, hipStream_t stream, Mode mode, int major) {
+// A driver-API copy (hip_Memcpy2D or HIP_MEMCPY3D) with its fields widened
+// to size_t and its memory types still in the caller's numbering.
+struct DrvCopy {
+  struct Side3D {
+    size_t x = 0, y = 0, z = 0;
+    int type = 0;
+    const void* host = nullptr;
+    const void* device = nullptr;
+    bool array = false;
+    size_t pitch = 0, height = 0;
+  } src, dst;
+  size_t width = 0, height = 0, depth = 1;
+};
+
+// As clr (hip::getDrvMemcpy3DDesc): a pitch of 0 means the row is origin +
+// width bytes, a slice height of 0 means the copy's height (plus origin).
+hipError_t DrvMemcpy(const char* api, const DrvCopy& c, hipStream_t stream, Mode mode, int major) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
-  if (p == nullptr) return hipErrorInvalidValue;
-  const Side from = SideOf(static_cast<int>(p->srcMemoryType), major);
-  const Side to = SideOf(static_cast<int>(p->dstMemoryType), major);
-  if (from == Side::kArray || to == Side::kArray) {
-    HIPR_LOG_ONCE(kWarn, "hipMemcpyParam2D: HIP arrays are not supported by hipr; returning hipErrorNotSupported");
+  const Side from = SideOf(c.src.type, major);
+  const Side to = SideOf(c.dst.type, major);
+  if (from == Side::kArray || to == Side::kArray || c.src.array || c.dst.array) {
+    HIPR_LOG_ONCE(kWarn, "%s: HIP arrays are not supported by hipr; returning hipErrorNotSupported", api);
     return hipErrorNotSupported;
   }
   if (from == Side::kInvalid || to == Side::kInvalid) return hipErrorInvalidValue;
@@ -526,28 +542,109 @@ hipError_t MemcpyParam2D(const hip_Memcpy2D* p, hipStream_t stream, Mode mode, i
     kind = from == Side::kHost ? (to == Side::kHost ? hipMemcpyHostToHost : hipMemcpyHostToDevice)
                                : (to == Side::kHost ? hipMemcpyDeviceToHost : hipMemcpyDeviceToDevice);
   }
-  const void* src_base = from == Side::kHost ? p->srcHost : p->srcDevice;
-  void* dst_base = to == Side::kHost ? p->dstHost : p->dstDevice;
-  if (p->srcXInBytes > SIZE_MAX - p->WidthInBytes || p->dstXInBytes > SIZE_MAX - p->WidthInBytes)
-    return hipErrorInvalidValue;
-  const size_t spitch = p->srcPitch != 0 ? p->srcPitch : p->srcXInBytes + p->WidthInBytes;
-  const size_t dpitch = p->dstPitch != 0 ? p->dstPitch : p->dstXInBytes + p->WidthInBytes;
-  if (p->WidthInBytes == 0 || p->Height == 0) return hipSuccess;
+  const void* src_base = from == Side::kHost ? c.src.host : c.src.device;
+  void* dst_base = const_cast<void*>(to == Side::kHost ? c.dst.host : c.dst.device);
+  const size_t limit = SIZE_MAX / 4;  // Keeps every product below from overflowing.
+  for (size_t v : {c.src.x, c.src.y, c.src.z, c.src.pitch, c.src.height, c.dst.x, c.dst.y, c.dst.z, c.dst.pitch,
+                   c.dst.height, c.width, c.height, c.depth})
+    if (v > limit) return hipErrorInvalidValue;
+  const size_t spitch = c.src.pitch != 0 ? c.src.pitch : c.src.x + c.width;
+  const size_t dpitch = c.dst.pitch != 0 ? c.dst.pitch : c.dst.x + c.width;
+  const size_t sheight = c.src.height != 0 ? c.src.height : c.src.y + c.height;
+  const size_t dheight = c.dst.height != 0 ? c.dst.height : c.dst.y + c.height;
+  if (c.width == 0 || c.height == 0 || c.depth == 0) return hipSuccess;
   if (src_base == nullptr || dst_base == nullptr) return hipErrorInvalidValue;
   // The origin's bytes: x < pitch (width fits after it), y rows down.
-  if (p->srcXInBytes + p->WidthInBytes > spitch || p->dstXInBytes + p->WidthInBytes > dpitch)
-    return hipErrorInvalidPitchValue;
-  if ((spitch != 0 && p->srcY > SIZE_MAX / spitch) || (dpitch != 0 && p->dstY > SIZE_MAX / dpitch))
-    return hipErrorInvalidValue;
-  const void* src = static_cast<const char*>(src_base) + p->srcY * spitch + p->srcXInBytes;
-  void* dst = static_cast<char*>(dst_base) + p->dstY * dpitch + p->dstXInBytes;
+  if (c.src.x + c.width > spitch || c.dst.x + c.width > dpitch) return hipErrorInvalidPitchValue;
+  if (c.depth > 1 && (c.src.y + c.height > sheight || c.dst.y + c.height > dheight)) return hipErrorInvalidValue;
+  const unsigned __int128 s_end = (unsigned __int128)(c.src.z + c.depth) * sheight * spitch;
+  const unsigned __int128 d_end = (unsigned __int128)(c.dst.z + c.depth) * dheight * dpitch;
+  if (s_end > SIZE_MAX || d_end > SIZE_MAX) return hipErrorInvalidValue;
+  auto at = [](const void* base, const DrvCopy::Side3D& side, size_t pitch, size_t height, size_t z) {
+    return static_cast<char*>(const_cast<void*>(base)) + (side.z + z) * height * pitch + side.y * pitch + side.x;
+  };
   // A side typed as host memory must not be device memory (the copy path
   // checks the device sides).
   DeviceAllocation d;
-  if ((from == Side::kHost && Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(src), 0, &d)) ||
-      (to == Side::kHost && Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(dst), 0, &d)))
+  const AllocationMap& map = Client::Get().allocations();
+  if ((from == Side::kHost && map.FindDevice(reinterpret_cast<uint64_t>(at(src_base, c.src, spitch, sheight, 0)), 0, &d)) ||
+      (to == Side::kHost && map.FindDevice(reinterpret_cast<uint64_t>(at(dst_base, c.dst, dpitch, dheight, 0)), 0, &d)))
     return hipErrorInvalidValue;
-  return Memcpy2D(dst, dpitch, src, spitch, p->WidthInBytes, p->Height, kind, stream, mode);
+  if (c.depth == 1 || (c.height == sheight && c.height == dheight)) {
+    // One rectangle: a 2-D copy, or whole slices back to back in both.
+    return Memcpy2D(at(dst_base, c.dst, dpitch, dheight, 0), dpitch, at(src_base, c.src, spitch, sheight, 0), spitch,
+                    c.width, c.height * c.depth, kind, stream, mode);
+  }
+  for (size_t z = 0; z < c.depth; ++z) {
+    hipError_t e = Memcpy2D(at(dst_base, c.dst, dpitch, dheight, z), dpitch, at(src_base, c.src, spitch, sheight, z),
+                            spitch, c.width, c.height, kind, stream, mode);
+    if (e != hipSuccess) return e;
+  }
+  return hipSuccess;
+}
+
+hipError_t MemcpyParam2D(const hip_Memcpy2D* p, hipStream_t stream, Mode mode, int major) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (p == nullptr) return hipErrorInvalidValue;
+  DrvCopy c;
+  c.src = {p->srcXInBytes, p->srcY, 0, static_cast<int>(p->srcMemoryType), p->srcHost, p->srcDevice,
+           p->srcArray != nullptr, p->srcPitch, 0};
+  c.dst = {p->dstXInBytes, p->dstY, 0, static_cast<int>(p->dstMemoryType), p->dstHost, p->dstDevice,
+           p->dstArray != nullptr, p->dstPitch, 0};
+  c.width = p->WidthInBytes;
+  c.height = p->Height;
+  const Side from = SideOf(c.src.type, major);
+  const Side to = SideOf(c.dst.type, major);
+  // Only the side a memory type names is read (an array pointer left in an
+  // unused field is ignored, as natively).
+  c.src.array = from == Side::kArray;
+  c.dst.array = to == Side::kArray;
+  return DrvMemcpy("hipMemcpyParam2D", c, stream, mode, major);
+}
+
+// HIP_MEMCPY3D: 5.x has unsigned int offsets, pitches and sizes (Debian's
+// header); 6.x/7.x widened them to size_t (ROCm 6.0 driver_types.h). The
+// rest of the layout is the same.
+template <class Index>
+struct Memcpy3DLayout {
+  Index srcXInBytes, srcY, srcZ, srcLOD;
+  hipMemoryType srcMemoryType;
+  const void* srcHost;
+  hipDeviceptr_t srcDevice;
+  hipArray_t srcArray;
+  Index srcPitch, srcHeight;
+  Index dstXInBytes, dstY, dstZ, dstLOD;
+  hipMemoryType dstMemoryType;
+  void* dstHost;
+  hipDeviceptr_t dstDevice;
+  hipArray_t dstArray;
+  Index dstPitch, dstHeight;
+  Index WidthInBytes, Height, Depth;
+};
+static_assert(sizeof(Memcpy3DLayout<unsigned>) == sizeof(HIP_MEMCPY3D));
+static_assert(offsetof(Memcpy3DLayout<unsigned>, Depth) == offsetof(HIP_MEMCPY3D, Depth));
+
+template <class Index>
+DrvCopy DrvCopyOf(const Memcpy3DLayout<Index>& p, int major) {
+  DrvCopy c;
+  c.src = {p.srcXInBytes, p.srcY, p.srcZ, static_cast<int>(p.srcMemoryType), p.srcHost, p.srcDevice,
+           false, p.srcPitch, p.srcHeight};
+  c.dst = {p.dstXInBytes, p.dstY, p.dstZ, static_cast<int>(p.dstMemoryType), p.dstHost, p.dstDevice,
+           false, p.dstPitch, p.dstHeight};
+  c.src.array = SideOf(c.src.type, major) == Side::kArray;
+  c.dst.array = SideOf(c.dst.type, major) == Side::kArray;
+  c.width = p.WidthInBytes;
+  c.height = p.Height;
+  c.depth = p.Depth;
+  return c;
+}
+
+hipError_t DrvMemcpy3D(const char* api, const void* p, hipStream_t stream, Mode mode, int major) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (p == nullptr) return hipErrorInvalidValue;
+  const DrvCopy c = major >= 6 ? DrvCopyOf(*static_cast<const Memcpy3DLayout<size_t>*>(p), major)
+                               : DrvCopyOf(*static_cast<const Memcpy3DLayout<unsigned>*>(p), major);
+  return DrvMemcpy(api, c, stream, mode, major);
 }
 }  // namespace
 
@@ -559,6 +656,42 @@ HIPR_EXPORT hipError_t hipMemcpyParam2D(const hip_Memcpy2D* p) {
 HIPR_EXPORT hipError_t hipMemcpyParam2DAsync(const hip_Memcpy2D* p, hipStream_t stream) {
   const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipMemcpyParam2DAsync", [&] { return MemcpyParam2D(p, stream, Mode::kAsync, major); });
+}
+
+HIPR_EXPORT hipError_t hipDrvMemcpy3D(const HIP_MEMCPY3D* p) {
+  const int major = HIPR_CALLER_MAJOR();
+  return ApiCall("hipDrvMemcpy3D",
+                 [&] { return DrvMemcpy3D("hipDrvMemcpy3D", p, nullptr, Mode::kBlocking, major); });
+}
+
+HIPR_EXPORT hipError_t hipDrvMemcpy3DAsync(const HIP_MEMCPY3D* p, hipStream_t stream) {
+  const int major = HIPR_CALLER_MAJOR();
+  return ApiCall("hipDrvMemcpy3DAsync",
+                 [&] { return DrvMemcpy3D("hipDrvMemcpy3DAsync", p, stream, Mode::kAsync, major); });
+}
+
+// The per-thread forms of the async copies and memsets.
+HIPR_EXPORT hipError_t hipMemcpy2DAsync_spt(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                            size_t height, hipMemcpyKind kind, hipStream_t stream) {
+  return hipMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind,
+                          stream == nullptr ? hipStreamPerThread : stream);
+}
+
+HIPR_EXPORT hipError_t hipMemcpy3DAsync_spt(const hipMemcpy3DParms* p, hipStream_t stream) {
+  return hipMemcpy3DAsync(p, stream == nullptr ? hipStreamPerThread : stream);
+}
+
+HIPR_EXPORT hipError_t hipMemsetAsync_spt(void* dst, int value, size_t size, hipStream_t stream) {
+  return hipMemsetAsync(dst, value, size, stream == nullptr ? hipStreamPerThread : stream);
+}
+
+HIPR_EXPORT hipError_t hipMemset2DAsync_spt(void* dst, size_t pitch, int value, size_t width, size_t height,
+                                            hipStream_t stream) {
+  return hipMemset2DAsync(dst, pitch, value, width, height, stream == nullptr ? hipStreamPerThread : stream);
+}
+
+HIPR_EXPORT hipError_t hipMemset3DAsync_spt(hipPitchedPtr p, int value, hipExtent extent, hipStream_t stream) {
+  return hipMemset3DAsync(p, value, extent, stream == nullptr ? hipStreamPerThread : stream);
 }
 
 // Peer copies: device memory of any device of the session, on the calling

@@ -460,6 +460,11 @@ HIPR_EXPORT hipError_t hipMemcpyToSymbolAsync(const void* symbol, const void* sr
                  [&] { return CopyToSymbol(symbol, src, count, offset, kind, stream, /*async=*/true); });
 }
 
+HIPR_EXPORT hipError_t hipMemcpyToSymbolAsync_spt(const void* symbol, const void* src, size_t count, size_t offset,
+                                                  hipMemcpyKind kind, hipStream_t stream) {
+  return hipMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream == nullptr ? hipStreamPerThread : stream);
+}
+
 HIPR_EXPORT hipError_t hipMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset,
                                            hipMemcpyKind kind) {
   return ApiCall("hipMemcpyFromSymbol",
@@ -477,4 +482,9 @@ HIPR_EXPORT hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, s
                                                 hipMemcpyKind kind, hipStream_t stream) {
   return ApiCall("hipMemcpyFromSymbolAsync",
                  [&] { return CopyFromSymbol(dst, symbol, count, offset, kind, stream, /*async=*/true); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyFromSymbolAsync_spt(void* dst, const void* symbol, size_t count, size_t offset,
+                                                    hipMemcpyKind kind, hipStream_t stream) {
+  return hipMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream == nullptr ? hipStreamPerThread : stream);
 }

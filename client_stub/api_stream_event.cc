@@ -319,6 +319,28 @@ HIPR_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
   });
 }
 
+// ROCm 6.4: hipEventRecordDefault (0) or hipEventRecordExternal (1). An
+// external record in a capturing stream becomes an event record node of the
+// capture's graph (a plain record there only orders the capture's streams).
+HIPR_EXPORT hipError_t hipEventRecordWithFlags(hipEvent_t event, hipStream_t stream, unsigned int flags) {
+  if (flags == 1 && AnyCapture()) {
+    hipError_t result = hipSuccess;
+    bool captured = false;
+    (void)ApiCall("hipEventRecordWithFlags", [&] {
+      if (LiveSession() == nullptr) return hipErrorNoDevice;
+      EventRecord e;
+      if (!Client::Get().handles().FindEvent(event, &e)) return hipErrorInvalidHandle;
+      StreamTarget target;
+      if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return err;
+      captured = CaptureNode(target.device, target.id, EventRecordNode{event, e.id}, &result);
+      return captured ? result : hipSuccess;
+    });
+    if (captured || result != hipSuccess) return result;
+  }
+  if (flags > 1) return ApiCall("hipEventRecordWithFlags", [] { return hipErrorInvalidValue; });
+  return hipEventRecord(event, stream);
+}
+
 HIPR_EXPORT hipError_t hipEventSynchronize(hipEvent_t event) {
   return ApiCall("hipEventSynchronize", [&] { return EventCall(wire::Op::kEventSynchronize, event); });
 }

@@ -279,6 +279,25 @@ HIPR_EXPORT const char* hipGetErrorString(hipError_t error) {
   return DescribeError(error).description;
 }
 
+// ROCm 5.3's driver-style forms: the same texts through an output pointer;
+// an error code the runtime does not know is hipErrorInvalidValue (and the
+// pointer is left as it was).
+HIPR_EXPORT hipError_t hipDrvGetErrorName(hipError_t error, const char** name) {
+  if (name == nullptr) return hipErrorInvalidValue;
+  const ErrorText t = DescribeError(error);
+  if (error != hipErrorUnknown && std::strcmp(t.name, "hipErrorUnknown") == 0) return hipErrorInvalidValue;
+  *name = t.name;
+  return hipSuccess;
+}
+
+HIPR_EXPORT hipError_t hipDrvGetErrorString(hipError_t error, const char** text) {
+  if (text == nullptr) return hipErrorInvalidValue;
+  const ErrorText t = DescribeError(error);
+  if (error != hipErrorUnknown && std::strcmp(t.name, "hipErrorUnknown") == 0) return hipErrorInvalidValue;
+  *text = t.description;
+  return hipSuccess;
+}
+
 // API names by callback id, from the header's generated table ("unknown" for
 // ids it does not know), exactly what HIP returns.
 HIPR_EXPORT const char* hipApiName(uint32_t id) { return hip_api_name(id); }

@@ -27,6 +27,20 @@ hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX, u
                                     uint32_t localWorkSizeZ, size_t sharedMemBytes, hipStream_t hStream,
                                     void** kernelParams, void** extra, hipEvent_t startEvent, hipEvent_t stopEvent);
 
+// ROCm >= 5.3's per-thread forms of the async copies and memsets.
+extern "C" {
+hipError_t hipMemcpy2DAsync_spt(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                                hipMemcpyKind kind, hipStream_t stream);
+hipError_t hipMemcpy3DAsync_spt(const hipMemcpy3DParms* p, hipStream_t stream);
+hipError_t hipMemsetAsync_spt(void* dst, int value, size_t size, hipStream_t stream);
+hipError_t hipMemset2DAsync_spt(void* dst, size_t pitch, int value, size_t width, size_t height, hipStream_t stream);
+hipError_t hipMemset3DAsync_spt(hipPitchedPtr p, int value, hipExtent extent, hipStream_t stream);
+hipError_t hipMemcpyToSymbolAsync_spt(const void* symbol, const void* src, size_t count, size_t offset,
+                                      hipMemcpyKind kind, hipStream_t stream);
+hipError_t hipMemcpyFromSymbolAsync_spt(void* dst, const void* symbol, size_t count, size_t offset,
+                                        hipMemcpyKind kind, hipStream_t stream);
+}
+
 // For the symbol rows (hipMemcpyToSymbol, hipGetSymbolAddress, ...).
 __device__ int g_symbol[64];
 
@@ -1924,6 +1938,159 @@ void CheckMemcpyParam2D(bool async) {
 void MemcpyParam2D() { CheckMemcpyParam2D(false); }
 void MemcpyParam2DAsync() { CheckMemcpyParam2D(true); }
 
+// hipDrvMemcpy3D(Async) with this program's (5.x) HIP_MEMCPY3D: 3 slices of
+// 4 rows of 10 bytes, host (pitch 12, slices of 4 rows) -> device (pitch 32,
+// slices of 6 rows, 5 bytes in, 1 row down) -> host, byte-exact; the device
+// bytes around the box untouched.
+void CheckDrvMemcpy3D(bool async) {
+  const char* what = async ? "hipDrvMemcpy3DAsync" : "hipDrvMemcpy3D";
+  hipStream_t s = async ? NewStream() : nullptr;
+  auto copy = [&](const HIP_MEMCPY3D* p) { return async ? hipDrvMemcpy3DAsync(p, s) : hipDrvMemcpy3D(p); };
+  const size_t sp = 12, sh = 4, dp = 32, dh = 6, w = 10, h = 4, depth = 3;
+  std::vector<uint8_t> in(sp * sh * depth);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 7 + (async ? 3 : 1));
+  void* d = UntouchedBuffer(dp * dh * depth);
+  HIP_MEMCPY3D up{};
+  up.srcMemoryType = hipMemoryTypeHost;
+  up.srcHost = in.data();
+  up.srcPitch = sp;
+  up.srcHeight = sh;
+  up.dstMemoryType = hipMemoryTypeDevice;
+  up.dstDevice = d;
+  up.dstXInBytes = 5;
+  up.dstY = 1;
+  up.dstPitch = dp;
+  up.dstHeight = dh;
+  up.WidthInBytes = w;
+  up.Height = h;
+  up.Depth = depth;
+  HIP_OK(copy(&up));
+  if (async) HIP_OK(hipStreamSynchronize(s));
+  std::vector<uint8_t> dev = ReadBack(d, dp * dh * depth);
+  for (size_t z = 0; z < depth; ++z)
+    for (size_t y = 0; y < dh; ++y)
+      for (size_t x = 0; x < dp; ++x) {
+        const bool inside = y >= 1 && y < 1 + h && x >= 5 && x < 5 + w;
+        const uint8_t want = inside ? in[z * sp * sh + (y - 1) * sp + (x - 5)] : kUntouched;
+        CHECK(dev[z * dp * dh + y * dp + x] == want, "%s: device (%zu,%zu,%zu) is 0x%02x, expected 0x%02x", what, x,
+              y, z, dev[z * dp * dh + y * dp + x], want);
+      }
+  std::vector<uint8_t> out(sp * sh * depth, 0);
+  HIP_MEMCPY3D down{};
+  down.srcMemoryType = hipMemoryTypeDevice;
+  down.srcDevice = d;
+  down.srcXInBytes = 5;
+  down.srcY = 1;
+  down.srcPitch = dp;
+  down.srcHeight = dh;
+  down.dstMemoryType = hipMemoryTypeHost;
+  down.dstHost = out.data();
+  down.dstPitch = sp;
+  down.dstHeight = sh;
+  down.WidthInBytes = w;
+  down.Height = h;
+  down.Depth = depth;
+  HIP_OK(copy(&down));
+  if (async) HIP_OK(hipStreamSynchronize(s));
+  for (size_t z = 0; z < depth; ++z)
+    for (size_t y = 0; y < h; ++y)
+      CHECK(memcmp(&out[z * sp * sh + y * sp], &in[z * sp * sh + y * sp], w) == 0, "%s: row %zu of slice %zu differs",
+            what, y, z);
+  // Arrays, an unknown memory type, a box deeper than the slices, null.
+  HIP_MEMCPY3D bad = down;
+  bad.dstMemoryType = hipMemoryTypeArray;
+  HIP_EXPECT(copy(&bad), hipErrorNotSupported);
+  bad.dstMemoryType = static_cast<hipMemoryType>(42);
+  HIP_EXPECT(copy(&bad), hipErrorInvalidValue);
+  bad = down;
+  bad.srcY = 3;  // 3 + 4 rows > slices of 6.
+  HIP_EXPECT(copy(&bad), hipErrorInvalidValue);
+  HIP_EXPECT(copy(nullptr), hipErrorInvalidValue);
+  if (async) HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void DrvMemcpy3D() { CheckDrvMemcpy3D(false); }
+void DrvMemcpy3DAsync() { CheckDrvMemcpy3D(true); }
+
+// The _spt async forms: the null stream is the calling thread's per-thread
+// stream; the work is there once that stream is synchronized.
+void Memcpy2DAsyncSpt() {
+  TwoD t(231);
+  HIP_OK(hipMemcpy2DAsync_spt(t.d, t.pitch, t.src.data(), kSrcPitch, kW, kH, hipMemcpyHostToDevice, nullptr));
+  HIP_OK(hipMemcpy2DAsync_spt(t.dst.data(), kDstPitch, t.d, t.pitch, kW, kH, hipMemcpyDeviceToHost, nullptr));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  t.Check("hipMemcpy2DAsync_spt");
+  HIP_EXPECT(hipMemcpy2DAsync_spt(t.dst.data(), kDstPitch, t.d, t.pitch, kDstPitch + 1, kH, hipMemcpyDeviceToHost,
+                                  nullptr),
+             hipErrorInvalidPitchValue);
+}
+
+void Memcpy3DAsyncSpt() {
+  Check3D(hipMemcpy3DAsync_spt, nullptr, 232, "hipMemcpy3DAsync_spt");
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+}
+
+void MemsetAsyncSpt() {
+  const size_t n = 5000;
+  void* d = UntouchedBuffer(n);
+  HIP_OK(hipMemsetAsync_spt(static_cast<char*>(d) + 100, 0x41, 1000, nullptr));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  std::vector<uint8_t> back = ReadBack(d, n);
+  CHECK_BYTES_EQUAL(back.data(), 100, kUntouched, "before hipMemsetAsync_spt's range");
+  CHECK_BYTES_EQUAL(back.data() + 100, 1000, 0x41, "hipMemsetAsync_spt");
+  CHECK_BYTES_EQUAL(back.data() + 1100, n - 1100, kUntouched, "after hipMemsetAsync_spt's range");
+  std::vector<uint8_t> h(16, kUntouched);
+  HIP_EXPECT(hipMemsetAsync_spt(h.data(), 0, h.size(), nullptr), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+}
+
+void Memset2DAsyncSpt() {
+  void* d = nullptr;
+  size_t pitch = 0;
+  HIP_OK(hipMallocPitch(&d, &pitch, 50, 4));
+  HIP_OK(hipMemset(d, kUntouched, pitch * 4));
+  HIP_OK(hipMemset2DAsync_spt(d, pitch, 0x42, 30, 4, nullptr));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  std::vector<uint8_t> back = ReadBack(d, pitch * 4);
+  for (size_t y = 0; y < 4; ++y) {
+    CHECK_BYTES_EQUAL(&back[y * pitch], 30, 0x42, "hipMemset2DAsync_spt row");
+    CHECK_BYTES_EQUAL(&back[y * pitch + 30], pitch - 30, kUntouched, "past hipMemset2DAsync_spt's width");
+  }
+  HIP_EXPECT(hipMemset2DAsync_spt(d, 10, 0x42, 30, 4, nullptr), hipErrorInvalidPitchValue);
+  HIP_OK(hipFree(d));
+}
+
+void Memset3DAsyncSpt() {
+  hipPitchedPtr p{};
+  HIP_OK(hipMalloc3D(&p, make_hipExtent(40, 5, 3)));
+  const size_t bytes = p.pitch * 5 * 3;
+  HIP_OK(hipMemset(p.ptr, kUntouched, bytes));
+  HIP_OK(hipMemset3DAsync_spt(p, 0x43, make_hipExtent(7, 5, 3), nullptr));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  std::vector<uint8_t> back = ReadBack(p.ptr, bytes);
+  for (size_t row = 0; row < 15; ++row) {
+    CHECK_BYTES_EQUAL(&back[row * p.pitch], 7, 0x43, "hipMemset3DAsync_spt row");
+    CHECK_BYTES_EQUAL(&back[row * p.pitch + 7], p.pitch - 7, kUntouched, "past hipMemset3DAsync_spt's box");
+  }
+  HIP_EXPECT(hipMemset3DAsync_spt(p, 0, make_hipExtent(7, 6, 3), nullptr), hipErrorInvalidValue);
+  HIP_OK(hipFree(p.ptr));
+}
+
+void MemcpyToFromSymbolAsyncSpt() {
+  int in[64], out[64];
+  for (int i = 0; i < 64; ++i) in[i] = 4000 + i * 3;
+  memset(out, 0, sizeof out);
+  HIP_OK(hipMemcpyToSymbolAsync_spt(HIP_SYMBOL(g_symbol), in, sizeof in, 0, hipMemcpyHostToDevice, nullptr));
+  HIP_OK(hipMemcpyFromSymbolAsync_spt(out, HIP_SYMBOL(g_symbol), sizeof out, 0, hipMemcpyDeviceToHost, nullptr));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CHECK(memcmp(in, out, sizeof in) == 0, "the symbol's round trip on the per-thread stream differs");
+  HIP_EXPECT(hipMemcpyToSymbolAsync_spt(HIP_SYMBOL(g_symbol), in, sizeof in + 4, 0, hipMemcpyHostToDevice, nullptr),
+             hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpyFromSymbolAsync_spt(out, HIP_SYMBOL(g_symbol), 4, sizeof out, hipMemcpyDeviceToHost, nullptr),
+             hipErrorInvalidValue);
+}
+
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
     {"hipExtMallocWithFlags", ExtMallocWithFlags},
@@ -1968,6 +2135,15 @@ const e2e::Row kRows[] = {
     {"hipMemcpy2D_spt", Memcpy2DSpt},
     {"hipMemcpyParam2D", MemcpyParam2D},
     {"hipMemcpyParam2DAsync", MemcpyParam2DAsync},
+    {"hipDrvMemcpy3D", DrvMemcpy3D},
+    {"hipDrvMemcpy3DAsync", DrvMemcpy3DAsync},
+    {"hipMemcpy2DAsync_spt", Memcpy2DAsyncSpt},
+    {"hipMemcpy3DAsync_spt", Memcpy3DAsyncSpt},
+    {"hipMemsetAsync_spt", MemsetAsyncSpt},
+    {"hipMemset2DAsync_spt", Memset2DAsyncSpt},
+    {"hipMemset3DAsync_spt", Memset3DAsyncSpt},
+    {"hipMemcpyToSymbolAsync_spt", MemcpyToFromSymbolAsyncSpt},
+    {"hipMemcpyFromSymbolAsync_spt", MemcpyToFromSymbolAsyncSpt},
     {"hipMemcpy3D", Memcpy3D},
     {"hipMemcpy3DAsync", Memcpy3DAsync},
     {"hipMemcpy3D_spt", Memcpy3DSpt},

@@ -53,6 +53,9 @@ struct HiprInstantiateParams {
   hipStream_t upload_stream;
 };
 hipError_t hipGraphInstantiateWithParams(hipGraphExec_t* exec, hipGraph_t graph, HiprInstantiateParams* params);
+hipError_t hipEventRecordWithFlags(hipEvent_t event, hipStream_t stream, unsigned int flags);
+hipError_t hipDrvGetErrorName(hipError_t error, const char** name);
+hipError_t hipDrvGetErrorString(hipError_t error, const char** text);
 // hiprtc.h's, with its enum as int (same ABI): the sim twin build of this
 // file knows only hip_runtime.h.
 int hiprtcVersion(int* major, int* minor);
@@ -3260,6 +3263,46 @@ void GraphInstantiateWithParams() {
   HIP_OK(hipFree(d));
 }
 
+void EventRecordWithFlags() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  CheckEventRecord([](hipEvent_t e, hipStream_t st) { return hipEventRecordWithFlags(e, st, 0); }, s);
+  // hipEventRecordExternal in a capture: an event record node.
+  hipEvent_t e;
+  HIP_OK(hipEventCreate(&e));
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+  HIP_OK(hipEventRecordWithFlags(e, s, 1));
+  hipGraph_t g = nullptr;
+  HIP_OK(hipStreamEndCapture(s, &g));
+  hipGraphNode_t node = nullptr;
+  size_t count = 1;
+  HIP_OK(hipGraphGetNodes(g, &node, &count));
+  CHECK(count == 1 && TypeOf(node) == hipGraphNodeTypeEventRecord, "the external record captured as %zu nodes", count);
+  hipGraphExec_t exec = Instantiate(g);
+  CheckRecordedInOrder(exec, e, "an external event record captured");
+  HIP_EXPECT(hipEventRecordWithFlags(e, s, 5), hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipEventDestroy(e));
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void DrvGetErrorText() {
+  const char* text = nullptr;
+  HIP_OK(hipDrvGetErrorName(hipErrorInvalidValue, &text));
+  CHECK(text != nullptr && strcmp(text, "hipErrorInvalidValue") == 0, "name %s", text);
+  HIP_OK(hipDrvGetErrorString(hipErrorInvalidValue, &text));
+  CHECK(text != nullptr && strcmp(text, "invalid argument") == 0, "text %s", text);
+  HIP_OK(hipDrvGetErrorName(hipErrorUnknown, &text));
+  CHECK(strcmp(text, "hipErrorUnknown") == 0, "name %s", text);
+  const char* untouched = "untouched";
+  text = untouched;
+  HIP_EXPECT(hipDrvGetErrorName(static_cast<hipError_t>(123456), &text), hipErrorInvalidValue);
+  HIP_EXPECT(hipDrvGetErrorString(static_cast<hipError_t>(123456), &text), hipErrorInvalidValue);
+  CHECK(text == untouched, "an unknown code wrote a text");
+  HIP_EXPECT(hipDrvGetErrorName(hipSuccess, nullptr), hipErrorInvalidValue);
+}
+
 void StreamBeginCapture() {
   hipStream_t s;
   HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
@@ -3839,6 +3882,9 @@ const e2e::Row kRows[] = {
     {"hipGraphExecChildGraphNodeSetParams", GraphExecChildGraphNodeSetParams},
     {"hipGraphExecUpdate", GraphExecUpdate},
     {"hipGraphInstantiateWithParams", GraphInstantiateWithParams},
+    {"hipEventRecordWithFlags", EventRecordWithFlags},
+    {"hipDrvGetErrorName", DrvGetErrorText},
+    {"hipDrvGetErrorString", DrvGetErrorText},
     {"hipStreamBeginCapture", StreamBeginCapture},
     {"hipStreamEndCapture", StreamEndCapture},
     {"hipStreamIsCapturing", StreamIsCapturing},

@@ -33,6 +33,25 @@ int Fail(const char* what, int got) {
   return 1;
 }
 
+// 6.x HIP_MEMCPY3D: the 5.x layout with every offset, pitch and size widened
+// to size_t (ROCm 6.0's driver_types.h; Debian's header has the 5.x one).
+struct Memcpy3D6 {
+  size_t srcXInBytes, srcY, srcZ, srcLOD;
+  int srcMemoryType;
+  const void* srcHost;
+  void* srcDevice;
+  void* srcArray;
+  size_t srcPitch, srcHeight;
+  size_t dstXInBytes, dstY, dstZ, dstLOD;
+  int dstMemoryType;
+  void* dstHost;
+  void* dstDevice;
+  void* dstArray;
+  size_t dstPitch, dstHeight;
+  size_t WidthInBytes, Height, Depth;
+};
+static_assert(sizeof(Memcpy3D6) == 23 * 8, "23 eight-byte slots (the memory types padded)");
+
 }  // namespace
 
 extern "C" int Major6Checks(void* device_ptr, void* pinned_ptr, const Major5Props* expected) {
@@ -88,6 +107,43 @@ extern "C" int Major6Checks(void* device_ptr, void* pinned_ptr, const Major5Prop
   down.Height = 4;
   if (hipError_t e = hipMemcpyParam2D(&down); e != hipSuccess) return Fail("6.x hipMemcpyParam2D down", e);
   if (std::memcmp(in, out, sizeof in) != 0) return Fail("6.x hipMemcpyParam2D round trip differs", 0);
+  // hipDrvMemcpy3D reads the 6.x HIP_MEMCPY3D: 2 slices of 4 rows of 8
+  // bytes, host (pitch 8) -> device (pitch 16, slices of 5 rows) -> host.
+  unsigned char box_in[64];
+  unsigned char box_out[64];
+  for (int i = 0; i < 64; ++i) box_in[i] = static_cast<unsigned char>(i * 5 + 1);
+  std::memset(box_out, 0, sizeof box_out);
+  Memcpy3D6 up3{};
+  up3.srcMemoryType = kHost6;
+  up3.srcHost = box_in;
+  up3.srcPitch = 8;
+  up3.srcHeight = 4;
+  up3.dstMemoryType = kDevice6;
+  up3.dstDevice = device_ptr;
+  up3.dstPitch = 16;
+  up3.dstHeight = 5;
+  up3.dstXInBytes = 4;
+  up3.WidthInBytes = 8;
+  up3.Height = 4;
+  up3.Depth = 2;
+  if (hipError_t e = hipDrvMemcpy3D(reinterpret_cast<const HIP_MEMCPY3D*>(&up3)); e != hipSuccess)
+    return Fail("6.x hipDrvMemcpy3D up", e);
+  Memcpy3D6 down3 = up3;
+  down3.srcMemoryType = kDevice6;
+  down3.srcHost = nullptr;
+  down3.srcDevice = device_ptr;
+  down3.srcPitch = 16;
+  down3.srcHeight = 5;
+  down3.srcXInBytes = 4;
+  down3.dstMemoryType = kHost6;
+  down3.dstDevice = nullptr;
+  down3.dstHost = box_out;
+  down3.dstPitch = 8;
+  down3.dstHeight = 4;
+  down3.dstXInBytes = 0;
+  if (hipError_t e = hipDrvMemcpy3D(reinterpret_cast<const HIP_MEMCPY3D*>(&down3)); e != hipSuccess)
+    return Fail("6.x hipDrvMemcpy3D down", e);
+  if (std::memcmp(box_in, box_out, sizeof box_in) != 0) return Fail("6.x hipDrvMemcpy3D round trip differs", 0);
   // 6.x hipGetLastError: the last error, not the last call's result.
   (void)hipGetLastError();
   if (hipSetDevice(999) != hipErrorInvalidDevice) return Fail("hipSetDevice(999)", 0);
@@ -96,6 +152,6 @@ extern "C" int Major6Checks(void* device_ptr, void* pinned_ptr, const Major5Prop
   if (hipError_t e = hipPeekAtLastError(); e != hipErrorInvalidDevice) return Fail("6.x hipPeekAtLastError", e);
   if (hipError_t e = hipGetLastError(); e != hipErrorInvalidDevice) return Fail("6.x hipGetLastError", e);
   if (hipError_t e = hipGetLastError(); e != hipSuccess) return Fail("6.x hipGetLastError reset", e);
-  std::printf("lib6: 6.x device properties (R0600 layout), memory types (pointer attributes, hip_Memcpy2D) and last-error rules\n");
+  std::printf("lib6: 6.x device properties (R0600 layout), memory types (pointer attributes, hip_Memcpy2D), HIP_MEMCPY3D layout and last-error rules\n");
   return 0;
 }

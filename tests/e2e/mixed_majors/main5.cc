@@ -3,7 +3,7 @@
 // libamdhip64.so.6), in one process on one hipr stub. The same functions
 // must answer each caller in its own major's terms (client_stub/abi_major.h):
 // hipPointerGetAttributes' hipMemoryType numbering and unregistered memory,
-// and hipGetLastError's rule.
+// HIP_MEMCPY3D's field widths, and hipGetLastError's rule.
 #include <hip/hip_runtime_api.h>
 
 #include <cstdio>
@@ -33,6 +33,43 @@ int main() {
   int count = 0;
   HIP_OK(hipGetDeviceCount(&count));
   HIP_EXPECT(hipGetLastError(), hipSuccess);  // 5.x: the last call's result.
+
+  // hipDrvMemcpy3D reads the 5.x HIP_MEMCPY3D (unsigned int fields): 2
+  // slices of 4 rows of 8 bytes, host -> device (pitch 16, slices of 5 rows,
+  // 4 bytes in) -> host.
+  unsigned char box_in[64];
+  unsigned char box_out[64];
+  for (int i = 0; i < 64; ++i) box_in[i] = static_cast<unsigned char>(i * 3 + 2);
+  std::memset(box_out, 0, sizeof box_out);
+  HIP_MEMCPY3D up{};
+  up.srcMemoryType = hipMemoryTypeHost;
+  up.srcHost = box_in;
+  up.srcPitch = 8;
+  up.srcHeight = 4;
+  up.dstMemoryType = hipMemoryTypeDevice;
+  up.dstDevice = d;
+  up.dstPitch = 16;
+  up.dstHeight = 5;
+  up.dstXInBytes = 4;
+  up.WidthInBytes = 8;
+  up.Height = 4;
+  up.Depth = 2;
+  HIP_OK(hipDrvMemcpy3D(&up));
+  HIP_MEMCPY3D down{};
+  down.srcMemoryType = hipMemoryTypeDevice;
+  down.srcDevice = d;
+  down.srcPitch = 16;
+  down.srcHeight = 5;
+  down.srcXInBytes = 4;
+  down.dstMemoryType = hipMemoryTypeHost;
+  down.dstHost = box_out;
+  down.dstPitch = 8;
+  down.dstHeight = 4;
+  down.WidthInBytes = 8;
+  down.Height = 4;
+  down.Depth = 2;
+  HIP_OK(hipDrvMemcpy3D(&down));
+  CHECK(std::memcmp(box_in, box_out, sizeof box_in) == 0, "5.x hipDrvMemcpy3D round trip differs");
 
   // 6.x answers there, from the same stub.
   hipDeviceProp_t prop;
