@@ -3,8 +3,10 @@
 // Each process has its own session (a process of its own on the worker),
 // so the handle is the worker device's: the exporting session hands back 64
 // opaque bytes, and a session of the same worker maps that allocation
-// (sim: its memfd; hip: hipIpcOpenMemHandle). Handles do not cross workers.
-// Event handles (hipIpc*EventHandle) are not supported (api-coverage.md).
+// (sim: its memfd; hip: hipIpcOpenMemHandle). Event handles work the same
+// way: an event created with hipEventInterprocess is exported by its
+// session, and opening the handle makes it an event of the opening session
+// (a new id) that its streams can wait for. Handles do not cross workers.
 #include <cstring>
 #include <vector>
 
@@ -85,5 +87,60 @@ HIPR_EXPORT hipError_t hipIpcCloseMemHandle(void* dev_ptr) {
     if (a.outside_window) c.reservations().Release(a.base, a.size);
     if (!st.ok()) return ToHipError(st);
     return static_cast<hipError_t>(reply.error);
+  });
+}
+
+HIPR_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t* handle, hipEvent_t event) {
+  return ApiCall("hipIpcGetEventHandle", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (handle == nullptr) return hipErrorInvalidValue;
+    EventRecord e;
+    if (!Client::Get().handles().FindEvent(event, &e)) return hipErrorInvalidHandle;
+    // As clr: only an event created for it (hipEventInterprocess, which
+    // requires hipEventDisableTiming).
+    if ((e.flags & hipEventInterprocess) == 0) return hipErrorInvalidConfiguration;
+    msg::IpcGetMemHandleReply reply;
+    Status st = s->Call(wire::Op::kIpcGetEventHandle, msg::EventRequest{e.id}, &reply);
+    if (!st.ok()) return ToHipError(st);
+    if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
+    if (reply.handle.size() != sizeof *handle) {
+      HIPR_LOG_ERROR("hipIpcGetEventHandle: the worker sent a %zu-byte handle", reply.handle.size());
+      return hipErrorUnknown;
+    }
+    std::memcpy(handle, reply.handle.data(), sizeof *handle);
+    return hipSuccess;
+  });
+}
+
+// The opened event is an event of this session like any other (wait on it,
+// query it, synchronize with it, record it, destroy it), created with
+// hipEventDisableTiming | hipEventInterprocess on the current device. Its
+// records are made by other processes too, so its completion is always
+// asked of the worker.
+HIPR_EXPORT hipError_t hipIpcOpenEventHandle(hipEvent_t* event, hipIpcEventHandle_t handle) {
+  return ApiCall("hipIpcOpenEventHandle", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (event == nullptr) return hipErrorInvalidValue;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    HandleTable& handles = Client::Get().handles();
+    EventRecord record;
+    hipEvent_t opened = handles.NewEvent(device, hipEventDisableTiming | hipEventInterprocess, &record);
+    msg::IpcOpenEventHandleRequest req;
+    req.device = device;
+    req.event = record.id;
+    req.handle.assign(reinterpret_cast<const uint8_t*>(&handle),
+                      reinterpret_cast<const uint8_t*>(&handle) + sizeof handle);
+    msg::CallReply reply;
+    Status st = s->Call(wire::Op::kIpcOpenEventHandle, req, &reply);
+    const hipError_t result = st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
+    if (result != hipSuccess) {
+      handles.RemoveEvent(opened, &record);
+      return result;
+    }
+    *event = opened;
+    return hipSuccess;
   });
 }

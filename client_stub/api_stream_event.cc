@@ -84,7 +84,8 @@ hipError_t EventCall(wire::Op op, hipEvent_t event) {
   // Known complete (never recorded, or seen complete since its last
   // record): answered here. Such an answer collects no deferred error; the
   // next call that reaches the worker does.
-  if (record.known_done == record.recorded) return hipSuccess;
+  // Not for an interprocess event: other processes record it too.
+  if (record.known_done == record.recorded && (record.flags & hipEventInterprocess) == 0) return hipSuccess;
   msg::CallReply reply;
   Status st = s->Call(op, msg::EventRequest{record.id}, &reply);
   const hipError_t result = st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);

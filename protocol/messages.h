@@ -266,6 +266,21 @@ struct IpcCloseMemHandleRequest {
   HIPR_FIELDS(base)
 };
 
+// IPC event handles (hipIpc*EventHandle), also 64 opaque bytes
+// (kIpcEventHandleBytes). kIpcGetEventHandle's body is EventRequest (an
+// event created with hipEventInterprocess), its reply IpcGetMemHandleReply.
+// kIpcOpenEventHandle names the exported event `event` (a fresh client id,
+// then used with the event ops as any other; destroyed with kEventDestroy)
+// on `device`; its reply is CallReply.
+inline constexpr size_t kIpcEventHandleBytes = 64;
+
+struct IpcOpenEventHandleRequest {
+  int32_t device = 0;
+  uint64_t event = 0;
+  std::vector<uint8_t> handle;
+  HIPR_FIELDS(device, event, handle)
+};
+
 // A rectangular device region: `height` rows of `width` bytes, `pitch` apart.
 struct Region {
   uint64_t address = 0;

@@ -71,6 +71,8 @@ enum class Op : uint16_t {
   kEventSynchronize = 0x0414,
   kEventQuery = 0x0415,
   kEventElapsedTime = 0x0416,
+  kIpcGetEventHandle = 0x0417,   // A handle another session of this worker can open.
+  kIpcOpenEventHandle = 0x0418,  // Names another session's exported event with a new id.
   // Graphs 0x042x: executable graphs named by the client (see messages.h).
   kGraphCreate = 0x0421,   // Fire-and-forget: the nodes, in an order their edges allow.
   kGraphLaunch = 0x0422,   // Fire-and-forget: every node, in stream order.

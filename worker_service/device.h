@@ -170,6 +170,13 @@ class Device {
   virtual Status IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t flags, uint64_t* address,
                                   uint64_t* base, uint64_t* size) = 0;
   virtual Status IpcCloseMemHandle(uint64_t base) = 0;
+  // IPC event handles: IpcGetEventHandle exports `event` (created with
+  // hipEventInterprocess); IpcOpenEventHandle makes such a handle event
+  // `event` of this session on `device`, to wait for, query and record as
+  // any other; EventDestroy forgets it.
+  using IpcEventHandle = std::array<uint8_t, msg::kIpcEventHandleBytes>;
+  virtual Status IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) = 0;
+  virtual Status IpcOpenEventHandle(int device, uint64_t event, const IpcEventHandle& handle) = 0;
 
   virtual Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) = 0;
   virtual Status StreamDestroy(uint64_t stream) = 0;

@@ -371,6 +371,31 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
       HIPR_RETURN_IF_ERROR(Decode(&m));
       return Reply(h, msg::CallReply{ToHipError(device_->IpcCloseMemHandle(m.base))});
     }
+    case Op::kIpcGetEventHandle: {
+      msg::EventRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Device::IpcEventHandle handle{};
+      Status st = device_->IpcGetEventHandle(m.event, &handle);
+      if (!st.ok()) spdlog::info("session {}: exporting event {} failed: {}", id_, m.event, st.ToString());
+      msg::IpcGetMemHandleReply r;
+      r.error = ToHipError(st);
+      if (st.ok()) r.handle.assign(handle.begin(), handle.end());
+      return Reply(h, r);
+    }
+    case Op::kIpcOpenEventHandle: {
+      msg::IpcOpenEventHandleRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Status st = m.handle.size() == msg::kIpcEventHandleBytes
+                      ? Status::Ok()
+                      : InvalidArgument("an IPC event handle has " + std::to_string(msg::kIpcEventHandleBytes) + " bytes");
+      if (st.ok()) {
+        Device::IpcEventHandle handle{};
+        std::copy(m.handle.begin(), m.handle.end(), handle.begin());
+        st = device_->IpcOpenEventHandle(m.device, m.event, handle);
+      }
+      if (!st.ok()) spdlog::info("session {}: opening an IPC event handle failed: {}", id_, st.ToString());
+      return Reply(h, msg::CallReply{ToHipError(st)});
+    }
     case Op::kCopyFromDevice:
       return HandleCopyFromDevice(h);
     case Op::kCopyOnDevice: {

@@ -1013,9 +1013,11 @@ uint64_t ReadValue(const void* d, size_t bytes, hipStream_t s) {
 void StreamWriteValue32() {
   void* d = nullptr;
   HIP_OK(hipMalloc(&d, 16));
-  HIP_OK(hipMemset(d, 0, 16));
   hipStream_t s;
   HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  // On s: a memset on the null stream is not ordered with a non-blocking
+  // stream, and could land after the write.
+  HIP_OK(hipMemsetAsync(d, 0, 16, s));
   HIP_OK(hipStreamWriteValue32(s, static_cast<char*>(d) + 4, 0xABCD1234u, 0));
   CHECK(ReadValue(d, 8, s) == 0xABCD123400000000ull, "hipStreamWriteValue32 wrote %#llx",
         static_cast<unsigned long long>(ReadValue(d, 8, s)));
@@ -3303,6 +3305,37 @@ void DrvGetErrorText() {
   HIP_EXPECT(hipDrvGetErrorName(hipSuccess, nullptr), hipErrorInvalidValue);
 }
 
+// IPC event handles within one process (e2e_ipc covers two): the opened
+// event follows the exported one's record, made behind a gate.
+void IpcEventHandles() {
+  hipEvent_t ev, plain;
+  HIP_OK(hipEventCreateWithFlags(&ev, hipEventDisableTiming | hipEventInterprocess));
+  HIP_OK(hipEventCreate(&plain));
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  Gate gate;
+  HIP_OK(hipLaunchHostFunc(s, WaitAtGate, &gate));
+  HIP_OK(hipEventRecord(ev, s));
+  hipIpcEventHandle_t handle{};
+  HIP_OK(hipIpcGetEventHandle(&handle, ev));
+  hipEvent_t opened = nullptr;
+  HIP_OK(hipIpcOpenEventHandle(&opened, handle));
+  WaitEntered(gate);
+  CHECK(opened != nullptr && opened != ev, "the opened event is %p", (void*)opened);
+  HIP_EXPECT(hipEventQuery(opened), hipErrorNotReady);
+  gate.open.store(1);
+  HIP_OK(hipEventSynchronize(opened));
+  HIP_OK(hipEventQuery(opened));
+  HIP_EXPECT(hipIpcGetEventHandle(&handle, plain), hipErrorInvalidConfiguration);
+  hipIpcEventHandle_t zero{};
+  hipEvent_t bad = nullptr;
+  HIP_EXPECT(hipIpcOpenEventHandle(&bad, zero), hipErrorInvalidValue);
+  CHECK(bad == nullptr, "a failed open wrote an event");
+  HIP_OK(hipStreamSynchronize(s));
+  for (hipEvent_t e : {ev, plain, opened}) HIP_OK(hipEventDestroy(e));
+  HIP_OK(hipStreamDestroy(s));
+}
+
 void StreamBeginCapture() {
   hipStream_t s;
   HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
@@ -3883,6 +3916,8 @@ const e2e::Row kRows[] = {
     {"hipGraphExecUpdate", GraphExecUpdate},
     {"hipGraphInstantiateWithParams", GraphInstantiateWithParams},
     {"hipEventRecordWithFlags", EventRecordWithFlags},
+    {"hipIpcGetEventHandle", IpcEventHandles},
+    {"hipIpcOpenEventHandle", IpcEventHandles},
     {"hipDrvGetErrorName", DrvGetErrorText},
     {"hipDrvGetErrorString", DrvGetErrorText},
     {"hipStreamBeginCapture", StreamBeginCapture},

@@ -6,6 +6,13 @@
 // writes through both mappings (memset and a kernel), checks the errors of
 // stale, forged and misused handles, and closes them; the parent then sees
 // the child's writes in its own allocation.
+//
+// IPC events: the parent queues, on a stream of its own, a host function
+// that waits for a byte on a pipe, a memset, and a record of an
+// interprocess event, and passes the event's handle and the pipe's write
+// end on. The child opens the event, sees it not complete and a stream that
+// waits for it held, writes the byte, and then sees the event complete and
+// its stream's kernel run after the parent's memset.
 #include <hip/hip_runtime.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,8 +35,11 @@ constexpr size_t kBytes = 1 << 20;
 constexpr uint64_t kSeed = 4242;
 constexpr size_t kInner = 4096 + 100;  // The interior pointer's offset.
 constexpr int kKernelBytes = 1024;     // The child adds one to these, from kInner.
+constexpr size_t kEventAt = 64 << 10;  // The parent's memset before its event record, then the child's kernel.
+constexpr size_t kEventBytes = 4096;
 
-std::string Hex(const hipIpcMemHandle_t& h) {
+template <class Handle>
+std::string Hex(const Handle& h) {
   static const char kDigits[] = "0123456789abcdef";
   std::string s;
   for (size_t i = 0; i < sizeof h; ++i) {
@@ -40,8 +50,9 @@ std::string Hex(const hipIpcMemHandle_t& h) {
   return s;
 }
 
-hipIpcMemHandle_t FromHex(const char* s) {
-  hipIpcMemHandle_t h{};
+template <class Handle = hipIpcMemHandle_t>
+Handle FromHex(const char* s) {
+  Handle h{};
   CHECK(strlen(s) == 2 * sizeof h, "a handle is %zu hex digits", 2 * sizeof h);
   for (size_t i = 0; i < sizeof h; ++i) {
     unsigned v = 0;
@@ -51,12 +62,51 @@ hipIpcMemHandle_t FromHex(const char* s) {
   return h;
 }
 
-int Child(const hipIpcMemHandle_t& whole, const hipIpcMemHandle_t& inner, const hipIpcMemHandle_t& freed) {
+// The parent's event, recorded behind a gate this process opens by writing
+// to `gate_fd`; `p` maps the parent's allocation.
+void ChildEvent(const hipIpcEventHandle_t& handle, int gate_fd, uint8_t* p) {
+  hipEvent_t ev = nullptr;
+  HIP_OK(hipIpcOpenEventHandle(&ev, handle));
+  CHECK(hipEventQuery(ev) == hipErrorNotReady, "child: the parent's event completed before its gate opened");
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  HIP_OK(hipStreamWaitEvent(s, ev, 0));
+  hipLaunchKernelGGL(add_one, dim3(kEventBytes / 256), dim3(256), 0, s, p + kEventAt, static_cast<int>(kEventBytes));
+  HIP_OK(hipGetLastError());
+  usleep(50 * 1000);
+  CHECK(hipStreamQuery(s) == hipErrorNotReady, "child: a stream waiting for the parent's event went on");
+  const char go = 1;
+  CHECK(write(gate_fd, &go, 1) == 1, "child: writing the gate");
+  HIP_OK(hipEventSynchronize(ev));
+  HIP_OK(hipEventQuery(ev));
+  HIP_OK(hipStreamSynchronize(s));
+  std::vector<uint8_t> got(kEventBytes);
+  HIP_OK(hipMemcpy(got.data(), p + kEventAt, kEventBytes, hipMemcpyDeviceToHost));
+  for (size_t i = 0; i < kEventBytes; ++i)
+    CHECK(got[i] == 0x78, "child: byte %zu is 0x%02x: the kernel did not run after the parent's memset", i, got[i]);
+  float ms = 0;
+  CHECK(hipEventElapsedTime(&ms, ev, ev) != hipSuccess, "child: an interprocess event timed");
+  hipIpcEventHandle_t forged = handle;
+  forged.reserved[20] = static_cast<char>(forged.reserved[20] ^ 0x01);  // Its secret (sim layout).
+  hipEvent_t bad = nullptr;
+  CHECK(hipIpcOpenEventHandle(&bad, forged) == hipErrorInvalidValue, "child: a forged event handle opened");
+  hipIpcEventHandle_t zero{};
+  CHECK(hipIpcOpenEventHandle(&bad, zero) == hipErrorInvalidValue, "child: an all-zero event handle opened");
+  CHECK(hipIpcOpenEventHandle(nullptr, handle) == hipErrorInvalidValue, "child: null out event accepted");
+  CHECK(bad == nullptr, "child: a failed event open wrote its output");
+  HIP_OK(hipEventDestroy(ev));
+  HIP_OK(hipStreamDestroy(s));
+  printf("child: waited for the parent's interprocess event, then ran after it\n");
+}
+
+int Child(const hipIpcMemHandle_t& whole, const hipIpcMemHandle_t& inner, const hipIpcMemHandle_t& freed,
+          const hipIpcEventHandle_t& event, int gate_fd) {
   void* p = nullptr;
   HIP_OK(hipIpcOpenMemHandle(&p, whole, hipIpcMemLazyEnablePeerAccess));
   std::vector<uint8_t> got(kBytes);
   HIP_OK(hipMemcpy(got.data(), p, kBytes, hipMemcpyDeviceToHost));
   CHECK_PATTERN(got.data(), kBytes, kSeed, "child: the parent's bytes through the opened handle");
+  ChildEvent(event, gate_fd, static_cast<uint8_t*>(p));
 
   void* q = nullptr;
   HIP_OK(hipIpcOpenMemHandle(&q, inner, 0));
@@ -102,7 +152,9 @@ int Child(const hipIpcMemHandle_t& whole, const hipIpcMemHandle_t& inner, const 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 5 && strcmp(argv[1], "child") == 0) return Child(FromHex(argv[2]), FromHex(argv[3]), FromHex(argv[4]));
+  if (argc == 7 && strcmp(argv[1], "child") == 0)
+    return Child(FromHex(argv[2]), FromHex(argv[3]), FromHex(argv[4]), FromHex<hipIpcEventHandle_t>(argv[5]),
+                 atoi(argv[6]));
 
   uint8_t* dev = nullptr;
   HIP_OK(hipMalloc(&dev, kBytes));
@@ -131,28 +183,58 @@ int main(int argc, char** argv) {
   CHECK(hipIpcGetMemHandle(&h, src.data()) == hipErrorInvalidValue, "host memory exported");
   CHECK(hipIpcGetMemHandle(&h, gone) == hipErrorInvalidValue, "freed memory exported");
 
+  // The event, recorded behind a gate the child opens (see ChildEvent).
+  int gate[2];
+  CHECK(pipe(gate) == 0, "pipe");
+  hipStream_t ps;
+  HIP_OK(hipStreamCreateWithFlags(&ps, hipStreamNonBlocking));
+  HIP_OK(hipStreamAddCallback(
+      ps,
+      [](hipStream_t, hipError_t, void* fd) {
+        char byte = 0;
+        (void)read(*static_cast<int*>(fd), &byte, 1);
+      },
+      &gate[0], 0));
+  HIP_OK(hipMemsetAsync(dev + kEventAt, 0x77, kEventBytes, ps));
+  hipEvent_t ev, plain;
+  HIP_OK(hipEventCreateWithFlags(&ev, hipEventDisableTiming | hipEventInterprocess));
+  HIP_OK(hipEventRecord(ev, ps));
+  hipIpcEventHandle_t event{};
+  HIP_OK(hipIpcGetEventHandle(&event, ev));
+  HIP_OK(hipEventCreate(&plain));
+  hipIpcEventHandle_t unused{};
+  CHECK(hipIpcGetEventHandle(&unused, plain) == hipErrorInvalidConfiguration, "a plain event exported");
+  CHECK(hipIpcGetEventHandle(nullptr, ev) == hipErrorInvalidValue, "null event handle accepted");
+  HIP_OK(hipEventDestroy(plain));
+
   fflush(stdout);
   pid_t child = fork();
   CHECK(child >= 0, "fork failed");
   if (child == 0) {
     // A fresh process image, as Python's spawn start method gives.
-    std::string a = Hex(whole), b = Hex(inner), c = Hex(freed);
-    char* args[] = {argv[0], const_cast<char*>("child"), a.data(), b.data(), c.data(), nullptr};
+    std::string a = Hex(whole), b = Hex(inner), c = Hex(freed), e = Hex(event), fd = std::to_string(gate[1]);
+    char* args[] = {argv[0], const_cast<char*>("child"), a.data(), b.data(), c.data(), e.data(), fd.data(), nullptr};
     execv("/proc/self/exe", args);
     _exit(127);
   }
   int status = 0;
   CHECK(waitpid(child, &status, 0) == child, "waitpid");
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed (status 0x%x)", status);
+  HIP_OK(hipEventSynchronize(ev));
+  HIP_OK(hipStreamSynchronize(ps));
+  HIP_OK(hipEventDestroy(ev));
+  HIP_OK(hipStreamDestroy(ps));
 
   // The child's writes, in the parent's allocation.
   HIP_OK(hipMemcpy(got.data(), dev, kBytes, hipMemcpyDeviceToHost));
   std::vector<uint8_t> want = src;
   memset(want.data(), 0x5A, 4096);
   for (size_t i = kInner; i < kInner + kKernelBytes; ++i) want[i] = static_cast<uint8_t>(want[i] + 1);
+  memset(want.data() + kEventAt, 0x78, kEventBytes);
   for (size_t i = 0; i < kBytes; ++i)
     CHECK(got[i] == want[i], "parent: byte %zu is 0x%02x after the child wrote, expected 0x%02x", i, got[i], want[i]);
   HIP_OK(hipFree(dev));
-  printf("parent: the child's memset and kernel writes landed in the exported allocation\n");
+  printf("parent: the child's memset and kernel writes landed in the exported allocation, the last after the "
+         "parent's event\n");
   return e2e::Finish("ipc");
 }

@@ -471,9 +471,9 @@ class KernelScenarios:
             raise Failure("the worker died")
 
     def scenario_ipc(self):
-        """IPC memory handles between two processes, two sessions of one worker: the child (the
-        program run again) opens the parent's allocation, reads and writes it, and bad handles fail
-        (ipc.hip)."""
+        """IPC memory and event handles between two processes, two sessions of one worker: the
+        child (the program run again) opens the parent's allocation, reads and writes it, waits for
+        the parent's interprocess event, and bad handles fail (ipc.hip)."""
         self.build.check_runtime()
         w = self.worker()
         program = run_to_pass("ipc", [self.build.program("ipc")],
@@ -481,8 +481,8 @@ class KernelScenarios:
         lines = [l for l in program.text("out") if l.startswith(("child:", "parent:"))]
         for line in lines:
             log("ipc: %s" % line)
-        if len(lines) != 2:
-            raise Failure("ipc: expected the child's and the parent's report, got %r" % lines)
+        if len(lines) != 3:
+            raise Failure("ipc: expected the child's two reports and the parent's, got %r" % lines)
         if not w.alive():
             raise Failure("the worker died")
 

@@ -426,6 +426,26 @@ class HipDevice final : public Device {
     events_[event] = EventEntry{e, device};
     return Status::Ok();
   }
+  // IPC event handles are the runtime's own.
+  Status IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) override {
+    auto it = events_.find(event);
+    if (it == events_.end()) return NoHandle("event", event);
+    hipIpcEventHandle_t h;
+    static_assert(sizeof h == std::tuple_size_v<IpcEventHandle>);
+    HIPR_HIP(hipIpcGetEventHandle(&h, it->second.event));
+    std::memcpy(handle->data(), &h, sizeof h);
+    return Status::Ok();
+  }
+  Status IpcOpenEventHandle(int device, uint64_t event, const IpcEventHandle& handle) override {
+    HIPR_RETURN_IF_ERROR(Use(device));
+    if (event == 0 || events_.count(event) != 0) return InvalidArgument("event id in use");
+    hipIpcEventHandle_t h;
+    std::memcpy(&h, handle.data(), sizeof h);
+    hipEvent_t e;
+    HIPR_HIP(hipIpcOpenEventHandle(&e, h));
+    events_[event] = EventEntry{e, device};
+    return Status::Ok();
+  }
   Status EventDestroy(uint64_t event) override {
     auto it = events_.find(event);
     if (it == events_.end()) return NoHandle("event", event);

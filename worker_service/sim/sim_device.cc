@@ -1,6 +1,8 @@
 #include "worker_service/sim/sim_device.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@ namespace {
 
 constexpr uint32_t kStreamNonBlocking = 0x1;
 constexpr uint32_t kEventDisableTiming = 0x2;
+constexpr uint32_t kEventInterprocess = 0x4;
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -55,13 +58,60 @@ Status NoEvent(uint64_t id) {
   return Status(StatusCode::kInvalidHandle, "event " + std::to_string(id) + " does not belong to this session");
 }
 
+// An IPC event's state, in a memfd page that the exporting session and
+// every session that opened the handle map: records are numbered across
+// all of them, and each record marks its slot when its stream reaches it.
+// A slot holds the newest record of its residue, so a wait for record g is
+// over once the slot shows g or a later one (255 records later, in practice
+// never still pending).
+struct SharedEventPage {
+  static constexpr size_t kSlots = 255;
+  std::atomic<uint64_t> recorded;
+  std::atomic<uint64_t> reached[kSlots];
+
+  bool Reached(uint64_t g) const { return g == 0 || reached[g % kSlots].load(std::memory_order_acquire) >= g; }
+  void MarkReached(uint64_t g) {
+    std::atomic<uint64_t>& slot = reached[g % kSlots];
+    uint64_t now = slot.load(std::memory_order_relaxed);
+    while (now < g && !slot.compare_exchange_weak(now, g, std::memory_order_release)) {
+    }
+  }
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared between processes");
+constexpr size_t kSharedEventBytes = 4096;
+static_assert(sizeof(SharedEventPage) <= kSharedEventBytes);
+
+// Polls `reached` (a short spin, then every 100 us, as a GPU's wait costs the
+// host nothing) until it holds or `stopping` is set; false when stopped.
+template <class Pred>
+bool PollUntil(const std::atomic<bool>& stopping, Pred reached) {
+  for (unsigned polls = 0; !stopping.load(std::memory_order_relaxed); ++polls) {
+    if (reached()) return true;
+    if (polls < 64)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return false;
+}
+
 }  // namespace
 
 struct SimDevice::Event {
+  ~Event() {
+    if (shared != nullptr) munmap(shared, kSharedEventBytes);
+    if (shared_fd >= 0) close(shared_fd);
+  }
+
   int device = 0;
   uint32_t flags = 0;
   std::mutex mu;
   std::condition_variable cv;
+  // IPC: set (GUARDED_BY(mu)) when exported or opened; then records are
+  // numbered and marked reached in the page, which other sessions see too.
+  SharedEventPage* shared = nullptr;
+  int shared_fd = -1;  // The exporter's memfd, which importers open through /proc.
+  std::array<uint8_t, 16> secret{};
   uint64_t recorded = 0;  // GUARDED_BY(mu): records submitted; the latest is `recorded`.
   // GUARDED_BY(mu): records not reached by their stream yet. Records on
   // different streams complete in any order, so "reached" is per record.
@@ -72,7 +122,12 @@ struct SimDevice::Event {
   // GUARDED_BY(mu): EventSynchronizeAsync completions, by the record they wait for.
   std::multimap<uint64_t, Device::Completion> waiters;
 
-  bool Reached(uint64_t generation) const { return pending.count(generation) == 0; }  // REQUIRES: mu.
+  // REQUIRES: mu.
+  bool Reached(uint64_t generation) const {
+    return shared != nullptr ? shared->Reached(generation) : pending.count(generation) == 0;
+  }
+  // The record a wait or query made now concerns. REQUIRES: mu.
+  uint64_t Latest() const { return shared != nullptr ? shared->recorded.load(std::memory_order_acquire) : recorded; }
   void WaitFor(uint64_t generation) {
     std::unique_lock lock(mu);
     cv.wait(lock, [&] { return Reached(generation); });
@@ -116,6 +171,7 @@ SimDevice::SimDevice(std::vector<msg::DeviceInfo> infos, uint64_t budget, std::v
 
 SimDevice::~SimDevice() {
   stopping_ = true;  // A value wait nobody will satisfy must not hold the join below.
+  ipc_waits_.reset();
   // Drain and join while everything queued work refers to (memory, events,
   // completions) is still alive.
   streams_.clear();
@@ -236,6 +292,48 @@ struct SimIpcHandle {
 static_assert(sizeof(SimIpcHandle) == msg::kIpcMemHandleBytes);
 constexpr char kIpcMagic[8] = {'h', 'i', 'p', 'r', '-', 'i', 'p', 'c'};
 
+// Opens memfd `fd` of worker session process `pid` through /proc, checking
+// it is the memfd named `name` before it is opened (no other file of any
+// process is opened for a forged handle) and after (the descriptor may have
+// been reused meanwhile). `gone` says why when it is not.
+Status OpenExport(uint32_t pid, int32_t fd, const std::string& name, int* out, const char* gone) {
+  const std::string want = "/memfd:" + name + " (deleted)";
+  auto names_export = [&](const std::string& link) {
+    char target[128] = {};
+    const ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
+    return n > 0 && std::string(target, static_cast<size_t>(n)) == want;
+  };
+  const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
+  if (!names_export(path)) return InvalidArgument(gone);
+  const int opened = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (opened < 0) return InvalidArgument(std::string(gone) + ": " + std::strerror(errno));
+  if (!names_export("/proc/self/fd/" + std::to_string(opened))) {
+    close(opened);
+    return InvalidArgument(gone);
+  }
+  *out = opened;
+  return Status::Ok();
+}
+
+// An IPC event handle of the sim: the exporting session's memfd holding the
+// event's SharedEventPage.
+struct SimIpcEventHandle {
+  char magic[8];
+  uint32_t pid;
+  int32_t fd;
+  std::array<uint8_t, 16> secret;
+  uint8_t reserved[32];
+};
+static_assert(sizeof(SimIpcEventHandle) == msg::kIpcEventHandleBytes);
+constexpr char kIpcEventMagic[8] = {'h', 'i', 'p', 'r', '-', 'i', 'e', 'v'};
+
+// "hipr-ipc-event-" and the secret in hex (a memory export's name with
+// "event-" inserted).
+std::string IpcEventName(const std::array<uint8_t, 16>& secret) {
+  std::string name = SimMemory::IpcName(secret);
+  return name.insert(std::strlen("hipr-ipc-"), "event-");
+}
+
 }  // namespace
 
 Status SimDevice::StreamWaitValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint64_t mask,
@@ -295,27 +393,13 @@ Status SimDevice::IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t
   std::memcpy(&h, handle.data(), sizeof h);
   if (std::memcmp(h.magic, kIpcMagic, sizeof h.magic) != 0)
     return InvalidArgument("not an IPC memory handle of a hipr sim worker");
-  // The file must be the export's memfd, by name, before it is opened (no
-  // other file of any process is opened for a forged handle) and after (the
-  // descriptor may have been reused meanwhile).
-  const std::string want = "/memfd:" + SimMemory::IpcName(h.secret) + " (deleted)";
-  auto names_export = [&](const std::string& link) {
-    char target[128] = {};
-    const ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
-    return n > 0 && std::string(target, static_cast<size_t>(n)) == want;
-  };
-  const std::string path = "/proc/" + std::to_string(h.pid) + "/fd/" + std::to_string(h.fd);
-  if (!names_export(path))
-    return InvalidArgument("the IPC handle's memory is gone (its allocation was freed or its session ended), "
-                           "or the handle is another worker's or forged");
-  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0)
-    return InvalidArgument("the IPC handle's memory is gone (its session ended or freed it): " +
-                           std::string(std::strerror(errno)));
+  int fd = -1;
+  HIPR_RETURN_IF_ERROR(OpenExport(h.pid, h.fd, SimMemory::IpcName(h.secret), &fd,
+                                  "the IPC handle's memory is gone (its allocation was freed or its session "
+                                  "ended), or the handle is another worker's or forged"));
   struct stat st {};
   Status result = Status::Ok();
-  if (!names_export("/proc/self/fd/" + std::to_string(fd)) || fstat(fd, &st) != 0 ||
-      static_cast<uint64_t>(st.st_size) != h.size || h.offset >= h.size) {
+  if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != h.size || h.offset >= h.size) {
     result = InvalidArgument("the IPC handle's memory is gone (its allocation was freed) or the handle is forged");
   } else {
     result = memory_.Import(device, fd, h.size, base);
@@ -334,6 +418,74 @@ Status SimDevice::IpcCloseMemHandle(uint64_t base) {
     int device = 0;
     (void)memory_.Release(base, &device);
   });
+  return Status::Ok();
+}
+
+Status SimDevice::IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) {
+  std::shared_ptr<Event> ev;
+  HIPR_RETURN_IF_ERROR(FindEvent(event, &ev));
+  if ((ev->flags & kEventInterprocess) == 0)
+    return InvalidArgument("event " + std::to_string(event) + " was not created with hipEventInterprocess");
+  std::lock_guard lock(ev->mu);
+  if (ev->shared != nullptr && ev->shared_fd < 0)
+    return InvalidArgument("event " + std::to_string(event) + " was opened from another session's handle");
+  if (ev->shared == nullptr) {
+    // First export: the event's state moves into a memfd page.
+    std::array<uint8_t, 16> secret{};
+    if (getrandom(secret.data(), secret.size(), 0) != static_cast<ssize_t>(secret.size()))
+      return Status(StatusCode::kInternal, std::string("getrandom: ") + std::strerror(errno));
+    const int fd = memfd_create(IpcEventName(secret).c_str(), MFD_CLOEXEC);
+    if (fd < 0) return Status(StatusCode::kResourceExhausted, std::string("memfd_create: ") + std::strerror(errno));
+    void* page = MAP_FAILED;
+    if (ftruncate(fd, kSharedEventBytes) == 0)
+      page = mmap(nullptr, kSharedEventBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (page == MAP_FAILED) {
+      const int err = errno;
+      close(fd);
+      return Status(StatusCode::kResourceExhausted, std::string("IPC event page: ") + std::strerror(err));
+    }
+    auto* shared = new (page) SharedEventPage{};
+    shared->recorded.store(ev->recorded, std::memory_order_relaxed);
+    // Records already reached stay reached; pending ones mark themselves.
+    const uint64_t first = ev->recorded > SharedEventPage::kSlots ? ev->recorded - SharedEventPage::kSlots + 1 : 1;
+    for (uint64_t g = first; g <= ev->recorded; ++g)
+      if (ev->pending.count(g) == 0) shared->MarkReached(g);
+    ev->shared = shared;
+    ev->shared_fd = fd;
+    ev->secret = secret;
+  }
+  SimIpcEventHandle h{};
+  std::memcpy(h.magic, kIpcEventMagic, sizeof h.magic);
+  h.pid = static_cast<uint32_t>(getpid());
+  h.fd = ev->shared_fd;
+  h.secret = ev->secret;
+  std::memcpy(handle->data(), &h, sizeof h);
+  return Status::Ok();
+}
+
+Status SimDevice::IpcOpenEventHandle(int device, uint64_t event, const IpcEventHandle& handle) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(device));
+  if (event == 0 || events_.count(event) != 0) return InvalidArgument("event id " + std::to_string(event) + " is in use");
+  SimIpcEventHandle h;
+  std::memcpy(&h, handle.data(), sizeof h);
+  if (std::memcmp(h.magic, kIpcEventMagic, sizeof h.magic) != 0)
+    return InvalidArgument("not an IPC event handle of a hipr sim worker");
+  int fd = -1;
+  HIPR_RETURN_IF_ERROR(OpenExport(h.pid, h.fd, IpcEventName(h.secret), &fd,
+                                  "the IPC handle's event is gone (destroyed, or its session ended), or the "
+                                  "handle is another worker's or forged"));
+  struct stat st {};
+  void* page = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) == kSharedEventBytes)
+    page = mmap(nullptr, kSharedEventBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);  // The mapping keeps the page.
+  if (page == MAP_FAILED) return InvalidArgument("the IPC handle's event page cannot be mapped");
+  auto ev = std::make_shared<Event>();
+  ev->device = device;
+  ev->flags = kEventDisableTiming | kEventInterprocess;
+  ev->shared = static_cast<SharedEventPage*>(page);
+  ev->recorded = ev->shared->recorded.load(std::memory_order_acquire);
+  events_[event] = std::move(ev);
   return Status::Ok();
 }
 
@@ -534,11 +686,24 @@ Status SimDevice::StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flag
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(ev->device, stream, &s));
   uint64_t generation;
+  bool shared;
   {
     std::lock_guard lock(ev->mu);
-    generation = ev->recorded;  // Never recorded: nothing to wait for.
+    generation = ev->Latest();  // Never recorded: nothing to wait for.
+    shared = ev->shared != nullptr;
   }
-  if (generation > 0) s->Submit([ev, generation] { ev->WaitFor(generation); });
+  if (generation == 0) return Status::Ok();
+  if (shared) {
+    // Another session's record completes no stream item here: poll.
+    s->Submit([this, ev, generation] {
+      (void)PollUntil(stopping_, [&] {
+        std::lock_guard lock(ev->mu);
+        return ev->Reached(generation);
+      });
+    });
+  } else {
+    s->Submit([ev, generation] { ev->WaitFor(generation); });
+  }
   return Status::Ok();
 }
 
@@ -584,7 +749,9 @@ Status SimDevice::EventRecord(uint64_t event, uint64_t stream) {
   uint64_t generation;
   {
     std::lock_guard lock(ev->mu);
-    generation = ++ev->recorded;
+    generation = ev->shared != nullptr ? ev->shared->recorded.fetch_add(1, std::memory_order_acq_rel) + 1
+                                       : ev->recorded + 1;
+    ev->recorded = generation;
     ev->pending.insert(generation);
   }
   s->Submit([ev, generation] {
@@ -592,6 +759,7 @@ Status SimDevice::EventRecord(uint64_t event, uint64_t stream) {
     {
       std::lock_guard lock(ev->mu);
       ev->pending.erase(generation);
+      if (ev->shared != nullptr) ev->shared->MarkReached(generation);
       if (generation > ev->stamped) {  // An older record finishing late keeps the newer time.
         ev->stamped = generation;
         ev->timestamp_ns = NowNs();
@@ -616,9 +784,23 @@ void SimDevice::EventSynchronizeAsync(uint64_t event, Completion done) {
   if (Status st = FindEvent(event, &ev); !st.ok()) return done(st);
   {
     std::lock_guard lock(ev->mu);
-    if (!ev->Reached(ev->recorded)) {
+    const uint64_t latest = ev->Latest();
+    if (!ev->Reached(latest)) {
+      if (ev->shared != nullptr) {
+        // Maybe another session's record: polled on ipc_waits_.
+        if (!ipc_waits_) ipc_waits_ = std::make_unique<SimStream>(ev->device, kStreamNonBlocking, 0);
+        ipc_waits_->Submit([this, ev, latest, done = std::move(done)]() mutable {
+          const bool reached = PollUntil(stopping_, [&] {
+            std::lock_guard lock(ev->mu);
+            return ev->Reached(latest);
+          });
+          ev.reset();  // Before the caller goes on: a destroy right after frees the event.
+          done(reached ? TakeFault() : Status(StatusCode::kInternal, "the device is shutting down"));
+        });
+        return;
+      }
       // The record's stream item completes it (EventRecord).
-      ev->waiters.emplace(ev->recorded, [this, done = std::move(done)](Status) { done(TakeFault()); });
+      ev->waiters.emplace(latest, [this, done = std::move(done)](Status) { done(TakeFault()); });
       return;
     }
   }
@@ -631,7 +813,7 @@ Status SimDevice::EventQuery(uint64_t event) {
   std::shared_ptr<Event> ev;
   HIPR_RETURN_IF_ERROR(FindEvent(event, &ev));
   std::lock_guard lock(ev->mu);
-  return ev->Reached(ev->recorded) ? Status::Ok() : Status(StatusCode::kNotReady, "event not reached yet");
+  return ev->Reached(ev->Latest()) ? Status::Ok() : Status(StatusCode::kNotReady, "event not reached yet");
 }
 
 Status SimDevice::EventElapsedTime(uint64_t start, uint64_t stop, float* milliseconds) {

@@ -81,6 +81,8 @@ class SimDevice final : public Device {
   Status IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t flags, uint64_t* address, uint64_t* base,
                           uint64_t* size) override;
   Status IpcCloseMemHandle(uint64_t base) override;
+  Status IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) override;
+  Status IpcOpenEventHandle(int device, uint64_t event, const IpcEventHandle& handle) override;
   Status CopyHostToDevice(int device, uint64_t stream, const msg::Region& dst, const uint8_t* src,
                           uint64_t src_pitch) override;
   Status CopyDeviceToHost(int device, uint64_t stream, uint8_t* dst, uint64_t dst_pitch,
@@ -163,6 +165,9 @@ class SimDevice final : public Device {
   std::atomic<uint64_t> staged_bytes_{0};
   std::atomic<bool> stopping_{false};  // The device is going: stream value waits give up.
   std::map<uint64_t, std::shared_ptr<Event>> events_;
+  // Runs waits for events another session records (IPC events), which no
+  // stream item of this session completes: created at the first one.
+  std::unique_ptr<SimStream> ipc_waits_;
   std::map<uint64_t, Module> modules_;
   TwinCatalog twins_;
   KernelRunner runner_;

@@ -466,6 +466,48 @@ TEST_F(SimDeviceTest, StreamWaitEventOrdersWorkAcrossStreams) {
   EXPECT_EQ(std::count(Ptr(out), Ptr(out) + 4096, 0x55), 4096);
 }
 
+// IPC events between two sims of one process (two sessions' devices): the
+// opened event follows the exporter's record, and the exporter sees the
+// importer's; destroyed and foreign handles are refused.
+TEST_F(SimDeviceTest, IpcEventsFollowRecordsOfEitherSession) {
+  constexpr uint32_t kInterprocess = 0x4;  // hipEventInterprocess.
+  SimOptions options;
+  options.memory_bytes = kBudget;
+  std::unique_ptr<SimDevice> other;
+  ASSERT_TRUE(SimDevice::Create(options, &other).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
+  ASSERT_TRUE(device_->EventCreate(0, 7, kEventDisableTiming | kInterprocess).ok());
+  ASSERT_TRUE(device_->EventCreate(0, 8, kEventDisableTiming).ok());
+  Device::IpcEventHandle handle{};
+  EXPECT_EQ(device_->IpcGetEventHandle(8, &handle).code(), StatusCode::kInvalidArgument);  // Not interprocess.
+  QueueSlowWork(1);
+  ASSERT_TRUE(device_->EventRecord(7, 1).ok());
+  ASSERT_TRUE(device_->IpcGetEventHandle(7, &handle).ok());
+  ASSERT_TRUE(other->IpcOpenEventHandle(0, 9, handle).ok());
+  EXPECT_EQ(other->EventQuery(9).code(), StatusCode::kNotReady);
+  auto t0 = Clock::now();
+  ASSERT_TRUE(other->EventSynchronize(9).ok());
+  EXPECT_GT(MsSince(t0), kSlowWorkMs / 4);  // It waited for the exporter's work.
+  EXPECT_TRUE(device_->EventQuery(7).ok());
+  // The importer records; the exporter's query and wait follow that record.
+  ASSERT_TRUE(other->StreamCreate(0, 1, 0, 0).ok());
+  auto gate = std::make_shared<HostGate>();
+  ASSERT_TRUE(other->StreamHostCallback(0, 1, [](Status) {}, gate).ok());
+  ASSERT_TRUE(other->EventRecord(9, 1).ok());
+  EXPECT_EQ(device_->EventQuery(7).code(), StatusCode::kNotReady);
+  gate->Open();
+  ASSERT_TRUE(device_->EventSynchronize(7).ok());
+  EXPECT_TRUE(other->EventQuery(9).ok());
+  // A forged handle, and the handle of a destroyed event.
+  Device::IpcEventHandle forged = handle;
+  forged[20] ^= 1;
+  EXPECT_EQ(other->IpcOpenEventHandle(0, 10, forged).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(other->IpcOpenEventHandle(0, 9, handle).code(), StatusCode::kInvalidArgument);  // Id in use.
+  ASSERT_TRUE(other->EventDestroy(9).ok());
+  ASSERT_TRUE(device_->EventDestroy(7).ok());
+  EXPECT_EQ(other->IpcOpenEventHandle(0, 11, handle).code(), StatusCode::kInvalidArgument);
+}
+
 // A wait refers to the record the event had when the wait was queued;
 // recording the event again elsewhere must not release it early, and the
 // event's time is that of its latest record.
