@@ -535,6 +535,10 @@ HIPR_EXPORT hipError_t hipGetLastError() { return TakeLastError(HIPR_CALLER_MAJO
 
 HIPR_EXPORT hipError_t hipPeekAtLastError() { return Result(PeekLastError(HIPR_CALLER_MAJOR())); }
 
+// ROCm 6.0: the calling thread's last error (not the last call's result),
+// reset, for callers of any major.
+HIPR_EXPORT hipError_t hipExtGetLastError() { return TakeLastError(6); }
+
 namespace {
 
 // ROCm 6.1's hipDriverProcAddressQueryResult (as CUDA's

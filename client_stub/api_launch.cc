@@ -8,6 +8,7 @@
 // fire-and-forget; only a module's first use in the session waits for the
 // worker (kModuleLoad). Unknown host functions are
 // hipErrorInvalidDeviceFunction, as in HIP.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -369,4 +370,32 @@ HIPR_EXPORT const char* hipKernelNameRef(const hipFunction_t function) {
   } catch (...) {
     return nullptr;
   }
+}
+
+// Kernels on several devices at once, each on its own entry's stream (their
+// devices must differ). The launches are independent (as natively, no
+// synchronization across them is implied); flags must be 0.
+HIPR_EXPORT hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* list, int count, unsigned int flags) {
+  return ApiCall("hipExtLaunchMultiKernelMultiDevice", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (list == nullptr || count <= 0 || count > s->device_count() || flags != 0) return hipErrorInvalidValue;
+    std::vector<int> devices;
+    for (int i = 0; i < count; ++i) {
+      StreamTarget target;
+      if (hipError_t e = ResolveStream(list[i].stream, &target); e != hipSuccess) return e;
+      if (std::find(devices.begin(), devices.end(), target.device) != devices.end()) return hipErrorInvalidDevice;
+      devices.push_back(target.device);
+      RegisteredKernel kernel;
+      if (list[i].func == nullptr || !FindRegisteredKernel(list[i].func, &kernel)) return hipErrorInvalidDeviceFunction;
+    }
+    for (int i = 0; i < count; ++i) {
+      const hipLaunchParams& p = list[i];
+      if (hipError_t e = LaunchWithArgs("hipExtLaunchMultiKernelMultiDevice", p.func, p.gridDim, p.blockDim, p.args,
+                                        p.sharedMem, p.stream);
+          e != hipSuccess)
+        return e;
+    }
+    return hipSuccess;
+  });
 }

@@ -197,8 +197,8 @@ constexpr unsigned kDeviceMallocContiguous = 0x4;   // hipDeviceMallocContiguous
 // a copy the worker makes in stream order, so none of these properties is
 // observable from the client, and the worker allocates ordinary device
 // memory for every accepted flag (the protocol carries no coherence request;
-// hipStreamWaitValue*/WriteValue* are unsupported, so nothing can use a
-// signal). Flags clr rejects are hipErrorInvalidValue, as is signal memory
+// hipStreamWaitValue*/WriteValue* work on any device memory, signal memory
+// included). Flags clr rejects are hipErrorInvalidValue, as is signal memory
 // of a size other than 8.
 HIPR_EXPORT hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned int flags) {
   return ApiCall("hipExtMallocWithFlags", [&] {
@@ -255,6 +255,27 @@ HIPR_EXPORT hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t strea
     if (ptr == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    if (size == 0) {
+      *ptr = nullptr;
+      return hipSuccess;
+    }
+    return AllocateDevice(*s, target.device, size, 0, false, ptr);
+  });
+}
+
+// From a memory pool: the pool must be live (asked of the worker, which
+// holds pools), and the memory is allocated as hipMallocAsync's on the
+// stream's device; the pool's usage attributes do not count it.
+HIPR_EXPORT hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPool_t pool, hipStream_t stream) {
+  return ApiCall("hipMallocFromPoolAsync", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (ptr == nullptr || pool == nullptr) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    uint64_t threshold = 0;
+    if (hipError_t e = hipMemPoolGetAttribute(pool, hipMemPoolAttrReleaseThreshold, &threshold); e != hipSuccess)
+      return e;
     if (size == 0) {
       *ptr = nullptr;
       return hipSuccess;

@@ -488,3 +488,14 @@ HIPR_EXPORT hipError_t hipMemcpyFromSymbolAsync_spt(void* dst, const void* symbo
                                                     hipMemcpyKind kind, hipStream_t stream) {
   return hipMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream == nullptr ? hipStreamPerThread : stream);
 }
+
+// ROCm 6.2: the module function behind a registered kernel's host stub.
+HIPR_EXPORT hipError_t hipGetFuncBySymbol(hipFunction_t* function, const void* symbol) {
+  return ApiCall("hipGetFuncBySymbol", [&] {
+    if (function == nullptr) return hipErrorInvalidValue;
+    RegisteredKernel kernel;
+    if (symbol == nullptr || !FindRegisteredKernel(symbol, &kernel)) return hipErrorInvalidDeviceFunction;
+    *function = GetModuleFunction(kernel.module, *kernel.name);
+    return *function != nullptr ? hipSuccess : hipErrorInvalidDeviceFunction;
+  });
+}

@@ -2091,6 +2091,26 @@ void MemcpyToFromSymbolAsyncSpt() {
              hipErrorInvalidValue);
 }
 
+void MallocFromPoolAsync() {
+  hipMemPool_t pool = nullptr;
+  HIP_OK(hipDeviceGetDefaultMemPool(&pool, 0));
+  hipStream_t s = NewStream();
+  const size_t n = 1 << 16;
+  void* p = nullptr;
+  HIP_OK(hipMallocFromPoolAsync(&p, n, pool, s));
+  HIP_OK(hipMemsetAsync(p, 0x6d, n, s));
+  HIP_OK(hipStreamSynchronize(s));
+  std::vector<uint8_t> back = ReadBack(p, n);
+  CHECK_BYTES_EQUAL(back.data(), n, 0x6d, "hipMallocFromPoolAsync memory");
+  HIP_OK(hipFreeAsync(p, s));
+  void* keep = SentinelPtr();
+  HIP_EXPECT(hipMallocFromPoolAsync(&keep, n, nullptr, s), hipErrorInvalidValue);
+  HIP_EXPECT(hipMallocFromPoolAsync(&keep, n, reinterpret_cast<hipMemPool_t>(0x12345), s), hipErrorInvalidValue);
+  CHECK(keep == SentinelPtr(), "a refused allocation wrote a pointer");
+  HIP_OK(hipStreamSynchronize(s));
+  HIP_OK(hipStreamDestroy(s));
+}
+
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
     {"hipExtMallocWithFlags", ExtMallocWithFlags},
@@ -2136,6 +2156,7 @@ const e2e::Row kRows[] = {
     {"hipMemcpyParam2D", MemcpyParam2D},
     {"hipMemcpyParam2DAsync", MemcpyParam2DAsync},
     {"hipDrvMemcpy3D", DrvMemcpy3D},
+    {"hipMallocFromPoolAsync", MallocFromPoolAsync},
     {"hipDrvMemcpy3DAsync", DrvMemcpy3DAsync},
     {"hipMemcpy2DAsync_spt", Memcpy2DAsyncSpt},
     {"hipMemcpy3DAsync_spt", Memcpy3DAsyncSpt},

@@ -56,6 +56,8 @@ hipError_t hipGraphInstantiateWithParams(hipGraphExec_t* exec, hipGraph_t graph,
 hipError_t hipEventRecordWithFlags(hipEvent_t event, hipStream_t stream, unsigned int flags);
 hipError_t hipDrvGetErrorName(hipError_t error, const char** name);
 hipError_t hipDrvGetErrorString(hipError_t error, const char** text);
+hipError_t hipExtGetLastError(void);
+hipError_t hipGetFuncBySymbol(hipFunction_t* function, const void* symbol);
 // hiprtc.h's, with its enum as int (same ABI): the sim twin build of this
 // file knows only hip_runtime.h.
 int hiprtcVersion(int* major, int* minor);
@@ -3336,6 +3338,67 @@ void IpcEventHandles() {
   HIP_OK(hipStreamDestroy(s));
 }
 
+void ExtGetLastError() {
+  (void)hipExtGetLastError();
+  HIP_EXPECT(hipSetDevice(999), hipErrorInvalidDevice);
+  int count = 0;
+  HIP_OK(hipGetDeviceCount(&count));
+  // The last error, not the last call's result (hipGetLastError's 5.x rule).
+  HIP_EXPECT(hipExtGetLastError(), hipErrorInvalidDevice);
+  HIP_OK(hipExtGetLastError());  // Reset.
+}
+
+void GetFuncBySymbol() {
+  hipFunction_t f = nullptr;
+  HIP_OK(hipGetFuncBySymbol(&f, reinterpret_cast<const void*>(Fill)));
+  CHECK(f != nullptr, "no function");
+  // The function launches as a module function.
+  int* d = NewInts();
+  int value = 56, n = kN;
+  void* args[] = {&d, &value, &n};
+  HIP_OK(hipModuleLaunchKernel(f, kGrid, 1, 1, kBlock, 1, 1, 0, nullptr, args, nullptr));
+  CHECK_ALL(d, 56, "a kernel launched through hipGetFuncBySymbol's function");
+  hipFunction_t again = nullptr;
+  HIP_OK(hipGetFuncBySymbol(&again, reinterpret_cast<const void*>(Fill)));
+  CHECK(again == f, "two lookups gave two functions");
+  HIP_EXPECT(hipGetFuncBySymbol(&again, reinterpret_cast<const void*>(NotAKernel)), hipErrorInvalidDeviceFunction);
+  HIP_EXPECT(hipGetFuncBySymbol(nullptr, reinterpret_cast<const void*>(Fill)), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+}
+
+// One kernel per device, each on a stream of its device.
+void ExtLaunchMultiKernelMultiDevice() {
+  int* d[2];
+  hipStream_t s[2];
+  int values[2] = {57, 58}, n = kN;
+  void* args[2][3];
+  hipLaunchParams list[2];
+  for (int dev = 0; dev < 2; ++dev) {
+    HIP_OK(hipSetDevice(dev));
+    d[dev] = NewInts();
+    HIP_OK(hipStreamCreate(&s[dev]));
+    args[dev][0] = &d[dev];
+    args[dev][1] = &values[dev];
+    args[dev][2] = &n;
+    list[dev] = hipLaunchParams{reinterpret_cast<void*>(Fill), dim3(kGrid), dim3(kBlock), args[dev], 0, s[dev]};
+  }
+  HIP_OK(hipSetDevice(0));
+  HIP_OK(hipExtLaunchMultiKernelMultiDevice(list, 2, 0));
+  for (int dev = 0; dev < 2; ++dev) {
+    HIP_OK(hipStreamSynchronize(s[dev]));
+    HIP_OK(hipSetDevice(dev));
+    CHECK_ALL(d[dev], values[dev], "a kernel of a multi-device launch");
+  }
+  HIP_OK(hipSetDevice(0));
+  hipLaunchParams same[2] = {list[0], list[0]};
+  HIP_EXPECT(hipExtLaunchMultiKernelMultiDevice(same, 2, 0), hipErrorInvalidDevice);  // One device twice.
+  HIP_EXPECT(hipExtLaunchMultiKernelMultiDevice(list, 2, 1), hipErrorInvalidValue);
+  for (int dev = 0; dev < 2; ++dev) {
+    HIP_OK(hipStreamDestroy(s[dev]));
+    HIP_OK(hipFree(d[dev]));
+  }
+}
+
 void StreamBeginCapture() {
   hipStream_t s;
   HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
@@ -3917,6 +3980,9 @@ const e2e::Row kRows[] = {
     {"hipGraphInstantiateWithParams", GraphInstantiateWithParams},
     {"hipEventRecordWithFlags", EventRecordWithFlags},
     {"hipIpcGetEventHandle", IpcEventHandles},
+    {"hipExtGetLastError", ExtGetLastError},
+    {"hipGetFuncBySymbol", GetFuncBySymbol},
+    {"hipExtLaunchMultiKernelMultiDevice", ExtLaunchMultiKernelMultiDevice},
     {"hipIpcOpenEventHandle", IpcEventHandles},
     {"hipDrvGetErrorName", DrvGetErrorText},
     {"hipDrvGetErrorString", DrvGetErrorText},
