@@ -670,6 +670,39 @@ HIPR_EXPORT hipError_t hipDrvMemcpy3DAsync(const HIP_MEMCPY3D* p, hipStream_t st
                  [&] { return DrvMemcpy3D("hipDrvMemcpy3DAsync", p, stream, Mode::kAsync, major); });
 }
 
+// The driver API's 2-D copy without alignment requirements: hipr has none.
+HIPR_EXPORT hipError_t hipDrvMemcpy2DUnaligned(const hip_Memcpy2D* p) {
+  const int major = HIPR_CALLER_MAJOR();
+  return ApiCall("hipDrvMemcpy2DUnaligned", [&] { return MemcpyParam2D(p, nullptr, Mode::kBlocking, major); });
+}
+
+// ROCm 7.1's 2-D memsets of 1-, 2- and 4-byte elements: `height` rows of
+// `width` elements, `pitch` bytes apart.
+HIPR_EXPORT hipError_t hipMemsetD2D8(hipDeviceptr_t dst, size_t pitch, unsigned char value, size_t width,
+                                     size_t height) {
+  return ApiCall("hipMemsetD2D8", [&] { return Memset(dst, value, 1, width, nullptr, pitch, height); });
+}
+HIPR_EXPORT hipError_t hipMemsetD2D8Async(hipDeviceptr_t dst, size_t pitch, unsigned char value, size_t width,
+                                          size_t height, hipStream_t stream) {
+  return ApiCall("hipMemsetD2D8Async", [&] { return Memset(dst, value, 1, width, stream, pitch, height); });
+}
+HIPR_EXPORT hipError_t hipMemsetD2D16(hipDeviceptr_t dst, size_t pitch, unsigned short value, size_t width,
+                                      size_t height) {
+  return ApiCall("hipMemsetD2D16", [&] { return Memset(dst, value, 2, width, nullptr, pitch, height); });
+}
+HIPR_EXPORT hipError_t hipMemsetD2D16Async(hipDeviceptr_t dst, size_t pitch, unsigned short value, size_t width,
+                                           size_t height, hipStream_t stream) {
+  return ApiCall("hipMemsetD2D16Async", [&] { return Memset(dst, value, 2, width, stream, pitch, height); });
+}
+HIPR_EXPORT hipError_t hipMemsetD2D32(hipDeviceptr_t dst, size_t pitch, unsigned int value, size_t width,
+                                      size_t height) {
+  return ApiCall("hipMemsetD2D32", [&] { return Memset(dst, value, 4, width, nullptr, pitch, height); });
+}
+HIPR_EXPORT hipError_t hipMemsetD2D32Async(hipDeviceptr_t dst, size_t pitch, unsigned int value, size_t width,
+                                           size_t height, hipStream_t stream) {
+  return ApiCall("hipMemsetD2D32Async", [&] { return Memset(dst, value, 4, width, stream, pitch, height); });
+}
+
 // The per-thread forms of the async copies and memsets.
 HIPR_EXPORT hipError_t hipMemcpy2DAsync_spt(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                                             size_t height, hipMemcpyKind kind, hipStream_t stream) {

@@ -322,6 +322,41 @@ hipError_t OccupancyBlocks(int* num_blocks, const void* f, int block_size, size_
 
 }  // namespace
 
+// ROCm 7.2: the most dynamic shared memory a block of `block_size` threads
+// may use while `blocks` such blocks stay resident on one CU, by the same
+// occupancy model (0 when that many do not fit at all).
+HIPR_EXPORT hipError_t hipOccupancyAvailableDynamicSMemPerBlock(size_t* bytes, const void* f, int blocks,
+                                                                int block_size) {
+  return ApiCall("hipOccupancyAvailableDynamicSMemPerBlock", [&] {
+    if (bytes == nullptr || blocks <= 0 || block_size <= 0) return hipErrorInvalidValue;
+    Session* s = nullptr;
+    const msg::DeviceInfo* d = nullptr;
+    std::shared_ptr<const IsaImage> image;
+    const co::KernelInfo* k = nullptr;
+    if (hipError_t e = RegisteredKernelInfo(f, &s, &d, &image, &k); e != hipSuccess) return e;
+    const uint64_t limit = d->shared_mem_per_block > k->group_segment_fixed_size
+                               ? d->shared_mem_per_block - k->group_segment_fixed_size
+                               : 0;
+    if (MaxActiveBlocksPerCu(*d, *k, block_size, 0) < blocks) {
+      *bytes = 0;
+      return hipSuccess;
+    }
+    // Blocks that fit only fall as the dynamic size grows: the largest size
+    // that still fits `blocks`.
+    uint64_t lo = 0;
+    uint64_t hi = limit;
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo + 1) / 2;
+      if (MaxActiveBlocksPerCu(*d, *k, block_size, mid) >= blocks)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    *bytes = lo;
+    return hipSuccess;
+  });
+}
+
 HIPR_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* num_blocks, const void* f,
                                                                     int block_size, size_t dynamic_shared) {
   return ApiCall("hipOccupancyMaxActiveBlocksPerMultiprocessor",

@@ -499,3 +499,44 @@ HIPR_EXPORT hipError_t hipGetFuncBySymbol(hipFunction_t* function, const void* s
     return *function != nullptr ? hipSuccess : hipErrorInvalidDeviceFunction;
   });
 }
+
+// ROCm 6.x/7.x also export hip_ext.h's launches under their C names.
+extern "C" __attribute__((visibility("default"))) hipError_t HiprExtModuleLaunchKernelC(
+    hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shared,
+    hipStream_t stream, void** params, void** extra, hipEvent_t start, hipEvent_t stop,
+    uint32_t flags) __asm__("hipExtModuleLaunchKernel");
+extern "C" hipError_t HiprExtModuleLaunchKernelC(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx,
+                                                 uint32_t ly, uint32_t lz, size_t shared, hipStream_t stream,
+                                                 void** params, void** extra, hipEvent_t start, hipEvent_t stop,
+                                                 uint32_t flags) {
+  return hipExtModuleLaunchKernel(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, flags);
+}
+
+extern "C" __attribute__((visibility("default"))) hipError_t HiprHccModuleLaunchKernelC(
+    hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shared,
+    hipStream_t stream, void** params, void** extra, hipEvent_t start,
+    hipEvent_t stop) __asm__("hipHccModuleLaunchKernel");
+extern "C" hipError_t HiprHccModuleLaunchKernelC(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx,
+                                                 uint32_t ly, uint32_t lz, size_t shared, hipStream_t stream,
+                                                 void** params, void** extra, hipEvent_t start, hipEvent_t stop) {
+  return hipHccModuleLaunchKernel(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop);
+}
+
+// ROCm 7.1: how many kernels a loaded module has (for the current device's
+// architecture, the code object a launch would use).
+HIPR_EXPORT hipError_t hipModuleGetFunctionCount(unsigned int* count, hipModule_t module) {
+  return ApiCall("hipModuleGetFunctionCount", [&] {
+    if (count == nullptr) return hipErrorInvalidValue;
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (module == nullptr) return hipErrorInvalidResourceHandle;
+    CodeModule* m = LoadedModule(module);
+    if (m == nullptr) return hipErrorInvalidResourceHandle;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    std::shared_ptr<const IsaImage> image;
+    if (Status st = m->Image(s->devices()[device].gcn_arch_name, &image); !st.ok()) return ToHipError(st);
+    *count = static_cast<unsigned>(image->kernels.size());
+    return hipSuccess;
+  });
+}

@@ -41,6 +41,29 @@ hipError_t hipMemcpyFromSymbolAsync_spt(void* dst, const void* symbol, size_t co
                                         hipMemcpyKind kind, hipStream_t stream);
 }
 
+// 6.x/7.x also export them under their C names (declared here under other
+// names, bound to those symbols).
+extern "C" hipError_t CExtModuleLaunchKernel(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx,
+                                             uint32_t ly, uint32_t lz, size_t shared, hipStream_t stream,
+                                             void** params, void** extra, hipEvent_t start, hipEvent_t stop,
+                                             uint32_t flags) __asm__("hipExtModuleLaunchKernel");
+extern "C" hipError_t CHccModuleLaunchKernel(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx,
+                                             uint32_t ly, uint32_t lz, size_t shared, hipStream_t stream,
+                                             void** params, void** extra, hipEvent_t start,
+                                             hipEvent_t stop) __asm__("hipHccModuleLaunchKernel");
+// ROCm 7.1's 2-D memsets.
+extern "C" {
+hipError_t hipMemsetD2D8(hipDeviceptr_t dst, size_t pitch, unsigned char value, size_t width, size_t height);
+hipError_t hipMemsetD2D8Async(hipDeviceptr_t dst, size_t pitch, unsigned char value, size_t width, size_t height,
+                              hipStream_t stream);
+hipError_t hipMemsetD2D16(hipDeviceptr_t dst, size_t pitch, unsigned short value, size_t width, size_t height);
+hipError_t hipMemsetD2D16Async(hipDeviceptr_t dst, size_t pitch, unsigned short value, size_t width, size_t height,
+                               hipStream_t stream);
+hipError_t hipMemsetD2D32(hipDeviceptr_t dst, size_t pitch, unsigned int value, size_t width, size_t height);
+hipError_t hipMemsetD2D32Async(hipDeviceptr_t dst, size_t pitch, unsigned int value, size_t width, size_t height,
+                               hipStream_t stream);
+}
+
 // For the symbol rows (hipMemcpyToSymbol, hipGetSymbolAddress, ...).
 __device__ int g_symbol[64];
 
@@ -2111,6 +2134,83 @@ void MallocFromPoolAsync() {
   HIP_OK(hipStreamDestroy(s));
 }
 
+void ExtModuleLaunchKernelC() {
+  CheckModuleLaunch(
+      [](hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shared,
+         hipStream_t stream, void** params, void** extra, hipEvent_t start, hipEvent_t stop) {
+        return CExtModuleLaunchKernel(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, 0);
+      },
+      30, "hipExtModuleLaunchKernel (C name)");
+}
+
+void HccModuleLaunchKernelC() {
+  CheckModuleLaunch(
+      [](hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shared,
+         hipStream_t stream, void** params, void** extra, hipEvent_t start, hipEvent_t stop) {
+        return CHccModuleLaunchKernel(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop);
+      },
+      40, "hipHccModuleLaunchKernel (C name)");
+}
+
+// hipMemsetD2D{8,16,32}(Async): `width` elements of each of 4 rows of a
+// pitched allocation; the rest of each row untouched.
+template <typename T>
+void CheckMemsetD2D(hipError_t (*set)(hipDeviceptr_t, size_t, T, size_t, size_t),
+                    hipError_t (*set_async)(hipDeviceptr_t, size_t, T, size_t, size_t, hipStream_t), T value,
+                    const char* what) {
+  void* d = nullptr;
+  size_t pitch = 0;
+  const size_t width = 10, rows = 4;
+  HIP_OK(hipMallocPitch(&d, &pitch, 64, rows));
+  HIP_OK(hipMemset(d, kUntouched, pitch * rows));
+  hipStream_t s = set_async != nullptr ? NewStream() : nullptr;
+  if (set_async != nullptr) {
+    HIP_OK(set_async(d, pitch, value, width, rows, s));
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_OK(set(d, pitch, value, width, rows));
+  }
+  std::vector<uint8_t> back = ReadBack(d, pitch * rows);
+  for (size_t y = 0; y < rows; ++y) {
+    for (size_t i = 0; i < width; ++i) {
+      T got;
+      memcpy(&got, &back[y * pitch + i * sizeof(T)], sizeof got);
+      CHECK(got == value, "%s: row %zu element %zu is %#llx", what, y, i, static_cast<unsigned long long>(got));
+    }
+    CHECK_BYTES_EQUAL(&back[y * pitch + width * sizeof(T)], pitch - width * sizeof(T), kUntouched, what);
+  }
+  // A row wider than the pitch: refused.
+  const hipError_t e = set_async != nullptr ? set_async(d, 4, value, width, rows, s) : set(d, 4, value, width, rows);
+  CHECK(e == hipErrorInvalidPitchValue, "%s with a short pitch: %s", what, hipGetErrorName(e));
+  if (s != nullptr) HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+}
+
+void MemsetD2D8() { CheckMemsetD2D<unsigned char>(hipMemsetD2D8, nullptr, 0x5b, "hipMemsetD2D8"); }
+void MemsetD2D8Async() { CheckMemsetD2D<unsigned char>(nullptr, hipMemsetD2D8Async, 0x5c, "hipMemsetD2D8Async"); }
+void MemsetD2D16() { CheckMemsetD2D<unsigned short>(hipMemsetD2D16, nullptr, 0x1234, "hipMemsetD2D16"); }
+void MemsetD2D16Async() {
+  CheckMemsetD2D<unsigned short>(nullptr, hipMemsetD2D16Async, 0x4321, "hipMemsetD2D16Async");
+}
+void MemsetD2D32() { CheckMemsetD2D<unsigned int>(hipMemsetD2D32, nullptr, 0x89abcdefu, "hipMemsetD2D32"); }
+void MemsetD2D32Async() {
+  CheckMemsetD2D<unsigned int>(nullptr, hipMemsetD2D32Async, 0x01020304u, "hipMemsetD2D32Async");
+}
+
+// The unaligned form of hipMemcpyParam2D: host rows into a pitched
+// allocation at an odd offset and back.
+void DrvMemcpy2DUnaligned() {
+  TwoD t(233);
+  hip_Memcpy2D up = Param2D(hipMemoryTypeHost, t.src.data(), kSrcPitch, hipMemoryTypeDevice, t.d, t.pitch, kW, kH);
+  HIP_OK(hipDrvMemcpy2DUnaligned(&up));
+  hip_Memcpy2D down = Param2D(hipMemoryTypeDevice, t.d, t.pitch, hipMemoryTypeHost, t.dst.data(), kDstPitch, kW, kH);
+  HIP_OK(hipDrvMemcpy2DUnaligned(&down));
+  t.Check("hipDrvMemcpy2DUnaligned");
+  down.dstMemoryType = hipMemoryTypeArray;
+  HIP_EXPECT(hipDrvMemcpy2DUnaligned(&down), hipErrorNotSupported);
+  HIP_EXPECT(hipDrvMemcpy2DUnaligned(nullptr), hipErrorInvalidValue);
+}
+
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
     {"hipExtMallocWithFlags", ExtMallocWithFlags},
@@ -2157,6 +2257,15 @@ const e2e::Row kRows[] = {
     {"hipMemcpyParam2DAsync", MemcpyParam2DAsync},
     {"hipDrvMemcpy3D", DrvMemcpy3D},
     {"hipMallocFromPoolAsync", MallocFromPoolAsync},
+    {"hipExtModuleLaunchKernel", ExtModuleLaunchKernelC},
+    {"hipHccModuleLaunchKernel", HccModuleLaunchKernelC},
+    {"hipMemsetD2D8", MemsetD2D8},
+    {"hipMemsetD2D8Async", MemsetD2D8Async},
+    {"hipMemsetD2D16", MemsetD2D16},
+    {"hipMemsetD2D16Async", MemsetD2D16Async},
+    {"hipMemsetD2D32", MemsetD2D32},
+    {"hipMemsetD2D32Async", MemsetD2D32Async},
+    {"hipDrvMemcpy2DUnaligned", DrvMemcpy2DUnaligned},
     {"hipDrvMemcpy3DAsync", DrvMemcpy3DAsync},
     {"hipMemcpy2DAsync_spt", Memcpy2DAsyncSpt},
     {"hipMemcpy3DAsync_spt", Memcpy3DAsyncSpt},

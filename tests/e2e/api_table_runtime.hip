@@ -58,6 +58,8 @@ hipError_t hipDrvGetErrorName(hipError_t error, const char** name);
 hipError_t hipDrvGetErrorString(hipError_t error, const char** text);
 hipError_t hipExtGetLastError(void);
 hipError_t hipGetFuncBySymbol(hipFunction_t* function, const void* symbol);
+hipError_t hipModuleGetFunctionCount(unsigned int* count, hipModule_t module);
+hipError_t hipOccupancyAvailableDynamicSMemPerBlock(size_t* bytes, const void* kernel, int blocks, int block_size);
 // hiprtc.h's, with its enum as int (same ABI): the sim twin build of this
 // file knows only hip_runtime.h.
 int hiprtcVersion(int* major, int* minor);
@@ -3399,6 +3401,35 @@ void ExtLaunchMultiKernelMultiDevice() {
   }
 }
 
+void ModuleGetFunctionCount() {
+  LoadedModule lm;
+  unsigned count = 0;
+  HIP_OK(hipModuleGetFunctionCount(&count, lm.module));
+  // module_kernels.hip has three: add_vec, scaled_add, mark_threads.
+  CHECK(count == 3, "%u kernels", count);
+  HIP_EXPECT(hipModuleGetFunctionCount(nullptr, lm.module), hipErrorInvalidValue);
+  HIP_EXPECT(hipModuleGetFunctionCount(&count, nullptr), hipErrorInvalidResourceHandle);
+}
+
+void OccupancyAvailableDynamicSMemPerBlock() {
+  size_t one = 0, two = 0;
+  HIP_OK(hipOccupancyAvailableDynamicSMemPerBlock(&one, reinterpret_cast<const void*>(Fill), 1, kBlock));
+  HIP_OK(hipOccupancyAvailableDynamicSMemPerBlock(&two, reinterpret_cast<const void*>(Fill), 2, kBlock));
+  CHECK(one > 0 && two > 0 && two <= one, "available dynamic shared memory: %zu for one block, %zu for two", one, two);
+  // The model agrees: that much still lets two blocks stay, a byte more not
+  // always; never over the per-block limit.
+  int blocks = 0;
+  HIP_OK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reinterpret_cast<const void*>(Fill), kBlock, two));
+  CHECK(blocks >= 2, "with %zu bytes only %d blocks fit", two, blocks);
+  hipDeviceProp_t prop;
+  HIP_OK(hipGetDeviceProperties(&prop, 0));
+  CHECK(one <= prop.sharedMemPerBlock, "%zu bytes over the per-block limit %zu", one, prop.sharedMemPerBlock);
+  HIP_EXPECT(hipOccupancyAvailableDynamicSMemPerBlock(&one, reinterpret_cast<const void*>(Fill), 0, kBlock),
+             hipErrorInvalidValue);
+  HIP_EXPECT(hipOccupancyAvailableDynamicSMemPerBlock(&one, reinterpret_cast<const void*>(NotAKernel), 1, kBlock),
+             hipErrorInvalidDeviceFunction);
+}
+
 void StreamBeginCapture() {
   hipStream_t s;
   HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
@@ -3981,6 +4012,8 @@ const e2e::Row kRows[] = {
     {"hipEventRecordWithFlags", EventRecordWithFlags},
     {"hipIpcGetEventHandle", IpcEventHandles},
     {"hipExtGetLastError", ExtGetLastError},
+    {"hipModuleGetFunctionCount", ModuleGetFunctionCount},
+    {"hipOccupancyAvailableDynamicSMemPerBlock", OccupancyAvailableDynamicSMemPerBlock},
     {"hipGetFuncBySymbol", GetFuncBySymbol},
     {"hipExtLaunchMultiKernelMultiDevice", ExtLaunchMultiKernelMultiDevice},
     {"hipIpcOpenEventHandle", IpcEventHandles},
