@@ -102,4 +102,11 @@ hipError_t CopyMemory(void* dst, const void* src, size_t size, hipMemcpyKind kin
 hipError_t CopyMemory2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                              hipMemcpyKind kind, hipStream_t stream);
 
+// HIP_MEMCPY3D (in the layout and hipMemoryType numbering of `major`, see
+// per_major.txt) as hipMemcpy3DParms and back, for the driver-API graph
+// memcpy nodes. Arrays are hipErrorNotSupported; an unknown memory type
+// hipErrorInvalidValue. api_copy.cc.
+hipError_t DrvMemcpy3DToParms(const void* drv, int major, hipMemcpy3DParms* out);
+void ParmsToDrvMemcpy3D(const hipMemcpy3DParms& p, int major, void* drv);
+
 }  // namespace hipr::client

@@ -639,6 +639,48 @@ DrvCopy DrvCopyOf(const Memcpy3DLayout<Index>& p, int major) {
   return c;
 }
 
+// The memory type `side` has in `major`'s numbering.
+int TypeNumber(Side side, int major) {
+  switch (side) {
+    case Side::kHost: return major >= 6 ? 1 : 0;
+    case Side::kDevice: return major >= 6 ? 2 : 1;
+    default: return major >= 6 ? 11 : 3;  // Unified.
+  }
+}
+
+template <class Index>
+void WriteDrvCopy(const hipMemcpy3DParms& p, int major, Memcpy3DLayout<Index>* out) {
+  const bool src_host = p.kind == hipMemcpyHostToDevice || p.kind == hipMemcpyHostToHost;
+  const bool dst_host = p.kind == hipMemcpyDeviceToHost || p.kind == hipMemcpyHostToHost;
+  const bool unified = p.kind == hipMemcpyDefault;
+  *out = Memcpy3DLayout<Index>{};
+  out->srcXInBytes = static_cast<Index>(p.srcPos.x);
+  out->srcY = static_cast<Index>(p.srcPos.y);
+  out->srcZ = static_cast<Index>(p.srcPos.z);
+  out->srcMemoryType =
+      static_cast<hipMemoryType>(TypeNumber(unified ? Side::kUnified : src_host ? Side::kHost : Side::kDevice, major));
+  if (src_host)
+    out->srcHost = p.srcPtr.ptr;
+  else
+    out->srcDevice = p.srcPtr.ptr;
+  out->srcPitch = static_cast<Index>(p.srcPtr.pitch);
+  out->srcHeight = static_cast<Index>(p.srcPtr.ysize);
+  out->dstXInBytes = static_cast<Index>(p.dstPos.x);
+  out->dstY = static_cast<Index>(p.dstPos.y);
+  out->dstZ = static_cast<Index>(p.dstPos.z);
+  out->dstMemoryType =
+      static_cast<hipMemoryType>(TypeNumber(unified ? Side::kUnified : dst_host ? Side::kHost : Side::kDevice, major));
+  if (dst_host)
+    out->dstHost = p.dstPtr.ptr;
+  else
+    out->dstDevice = p.dstPtr.ptr;
+  out->dstPitch = static_cast<Index>(p.dstPtr.pitch);
+  out->dstHeight = static_cast<Index>(p.dstPtr.ysize);
+  out->WidthInBytes = static_cast<Index>(p.extent.width);
+  out->Height = static_cast<Index>(p.extent.height);
+  out->Depth = static_cast<Index>(p.extent.depth);
+}
+
 hipError_t DrvMemcpy3D(const char* api, const void* p, hipStream_t stream, Mode mode, int major) {
   if (LiveSession() == nullptr) return hipErrorNoDevice;
   if (p == nullptr) return hipErrorInvalidValue;
@@ -701,6 +743,44 @@ HIPR_EXPORT hipError_t hipMemsetD2D32(hipDeviceptr_t dst, size_t pitch, unsigned
 HIPR_EXPORT hipError_t hipMemsetD2D32Async(hipDeviceptr_t dst, size_t pitch, unsigned int value, size_t width,
                                            size_t height, hipStream_t stream) {
   return ApiCall("hipMemsetD2D32Async", [&] { return Memset(dst, value, 4, width, stream, pitch, height); });
+}
+
+hipError_t hipr::client::DrvMemcpy3DToParms(const void* drv, int major, hipMemcpy3DParms* out) {
+  if (drv == nullptr || out == nullptr) return hipErrorInvalidValue;
+  const DrvCopy c = major >= 6 ? DrvCopyOf(*static_cast<const Memcpy3DLayout<size_t>*>(drv), major)
+                               : DrvCopyOf(*static_cast<const Memcpy3DLayout<unsigned>*>(drv), major);
+  const Side from = SideOf(c.src.type, major);
+  const Side to = SideOf(c.dst.type, major);
+  if (c.src.array || c.dst.array) {
+    HIPR_LOG_ONCE(kWarn, "graph memcpy node: HIP arrays are not supported by hipr; returning hipErrorNotSupported");
+    return hipErrorNotSupported;
+  }
+  if (from == Side::kInvalid || to == Side::kInvalid) return hipErrorInvalidValue;
+  hipMemcpy3DParms p{};
+  p.kind = hipMemcpyDefault;
+  if (from != Side::kUnified && to != Side::kUnified)
+    p.kind = from == Side::kHost ? (to == Side::kHost ? hipMemcpyHostToHost : hipMemcpyHostToDevice)
+                                 : (to == Side::kHost ? hipMemcpyDeviceToHost : hipMemcpyDeviceToDevice);
+  // As DrvMemcpy: a pitch of 0 is origin + width, a slice height of 0 the
+  // copy's height (plus origin).
+  p.srcPtr = hipPitchedPtr{const_cast<void*>(from == Side::kHost ? c.src.host : c.src.device),
+                           c.src.pitch != 0 ? c.src.pitch : c.src.x + c.width, c.width,
+                           c.src.height != 0 ? c.src.height : c.src.y + c.height};
+  p.dstPtr = hipPitchedPtr{const_cast<void*>(to == Side::kHost ? c.dst.host : c.dst.device),
+                           c.dst.pitch != 0 ? c.dst.pitch : c.dst.x + c.width, c.width,
+                           c.dst.height != 0 ? c.dst.height : c.dst.y + c.height};
+  p.srcPos = hipPos{c.src.x, c.src.y, c.src.z};
+  p.dstPos = hipPos{c.dst.x, c.dst.y, c.dst.z};
+  p.extent = hipExtent{c.width, c.height, c.depth};
+  *out = p;
+  return hipSuccess;
+}
+
+void hipr::client::ParmsToDrvMemcpy3D(const hipMemcpy3DParms& p, int major, void* drv) {
+  if (major >= 6)
+    WriteDrvCopy(p, major, static_cast<Memcpy3DLayout<size_t>*>(drv));
+  else
+    WriteDrvCopy(p, major, static_cast<Memcpy3DLayout<unsigned>*>(drv));
 }
 
 // The per-thread forms of the async copies and memsets.

@@ -1,6 +1,7 @@
 // Graph entry points: stream capture, graph building and queries, and
 // executable graphs. The work is in graph.h; this file resolves handles and
 // checks arguments as the runtime does.
+#include "client_stub/abi_major.h"
 #include "client_stub/api_common.h"
 #include "client_stub/graph.h"
 #include "client_stub/kernel_launch.h"
@@ -900,4 +901,80 @@ HIPR_EXPORT hipError_t hipGraphNodeGetEnabled(hipGraphExec_t exec, hipGraphNode_
 HIPR_EXPORT hipError_t hipGraphExecUpdate(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
                                           hipGraphExecUpdateResult* result) {
   return ApiCall("hipGraphExecUpdate", [&] { return ExecUpdate(exec, graph, error_node, result); });
+}
+
+// ---- Driver-API graph nodes (ROCm 6.x): HIP_MEMCPY3D in the caller's
+// layout (per_major.txt) and memsets; the context names the current device.
+
+namespace {
+
+hipError_t DrvMemcpyNodeOf(const HIP_MEMCPY3D* drv, int major, GraphOp* op, int* device) {
+  hipMemcpy3DParms p;
+  if (hipError_t e = DrvMemcpy3DToParms(drv, major, &p); e != hipSuccess) return e;
+  return Memcpy3DNodeOf(&p, op, device);
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipDrvGraphAddMemcpyNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                                size_t dep_count, const HIP_MEMCPY3D* params, hipCtx_t) {
+  const int major = HIPR_CALLER_MAJOR();
+  return ApiCall("hipDrvGraphAddMemcpyNode", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = DrvMemcpyNodeOf(params, major, &op, &device); e != hipSuccess) return e;
+    return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
+  });
+}
+
+HIPR_EXPORT hipError_t hipDrvGraphMemcpyNodeGetParams(hipGraphNode_t node, HIP_MEMCPY3D* params) {
+  const int major = HIPR_CALLER_MAJOR();
+  return ApiCall("hipDrvGraphMemcpyNodeGetParams", [&] {
+    if (params == nullptr) return hipErrorInvalidValue;
+    GraphOp op;
+    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    hipMemcpy3DParms p;
+    if (hipError_t e = Memcpy3DParamsOf(op, &p); e != hipSuccess) return e;
+    ParmsToDrvMemcpy3D(p, major, params);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDrvGraphMemcpyNodeSetParams(hipGraphNode_t node, const HIP_MEMCPY3D* params) {
+  const int major = HIPR_CALLER_MAJOR();
+  return ApiCall("hipDrvGraphMemcpyNodeSetParams", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = DrvMemcpyNodeOf(params, major, &op, &device); e != hipSuccess) return e;
+    return NodeSetOp(node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipDrvGraphExecMemcpyNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                                          const HIP_MEMCPY3D* params, hipCtx_t) {
+  const int major = HIPR_CALLER_MAJOR();
+  return ApiCall("hipDrvGraphExecMemcpyNodeSetParams", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = DrvMemcpyNodeOf(params, major, &op, &device); e != hipSuccess) return e;
+    return ExecSetNodeOp(exec, node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipDrvGraphAddMemsetNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                                size_t dep_count, const hipMemsetParams* params, hipCtx_t) {
+  return ApiCall("hipDrvGraphAddMemsetNode", [&] {
+    msg::MemsetRequest req;
+    if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
+    return GraphAddNode(graph, deps, dep_count, req.device, req, node);
+  });
+}
+
+HIPR_EXPORT hipError_t hipDrvGraphExecMemsetNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                                          const hipMemsetParams* params, hipCtx_t) {
+  return ApiCall("hipDrvGraphExecMemsetNodeSetParams", [&] {
+    msg::MemsetRequest req;
+    if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
+    return ExecSetNodeOp(exec, node, req);
+  });
 }

@@ -59,6 +59,16 @@ hipError_t hipDrvGetErrorString(hipError_t error, const char** text);
 hipError_t hipExtGetLastError(void);
 hipError_t hipGetFuncBySymbol(hipFunction_t* function, const void* symbol);
 hipError_t hipModuleGetFunctionCount(unsigned int* count, hipModule_t module);
+hipError_t hipDrvGraphAddMemcpyNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps, size_t count,
+                                    const HIP_MEMCPY3D* params, hipCtx_t ctx);
+hipError_t hipDrvGraphMemcpyNodeGetParams(hipGraphNode_t node, HIP_MEMCPY3D* params);
+hipError_t hipDrvGraphMemcpyNodeSetParams(hipGraphNode_t node, const HIP_MEMCPY3D* params);
+hipError_t hipDrvGraphExecMemcpyNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node, const HIP_MEMCPY3D* params,
+                                              hipCtx_t ctx);
+hipError_t hipDrvGraphAddMemsetNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps, size_t count,
+                                    const hipMemsetParams* params, hipCtx_t ctx);
+hipError_t hipDrvGraphExecMemsetNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node, const hipMemsetParams* params,
+                                              hipCtx_t ctx);
 hipError_t hipOccupancyAvailableDynamicSMemPerBlock(size_t* bytes, const void* kernel, int blocks, int block_size);
 // hiprtc.h's, with its enum as int (same ABI): the sim twin build of this
 // file knows only hip_runtime.h.
@@ -3430,6 +3440,81 @@ void OccupancyAvailableDynamicSMemPerBlock() {
              hipErrorInvalidDeviceFunction);
 }
 
+// Driver-API memcpy nodes with this program's (5.x) HIP_MEMCPY3D: kN host
+// ints as 2 slices of 5 rows of 100 into the device, 4 rows of each slice.
+HIP_MEMCPY3D HostToDeviceRows(const int* host, int* d) {
+  HIP_MEMCPY3D p{};
+  p.srcMemoryType = hipMemoryTypeHost;
+  p.srcHost = host;
+  p.srcPitch = kRow;
+  p.srcHeight = 5;
+  p.dstMemoryType = hipMemoryTypeDevice;
+  p.dstDevice = d;
+  p.dstPitch = kRow;
+  p.dstHeight = 5;
+  p.WidthInBytes = kRow;
+  p.Height = 4;
+  p.Depth = 2;
+  return p;
+}
+
+void DrvGraphMemcpyNodes() {
+  int* d = NewInts();
+  std::vector<int> first(kN, 61), second(kN, 62), third(kN, 63);
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  HIP_MEMCPY3D p = HostToDeviceRows(first.data(), d);
+  hipGraphNode_t c;
+  HIP_OK(hipDrvGraphAddMemcpyNode(&c, g, nullptr, 0, &p, nullptr));
+  CHECK(TypeOf(c) == hipGraphNodeTypeMemcpy, "type %d", TypeOf(c));
+  RunGraph(g);
+  CheckFourRows(d, 61, "a driver-API memcpy node");
+  HIP_MEMCPY3D got{};
+  HIP_OK(hipDrvGraphMemcpyNodeGetParams(c, &got));
+  CHECK(got.srcMemoryType == hipMemoryTypeHost && got.srcHost == first.data() && got.dstMemoryType == hipMemoryTypeDevice &&
+            got.dstDevice == d && got.srcPitch == kRow && got.dstHeight == 5 && got.Height == 4 && got.Depth == 2,
+        "the node's HIP_MEMCPY3D read back wrong");
+  p.srcHost = second.data();
+  HIP_OK(hipDrvGraphMemcpyNodeSetParams(c, &p));
+  hipGraphExec_t exec = Instantiate(g);
+  LaunchAndWait(exec);
+  CheckFourRows(d, 62, "a driver-API memcpy node after SetParams");
+  p.srcHost = third.data();
+  HIP_OK(hipDrvGraphExecMemcpyNodeSetParams(exec, c, &p, nullptr));
+  LaunchAndWait(exec);
+  CheckFourRows(d, 63, "an exec's driver-API memcpy node after SetParams");
+  p.dstMemoryType = hipMemoryTypeArray;
+  HIP_EXPECT(hipDrvGraphAddMemcpyNode(&c, g, nullptr, 0, &p, nullptr), hipErrorNotSupported);
+  p.dstMemoryType = static_cast<hipMemoryType>(42);
+  HIP_EXPECT(hipDrvGraphMemcpyNodeSetParams(c, &p), hipErrorInvalidValue);
+  HIP_EXPECT(hipDrvGraphMemcpyNodeGetParams(c, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void DrvGraphMemsetNodes() {
+  int* d = NewInts();
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  hipMemsetParams mp = SetInts(d, 64);
+  hipGraphNode_t m;
+  HIP_OK(hipDrvGraphAddMemsetNode(&m, g, nullptr, 0, &mp, nullptr));
+  hipGraphExec_t exec = Instantiate(g);
+  LaunchAndWait(exec);
+  CHECK_ALL(d, 64, "a driver-API memset node");
+  mp.value = 65;
+  HIP_OK(hipDrvGraphExecMemsetNodeSetParams(exec, m, &mp, nullptr));
+  LaunchAndWait(exec);
+  CHECK_ALL(d, 65, "an exec's driver-API memset node after SetParams");
+  mp.elementSize = 3;
+  HIP_EXPECT(hipDrvGraphAddMemsetNode(&m, g, nullptr, 0, &mp, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(hipDrvGraphExecMemsetNodeSetParams(exec, m, &mp, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
 void StreamBeginCapture() {
   hipStream_t s;
   HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
@@ -4013,6 +4098,12 @@ const e2e::Row kRows[] = {
     {"hipIpcGetEventHandle", IpcEventHandles},
     {"hipExtGetLastError", ExtGetLastError},
     {"hipModuleGetFunctionCount", ModuleGetFunctionCount},
+    {"hipDrvGraphAddMemcpyNode", DrvGraphMemcpyNodes},
+    {"hipDrvGraphMemcpyNodeGetParams", DrvGraphMemcpyNodes},
+    {"hipDrvGraphMemcpyNodeSetParams", DrvGraphMemcpyNodes},
+    {"hipDrvGraphExecMemcpyNodeSetParams", DrvGraphMemcpyNodes},
+    {"hipDrvGraphAddMemsetNode", DrvGraphMemsetNodes},
+    {"hipDrvGraphExecMemsetNodeSetParams", DrvGraphMemsetNodes},
     {"hipOccupancyAvailableDynamicSMemPerBlock", OccupancyAvailableDynamicSMemPerBlock},
     {"hipGetFuncBySymbol", GetFuncBySymbol},
     {"hipExtLaunchMultiKernelMultiDevice", ExtLaunchMultiKernelMultiDevice},

@@ -14,6 +14,10 @@
 // 6.x programs call this under the name hipGetDeviceProperties (the 6.x
 // headers rename it); it is exported in node hip_6.0.
 extern "C" hipError_t hipGetDevicePropertiesR0600(void* prop, int device);
+// 6.0's driver-API graph memcpy node (not in Debian's 5.2 header).
+extern "C" hipError_t hipDrvGraphAddMemcpyNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                               size_t count, const void* params, hipCtx_t ctx);
+extern "C" hipError_t hipDrvGraphMemcpyNodeGetParams(hipGraphNode_t node, void* params);
 
 namespace {
 
@@ -144,6 +148,30 @@ extern "C" int Major6Checks(void* device_ptr, void* pinned_ptr, const Major5Prop
   if (hipError_t e = hipDrvMemcpy3D(reinterpret_cast<const HIP_MEMCPY3D*>(&down3)); e != hipSuccess)
     return Fail("6.x hipDrvMemcpy3D down", e);
   if (std::memcmp(box_in, box_out, sizeof box_in) != 0) return Fail("6.x hipDrvMemcpy3D round trip differs", 0);
+  // The same box as a driver-API graph memcpy node, read back in the 6.x
+  // layout and numbering.
+  std::memset(box_out, 0, sizeof box_out);
+  hipGraph_t graph = nullptr;
+  if (hipGraphCreate(&graph, 0) != hipSuccess) return Fail("hipGraphCreate", 0);
+  hipGraphNode_t node = nullptr;
+  down3.dstHost = box_out;
+  if (hipError_t e = hipDrvGraphAddMemcpyNode(&node, graph, nullptr, 0, &down3, nullptr); e != hipSuccess)
+    return Fail("6.x hipDrvGraphAddMemcpyNode", e);
+  Memcpy3D6 read{};
+  if (hipError_t e = hipDrvGraphMemcpyNodeGetParams(node, &read); e != hipSuccess)
+    return Fail("6.x hipDrvGraphMemcpyNodeGetParams", e);
+  if (read.srcMemoryType != kDevice6 || read.dstMemoryType != kHost6 || read.srcDevice != device_ptr ||
+      read.dstHost != box_out || read.srcPitch != 16 || read.srcHeight != 5 || read.srcXInBytes != 4 ||
+      read.Depth != 2 || read.Height != 4 || read.WidthInBytes != 8)
+    return Fail("6.x HIP_MEMCPY3D read back from the node", static_cast<int>(read.srcMemoryType));
+  hipGraphExec_t exec = nullptr;
+  if (hipError_t e = hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0); e != hipSuccess)
+    return Fail("hipGraphInstantiate", e);
+  if (hipError_t e = hipGraphLaunch(exec, nullptr); e != hipSuccess) return Fail("hipGraphLaunch", e);
+  if (hipError_t e = hipStreamSynchronize(nullptr); e != hipSuccess) return Fail("hipStreamSynchronize", e);
+  if (std::memcmp(box_in, box_out, sizeof box_in) != 0) return Fail("6.x driver-API memcpy node's copy differs", 0);
+  (void)hipGraphExecDestroy(exec);
+  (void)hipGraphDestroy(graph);
   // 6.x hipGetLastError: the last error, not the last call's result.
   (void)hipGetLastError();
   if (hipSetDevice(999) != hipErrorInvalidDevice) return Fail("hipSetDevice(999)", 0);
