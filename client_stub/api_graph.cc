@@ -1,6 +1,8 @@
 // Graph entry points: stream capture, graph building and queries, and
 // executable graphs. The work is in graph.h; this file resolves handles and
 // checks arguments as the runtime does.
+#include <cstddef>
+
 #include "client_stub/abi_major.h"
 #include "client_stub/api_common.h"
 #include "client_stub/graph.h"
@@ -976,5 +978,111 @@ HIPR_EXPORT hipError_t hipDrvGraphExecMemsetNodeSetParams(hipGraphExec_t exec, h
     msg::MemsetRequest req;
     if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
     return ExecSetNodeOp(exec, node, req);
+  });
+}
+
+// ---- ROCm 6.2's generic node parameters (hipGraphAddNode & co.) ----------
+
+namespace {
+
+// hipGraphNodeParams and hipMemcpyNodeParams, declared by layout (Debian's
+// 5.2 header has neither): a node type, then a union of each kind's
+// parameters in 29 long longs, then a reserved long long.
+struct HiprMemcpyNodeParams {
+  int flags;  // Must be zero.
+  int reserved[3];
+  hipMemcpy3DParms copy;
+};
+struct HiprGraphNodeParams {
+  int type;  // hipGraphNodeType (6.x numbering).
+  int reserved0[3];
+  union {
+    long long reserved1[29];
+    hipKernelNodeParams kernel;
+    HiprMemcpyNodeParams memcpy;
+    hipMemsetParams memset;
+    hipHostNodeParams host;
+    hipGraph_t graph;
+    hipEvent_t event;
+  };
+  long long reserved2;
+};
+static_assert(sizeof(HiprGraphNodeParams) == 256);
+static_assert(offsetof(HiprGraphNodeParams, kernel) == 16);
+
+// The operation `p` describes. 6.x numbers node types 1-8 as 5.x does;
+// external semaphores, memory allocation and free, symbol copies and batch
+// memory operations (9 and up) have no generic form here.
+hipError_t GenericNodeOf(const HiprGraphNodeParams* p, GraphOp* op, int* device) {
+  if (p == nullptr) return hipErrorInvalidValue;
+  *device = CurrentDeviceOr0();
+  switch (p->type) {
+    case hipGraphNodeTypeKernel: {
+      KernelNode k;
+      if (hipError_t e = KernelNodeOf(&p->kernel, &k, device); e != hipSuccess) return e;
+      *op = std::move(k);
+      return hipSuccess;
+    }
+    case hipGraphNodeTypeMemcpy:
+      if (p->memcpy.flags != 0) return hipErrorInvalidValue;
+      return Memcpy3DNodeOf(&p->memcpy.copy, op, device);
+    case hipGraphNodeTypeMemset: {
+      msg::MemsetRequest req;
+      if (hipError_t e = MemsetNodeOf(&p->memset, &req); e != hipSuccess) return e;
+      *device = req.device;
+      *op = req;
+      return hipSuccess;
+    }
+    case hipGraphNodeTypeHost:
+      if (p->host.fn == nullptr) return hipErrorInvalidValue;
+      *op = HostFnNode{p->host.fn, p->host.userData, nullptr};
+      return hipSuccess;
+    case hipGraphNodeTypeGraph:
+      if (p->graph == nullptr) return hipErrorInvalidValue;
+      *op = ChildGraphNode{p->graph};
+      return hipSuccess;
+    case hipGraphNodeTypeEmpty: *op = EmptyNode{}; return hipSuccess;
+    case hipGraphNodeTypeWaitEvent: return EventNodeOf<EventWaitNode>(p->event, op);
+    case hipGraphNodeTypeEventRecord: return EventNodeOf<EventRecordNode>(p->event, op);
+    default:
+      if (p->type >= 9 && p->type <= 15) {
+        HIPR_LOG_ONCE(kWarn, "hipGraphAddNode: node type %d (external semaphores, memory allocation, symbol "
+                             "copies or batch memory operations) is not supported by hipr in this form; "
+                             "returning hipErrorNotSupported", p->type);
+        return hipErrorNotSupported;
+      }
+      return hipErrorInvalidValue;
+  }
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipGraphAddNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                       size_t dep_count, HiprGraphNodeParams* params) {
+  return ApiCall("hipGraphAddNode", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = GenericNodeOf(params, &op, &device); e != hipSuccess) return e;
+    return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphNodeSetParams(hipGraphNode_t node, HiprGraphNodeParams* params) {
+  return ApiCall("hipGraphNodeSetParams", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = GenericNodeOf(params, &op, &device); e != hipSuccess) return e;
+    if (std::holds_alternative<ChildGraphNode>(op)) return hipErrorInvalidValue;  // As natively: not in place.
+    return NodeSetOp(node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphExecNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                                 HiprGraphNodeParams* params) {
+  return ApiCall("hipGraphExecNodeSetParams", [&] {
+    GraphOp op;
+    int device = 0;
+    if (hipError_t e = GenericNodeOf(params, &op, &device); e != hipSuccess) return e;
+    return ExecSetNodeOp(exec, node, std::move(op));
   });
 }

@@ -59,6 +59,31 @@ hipError_t hipDrvGetErrorString(hipError_t error, const char** text);
 hipError_t hipExtGetLastError(void);
 hipError_t hipGetFuncBySymbol(hipFunction_t* function, const void* symbol);
 hipError_t hipModuleGetFunctionCount(unsigned int* count, hipModule_t module);
+// ROCm 6.2's generic node parameters, by layout.
+struct HiprMemcpyNodeParams {
+  int flags;
+  int reserved[3];
+  hipMemcpy3DParms copy;
+};
+struct HiprGraphNodeParams {
+  HiprGraphNodeParams() : reserved1{} {}  // All zero (dim3 makes the union need a constructor).
+  int type = 0;
+  int reserved0[3] = {};
+  union {
+    long long reserved1[29];
+    hipKernelNodeParams kernel;
+    HiprMemcpyNodeParams memcpy;
+    hipMemsetParams memset;
+    hipHostNodeParams host;
+    hipGraph_t graph;
+    hipEvent_t event;
+  };
+  long long reserved2 = 0;
+};
+hipError_t hipGraphAddNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps, size_t count,
+                           HiprGraphNodeParams* params);
+hipError_t hipGraphNodeSetParams(hipGraphNode_t node, HiprGraphNodeParams* params);
+hipError_t hipGraphExecNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node, HiprGraphNodeParams* params);
 hipError_t hipDrvGraphAddMemcpyNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps, size_t count,
                                     const HIP_MEMCPY3D* params, hipCtx_t ctx);
 hipError_t hipDrvGraphMemcpyNodeGetParams(hipGraphNode_t node, HIP_MEMCPY3D* params);
@@ -3515,6 +3540,110 @@ void DrvGraphMemsetNodes() {
   HIP_OK(hipFree(d));
 }
 
+// hipGraphAddNode: one node of each supported kind, chained, run once:
+// memset(1) -> kernel(66) -> memcpy to a second buffer -> host -> event
+// record -> event wait -> empty -> child graph (memset of a third buffer).
+void GraphAddNodeGeneric() {
+  int* a = NewInts();
+  int* b = NewInts();
+  int* c = NewInts();
+  hipGraph_t g, child;
+  HIP_OK(hipGraphCreate(&g, 0));
+  HIP_OK(hipGraphCreate(&child, 0));
+  hipMemsetParams cm = SetInts(c, 67);
+  hipGraphNode_t inner;
+  HIP_OK(hipGraphAddMemsetNode(&inner, child, nullptr, 0, &cm));
+  hipEvent_t ev;
+  HIP_OK(hipEventCreate(&ev));
+  std::atomic<int> runs{0};
+  int value = 66, n = kN;
+  void* args[] = {&a, &value, &n};
+  std::vector<HiprGraphNodeParams> params(8);
+  params[0].type = hipGraphNodeTypeMemset;
+  params[0].memset = SetInts(a, 1);
+  params[1].type = hipGraphNodeTypeKernel;
+  params[1].kernel = FillParams(args);
+  params[2].type = hipGraphNodeTypeMemcpy;
+  params[2].memcpy.copy.srcPtr = make_hipPitchedPtr(a, kN * sizeof(int), kN * sizeof(int), 1);
+  params[2].memcpy.copy.dstPtr = make_hipPitchedPtr(b, kN * sizeof(int), kN * sizeof(int), 1);
+  params[2].memcpy.copy.extent = make_hipExtent(kN * sizeof(int), 1, 1);
+  params[2].memcpy.copy.kind = hipMemcpyDeviceToDevice;
+  params[3].type = hipGraphNodeTypeHost;
+  params[3].host = hipHostNodeParams{CountUp, &runs};
+  params[4].type = hipGraphNodeTypeEventRecord;
+  params[4].event = ev;
+  params[5].type = hipGraphNodeTypeWaitEvent;
+  params[5].event = ev;
+  params[6].type = hipGraphNodeTypeEmpty;
+  params[7].type = hipGraphNodeTypeGraph;
+  params[7].graph = child;
+  hipGraphNode_t prev = nullptr;
+  for (size_t i = 0; i < params.size(); ++i) {
+    hipGraphNode_t node = nullptr;
+    HIP_OK(hipGraphAddNode(&node, g, prev != nullptr ? &prev : nullptr, prev != nullptr ? 1 : 0, &params[i]));
+    CHECK(TypeOf(node) == params[i].type, "node %zu has type %d, made as %d", i, TypeOf(node), params[i].type);
+    prev = node;
+  }
+  RunGraph(g);
+  CHECK_ALL(a, 66, "the generic kernel node");
+  CHECK_ALL(b, 66, "the generic memcpy node");
+  CHECK_ALL(c, 67, "the generic child graph node");
+  CHECK(runs.load() == 1, "the generic host node ran %d times", runs.load());
+  HiprGraphNodeParams bad;
+  bad.type = 11;  // 6.x's memory allocation node.
+  hipGraphNode_t node;
+  HIP_EXPECT(hipGraphAddNode(&node, g, nullptr, 0, &bad), hipErrorNotSupported);
+  bad.type = 99;
+  HIP_EXPECT(hipGraphAddNode(&node, g, nullptr, 0, &bad), hipErrorInvalidValue);
+  HIP_EXPECT(hipGraphAddNode(&node, g, nullptr, 0, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipGraphDestroy(child));
+  HIP_OK(hipEventDestroy(ev));
+  for (int* d : {a, b, c}) HIP_OK(hipFree(d));
+}
+
+void GraphNodeSetParamsGeneric() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  int value = 68;
+  hipGraphNode_t k = AddFill(g, &d, &value);
+  int other = 69, n = kN;
+  void* args[] = {&d, &other, &n};
+  HiprGraphNodeParams p;
+  p.type = hipGraphNodeTypeKernel;
+  p.kernel = FillParams(args);
+  HIP_OK(hipGraphNodeSetParams(k, &p));
+  RunGraph(g);
+  CHECK_ALL(d, 69, "a kernel node after hipGraphNodeSetParams");
+  p.type = hipGraphNodeTypeMemset;
+  p.memset = SetInts(d, 1);
+  HIP_EXPECT(hipGraphNodeSetParams(k, &p), hipErrorInvalidValue);  // Another node type.
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
+void GraphExecNodeSetParamsGeneric() {
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  int* d = NewInts();
+  hipMemsetParams mp = SetInts(d, 1);
+  hipGraphNode_t m;
+  HIP_OK(hipGraphAddMemsetNode(&m, g, nullptr, 0, &mp));
+  hipGraphExec_t exec = Instantiate(g);
+  HiprGraphNodeParams p;
+  p.type = hipGraphNodeTypeMemset;
+  p.memset = SetInts(d, 70);
+  HIP_OK(hipGraphExecNodeSetParams(exec, m, &p));
+  LaunchAndWait(exec);
+  CHECK_ALL(d, 70, "an exec's memset after hipGraphExecNodeSetParams");
+  p.type = hipGraphNodeTypeEmpty;
+  HIP_EXPECT(hipGraphExecNodeSetParams(exec, m, &p), hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(d));
+}
+
 void StreamBeginCapture() {
   hipStream_t s;
   HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
@@ -4098,6 +4227,9 @@ const e2e::Row kRows[] = {
     {"hipIpcGetEventHandle", IpcEventHandles},
     {"hipExtGetLastError", ExtGetLastError},
     {"hipModuleGetFunctionCount", ModuleGetFunctionCount},
+    {"hipGraphAddNode", GraphAddNodeGeneric},
+    {"hipGraphNodeSetParams", GraphNodeSetParamsGeneric},
+    {"hipGraphExecNodeSetParams", GraphExecNodeSetParamsGeneric},
     {"hipDrvGraphAddMemcpyNode", DrvGraphMemcpyNodes},
     {"hipDrvGraphMemcpyNodeGetParams", DrvGraphMemcpyNodes},
     {"hipDrvGraphMemcpyNodeSetParams", DrvGraphMemcpyNodes},
