@@ -1086,3 +1086,34 @@ HIPR_EXPORT hipError_t hipGraphExecNodeSetParams(hipGraphExec_t exec, hipGraphNo
     return ExecSetNodeOp(exec, node, std::move(op));
   });
 }
+
+// ---- User objects (ROCm 5.3; graph.h says when destructors run) -------------
+
+HIPR_EXPORT hipError_t hipUserObjectCreate(UserObject** object, void* ptr, hipHostFn_t destroy,
+                                           unsigned int initial_refcount, unsigned int flags) {
+  return ApiCall("hipUserObjectCreate", [&] {
+    // hipUserObjectNoDestructorSync, the only flag, is required (as natively).
+    if (flags != 1) return hipErrorInvalidValue;
+    return UserObjectCreate(object, ptr, destroy, initial_refcount);
+  });
+}
+
+HIPR_EXPORT hipError_t hipUserObjectRetain(UserObject* object, unsigned int count) {
+  return ApiCall("hipUserObjectRetain", [&] { return UserObjectRetain(object, count); });
+}
+
+HIPR_EXPORT hipError_t hipUserObjectRelease(UserObject* object, unsigned int count) {
+  return ApiCall("hipUserObjectRelease", [&] { return UserObjectRelease(object, count); });
+}
+
+HIPR_EXPORT hipError_t hipGraphRetainUserObject(hipGraph_t graph, UserObject* object, unsigned int count,
+                                                unsigned int flags) {
+  return ApiCall("hipGraphRetainUserObject", [&] {
+    if (flags > 1) return hipErrorInvalidValue;  // 0, or hipGraphUserObjectMove.
+    return GraphRetainUserObject(graph, object, count, flags == 1);
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphReleaseUserObject(hipGraph_t graph, UserObject* object, unsigned int count) {
+  return ApiCall("hipGraphReleaseUserObject", [&] { return GraphReleaseUserObject(graph, object, count); });
+}

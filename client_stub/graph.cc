@@ -7,6 +7,7 @@
 #include <string>
 #include <deque>
 #include <mutex>
+#include <set>
 #include <new>
 #include <unordered_map>
 #include <unordered_set>
@@ -32,6 +33,7 @@ struct Node {
 
 struct Graph {
   std::vector<std::unique_ptr<Node>> nodes;  // In creation order.
+  std::unordered_map<UserObject*, uint64_t> user_refs;  // References this graph holds.
   Node* owner = nullptr;                     // The child graph node that owns this graph.
   const Graph* cloned_from = nullptr;        // Compared, never dereferenced.
 };
@@ -55,6 +57,8 @@ struct ExecNode {
 };
 
 struct Exec {
+  std::unordered_map<UserObject*, uint64_t> user_refs;  // Taken from the graph at instantiation.
+  std::set<std::pair<int, uint64_t>> launched_on;       // (device, stream) of its launches.
   uint64_t id = 0;  // The worker's graph id (when on_worker).
   int device = 0;
   std::vector<ExecNode> nodes;  // In launch order.
@@ -63,6 +67,16 @@ struct Exec {
   bool on_worker = false;
   unsigned long long flags = 0;
 };
+
+}  // namespace
+
+struct UserObject {
+  void* ptr = nullptr;
+  hipHostFn_t destroy = nullptr;
+  uint64_t refs = 0;  // GUARDED_BY(Registry::mu)
+};
+
+namespace {
 
 // One capture sequence: the streams that joined it share it.
 struct CaptureSeq {
@@ -100,6 +114,10 @@ class Registry {
   std::unordered_set<Exec*> execs;
   std::unordered_map<uint64_t, StreamCapture> streams;  // By protocol stream id.
   std::unordered_map<uint64_t, CapturedEvent> events;   // By protocol event id.
+  std::unordered_set<UserObject*> user_objects;
+  // Destructors of user objects whose last reference went, to run once the
+  // lock is released (RunDestructors).
+  std::vector<std::pair<hipHostFn_t, void*>> dying;
   unsigned long long next_capture = 1;
   std::atomic<uint64_t> next_exec{1};
 
@@ -125,7 +143,29 @@ class Registry {
     return raw;
   }
 
+  // Drops `count` references; the last one queues the destructor.
+  void Release(UserObject* o, uint64_t count) {
+    o->refs -= count;
+    if (o->refs != 0) return;
+    user_objects.erase(o);
+    dying.emplace_back(o->destroy, o->ptr);
+    delete o;
+  }
+  void ReleaseAll(const std::unordered_map<UserObject*, uint64_t>& refs) {
+    for (const auto& [o, count] : refs) Release(o, count);
+  }
+  // Adds the references `g` (and its child graphs) hold to *out, retaining them.
+  void TakeRefs(const Graph& g, std::unordered_map<UserObject*, uint64_t>* out) {
+    for (const auto& [o, count] : g.user_refs) {
+      o->refs += count;
+      (*out)[o] += count;
+    }
+    for (const auto& n : g.nodes)
+      if (const auto* c = std::get_if<ChildGraphNode>(&n->op)) TakeRefs(*reinterpret_cast<const Graph*>(c->graph), out);
+  }
+
   void DeleteGraph(Graph* g) {
+    ReleaseAll(g->user_refs);
     for (auto& n : g->nodes) {
       if (const auto* c = std::get_if<ChildGraphNode>(&n->op)) DeleteGraph(reinterpret_cast<Graph*>(c->graph));
       nodes.erase(n.get());
@@ -148,6 +188,8 @@ class Registry {
     auto* g = new Graph;
     g->owner = owner;
     g->cloned_from = &from;
+    g->user_refs = from.user_refs;
+    for (const auto& [o, count] : from.user_refs) o->refs += count;
     graphs.insert(g);
     std::unordered_map<const Node*, Node*> copy_of;
     for (const auto& n : from.nodes) {
@@ -189,6 +231,17 @@ class Registry {
 };
 
 constinit thread_local hipStreamCaptureMode t_capture_mode = hipStreamCaptureModeGlobal;
+
+// Runs the destructors queued while the lock was held. REQUIRES: not mu.
+void RunDestructors() {
+  Registry& r = Registry::Get();
+  std::vector<std::pair<hipHostFn_t, void*>> dying;
+  {
+    std::lock_guard lock(r.mu);
+    dying.swap(r.dying);
+  }
+  for (const auto& [destroy, ptr] : dying) destroy(ptr);
+}
 
 template <class T>
 hipError_t FillList(const std::vector<T*>& items, hipGraphNode_t* out, size_t* count) {
@@ -650,10 +703,13 @@ hipError_t GraphCreate(hipGraph_t* graph) {
 
 hipError_t GraphDestroy(hipGraph_t graph) {
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
-  Graph* g = r.FindGraph(graph);
-  if (g == nullptr || g->owner != nullptr) return hipErrorInvalidValue;  // A child graph goes with its node.
-  r.DeleteGraph(g);
+  {
+    std::lock_guard lock(r.mu);
+    Graph* g = r.FindGraph(graph);
+    if (g == nullptr || g->owner != nullptr) return hipErrorInvalidValue;  // A child graph goes with its node.
+    r.DeleteGraph(g);
+  }
+  RunDestructors();
   return hipSuccess;
 }
 
@@ -730,12 +786,15 @@ hipError_t GraphRemoveDependencies(hipGraph_t graph, const hipGraphNode_t* from,
 
 hipError_t DestroyNode(hipGraphNode_t node) {
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
-  Node* n = r.FindNode(node);
-  if (n == nullptr) return hipErrorInvalidValue;
-  for (const auto& [id, c] : r.streams)
-    if (c.seq->graph == n->graph) return hipErrorInvalidValue;  // Being captured into.
-  r.DeleteNode(n);
+  {
+    std::lock_guard lock(r.mu);
+    Node* n = r.FindNode(node);
+    if (n == nullptr) return hipErrorInvalidValue;
+    for (const auto& [id, c] : r.streams)
+      if (c.seq->graph == n->graph) return hipErrorInvalidValue;  // Being captured into.
+    r.DeleteNode(n);  // A child graph node's graph releases its user objects.
+  }
+  RunDestructors();
   return hipSuccess;
 }
 
@@ -1029,8 +1088,16 @@ hipError_t GraphInstantiate(hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode
       return hipErrorNotSupported;
     }
     Rebuild(*e, r.next_exec, &old_id, &frames);
+    r.TakeRefs(*g, &e->user_refs);
   }
-  if (hipError_t err = Publish(old_id, frames); err != hipSuccess) return err;
+  if (hipError_t err = Publish(old_id, frames); err != hipSuccess) {
+    {
+      std::lock_guard lock(r.mu);
+      r.ReleaseAll(e->user_refs);
+    }
+    RunDestructors();
+    return err;
+  }
   std::lock_guard lock(r.mu);
   r.execs.insert(e.get());
   *exec = reinterpret_cast<hipGraphExec_t>(e.release());
@@ -1046,8 +1113,26 @@ hipError_t GraphExecDestroy(hipGraphExec_t exec) {
     if (r.execs.erase(p) == 0) return hipErrorInvalidValue;
     e.reset(p);
   }
-  if (!e->on_worker) return hipSuccess;
   Session* s = LiveSession();
+  if (!e->user_refs.empty()) {
+    // Its user objects outlive the launches already made: released when
+    // every stream it was launched on has reached this point.
+    auto refs = std::make_shared<std::unordered_map<UserObject*, uint64_t>>(std::move(e->user_refs));
+    auto pending = std::make_shared<std::atomic<size_t>>(e->launched_on.size() + 1);
+    auto arrive = [refs, pending] {
+      if (pending->fetch_sub(1) != 1) return;
+      {
+        Registry& reg = Registry::Get();
+        std::lock_guard lock(reg.mu);
+        reg.ReleaseAll(*refs);
+      }
+      RunDestructors();
+    };
+    for (const auto& [device, stream] : e->launched_on)
+      if (s == nullptr || !s->PostHostCallback(device, stream, [arrive](int32_t) { arrive(); }).ok()) arrive();
+    arrive();
+  }
+  if (!e->on_worker) return hipSuccess;
   if (s == nullptr) return hipErrorNoDevice;
   return ToHipError(s->Post(wire::Op::kGraphDestroy, msg::GraphRequest{e->id}));
 }
@@ -1233,6 +1318,7 @@ hipError_t GraphLaunch(hipGraphExec_t exec, hipStream_t stream, int device, uint
     std::lock_guard lock(r.mu);
     auto* p = reinterpret_cast<Exec*>(exec);
     if (r.execs.count(p) == 0) return hipErrorInvalidValue;
+    if (!p->user_refs.empty()) p->launched_on.emplace(device, stream_id);
     e = p;  // Destroying an exec while launching it is the application's race, as natively.
   }
   if (device != e->device && !e->ops.empty()) return hipErrorInvalidValue;
@@ -1258,6 +1344,69 @@ hipError_t GraphLaunch(hipGraphExec_t exec, hipStream_t stream, int device, uint
     return ToHipError(st);
   }
   stats::Add(stats::Get().graph_launches);
+  return hipSuccess;
+}
+
+}  // namespace hipr::client
+
+namespace hipr::client {
+
+hipError_t UserObjectCreate(UserObject** out, void* ptr, hipHostFn_t destroy, unsigned refs) {
+  if (out == nullptr || destroy == nullptr || refs == 0) return hipErrorInvalidValue;
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  auto* o = new UserObject{ptr, destroy, refs};
+  r.user_objects.insert(o);
+  *out = o;
+  return hipSuccess;
+}
+
+hipError_t UserObjectRetain(UserObject* object, unsigned count) {
+  if (count == 0) return hipErrorInvalidValue;
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  if (r.user_objects.count(object) == 0) return hipErrorInvalidValue;
+  object->refs += count;
+  return hipSuccess;
+}
+
+hipError_t UserObjectRelease(UserObject* object, unsigned count) {
+  if (count == 0) return hipErrorInvalidValue;
+  Registry& r = Registry::Get();
+  {
+    std::lock_guard lock(r.mu);
+    if (r.user_objects.count(object) == 0 || object->refs < count) return hipErrorInvalidValue;
+    r.Release(object, count);
+  }
+  RunDestructors();
+  return hipSuccess;
+}
+
+hipError_t GraphRetainUserObject(hipGraph_t graph, UserObject* object, unsigned count, bool move) {
+  if (count == 0) return hipErrorInvalidValue;
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  Graph* g = r.FindGraph(graph);
+  if (g == nullptr || r.user_objects.count(object) == 0) return hipErrorInvalidValue;
+  if (move && object->refs < count) return hipErrorInvalidValue;  // The caller holds fewer.
+  if (!move) object->refs += count;
+  g->user_refs[object] += count;
+  return hipSuccess;
+}
+
+hipError_t GraphReleaseUserObject(hipGraph_t graph, UserObject* object, unsigned count) {
+  if (count == 0) return hipErrorInvalidValue;
+  Registry& r = Registry::Get();
+  {
+    std::lock_guard lock(r.mu);
+    Graph* g = r.FindGraph(graph);
+    if (g == nullptr || r.user_objects.count(object) == 0) return hipErrorInvalidValue;
+    auto it = g->user_refs.find(object);
+    if (it == g->user_refs.end() || it->second < count) return hipErrorInvalidValue;
+    if ((it->second -= count) == 0) g->user_refs.erase(it);
+    r.Release(object, count);
+  }
+  RunDestructors();
   return hipSuccess;
 }
 

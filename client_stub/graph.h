@@ -204,6 +204,22 @@ hipError_t ExecGetEnabled(hipGraphExec_t exec, hipGraphNode_t node, bool* enable
 hipError_t ExecUpdate(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
                       hipGraphExecUpdateResult* result);
 
+// User objects (hipUserObject*, hipGraphRetain/ReleaseUserObject): a
+// reference-counted pointer whose destructor runs when the last reference
+// goes, on the thread that drops it (a graph's, when the graph is
+// destroyed; an executable graph's, once the launches made before its
+// destruction have completed, on the session's callback thread). Graphs
+// hold references, clones and child graph nodes copy them, and executable
+// graphs take those of their graph (child graphs included). An object is a
+// handle: `UserObject` is opaque.
+struct UserObject;
+hipError_t UserObjectCreate(UserObject** out, void* ptr, hipHostFn_t destroy, unsigned refs);
+hipError_t UserObjectRetain(UserObject* object, unsigned count);
+hipError_t UserObjectRelease(UserObject* object, unsigned count);
+// `move`: the caller's references pass to the graph (none are added).
+hipError_t GraphRetainUserObject(hipGraph_t graph, UserObject* object, unsigned count, bool move);
+hipError_t GraphReleaseUserObject(hipGraph_t graph, UserObject* object, unsigned count);
+
 // fork() support (client.cc): the registry's lock is held across fork(); in
 // the child it is re-created, captures in progress are dropped (their
 // streams were the parent's) and executable graphs the parent's worker held

@@ -80,6 +80,13 @@ struct HiprGraphNodeParams {
   };
   long long reserved2 = 0;
 };
+typedef struct HiprUserObject* HiprUserObject_t;
+hipError_t hipUserObjectCreate(HiprUserObject_t* object, void* ptr, hipHostFn_t destroy, unsigned int refs,
+                               unsigned int flags);
+hipError_t hipUserObjectRetain(HiprUserObject_t object, unsigned int count);
+hipError_t hipUserObjectRelease(HiprUserObject_t object, unsigned int count);
+hipError_t hipGraphRetainUserObject(hipGraph_t graph, HiprUserObject_t object, unsigned int count, unsigned int flags);
+hipError_t hipGraphReleaseUserObject(hipGraph_t graph, HiprUserObject_t object, unsigned int count);
 hipError_t hipGraphAddNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps, size_t count,
                            HiprGraphNodeParams* params);
 hipError_t hipGraphNodeSetParams(hipGraphNode_t node, HiprGraphNodeParams* params);
@@ -3644,6 +3651,89 @@ void GraphExecNodeSetParamsGeneric() {
   HIP_OK(hipFree(d));
 }
 
+// User objects: destroyed once, when the last reference goes.
+constexpr unsigned kNoDestructorSync = 1;  // hipUserObjectNoDestructorSync
+constexpr unsigned kGraphUserObjectMove = 1;  // hipGraphUserObjectMove
+
+HiprUserObject_t NewUserObject(std::atomic<int>* destroyed, unsigned refs = 1) {
+  HiprUserObject_t o = nullptr;
+  HIP_OK(hipUserObjectCreate(&o, destroyed, CountUp, refs, kNoDestructorSync));
+  return o;
+}
+
+void UserObjectCreate() {
+  std::atomic<int> destroyed{0};
+  HiprUserObject_t o = NewUserObject(&destroyed);
+  CHECK(o != nullptr && destroyed.load() == 0, "a new user object: %p, destroyed %d", (void*)o, destroyed.load());
+  HIP_OK(hipUserObjectRelease(o, 1));
+  CHECK(destroyed.load() == 1, "the last release destroyed it %d times", destroyed.load());
+  HiprUserObject_t bad = nullptr;
+  HIP_EXPECT(hipUserObjectCreate(&bad, &destroyed, CountUp, 1, 0), hipErrorInvalidValue);  // Flags.
+  HIP_EXPECT(hipUserObjectCreate(&bad, &destroyed, CountUp, 0, kNoDestructorSync), hipErrorInvalidValue);
+  HIP_EXPECT(hipUserObjectCreate(&bad, &destroyed, nullptr, 1, kNoDestructorSync), hipErrorInvalidValue);
+  CHECK(bad == nullptr, "a refused create wrote an object");
+}
+
+void UserObjectRetainRelease() {
+  std::atomic<int> destroyed{0};
+  HiprUserObject_t o = NewUserObject(&destroyed);
+  HIP_OK(hipUserObjectRetain(o, 2));
+  HIP_OK(hipUserObjectRelease(o, 2));
+  CHECK(destroyed.load() == 0, "destroyed with a reference left");
+  HIP_EXPECT(hipUserObjectRelease(o, 2), hipErrorInvalidValue);  // More than it has.
+  HIP_EXPECT(hipUserObjectRetain(o, 0), hipErrorInvalidValue);
+  HIP_OK(hipUserObjectRelease(o, 1));
+  CHECK(destroyed.load() == 1, "destroyed %d times", destroyed.load());
+  HIP_EXPECT(hipUserObjectRetain(o, 1), hipErrorInvalidValue);  // Gone.
+}
+
+// A graph's references: released with the graph, and an executable graph's
+// only once the launch it made before its destruction has run.
+void GraphRetainUserObject() {
+  std::atomic<int> destroyed{0};
+  HiprUserObject_t o = NewUserObject(&destroyed);
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  HIP_OK(hipGraphRetainUserObject(g, o, 1, kGraphUserObjectMove));  // The caller's reference moves.
+  Gate gate;
+  hipHostNodeParams hp{WaitAtGate, &gate};
+  hipGraphNode_t h;
+  HIP_OK(hipGraphAddHostNode(&h, g, nullptr, 0, &hp));
+  hipGraph_t clone;
+  HIP_OK(hipGraphClone(&clone, g));
+  hipGraphExec_t exec = Instantiate(g);
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  HIP_OK(hipGraphLaunch(exec, s));
+  WaitEntered(gate);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipGraphDestroy(clone));
+  CHECK(destroyed.load() == 0, "destroyed while a launch of its executable graph was still running");
+  gate.open.store(1);
+  HIP_OK(hipStreamSynchronize(s));
+  for (int i = 0; i < 5000 && destroyed.load() == 0; ++i) usleep(1000);
+  CHECK(destroyed.load() == 1, "destroyed %d times after the launch", destroyed.load());
+  HIP_EXPECT(hipGraphRetainUserObject(nullptr, o, 1, 0), hipErrorInvalidValue);
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void GraphReleaseUserObject() {
+  std::atomic<int> destroyed{0};
+  HiprUserObject_t o = NewUserObject(&destroyed);
+  hipGraph_t g;
+  HIP_OK(hipGraphCreate(&g, 0));
+  HIP_OK(hipGraphRetainUserObject(g, o, 2, 0));
+  HIP_OK(hipUserObjectRelease(o, 1));  // The graph's two remain.
+  HIP_OK(hipGraphReleaseUserObject(g, o, 1));
+  CHECK(destroyed.load() == 0, "destroyed with the graph's reference left");
+  HIP_EXPECT(hipGraphReleaseUserObject(g, o, 2), hipErrorInvalidValue);  // It holds one.
+  HIP_OK(hipGraphReleaseUserObject(g, o, 1));
+  CHECK(destroyed.load() == 1, "destroyed %d times", destroyed.load());
+  HIP_OK(hipGraphDestroy(g));
+  CHECK(destroyed.load() == 1, "destroyed again with the graph");
+}
+
 void StreamBeginCapture() {
   hipStream_t s;
   HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
@@ -4228,6 +4318,11 @@ const e2e::Row kRows[] = {
     {"hipExtGetLastError", ExtGetLastError},
     {"hipModuleGetFunctionCount", ModuleGetFunctionCount},
     {"hipGraphAddNode", GraphAddNodeGeneric},
+    {"hipUserObjectCreate", UserObjectCreate},
+    {"hipUserObjectRetain", UserObjectRetainRelease},
+    {"hipUserObjectRelease", UserObjectRetainRelease},
+    {"hipGraphRetainUserObject", GraphRetainUserObject},
+    {"hipGraphReleaseUserObject", GraphReleaseUserObject},
     {"hipGraphNodeSetParams", GraphNodeSetParamsGeneric},
     {"hipGraphExecNodeSetParams", GraphExecNodeSetParamsGeneric},
     {"hipDrvGraphAddMemcpyNode", DrvGraphMemcpyNodes},
