@@ -9,6 +9,7 @@
 
 #include "client_stub/abi_major.h"
 #include "client_stub/api_common.h"
+#include "client_stub/graph.h"
 #include "client_stub/managed_vars.h"
 
 using namespace hipr;
@@ -225,24 +226,56 @@ HIPR_EXPORT hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned i
   });
 }
 
-HIPR_EXPORT hipError_t hipFree(void* ptr) {
-  return ApiCall("hipFree", [&] {
-    Session* s = LiveSession();
-    if (s == nullptr) return hipErrorNoDevice;
-    if (ptr == nullptr) return hipSuccess;
-    Client& c = Client::Get();
-    DeviceAllocation a;
-    if (c.allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a) && (a.module_global || a.ipc_opened))
-      return hipErrorInvalidValue;  // A module's variable or an opened IPC handle, not an allocation.
-    // As HIP: an interior pointer frees its whole allocation.
-    if (!c.allocations().RemoveDevice(reinterpret_cast<uint64_t>(ptr), &a)) return hipErrorInvalidValue;
-    Status st = s->Post(wire::Op::kFree, msg::FreeRequest{a.base});
-    // The pages may hold host memory again once the worker has freed them;
-    // should the device reuse them before that, hipMalloc sees a collision.
-    if (a.outside_window) c.reservations().Release(a.base, a.size);
-    return ToHipError(st);
-  });
+namespace {
+
+// hipFree's work; `synchronizing` (hipFree itself, not hipFreeAsync): not
+// while a global- or thread-local-mode capture runs on the device, as the
+// device synchronization it implies is not allowed then.
+hipError_t FreeAllocation(void* ptr, bool synchronizing) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (ptr == nullptr) return hipSuccess;
+  Client& c = Client::Get();
+  DeviceAllocation a;
+  if (c.allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a) && (a.module_global || a.ipc_opened))
+    return hipErrorInvalidValue;  // A module's variable or an opened IPC handle, not an allocation.
+  if (synchronizing && AnyCapture()) {
+    if (hipError_t e = CheckNotCapturing(a.device, 0, true); e != hipSuccess) return e;
+  }
+  // As HIP: an interior pointer frees its whole allocation.
+  if (!c.allocations().RemoveDevice(reinterpret_cast<uint64_t>(ptr), &a)) return hipErrorInvalidValue;
+  Status st = s->Post(wire::Op::kFree, msg::FreeRequest{a.base});
+  // The pages may hold host memory again once the worker has freed them;
+  // should the device reuse them before that, hipMalloc sees a collision.
+  if (a.outside_window) c.reservations().Release(a.base, a.size);
+  return ToHipError(st);
 }
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipFree(void* ptr) {
+  return ApiCall("hipFree", [&] { return FreeAllocation(ptr, true); });
+}
+
+namespace {
+
+// Graph memory nodes are not supported: a stream-ordered allocation or free
+// on a capturing stream is refused (hipErrorStreamCaptureUnsupported) and
+// invalidates the capture, rather than happening at capture time while the
+// captured work runs later.
+hipError_t RefuseInCapture(const char* api, const StreamTarget& target) {
+  if (!AnyCapture()) return hipSuccess;
+  hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
+  if (CaptureInfo(target.id, &status, nullptr, nullptr, nullptr, nullptr) != hipSuccess ||
+      status == hipStreamCaptureStatusNone)
+    return hipSuccess;
+  HIPR_LOG_ONCE(kWarn, "%s on a capturing stream: graph memory nodes are not supported by hipr; returning "
+                       "hipErrorStreamCaptureUnsupported", api);
+  (void)CheckNotCapturing(target.device, target.id, false);  // Invalidates the capture.
+  return hipErrorStreamCaptureUnsupported;
+}
+
+}  // namespace
 
 // Stream-ordered allocation: the memory is usable in the stream's order
 // once the call returns (allocated at once, which is stronger), and freed
@@ -255,6 +288,7 @@ HIPR_EXPORT hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t strea
     if (ptr == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    if (hipError_t e = RefuseInCapture("hipMallocAsync", target); e != hipSuccess) return e;
     if (size == 0) {
       *ptr = nullptr;
       return hipSuccess;
@@ -273,6 +307,7 @@ HIPR_EXPORT hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPoo
     if (ptr == nullptr || pool == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    if (hipError_t e = RefuseInCapture("hipMallocFromPoolAsync", target); e != hipSuccess) return e;
     uint64_t threshold = 0;
     if (hipError_t e = hipMemPoolGetAttribute(pool, hipMemPoolAttrReleaseThreshold, &threshold); e != hipSuccess)
       return e;
@@ -289,7 +324,8 @@ HIPR_EXPORT hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
-    return hipFree(ptr);
+    if (hipError_t e = RefuseInCapture("hipFreeAsync", target); e != hipSuccess) return e;
+    return FreeAllocation(ptr, false);
   });
 }
 

@@ -2211,6 +2211,48 @@ void DrvMemcpy2DUnaligned() {
   HIP_EXPECT(hipDrvMemcpy2DUnaligned(nullptr), hipErrorInvalidValue);
 }
 
+// Graph memory nodes are not supported: stream-ordered allocation and free
+// on a capturing stream are refused and invalidate the capture; hipFree
+// during a global capture is refused (it synchronizes), while hipFreeAsync
+// on another stream is not.
+void CheckRefusedInCapture(const char* what, hipError_t (*call)(hipStream_t, void*), void* arg) {
+  hipStream_t s = NewStream();
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+  HIP_EXPECT(call(s, arg), hipErrorStreamCaptureUnsupported);
+  hipGraph_t g = nullptr;
+  HIP_EXPECT(hipStreamEndCapture(s, &g), hipErrorStreamCaptureInvalidated);
+  CHECK(g == nullptr, "%s: an invalidated capture gave a graph", what);
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void StreamOrderedMemoryInCapture() {
+  void* p = DevAlloc(4096);
+  CheckRefusedInCapture(
+      "hipMallocAsync", [](hipStream_t s, void*) { void* q = nullptr; return hipMallocAsync(&q, 64, s); }, nullptr);
+  CheckRefusedInCapture("hipFreeAsync", [](hipStream_t s, void* q) { return hipFreeAsync(q, s); }, p);
+  hipMemPool_t pool = nullptr;
+  HIP_OK(hipDeviceGetDefaultMemPool(&pool, 0));
+  CheckRefusedInCapture(
+      "hipMallocFromPoolAsync",
+      [](hipStream_t s, void* pl) {
+        void* q = nullptr;
+        return hipMallocFromPoolAsync(&q, 64, static_cast<hipMemPool_t>(pl), s);
+      },
+      pool);
+  // The refused free left the allocation; hipFree during a global capture
+  // is refused too, and a free on another stream is allowed.
+  hipStream_t s = NewStream(), other = NewStream();
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+  void* q = DevAlloc(4096);
+  HIP_OK(hipFreeAsync(q, other));
+  HIP_EXPECT(hipFree(p), hipErrorStreamCaptureUnsupported);
+  hipGraph_t g = nullptr;
+  HIP_EXPECT(hipStreamEndCapture(s, &g), hipErrorStreamCaptureInvalidated);
+  HIP_OK(hipFree(p));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipStreamDestroy(other));
+}
+
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
     {"hipExtMallocWithFlags", ExtMallocWithFlags},
@@ -2257,6 +2299,9 @@ const e2e::Row kRows[] = {
     {"hipMemcpyParam2DAsync", MemcpyParam2DAsync},
     {"hipDrvMemcpy3D", DrvMemcpy3D},
     {"hipMallocFromPoolAsync", MallocFromPoolAsync},
+    {"hipMallocAsync", StreamOrderedMemoryInCapture},
+    {"hipFreeAsync", StreamOrderedMemoryInCapture},
+    {"hipFree", StreamOrderedMemoryInCapture},
     {"hipExtModuleLaunchKernel", ExtModuleLaunchKernelC},
     {"hipHccModuleLaunchKernel", HccModuleLaunchKernelC},
     {"hipMemsetD2D8", MemsetD2D8},
