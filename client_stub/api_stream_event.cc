@@ -215,6 +215,25 @@ HIPR_EXPORT hipError_t hipLaunchHostFunc_spt(hipStream_t stream, hipHostFn_t fn,
   return hipLaunchHostFunc(stream == nullptr ? hipStreamPerThread : stream, fn, user_data);
 }
 
+HIPR_EXPORT hipError_t hipStreamAddCallback_spt(hipStream_t stream, hipStreamCallback_t callback, void* user_data,
+                                                unsigned int flags) {
+  return hipStreamAddCallback(stream == nullptr ? hipStreamPerThread : stream, callback, user_data, flags);
+}
+
+// ROCm 7.1: a stream's id, unique in the process: the protocol's stream id
+// (0 for the legacy null stream; the calling thread's per-thread stream has
+// one of its own).
+HIPR_EXPORT hipError_t hipStreamGetId(hipStream_t stream, unsigned long long* id) {
+  return ApiCall("hipStreamGetId", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (id == nullptr) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    *id = target.id;
+    return hipSuccess;
+  });
+}
+
 HIPR_EXPORT hipError_t hipEventRecord_spt(hipEvent_t event, hipStream_t stream) {
   return hipEventRecord(event, stream == nullptr ? hipStreamPerThread : stream);
 }

@@ -57,6 +57,9 @@ hipError_t hipEventRecordWithFlags(hipEvent_t event, hipStream_t stream, unsigne
 hipError_t hipDrvGetErrorName(hipError_t error, const char** name);
 hipError_t hipDrvGetErrorString(hipError_t error, const char** text);
 hipError_t hipExtGetLastError(void);
+hipError_t hipStreamAddCallback_spt(hipStream_t stream, hipStreamCallback_t callback, void* user_data,
+                                    unsigned int flags);
+hipError_t hipStreamGetId(hipStream_t stream, unsigned long long* id);
 hipError_t hipGetFuncBySymbol(hipFunction_t* function, const void* symbol);
 hipError_t hipModuleGetFunctionCount(unsigned int* count, hipModule_t module);
 // ROCm 6.2's generic node parameters, by layout.
@@ -3734,6 +3737,36 @@ void GraphReleaseUserObject() {
   CHECK(destroyed.load() == 1, "destroyed again with the graph");
 }
 
+void StreamAddCallbackSpt() {
+  std::atomic<int> runs{0};
+  auto callback = [](hipStream_t stream, hipError_t status, void* p) {
+    if (stream == hipStreamPerThread && status == hipSuccess) static_cast<std::atomic<int>*>(p)->fetch_add(1);
+  };
+  HIP_OK(hipStreamAddCallback_spt(nullptr, callback, &runs, 0));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CHECK(runs.load() == 1, "the per-thread stream's callback ran %d times (with its stream and hipSuccess)",
+        runs.load());
+  HIP_EXPECT(hipStreamAddCallback_spt(nullptr, callback, &runs, 1), hipErrorInvalidValue);
+}
+
+void StreamGetId() {
+  hipStream_t a, b;
+  HIP_OK(hipStreamCreate(&a));
+  HIP_OK(hipStreamCreate(&b));
+  unsigned long long ia = 0, ib = 0, again = 0, null_id = 7, per_thread = 0;
+  HIP_OK(hipStreamGetId(a, &ia));
+  HIP_OK(hipStreamGetId(b, &ib));
+  HIP_OK(hipStreamGetId(a, &again));
+  HIP_OK(hipStreamGetId(nullptr, &null_id));
+  HIP_OK(hipStreamGetId(hipStreamPerThread, &per_thread));
+  CHECK(ia != ib && ia == again && ia != null_id && per_thread != null_id && per_thread != ia && per_thread != ib,
+        "stream ids: %llu %llu %llu, null %llu, per-thread %llu", ia, ib, again, null_id, per_thread);
+  HIP_EXPECT(hipStreamGetId(a, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipStreamDestroy(a));
+  HIP_OK(hipStreamDestroy(b));
+  HIP_EXPECT(hipStreamGetId(a, &again), hipErrorInvalidHandle);
+}
+
 void StreamBeginCapture() {
   hipStream_t s;
   HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
@@ -4316,6 +4349,8 @@ const e2e::Row kRows[] = {
     {"hipEventRecordWithFlags", EventRecordWithFlags},
     {"hipIpcGetEventHandle", IpcEventHandles},
     {"hipExtGetLastError", ExtGetLastError},
+    {"hipStreamAddCallback_spt", StreamAddCallbackSpt},
+    {"hipStreamGetId", StreamGetId},
     {"hipModuleGetFunctionCount", ModuleGetFunctionCount},
     {"hipGraphAddNode", GraphAddNodeGeneric},
     {"hipUserObjectCreate", UserObjectCreate},
