@@ -4,11 +4,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <string>
 #include <deque>
 #include <mutex>
-#include <set>
 #include <new>
+#include <set>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
