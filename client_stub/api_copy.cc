@@ -783,6 +783,102 @@ void hipr::client::ParmsToDrvMemcpy3D(const hipMemcpy3DParms& p, int major, void
     WriteDrvCopy(p, major, static_cast<Memcpy3DLayout<unsigned>*>(drv));
 }
 
+// ROCm 7.1's peer 3-D copy: hipMemcpy3DParms with each side's device
+// (hipMemcpy3DPeerParms, declared by layout), pitched device memory only.
+namespace {
+
+struct HiprMemcpy3DPeerParms {
+  hipArray_t srcArray;
+  hipPos srcPos;
+  hipPitchedPtr srcPtr;
+  int srcDevice;
+  hipArray_t dstArray;
+  hipPos dstPos;
+  hipPitchedPtr dstPtr;
+  int dstDevice;
+  hipExtent extent;
+};
+
+hipError_t Memcpy3DPeer(const HiprMemcpy3DPeerParms* p, hipStream_t stream, Mode mode) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (p == nullptr) return hipErrorInvalidValue;
+  if (CheckDevice(*s, p->srcDevice) != hipSuccess || CheckDevice(*s, p->dstDevice) != hipSuccess)
+    return hipErrorInvalidDevice;
+  // Each side must be memory of the device it names.
+  const AllocationMap& map = Client::Get().allocations();
+  DeviceAllocation a;
+  if (p->srcArray == nullptr && p->dstArray == nullptr &&
+      ((p->srcPtr.ptr != nullptr &&
+        (!map.FindDevice(reinterpret_cast<uint64_t>(p->srcPtr.ptr), 1, &a) || a.device != p->srcDevice)) ||
+       (p->dstPtr.ptr != nullptr &&
+        (!map.FindDevice(reinterpret_cast<uint64_t>(p->dstPtr.ptr), 1, &a) || a.device != p->dstDevice))))
+    return hipErrorInvalidValue;
+  hipMemcpy3DParms q{};
+  q.srcArray = p->srcArray;
+  q.srcPos = p->srcPos;
+  q.srcPtr = p->srcPtr;
+  q.dstArray = p->dstArray;
+  q.dstPos = p->dstPos;
+  q.dstPtr = p->dstPtr;
+  q.extent = p->extent;
+  q.kind = hipMemcpyDeviceToDevice;
+  return Memcpy3D(&q, stream, mode);
+}
+
+// ROCm 7.1's hipMemcpyAttributes, by layout.
+struct HiprMemcpyAttributes {
+  int src_access_order;  // hipMemcpySrcAccessOrder: Stream 1, DuringApiCall 2, Any 3.
+  hipMemLocation src_hint;
+  hipMemLocation dst_hint;
+  unsigned int flags;
+};
+
+// hipMemcpyBatchAsync: each copy as hipMemcpyAsync on `stream`, in order.
+// Every access order is met: hipr consumes an async copy's host source
+// before the call returns. Location hints do not change where the worker
+// copies; hipMemcpyFlagPreferOverlapWithCompute (1) is the only flag.
+hipError_t MemcpyBatch(void** dsts, void** srcs, const size_t* sizes, size_t count,
+                       const HiprMemcpyAttributes* attrs, const size_t* attr_indices, size_t attr_count,
+                       size_t* fail_index, hipStream_t stream) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (fail_index != nullptr) *fail_index = SIZE_MAX;
+  if (dsts == nullptr || srcs == nullptr || sizes == nullptr || count == 0 || attrs == nullptr ||
+      attr_indices == nullptr || attr_count == 0 || attr_count > count || attr_indices[0] != 0)
+    return hipErrorInvalidValue;
+  for (size_t i = 0; i < attr_count; ++i) {
+    if (i > 0 && attr_indices[i] <= attr_indices[i - 1]) return hipErrorInvalidValue;
+    if (attr_indices[i] >= count || attrs[i].src_access_order < 1 || attrs[i].src_access_order > 3 ||
+        (attrs[i].flags & ~1u) != 0)
+      return hipErrorInvalidValue;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (hipError_t e = Memcpy(dsts[i], srcs[i], sizes[i], hipMemcpyDefault, stream, Mode::kAsync); e != hipSuccess) {
+      if (fail_index != nullptr) *fail_index = i;
+      return e;
+    }
+  }
+  return hipSuccess;
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipMemcpy3DPeer(HiprMemcpy3DPeerParms* p) {
+  return ApiCall("hipMemcpy3DPeer", [&] { return Memcpy3DPeer(p, nullptr, Mode::kBlocking); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpy3DPeerAsync(HiprMemcpy3DPeerParms* p, hipStream_t stream) {
+  return ApiCall("hipMemcpy3DPeerAsync", [&] { return Memcpy3DPeer(p, stream, Mode::kAsync); });
+}
+
+HIPR_EXPORT hipError_t hipMemcpyBatchAsync(void** dsts, void** srcs, size_t* sizes, size_t count,
+                                           HiprMemcpyAttributes* attrs, size_t* attr_indices, size_t attr_count,
+                                           size_t* fail_index, hipStream_t stream) {
+  return ApiCall("hipMemcpyBatchAsync", [&] {
+    return MemcpyBatch(dsts, srcs, sizes, count, attrs, attr_indices, attr_count, fail_index, stream);
+  });
+}
+
 // The per-thread forms of the async copies and memsets.
 HIPR_EXPORT hipError_t hipMemcpy2DAsync_spt(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                                             size_t height, hipMemcpyKind kind, hipStream_t stream) {

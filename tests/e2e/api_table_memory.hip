@@ -51,6 +51,30 @@ extern "C" hipError_t CHccModuleLaunchKernel(hipFunction_t f, uint32_t gx, uint3
                                              uint32_t ly, uint32_t lz, size_t shared, hipStream_t stream,
                                              void** params, void** extra, hipEvent_t start,
                                              hipEvent_t stop) __asm__("hipHccModuleLaunchKernel");
+// ROCm 7.1's peer 3-D copies and batched copies, their structs by layout.
+struct HiprMemcpy3DPeerParms {
+  hipArray_t srcArray;
+  hipPos srcPos;
+  hipPitchedPtr srcPtr;
+  int srcDevice;
+  hipArray_t dstArray;
+  hipPos dstPos;
+  hipPitchedPtr dstPtr;
+  int dstDevice;
+  hipExtent extent;
+};
+struct HiprMemcpyAttributes {
+  int src_access_order;
+  hipMemLocation src_hint;
+  hipMemLocation dst_hint;
+  unsigned int flags;
+};
+extern "C" {
+hipError_t hipMemcpy3DPeer(HiprMemcpy3DPeerParms* p);
+hipError_t hipMemcpy3DPeerAsync(HiprMemcpy3DPeerParms* p, hipStream_t stream);
+hipError_t hipMemcpyBatchAsync(void** dsts, void** srcs, size_t* sizes, size_t count, HiprMemcpyAttributes* attrs,
+                               size_t* attr_indices, size_t attr_count, size_t* fail_index, hipStream_t stream);
+}
 // ROCm 7.1's 2-D memsets.
 extern "C" {
 hipError_t hipMemsetD2D8(hipDeviceptr_t dst, size_t pitch, unsigned char value, size_t width, size_t height);
@@ -2253,6 +2277,91 @@ void StreamOrderedMemoryInCapture() {
   HIP_OK(hipStreamDestroy(other));
 }
 
+// A 40 x 5 x 3 volume on device 0 to one on device 1: the box at (3, 1, 1)
+// of 5 x 2 x 2, byte-exact, the rest of the destination untouched.
+void CheckMemcpy3DPeer(bool async) {
+  const char* what = async ? "hipMemcpy3DPeerAsync" : "hipMemcpy3DPeer";
+  hipPitchedPtr a{}, b{};
+  HIP_OK(hipSetDevice(0));
+  HIP_OK(hipMalloc3D(&a, make_hipExtent(40, 5, 3)));
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipMalloc3D(&b, make_hipExtent(40, 5, 3)));
+  HIP_OK(hipSetDevice(0));
+  std::vector<uint8_t> src(a.pitch * 5 * 3);
+  e2e::FillPattern(src.data(), src.size(), async ? 241 : 240);
+  HIP_OK(hipMemcpy(a.ptr, src.data(), src.size(), hipMemcpyHostToDevice));
+  HIP_OK(hipMemset(b.ptr, kUntouched, b.pitch * 5 * 3));
+  HIP_OK(hipDeviceSynchronize());
+  HiprMemcpy3DPeerParms p{};
+  p.srcPtr = a;
+  p.srcPos = make_hipPos(3, 1, 1);
+  p.srcDevice = 0;
+  p.dstPtr = b;
+  p.dstPos = make_hipPos(3, 1, 1);
+  p.dstDevice = 1;
+  p.extent = make_hipExtent(5, 2, 2);
+  hipStream_t s = async ? NewStream() : nullptr;
+  HIP_OK(async ? hipMemcpy3DPeerAsync(&p, s) : hipMemcpy3DPeer(&p));
+  if (async) HIP_OK(hipStreamSynchronize(s));
+  std::vector<uint8_t> got = ReadBack(b.ptr, b.pitch * 5 * 3);
+  for (size_t z = 0; z < 3; ++z)
+    for (size_t y = 0; y < 5; ++y)
+      for (size_t x = 0; x < 40; ++x) {
+        const bool in = x >= 3 && x < 8 && y >= 1 && y < 3 && z >= 1 && z < 3;
+        const uint8_t want = in ? src[z * a.pitch * 5 + y * a.pitch + x] : kUntouched;
+        CHECK(got[z * b.pitch * 5 + y * b.pitch + x] == want, "%s: (%zu,%zu,%zu)", what, x, y, z);
+      }
+  HiprMemcpy3DPeerParms bad = p;
+  bad.srcDevice = 1;  // The source is device 0's.
+  HIP_EXPECT(async ? hipMemcpy3DPeerAsync(&bad, s) : hipMemcpy3DPeer(&bad), hipErrorInvalidValue);
+  bad = p;
+  bad.dstDevice = 7;
+  HIP_EXPECT(async ? hipMemcpy3DPeerAsync(&bad, s) : hipMemcpy3DPeer(&bad), hipErrorInvalidDevice);
+  HIP_EXPECT(async ? hipMemcpy3DPeerAsync(nullptr, s) : hipMemcpy3DPeer(nullptr), hipErrorInvalidValue);
+  if (async) HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(a.ptr));
+  HIP_OK(hipFree(b.ptr));
+}
+
+void Memcpy3DPeer() { CheckMemcpy3DPeer(false); }
+void Memcpy3DPeerAsync() { CheckMemcpy3DPeer(true); }
+
+// Three copies in one call: host -> device, device -> device, device ->
+// pinned host; then a batch whose second copy is refused names it.
+void MemcpyBatchAsync() {
+  const size_t n = 4096;
+  std::vector<uint8_t> src(n);
+  e2e::FillPattern(src.data(), n, 242);
+  void* d1 = DevAlloc(n);
+  void* d2 = DevAlloc(n);
+  auto* out = static_cast<uint8_t*>(PinnedAlloc(n));
+  memset(out, 0, n);
+  hipStream_t s = NewStream();
+  void* dsts[] = {d1, d2, out};
+  void* srcs[] = {src.data(), d1, d2};
+  size_t sizes[] = {n, n, n};
+  HiprMemcpyAttributes attrs[1] = {};
+  attrs[0].src_access_order = 1;  // hipMemcpySrcAccessOrderStream
+  size_t first[] = {0};
+  size_t fail = 77;
+  HIP_OK(hipMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, first, 1, &fail, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK(memcmp(out, src.data(), n) == 0, "the batch's three copies did not carry the bytes through");
+  CHECK(fail == SIZE_MAX, "a successful batch reported copy %zu as failed", fail);
+  size_t too_big[] = {n, n + 1, n};
+  HIP_EXPECT(hipMemcpyBatchAsync(dsts, srcs, too_big, 3, attrs, first, 1, &fail, s), hipErrorInvalidValue);
+  CHECK(fail == 1, "the refused copy is reported as %zu", fail);
+  size_t not_first[] = {1};
+  HIP_EXPECT(hipMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, not_first, 1, &fail, s), hipErrorInvalidValue);
+  attrs[0].src_access_order = 0;  // Invalid.
+  HIP_EXPECT(hipMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, first, 1, &fail, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d1));
+  HIP_OK(hipFree(d2));
+  HIP_OK(hipHostFree(out));
+}
+
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
     {"hipExtMallocWithFlags", ExtMallocWithFlags},
@@ -2311,6 +2420,9 @@ const e2e::Row kRows[] = {
     {"hipMemsetD2D32", MemsetD2D32},
     {"hipMemsetD2D32Async", MemsetD2D32Async},
     {"hipDrvMemcpy2DUnaligned", DrvMemcpy2DUnaligned},
+    {"hipMemcpy3DPeer", Memcpy3DPeer},
+    {"hipMemcpy3DPeerAsync", Memcpy3DPeerAsync},
+    {"hipMemcpyBatchAsync", MemcpyBatchAsync},
     {"hipDrvMemcpy3DAsync", DrvMemcpy3DAsync},
     {"hipMemcpy2DAsync_spt", Memcpy2DAsyncSpt},
     {"hipMemcpy3DAsync_spt", Memcpy3DAsyncSpt},
