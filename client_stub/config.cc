@@ -124,6 +124,12 @@ Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* proble
   p.Number("HIPR_ZEROCOPY_BYTES", 0, uint64_t{1} << 40, true, &c.zero_copy_bytes);
   if (const char* v = p.Get("HIPR_COMPRESS"); v != nullptr && !ParseCompress(v, &c.compress))
     p.Problem("HIPR_COMPRESS", v, "expected off, on or auto", "auto");
+  if (const char* v = p.Get("HIPR_RTC_DEVICE_LIB_DIR"); v != nullptr) {
+    if (*v == '/')
+      c.rtc_device_lib_dir = v;
+    else
+      p.Problem("HIPR_RTC_DEVICE_LIB_DIR", v, "expected an absolute path", c.rtc_device_lib_dir);
+  }
   // Whole pages only: the window is mmap'ed.
   constexpr uint64_t kPage = 4096;
   c.window_bytes = (c.window_bytes + kPage - 1) & ~(kPage - 1);

@@ -43,6 +43,9 @@ struct Config {
   uint64_t zero_copy_bytes = uint64_t{1} << 20;
   int stats = 0;                               // HIPR_STATS=1: print what crossed the wire at exit.
   Compress compress = Compress::kAuto;         // HIPR_COMPRESS: off, on or auto.
+  // HIPR_RTC_DEVICE_LIB_DIR: rocm-device-libs' bitcode, which runtime
+  // compilation (hiprtc, rtc_compiler.h) links into every program.
+  std::string rtc_device_lib_dir = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
 
   // For messages: the server, or "<unset>".
   std::string ServerForLog() const { return server.empty() ? "<unset>" : server; }

@@ -35,6 +35,7 @@ TEST(ConfigTest, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(c.spin_us, 50);
   EXPECT_EQ(c.log_level, LogLevel::kWarn);
   EXPECT_EQ(c.compress, Compress::kAuto);
+  EXPECT_EQ(c.rtc_device_lib_dir, "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode");
 }
 
 TEST(ConfigTest, ParsesEveryKnob) {
@@ -49,9 +50,11 @@ TEST(ConfigTest, ParsesEveryKnob) {
                     {"HIPR_BATCH_BYTES", "65536"},
                     {"HIPR_FLUSH_US", "0"},
                     {"HIPR_SPIN_US", "0"},
-                    {"HIPR_COMPRESS", "On"}},
+                    {"HIPR_COMPRESS", "On"},
+                    {"HIPR_RTC_DEVICE_LIB_DIR", "/opt/rocm/amdgcn/bitcode"}},
                    &problems);
   EXPECT_TRUE(problems.empty());
+  EXPECT_EQ(c.rtc_device_lib_dir, "/opt/rocm/amdgcn/bitcode");
   EXPECT_EQ(c.compress, Compress::kOn);
   EXPECT_EQ(c.server, "gpu1:7000");
   EXPECT_EQ(c.token, "t0k");
@@ -75,9 +78,11 @@ TEST(ConfigTest, BadValuesKeepDefaultsAndAreReportedOnce) {
                     {"HIPR_BATCH_BYTES", "99999999999999999999999"},
                     {"HIPR_FLUSH_US", ""},
                     {"HIPR_SPIN_US", "200000"},
-                    {"HIPR_COMPRESS", "yes"}},
+                    {"HIPR_COMPRESS", "yes"},
+                    {"HIPR_RTC_DEVICE_LIB_DIR", "bitcode"}},
                    &problems);
-  EXPECT_EQ(problems.size(), 9u);
+  EXPECT_EQ(problems.size(), 10u);
+  EXPECT_EQ(c.rtc_device_lib_dir, "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode");
   EXPECT_EQ(c.compress, Compress::kAuto);
   EXPECT_EQ(c.log_level, LogLevel::kWarn);
   EXPECT_EQ(c.connect_timeout_ms, 3000);

@@ -366,6 +366,7 @@ HIPR_EXPORT const char* hiprtcGetErrorString(hiprtcResult result) {
     case HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID: return "HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID";
     case HIPRTC_ERROR_INTERNAL_ERROR: return "HIPRTC_ERROR_INTERNAL_ERROR";
   }
+  if (static_cast<int>(result) == 100) return "HIPRTC_ERROR_LINKING";  // 6.x's linker.
   return nullptr;
 }
 

@@ -1,10 +1,14 @@
 # hipr_add_sim_twin(<name> SOURCE <file.hip> [OUTPUT_DIR <dir>]
-#                   [INCLUDE_DIRS <dir...>] [DEFINES <def...>])
+#                   [INCLUDE_DIRS <dir...>] [DEFINES <def...>]
+#                   [CODE_OBJECT <file.co> DEPENDS <target...>])
 #
 # Builds the kernel twin of a program or library that hipr_hipcc_binary(<name>)
 # builds (target hipcc_<name>, output ${HIPR_HIPCC_<name>}): the host-compiled
 # device side of <file.hip> that the worker's sim device runs in place of the
 # gfx90a code object compiled from that file (worker_service/sim/twin/).
+# With CODE_OBJECT, the twin stands for that code object instead (one made
+# by another command, e.g. hipr-rtc-compile for a runtime-compiled source;
+# DEPENDS names the targets that make it).
 #
 #   1. hipr-inspect --json reads the binary's gfx90a code object: its SHA-256,
 #      kernels (mangled names, argument layouts) and variables;
@@ -30,19 +34,24 @@ find_program(HIPR_CLANGXX_15 clang++-15 REQUIRED)
 find_program(HIPR_SYSTEM_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH REQUIRED)
 
 function(hipr_add_sim_twin name)
-  cmake_parse_arguments(ARG "" "SOURCE;OUTPUT_DIR" "INCLUDE_DIRS;DEFINES" ${ARGN})
+  cmake_parse_arguments(ARG "" "SOURCE;OUTPUT_DIR;CODE_OBJECT" "INCLUDE_DIRS;DEFINES;DEPENDS" ${ARGN})
   if(NOT ARG_SOURCE)
     message(FATAL_ERROR "hipr_add_sim_twin(${name}): no SOURCE")
   endif()
-  if(NOT TARGET hipcc_${name} OR NOT HIPR_HIPCC_${name})
+  if(ARG_CODE_OBJECT)
+    set(binary ${ARG_CODE_OBJECT})
+    set(binary_deps ${ARG_DEPENDS})
+  elseif(NOT TARGET hipcc_${name} OR NOT HIPR_HIPCC_${name})
     message(FATAL_ERROR "hipr_add_sim_twin(${name}): build the program with hipr_hipcc_binary(${name}) first")
+  else()
+    set(binary ${HIPR_HIPCC_${name}})
+    set(binary_deps hipcc_${name})
   endif()
   if(NOT ARG_OUTPUT_DIR)
     set(ARG_OUTPUT_DIR ${CMAKE_BINARY_DIR}/sim-kernels)
   endif()
   # This file is included once (include_guard), from any directory.
   get_filename_component(HIPR_SIM_TWIN_DIR ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../worker_service/sim/twin ABSOLUTE)
-  set(binary ${HIPR_HIPCC_${name}})
   get_filename_component(source ${ARG_SOURCE} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
   get_filename_component(source_dir ${source} DIRECTORY)
   get_filename_component(stem ${source} NAME_WE)
@@ -68,7 +77,7 @@ function(hipr_add_sim_twin name)
     COMMAND ${HIPR_SYSTEM_PYTHON3} ${HIPR_SIM_TWIN_DIR}/twin_rewrite.py rewrite
             --source ${source} --binary ${binary} --inspect $<TARGET_FILE:hipr-inspect>
             --output ${twin_cc} --manifest ${manifest} --depfile ${work}/${stem}.twin.d ${flags}
-    DEPENDS ${source} ${binary} hipcc_${name} hipr-inspect ${rewriter}
+    DEPENDS ${source} ${binary} ${binary_deps} hipr-inspect ${rewriter}
     DEPFILE ${work}/${stem}.twin.d
     COMMENT "Kernel twin source ${twin_cc}"
     VERBATIM)
