@@ -118,6 +118,19 @@ bool AllocationMap::RemovePinned(uint64_t p, PinnedAllocation* removed) {
   return true;
 }
 
+bool AllocationMap::SetSyncMemops(uint64_t p, bool value) {
+  std::unique_lock lock(mu_);
+  if (auto it = Containing(device_, p); it != device_.end()) {
+    it->second.sync_memops = value;
+    return true;
+  }
+  if (auto it = Containing(pinned_, p); it != pinned_.end()) {
+    it->second.sync_memops = value;
+    return true;
+  }
+  return false;
+}
+
 size_t AllocationMap::device_count() const {
   std::shared_lock lock(mu_);
   return device_.size();

@@ -32,6 +32,8 @@ struct DeviceAllocation {
   // Another process's allocation opened with hipIpcOpenMemHandle: closed
   // with hipIpcCloseMemHandle, never freed.
   bool ipc_opened = false;
+  // HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, as hipPointerSetAttribute set it.
+  bool sync_memops = false;
 };
 
 struct PinnedAllocation {
@@ -42,6 +44,7 @@ struct PinnedAllocation {
   int device = 0;            // Current device when allocated.
   bool registered = false;   // hipHostRegister'ed application memory, not ours to free.
   bool in_host_segment = false;  // Placed in the session's shm host segment, not mmap'ed.
+  bool sync_memops = false;      // HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS.
 };
 
 class AllocationMap {
@@ -65,6 +68,10 @@ class AllocationMap {
   bool AddPinned(const PinnedAllocation& a);
   bool FindPinned(uint64_t p, uint64_t n, PinnedAllocation* out) const;
   bool RemovePinned(uint64_t p, PinnedAllocation* removed);
+
+  // Sets sync_memops of the device or pinned allocation containing p; false
+  // when there is none.
+  bool SetSyncMemops(uint64_t p, bool value);
 
   size_t device_count() const;
   size_t pinned_count() const;

@@ -565,6 +565,7 @@ struct PointerInfo {
   uint64_t size = 0;
   int device = 0;
   uint32_t flags = 0;
+  bool sync_memops = false;
 };
 
 PointerInfo FindPointer(const void* ptr) {
@@ -572,9 +573,9 @@ PointerInfo FindPointer(const void* ptr) {
   DeviceAllocation d;
   PinnedAllocation h;
   if (Client::Get().allocations().FindDevice(p, 0, &d))
-    return PointerInfo{true, MemoryKind::kDevice, d.base, d.size, d.device, d.flags};
+    return PointerInfo{true, MemoryKind::kDevice, d.base, d.size, d.device, d.flags, d.sync_memops};
   if (Client::Get().allocations().FindPinned(p, 0, &h))
-    return PointerInfo{true, MemoryKind::kHost, h.base, h.size, h.device, h.flags};
+    return PointerInfo{true, MemoryKind::kHost, h.base, h.size, h.device, h.flags, h.sync_memops};
   if (const ManagedVar* v = ManagedVars::Get().FindMirror(ptr, 1); v != nullptr)
     return PointerInfo{true, MemoryKind::kManaged, reinterpret_cast<uint64_t>(v->mirror), v->size, CurrentDevice(), 0};
   return PointerInfo{};
@@ -612,8 +613,8 @@ hipError_t PointerAttribute(void* data, hipPointer_attribute attribute, const vo
       Put<void*>(data, host ? const_cast<void*>(ptr) : nullptr);
       return host ? hipSuccess : hipErrorInvalidValue;
     }
-    case HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS:  // Never set: hipPointerSetAttribute is unsupported.
-      Put<bool>(data, false);
+    case HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS:  // As hipPointerSetAttribute set it.
+      Put<bool>(data, info.sync_memops);
       return known;
     case HIP_POINTER_ATTRIBUTE_IS_MANAGED:
       Put<bool>(data, info.known && info.kind == MemoryKind::kManaged);
@@ -658,6 +659,23 @@ HIPR_EXPORT hipError_t hipPointerGetAttribute(void* data, hipPointer_attribute a
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     if (data == nullptr || ptr == nullptr) return hipErrorInvalidValue;
     return PointerAttribute(data, attribute, ptr, major);
+  });
+}
+
+// ROCm 6.x: the one settable attribute is SYNC_MEMOPS (an int/bool: make
+// synchronous memory operations on the allocation synchronous). hipr's
+// synchronous copies and memsets already return only when done, so the
+// setting is recorded for hipPointerGetAttribute(s) and changes nothing
+// else. Any other attribute is hipErrorInvalidValue, as in clr.
+HIPR_EXPORT hipError_t hipPointerSetAttribute(const void* value, hipPointer_attribute attribute, hipDeviceptr_t ptr) {
+  return ApiCall("hipPointerSetAttribute", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (value == nullptr || ptr == nullptr || attribute != HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS)
+      return hipErrorInvalidValue;
+    // Read as one byte: 0 or 1 in a bool or a (little-endian) unsigned int.
+    const bool on = *static_cast<const unsigned char*>(value) != 0;
+    if (!Client::Get().allocations().SetSyncMemops(reinterpret_cast<uint64_t>(ptr), on)) return hipErrorInvalidValue;
+    return hipSuccess;
   });
 }
 

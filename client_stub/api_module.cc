@@ -227,6 +227,12 @@ HIPR_EXPORT hipError_t hipModuleLoadData(hipModule_t* module, const void* image)
   return ApiCall("hipModuleLoadData", [&] { return LoadData(module, image); });
 }
 
+// ROCm 7.1: a fat binary (offload bundle, compressed or not) or a code
+// object, as hipModuleLoadData takes them.
+HIPR_EXPORT hipError_t hipModuleLoadFatBinary(hipModule_t* module, const void* fatbin) {
+  return ApiCall("hipModuleLoadFatBinary", [&] { return LoadData(module, fatbin); });
+}
+
 HIPR_EXPORT hipError_t hipModuleLoadDataEx(hipModule_t* module, const void* image, unsigned int num_options,
                                            hipJitOption* options, void** option_values) {
   // JIT options do not apply to code objects (HIP ignores them too).

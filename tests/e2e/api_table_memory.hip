@@ -32,6 +32,7 @@ extern "C" {
 hipError_t hipMemcpy2DAsync_spt(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                                 hipMemcpyKind kind, hipStream_t stream);
 hipError_t hipMemcpy3DAsync_spt(const hipMemcpy3DParms* p, hipStream_t stream);
+hipError_t hipPointerSetAttribute(const void* value, hipPointer_attribute attribute, hipDeviceptr_t ptr);
 hipError_t hipMemsetAsync_spt(void* dst, int value, size_t size, hipStream_t stream);
 hipError_t hipMemset2DAsync_spt(void* dst, size_t pitch, int value, size_t width, size_t height, hipStream_t stream);
 hipError_t hipMemset3DAsync_spt(hipPitchedPtr p, int value, hipExtent extent, hipStream_t stream);
@@ -1830,6 +1831,34 @@ void IpcCloseMemHandle() {
   HIP_OK(hipFree(d));  // Still an ordinary allocation.
 }
 
+void PointerSetAttribute() {
+  void* d = DevAllocOn(0, 4096);
+  char* inside = static_cast<char*>(d) + 64;
+  bool sync = true;
+  HIP_OK(hipPointerGetAttribute(&sync, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, d));
+  CHECK(!sync, "SYNC_MEMOPS set before any hipPointerSetAttribute");
+  unsigned int on = 1;
+  HIP_OK(hipPointerSetAttribute(&on, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, inside));  // The whole allocation.
+  HIP_OK(hipPointerGetAttribute(&sync, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, d));
+  CHECK(sync, "SYNC_MEMOPS not set after hipPointerSetAttribute");
+  unsigned int off = 0;
+  HIP_OK(hipPointerSetAttribute(&off, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, d));
+  HIP_OK(hipPointerGetAttribute(&sync, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, inside));
+  CHECK(!sync, "SYNC_MEMOPS still set after clearing it");
+  HIP_EXPECT(hipPointerSetAttribute(&on, HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, d), hipErrorInvalidValue);
+  HIP_EXPECT(hipPointerSetAttribute(nullptr, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, d), hipErrorInvalidValue);
+  int local = 0;
+  HIP_EXPECT(hipPointerSetAttribute(&on, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, &local), hipErrorInvalidValue);
+  // Pinned memory too; a new allocation starts unset.
+  void* h = nullptr;
+  HIP_OK(hipHostMalloc(&h, 256, 0));
+  HIP_OK(hipPointerSetAttribute(&on, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, h));
+  HIP_OK(hipPointerGetAttribute(&sync, HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, h));
+  CHECK(sync, "pinned memory: SYNC_MEMOPS not set");
+  HIP_OK(hipHostFree(h));
+  HIP_OK(hipFree(d));
+}
+
 void PointerGetAttribute() {
   void* d1 = DevAllocOn(1, 8192);
   char* inside = static_cast<char*>(d1) + 100;
@@ -2382,6 +2411,7 @@ const e2e::Row kRows[] = {
     {"hipMemPtrGetInfo", MemPtrGetInfo},
     {"hipPointerGetAttributes", PointerGetAttributes},
     {"hipPointerGetAttribute", PointerGetAttribute},
+    {"hipPointerSetAttribute", PointerSetAttribute},
     {"hipDrvPointerGetAttributes", DrvPointerGetAttributes},
     {"hipMemGetAddressRange", MemGetAddressRange},
     {"hipDeviceTotalMem", DeviceTotalMem},

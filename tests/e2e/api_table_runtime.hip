@@ -107,6 +107,7 @@ hipError_t hipDrvGraphExecMemsetNodeSetParams(hipGraphExec_t exec, hipGraphNode_
 hipError_t hipOccupancyAvailableDynamicSMemPerBlock(size_t* bytes, const void* kernel, int blocks, int block_size);
 // hiprtc.h's, with its enum as int (same ABI): the sim twin build of this
 // file knows only hip_runtime.h.
+hipError_t hipModuleLoadFatBinary(hipModule_t* module, const void* fatbin);
 int hiprtcVersion(int* major, int* minor);
 const char* hiprtcGetErrorString(int result);
 }
@@ -1778,6 +1779,21 @@ void ModuleLoadData() {
   std::vector<char> junk(4096, 0x5a);
   HIP_EXPECT(hipModuleLoadData(&m, junk.data()), hipErrorInvalidImage);
   HIP_EXPECT(hipModuleLoadData(nullptr, image.data()), hipErrorInvalidValue);
+}
+
+void ModuleLoadFatBinary() {
+  std::vector<char> image = ReadFile(ModulePath());  // An offload bundle.
+  hipModule_t m = nullptr;
+  HIP_OK(hipModuleLoadFatBinary(&m, image.data()));
+  hipFunction_t f = nullptr;
+  HIP_OK(hipModuleGetFunction(&f, m, "add_vec"));
+  ModuleVectors v;
+  HIP_OK(hipModuleLaunchKernel(f, kGrid, 1, 1, kBlock, 1, 1, 0, nullptr, v.params, nullptr));
+  v.CheckSum("hipModuleLoadFatBinary");
+  HIP_OK(hipModuleUnload(m));
+  std::vector<char> junk(4096, 0x5a);
+  HIP_EXPECT(hipModuleLoadFatBinary(&m, junk.data()), hipErrorInvalidImage);
+  HIP_EXPECT(hipModuleLoadFatBinary(&m, nullptr), hipErrorInvalidValue);
 }
 
 void ModuleLoadDataEx() {
@@ -4261,6 +4277,7 @@ const e2e::Row kRows[] = {
     {"hipKernelNameRefByPtr", KernelNameRefByPtr},
     {"hipModuleLoad", ModuleLoad},
     {"hipModuleLoadData", ModuleLoadData},
+    {"hipModuleLoadFatBinary", ModuleLoadFatBinary},
     {"hipModuleLoadDataEx", ModuleLoadDataEx},
     {"hipModuleUnload", ModuleUnload},
     {"hipModuleGetFunction", ModuleGetFunction},
