@@ -32,6 +32,9 @@ struct DeviceAllocation {
   // Another process's allocation opened with hipIpcOpenMemHandle: closed
   // with hipIpcCloseMemHandle, never freed.
   bool ipc_opened = false;
+  // The memory of a HIP array (hip_arrays.h): freed with the array, never
+  // by hipFree.
+  bool array = false;
   // HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, as hipPointerSetAttribute set it.
   bool sync_memops = false;
 };

@@ -35,7 +35,7 @@ bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_w
   return true;
 }
 
-hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, bool module_global, void** out) {
+hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, AllocationRole role, void** out) {
   Client& c = Client::Get();
   std::vector<uint64_t> rejected;  // Colliding allocations, kept until placed.
   hipError_t result = hipErrorOutOfMemory;
@@ -52,7 +52,8 @@ hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, b
     a.size = size;
     a.device = device;
     a.flags = flags;
-    a.module_global = module_global;
+    a.module_global = role == AllocationRole::kModuleGlobal;
+    a.array = role == AllocationRole::kArray;
     if (!PlaceAllocation(c, a.base, a.size, &a.outside_window)) {
       rejected.push_back(a.base);
       continue;

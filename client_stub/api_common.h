@@ -78,9 +78,17 @@ hipError_t ResolveStream(hipStream_t stream, StreamTarget* out);
 // worker (MallocRequest with `flags`, e.g. msg::kMallocManaged) and records
 // it in the allocation map, reserving its pages when it lies outside the
 // session window; an address that collides with this process's memory is
-// set aside and another requested (up to 8 times). `module_global`: the
-// allocation belongs to a module (hipFree refuses it). hipMalloc's path.
-hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, bool module_global, void** out);
+// set aside and another requested (up to 8 times). `role`: whether the
+// allocation is the application's (hipFree frees it) or belongs to a module
+// or a HIP array (hipFree refuses it). hipMalloc's path.
+enum class AllocationRole { kPlain, kModuleGlobal, kArray };
+hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, AllocationRole role, void** out);
+// hipMallocPitch's row pitch for rows of `width` bytes on `device` (also
+// the rows of HIP arrays). api_memory.cc.
+size_t RowPitch(const Session& s, int device, size_t width);
+// Frees a device allocation of the given role by its base address (hipFree
+// for kPlain; an array's memory with the array). api_memory.cc.
+hipError_t FreeDevice(void* ptr, AllocationRole role);
 // Whether a device allocation at [address, address + size) can be used
 // here: inside the session window, or outside it with its pages reserved
 // now (*outside_window). False when it collides with this process's memory.
@@ -101,6 +109,22 @@ hipError_t CopyMemory(void* dst, const void* src, size_t size, hipMemcpyKind kin
 // hipMemcpy2DAsync's path (graph replay of host copies). api_copy.cc.
 hipError_t CopyMemory2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                              hipMemcpyKind kind, hipStream_t stream);
+
+// One side of a box copy (CopyBox): a HIP array (hip_arrays.h; x in
+// bytes), or host or device memory at `ptr` with rows `pitch` apart and
+// slices `height` rows high (0: as clr, origin plus the copy's extent).
+struct CopySide {
+  hipArray_const_t array = nullptr;
+  const void* ptr = nullptr;
+  size_t x = 0, y = 0, z = 0;
+  size_t pitch = 0, height = 0;
+};
+
+// Copies a box of `width` bytes by `height` rows by `depth` slices; `kind`
+// says which pointer sides are host memory (hipMemcpyDefault: inferred).
+// The array copies' path. api_copy.cc.
+hipError_t CopyBox(const char* api, const CopySide& src, const CopySide& dst, size_t width, size_t height,
+                   size_t depth, hipMemcpyKind kind, hipStream_t stream, bool async);
 
 // HIP_MEMCPY3D (in the layout and hipMemoryType numbering of `major`, see
 // per_major.txt) as hipMemcpy3DParms and back, for the driver-API graph

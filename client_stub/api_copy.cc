@@ -39,6 +39,7 @@
 #include "client_stub/abi_major.h"
 #include "client_stub/api_common.h"
 #include "client_stub/graph.h"
+#include "client_stub/hip_arrays.h"
 
 using namespace hipr;
 using namespace hipr::client;
@@ -406,16 +407,17 @@ HIPR_EXPORT hipError_t hipMemset2D_spt(void* dst, size_t pitch, int value, size_
 
 // 3-D copies between pitched pointers (hipMalloc3D memory or host memory
 // described as hipPitchedPtr): one rectangular copy when the slices lie
-// back to back in both, else one per slice. Arrays are not remoted.
+// back to back in both, else one per slice. A copy with an array side
+// (positions and width then in the array's elements) is a driver-API copy
+// (ArrayMemcpy3D, below).
 namespace {
+hipError_t ArrayMemcpy3D(const hipMemcpy3DParms* p, hipStream_t stream, Mode mode);
+
 hipError_t Memcpy3D(const hipMemcpy3DParms* p, hipStream_t stream, Mode mode) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (p == nullptr) return hipErrorInvalidValue;
-  if (p->srcArray != nullptr || p->dstArray != nullptr) {
-    HIPR_LOG_ONCE(kWarn, "hipMemcpy3D: HIP arrays are not supported by hipr; returning hipErrorNotSupported");
-    return hipErrorNotSupported;
-  }
+  if (p->srcArray != nullptr || p->dstArray != nullptr) return ArrayMemcpy3D(p, stream, mode);
   if (!ValidKind(p->kind)) return hipErrorInvalidMemcpyDirection;
   const hipExtent& e = p->extent;
   if (e.width == 0 || e.height == 0 || e.depth == 0) return hipSuccess;
@@ -482,7 +484,8 @@ HIPR_EXPORT hipError_t hipMemset3D_spt(hipPitchedPtr p, int value, hipExtent ext
 }
 
 // The driver API's 2-D copy (hip_Memcpy2D): host and device sides map onto
-// the 2-D copy path above; HIP arrays do not exist in hipr. The memory type
+// the 2-D copy path above, an array side onto the pitched device memory
+// hipr keeps the array in (hip_arrays.h). The memory type
 // fields are hipMemoryType, numbered per major (docs/architecture.md, "ABI
 // and majors"), so they are read in the caller's numbering. As clr
 // (hip::getDrvMemcpy3DDesc), a pitch of 0 means the row is origin + width
@@ -519,23 +522,44 @@ struct DrvCopy {
     int type = 0;
     const void* host = nullptr;
     const void* device = nullptr;
-    bool array = false;
+    hipArray_const_t array = nullptr;  // Read when `type` says array.
     size_t pitch = 0, height = 0;
   } src, dst;
   size_t width = 0, height = 0, depth = 1;
 };
 
+int TypeNumber(Side side, int major);
+
+// An array side becomes the device memory its array lives in, once the box
+// (x in bytes) is known to lie inside the array. An unknown or freed array
+// is hipErrorInvalidValue.
+hipError_t ResolveArraySide(const char* api, DrvCopy::Side3D* side, const DrvCopy& c, int major) {
+  ArrayInfo a;
+  if (side->array == nullptr || !FindArray(side->array, &a)) {
+    HIPR_LOG_DEBUG("%s: %p is not a live HIP array", api, static_cast<const void*>(side->array));
+    return hipErrorInvalidValue;
+  }
+  if (side->x > a.row_bytes() || c.width > a.row_bytes() - side->x || side->y > a.rows() ||
+      c.height > a.rows() - side->y || side->z > a.slices() || c.depth > a.slices() - side->z)
+    return hipErrorInvalidValue;
+  side->type = TypeNumber(Side::kDevice, major);
+  side->device = a.data;
+  side->pitch = a.pitch;
+  side->height = a.rows();
+  return hipSuccess;
+}
+
 // As clr (hip::getDrvMemcpy3DDesc): a pitch of 0 means the row is origin +
 // width bytes, a slice height of 0 means the copy's height (plus origin).
-hipError_t DrvMemcpy(const char* api, const DrvCopy& c, hipStream_t stream, Mode mode, int major) {
+hipError_t DrvMemcpy(const char* api, DrvCopy c, hipStream_t stream, Mode mode, int major) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
+  for (DrvCopy::Side3D* side : {&c.src, &c.dst}) {
+    if (SideOf(side->type, major) != Side::kArray) continue;
+    if (hipError_t e = ResolveArraySide(api, side, c, major); e != hipSuccess) return e;
+  }
   const Side from = SideOf(c.src.type, major);
   const Side to = SideOf(c.dst.type, major);
-  if (from == Side::kArray || to == Side::kArray || c.src.array || c.dst.array) {
-    HIPR_LOG_ONCE(kWarn, "%s: HIP arrays are not supported by hipr; returning hipErrorNotSupported", api);
-    return hipErrorNotSupported;
-  }
   if (from == Side::kInvalid || to == Side::kInvalid) return hipErrorInvalidValue;
   hipMemcpyKind kind = hipMemcpyDefault;
   if (from != Side::kUnified && to != Side::kUnified) {
@@ -587,18 +611,14 @@ hipError_t MemcpyParam2D(const hip_Memcpy2D* p, hipStream_t stream, Mode mode, i
   if (LiveSession() == nullptr) return hipErrorNoDevice;
   if (p == nullptr) return hipErrorInvalidValue;
   DrvCopy c;
+  // Only the field a memory type names is read (an array pointer left in an
+  // unused field is ignored, as natively).
   c.src = {p->srcXInBytes, p->srcY, 0, static_cast<int>(p->srcMemoryType), p->srcHost, p->srcDevice,
-           p->srcArray != nullptr, p->srcPitch, 0};
+           p->srcArray, p->srcPitch, 0};
   c.dst = {p->dstXInBytes, p->dstY, 0, static_cast<int>(p->dstMemoryType), p->dstHost, p->dstDevice,
-           p->dstArray != nullptr, p->dstPitch, 0};
+           p->dstArray, p->dstPitch, 0};
   c.width = p->WidthInBytes;
   c.height = p->Height;
-  const Side from = SideOf(c.src.type, major);
-  const Side to = SideOf(c.dst.type, major);
-  // Only the side a memory type names is read (an array pointer left in an
-  // unused field is ignored, as natively).
-  c.src.array = from == Side::kArray;
-  c.dst.array = to == Side::kArray;
   return DrvMemcpy("hipMemcpyParam2D", c, stream, mode, major);
 }
 
@@ -628,11 +648,10 @@ template <class Index>
 DrvCopy DrvCopyOf(const Memcpy3DLayout<Index>& p, int major) {
   DrvCopy c;
   c.src = {p.srcXInBytes, p.srcY, p.srcZ, static_cast<int>(p.srcMemoryType), p.srcHost, p.srcDevice,
-           false, p.srcPitch, p.srcHeight};
+           p.srcArray, p.srcPitch, p.srcHeight};
   c.dst = {p.dstXInBytes, p.dstY, p.dstZ, static_cast<int>(p.dstMemoryType), p.dstHost, p.dstDevice,
-           false, p.dstPitch, p.dstHeight};
-  c.src.array = SideOf(c.src.type, major) == Side::kArray;
-  c.dst.array = SideOf(c.dst.type, major) == Side::kArray;
+           p.dstArray, p.dstPitch, p.dstHeight};
+  (void)major;
   c.width = p.WidthInBytes;
   c.height = p.Height;
   c.depth = p.Depth;
@@ -644,6 +663,7 @@ int TypeNumber(Side side, int major) {
   switch (side) {
     case Side::kHost: return major >= 6 ? 1 : 0;
     case Side::kDevice: return major >= 6 ? 2 : 1;
+    case Side::kArray: return major >= 6 ? 10 : 2;
     default: return major >= 6 ? 11 : 3;  // Unified.
   }
 }
@@ -688,7 +708,63 @@ hipError_t DrvMemcpy3D(const char* api, const void* p, hipStream_t stream, Mode 
                                : DrvCopyOf(*static_cast<const Memcpy3DLayout<unsigned>*>(p), major);
   return DrvMemcpy(api, c, stream, mode, major);
 }
+
+// A box copy whose non-array sides are typed by `kind` (hipMemcpyDefault:
+// unified, the direction inferred), in 5.x's numbering.
+DrvCopy::Side3D BoxSide(const CopySide& side, hipMemcpyKind kind, bool source) {
+  DrvCopy::Side3D out;
+  out.x = side.x;
+  out.y = side.y;
+  out.z = side.z;
+  if (side.array != nullptr) {
+    out.type = TypeNumber(Side::kArray, 5);
+    out.array = side.array;
+    return out;
+  }
+  const bool host = source ? (kind == hipMemcpyHostToDevice || kind == hipMemcpyHostToHost)
+                           : (kind == hipMemcpyDeviceToHost || kind == hipMemcpyHostToHost);
+  const Side type = kind == hipMemcpyDefault ? Side::kUnified : host ? Side::kHost : Side::kDevice;
+  out.type = TypeNumber(type, 5);
+  (host ? out.host : out.device) = side.ptr;
+  out.pitch = side.pitch;
+  out.height = side.height;
+  return out;
+}
+
+// hipMemcpy3D with an array side: positions and width are in the array's
+// elements (the source array's when both are arrays), as the runtime API
+// defines them; a pointer side's position is in bytes.
+hipError_t ArrayMemcpy3D(const hipMemcpy3DParms* p, hipStream_t stream, Mode mode) {
+  ArrayInfo a;
+  if (!FindArray(p->srcArray != nullptr ? p->srcArray : p->dstArray, &a)) return hipErrorInvalidValue;
+  const size_t element = a.element_bytes;
+  if (p->extent.width > SIZE_MAX / element) return hipErrorInvalidValue;
+  CopySide from{p->srcArray, p->srcPtr.ptr, p->srcPos.x, p->srcPos.y, p->srcPos.z, p->srcPtr.pitch,
+                p->srcPtr.ysize};
+  CopySide to{p->dstArray, p->dstPtr.ptr, p->dstPos.x, p->dstPos.y, p->dstPos.z, p->dstPtr.pitch, p->dstPtr.ysize};
+  for (CopySide* side : {&from, &to}) {
+    if (side->array == nullptr) continue;
+    ArrayInfo s;
+    if (!FindArray(side->array, &s) || side->x > SIZE_MAX / s.element_bytes) return hipErrorInvalidValue;
+    side->x *= s.element_bytes;
+  }
+  return CopyBox("hipMemcpy3D", from, to, p->extent.width * element, p->extent.height, p->extent.depth, p->kind,
+                 stream, mode == Mode::kAsync);
+}
 }  // namespace
+
+hipError_t hipr::client::CopyBox(const char* api, const CopySide& src, const CopySide& dst, size_t width,
+                                 size_t height, size_t depth, hipMemcpyKind kind, hipStream_t stream, bool async) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (!ValidKind(kind)) return hipErrorInvalidMemcpyDirection;
+  DrvCopy c;
+  c.src = BoxSide(src, kind, true);
+  c.dst = BoxSide(dst, kind, false);
+  c.width = width;
+  c.height = height;
+  c.depth = depth;
+  return DrvMemcpy(api, c, stream, async ? Mode::kAsync : Mode::kBlocking, 5);
+}
 
 HIPR_EXPORT hipError_t hipMemcpyParam2D(const hip_Memcpy2D* p) {
   const int major = HIPR_CALLER_MAJOR();
@@ -751,8 +827,9 @@ hipError_t hipr::client::DrvMemcpy3DToParms(const void* drv, int major, hipMemcp
                                : DrvCopyOf(*static_cast<const Memcpy3DLayout<unsigned>*>(drv), major);
   const Side from = SideOf(c.src.type, major);
   const Side to = SideOf(c.dst.type, major);
-  if (c.src.array || c.dst.array) {
-    HIPR_LOG_ONCE(kWarn, "graph memcpy node: HIP arrays are not supported by hipr; returning hipErrorNotSupported");
+  if (from == Side::kArray || to == Side::kArray) {
+    HIPR_LOG_ONCE(kWarn, "graph memcpy node: HIP arrays in graph nodes are not supported by hipr; "
+                         "returning hipErrorNotSupported");
     return hipErrorNotSupported;
   }
   if (from == Side::kInvalid || to == Side::kInvalid) return hipErrorInvalidValue;

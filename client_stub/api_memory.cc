@@ -140,26 +140,19 @@ hipError_t HostFree(void* ptr) {
 
 constexpr unsigned kHostRegisterFlags = hipHostRegisterPortable | hipHostRegisterMapped | hipHostRegisterIoMemory;
 
-// hipMallocPitch's row alignment: the device's texture alignment (256 on
-// every AMD GPU), so each row starts where a texture row may.
-size_t PitchFor(const Session& s, int device, size_t width) {
-  const uint64_t align = s.devices()[device].texture_alignment != 0 ? s.devices()[device].texture_alignment : 256;
-  return static_cast<size_t>((width + align - 1) / align * align);
-}
-
 hipError_t MallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (ptr == nullptr || pitch == nullptr) return hipErrorInvalidValue;
   int device = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-  *pitch = PitchFor(*s, device, width);
+  *pitch = RowPitch(*s, device, width);
   if (width == 0 || height == 0) {
     *ptr = nullptr;
     return hipSuccess;
   }
   if (height > SIZE_MAX / *pitch) return hipErrorInvalidValue;
-  return AllocateDevice(*s, device, *pitch * height, 0, false, ptr);
+  return AllocateDevice(*s, device, *pitch * height, 0, AllocationRole::kPlain, ptr);
 }
 
 }  // namespace
@@ -175,7 +168,7 @@ HIPR_EXPORT hipError_t hipMalloc(void** ptr, size_t size) {
     }
     int device = 0;
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-    return AllocateDevice(*s, device, size, 0, false, ptr);
+    return AllocateDevice(*s, device, size, 0, AllocationRole::kPlain, ptr);
   });
 }
 
@@ -222,7 +215,7 @@ HIPR_EXPORT hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned i
     }
     int device = 0;
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-    return AllocateDevice(*s, device, size, 0, false, ptr);
+    return AllocateDevice(*s, device, size, 0, AllocationRole::kPlain, ptr);
   });
 }
 
@@ -231,14 +224,16 @@ namespace {
 // hipFree's work; `synchronizing` (hipFree itself, not hipFreeAsync): not
 // while a global- or thread-local-mode capture runs on the device, as the
 // device synchronization it implies is not allowed then.
-hipError_t FreeAllocation(void* ptr, bool synchronizing) {
+// `role`: kPlain for hipFree(Async), kArray for an array's memory.
+hipError_t FreeAllocation(void* ptr, bool synchronizing, AllocationRole role = AllocationRole::kPlain) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (ptr == nullptr) return hipSuccess;
   Client& c = Client::Get();
   DeviceAllocation a;
-  if (c.allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a) && (a.module_global || a.ipc_opened))
-    return hipErrorInvalidValue;  // A module's variable or an opened IPC handle, not an allocation.
+  if (c.allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a) &&
+      (a.module_global || a.ipc_opened || a.array != (role == AllocationRole::kArray)))
+    return hipErrorInvalidValue;  // A module's variable, an opened IPC handle or an array's memory.
   if (synchronizing && AnyCapture()) {
     if (hipError_t e = CheckNotCapturing(a.device, 0, true); e != hipSuccess) return e;
   }
@@ -252,6 +247,15 @@ hipError_t FreeAllocation(void* ptr, bool synchronizing) {
 }
 
 }  // namespace
+
+// The device's texture alignment (256 on every AMD GPU), so each row starts
+// where a texture row may.
+size_t hipr::client::RowPitch(const Session& s, int device, size_t width) {
+  const uint64_t align = s.devices()[device].texture_alignment != 0 ? s.devices()[device].texture_alignment : 256;
+  return static_cast<size_t>((width + align - 1) / align * align);
+}
+
+hipError_t hipr::client::FreeDevice(void* ptr, AllocationRole role) { return FreeAllocation(ptr, true, role); }
 
 HIPR_EXPORT hipError_t hipFree(void* ptr) {
   return ApiCall("hipFree", [&] { return FreeAllocation(ptr, true); });
@@ -293,7 +297,7 @@ HIPR_EXPORT hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t strea
       *ptr = nullptr;
       return hipSuccess;
     }
-    return AllocateDevice(*s, target.device, size, 0, false, ptr);
+    return AllocateDevice(*s, target.device, size, 0, AllocationRole::kPlain, ptr);
   });
 }
 
@@ -315,7 +319,7 @@ HIPR_EXPORT hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPoo
       *ptr = nullptr;
       return hipSuccess;
     }
-    return AllocateDevice(*s, target.device, size, 0, false, ptr);
+    return AllocateDevice(*s, target.device, size, 0, AllocationRole::kPlain, ptr);
   });
 }
 

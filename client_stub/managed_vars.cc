@@ -77,7 +77,7 @@ Status ManagedVars::Attach(Session& session, int device, const ModuleLoad& load,
                                                   "' for the __managed__ variable of that name");
     if (var->session != &session && var->size != 0) {
       void* p = nullptr;
-      if (hipError_t e = AllocateDevice(session, device, var->size, msg::kMallocManaged, true, &p); e != hipSuccess)
+      if (hipError_t e = AllocateDevice(session, device, var->size, msg::kMallocManaged, AllocationRole::kModuleGlobal, &p); e != hipSuccess)
         return HipStatus(e, "cannot allocate the device copy of __managed__ variable '" + var->name + "' (" +
                                 std::to_string(var->size) + " bytes)");
       var->session = &session;

@@ -389,7 +389,8 @@ class KernelScenarios:
 
     def scenario_api_table(self):
         """The hand-written HIP functions, one table row each with behavioural checks, against two
-        sim devices (api_table_memory.hip, api_table_runtime.hip, api_table_rtc.hip: runtime
+        sim devices (api_table_memory.hip, api_table_runtime.hip, api_table_array.hip: arrays and
+        textures, api_table_rtc.hip: runtime
         compilation, its kernels in rtc/; all linked against the stub). Fails
         unless the rows cover every function client_stub/abi/handwritten.txt marks remoted or local
         and tests/e2e/api_table_pending.txt does not list, and if a listed one has a row. Then
@@ -401,7 +402,7 @@ class KernelScenarios:
         root = os.path.join(here, "..", "..")
         w = self.worker(extra_args=["--sim-devices", "2"])
         passed = set()
-        for name in ("api_table_memory", "api_table_runtime", "api_table_rtc"):
+        for name in ("api_table_memory", "api_table_runtime", "api_table_array", "api_table_rtc"):
             env = client_env(self.build, w.server, "preload")
             env["HIPR_RTC_DIR"] = os.path.join(here, "rtc")
             program = run_to_pass(name, [self.build.program(name)], env, timeout=120)

@@ -1,0 +1,619 @@
+// api_table_array: one row per hand-written function of HIP arrays,
+// mipmapped arrays and texture objects, against a sim worker with two
+// devices; see api_table.h. hipr keeps an array as pitched device memory
+// (client_stub/hip_arrays.h): every row that copies reads the bytes back,
+// through the array and through the memory it lives in. Linked against the
+// stub for the 6.x additions.
+#include <hip/hip_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "api_table.h"
+
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+
+// ROCm >= 5.3 array functions Debian's 5.2 headers lack.
+extern "C" {
+hipError_t hipArrayGetInfo(hipChannelFormatDesc* desc, hipExtent* extent, unsigned int* flags, hipArray_t array);
+hipError_t hipArrayGetDescriptor(HIP_ARRAY_DESCRIPTOR* descriptor, hipArray_t array);
+hipError_t hipArray3DGetDescriptor(HIP_ARRAY3D_DESCRIPTOR* descriptor, hipArray_t array);
+hipError_t hipMemcpy2DToArray_spt(hipArray_t dst, size_t w_offset, size_t h_offset, const void* src, size_t spitch,
+                                  size_t width, size_t height, hipMemcpyKind kind);
+hipError_t hipMemcpy2DToArrayAsync_spt(hipArray_t dst, size_t w_offset, size_t h_offset, const void* src,
+                                       size_t spitch, size_t width, size_t height, hipMemcpyKind kind,
+                                       hipStream_t stream);
+hipError_t hipMemcpy2DFromArray_spt(void* dst, size_t dpitch, hipArray_const_t src, size_t w_offset, size_t h_offset,
+                                    size_t width, size_t height, hipMemcpyKind kind);
+hipError_t hipMemcpy2DFromArrayAsync_spt(void* dst, size_t dpitch, hipArray_const_t src, size_t w_offset,
+                                         size_t h_offset, size_t width, size_t height, hipMemcpyKind kind,
+                                         hipStream_t stream);
+hipError_t hipMemcpyFromArray_spt(void* dst, hipArray_const_t src, size_t w_offset, size_t h_offset, size_t count,
+                                  hipMemcpyKind kind);
+hipError_t hipMemcpy2DArrayToArray(hipArray_t dst, size_t w_offset_dst, size_t h_offset_dst, hipArray_const_t src,
+                                   size_t w_offset_src, size_t h_offset_src, size_t width, size_t height,
+                                   hipMemcpyKind kind);
+hipError_t hipMemcpyAtoA(hipArray_t dst, size_t dst_offset, hipArray_t src, size_t src_offset, size_t count);
+hipError_t hipMemcpyAtoD(hipDeviceptr_t dst, hipArray_t src, size_t src_offset, size_t count);
+hipError_t hipMemcpyDtoA(hipArray_t dst, size_t dst_offset, hipDeviceptr_t src, size_t count);
+hipError_t hipMemcpyAtoHAsync(void* dst, hipArray_t src, size_t src_offset, size_t count, hipStream_t stream);
+hipError_t hipMemcpyHtoAAsync(hipArray_t dst, size_t dst_offset, const void* src, size_t count, hipStream_t stream);
+}
+
+namespace {
+
+// A float array of `w` x `h` (h 0: 1-D) and a host image of it, each
+// element its index + 0.5.
+struct FloatArray {
+  hipArray_t array = nullptr;
+  size_t w = 0, h = 0;
+  std::vector<float> host;
+  FloatArray(size_t width, size_t height) : w(width), h(height), host(width * (height ? height : 1)) {
+    hipChannelFormatDesc desc = hipCreateChannelDesc<float>();
+    HIP_OK(hipMallocArray(&array, &desc, w, h, hipArrayDefault));
+    for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i) + 0.5f;
+  }
+  ~FloatArray() { (void)hipFreeArray(array); }
+  size_t row_bytes() const { return w * sizeof(float); }
+  size_t rows() const { return h ? h : 1; }
+  void Fill() {
+    HIP_OK(hipMemcpy2DToArray(array, 0, 0, host.data(), row_bytes(), row_bytes(), rows(), hipMemcpyHostToDevice));
+  }
+  std::vector<float> Read() const {
+    std::vector<float> out(host.size(), -1.0f);
+    HIP_OK(hipMemcpy2DFromArray(out.data(), row_bytes(), array, 0, 0, row_bytes(), rows(), hipMemcpyDeviceToHost));
+    return out;
+  }
+};
+
+void CheckFloats(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
+  CHECK(got.size() == want.size(), "%s: %zu values, expected %zu", what, got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    CHECK(got[i] == want[i], "%s: value %zu is %g, expected %g", what, i, got[i], want[i]);
+}
+
+// ---- Allocation and description --------------------------------------------------
+
+void MallocArray() {
+  hipArray_t a = nullptr;
+  hipChannelFormatDesc desc = hipCreateChannelDesc(8, 8, 8, 8, hipChannelFormatKindUnsigned);
+  HIP_OK(hipMallocArray(&a, &desc, 33, 7, hipArrayDefault));
+  // 5.x's struct hipArray holds the truth; its memory is device memory.
+  CHECK(a->width == 33 && a->height == 7 && a->depth == 0, "shape %u x %u x %u", a->width, a->height, a->depth);
+  CHECK(a->NumChannels == 4 && a->Format == HIP_AD_FORMAT_UNSIGNED_INT8, "format %d x %u", a->Format, a->NumChannels);
+  CHECK(a->textureType == hipTextureType2D && !a->isDrv, "texture type %u", a->textureType);
+  hipPointerAttribute_t attr{};
+  HIP_OK(hipPointerGetAttributes(&attr, a->data));
+  CHECK(attr.memoryType == hipMemoryTypeDevice, "the array's memory is type %d", attr.memoryType);
+  // hipFree refuses an array's memory; hipFreeArray frees it.
+  HIP_EXPECT(hipFree(a->data), hipErrorInvalidValue);
+  void* data = a->data;
+  HIP_OK(hipFreeArray(a));
+  HIP_EXPECT(hipPointerGetAttributes(&attr, data), hipErrorInvalidValue);
+  HIP_EXPECT(hipFreeArray(a), hipErrorInvalidValue);  // Freed: unknown.
+  // Three channels, mixed widths, 8-bit floats and width 0 are invalid.
+  hipChannelFormatDesc three = hipCreateChannelDesc(32, 32, 32, 0, hipChannelFormatKindFloat);
+  HIP_EXPECT(hipMallocArray(&a, &three, 4, 4, 0), hipErrorInvalidValue);
+  hipChannelFormatDesc mixed = hipCreateChannelDesc(32, 16, 0, 0, hipChannelFormatKindSigned);
+  HIP_EXPECT(hipMallocArray(&a, &mixed, 4, 4, 0), hipErrorInvalidValue);
+  hipChannelFormatDesc f8 = hipCreateChannelDesc(8, 0, 0, 0, hipChannelFormatKindFloat);
+  HIP_EXPECT(hipMallocArray(&a, &f8, 4, 4, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipMallocArray(&a, &desc, 0, 4, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipMallocArray(&a, &desc, 4, 4, 0x100), hipErrorInvalidValue);
+}
+
+void Malloc3DArray() {
+  hipArray_t a = nullptr;
+  hipChannelFormatDesc desc = hipCreateChannelDesc<short2>();
+  HIP_OK(hipMalloc3DArray(&a, &desc, make_hipExtent(5, 4, 3), hipArrayDefault));
+  CHECK(a->textureType == hipTextureType3D && a->depth == 3, "3-D: type %u depth %u", a->textureType, a->depth);
+  CHECK(a->Format == HIP_AD_FORMAT_SIGNED_INT16 && a->NumChannels == 2, "format %d x %u", a->Format, a->NumChannels);
+  HIP_OK(hipFreeArray(a));
+  // Layered 1-D: height 0, depth layers.
+  HIP_OK(hipMalloc3DArray(&a, &desc, make_hipExtent(16, 0, 4), hipArrayLayered));
+  CHECK(a->textureType == hipTextureType1DLayered, "layered: type 0x%x", a->textureType);
+  HIP_OK(hipFreeArray(a));
+  // A cubemap is square with six faces.
+  HIP_OK(hipMalloc3DArray(&a, &desc, make_hipExtent(8, 8, 6), hipArrayCubemap));
+  CHECK(a->textureType == hipTextureTypeCubemap, "cubemap: type 0x%x", a->textureType);
+  HIP_OK(hipFreeArray(a));
+  HIP_EXPECT(hipMalloc3DArray(&a, &desc, make_hipExtent(8, 4, 6), hipArrayCubemap), hipErrorInvalidValue);
+  HIP_EXPECT(hipMalloc3DArray(&a, &desc, make_hipExtent(8, 0, 2), hipArrayDefault), hipErrorInvalidValue);
+  HIP_EXPECT(hipMalloc3DArray(&a, nullptr, make_hipExtent(8, 8, 1), 0), hipErrorInvalidValue);
+
+  // hipMemcpy3D into and out of a 3-D array: the array side's position and
+  // the width are in elements.
+  hipChannelFormatDesc fdesc = hipCreateChannelDesc<float>();
+  HIP_OK(hipMalloc3DArray(&a, &fdesc, make_hipExtent(4, 3, 2), 0));
+  std::vector<float> in(24), out(24, -1.0f);
+  for (int i = 0; i < 24; ++i) in[i] = i * 2.0f;
+  hipMemcpy3DParms p{};
+  p.srcPtr = make_hipPitchedPtr(in.data(), 4 * sizeof(float), 4, 3);
+  p.dstArray = a;
+  p.extent = make_hipExtent(4, 3, 2);
+  p.kind = hipMemcpyHostToDevice;
+  HIP_OK(hipMemcpy3D(&p));
+  hipMemcpy3DParms q{};
+  q.srcArray = a;
+  q.dstPtr = make_hipPitchedPtr(out.data(), 4 * sizeof(float), 4, 3);
+  q.extent = make_hipExtent(4, 3, 2);
+  q.kind = hipMemcpyDeviceToHost;
+  HIP_OK(hipMemcpy3D(&q));
+  CheckFloats(out, in, "hipMemcpy3D through a 3-D array");
+  // A 2 x 2 x 1 box at element (1, 1, 1).
+  float box[4] = {};
+  hipMemcpy3DParms r{};
+  r.srcArray = a;
+  r.srcPos = make_hipPos(1, 1, 1);
+  r.dstPtr = make_hipPitchedPtr(box, 2 * sizeof(float), 2, 2);
+  r.extent = make_hipExtent(2, 2, 1);
+  r.kind = hipMemcpyDeviceToHost;
+  HIP_OK(hipMemcpy3D(&r));
+  CHECK(box[0] == in[12 + 4 + 1] && box[1] == in[12 + 4 + 2] && box[2] == in[12 + 8 + 1] && box[3] == in[12 + 8 + 2],
+        "box read %g %g %g %g", box[0], box[1], box[2], box[3]);
+  r.srcPos = make_hipPos(3, 0, 0);  // Two elements from x = 3 run past the row.
+  HIP_EXPECT(hipMemcpy3D(&r), hipErrorInvalidValue);
+  // The driver API names an array side by its memory type.
+  float two[2][2] = {};
+  hip_Memcpy2D c{};
+  c.srcMemoryType = hipMemoryTypeArray;
+  c.srcArray = a;
+  c.srcXInBytes = sizeof(float);
+  c.srcY = 1;
+  c.dstMemoryType = hipMemoryTypeHost;
+  c.dstHost = two;
+  c.dstPitch = sizeof(two[0]);
+  c.WidthInBytes = sizeof(two[0]);
+  c.Height = 2;
+  HIP_OK(hipMemcpyParam2D(&c));
+  CHECK(two[0][0] == in[5] && two[1][1] == in[10], "hipMemcpyParam2D from an array: %g %g", two[0][0], two[1][1]);
+  HIP_OK(hipFreeArray(a));
+  HIP_EXPECT(hipMemcpyParam2D(&c), hipErrorInvalidValue);  // The array is gone.
+}
+
+void ArrayCreate() {
+  hipArray_t a = nullptr;
+  HIP_ARRAY_DESCRIPTOR d{64, 2, HIP_AD_FORMAT_HALF, 4};
+  HIP_OK(hipArrayCreate(&a, &d));
+  CHECK(a->isDrv && a->desc.x == 16 && a->desc.w == 16 && a->desc.f == hipChannelFormatKindFloat,
+        "driver array: isDrv %d desc %d/%d kind %d", a->isDrv, a->desc.x, a->desc.w, a->desc.f);
+  HIP_OK(hipArrayDestroy(a));
+  d.NumChannels = 3;
+  HIP_EXPECT(hipArrayCreate(&a, &d), hipErrorInvalidValue);
+  d.NumChannels = 1;
+  d.Format = static_cast<hipArray_Format>(0x7f);
+  HIP_EXPECT(hipArrayCreate(&a, &d), hipErrorInvalidValue);
+}
+
+void Array3DCreate() {
+  hipArray_t a = nullptr;
+  HIP_ARRAY3D_DESCRIPTOR d{16, 16, 4, HIP_AD_FORMAT_UNSIGNED_INT32, 1, hipArrayLayered};
+  HIP_OK(hipArray3DCreate(&a, &d));
+  CHECK(a->textureType == hipTextureType2DLayered && a->isDrv, "type 0x%x", a->textureType);
+  HIP_OK(hipArrayDestroy(a));
+  HIP_EXPECT(hipArray3DCreate(&a, nullptr), hipErrorInvalidValue);
+}
+
+void FreeArray() {
+  FloatArray f(8, 2);
+  f.Fill();
+  void* data = f.array->data;
+  HIP_OK(hipFreeArray(f.array));
+  hipPointerAttribute_t attr{};
+  HIP_EXPECT(hipPointerGetAttributes(&attr, data), hipErrorInvalidValue);  // Its memory is gone.
+  HIP_EXPECT(hipFreeArray(f.array), hipErrorInvalidValue);
+  HIP_EXPECT(hipFreeArray(nullptr), hipErrorInvalidValue);
+  f.array = nullptr;
+}
+
+void ArrayDestroy() {
+  hipArray_t a = nullptr;
+  HIP_ARRAY_DESCRIPTOR d{4, 0, HIP_AD_FORMAT_FLOAT, 1};
+  HIP_OK(hipArrayCreate(&a, &d));
+  HIP_OK(hipArrayDestroy(a));
+  HIP_EXPECT(hipArrayDestroy(a), hipErrorInvalidValue);
+}
+
+void ArrayGetInfo() {
+  hipArray_t a = nullptr;
+  // (Not hipCreateChannelDesc<uchar2>: 5.2's header makes that one signed.)
+  hipChannelFormatDesc desc = hipCreateChannelDesc(8, 8, 0, 0, hipChannelFormatKindUnsigned);
+  HIP_OK(hipMalloc3DArray(&a, &desc, make_hipExtent(10, 0, 3), hipArrayLayered | hipArraySurfaceLoadStore));
+  hipChannelFormatDesc got{};
+  hipExtent extent{};
+  unsigned flags = 0;
+  HIP_OK(hipArrayGetInfo(&got, &extent, &flags, a));
+  CHECK(got.x == 8 && got.y == 8 && got.z == 0 && got.f == hipChannelFormatKindUnsigned, "desc %d/%d/%d", got.x,
+        got.y, got.z);
+  CHECK(extent.width == 10 && extent.height == 0 && extent.depth == 3, "extent %zu x %zu x %zu", extent.width,
+        extent.height, extent.depth);
+  CHECK(flags == (hipArrayLayered | hipArraySurfaceLoadStore), "flags 0x%x", flags);
+  HIP_OK(hipFreeArray(a));
+  HIP_EXPECT(hipArrayGetInfo(&got, &extent, &flags, a), hipErrorInvalidHandle);
+}
+
+void ArrayGetDescriptor() {
+  FloatArray f(12, 3);
+  HIP_ARRAY_DESCRIPTOR d{};
+  HIP_OK(hipArrayGetDescriptor(&d, f.array));
+  CHECK(d.Width == 12 && d.Height == 3 && d.Format == HIP_AD_FORMAT_FLOAT && d.NumChannels == 1,
+        "descriptor %zu x %zu format %d x %u", d.Width, d.Height, d.Format, d.NumChannels);
+  hipArray_t a3 = nullptr;
+  hipChannelFormatDesc desc = hipCreateChannelDesc<float>();
+  HIP_OK(hipMalloc3DArray(&a3, &desc, make_hipExtent(2, 2, 2), 0));
+  HIP_EXPECT(hipArrayGetDescriptor(&d, a3), hipErrorInvalidValue);  // 3-D: hipArray3DGetDescriptor.
+  HIP_OK(hipFreeArray(a3));
+}
+
+void Array3DGetDescriptor() {
+  hipArray_t a = nullptr;
+  HIP_ARRAY3D_DESCRIPTOR in{6, 5, 4, HIP_AD_FORMAT_SIGNED_INT8, 2, hipArraySurfaceLoadStore};
+  HIP_OK(hipArray3DCreate(&a, &in));
+  HIP_ARRAY3D_DESCRIPTOR d{};
+  HIP_OK(hipArray3DGetDescriptor(&d, a));
+  CHECK(d.Width == 6 && d.Height == 5 && d.Depth == 4 && d.Format == HIP_AD_FORMAT_SIGNED_INT8 &&
+            d.NumChannels == 2 && d.Flags == hipArraySurfaceLoadStore,
+        "descriptor %zu x %zu x %zu", d.Width, d.Height, d.Depth);
+  HIP_OK(hipArrayDestroy(a));
+  HIP_EXPECT(hipArray3DGetDescriptor(&d, a), hipErrorInvalidHandle);
+}
+
+void GetChannelDesc() {
+  hipArray_t a = nullptr;
+  hipChannelFormatDesc desc = hipCreateChannelDesc<int4>();
+  HIP_OK(hipMallocArray(&a, &desc, 3, 0, 0));
+  hipChannelFormatDesc got{};
+  HIP_OK(hipGetChannelDesc(&got, a));
+  CHECK(got.x == 32 && got.w == 32 && got.f == hipChannelFormatKindSigned, "desc %d/%d kind %d", got.x, got.w, got.f);
+  HIP_OK(hipFreeArray(a));
+  HIP_EXPECT(hipGetChannelDesc(&got, a), hipErrorInvalidHandle);
+}
+
+// ---- Mipmapped arrays --------------------------------------------------------------
+
+void MallocMipmappedArray() {
+  hipMipmappedArray_t m = nullptr;
+  hipChannelFormatDesc desc = hipCreateChannelDesc<float>();
+  HIP_OK(hipMallocMipmappedArray(&m, &desc, make_hipExtent(16, 8, 0), 0, 0));  // 0: every level.
+  CHECK(m->max_mipmap_level == 4 && m->width == 16 && m->height == 8, "levels 0..%u of %u x %u", m->max_mipmap_level,
+        m->width, m->height);
+  // Level 3 is 2 x 1 and really holds data.
+  hipArray_t level = nullptr;
+  HIP_OK(hipGetMipmappedArrayLevel(&level, m, 3));
+  CHECK(level->width == 2 && level->height == 1, "level 3 is %u x %u", level->width, level->height);
+  const float in[2] = {1.5f, -2.5f};
+  float out[2] = {};
+  HIP_OK(hipMemcpyToArray(level, 0, 0, in, sizeof(in), hipMemcpyHostToDevice));
+  HIP_OK(hipMemcpyFromArray(out, level, 0, 0, sizeof(out), hipMemcpyDeviceToHost));
+  CHECK(out[0] == 1.5f && out[1] == -2.5f, "level 3 read back %g %g", out[0], out[1]);
+  HIP_EXPECT(hipFreeArray(level), hipErrorInvalidValue);  // Freed with its mipmapped array.
+  HIP_OK(hipFreeMipmappedArray(m));
+  HIP_EXPECT(hipMallocMipmappedArray(&m, &desc, make_hipExtent(16, 8, 0), 6, 0), hipErrorInvalidValue);  // 5 at most.
+}
+
+void MipmappedArrayCreate() {
+  hipMipmappedArray_t m = nullptr;
+  HIP_ARRAY3D_DESCRIPTOR d{8, 8, 8, HIP_AD_FORMAT_UNSIGNED_INT8, 4, 0};
+  HIP_OK(hipMipmappedArrayCreate(&m, &d, 2));
+  hipArray_t level = nullptr;
+  HIP_OK(hipMipmappedArrayGetLevel(&level, m, 1));
+  CHECK(level->width == 4 && level->height == 4 && level->depth == 4, "level 1 is %u x %u x %u", level->width,
+        level->height, level->depth);
+  HIP_OK(hipMipmappedArrayDestroy(m));
+}
+
+void FreeMipmappedArray() {
+  hipMipmappedArray_t m = nullptr;
+  hipChannelFormatDesc desc = hipCreateChannelDesc<float>();
+  HIP_OK(hipMallocMipmappedArray(&m, &desc, make_hipExtent(4, 0, 0), 3, 0));
+  hipArray_t level0 = nullptr;
+  HIP_OK(hipGetMipmappedArrayLevel(&level0, m, 0));
+  void* data = level0->data;
+  HIP_OK(hipFreeMipmappedArray(m));
+  hipPointerAttribute_t attr{};
+  HIP_EXPECT(hipPointerGetAttributes(&attr, data), hipErrorInvalidValue);  // Every level's memory is gone.
+  HIP_EXPECT(hipFreeMipmappedArray(m), hipErrorInvalidValue);
+}
+
+void MipmappedArrayDestroy() {
+  hipMipmappedArray_t m = nullptr;
+  HIP_ARRAY3D_DESCRIPTOR d{4, 4, 0, HIP_AD_FORMAT_FLOAT, 1, 0};
+  HIP_OK(hipMipmappedArrayCreate(&m, &d, 3));
+  HIP_OK(hipMipmappedArrayDestroy(m));
+  hipArray_t level = nullptr;
+  HIP_EXPECT(hipMipmappedArrayGetLevel(&level, m, 0), hipErrorInvalidHandle);
+  HIP_EXPECT(hipMipmappedArrayDestroy(m), hipErrorInvalidValue);
+}
+
+void GetMipmappedArrayLevel() {
+  hipMipmappedArray_t m = nullptr;
+  hipChannelFormatDesc desc = hipCreateChannelDesc<float>();
+  HIP_OK(hipMallocMipmappedArray(&m, &desc, make_hipExtent(8, 8, 0), 2, 0));
+  hipArray_t l0 = nullptr, l1 = nullptr;
+  HIP_OK(hipGetMipmappedArrayLevel(&l0, m, 0));
+  HIP_OK(hipGetMipmappedArrayLevel(&l1, m, 1));
+  CHECK(l0 != l1 && l0->width == 8 && l1->width == 4, "levels %u and %u wide", l0->width, l1->width);
+  HIP_EXPECT(hipGetMipmappedArrayLevel(&l1, m, 2), hipErrorInvalidValue);
+  HIP_OK(hipFreeMipmappedArray(m));
+}
+
+void MipmappedArrayGetLevel() {
+  hipMipmappedArray_t m = nullptr;
+  HIP_ARRAY3D_DESCRIPTOR d{8, 2, 0, HIP_AD_FORMAT_FLOAT, 2, 0};
+  HIP_OK(hipMipmappedArrayCreate(&m, &d, 2));
+  hipArray_t l1 = nullptr;
+  HIP_OK(hipMipmappedArrayGetLevel(&l1, m, 1));
+  CHECK(l1->width == 4 && l1->height == 1 && l1->NumChannels == 2, "level 1 is %u x %u", l1->width, l1->height);
+  HIP_EXPECT(hipMipmappedArrayGetLevel(nullptr, m, 0), hipErrorInvalidValue);
+  HIP_OK(hipMipmappedArrayDestroy(m));
+}
+
+// ---- Copies ------------------------------------------------------------------------
+
+void Memcpy2DToArray() {
+  FloatArray f(9, 4);
+  f.Fill();
+  CheckFloats(f.Read(), f.host, "round trip");
+  // Through the memory hipr keeps it in: rows of the texture alignment.
+  std::vector<float> row(9);
+  HIP_OK(hipMemcpy(row.data(), static_cast<char*>(f.array->data) + 256 * 2, sizeof(float) * 9, hipMemcpyDeviceToHost));
+  CHECK(row[0] == 18.5f && row[8] == 26.5f, "row 2 in device memory: %g .. %g", row[0], row[8]);
+  // A sub-rectangle at (2 elements, 1 row).
+  const float patch[4] = {-1, -2, -3, -4};
+  HIP_OK(hipMemcpy2DToArray(f.array, 2 * sizeof(float), 1, patch, 2 * sizeof(float), 2 * sizeof(float), 2,
+                            hipMemcpyHostToDevice));
+  std::vector<float> want = f.host;
+  want[1 * 9 + 2] = -1, want[1 * 9 + 3] = -2, want[2 * 9 + 2] = -3, want[2 * 9 + 3] = -4;
+  CheckFloats(f.Read(), want, "patch");
+  // Outside the array, or a source pitch narrower than the width.
+  HIP_EXPECT(hipMemcpy2DToArray(f.array, 8 * sizeof(float), 0, patch, 8, 8, 1, hipMemcpyHostToDevice),
+             hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpy2DToArray(f.array, 0, 3, patch, 8, 8, 2, hipMemcpyHostToDevice), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpy2DToArray(f.array, 0, 0, patch, 4, 8, 1, hipMemcpyHostToDevice), hipErrorInvalidPitchValue);
+}
+
+void Memcpy2DToArray_spt() {
+  FloatArray f(5, 2);
+  HIP_OK(hipMemcpy2DToArray_spt(f.array, 0, 0, f.host.data(), f.row_bytes(), f.row_bytes(), 2, hipMemcpyHostToDevice));
+  CheckFloats(f.Read(), f.host, "per-thread copy");
+}
+
+void Memcpy2DToArrayAsync() {
+  FloatArray f(7, 3);
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  // From device memory, in stream order.
+  void* d = nullptr;
+  HIP_OK(hipMalloc(&d, f.host.size() * sizeof(float)));
+  HIP_OK(hipMemcpy(d, f.host.data(), f.host.size() * sizeof(float), hipMemcpyHostToDevice));
+  HIP_OK(hipMemcpy2DToArrayAsync(f.array, 0, 0, d, f.row_bytes(), f.row_bytes(), 3, hipMemcpyDeviceToDevice, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CheckFloats(f.Read(), f.host, "async from device memory");
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void Memcpy2DToArrayAsync_spt() {
+  FloatArray f(4, 4);
+  HIP_OK(hipMemcpy2DToArrayAsync_spt(f.array, 0, 0, f.host.data(), f.row_bytes(), f.row_bytes(), 4,
+                                     hipMemcpyHostToDevice, nullptr));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CheckFloats(f.Read(), f.host, "per-thread async copy");
+}
+
+void Memcpy2DFromArray() {
+  FloatArray f(6, 5);
+  f.Fill();
+  // Rows 1..3, elements 2..4, into a host buffer with a wider pitch.
+  float out[3][8] = {};
+  HIP_OK(hipMemcpy2DFromArray(out, sizeof(out[0]), f.array, 2 * sizeof(float), 1, 3 * sizeof(float), 3,
+                              hipMemcpyDeviceToHost));
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      CHECK(out[r][c] == f.host[(r + 1) * 6 + c + 2], "(%d, %d) is %g", r, c, out[r][c]);
+  CHECK(out[0][3] == 0.0f, "wrote past the width");
+  HIP_EXPECT(hipMemcpy2DFromArray(out, sizeof(out[0]), f.array, 0, 4, 4, 2, hipMemcpyDeviceToHost),
+             hipErrorInvalidValue);
+}
+
+void Memcpy2DFromArray_spt() {
+  FloatArray f(3, 3);
+  f.Fill();
+  std::vector<float> out(9);
+  HIP_OK(hipMemcpy2DFromArray_spt(out.data(), f.row_bytes(), f.array, 0, 0, f.row_bytes(), 3, hipMemcpyDeviceToHost));
+  CheckFloats(out, f.host, "per-thread read");
+}
+
+void Memcpy2DFromArrayAsync() {
+  FloatArray f(8, 2);
+  f.Fill();
+  float* pinned = nullptr;
+  HIP_OK(hipHostMalloc(&pinned, f.host.size() * sizeof(float)));
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipMemcpy2DFromArrayAsync(pinned, f.row_bytes(), f.array, 0, 0, f.row_bytes(), 2, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CheckFloats(std::vector<float>(pinned, pinned + f.host.size()), f.host, "async read into pinned memory");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipHostFree(pinned));
+}
+
+void Memcpy2DFromArrayAsync_spt() {
+  FloatArray f(2, 2);
+  f.Fill();
+  std::vector<float> out(4);
+  HIP_OK(hipMemcpy2DFromArrayAsync_spt(out.data(), f.row_bytes(), f.array, 0, 0, f.row_bytes(), 2,
+                                       hipMemcpyDeviceToHost, nullptr));
+  HIP_OK(hipStreamSynchronize(hipStreamPerThread));
+  CheckFloats(out, f.host, "per-thread async read");
+}
+
+void Memcpy2DArrayToArray() {
+  FloatArray a(5, 4), b(6, 5);
+  a.Fill();
+  std::vector<float> zeros(b.host.size(), 0.0f);
+  HIP_OK(hipMemcpy2DToArray(b.array, 0, 0, zeros.data(), b.row_bytes(), b.row_bytes(), 5, hipMemcpyHostToDevice));
+  // a's 3 x 2 block at (1, 1) to b at (2, 3).
+  HIP_OK(hipMemcpy2DArrayToArray(b.array, 2 * sizeof(float), 3, a.array, sizeof(float), 1, 3 * sizeof(float), 2,
+                                 hipMemcpyDeviceToDevice));
+  std::vector<float> want = zeros;
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 3; ++c) want[(3 + r) * 6 + 2 + c] = a.host[(1 + r) * 5 + 1 + c];
+  CheckFloats(b.Read(), want, "array to array");
+  HIP_EXPECT(hipMemcpy2DArrayToArray(b.array, 0, 4, a.array, 0, 0, 4, 2, hipMemcpyDeviceToDevice),
+             hipErrorInvalidValue);
+}
+
+void MemcpyToArray() {
+  // 1-D copies run on row after row from the offset: 10 floats from
+  // (3 elements, row 1) of a 5-wide array fill the rest of row 1, row 2 and
+  // three of row 3.
+  FloatArray f(5, 4);
+  std::vector<float> zeros(20, 0.0f);
+  HIP_OK(hipMemcpy2DToArray(f.array, 0, 0, zeros.data(), f.row_bytes(), f.row_bytes(), 4, hipMemcpyHostToDevice));
+  std::vector<float> in(10);
+  for (int i = 0; i < 10; ++i) in[i] = 100.0f + i;
+  HIP_OK(hipMemcpyToArray(f.array, 3 * sizeof(float), 1, in.data(), in.size() * sizeof(float), hipMemcpyHostToDevice));
+  std::vector<float> want = zeros;
+  for (int i = 0; i < 10; ++i) want[5 + 3 + i] = in[i];
+  CheckFloats(f.Read(), want, "1-D copy across rows");
+  HIP_EXPECT(hipMemcpyToArray(f.array, 0, 3, in.data(), in.size() * sizeof(float), hipMemcpyHostToDevice),
+             hipErrorInvalidValue);  // Past the end.
+}
+
+void MemcpyFromArray() {
+  FloatArray f(4, 3);
+  f.Fill();
+  std::vector<float> out(7);
+  HIP_OK(hipMemcpyFromArray(out.data(), f.array, 2 * sizeof(float), 0, out.size() * sizeof(float),
+                            hipMemcpyDeviceToHost));
+  CheckFloats(out, std::vector<float>(f.host.begin() + 2, f.host.begin() + 9), "1-D read across rows");
+}
+
+void MemcpyFromArray_spt() {
+  FloatArray f(3, 0);
+  f.Fill();
+  std::vector<float> out(3);
+  HIP_OK(hipMemcpyFromArray_spt(out.data(), f.array, 0, 0, 3 * sizeof(float), hipMemcpyDeviceToHost));
+  CheckFloats(out, f.host, "per-thread 1-D read");
+}
+
+void MemcpyHtoA() {
+  FloatArray f(16, 0);
+  HIP_OK(hipMemcpyHtoA(f.array, 0, f.host.data(), f.host.size() * sizeof(float)));
+  CheckFloats(f.Read(), f.host, "host to array");
+  HIP_EXPECT(hipMemcpyHtoA(f.array, 8, f.host.data(), f.host.size() * sizeof(float)), hipErrorInvalidValue);
+}
+
+void MemcpyHtoAAsync() {
+  FloatArray f(8, 0);
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipMemcpyHtoAAsync(f.array, 2 * sizeof(float), f.host.data(), 6 * sizeof(float), s));
+  HIP_OK(hipStreamSynchronize(s));
+  std::vector<float> out(6);
+  HIP_OK(hipMemcpyAtoH(out.data(), f.array, 2 * sizeof(float), 6 * sizeof(float)));
+  CheckFloats(out, std::vector<float>(f.host.begin(), f.host.begin() + 6), "async host to array at an offset");
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void MemcpyAtoH() {
+  FloatArray f(10, 0);
+  f.Fill();
+  std::vector<float> out(4);
+  HIP_OK(hipMemcpyAtoH(out.data(), f.array, 5 * sizeof(float), out.size() * sizeof(float)));
+  CheckFloats(out, std::vector<float>(f.host.begin() + 5, f.host.begin() + 9), "array to host");
+  HIP_EXPECT(hipMemcpyAtoH(out.data(), f.array, 8 * sizeof(float), out.size() * sizeof(float)), hipErrorInvalidValue);
+}
+
+void MemcpyAtoHAsync() {
+  FloatArray f(6, 0);
+  f.Fill();
+  std::vector<float> out(6);
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipMemcpyAtoHAsync(out.data(), f.array, 0, out.size() * sizeof(float), s));
+  HIP_OK(hipStreamSynchronize(s));
+  CheckFloats(out, f.host, "async array to host");
+  HIP_OK(hipStreamDestroy(s));
+}
+
+void MemcpyAtoD() {
+  FloatArray f(8, 2);
+  f.Fill();
+  float* d = nullptr;
+  HIP_OK(hipMalloc(&d, 16 * sizeof(float)));
+  HIP_OK(hipMemcpyAtoD(d, f.array, 0, 16 * sizeof(float)));
+  std::vector<float> out(16);
+  HIP_OK(hipMemcpy(out.data(), d, 16 * sizeof(float), hipMemcpyDeviceToHost));
+  CheckFloats(out, f.host, "array to device memory (both rows, packed)");
+  HIP_OK(hipFree(d));
+}
+
+void MemcpyDtoA() {
+  FloatArray f(4, 2);
+  float* d = nullptr;
+  HIP_OK(hipMalloc(&d, 8 * sizeof(float)));
+  HIP_OK(hipMemcpy(d, f.host.data(), 8 * sizeof(float), hipMemcpyHostToDevice));
+  HIP_OK(hipMemcpyDtoA(f.array, 0, d, 8 * sizeof(float)));
+  CheckFloats(f.Read(), f.host, "device memory to array");
+  HIP_EXPECT(hipMemcpyDtoA(f.array, 0, d, 9 * sizeof(float)), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+}
+
+void MemcpyAtoA() {
+  // Arrays of different widths: the copy runs row after row in both.
+  FloatArray a(6, 2), b(4, 3);
+  a.Fill();
+  HIP_OK(hipMemcpyAtoA(b.array, 0, a.array, 0, 12 * sizeof(float)));
+  CheckFloats(b.Read(), a.host, "array to array, 12 floats");
+  HIP_EXPECT(hipMemcpyAtoA(b.array, 4, a.array, 0, 12 * sizeof(float)), hipErrorInvalidValue);
+}
+
+}  // namespace
+
+const e2e::Row kRows[] = {
+    {"hipMallocArray", MallocArray},
+    {"hipMalloc3DArray", Malloc3DArray},
+    {"hipArrayCreate", ArrayCreate},
+    {"hipArray3DCreate", Array3DCreate},
+    {"hipFreeArray", FreeArray},
+    {"hipArrayDestroy", ArrayDestroy},
+    {"hipArrayGetInfo", ArrayGetInfo},
+    {"hipArrayGetDescriptor", ArrayGetDescriptor},
+    {"hipArray3DGetDescriptor", Array3DGetDescriptor},
+    {"hipGetChannelDesc", GetChannelDesc},
+    {"hipMallocMipmappedArray", MallocMipmappedArray},
+    {"hipMipmappedArrayCreate", MipmappedArrayCreate},
+    {"hipFreeMipmappedArray", FreeMipmappedArray},
+    {"hipMipmappedArrayDestroy", MipmappedArrayDestroy},
+    {"hipGetMipmappedArrayLevel", GetMipmappedArrayLevel},
+    {"hipMipmappedArrayGetLevel", MipmappedArrayGetLevel},
+    {"hipMemcpy2DToArray", Memcpy2DToArray},
+    {"hipMemcpy2DToArray_spt", Memcpy2DToArray_spt},
+    {"hipMemcpy2DToArrayAsync", Memcpy2DToArrayAsync},
+    {"hipMemcpy2DToArrayAsync_spt", Memcpy2DToArrayAsync_spt},
+    {"hipMemcpy2DFromArray", Memcpy2DFromArray},
+    {"hipMemcpy2DFromArray_spt", Memcpy2DFromArray_spt},
+    {"hipMemcpy2DFromArrayAsync", Memcpy2DFromArrayAsync},
+    {"hipMemcpy2DFromArrayAsync_spt", Memcpy2DFromArrayAsync_spt},
+    {"hipMemcpy2DArrayToArray", Memcpy2DArrayToArray},
+    {"hipMemcpyToArray", MemcpyToArray},
+    {"hipMemcpyFromArray", MemcpyFromArray},
+    {"hipMemcpyFromArray_spt", MemcpyFromArray_spt},
+    {"hipMemcpyHtoA", MemcpyHtoA},
+    {"hipMemcpyHtoAAsync", MemcpyHtoAAsync},
+    {"hipMemcpyAtoH", MemcpyAtoH},
+    {"hipMemcpyAtoHAsync", MemcpyAtoHAsync},
+    {"hipMemcpyAtoD", MemcpyAtoD},
+    {"hipMemcpyDtoA", MemcpyDtoA},
+    {"hipMemcpyAtoA", MemcpyAtoA},
+};
+
+int main() {
+  int count = 0;
+  HIP_OK(hipGetDeviceCount(&count));
+  CHECK(count == 2, "expected a worker with two sim devices, got %d", count);
+  return e2e::RunRows("api_table_array", kRows);
+}
