@@ -291,6 +291,48 @@ struct Region {
   uint64_t bytes() const { return width * height; }
 };
 
+// kTextureCreate: a texture object (hipCreateTextureObject) over device
+// memory of this session: 1-D linear memory (one row, kTextureLinear) or
+// pitched 2-D memory (kTexturePitch2D). The client turns a 1-D or 2-D HIP
+// array into one of these (hipr keeps arrays as pitched memory). Fields
+// are hipTextureDesc's, enums as their HIP numbers. The reply's handle is
+// the hipTextureObject_t kernels receive (on a GPU, the address of the
+// texture's descriptors); kTextureDestroy (TextureDestroyRequest) frees it.
+enum TextureShape : uint32_t { kTextureLinear = 1, kTexturePitch2D = 2 };
+
+struct TextureCreateRequest {
+  int32_t device = 0;
+  uint32_t shape = kTextureLinear;
+  Region memory;  // width: bytes of a row (elements * element size).
+  std::array<int32_t, 4> channel_bits{};  // hipChannelFormatDesc x, y, z, w.
+  int32_t channel_kind = 0;               // hipChannelFormatKind.
+  std::array<int32_t, 3> address_mode{};
+  int32_t filter_mode = 0;
+  int32_t read_mode = 0;
+  int32_t srgb = 0;
+  std::array<float, 4> border_color{};
+  int32_t normalized_coords = 0;
+  uint32_t max_anisotropy = 0;
+  int32_t mipmap_filter_mode = 0;
+  float mipmap_level_bias = 0;
+  float min_mipmap_level_clamp = 0;
+  float max_mipmap_level_clamp = 0;
+  HIPR_FIELDS(device, shape, memory, channel_bits, channel_kind, address_mode, filter_mode, read_mode, srgb,
+              border_color, normalized_coords, max_anisotropy, mipmap_filter_mode, mipmap_level_bias,
+              min_mipmap_level_clamp, max_mipmap_level_clamp)
+};
+
+struct TextureCreateReply {
+  int32_t error = 0;
+  uint64_t handle = 0;
+  HIPR_FIELDS(error, handle)
+};
+
+struct TextureDestroyRequest {  // Fire-and-forget.
+  uint64_t handle = 0;
+  HIPR_FIELDS(handle)
+};
+
 struct MemsetRequest {  // Fire-and-forget.
   int32_t device = 0;
   uint64_t stream = 0;

@@ -46,6 +46,8 @@ enum class Op : uint16_t {
   kIpcGetMemHandle = 0x0106,    // A handle another session of this worker can open.
   kIpcOpenMemHandle = 0x0107,   // Maps another session's exported allocation.
   kIpcCloseMemHandle = 0x0108,  // Unmaps it.
+  kTextureCreate = 0x0109,      // A texture object over device memory; replied with its handle.
+  kTextureDestroy = 0x010A,     // Fire-and-forget.
   // Copies 0x02xx. Every copy names a rectangular device region
   // (address, pitch, width, height); 1-D copies have height 1.
   kCopyToDevice = 0x0201,    // Bulk: width*height bytes, packed.

@@ -174,6 +174,12 @@ class Device {
   // hipEventInterprocess); IpcOpenEventHandle makes such a handle event
   // `event` of this session on `device`, to wait for, query and record as
   // any other; EventDestroy forgets it.
+  // Texture objects over this session's device memory (a region inside one
+  // allocation, msg::TextureCreateRequest): `handle` is what kernels
+  // receive as the hipTextureObject_t. DestroyTexture forgets a handle
+  // TextureCreate made (kInvalidArgument for any other).
+  virtual Status CreateTexture(const msg::TextureCreateRequest& request, uint64_t* handle) = 0;
+  virtual Status DestroyTexture(uint64_t handle) = 0;
   using IpcEventHandle = std::array<uint8_t, msg::kIpcEventHandleBytes>;
   virtual Status IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) = 0;
   virtual Status IpcOpenEventHandle(int device, uint64_t event, const IpcEventHandle& handle) = 0;

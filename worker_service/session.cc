@@ -371,6 +371,22 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
       HIPR_RETURN_IF_ERROR(Decode(&m));
       return Reply(h, msg::CallReply{ToHipError(device_->IpcCloseMemHandle(m.base))});
     }
+    case Op::kTextureCreate: {
+      msg::TextureCreateRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      msg::TextureCreateReply r;
+      Status st = device_->CreateTexture(m, &r.handle);
+      if (!st.ok()) spdlog::info("session {}: texture object refused: {}", id_, st.ToString());
+      r.error = ToHipError(st);
+      if (!st.ok()) r.handle = 0;
+      return Reply(h, r);
+    }
+    case Op::kTextureDestroy: {
+      msg::TextureDestroyRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Defer(h, device_->DestroyTexture(m.handle));
+      return Status::Ok();
+    }
     case Op::kIpcGetEventHandle: {
       msg::EventRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));

@@ -571,9 +571,261 @@ void MemcpyAtoA() {
   HIP_EXPECT(hipMemcpyAtoA(b.array, 4, a.array, 0, 12 * sizeof(float)), hipErrorInvalidValue);
 }
 
+// ---- Texture objects ------------------------------------------------------------------
+
+hipTextureDesc PointClamp() {
+  hipTextureDesc t{};
+  t.addressMode[0] = t.addressMode[1] = t.addressMode[2] = hipAddressModeClamp;
+  t.filterMode = hipFilterModePoint;
+  t.readMode = hipReadModeElementType;
+  return t;
+}
+
+hipResourceDesc ArrayResource(hipArray_t a) {
+  hipResourceDesc r{};
+  r.resType = hipResourceTypeArray;
+  r.res.array.array = a;
+  return r;
+}
+
+void CreateTextureObject() {
+  FloatArray f(16, 8);
+  f.Fill();
+  hipResourceDesc res = ArrayResource(f.array);
+  hipTextureDesc tex = PointClamp();
+  hipTextureObject_t t1 = nullptr, t2 = nullptr;
+  HIP_OK(hipCreateTextureObject(&t1, &res, &tex, nullptr));
+  // Over pitched and over linear device memory too: distinct handles.
+  void* pitched = nullptr;
+  size_t pitch = 0;
+  HIP_OK(hipMallocPitch(&pitched, &pitch, 16 * sizeof(float), 8));
+  hipResourceDesc p2{};
+  p2.resType = hipResourceTypePitch2D;
+  p2.res.pitch2D = {pitched, hipCreateChannelDesc<float>(), 16, 8, pitch};
+  HIP_OK(hipCreateTextureObject(&t2, &p2, &tex, nullptr));
+  hipTextureObject_t t3 = nullptr;
+  hipResourceDesc lin{};
+  lin.resType = hipResourceTypeLinear;
+  lin.res.linear = {pitched, hipCreateChannelDesc<float>(), 64 * sizeof(float)};
+  HIP_OK(hipCreateTextureObject(&t3, &lin, &tex, nullptr));
+  CHECK(t1 != nullptr && t2 != nullptr && t3 != nullptr && t1 != t2 && t2 != t3 && t1 != t3, "handles %p %p %p",
+        (void*)t1, (void*)t2, (void*)t3);
+  hipResourceDesc back{};
+  HIP_OK(hipGetTextureObjectResourceDesc(&back, t1));
+  CHECK(back.resType == hipResourceTypeArray && back.res.array.array == f.array, "resource read back");
+  // What needs image memory, resource views, memory that is not this
+  // session's device memory, rows past the pitch, integer filtering.
+  hipTextureObject_t bad = nullptr;
+  hipArray_t a3 = nullptr;
+  hipChannelFormatDesc desc = hipCreateChannelDesc<float>();
+  HIP_OK(hipMalloc3DArray(&a3, &desc, make_hipExtent(4, 4, 4), 0));
+  hipResourceDesc r3 = ArrayResource(a3);
+  HIP_EXPECT(hipCreateTextureObject(&bad, &r3, &tex, nullptr), hipErrorNotSupported);
+  HIP_OK(hipFreeArray(a3));
+  FloatArray one(8, 0);
+  hipResourceDesc r1 = ArrayResource(one.array);
+  HIP_EXPECT(hipCreateTextureObject(&bad, &r1, &tex, nullptr), hipErrorNotSupported);
+  hipResourceViewDesc view{};
+  HIP_EXPECT(hipCreateTextureObject(&bad, &res, &tex, &view), hipErrorNotSupported);
+  std::vector<float> host(64);
+  lin.res.linear.devPtr = host.data();
+  HIP_EXPECT(hipCreateTextureObject(&bad, &lin, &tex, nullptr), hipErrorInvalidValue);
+  p2.res.pitch2D.pitchInBytes = 8;
+  HIP_EXPECT(hipCreateTextureObject(&bad, &p2, &tex, nullptr), hipErrorInvalidPitchValue);
+  hipArray_t ints = nullptr;
+  hipChannelFormatDesc idesc = hipCreateChannelDesc<int>();
+  HIP_OK(hipMallocArray(&ints, &idesc, 4, 4, 0));
+  hipResourceDesc ri = ArrayResource(ints);
+  hipTextureDesc linear_int = PointClamp();
+  linear_int.filterMode = hipFilterModeLinear;  // Read as int: the worker refuses.
+  HIP_EXPECT(hipCreateTextureObject(&bad, &ri, &linear_int, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipFreeArray(ints));
+  HIP_EXPECT(hipCreateTextureObject(&bad, nullptr, &tex, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipDestroyTextureObject(t1));
+  HIP_OK(hipDestroyTextureObject(t2));
+  HIP_OK(hipDestroyTextureObject(t3));
+  HIP_OK(hipFree(pitched));
+}
+
+void DestroyTextureObject() {
+  FloatArray f(4, 4);
+  hipResourceDesc res = ArrayResource(f.array);
+  hipTextureDesc tex = PointClamp();
+  hipTextureObject_t t = nullptr;
+  HIP_OK(hipCreateTextureObject(&t, &res, &tex, nullptr));
+  HIP_OK(hipDestroyTextureObject(t));
+  hipResourceDesc back{};
+  HIP_EXPECT(hipGetTextureObjectResourceDesc(&back, t), hipErrorInvalidValue);  // Gone.
+  HIP_EXPECT(hipDestroyTextureObject(t), hipErrorInvalidValue);
+  HIP_OK(hipDestroyTextureObject(nullptr));
+  HIP_OK(hipDeviceSynchronize());  // The worker took the destroy without error.
+}
+
+void GetTextureObjectResourceDesc() {
+  float* d = nullptr;
+  HIP_OK(hipMalloc(&d, 256 * 4 * sizeof(float)));
+  hipResourceDesc res{};
+  res.resType = hipResourceTypePitch2D;
+  res.res.pitch2D = {d, hipCreateChannelDesc<float2>(), 100, 4, 1024};
+  hipTextureDesc tex = PointClamp();
+  hipTextureObject_t t = nullptr;
+  HIP_OK(hipCreateTextureObject(&t, &res, &tex, nullptr));
+  hipResourceDesc back{};
+  HIP_OK(hipGetTextureObjectResourceDesc(&back, t));
+  CHECK(back.resType == hipResourceTypePitch2D && back.res.pitch2D.devPtr == d && back.res.pitch2D.width == 100 &&
+            back.res.pitch2D.height == 4 && back.res.pitch2D.pitchInBytes == 1024 && back.res.pitch2D.desc.y == 32,
+        "pitch 2-D resource read back");
+  HIP_EXPECT(hipGetTextureObjectResourceDesc(nullptr, t), hipErrorInvalidValue);
+  HIP_OK(hipDestroyTextureObject(t));
+  HIP_OK(hipFree(d));
+}
+
+void GetTextureObjectTextureDesc() {
+  FloatArray f(8, 8);
+  hipResourceDesc res = ArrayResource(f.array);
+  hipTextureDesc tex = PointClamp();
+  tex.addressMode[0] = hipAddressModeBorder;
+  tex.addressMode[1] = hipAddressModeWrap;
+  tex.filterMode = hipFilterModeLinear;
+  tex.normalizedCoords = 1;
+  tex.borderColor[2] = 0.25f;
+  tex.maxAnisotropy = 4;
+  hipTextureObject_t t = nullptr;
+  HIP_OK(hipCreateTextureObject(&t, &res, &tex, nullptr));
+  hipTextureDesc back{};
+  HIP_OK(hipGetTextureObjectTextureDesc(&back, t));
+  CHECK(back.addressMode[0] == hipAddressModeBorder && back.addressMode[1] == hipAddressModeWrap &&
+            back.filterMode == hipFilterModeLinear && back.normalizedCoords == 1 && back.borderColor[2] == 0.25f &&
+            back.maxAnisotropy == 4,
+        "texture description read back");
+  HIP_OK(hipDestroyTextureObject(t));
+  HIP_EXPECT(hipGetTextureObjectTextureDesc(&back, t), hipErrorInvalidValue);
+}
+
+void GetTextureObjectResourceViewDesc() {
+  FloatArray f(4, 4);
+  hipResourceDesc res = ArrayResource(f.array);
+  hipTextureDesc tex = PointClamp();
+  hipTextureObject_t t = nullptr;
+  HIP_OK(hipCreateTextureObject(&t, &res, &tex, nullptr));
+  hipResourceViewDesc view{};
+  HIP_EXPECT(hipGetTextureObjectResourceViewDesc(&view, t), hipErrorInvalidValue);  // Made without a view.
+  HIP_OK(hipDestroyTextureObject(t));
+}
+
+HIP_TEXTURE_DESC DriverPoint(unsigned flags) {
+  HIP_TEXTURE_DESC t{};
+  t.addressMode[0] = t.addressMode[1] = HIP_TR_ADDRESS_MODE_CLAMP;
+  t.filterMode = HIP_TR_FILTER_MODE_POINT;
+  t.flags = flags;
+  return t;
+}
+
+void TexObjectCreate() {
+  float* d = nullptr;
+  HIP_OK(hipMalloc(&d, 64 * sizeof(float)));
+  HIP_RESOURCE_DESC res{};
+  res.resType = HIP_RESOURCE_TYPE_LINEAR;
+  res.res.linear.devPtr = d;
+  res.res.linear.format = HIP_AD_FORMAT_FLOAT;
+  res.res.linear.numChannels = 1;
+  res.res.linear.sizeInBytes = 64 * sizeof(float);
+  HIP_TEXTURE_DESC tex = DriverPoint(HIP_TRSF_READ_AS_INTEGER | HIP_TRSF_NORMALIZED_COORDINATES);
+  hipTextureObject_t t = nullptr;
+  HIP_OK(hipTexObjectCreate(&t, &res, &tex, nullptr));
+  // The runtime API sees the same texture.
+  hipTextureDesc rt{};
+  HIP_OK(hipGetTextureObjectTextureDesc(&rt, t));
+  CHECK(rt.readMode == hipReadModeElementType && rt.normalizedCoords == 1, "read mode %d, normalized %d", rt.readMode,
+        rt.normalizedCoords);
+  hipResourceDesc rr{};
+  HIP_OK(hipGetTextureObjectResourceDesc(&rr, t));
+  CHECK(rr.resType == hipResourceTypeLinear && rr.res.linear.desc.x == 32 &&
+            rr.res.linear.desc.f == hipChannelFormatKindFloat,
+        "linear resource as the runtime API sees it");
+  HIP_OK(hipTexObjectDestroy(t));
+  tex.flags = 0x100;
+  HIP_EXPECT(hipTexObjectCreate(&t, &res, &tex, nullptr), hipErrorInvalidValue);
+  tex.flags = 0;
+  res.res.linear.numChannels = 3;
+  HIP_EXPECT(hipTexObjectCreate(&t, &res, &tex, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+}
+
+void TexObjectDestroy() {
+  FloatArray f(4, 2);
+  HIP_RESOURCE_DESC res{};
+  res.resType = HIP_RESOURCE_TYPE_ARRAY;
+  res.res.array.hArray = f.array;
+  HIP_TEXTURE_DESC tex = DriverPoint(HIP_TRSF_READ_AS_INTEGER);
+  hipTextureObject_t t = nullptr;
+  HIP_OK(hipTexObjectCreate(&t, &res, &tex, nullptr));
+  HIP_OK(hipTexObjectDestroy(t));
+  HIP_EXPECT(hipTexObjectDestroy(t), hipErrorInvalidValue);
+}
+
+void TexObjectGetResourceDesc() {
+  float* d = nullptr;
+  HIP_OK(hipMalloc(&d, 4096));
+  hipResourceDesc res{};
+  res.resType = hipResourceTypePitch2D;
+  res.res.pitch2D = {d, hipCreateChannelDesc<float4>(), 8, 4, 256};
+  hipTextureDesc tex = PointClamp();
+  hipTextureObject_t t = nullptr;
+  HIP_OK(hipCreateTextureObject(&t, &res, &tex, nullptr));
+  HIP_RESOURCE_DESC back{};
+  HIP_OK(hipTexObjectGetResourceDesc(&back, t));
+  CHECK(back.resType == HIP_RESOURCE_TYPE_PITCH2D && back.res.pitch2D.format == HIP_AD_FORMAT_FLOAT &&
+            back.res.pitch2D.numChannels == 4 && back.res.pitch2D.width == 8 && back.res.pitch2D.pitchInBytes == 256,
+        "the driver API's resource read back");
+  HIP_OK(hipDestroyTextureObject(t));
+  HIP_EXPECT(hipTexObjectGetResourceDesc(&back, t), hipErrorInvalidValue);
+  HIP_OK(hipFree(d));
+}
+
+void TexObjectGetTextureDesc() {
+  FloatArray f(4, 4);
+  hipResourceDesc res = ArrayResource(f.array);
+  hipTextureDesc tex = PointClamp();
+  tex.readMode = hipReadModeNormalizedFloat;
+  tex.normalizedCoords = 1;
+  tex.sRGB = 1;
+  hipTextureObject_t t = nullptr;
+  HIP_OK(hipCreateTextureObject(&t, &res, &tex, nullptr));
+  HIP_TEXTURE_DESC back{};
+  HIP_OK(hipTexObjectGetTextureDesc(&back, t));
+  CHECK(back.flags == (HIP_TRSF_NORMALIZED_COORDINATES | HIP_TRSF_SRGB) && back.addressMode[0] == HIP_TR_ADDRESS_MODE_CLAMP,
+        "flags 0x%x", back.flags);
+  HIP_OK(hipDestroyTextureObject(t));
+}
+
+void TexObjectGetResourceViewDesc() {
+  FloatArray f(4, 4);
+  HIP_RESOURCE_DESC res{};
+  res.resType = HIP_RESOURCE_TYPE_ARRAY;
+  res.res.array.hArray = f.array;
+  HIP_TEXTURE_DESC tex = DriverPoint(HIP_TRSF_READ_AS_INTEGER);
+  hipTextureObject_t t = nullptr;
+  HIP_OK(hipTexObjectCreate(&t, &res, &tex, nullptr));
+  HIP_RESOURCE_VIEW_DESC view{};
+  HIP_EXPECT(hipTexObjectGetResourceViewDesc(&view, t), hipErrorInvalidValue);  // Made without a view.
+  HIP_OK(hipTexObjectDestroy(t));
+  HIP_EXPECT(hipTexObjectGetResourceViewDesc(&view, t), hipErrorInvalidValue);
+}
+
 }  // namespace
 
 const e2e::Row kRows[] = {
+    {"hipCreateTextureObject", CreateTextureObject},
+    {"hipDestroyTextureObject", DestroyTextureObject},
+    {"hipGetTextureObjectResourceDesc", GetTextureObjectResourceDesc},
+    {"hipGetTextureObjectTextureDesc", GetTextureObjectTextureDesc},
+    {"hipGetTextureObjectResourceViewDesc", GetTextureObjectResourceViewDesc},
+    {"hipTexObjectCreate", TexObjectCreate},
+    {"hipTexObjectDestroy", TexObjectDestroy},
+    {"hipTexObjectGetResourceDesc", TexObjectGetResourceDesc},
+    {"hipTexObjectGetTextureDesc", TexObjectGetTextureDesc},
+    {"hipTexObjectGetResourceViewDesc", TexObjectGetResourceViewDesc},
     {"hipMallocArray", MallocArray},
     {"hipMalloc3DArray", Malloc3DArray},
     {"hipArrayCreate", ArrayCreate},

@@ -26,6 +26,7 @@
 #include "worker_service/hip/hip_module.h"
 #include "worker_service/launch_checks.h"
 #include "worker_service/staging_pipeline.h"
+#include "worker_service/texture_desc.h"
 #include "worker_service/waiters.h"
 
 namespace hipr::worker {
@@ -112,6 +113,7 @@ class HipDevice final : public Device {
   }
   ~HipDevice() override {
     waiters_.reset();  // Waits in flight end first: they use the streams and events.
+    for (auto& [id, t] : textures_) (void)hipDestroyTextureObject(t);
     for (auto& [id, m] : modules_) (void)hipModuleUnload(m.module);
     for (auto& [id, s] : streams_) (void)hipStreamDestroy(s);
     for (auto& [id, e] : events_) (void)hipEventDestroy(e.event);
@@ -281,6 +283,32 @@ class HipDevice final : public Device {
     void* p = it->second.ipc_opened;
     allocations_.erase(it);
     HIPR_HIP(hipIpcCloseMemHandle(p));
+    return Status::Ok();
+  }
+
+  // Texture objects: the runtime's own, over this session's memory, from
+  // the descriptions the sim checks and samples the same way.
+  Status CreateTexture(const msg::TextureCreateRequest& request, uint64_t* handle) override {
+    TextureLayout layout;
+    HIPR_RETURN_IF_ERROR(CheckTexture(request, &layout));
+    const msg::Region& m = request.memory;
+    HIPR_RETURN_IF_ERROR(CheckRegion(msg::Region{m.address, m.height > 1 ? m.pitch : m.width, m.width, m.height}));
+    HIPR_RETURN_IF_ERROR(Use(request.device));
+    hipResourceDesc res;
+    hipTextureDesc tex;
+    HipTextureDescs(request, layout, &res, &tex);
+    hipTextureObject_t object = nullptr;
+    HIPR_HIP(hipCreateTextureObject(&object, &res, &tex, nullptr));
+    *handle = reinterpret_cast<uint64_t>(object);
+    textures_[*handle] = object;
+    return Status::Ok();
+  }
+  Status DestroyTexture(uint64_t handle) override {
+    auto it = textures_.find(handle);
+    if (it == textures_.end()) return InvalidArgument("not a texture object of this session");
+    hipTextureObject_t object = it->second;
+    textures_.erase(it);
+    HIPR_HIP(hipDestroyTextureObject(object));
     return Status::Ok();
   }
 
@@ -626,6 +654,7 @@ class HipDevice final : public Device {
   std::map<uint64_t, hipStream_t> streams_;
   std::map<uint64_t, EventEntry> events_;
   std::map<uint64_t, ModuleEntry> modules_;
+  std::map<uint64_t, hipTextureObject_t> textures_;
   std::unique_ptr<Waiters> waiters_ = std::make_unique<Waiters>();
 };
 

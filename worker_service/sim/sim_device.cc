@@ -20,6 +20,7 @@
 #include <set>
 
 #include "worker_service/sim/models.h"
+#include "worker_service/texture_desc.h"
 
 namespace hipr::worker::sim {
 namespace {
@@ -419,6 +420,53 @@ Status SimDevice::IpcCloseMemHandle(uint64_t base) {
     (void)memory_.Release(base, &device);
   });
   return Status::Ok();
+}
+
+// A texture object: its HiprTwinTexture in device memory of its own (so the
+// handle is a device address, as on a GPU), filled from the HIP
+// descriptions the `hip` device would pass to hipCreateTextureObject.
+Status SimDevice::CreateTexture(const msg::TextureCreateRequest& request, uint64_t* handle) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(request.device));
+  TextureLayout layout;
+  HIPR_RETURN_IF_ERROR(CheckTexture(request, &layout));
+  const msg::Region& m = request.memory;  // Linear: one row (pitch unused).
+  HIPR_RETURN_IF_ERROR(memory_.Check(msg::Region{m.address, m.height > 1 ? m.pitch : m.width, m.width, m.height}, nullptr));
+  hipResourceDesc res;
+  hipTextureDesc tex;
+  HipTextureDescs(request, layout, &res, &tex);
+  HiprTwinTexture t{};
+  t.magic = HIPR_TWIN_TEXTURE_MAGIC;
+  const hipChannelFormatDesc& desc = res.resType == hipResourceTypeLinear ? res.res.linear.desc : res.res.pitch2D.desc;
+  t.channels = layout.channels;
+  t.channel_bits = static_cast<uint32_t>(desc.x);
+  t.channel_kind = desc.f;
+  if (res.resType == hipResourceTypeLinear) {
+    t.address = reinterpret_cast<uint64_t>(res.res.linear.devPtr);
+    t.pitch = res.res.linear.sizeInBytes;
+    t.width = res.res.linear.sizeInBytes / layout.element_bytes;
+    t.height = 1;
+  } else {
+    t.address = reinterpret_cast<uint64_t>(res.res.pitch2D.devPtr);
+    t.pitch = res.res.pitch2D.pitchInBytes;
+    t.width = res.res.pitch2D.width;
+    t.height = res.res.pitch2D.height;
+  }
+  for (int i = 0; i < 3; ++i) t.address_mode[i] = tex.addressMode[i];
+  t.filter_mode = tex.filterMode;
+  t.read_mode = tex.readMode;
+  t.normalized_coords = tex.normalizedCoords;
+  for (int i = 0; i < 4; ++i) t.border_color[i] = tex.borderColor[i];
+  uint64_t address = 0;
+  HIPR_RETURN_IF_ERROR(memory_.Allocate(request.device, sizeof t, &address));
+  std::memcpy(reinterpret_cast<void*>(address), &t, sizeof t);
+  textures_.insert(address);
+  *handle = address;
+  return Status::Ok();
+}
+
+Status SimDevice::DestroyTexture(uint64_t handle) {
+  if (textures_.erase(handle) == 0) return InvalidArgument("not a texture object of this session");
+  return Free(handle);  // Once the work queued before has run, as hipFree.
 }
 
 Status SimDevice::IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) {

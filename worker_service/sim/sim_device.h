@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,8 @@ class SimDevice final : public Device {
                           uint64_t* size) override;
   Status IpcCloseMemHandle(uint64_t base) override;
   Status IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) override;
+  Status CreateTexture(const msg::TextureCreateRequest& request, uint64_t* handle) override;
+  Status DestroyTexture(uint64_t handle) override;
   Status IpcOpenEventHandle(int device, uint64_t event, const IpcEventHandle& handle) override;
   Status CopyHostToDevice(int device, uint64_t stream, const msg::Region& dst, const uint8_t* src,
                           uint64_t src_pitch) override;
@@ -169,6 +172,8 @@ class SimDevice final : public Device {
   // stream item of this session completes: created at the first one.
   std::unique_ptr<SimStream> ipc_waits_;
   std::map<uint64_t, Module> modules_;
+  // Texture objects: the device memory holding each one's HiprTwinTexture.
+  std::set<uint64_t> textures_;
   TwinCatalog twins_;
   KernelRunner runner_;
   std::vector<std::string> fail_kernels_;  // SimOptions::fail_kernels.

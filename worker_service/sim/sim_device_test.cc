@@ -624,5 +624,58 @@ TEST_F(SimDeviceTest, DeviceResetFreesEverythingOfThatDeviceOnly) {
   EXPECT_NE(d, 0u);
 }
 
+// A texture object is device memory holding the HiprTwinTexture that twin
+// code samples through, filled from the request's HIP descriptions; bad
+// requests and memory outside this session are refused, and a destroyed
+// handle is unknown.
+TEST_F(SimDeviceTest, TextureObjectsDescribeTheirMemory) {
+  uint64_t base = 0;
+  ASSERT_TRUE(device_->Malloc(0, 256 * 4, 0, &base).ok());
+  msg::TextureCreateRequest r;
+  r.shape = msg::kTexturePitch2D;
+  r.memory = msg::Region{base, 256, 10 * 8, 4};  // 10 float2 per row, 4 rows.
+  r.channel_bits = {32, 32, 0, 0};
+  r.channel_kind = 2;     // hipChannelFormatKindFloat.
+  r.address_mode = {3, 1, 1};  // Border, clamp.
+  r.filter_mode = 1;      // Linear.
+  r.normalized_coords = 1;
+  r.border_color = {0.5f, 0, 0, 1};
+  uint64_t handle = 0;
+  ASSERT_TRUE(device_->CreateTexture(r, &handle).ok());
+  ASSERT_NE(handle, 0u);
+  HiprTwinTexture t;
+  std::memcpy(&t, reinterpret_cast<const void*>(handle), sizeof t);
+  EXPECT_EQ(t.magic, HIPR_TWIN_TEXTURE_MAGIC);
+  EXPECT_EQ(t.address, base);
+  EXPECT_EQ(t.pitch, 256u);
+  EXPECT_EQ(t.width, 10u);
+  EXPECT_EQ(t.height, 4u);
+  EXPECT_EQ(t.channels, 2u);
+  EXPECT_EQ(t.channel_bits, 32u);
+  EXPECT_EQ(t.address_mode[0], 3);
+  EXPECT_EQ(t.filter_mode, 1);
+  EXPECT_EQ(t.normalized_coords, 1);
+  EXPECT_EQ(t.border_color[0], 0.5f);
+
+  msg::TextureCreateRequest bad = r;
+  bad.channel_bits = {32, 16, 0, 0};
+  EXPECT_EQ(device_->CreateTexture(bad, &handle).code(), StatusCode::kInvalidArgument);
+  bad = r;
+  bad.memory.height = 1 << 20;  // Past the allocation (rounded up to the sim's granularity).
+  EXPECT_EQ(device_->CreateTexture(bad, &handle).code(), StatusCode::kInvalidDevicePointer);
+  bad = r;
+  bad.channel_kind = 1;  // Unsigned, read as integers, filtered: refused.
+  EXPECT_EQ(device_->CreateTexture(bad, &handle).code(), StatusCode::kInvalidArgument);
+  bad = r;
+  bad.shape = msg::kTextureLinear;  // Linear memory has one row.
+  EXPECT_EQ(device_->CreateTexture(bad, &handle).code(), StatusCode::kInvalidArgument);
+
+  uint64_t made = 0;
+  ASSERT_TRUE(device_->CreateTexture(r, &made).ok());
+  EXPECT_TRUE(device_->DestroyTexture(made).ok());
+  EXPECT_EQ(device_->DestroyTexture(made).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(device_->DestroyTexture(base).code(), StatusCode::kInvalidArgument);  // Not a texture.
+}
+
 }  // namespace
 }  // namespace hipr::worker::sim

@@ -49,6 +49,28 @@ typedef struct HiprTwinDim3 {
 
 typedef struct HiprTwinThread HiprTwinThread;
 
+/* A texture object on the sim: the hipTextureObject_t a kernel receives is
+ * the device address of one of these, which the sim writes when the client
+ * creates the texture (SimDevice::CreateTexture, from the same HIP
+ * descriptions the `hip` device hands the runtime, texture_desc.h). Twin
+ * code samples through it (hipr_twin_texture.h). Enums hold HIP's numbers. */
+#define HIPR_TWIN_TEXTURE_MAGIC 0x58455448u /* "HTEX" */
+typedef struct HiprTwinTexture {
+  uint32_t magic;
+  uint32_t channels;     /* 1, 2 or 4. */
+  uint32_t channel_bits; /* 8, 16 or 32, every channel alike. */
+  int32_t channel_kind;  /* hipChannelFormatKind: signed 0, unsigned 1, float 2. */
+  uint64_t address;      /* Element (0, 0). */
+  uint64_t pitch;        /* Bytes from a row to the next. */
+  uint64_t width;        /* Elements in a row. */
+  uint64_t height;       /* Rows (1 for linear memory). */
+  int32_t address_mode[3]; /* hipTextureAddressMode: wrap 0, clamp 1, mirror 2, border 3. */
+  int32_t filter_mode;     /* Point 0, linear 1. */
+  int32_t read_mode;       /* Element type 0, normalized float 1. */
+  int32_t normalized_coords;
+  float border_color[4];
+} HiprTwinTexture;
+
 /* Executor services twin code calls from inside a thread (a fiber). */
 typedef struct HiprTwinServices {
   /* __syncthreads: returns once every thread of the caller's block that has
