@@ -406,7 +406,7 @@ HIPR_EXPORT hipError_t hipDeviceCanAccessPeer(int* can_access, int device, int p
 
 // Peer attributes from the same answer as hipDeviceCanAccessPeer: access and
 // native atomics together (sim devices share one process's memory), rank 0,
-// no HIP arrays (not remoted).
+// HIP arrays not reported as accessible across devices.
 HIPR_EXPORT hipError_t hipDeviceGetP2PAttribute(int* value, hipDeviceP2PAttr attr, int src, int dst) {
   return ApiCall("hipDeviceGetP2PAttribute", [&] {
     Session* s = LiveSession();

@@ -192,8 +192,8 @@ hipError_t Memcpy1DNodeOf(void* dst, const void* src, size_t count, hipMemcpyKin
   return hipSuccess;
 }
 
-// hipGraphAddMemcpyNode's parameters: pitched pointers only (HIP arrays are
-// not remoted), whole slices as one copy, else one per slice.
+// hipGraphAddMemcpyNode's parameters: pitched pointers only (HIP arrays in
+// graph nodes are not supported), whole slices as one copy, else one per slice.
 hipError_t Memcpy3DNodeOf(const hipMemcpy3DParms* p, GraphOp* op, int* device) {
   if (LiveSession() == nullptr) return hipErrorNoDevice;
   if (p == nullptr) return hipErrorInvalidValue;
