@@ -588,6 +588,70 @@ HIPR_EXPORT hipError_t hipGetProcAddress(const char* symbol, void** fn, int vers
 
 namespace {
 
+// ROCm 7.1's hipGetDriverEntryPoint flags and its status out-parameter
+// (hipDriverEntryPointQueryResult).
+constexpr unsigned long long kEntryPointDefault = 0;
+constexpr unsigned long long kEntryPointLegacyStream = 1;
+constexpr unsigned long long kEntryPointPerThreadStream = 2;
+constexpr int kEntryPointSuccess = 0;
+constexpr int kEntryPointSymbolNotFound = 1;
+
+// hipGetDriverEntryPoint(_spt): a HIP function by its base name; with the
+// per-thread flag its _spt form where one exists. Its callers are built for
+// 7.1 or later, so a function with an R0600 twin resolves to the twin (the
+// 6.x layout their headers use). Unknown names: hipErrorInvalidValue, as
+// ROCm's runtime.
+hipError_t DriverEntryPoint(const char* symbol, void** fn, unsigned long long flags, int* status) {
+  if (symbol == nullptr || *symbol == '\0' || fn == nullptr) return hipErrorInvalidValue;
+  if (flags != kEntryPointDefault && flags != kEntryPointLegacyStream && flags != kEntryPointPerThreadStream)
+    return hipErrorInvalidValue;
+  *fn = nullptr;
+  const std::string base(symbol);
+  void* found = nullptr;
+  if (flags == kEntryPointPerThreadStream) found = OwnExport((base + "_spt").c_str());
+  if (found == nullptr) found = OwnExport((base + "R0600").c_str());
+  if (found == nullptr) found = OwnExport(base.c_str());
+  if (status != nullptr) *status = found != nullptr ? kEntryPointSuccess : kEntryPointSymbolNotFound;
+  if (found == nullptr) return hipErrorInvalidValue;
+  *fn = found;
+  return hipSuccess;
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipGetDriverEntryPoint(const char* symbol, void** fn, unsigned long long flags, int* status) {
+  return ApiCall("hipGetDriverEntryPoint", [&] { return DriverEntryPoint(symbol, fn, flags, status); });
+}
+
+// The per-thread-stream spelling: the default flag means per-thread.
+HIPR_EXPORT hipError_t hipGetDriverEntryPoint_spt(const char* symbol, void** fn, unsigned long long flags,
+                                                  int* status) {
+  return ApiCall("hipGetDriverEntryPoint_spt", [&] {
+    return DriverEntryPoint(symbol, fn, flags == kEntryPointDefault ? kEntryPointPerThreadStream : flags, status);
+  });
+}
+
+// ROCm 4.2+ (exported by the 7.x library): how many elements of `desc`'s
+// format a 1-D texture over linear memory may hold on `device`: the device's
+// maxTexture1DLinear (bytes) over the element size, as ROCm's runtime
+// computes it.
+HIPR_EXPORT hipError_t hipDeviceGetTexture1DLinearMaxWidth(size_t* max_width, const hipChannelFormatDesc* desc,
+                                                           int device) {
+  return ApiCall("hipDeviceGetTexture1DLinearMaxWidth", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (max_width == nullptr || desc == nullptr) return hipErrorInvalidValue;
+    if (desc->x < 0 || desc->y < 0 || desc->z < 0 || desc->w < 0) return hipErrorInvalidValue;
+    if (device < 0 || device >= s->device_count()) return hipErrorInvalidDevice;
+    const size_t element_bytes = (static_cast<size_t>(desc->x) + desc->y + desc->z + desc->w) / 8;
+    if (element_bytes == 0) return hipErrorInvalidValue;
+    *max_width = static_cast<size_t>(s->devices()[device].max_texture_1d_linear) / element_bytes;
+    return hipSuccess;
+  });
+}
+
+namespace {
+
 // Waits for all work of the current device (hipDeviceSynchronize,
 // hipCtxSynchronize).
 hipError_t SynchronizeCurrentDevice() {

@@ -15,6 +15,7 @@
 #include "client_stub/api_common.h"
 #include "client_stub/kernel_launch.h"
 #include "client_stub/kernel_registry.h"
+#include "client_stub/launch_attributes.h"
 
 using namespace hipr;
 using namespace hipr::client;
@@ -195,6 +196,21 @@ HIPR_EXPORT hipError_t hipLaunchCooperativeKernel_spt(const void* f, dim3 grid, 
   return ApiCall("hipLaunchCooperativeKernel_spt", [&] {
     return LaunchWithArgs("hipLaunchCooperativeKernel_spt", f, grid, block, args, shared,
                           stream == nullptr ? hipStreamPerThread : stream, msg::kLaunchCooperative);
+  });
+}
+
+// ROCm 6.5+: a registered kernel launched with a configuration and an
+// attribute list (launch_attributes.h: cooperative is the one attribute
+// honoured, as in ROCm's runtime).
+HIPR_EXPORT hipError_t hipLaunchKernelExC(const HiprLaunchConfig* config, const void* f, void** args) {
+  return ApiCall("hipLaunchKernelExC", [&] {
+    if (f == nullptr) return hipErrorInvalidDeviceFunction;
+    if (config == nullptr) return hipErrorInvalidConfiguration;
+    uint32_t flags = 0;
+    if (hipError_t e = LaunchFlagsOf("hipLaunchKernelExC", config->attrs, config->num_attrs, &flags); e != hipSuccess)
+      return e;
+    return LaunchWithArgs("hipLaunchKernelExC", f, config->grid, config->block, args, config->dynamic_shared_bytes,
+                          config->stream, flags);
   });
 }
 

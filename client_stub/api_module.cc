@@ -22,6 +22,7 @@
 #include "client_stub/api_common.h"
 #include "client_stub/kernel_launch.h"
 #include "client_stub/kernel_registry.h"
+#include "client_stub/launch_attributes.h"
 
 using namespace hipr;
 using namespace hipr::client;
@@ -324,6 +325,30 @@ HIPR_EXPORT hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigne
     l.stream = stream;
     l.params = params;
     return LaunchModuleFunction("hipModuleLaunchCooperativeKernel", l);
+  });
+}
+
+// ROCm 6.5+: hipModuleLaunchKernel with a configuration and an attribute
+// list (launch_attributes.h). Arguments come as kernelParams or, as for
+// hipModuleLaunchKernel, as `extra`.
+HIPR_EXPORT hipError_t hipDrvLaunchKernelEx(const HiprDrvLaunchConfig* config, hipFunction_t f, void** params,
+                                            void** extra) {
+  return ApiCall("hipDrvLaunchKernelEx", [&] {
+    if (f == nullptr) return hipErrorInvalidResourceHandle;
+    if (config == nullptr) return hipErrorInvalidValue;
+    ModuleLaunch l;
+    const dim3 grid(config->grid[0], config->grid[1], config->grid[2]);
+    const dim3 block(config->block[0], config->block[1], config->block[2]);
+    if (hipError_t e = SetShape(grid, block, &l.spec); e != hipSuccess) return e;
+    if (hipError_t e = LaunchFlagsOf("hipDrvLaunchKernelEx", config->attrs, config->num_attrs, &l.spec.flags);
+        e != hipSuccess)
+      return e;
+    l.f = f;
+    l.spec.shared_bytes = config->shared_bytes;
+    l.stream = config->stream;
+    l.params = params;
+    l.extra = extra;
+    return LaunchModuleFunction("hipDrvLaunchKernelEx", l);
   });
 }
 

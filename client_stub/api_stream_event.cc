@@ -3,8 +3,13 @@
 // trip: they are fire-and-forget frames. Synchronize, query and elapsed time
 // are round trips. Handles are validated locally: an unknown or destroyed
 // handle is hipErrorInvalidHandle before anything is sent.
+#include <map>
+#include <mutex>
+#include <utility>
+
 #include "client_stub/api_common.h"
 #include "client_stub/graph.h"
+#include "client_stub/launch_attributes.h"
 
 using namespace hipr;
 using namespace hipr::client;
@@ -18,6 +23,31 @@ constexpr int kLeastPriority = 1;
 constexpr unsigned kEventFlags = hipEventDefault | hipEventBlockingSync | hipEventDisableTiming |
                                  hipEventInterprocess | hipEventReleaseToDevice |
                                  hipEventReleaseToSystem;
+
+// Synchronization policies set with hipStreamSetAttribute, by (device,
+// protocol stream id): the null stream and per-thread streams have no
+// StreamRecord. Streams not listed have the default, Auto.
+std::mutex& PolicyMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<std::pair<int, uint64_t>, int>& Policies() {
+  static auto* policies = new std::map<std::pair<int, uint64_t>, int>;  // Never destroyed: used at exit.
+  return *policies;
+}
+int SyncPolicyOf(const StreamTarget& t) {
+  std::lock_guard lock(PolicyMutex());
+  auto it = Policies().find({t.device, t.id});
+  return it == Policies().end() ? kSyncPolicyAuto : it->second;
+}
+void SetSyncPolicy(const StreamTarget& t, int policy) {
+  std::lock_guard lock(PolicyMutex());
+  if (policy == kSyncPolicyAuto)
+    Policies().erase({t.device, t.id});
+  else
+    Policies()[{t.device, t.id}] = policy;
+}
+void ForgetSyncPolicy(const StreamTarget& t) { SetSyncPolicy(t, kSyncPolicyAuto); }
 
 hipError_t CreateStream(hipStream_t* stream, unsigned flags, int priority) {
   Session* s = LiveSession();
@@ -118,6 +148,7 @@ HIPR_EXPORT hipError_t hipStreamDestroy(hipStream_t stream) {
     if (stream == nullptr || stream == hipStreamPerThread) return hipErrorInvalidHandle;
     StreamRecord record;
     if (!Client::Get().handles().RemoveStream(stream, &record)) return hipErrorInvalidHandle;
+    ForgetSyncPolicy(StreamTarget{record.id, record.device});
     return ToHipError(s->Post(wire::Op::kStreamDestroy, msg::StreamRequest{record.id}));
   });
 }
@@ -288,6 +319,64 @@ HIPR_EXPORT hipError_t hipDeviceGetStreamPriorityRange(int* least_priority, int*
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     if (least_priority != nullptr) *least_priority = kLeastPriority;
     if (greatest_priority != nullptr) *greatest_priority = kGreatestPriority;
+    return hipSuccess;
+  });
+}
+
+// --- Stream attributes (ROCm 7.1+), answered locally -------------------------
+// As ROCm's runtime: the synchronization policy can be set, read and copied;
+// the priority (fixed at creation) read. Any other attribute is
+// hipErrorInvalidValue. The policy is kept and reported, but it does not
+// change how this process waits: a synchronizing call waits for the
+// worker's reply in a blocking socket read whatever the policy (the
+// worker's own wait on the GPU is its runtime's default).
+HIPR_EXPORT hipError_t hipStreamGetAttribute(hipStream_t stream, int attr, HiprLaunchAttributeValue* value) {
+  return ApiCall("hipStreamGetAttribute", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (value == nullptr) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    switch (attr) {
+      case kLaunchAttributeSynchronizationPolicy:
+        value->sync_policy = SyncPolicyOf(target);
+        return hipSuccess;
+      case kLaunchAttributePriority: {
+        StreamRecord record;
+        value->priority = Client::Get().handles().FindStream(stream, &record) ? record.priority : 0;
+        return hipSuccess;
+      }
+      default:
+        return hipErrorInvalidValue;
+    }
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamSetAttribute(hipStream_t stream, int attr, const HiprLaunchAttributeValue* value) {
+  return ApiCall("hipStreamSetAttribute", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (value == nullptr) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    hipStreamCaptureStatus capture = hipStreamCaptureStatusNone;
+    if (target.id != 0 && CaptureInfo(target.id, &capture, nullptr, nullptr, nullptr, nullptr) == hipSuccess &&
+        capture != hipStreamCaptureStatusNone)
+      return hipErrorStreamCaptureUnsupported;
+    if (attr != kLaunchAttributeSynchronizationPolicy) return hipErrorInvalidValue;
+    if (value->sync_policy < kSyncPolicyAuto || value->sync_policy > kSyncPolicyBlockingSync)
+      return hipErrorInvalidValue;
+    SetSyncPolicy(target, value->sync_policy);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamCopyAttributes(hipStream_t dst, hipStream_t src) {
+  return ApiCall("hipStreamCopyAttributes", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    StreamTarget from;
+    StreamTarget to;
+    if (hipError_t e = ResolveStream(src, &from); e != hipSuccess) return e;
+    if (hipError_t e = ResolveStream(dst, &to); e != hipSuccess) return e;
+    SetSyncPolicy(to, SyncPolicyOf(from));
     return hipSuccess;
   });
 }

@@ -77,6 +77,7 @@ void FillCommon(const msg::DeviceInfo& info, Prop* prop) {
   prop->integrated = info.integrated ? 1 : 0;
   prop->cooperativeLaunch = info.cooperative_launch ? 1 : 0;
   prop->maxTexture1D = info.max_texture_1d;
+  prop->maxTexture1DLinear = info.max_texture_1d_linear;
   prop->maxTexture2D[0] = info.max_texture_2d[0];
   prop->maxTexture2D[1] = info.max_texture_2d[1];
   for (int i = 0; i < 3; ++i) prop->maxTexture3D[i] = info.max_texture_3d[i];
@@ -175,6 +176,7 @@ hipError_t DeviceAttribute(const msg::DeviceInfo& info, hipDeviceAttribute_t att
     case hipDeviceAttributeMaxGridDimY: v = info.max_grid_size[1]; break;
     case hipDeviceAttributeMaxGridDimZ: v = info.max_grid_size[2]; break;
     case hipDeviceAttributeMaxTexture1DWidth: v = info.max_texture_1d; break;
+    case hipDeviceAttributeMaxTexture1DLinear: v = info.max_texture_1d_linear; break;
     case hipDeviceAttributeMaxTexture2DWidth: v = info.max_texture_2d[0]; break;
     case hipDeviceAttributeMaxTexture2DHeight: v = info.max_texture_2d[1]; break;
     case hipDeviceAttributeMaxTexture3DWidth: v = info.max_texture_3d[0]; break;

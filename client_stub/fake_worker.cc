@@ -122,6 +122,7 @@ msg::DeviceInfo FakeWorker::Device(const std::string& name) {
   d.mem_pitch = 2147483647;
   d.texture_alignment = 256;
   d.max_texture_1d = 16384;
+  d.max_texture_1d_linear = 2147483647;
   d.max_texture_2d = {16384, 16384};
   d.max_texture_3d = {16384, 16384, 8192};
   return d;

@@ -211,6 +211,7 @@ Unpacked UnpackFields(const T& msg) {
   d.mem_pitch = 2147483647;
   d.texture_alignment = 256;
   d.max_texture_1d = 16384;
+  d.max_texture_1d_linear = 2147483647;
   d.max_texture_2d = {16384, 16384 - index};
   d.max_texture_3d = {16384, 16384, 8192};
   return d;

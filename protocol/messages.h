@@ -87,6 +87,9 @@ struct DeviceInfo {
   std::array<int32_t, 3> max_texture_3d{};
   // hipDeviceGetUuid's 16 bytes; empty from an older worker (optional).
   std::vector<uint8_t> uuid;
+  // hipDeviceProp_t::maxTexture1DLinear: the bytes a 1-D texture over linear
+  // memory may span; 0 from an older worker (optional).
+  int32_t max_texture_1d_linear = 0;
   static constexpr size_t kRequiredFields = 36;
   HIPR_FIELDS(name, gcn_arch_name, gcn_arch, total_global_mem, shared_mem_per_block,
               regs_per_block, warp_size, max_threads_per_block, max_threads_dim, max_grid_size,
@@ -95,7 +98,7 @@ struct DeviceInfo {
               clock_instruction_rate_khz, pci_domain_id, pci_bus_id, pci_device_id,
               max_shared_memory_per_multiprocessor, is_multi_gpu_board, integrated,
               cooperative_launch, ecc_enabled, managed_memory, large_bar, asic_revision, mem_pitch,
-              texture_alignment, max_texture_1d, max_texture_2d, max_texture_3d, uuid)
+              texture_alignment, max_texture_1d, max_texture_2d, max_texture_3d, uuid, max_texture_1d_linear)
 };
 
 struct HelloReply {

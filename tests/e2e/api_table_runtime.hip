@@ -62,6 +62,42 @@ hipError_t hipStreamAddCallback_spt(hipStream_t stream, hipStreamCallback_t call
 hipError_t hipStreamGetId(hipStream_t stream, unsigned long long* id);
 hipError_t hipGetFuncBySymbol(hipFunction_t* function, const void* symbol);
 hipError_t hipModuleGetFunctionCount(unsigned int* count, hipModule_t module);
+// ROCm 6.5's launch configurations and 7.1's stream attributes, by layout.
+union HiprLaunchAttributeValue {
+  char pad[64];
+  int cooperative;
+  int priority;
+  int sync_policy;
+};
+struct HiprLaunchAttribute {
+  int id;  // hipLaunchAttributeID: 0 ignore, 1 access policy window, 2 cooperative, 3 sync policy, 8 priority.
+  char pad[4];
+  HiprLaunchAttributeValue value;
+};
+struct HiprLaunchConfig {
+  dim3 grid;
+  dim3 block;
+  size_t dynamic_shared_bytes;
+  hipStream_t stream;
+  HiprLaunchAttribute* attrs;
+  unsigned int num_attrs;
+};
+struct HiprDrvLaunchConfig {
+  unsigned int grid[3];
+  unsigned int block[3];
+  unsigned int shared_bytes;
+  hipStream_t stream;
+  HiprLaunchAttribute* attrs;
+  unsigned int num_attrs;
+};
+hipError_t hipLaunchKernelExC(const HiprLaunchConfig* config, const void* f, void** args);
+hipError_t hipDrvLaunchKernelEx(const HiprDrvLaunchConfig* config, hipFunction_t f, void** params, void** extra);
+hipError_t hipStreamGetAttribute(hipStream_t stream, int attr, HiprLaunchAttributeValue* value);
+hipError_t hipStreamSetAttribute(hipStream_t stream, int attr, const HiprLaunchAttributeValue* value);
+hipError_t hipStreamCopyAttributes(hipStream_t dst, hipStream_t src);
+hipError_t hipGetDriverEntryPoint(const char* symbol, void** fn, unsigned long long flags, int* status);
+hipError_t hipGetDriverEntryPoint_spt(const char* symbol, void** fn, unsigned long long flags, int* status);
+hipError_t hipDeviceGetTexture1DLinearMaxWidth(size_t* max_width, const hipChannelFormatDesc* desc, int device);
 // ROCm 6.2's generic node parameters, by layout.
 struct HiprMemcpyNodeParams {
   int flags;
@@ -270,6 +306,26 @@ void GetDeviceCount() {
   HIP_OK(hipGetDeviceCount(&n));
   CHECK(n == 2, "%d devices", n);
   HIP_EXPECT(hipGetDeviceCount(nullptr), hipErrorInvalidValue);
+}
+
+void DeviceGetTexture1DLinearMaxWidth() {
+  int bytes = 0;
+  HIP_OK(hipDeviceGetAttribute(&bytes, hipDeviceAttributeMaxTexture1DLinear, 1));
+  CHECK(bytes > 0 && bytes == Props(1).maxTexture1DLinear, "attribute %d, properties %d", bytes,
+        Props(1).maxTexture1DLinear);
+  size_t width = 0;
+  hipChannelFormatDesc f1 = hipCreateChannelDesc(32, 0, 0, 0, hipChannelFormatKindFloat);
+  HIP_OK(hipDeviceGetTexture1DLinearMaxWidth(&width, &f1, 1));
+  CHECK(width == static_cast<size_t>(bytes) / 4, "float: %zu elements of %d bytes", width, bytes);
+  hipChannelFormatDesc f4 = hipCreateChannelDesc(32, 32, 32, 32, hipChannelFormatKindFloat);
+  HIP_OK(hipDeviceGetTexture1DLinearMaxWidth(&width, &f4, 0));
+  CHECK(width == static_cast<size_t>(Props(0).maxTexture1DLinear) / 16, "float4: %zu elements", width);
+  hipChannelFormatDesc none = hipCreateChannelDesc(0, 0, 0, 0, hipChannelFormatKindNone);
+  width = 9;
+  HIP_EXPECT(hipDeviceGetTexture1DLinearMaxWidth(&width, &none, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipDeviceGetTexture1DLinearMaxWidth(&width, &f1, 2), hipErrorInvalidDevice);
+  HIP_EXPECT(hipDeviceGetTexture1DLinearMaxWidth(&width, nullptr, 0), hipErrorInvalidValue);
+  CHECK(width == 9, "failed calls wrote %zu", width);
 }
 
 void GetDevice() {
@@ -905,6 +961,76 @@ void StreamCreateWithPriority() {
   CHECK(p == -1, "priority -20 was not clamped to -1: %d", p);
   for (hipStream_t s : {hi, lo, clamped}) HIP_OK(hipStreamDestroy(s));
   HIP_EXPECT(hipStreamCreateWithPriority(nullptr, 0, 0), hipErrorInvalidValue);
+}
+
+void StreamGetAttribute() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithPriority(&s, hipStreamDefault, -1));
+  HiprLaunchAttributeValue v{};
+  HIP_OK(hipStreamGetAttribute(s, 8, &v));
+  CHECK(v.priority == -1, "priority attribute %d", v.priority);
+  HIP_OK(hipStreamGetAttribute(s, 3, &v));
+  CHECK(v.sync_policy == 1, "a new stream's sync policy %d (expected Auto)", v.sync_policy);
+  HIP_OK(hipStreamGetAttribute(nullptr, 8, &v));
+  CHECK(v.priority == 0, "null stream priority attribute %d", v.priority);
+  HIP_EXPECT(hipStreamGetAttribute(s, 1, &v), hipErrorInvalidValue);  // Access policy window.
+  HIP_EXPECT(hipStreamGetAttribute(s, 3, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipStreamGetAttribute(s, 3, &v), hipErrorInvalidHandle);
+}
+
+void StreamSetAttribute() {
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HiprLaunchAttributeValue v{};
+  v.sync_policy = 3;  // Yield.
+  HIP_OK(hipStreamSetAttribute(s, 3, &v));
+  HiprLaunchAttributeValue got{};
+  HIP_OK(hipStreamGetAttribute(s, 3, &got));
+  CHECK(got.sync_policy == 3, "sync policy %d after setting Yield", got.sync_policy);
+  HIP_OK(hipStreamGetAttribute(nullptr, 3, &got));
+  CHECK(got.sync_policy == 1, "setting a stream's policy changed the null stream's to %d", got.sync_policy);
+  v.sync_policy = 4;
+  HIP_OK(hipStreamSetAttribute(nullptr, 3, &v));
+  HIP_OK(hipStreamGetAttribute(nullptr, 3, &got));
+  CHECK(got.sync_policy == 4, "null stream policy %d", got.sync_policy);
+  v.sync_policy = 1;
+  HIP_OK(hipStreamSetAttribute(nullptr, 3, &v));
+  v.sync_policy = 5;
+  HIP_EXPECT(hipStreamSetAttribute(s, 3, &v), hipErrorInvalidValue);
+  v.priority = 1;
+  HIP_EXPECT(hipStreamSetAttribute(s, 8, &v), hipErrorInvalidValue);  // Fixed at creation.
+  HIP_EXPECT(hipStreamSetAttribute(s, 3, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipStreamGetAttribute(s, 3, &got));
+  CHECK(got.sync_policy == 3, "refused calls changed the policy to %d", got.sync_policy);
+  // Not while the stream captures.
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+  v.sync_policy = 2;
+  HIP_EXPECT(hipStreamSetAttribute(s, 3, &v), hipErrorStreamCaptureUnsupported);
+  hipGraph_t g = nullptr;
+  HIP_OK(hipStreamEndCapture(s, &g));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipStreamSetAttribute(s, 3, &v), hipErrorInvalidHandle);
+}
+
+void StreamCopyAttributes() {
+  hipStream_t a, b;
+  HIP_OK(hipStreamCreate(&a));
+  HIP_OK(hipStreamCreate(&b));
+  HiprLaunchAttributeValue v{};
+  v.sync_policy = 2;  // Spin.
+  HIP_OK(hipStreamSetAttribute(a, 3, &v));
+  HIP_OK(hipStreamCopyAttributes(b, a));
+  HiprLaunchAttributeValue got{};
+  HIP_OK(hipStreamGetAttribute(b, 3, &got));
+  CHECK(got.sync_policy == 2, "copied policy %d", got.sync_policy);
+  HIP_OK(hipStreamCopyAttributes(b, nullptr));  // The null stream's: Auto.
+  HIP_OK(hipStreamGetAttribute(b, 3, &got));
+  CHECK(got.sync_policy == 1, "policy %d after copying the null stream's", got.sync_policy);
+  HIP_OK(hipStreamDestroy(a));
+  HIP_EXPECT(hipStreamCopyAttributes(b, a), hipErrorInvalidHandle);
+  HIP_OK(hipStreamDestroy(b));
 }
 
 void StreamDestroy() {
@@ -1851,6 +1977,97 @@ void ModuleGetGlobal() {
   HIP_EXPECT(hipModuleGetGlobal(&untouched, &size, lm.module, "no_such_global"), hipErrorNotFound);
   CHECK(untouched == reinterpret_cast<hipDeviceptr_t>(0x1), "a failed lookup wrote an address");
   HIP_EXPECT(hipModuleGetGlobal(nullptr, nullptr, lm.module, "module_scale"), hipErrorInvalidValue);
+}
+
+HiprLaunchAttribute Attribute(int id, int value) {
+  HiprLaunchAttribute a{};
+  a.id = id;
+  a.value.cooperative = value;  // Every int-sized member sits at offset 0.
+  return a;
+}
+
+void LaunchKernelExC() {
+  int* d = NewInts();
+  int value = 56, n = kN;
+  void* args[] = {&d, &value, &n};
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HiprLaunchConfig config{dim3(kGrid), dim3(kBlock), 0, s, nullptr, 0};
+  HIP_OK(hipLaunchKernelExC(&config, reinterpret_cast<const void*>(Fill), args));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_ALL(d, 56, "hipLaunchKernelExC without attributes");
+  // Cooperative, with an ignored entry before it: the cooperative limit applies.
+  HiprLaunchAttribute coop[] = {Attribute(0, 0), Attribute(2, 1)};
+  config.attrs = coop;
+  config.num_attrs = 2;
+  value = 57;
+  HIP_OK(hipLaunchKernelExC(&config, reinterpret_cast<const void*>(Fill), args));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_ALL(d, 57, "hipLaunchKernelExC cooperative");
+  HiprLaunchConfig huge = config;
+  huge.grid = dim3(1u << 24);
+  HIP_EXPECT(hipLaunchKernelExC(&huge, reinterpret_cast<const void*>(Fill), args), hipErrorCooperativeLaunchTooLarge);
+  // Attributes ROCm does not honour are refused, as ROCm refuses them.
+  HiprLaunchAttribute priority[] = {Attribute(8, -1)};
+  config.attrs = priority;
+  config.num_attrs = 1;
+  value = 58;
+  HIP_EXPECT(hipLaunchKernelExC(&config, reinterpret_cast<const void*>(Fill), args), hipErrorInvalidConfiguration);
+  config.attrs = nullptr;
+  HIP_EXPECT(hipLaunchKernelExC(&config, reinterpret_cast<const void*>(Fill), args), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_ALL(d, 57, "after refused hipLaunchKernelExC calls");
+  HIP_EXPECT(hipLaunchKernelExC(nullptr, reinterpret_cast<const void*>(Fill), args), hipErrorInvalidConfiguration);
+  config.num_attrs = 0;
+  HIP_EXPECT(hipLaunchKernelExC(&config, nullptr, args), hipErrorInvalidDeviceFunction);
+  HIP_EXPECT(hipLaunchKernelExC(&config, reinterpret_cast<const void*>(NotAKernel), args),
+             hipErrorInvalidDeviceFunction);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+  (void)hipGetLastError();
+}
+
+void DrvLaunchKernelEx() {
+  LoadedModule lm;
+  ModuleVectors v;
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HiprDrvLaunchConfig config{{kGrid, 1, 1}, {kBlock, 1, 1}, 0, s, nullptr, 0};
+  HIP_OK(hipDrvLaunchKernelEx(&config, lm.add, v.params, nullptr));
+  HIP_OK(hipStreamSynchronize(s));
+  v.CheckSum("hipDrvLaunchKernelEx(kernelParams)");
+  struct {
+    const float* a;
+    const float* b;
+    float* c;
+    int n;
+  } packed{v.da, v.db, v.dc, kN};
+  size_t size = sizeof packed;
+  void* extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, &packed, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END};
+  HiprLaunchAttribute coop[] = {Attribute(2, 1)};
+  config.attrs = coop;
+  config.num_attrs = 1;
+  HIP_OK(hipDrvLaunchKernelEx(&config, lm.add, nullptr, extra));
+  HIP_OK(hipStreamSynchronize(s));
+  v.CheckSum("hipDrvLaunchKernelEx(extra, cooperative)");
+  HiprDrvLaunchConfig huge = config;
+  huge.grid[0] = 1u << 24;
+  HIP_EXPECT(hipDrvLaunchKernelEx(&huge, lm.add, v.params, nullptr), hipErrorCooperativeLaunchTooLarge);
+  HiprLaunchAttribute window[] = {Attribute(1, 0)};
+  config.attrs = window;
+  HIP_EXPECT(hipDrvLaunchKernelEx(&config, lm.add, v.params, nullptr), hipErrorInvalidConfiguration);
+  config.num_attrs = 0;
+  HIP_EXPECT(hipDrvLaunchKernelEx(&config, lm.add, v.params, extra), hipErrorInvalidValue);
+  HIP_EXPECT(hipDrvLaunchKernelEx(&config, nullptr, v.params, nullptr), hipErrorInvalidResourceHandle);
+  HIP_EXPECT(hipDrvLaunchKernelEx(nullptr, lm.add, v.params, nullptr), hipErrorInvalidValue);
+  config.block[0] = 0;
+  HIP_EXPECT(hipDrvLaunchKernelEx(&config, lm.add, v.params, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  std::vector<float> c(kN);
+  HIP_OK(hipMemcpy(c.data(), v.dc, kN * sizeof(float), hipMemcpyDeviceToHost));
+  CHECK(c[0] == 0 && c[kN - 1] == 0, "a refused hipDrvLaunchKernelEx ran: c[0] = %g", c[0]);
+  HIP_OK(hipStreamDestroy(s));
+  (void)hipGetLastError();
 }
 
 void ModuleLaunchKernel() {
@@ -3929,6 +4146,42 @@ void GetProcAddress() {
   HIP_EXPECT(hipGetProcAddress(nullptr, &fn, 600, 0, &status), hipErrorInvalidValue);
 }
 
+void GetDriverEntryPoint() {
+  void* fn = nullptr;
+  int status = -1;
+  HIP_OK(hipGetDriverEntryPoint("hipGetDeviceCount", &fn, 0, &status));
+  CHECK(fn == dlsym(RTLD_DEFAULT, "hipGetDeviceCount") && status == 0, "hipGetDeviceCount: %p, status %d", fn,
+        status);
+  int n = -1;
+  HIP_OK(reinterpret_cast<hipError_t (*)(int*)>(fn)(&n));
+  CHECK(n == 2, "through the entry point: %d devices", n);
+  HIP_OK(hipGetDriverEntryPoint("hipGetDeviceProperties", &fn, 0, &status));
+  CHECK(fn == dlsym(RTLD_DEFAULT, "hipGetDevicePropertiesR0600"), "hipGetDeviceProperties is not the R0600 twin");
+  HIP_OK(hipGetDriverEntryPoint("hipStreamSynchronize", &fn, 2, &status));  // Per-thread default stream.
+  CHECK(fn == dlsym(RTLD_DEFAULT, "hipStreamSynchronize_spt"), "per-thread flag did not give the _spt form");
+  HIP_OK(hipGetDriverEntryPoint("hipStreamSynchronize", &fn, 1, &status));  // Legacy stream.
+  CHECK(fn == dlsym(RTLD_DEFAULT, "hipStreamSynchronize"), "legacy flag did not give the plain form");
+  HIP_OK(hipGetDriverEntryPoint("hipMalloc", &fn, 2, &status));  // No _spt form: the plain one.
+  CHECK(fn == dlsym(RTLD_DEFAULT, "hipMalloc"), "hipMalloc with the per-thread flag: %p", fn);
+  fn = reinterpret_cast<void*>(0x1);
+  HIP_EXPECT(hipGetDriverEntryPoint("hipNoSuchFunction", &fn, 0, &status), hipErrorInvalidValue);
+  CHECK(fn == nullptr && status == 1, "a missing symbol gave %p, status %d", fn, status);
+  HIP_EXPECT(hipGetDriverEntryPoint("hipMalloc", &fn, 7, &status), hipErrorInvalidValue);
+  HIP_EXPECT(hipGetDriverEntryPoint("", &fn, 0, &status), hipErrorInvalidValue);
+  HIP_EXPECT(hipGetDriverEntryPoint("hipMalloc", nullptr, 0, &status), hipErrorInvalidValue);
+}
+
+void GetDriverEntryPointSpt() {
+  void* fn = nullptr;
+  int status = -1;
+  HIP_OK(hipGetDriverEntryPoint_spt("hipStreamSynchronize", &fn, 0, nullptr));  // Default means per-thread.
+  CHECK(fn == dlsym(RTLD_DEFAULT, "hipStreamSynchronize_spt"), "default flag did not give the _spt form");
+  HIP_OK(hipGetDriverEntryPoint_spt("hipStreamSynchronize", &fn, 1, &status));
+  CHECK(fn == dlsym(RTLD_DEFAULT, "hipStreamSynchronize") && status == 0, "legacy flag: %p", fn);
+  HIP_EXPECT(hipGetDriverEntryPoint_spt("hipNoSuchFunction", &fn, 0, &status), hipErrorInvalidValue);
+  CHECK(status == 1, "status %d", status);
+}
+
 void GnuF2hIeee() {
   auto f2h = reinterpret_cast<uint16_t (*)(float)>(StubSymbol("__gnu_f2h_ieee"));
   CHECK(f2h(1.0f) == 0x3c00, "1.0 -> 0x%04x", f2h(1.0f));
@@ -4175,6 +4428,14 @@ void DeviceReset() {
 }
 
 const e2e::Row kRows[] = {
+    {"hipDeviceGetTexture1DLinearMaxWidth", DeviceGetTexture1DLinearMaxWidth},
+    {"hipLaunchKernelExC", LaunchKernelExC},
+    {"hipDrvLaunchKernelEx", DrvLaunchKernelEx},
+    {"hipStreamGetAttribute", StreamGetAttribute},
+    {"hipStreamSetAttribute", StreamSetAttribute},
+    {"hipStreamCopyAttributes", StreamCopyAttributes},
+    {"hipGetDriverEntryPoint", GetDriverEntryPoint},
+    {"hipGetDriverEntryPoint_spt", GetDriverEntryPointSpt},
     {"hipGetDeviceCount", GetDeviceCount},
     {"hipGetDevice", GetDevice},
     {"hipSetDevice", SetDevice},

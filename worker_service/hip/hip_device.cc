@@ -82,6 +82,7 @@ msg::DeviceInfo InfoOf(const hipDeviceProp_t& p) {
   d.max_texture_1d = p.maxTexture1D;
   d.max_texture_2d = {p.maxTexture2D[0], p.maxTexture2D[1]};
   d.max_texture_3d = {p.maxTexture3D[0], p.maxTexture3D[1], p.maxTexture3D[2]};
+  d.max_texture_1d_linear = p.maxTexture1DLinear;
   return d;
 }
 

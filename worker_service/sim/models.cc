@@ -82,6 +82,9 @@ Status ModelInfo(const std::string& name, uint64_t memory_bytes, int ordinal, ms
   d.max_texture_1d = 16384;
   d.max_texture_2d = {16384, 16384};
   d.max_texture_3d = {16384, 16384, 8192};
+  // clr reports 16 bytes (the largest element) times the image-buffer
+  // element limit, capped at INT32_MAX; the sim models the cap.
+  d.max_texture_1d_linear = 2147483647;
   // A fixed UUID per (model, ordinal): "hipr-sim" then the model and the
   // ordinal, so one worker's devices differ and stay the same across runs.
   d.uuid = {'h', 'i', 'p', 'r', '-', 's', 'i', 'm'};
