@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <hip/hip_ext.h>
@@ -568,6 +570,185 @@ HIPR_EXPORT hipError_t hipModuleGetFunctionCount(unsigned int* count, hipModule_
     std::shared_ptr<const IsaImage> image;
     if (Status st = m->Image(s->devices()[device].gcn_arch_name, &image); !st.ok()) return ToHipError(st);
     *count = static_cast<unsigned>(image->kernels.size());
+    return hipSuccess;
+  });
+}
+
+// --- ROCm 7.2 libraries ----------------------------------------------------
+// A library is a loaded module bound to the device current at its load (as
+// ROCm's runtime builds it for one device); its kernels are that module's
+// functions, so a hipKernel_t is a hipFunction_t and launches with
+// hipModuleLaunchKernel or hipDrvLaunchKernelEx. Library records are never
+// freed: a stale handle is refused, never dereferenced.
+// 7.2's handle types (Debian's 5.2 headers lack them).
+typedef struct ihipLibrary_t* hipLibrary_t;
+typedef struct ihipKernel_t* hipKernel_t;
+
+namespace {
+
+struct Library {
+  CodeModule* module = nullptr;
+  int device = 0;
+};
+
+std::mutex& LibraryMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::unordered_set<const Library*>& LiveLibraries() {
+  static auto* live = new std::unordered_set<const Library*>;  // Never destroyed: used at exit.
+  return *live;
+}
+
+bool FindLibrary(hipLibrary_t handle, Library* out) {
+  std::lock_guard lock(LibraryMutex());
+  const auto* l = reinterpret_cast<const Library*>(handle);
+  if (handle == nullptr || LiveLibraries().count(l) == 0) return false;
+  *out = *l;
+  return true;
+}
+
+// The live library whose module is `module`; null when none.
+hipLibrary_t LibraryOfModule(const CodeModule* module) {
+  std::lock_guard lock(LibraryMutex());
+  for (const Library* l : LiveLibraries())
+    if (l->module == module) return reinterpret_cast<hipLibrary_t>(const_cast<Library*>(l));
+  return nullptr;
+}
+
+// JIT options do not apply to code objects; ROCm's runtime refuses them
+// here (hipErrorInvalidValue). Library options are hints about host-side
+// tables and keeping the image, which a copy on the client makes moot.
+hipError_t NewLibrary(hipLibrary_t* library, hipModule_t module) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  auto* l = new Library{reinterpret_cast<CodeModule*>(module), 0};
+  if (hipError_t e = CurrentDeviceOf(*s, &l->device); e != hipSuccess) {
+    l->module->Retire();
+    delete l;
+    return e;
+  }
+  std::lock_guard lock(LibraryMutex());
+  LiveLibraries().insert(l);
+  *library = reinterpret_cast<hipLibrary_t>(l);
+  return hipSuccess;
+}
+
+// The library's code object for its device.
+hipError_t LibraryImage(const Library& l, std::shared_ptr<const IsaImage>* image) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (l.device >= s->device_count()) return hipErrorInvalidDevice;
+  return ToHipError(l.module->Image(s->devices()[l.device].gcn_arch_name, image));
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipLibraryLoadData(hipLibrary_t* library, const void* code, hipJitOption* jit_options,
+                                          void** jit_values, unsigned int num_jit_options, int* library_options,
+                                          void** library_values, unsigned int num_library_options) {
+  return ApiCall("hipLibraryLoadData", [&] {
+    if (library == nullptr || code == nullptr || num_jit_options > 0) return hipErrorInvalidValue;
+    hipModule_t module = nullptr;
+    if (hipError_t e = LoadData(&module, code); e != hipSuccess) return e;
+    return NewLibrary(library, module);
+  });
+}
+
+HIPR_EXPORT hipError_t hipLibraryLoadFromFile(hipLibrary_t* library, const char* path, hipJitOption* jit_options,
+                                              void** jit_values, unsigned int num_jit_options,
+                                              int* library_options, void** library_values,
+                                              unsigned int num_library_options) {
+  return ApiCall("hipLibraryLoadFromFile", [&] {
+    if (library == nullptr || path == nullptr || num_jit_options > 0) return hipErrorInvalidValue;
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    std::vector<uint8_t> bytes;
+    if (Status st = ReadFile(path, &bytes); !st.ok()) {
+      HIPR_LOG_INFO("hipLibraryLoadFromFile: %s", st.message().c_str());
+      // ROCm's runtime: a file that does not exist is an invalid value.
+      return ToHipError(st) == hipErrorFileNotFound ? hipErrorInvalidValue : ToHipError(st);
+    }
+    hipModule_t module = nullptr;
+    if (hipError_t e = NewModule(&module, std::move(bytes), path); e != hipSuccess) return e;
+    return NewLibrary(library, module);
+  });
+}
+
+HIPR_EXPORT hipError_t hipLibraryUnload(hipLibrary_t library) {
+  return ApiCall("hipLibraryUnload", [&] {
+    const auto* l = reinterpret_cast<const Library*>(library);
+    CodeModule* module = nullptr;
+    {
+      std::lock_guard lock(LibraryMutex());
+      if (library == nullptr || LiveLibraries().erase(l) == 0) return hipErrorInvalidResourceHandle;
+      module = l->module;
+    }
+    ForgetModuleFunctions(module);
+    module->Retire();
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipLibraryGetKernelCount(unsigned int* count, hipLibrary_t library) {
+  return ApiCall("hipLibraryGetKernelCount", [&] {
+    Library l;
+    if (count == nullptr || !FindLibrary(library, &l)) return hipErrorInvalidValue;
+    std::shared_ptr<const IsaImage> image;
+    if (hipError_t e = LibraryImage(l, &image); e != hipSuccess) return e;
+    *count = static_cast<unsigned>(image->info.kernels.size());
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipLibraryGetKernel(hipKernel_t* kernel, hipLibrary_t library, const char* name) {
+  return ApiCall("hipLibraryGetKernel", [&] {
+    Library l;
+    if (kernel == nullptr || name == nullptr || !FindLibrary(library, &l)) return hipErrorInvalidValue;
+    std::shared_ptr<const IsaImage> image;
+    if (hipError_t e = LibraryImage(l, &image); e != hipSuccess) return e;
+    if (image->FindKernel(name) == nullptr) {
+      HIPR_LOG_INFO("hipLibraryGetKernel: library %s has no kernel '%s'", l.module->name().c_str(), name);
+      return hipErrorNotFound;
+    }
+    *kernel = reinterpret_cast<hipKernel_t>(GetModuleFunction(l.module, name));
+    return hipSuccess;
+  });
+}
+
+// The first `count` kernels in the code object's metadata order (fewer when
+// the library has fewer).
+HIPR_EXPORT hipError_t hipLibraryEnumerateKernels(hipKernel_t* kernels, unsigned int count, hipLibrary_t library) {
+  return ApiCall("hipLibraryEnumerateKernels", [&] {
+    Library l;
+    if (kernels == nullptr || !FindLibrary(library, &l)) return hipErrorInvalidValue;
+    std::shared_ptr<const IsaImage> image;
+    if (hipError_t e = LibraryImage(l, &image); e != hipSuccess) return e;
+    const auto& all = image->info.kernels;
+    for (size_t i = 0; i < all.size() && i < count; ++i)
+      kernels[i] = reinterpret_cast<hipKernel_t>(GetModuleFunction(l.module, all[i].name));
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipKernelGetLibrary(hipLibrary_t* library, hipKernel_t kernel) {
+  return ApiCall("hipKernelGetLibrary", [&] {
+    if (library == nullptr || kernel == nullptr) return hipErrorInvalidValue;
+    ModuleFunction f;
+    if (!FindModuleFunction(reinterpret_cast<hipFunction_t>(kernel), &f)) return hipErrorInvalidHandle;
+    hipLibrary_t owner = LibraryOfModule(f.module);
+    if (owner == nullptr) return hipErrorInvalidHandle;  // A hipModuleLoad function, not a library's.
+    *library = owner;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipKernelGetName(const char** name, hipKernel_t kernel) {
+  return ApiCall("hipKernelGetName", [&] {
+    if (name == nullptr || kernel == nullptr) return hipErrorInvalidValue;
+    ModuleFunction f;
+    if (!FindModuleFunction(reinterpret_cast<hipFunction_t>(kernel), &f) || LibraryOfModule(f.module) == nullptr)
+      return hipErrorInvalidHandle;
+    *name = f.name->c_str();
     return hipSuccess;
   });
 }

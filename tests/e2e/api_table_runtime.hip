@@ -7,6 +7,8 @@
 // this program, the code object module_api uses; its sim twin is built with
 // the others) from this program's own directory.
 #include <hip/hip_runtime.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -98,6 +100,21 @@ hipError_t hipStreamCopyAttributes(hipStream_t dst, hipStream_t src);
 hipError_t hipGetDriverEntryPoint(const char* symbol, void** fn, unsigned long long flags, int* status);
 hipError_t hipGetDriverEntryPoint_spt(const char* symbol, void** fn, unsigned long long flags, int* status);
 hipError_t hipDeviceGetTexture1DLinearMaxWidth(size_t* max_width, const hipChannelFormatDesc* desc, int device);
+// ROCm 7.2's libraries.
+typedef struct ihipLibrary_t* hipLibrary_t;
+typedef struct ihipKernel_t* hipKernel_t;
+hipError_t hipLibraryLoadData(hipLibrary_t* library, const void* code, hipJitOption* jit_options, void** jit_values,
+                              unsigned int num_jit_options, int* library_options, void** library_values,
+                              unsigned int num_library_options);
+hipError_t hipLibraryLoadFromFile(hipLibrary_t* library, const char* path, hipJitOption* jit_options,
+                                  void** jit_values, unsigned int num_jit_options, int* library_options,
+                                  void** library_values, unsigned int num_library_options);
+hipError_t hipLibraryUnload(hipLibrary_t library);
+hipError_t hipLibraryGetKernel(hipKernel_t* kernel, hipLibrary_t library, const char* name);
+hipError_t hipLibraryGetKernelCount(unsigned int* count, hipLibrary_t library);
+hipError_t hipLibraryEnumerateKernels(hipKernel_t* kernels, unsigned int count, hipLibrary_t library);
+hipError_t hipKernelGetLibrary(hipLibrary_t* library, hipKernel_t kernel);
+hipError_t hipKernelGetName(const char** name, hipKernel_t kernel);
 // ROCm 6.2's generic node parameters, by layout.
 struct HiprMemcpyNodeParams {
   int flags;
@@ -2103,6 +2120,154 @@ void ModuleLaunchCooperativeKernel() {
   HIP_EXPECT(hipModuleLaunchCooperativeKernel(lm.add, 1u << 24, 1, 1, kBlock, 1, 1, 0, nullptr, v.params),
              hipErrorCooperativeLaunchTooLarge);
   (void)hipGetLastError();
+}
+
+// ---- Libraries (ROCm 7.2) -----------------------------------------------------------
+
+hipLibrary_t LoadLibrary() {
+  hipLibrary_t lib = nullptr;
+  HIP_OK(hipLibraryLoadFromFile(&lib, ModulePath().c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  return lib;
+}
+
+// Runs add_vec through a library kernel: a hipKernel_t launches as a hipFunction_t.
+void RunLibraryKernel(hipKernel_t k, const char* how) {
+  ModuleVectors v;
+  HIP_OK(hipModuleLaunchKernel(reinterpret_cast<hipFunction_t>(k), kGrid, 1, 1, kBlock, 1, 1, 0, nullptr, v.params,
+                               nullptr));
+  v.CheckSum(how);
+}
+
+void LibraryLoadData() {
+  std::vector<char> image = ReadFile(ModulePath());
+  hipLibrary_t lib = nullptr;
+  HIP_OK(hipLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  image.assign(image.size(), 0);  // The library keeps its own copy.
+  hipKernel_t k = nullptr;
+  HIP_OK(hipLibraryGetKernel(&k, lib, "add_vec"));
+  RunLibraryKernel(k, "hipLibraryLoadData");
+  HIP_OK(hipLibraryUnload(lib));
+  std::vector<char> junk(4096, 0x5a);
+  HIP_EXPECT(hipLibraryLoadData(&lib, junk.data(), nullptr, nullptr, 0, nullptr, nullptr, 0), hipErrorInvalidImage);
+  image = ReadFile(ModulePath());
+  hipJitOption opt = hipJitOptionMaxRegisters;
+  void* val = nullptr;
+  HIP_EXPECT(hipLibraryLoadData(&lib, image.data(), &opt, &val, 1, nullptr, nullptr, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipLibraryLoadData(&lib, nullptr, nullptr, nullptr, 0, nullptr, nullptr, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipLibraryLoadData(nullptr, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+             hipErrorInvalidValue);
+}
+
+void LibraryLoadFromFile() {
+  hipLibrary_t lib = LoadLibrary();
+  hipKernel_t k = nullptr;
+  HIP_OK(hipLibraryGetKernel(&k, lib, "scaled_add"));
+  const char* name = nullptr;
+  HIP_OK(hipKernelGetName(&name, k));
+  CHECK(name != nullptr && std::strcmp(name, "scaled_add") == 0, "kernel name %s", name ? name : "(null)");
+  HIP_OK(hipLibraryUnload(lib));
+  HIP_EXPECT(hipLibraryLoadFromFile(&lib, "/nonexistent/hipr.co", nullptr, nullptr, 0, nullptr, nullptr, 0),
+             hipErrorInvalidValue);
+  char junk[] = "/tmp/hipr-not-a-code-object-XXXXXX";
+  int fd = mkstemp(junk);
+  CHECK(fd >= 0 && write(fd, "not a code object", 17) == 17, "cannot write %s", junk);
+  close(fd);
+  HIP_EXPECT(hipLibraryLoadFromFile(&lib, junk, nullptr, nullptr, 0, nullptr, nullptr, 0), hipErrorInvalidImage);
+  unlink(junk);
+}
+
+void LibraryUnload() {
+  hipLibrary_t lib = LoadLibrary();
+  hipKernel_t k = nullptr;
+  HIP_OK(hipLibraryGetKernel(&k, lib, "add_vec"));
+  HIP_OK(hipLibraryUnload(lib));
+  unsigned count = 99;
+  HIP_EXPECT(hipLibraryGetKernelCount(&count, lib), hipErrorInvalidValue);
+  CHECK(count == 99, "a stale library reported %u kernels", count);
+  ModuleVectors v;
+  HIP_EXPECT(hipModuleLaunchKernel(reinterpret_cast<hipFunction_t>(k), kGrid, 1, 1, kBlock, 1, 1, 0, nullptr, v.params,
+                                   nullptr),
+             hipErrorInvalidResourceHandle);
+  HIP_EXPECT(hipLibraryUnload(lib), hipErrorInvalidResourceHandle);
+  HIP_EXPECT(hipLibraryUnload(nullptr), hipErrorInvalidResourceHandle);
+  (void)hipGetLastError();
+}
+
+void LibraryGetKernel() {
+  hipLibrary_t lib = LoadLibrary();
+  hipKernel_t a = nullptr, b = nullptr;
+  HIP_OK(hipLibraryGetKernel(&a, lib, "add_vec"));
+  HIP_OK(hipLibraryGetKernel(&b, lib, "add_vec"));
+  CHECK(a != nullptr && a == b, "two lookups gave %p and %p", static_cast<void*>(a), static_cast<void*>(b));
+  RunLibraryKernel(a, "hipLibraryGetKernel");
+  HIP_EXPECT(hipLibraryGetKernel(&b, lib, "no_such_kernel"), hipErrorNotFound);
+  HIP_EXPECT(hipLibraryGetKernel(&b, lib, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(hipLibraryGetKernel(&b, nullptr, "add_vec"), hipErrorInvalidValue);
+  HIP_OK(hipLibraryUnload(lib));
+}
+
+void LibraryGetKernelCount() {
+  hipLibrary_t lib = LoadLibrary();
+  LoadedModule lm;
+  unsigned from_library = 0, from_module = 0;
+  HIP_OK(hipLibraryGetKernelCount(&from_library, lib));
+  HIP_OK(hipModuleGetFunctionCount(&from_module, lm.module));
+  CHECK(from_library >= 2 && from_library == from_module, "library %u kernels, module %u", from_library, from_module);
+  HIP_EXPECT(hipLibraryGetKernelCount(nullptr, lib), hipErrorInvalidValue);
+  HIP_OK(hipLibraryUnload(lib));
+}
+
+void LibraryEnumerateKernels() {
+  hipLibrary_t lib = LoadLibrary();
+  unsigned count = 0;
+  HIP_OK(hipLibraryGetKernelCount(&count, lib));
+  std::vector<hipKernel_t> all(count + 2, nullptr);
+  HIP_OK(hipLibraryEnumerateKernels(all.data(), count + 2, lib));
+  bool saw_add = false;
+  for (unsigned i = 0; i < count; ++i) {
+    const char* name = nullptr;
+    HIP_OK(hipKernelGetName(&name, all[i]));
+    hipKernel_t again = nullptr;
+    HIP_OK(hipLibraryGetKernel(&again, lib, name));
+    CHECK(again == all[i], "kernel %u (%s) is not what hipLibraryGetKernel gives", i, name);
+    for (unsigned j = 0; j < i; ++j) CHECK(all[j] != all[i], "kernels %u and %u are the same handle", j, i);
+    saw_add = saw_add || std::strcmp(name, "add_vec") == 0;
+  }
+  CHECK(saw_add, "add_vec was not enumerated");
+  CHECK(all[count] == nullptr && all[count + 1] == nullptr, "entries past the kernel count were written");
+  std::vector<hipKernel_t> first(2, nullptr);
+  HIP_OK(hipLibraryEnumerateKernels(first.data(), 1, lib));
+  CHECK(first[0] == all[0] && first[1] == nullptr, "enumerating one kernel wrote %p, %p",
+        static_cast<void*>(first[0]), static_cast<void*>(first[1]));
+  HIP_EXPECT(hipLibraryEnumerateKernels(nullptr, 1, lib), hipErrorInvalidValue);
+  HIP_OK(hipLibraryUnload(lib));
+}
+
+void KernelGetLibrary() {
+  hipLibrary_t lib = LoadLibrary();
+  hipKernel_t k = nullptr;
+  HIP_OK(hipLibraryGetKernel(&k, lib, "add_vec"));
+  hipLibrary_t owner = nullptr;
+  HIP_OK(hipKernelGetLibrary(&owner, k));
+  CHECK(owner == lib, "owner %p, library %p", static_cast<void*>(owner), static_cast<void*>(lib));
+  LoadedModule lm;  // A module's function belongs to no library.
+  HIP_EXPECT(hipKernelGetLibrary(&owner, reinterpret_cast<hipKernel_t>(lm.add)), hipErrorInvalidHandle);
+  HIP_EXPECT(hipKernelGetLibrary(nullptr, k), hipErrorInvalidValue);
+  HIP_OK(hipLibraryUnload(lib));
+  HIP_EXPECT(hipKernelGetLibrary(&owner, k), hipErrorInvalidHandle);
+}
+
+void KernelGetName() {
+  hipLibrary_t lib = LoadLibrary();
+  hipKernel_t k = nullptr;
+  HIP_OK(hipLibraryGetKernel(&k, lib, "add_vec"));
+  const char* name = nullptr;
+  HIP_OK(hipKernelGetName(&name, k));
+  CHECK(name != nullptr && std::strcmp(name, "add_vec") == 0, "name %s", name ? name : "(null)");
+  HIP_EXPECT(hipKernelGetName(nullptr, k), hipErrorInvalidValue);
+  HIP_EXPECT(hipKernelGetName(&name, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipLibraryUnload(lib));
+  HIP_EXPECT(hipKernelGetName(&name, k), hipErrorInvalidHandle);
 }
 
 void FuncGetAttribute() {
@@ -4428,6 +4593,14 @@ void DeviceReset() {
 }
 
 const e2e::Row kRows[] = {
+    {"hipLibraryLoadData", LibraryLoadData},
+    {"hipLibraryLoadFromFile", LibraryLoadFromFile},
+    {"hipLibraryUnload", LibraryUnload},
+    {"hipLibraryGetKernel", LibraryGetKernel},
+    {"hipLibraryGetKernelCount", LibraryGetKernelCount},
+    {"hipLibraryEnumerateKernels", LibraryEnumerateKernels},
+    {"hipKernelGetLibrary", KernelGetLibrary},
+    {"hipKernelGetName", KernelGetName},
     {"hipDeviceGetTexture1DLinearMaxWidth", DeviceGetTexture1DLinearMaxWidth},
     {"hipLaunchKernelExC", LaunchKernelExC},
     {"hipDrvLaunchKernelEx", DrvLaunchKernelEx},
