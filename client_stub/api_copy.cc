@@ -938,6 +938,86 @@ hipError_t MemcpyBatch(void** dsts, void** srcs, const size_t* sizes, size_t cou
   return hipSuccess;
 }
 
+// ROCm 7.1's batched 3-D copies, by layout: an operand is a pointer (row
+// length and layer height in elements, 0 meaning the extent's) or an array
+// and an offset in it.
+struct HiprMemcpy3DOperand {
+  int type;  // hipMemcpy3DOperandType: 1 pointer, 2 array.
+  union {
+    struct {
+      void* ptr;
+      size_t row_length;
+      size_t layer_height;
+      hipMemLocation hint;
+    } ptr;
+    struct {
+      hipArray_t array;
+      size_t offset[3];
+    } array;
+  } op;
+};
+struct HiprMemcpy3DBatchOp {
+  HiprMemcpy3DOperand src;
+  HiprMemcpy3DOperand dst;
+  hipExtent extent;
+  int src_access_order;
+  unsigned int flags;
+};
+static_assert(sizeof(HiprMemcpy3DBatchOp) == 112);
+
+// One batch operation as the hipMemcpy3DParms it stands for. The extent is
+// in elements: an array side's element size, or bytes when both sides are
+// pointers.
+hipError_t BatchOpParms(const HiprMemcpy3DBatchOp& op, hipMemcpy3DParms* p) {
+  if (op.src_access_order < 1 || op.src_access_order > 3 || (op.flags & ~1u) != 0) return hipErrorInvalidValue;
+  size_t element = 1;
+  for (const HiprMemcpy3DOperand* side : {&op.src, &op.dst}) {
+    if (side->type != 1 && side->type != 2) return hipErrorInvalidValue;
+    if (side->type != 2) continue;
+    ArrayInfo a;
+    if (!FindArray(side->op.array.array, &a)) return hipErrorInvalidValue;
+    element = a.element_bytes;
+  }
+  *p = hipMemcpy3DParms{};
+  p->extent = op.extent;
+  p->kind = hipMemcpyDefault;
+  auto set = [&](const HiprMemcpy3DOperand& side, hipArray_t* array, hipPos* pos, hipPitchedPtr* ptr) {
+    if (side.type == 2) {
+      *array = side.op.array.array;
+      *pos = make_hipPos(side.op.array.offset[0], side.op.array.offset[1], side.op.array.offset[2]);
+      return;
+    }
+    const size_t row = side.op.ptr.row_length != 0 ? side.op.ptr.row_length : op.extent.width;
+    const size_t layer = side.op.ptr.layer_height != 0 ? side.op.ptr.layer_height : op.extent.height;
+    *ptr = make_hipPitchedPtr(side.op.ptr.ptr, row * element, row, layer);
+  };
+  set(op.src, &p->srcArray, &p->srcPos, &p->srcPtr);
+  set(op.dst, &p->dstArray, &p->dstPos, &p->dstPtr);
+  for (const HiprMemcpy3DOperand* side : {&op.src, &op.dst})
+    if (side->type == 1 && side->op.ptr.row_length > SIZE_MAX / element) return hipErrorInvalidValue;
+  return hipSuccess;
+}
+
+// hipMemcpy3DBatchAsync: each operation as hipMemcpy3DAsync on `stream`, in
+// order, stopping at the first that fails (its index in *fail_index).
+// Access orders are met as for hipMemcpyBatchAsync; flags must be 0.
+hipError_t Memcpy3DBatch(size_t count, const HiprMemcpy3DBatchOp* ops, size_t* fail_index, unsigned long long flags,
+                         hipStream_t stream) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (fail_index != nullptr) *fail_index = SIZE_MAX;
+  if (count == 0 || ops == nullptr || flags != 0) return hipErrorInvalidValue;
+  for (size_t i = 0; i < count; ++i) {
+    hipMemcpy3DParms p;
+    hipError_t e = BatchOpParms(ops[i], &p);
+    if (e == hipSuccess) e = Memcpy3D(&p, stream, Mode::kAsync);
+    if (e != hipSuccess) {
+      if (fail_index != nullptr) *fail_index = i;
+      return e;
+    }
+  }
+  return hipSuccess;
+}
+
 }  // namespace
 
 HIPR_EXPORT hipError_t hipMemcpy3DPeer(HiprMemcpy3DPeerParms* p) {
@@ -954,6 +1034,11 @@ HIPR_EXPORT hipError_t hipMemcpyBatchAsync(void** dsts, void** srcs, size_t* siz
   return ApiCall("hipMemcpyBatchAsync", [&] {
     return MemcpyBatch(dsts, srcs, sizes, count, attrs, attr_indices, attr_count, fail_index, stream);
   });
+}
+
+HIPR_EXPORT hipError_t hipMemcpy3DBatchAsync(size_t count, HiprMemcpy3DBatchOp* ops, size_t* fail_index,
+                                             unsigned long long flags, hipStream_t stream) {
+  return ApiCall("hipMemcpy3DBatchAsync", [&] { return Memcpy3DBatch(count, ops, fail_index, flags, stream); });
 }
 
 // The per-thread forms of the async copies and memsets.

@@ -39,6 +39,31 @@ hipError_t hipMemcpyAtoD(hipDeviceptr_t dst, hipArray_t src, size_t src_offset, 
 hipError_t hipMemcpyDtoA(hipArray_t dst, size_t dst_offset, hipDeviceptr_t src, size_t count);
 hipError_t hipMemcpyAtoHAsync(void* dst, hipArray_t src, size_t src_offset, size_t count, hipStream_t stream);
 hipError_t hipMemcpyHtoAAsync(hipArray_t dst, size_t dst_offset, const void* src, size_t count, hipStream_t stream);
+// ROCm 7.1's batched 3-D copies, by layout.
+struct HiprMemcpy3DOperand {
+  int type;  // 1 pointer, 2 array.
+  union {
+    struct {
+      void* ptr;
+      size_t row_length;    // Elements; 0: the extent's width.
+      size_t layer_height;  // Rows; 0: the extent's height.
+      hipMemLocation hint;
+    } ptr;
+    struct {
+      hipArray_t array;
+      size_t offset[3];  // Elements.
+    } array;
+  } op;
+};
+struct HiprMemcpy3DBatchOp {
+  HiprMemcpy3DOperand src;
+  HiprMemcpy3DOperand dst;
+  hipExtent extent;
+  int src_access_order;  // 1 stream, 2 during the call, 3 any.
+  unsigned int flags;
+};
+hipError_t hipMemcpy3DBatchAsync(size_t count, HiprMemcpy3DBatchOp* ops, size_t* fail_index,
+                                 unsigned long long flags, hipStream_t stream);
 }
 
 namespace {
@@ -170,6 +195,87 @@ void Malloc3DArray() {
   CHECK(two[0][0] == in[5] && two[1][1] == in[10], "hipMemcpyParam2D from an array: %g %g", two[0][0], two[1][1]);
   HIP_OK(hipFreeArray(a));
   HIP_EXPECT(hipMemcpyParam2D(&c), hipErrorInvalidValue);  // The array is gone.
+}
+
+HiprMemcpy3DOperand PointerOperand(void* p, size_t row_length = 0, size_t layer_height = 0) {
+  HiprMemcpy3DOperand o{};
+  o.type = 1;
+  o.op.ptr.ptr = p;
+  o.op.ptr.row_length = row_length;
+  o.op.ptr.layer_height = layer_height;
+  return o;
+}
+
+HiprMemcpy3DOperand ArrayOperand(hipArray_t a, size_t x, size_t y, size_t z) {
+  HiprMemcpy3DOperand o{};
+  o.type = 2;
+  o.op.array.array = a;
+  o.op.array.offset[0] = x;
+  o.op.array.offset[1] = y;
+  o.op.array.offset[2] = z;
+  return o;
+}
+
+void Memcpy3DBatchAsync() {
+  // Host -> 3-D array (extent in elements), array box -> device pointer with
+  // its own row length, device -> host (bytes, both pointers), in one batch.
+  hipArray_t a = nullptr;
+  hipChannelFormatDesc fdesc = hipCreateChannelDesc<float>();
+  HIP_OK(hipMalloc3DArray(&a, &fdesc, make_hipExtent(4, 3, 2), 0));
+  std::vector<float> in(24), out(24, -1.0f);
+  for (int i = 0; i < 24; ++i) in[i] = i * 3.0f + 1;
+  float* d = nullptr;
+  HIP_OK(hipMalloc(&d, 8 * 2 * sizeof(float)));  // Rows of 8 floats, 2 rows.
+  HIP_OK(hipMemset(d, 0, 8 * 2 * sizeof(float)));
+  float box[2][8] = {};
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HiprMemcpy3DBatchOp ops[3] = {};
+  ops[0].src = PointerOperand(in.data());
+  ops[0].dst = ArrayOperand(a, 0, 0, 0);
+  ops[0].extent = make_hipExtent(4, 3, 2);
+  ops[0].src_access_order = 1;
+  ops[1].src = ArrayOperand(a, 1, 1, 1);  // A 3 x 2 box of slice 1 at (1, 1).
+  ops[1].dst = PointerOperand(d, 8, 2);
+  ops[1].extent = make_hipExtent(3, 2, 1);
+  ops[1].src_access_order = 3;
+  ops[2].src = PointerOperand(d);
+  ops[2].dst = PointerOperand(box);
+  ops[2].extent = make_hipExtent(sizeof box, 1, 1);
+  ops[2].src_access_order = 2;
+  size_t failed = 7;
+  HIP_OK(hipMemcpy3DBatchAsync(3, ops, &failed, 0, s));
+  HIP_OK(hipStreamSynchronize(s));
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 8; ++x) {
+      const float want = x < 3 ? in[12 + (1 + y) * 4 + 1 + x] : 0.0f;
+      CHECK(box[y][x] == want, "box[%d][%d] = %g, expected %g", y, x, box[y][x], want);
+    }
+  hipMemcpy3DParms q{};
+  q.srcArray = a;
+  q.dstPtr = make_hipPitchedPtr(out.data(), 4 * sizeof(float), 4, 3);
+  q.extent = make_hipExtent(4, 3, 2);
+  q.kind = hipMemcpyDeviceToHost;
+  HIP_OK(hipMemcpy3D(&q));
+  CheckFloats(out, in, "hipMemcpy3DBatchAsync into a 3-D array");
+  // The first operation that fails stops the batch and is named.
+  HiprMemcpy3DBatchOp bad[2] = {ops[2], ops[1]};
+  bad[1].src = ArrayOperand(a, 2, 0, 0);  // Three elements from x = 2 run past the row.
+  HIP_EXPECT(hipMemcpy3DBatchAsync(2, bad, &failed, 0, s), hipErrorInvalidValue);
+  CHECK(failed == 1, "failing index %zu, expected 1", failed);
+  bad[0].src_access_order = 0;
+  HIP_EXPECT(hipMemcpy3DBatchAsync(2, bad, &failed, 0, s), hipErrorInvalidValue);
+  CHECK(failed == 0, "failing index %zu, expected 0", failed);
+  bad[0] = ops[2];
+  bad[0].dst.type = 3;
+  HIP_EXPECT(hipMemcpy3DBatchAsync(1, bad, &failed, 0, s), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpy3DBatchAsync(1, ops, &failed, 1, s), hipErrorInvalidValue);  // Flags must be 0.
+  HIP_EXPECT(hipMemcpy3DBatchAsync(0, ops, &failed, 0, s), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpy3DBatchAsync(1, nullptr, &failed, 0, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFreeArray(a));
+  HIP_EXPECT(hipMemcpy3DBatchAsync(1, ops, &failed, 0, nullptr), hipErrorInvalidValue);  // The array is gone.
+  HIP_OK(hipFree(d));
 }
 
 void ArrayCreate() {
@@ -816,6 +922,7 @@ void TexObjectGetResourceViewDesc() {
 }  // namespace
 
 const e2e::Row kRows[] = {
+    {"hipMemcpy3DBatchAsync", Memcpy3DBatchAsync},
     {"hipCreateTextureObject", CreateTextureObject},
     {"hipDestroyTextureObject", DestroyTextureObject},
     {"hipGetTextureObjectResourceDesc", GetTextureObjectResourceDesc},
