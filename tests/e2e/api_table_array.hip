@@ -2,10 +2,12 @@
 // mipmapped arrays and texture objects, against a sim worker with two
 // devices; see api_table.h. hipr keeps an array as pitched device memory
 // (client_stub/hip_arrays.h): every row that copies reads the bytes back,
-// through the array and through the memory it lives in. Linked against the
-// stub for the 6.x additions.
+// through the array and through the memory it lives in. Texture rows sample
+// through kernels (on the sim, the twins' texture fetches). Linked against
+// the stub for the 6.x additions.
 #include <hip/hip_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -679,6 +681,52 @@ void MemcpyAtoA() {
 
 // ---- Texture objects ------------------------------------------------------------------
 
+// ---- Sampling kernels ------------------------------------------------------------
+
+// out[i] = element i - 1 of the texture's memory (i = 0 and past the end read 0).
+__global__ void FetchLinear(hipTextureObject_t t, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex1Dfetch<float>(t, i - 1);
+}
+
+__global__ void Sample2D(hipTextureObject_t t, const float2* at, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2D<float>(t, at[i].x, at[i].y);
+}
+
+__global__ void Sample2DFloat4(hipTextureObject_t t, const float2* at, float4* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2D<float4>(t, at[i].x, at[i].y);
+}
+
+__global__ void Sample1D(hipTextureObject_t t, const float* at, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex1D<float>(t, at[i]);
+}
+
+// Runs `kernel` over the sample positions `at` and returns what it read.
+template <typename Out, typename At, typename K>
+std::vector<Out> Sample(K kernel, hipTextureObject_t t, const std::vector<At>& at) {
+  At* d_at = nullptr;
+  Out* d_out = nullptr;
+  const int n = static_cast<int>(at.size());
+  HIP_OK(hipMalloc(&d_at, at.size() * sizeof(At)));
+  HIP_OK(hipMalloc(&d_out, at.size() * sizeof(Out)));
+  HIP_OK(hipMemcpy(d_at, at.data(), at.size() * sizeof(At), hipMemcpyHostToDevice));
+  hipLaunchKernelGGL(kernel, dim3(1), dim3(64), 0, nullptr, t, d_at, d_out, n);
+  HIP_OK(hipGetLastError());
+  std::vector<Out> out(at.size());
+  HIP_OK(hipMemcpy(out.data(), d_out, out.size() * sizeof(Out), hipMemcpyDeviceToHost));
+  HIP_OK(hipFree(d_at));
+  HIP_OK(hipFree(d_out));
+  return out;
+}
+
+void CheckSamples(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
+  for (size_t i = 0; i < want.size(); ++i)
+    CHECK(std::fabs(got[i] - want[i]) < 1e-5f, "%s: sample %zu is %g, expected %g", what, i, got[i], want[i]);
+}
+
 hipTextureDesc PointClamp() {
   hipTextureDesc t{};
   t.addressMode[0] = t.addressMode[1] = t.addressMode[2] = hipAddressModeClamp;
@@ -719,6 +767,62 @@ void CreateTextureObject() {
   hipResourceDesc back{};
   HIP_OK(hipGetTextureObjectResourceDesc(&back, t1));
   CHECK(back.resType == hipResourceTypeArray && back.res.array.array == f.array, "resource read back");
+  // Sampling the array (element (x, y) holds y * 16 + x + 0.5): nearest
+  // texel, clamped at the edges.
+  const std::vector<float>& h = f.host;
+  CheckSamples(Sample<float>(Sample2D, t1, std::vector<float2>{{3.5f, 2.5f}, {-5.0f, 1.2f}, {100.0f, 100.0f}}),
+               {h[2 * 16 + 3], h[16], h[7 * 16 + 15]}, "point/clamp over a 2-D array");
+  // Linear filtering: halfway between two texels, then between four.
+  hipTextureDesc lf = PointClamp();
+  lf.filterMode = hipFilterModeLinear;
+  hipTextureObject_t tl = nullptr;
+  HIP_OK(hipCreateTextureObject(&tl, &res, &lf, nullptr));
+  CheckSamples(Sample<float>(Sample2D, tl, std::vector<float2>{{4.0f, 2.5f}, {4.0f, 3.0f}}),
+               {(h[2 * 16 + 3] + h[2 * 16 + 4]) / 2, (h[2 * 16 + 3] + h[2 * 16 + 4] + h[3 * 16 + 3] + h[3 * 16 + 4]) / 4},
+               "linear filtering");
+  HIP_OK(hipDestroyTextureObject(tl));
+  // Border colour outside; wrap and mirror with normalized coordinates.
+  hipTextureDesc border = PointClamp();
+  border.addressMode[0] = border.addressMode[1] = hipAddressModeBorder;
+  border.borderColor[0] = 7.0f;
+  hipTextureObject_t tb = nullptr;
+  HIP_OK(hipCreateTextureObject(&tb, &res, &border, nullptr));
+  CheckSamples(Sample<float>(Sample2D, tb, std::vector<float2>{{-1.0f, 1.5f}, {1.5f, 1.5f}, {16.5f, 0.5f}}),
+               {7.0f, h[16 + 1], 7.0f}, "border addressing");
+  HIP_OK(hipDestroyTextureObject(tb));
+  hipTextureDesc wrap = PointClamp();
+  wrap.addressMode[0] = hipAddressModeWrap;
+  wrap.addressMode[1] = hipAddressModeMirror;
+  wrap.normalizedCoords = 1;
+  hipTextureObject_t tw = nullptr;
+  HIP_OK(hipCreateTextureObject(&tw, &res, &wrap, nullptr));
+  // x: 19.5 texels wraps to 3; y: 9.5 rows mirrors to row 6 (period 16, 8..15 reversed).
+  CheckSamples(Sample<float>(Sample2D, tw, std::vector<float2>{{19.5f / 16, 2.5f / 8}, {3.5f / 16, 9.5f / 8}}),
+               {h[2 * 16 + 3], h[6 * 16 + 3]}, "wrap and mirror");
+  HIP_OK(hipDestroyTextureObject(tw));
+  // Pitched memory: rows at the allocation's pitch.
+  std::vector<float> rows(16 * 8);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = 1000.0f + static_cast<float>(i);
+  HIP_OK(hipMemcpy2D(pitched, pitch, rows.data(), 16 * sizeof(float), 16 * sizeof(float), 8, hipMemcpyHostToDevice));
+  CheckSamples(Sample<float>(Sample2D, t2, std::vector<float2>{{7.5f, 5.5f}, {0.5f, 7.5f}}),
+               {rows[5 * 16 + 7], rows[7 * 16]}, "pitched 2-D memory");
+  // tex1D over linear memory reads its one row.
+  CheckSamples(Sample<float>(Sample1D, t3, std::vector<float>{2.5f, 15.5f}), {rows[2], rows[15]}, "tex1D over linear");
+  // Normalized-float reads of 8-bit channels.
+  hipArray_t bytes = nullptr;
+  hipChannelFormatDesc b4 = hipCreateChannelDesc(8, 8, 8, 8, hipChannelFormatKindUnsigned);
+  HIP_OK(hipMallocArray(&bytes, &b4, 2, 1, 0));
+  const uint8_t texels[8] = {255, 0, 51, 102, 1, 2, 3, 4};
+  HIP_OK(hipMemcpy2DToArray(bytes, 0, 0, texels, 8, 8, 1, hipMemcpyHostToDevice));
+  hipResourceDesc rb = ArrayResource(bytes);
+  hipTextureDesc norm = PointClamp();
+  norm.readMode = hipReadModeNormalizedFloat;
+  hipTextureObject_t tn = nullptr;
+  HIP_OK(hipCreateTextureObject(&tn, &rb, &norm, nullptr));
+  std::vector<float4> n4 = Sample<float4>(Sample2DFloat4, tn, std::vector<float2>{{0.5f, 0.5f}});
+  CheckSamples({n4[0].x, n4[0].y, n4[0].z, n4[0].w}, {1.0f, 0.0f, 0.2f, 0.4f}, "normalized uchar4");
+  HIP_OK(hipDestroyTextureObject(tn));
+  HIP_OK(hipFreeArray(bytes));
   // What needs image memory, resource views, memory that is not this
   // session's device memory, rows past the pitch, integer filtering.
   hipTextureObject_t bad = nullptr;
@@ -839,6 +943,20 @@ void TexObjectCreate() {
   HIP_TEXTURE_DESC tex = DriverPoint(HIP_TRSF_READ_AS_INTEGER | HIP_TRSF_NORMALIZED_COORDINATES);
   hipTextureObject_t t = nullptr;
   HIP_OK(hipTexObjectCreate(&t, &res, &tex, nullptr));
+  // tex1Dfetch reads element by element; outside the memory, 0.
+  std::vector<float> values(64);
+  for (int i = 0; i < 64; ++i) values[i] = static_cast<float>(i * i) + 0.25f;
+  HIP_OK(hipMemcpy(d, values.data(), 64 * sizeof(float), hipMemcpyHostToDevice));
+  float* out = nullptr;
+  HIP_OK(hipMalloc(&out, 66 * sizeof(float)));
+  hipLaunchKernelGGL(FetchLinear, dim3(2), dim3(64), 0, nullptr, t, out, 66);
+  std::vector<float> fetched(66, -1.0f);
+  HIP_OK(hipMemcpy(fetched.data(), out, 66 * sizeof(float), hipMemcpyDeviceToHost));
+  HIP_OK(hipFree(out));
+  CHECK(fetched[0] == 0.0f && fetched[65] == 0.0f, "fetches outside the memory read %g and %g", fetched[0],
+        fetched[65]);
+  for (int i = 0; i < 64; ++i)
+    CHECK(fetched[i + 1] == values[i], "tex1Dfetch(%d) read %g, expected %g", i, fetched[i + 1], values[i]);
   // The runtime API sees the same texture.
   hipTextureDesc rt{};
   HIP_OK(hipGetTextureObjectTextureDesc(&rt, t));

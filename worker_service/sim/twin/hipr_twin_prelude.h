@@ -20,6 +20,8 @@
 // integer intrinsics, see hipr_twin_math.h); clock64/wall_clock64;
 // __managed__ variables (twin_rewrite.py reads them through the code
 // object's pointer variable, as clang's device code does).
+// Texture objects: tex1Dfetch, tex1D and tex2D over the textures hipr
+// creates (hipr_twin_texture.h).
 //
 // Not supported (a compile error names them): warp-level intrinsics
 // (__shfl*, __ballot, __any, __all, __activemask), half precision
@@ -91,6 +93,7 @@ inline void* VariableAddress(unsigned index) { return Self().variables[index]; }
 #include "hipr_twin_atomics.h"
 #include "hipr_twin_math.h"
 #include "hipr_twin_vector_types.h"
+#include "hipr_twin_texture.h"
 
 struct dim3 {
   uint32_t x, y, z;
