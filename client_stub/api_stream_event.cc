@@ -3,9 +3,11 @@
 // trip: they are fire-and-forget frames. Synchronize, query and elapsed time
 // are round trips. Handles are validated locally: an unknown or destroyed
 // handle is hipErrorInvalidHandle before anything is sent.
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "client_stub/api_common.h"
 #include "client_stub/graph.h"
@@ -47,9 +49,20 @@ void SetSyncPolicy(const StreamTarget& t, int policy) {
   else
     Policies()[{t.device, t.id}] = policy;
 }
-void ForgetSyncPolicy(const StreamTarget& t) { SetSyncPolicy(t, kSyncPolicyAuto); }
+// CU masks of streams made by hipExtStreamCreateWithCUMask, by (device,
+// protocol stream id); other streams use every compute unit.
+std::map<std::pair<int, uint64_t>, std::vector<uint32_t>>& CuMasks() {
+  static auto* masks = new std::map<std::pair<int, uint64_t>, std::vector<uint32_t>>;  // Never destroyed.
+  return *masks;
+}
 
-hipError_t CreateStream(hipStream_t* stream, unsigned flags, int priority) {
+void ForgetSyncPolicy(const StreamTarget& t) {
+  SetSyncPolicy(t, kSyncPolicyAuto);
+  std::lock_guard lock(PolicyMutex());
+  CuMasks().erase({t.device, t.id});
+}
+
+hipError_t CreateStream(hipStream_t* stream, unsigned flags, int priority, std::vector<uint32_t> cu_mask = {}) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (stream == nullptr) return hipErrorInvalidValue;
@@ -59,10 +72,16 @@ hipError_t CreateStream(hipStream_t* stream, unsigned flags, int priority) {
   priority = std::clamp(priority, kGreatestPriority, kLeastPriority);
   StreamRecord record;
   hipStream_t handle = Client::Get().handles().NewStream(device, flags, priority, &record);
-  Status st = s->Post(wire::Op::kStreamCreate, msg::StreamCreateRequest{device, record.id, flags, priority});
+  msg::StreamCreateRequest request{device, record.id, flags, priority};
+  request.cu_mask = cu_mask;
+  Status st = s->Post(wire::Op::kStreamCreate, request);
   if (!st.ok()) {
     Client::Get().handles().RemoveStream(handle, &record);
     return ToHipError(st);
+  }
+  if (!cu_mask.empty()) {
+    std::lock_guard lock(PolicyMutex());
+    CuMasks()[{device, record.id}] = std::move(cu_mask);
   }
   *stream = handle;
   return hipSuccess;
@@ -377,6 +396,54 @@ HIPR_EXPORT hipError_t hipStreamCopyAttributes(hipStream_t dst, hipStream_t src)
     if (hipError_t e = ResolveStream(src, &from); e != hipSuccess) return e;
     if (hipError_t e = ResolveStream(dst, &to); e != hipSuccess) return e;
     SetSyncPolicy(to, SyncPolicyOf(from));
+    return hipSuccess;
+  });
+}
+
+// --- CU-masked streams (hip_ext) ------------------------------------------
+// A stream restricted to the compute units whose bits are set (bit i of
+// word i / 32: unit i). The worker's `hip` device creates it with the
+// runtime's hipExtStreamCreateWithCUMask; the sim, which has no compute
+// units, runs it as any stream. A mask that selects none of the device's
+// units is hipErrorInvalidValue.
+HIPR_EXPORT hipError_t hipExtStreamCreateWithCUMask(hipStream_t* stream, uint32_t size, const uint32_t* mask) {
+  return ApiCall("hipExtStreamCreateWithCUMask", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (stream == nullptr || mask == nullptr || size == 0) return hipErrorInvalidValue;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    const auto units = static_cast<uint32_t>(s->devices()[device].multi_processor_count);
+    std::vector<uint32_t> kept(std::min(size, (units + 31) / 32));
+    bool any = false;
+    for (uint32_t w = 0; w < kept.size(); ++w) {
+      const uint32_t valid = units - 32 * w >= 32 ? ~0u : (1u << (units - 32 * w)) - 1;
+      kept[w] = mask[w] & valid;
+      any = any || kept[w] != 0;
+    }
+    if (!any) return hipErrorInvalidValue;
+    return CreateStream(stream, hipStreamDefault, 0, std::move(kept));
+  });
+}
+
+// The stream's mask in `size` words (units past the device's are 0); a
+// stream without one (and the null stream) uses every unit.
+HIPR_EXPORT hipError_t hipExtStreamGetCUMask(hipStream_t stream, uint32_t size, uint32_t* out) {
+  return ApiCall("hipExtStreamGetCUMask", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (out == nullptr || size == 0) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    const auto units = static_cast<uint32_t>(s->devices()[target.device].multi_processor_count);
+    std::vector<uint32_t> mask((units + 31) / 32);
+    for (uint32_t u = 0; u < units; ++u) mask[u / 32] |= 1u << (u % 32);
+    {
+      std::lock_guard lock(PolicyMutex());
+      auto it = CuMasks().find({target.device, target.id});
+      if (it != CuMasks().end()) mask = it->second;
+    }
+    for (uint32_t w = 0; w < size; ++w) out[w] = w < mask.size() ? mask[w] : 0;
     return hipSuccess;
   });
 }

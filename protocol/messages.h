@@ -390,7 +390,11 @@ struct StreamCreateRequest {  // Fire-and-forget.
   uint64_t stream = 0;
   uint32_t flags = 0;
   int32_t priority = 0;
-  HIPR_FIELDS(device, stream, flags, priority)
+  // hipExtStreamCreateWithCUMask's mask, 32 compute units a word; empty:
+  // none (optional, absent from older clients).
+  std::vector<uint32_t> cu_mask;
+  static constexpr size_t kRequiredFields = 4;
+  HIPR_FIELDS(device, stream, flags, priority, cu_mask)
 };
 
 struct StreamRequest {  // kStreamDestroy, kStreamSynchronize, kStreamQuery.

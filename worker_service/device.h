@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <condition_variable>
 #include <string>
 #include <string_view>
@@ -184,7 +185,10 @@ class Device {
   virtual Status IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) = 0;
   virtual Status IpcOpenEventHandle(int device, uint64_t event, const IpcEventHandle& handle) = 0;
 
-  virtual Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) = 0;
+  // `cu_mask` (empty: none) restricts the stream to those compute units
+  // (hipExtStreamCreateWithCUMask); the client checked it selects one.
+  virtual Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority,
+                              std::span<const uint32_t> cu_mask) = 0;
   virtual Status StreamDestroy(uint64_t stream) = 0;
   virtual Status StreamSynchronize(uint64_t stream) = 0;
   virtual Status StreamQuery(uint64_t stream) = 0;  // Ok or kNotReady.

@@ -440,7 +440,7 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
     case Op::kStreamCreate: {
       msg::StreamCreateRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, device_->StreamCreate(m.device, m.stream, m.flags, m.priority));
+      Defer(h, device_->StreamCreate(m.device, m.stream, m.flags, m.priority, m.cu_mask));
       return Status::Ok();
     }
     case Op::kStreamDestroy: {

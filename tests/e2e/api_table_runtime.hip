@@ -1050,6 +1050,57 @@ void StreamCopyAttributes() {
   HIP_OK(hipStreamDestroy(b));
 }
 
+// Every compute unit of `device` as a mask of `words` words.
+std::vector<uint32_t> AllUnits(int device, size_t words) {
+  std::vector<uint32_t> m(words, 0);
+  for (int u = 0; u < Props(device).multiProcessorCount; ++u) m[u / 32] |= 1u << (u % 32);
+  return m;
+}
+
+void ExtStreamCreateWithCUMask() {
+  hipStream_t s = nullptr;
+  const uint32_t mask[2] = {0x5u, 0x1u};  // Units 0, 2 and 32.
+  HIP_OK(hipExtStreamCreateWithCUMask(&s, 2, mask));
+  std::vector<uint32_t> got(4, 0xdeadu);
+  HIP_OK(hipExtStreamGetCUMask(s, 4, got.data()));
+  CHECK(got[0] == 0x5u && got[1] == (Props(0).multiProcessorCount > 32 ? 0x1u : 0u) && got[2] == 0 && got[3] == 0,
+        "mask read back %x %x %x %x", got[0], got[1], got[2], got[3]);
+  int* d = NewInts();
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 23, kN);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_ALL(d, 23, "kernel on a CU-masked stream");
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+  // Units past the device's are dropped.
+  std::vector<uint32_t> every(8, ~0u);
+  HIP_OK(hipExtStreamCreateWithCUMask(&s, 8, every.data()));
+  HIP_OK(hipExtStreamGetCUMask(s, 4, got.data()));
+  CHECK(std::vector<uint32_t>(got.begin(), got.begin() + 4) == AllUnits(0, 4), "an all-ones mask read back %x %x",
+        got[0], got[1]);
+  HIP_OK(hipStreamDestroy(s));
+  const uint32_t none[1] = {0};
+  hipStream_t untouched = reinterpret_cast<hipStream_t>(0x1);
+  HIP_EXPECT(hipExtStreamCreateWithCUMask(&untouched, 1, none), hipErrorInvalidValue);
+  HIP_EXPECT(hipExtStreamCreateWithCUMask(&untouched, 0, mask), hipErrorInvalidValue);
+  HIP_EXPECT(hipExtStreamCreateWithCUMask(&untouched, 1, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(hipExtStreamCreateWithCUMask(nullptr, 1, mask), hipErrorInvalidValue);
+  CHECK(untouched == reinterpret_cast<hipStream_t>(0x1), "a refused create wrote a stream");
+}
+
+void ExtStreamGetCUMask() {
+  std::vector<uint32_t> got(4, 0xdeadu);
+  HIP_OK(hipExtStreamGetCUMask(nullptr, 4, got.data()));  // The null stream: every unit.
+  CHECK(got == AllUnits(0, 4), "null stream mask %x %x %x %x", got[0], got[1], got[2], got[3]);
+  hipStream_t s = nullptr;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipExtStreamGetCUMask(s, 4, got.data()));
+  CHECK(got == AllUnits(0, 4), "a plain stream's mask %x", got[0]);
+  HIP_EXPECT(hipExtStreamGetCUMask(s, 0, got.data()), hipErrorInvalidValue);
+  HIP_EXPECT(hipExtStreamGetCUMask(s, 4, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipExtStreamGetCUMask(s, 4, got.data()), hipErrorInvalidHandle);
+}
+
 void StreamDestroy() {
   hipStream_t s;
   HIP_OK(hipStreamCreate(&s));
@@ -4593,6 +4644,8 @@ void DeviceReset() {
 }
 
 const e2e::Row kRows[] = {
+    {"hipExtStreamCreateWithCUMask", ExtStreamCreateWithCUMask},
+    {"hipExtStreamGetCUMask", ExtStreamGetCUMask},
     {"hipLibraryLoadData", LibraryLoadData},
     {"hipLibraryLoadFromFile", LibraryLoadFromFile},
     {"hipLibraryUnload", LibraryUnload},

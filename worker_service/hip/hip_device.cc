@@ -356,11 +356,16 @@ class HipDevice final : public Device {
     return Status::Ok();
   }
 
-  Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) override {
+  Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority,
+                      std::span<const uint32_t> cu_mask) override {
     HIPR_RETURN_IF_ERROR(Use(device));
     if (stream == 0 || streams_.count(stream) != 0) return InvalidArgument("stream id in use");
     hipStream_t s = nullptr;
-    HIPR_HIP(hipStreamCreateWithPriority(&s, flags, priority));
+    if (cu_mask.empty()) {
+      HIPR_HIP(hipStreamCreateWithPriority(&s, flags, priority));
+    } else {
+      HIPR_HIP(hipExtStreamCreateWithCUMask(&s, static_cast<uint32_t>(cu_mask.size()), cu_mask.data()));
+    }
     streams_[stream] = s;
     return Status::Ok();
   }

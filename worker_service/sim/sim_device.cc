@@ -682,7 +682,8 @@ Status SimDevice::CopyOnDevice(int device, uint64_t stream, const msg::Region& d
   return Status::Ok();
 }
 
-Status SimDevice::StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) {
+Status SimDevice::StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority,
+                               std::span<const uint32_t> /*cu_mask*/) {
   HIPR_RETURN_IF_ERROR(CheckDevice(device));
   if (stream == 0) return InvalidArgument("stream id 0 is the null stream");
   if (streams_.count(stream) != 0) return InvalidArgument("stream id " + std::to_string(stream) + " is in use");

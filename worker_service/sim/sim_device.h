@@ -91,7 +91,10 @@ class SimDevice final : public Device {
   Status CopyDeviceToHost(int device, uint64_t stream, uint8_t* dst, uint64_t dst_pitch,
                           const msg::Region& src) override;
 
-  Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority) override;
+  // The sim runs blocks on host threads and has no compute units to mask:
+  // a CU mask is accepted and has no effect.
+  Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority,
+                      std::span<const uint32_t> cu_mask) override;
   Status StreamDestroy(uint64_t stream) override;
   Status StreamSynchronize(uint64_t stream) override;
   Status StreamQuery(uint64_t stream) override;

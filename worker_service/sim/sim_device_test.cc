@@ -269,7 +269,7 @@ TEST_F(SimDeviceTest, HostCopiesValidateBeforeMovingBytes) {
 }
 
 TEST_F(SimDeviceTest, HostCopiesAreOrderedAfterEarlierWorkOnTheirStream) {
-  ASSERT_TRUE(device_->StreamCreate(0, 3, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 3, 0, 0, {}).ok());
   uint64_t buffer = QueueSlowWork(3, 0x11);
   // The write must land after the memsets, not be overwritten by them.
   ASSERT_TRUE(Write(3, Linear(buffer, 4), {1, 2, 3, 4}).ok());
@@ -283,7 +283,7 @@ TEST_F(SimDeviceTest, HostCopiesAreOrderedAfterEarlierWorkOnTheirStream) {
 }
 
 TEST_F(SimDeviceTest, WorkOnOneStreamRunsInSubmissionOrder) {
-  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
   const uint64_t size = 16 * kMiB;
   const int steps = 40;
   const uint64_t step = size / (steps + 1);
@@ -303,7 +303,7 @@ TEST_F(SimDeviceTest, WorkOnOneStreamRunsInSubmissionOrder) {
 }
 
 TEST_F(SimDeviceTest, NullStreamWaitsForBlockingStreamsOnly) {
-  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
   uint64_t buffer = QueueSlowWork(1, 0x11);
   // Legacy null stream: runs after everything queued on blocking streams.
   ASSERT_TRUE(device_->Memset(0, 0, Linear(buffer, 16), 0x22, 1).ok());
@@ -312,7 +312,7 @@ TEST_F(SimDeviceTest, NullStreamWaitsForBlockingStreamsOnly) {
   EXPECT_EQ(Ptr(buffer)[0], 0x22);
   EXPECT_EQ(Ptr(buffer)[16], 0x11);
   // A non-blocking stream is not waited for.
-  ASSERT_TRUE(device_->StreamCreate(0, 2, kStreamNonBlocking, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 2, kStreamNonBlocking, 0, {}).ok());
   QueueSlowWork(2);
   auto t0 = Clock::now();
   uint64_t small = Malloc(4096);
@@ -329,8 +329,8 @@ TEST_F(SimDeviceTest, NullStreamWaitsForBlockingStreamsOnly) {
 // calls complete later, on their own, while other streams' work is queued
 // and runs meanwhile.
 TEST_F(SimDeviceTest, SynchronizingCallsCompleteWithoutBlockingTheCaller) {
-  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
-  ASSERT_TRUE(device_->StreamCreate(0, 2, kStreamNonBlocking, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 2, kStreamNonBlocking, 0, {}).ok());
   ASSERT_TRUE(device_->EventCreate(0, 7, 0).ok());
   uint64_t buffer = QueueSlowWork(1, 0x55);
   ASSERT_TRUE(device_->EventRecord(7, 1).ok());
@@ -370,7 +370,7 @@ TEST_F(SimDeviceTest, SynchronizingCallsCompleteWithoutBlockingTheCaller) {
 }
 
 TEST_F(SimDeviceTest, StreamQueryAndSynchronize) {
-  ASSERT_TRUE(device_->StreamCreate(0, 5, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 5, 0, 0, {}).ok());
   EXPECT_TRUE(device_->StreamQuery(5).ok());
   QueueSlowWork(5);
   EXPECT_EQ(device_->StreamQuery(5).code(), StatusCode::kNotReady);
@@ -388,7 +388,7 @@ TEST_F(SimDeviceTest, StreamQueryAndSynchronize) {
 }
 
 TEST_F(SimDeviceTest, EventQueryBeforeAndAfterCompletion) {
-  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
   ASSERT_TRUE(device_->EventCreate(0, 10, 0).ok());
   EXPECT_TRUE(device_->EventQuery(10).ok());  // Never recorded: complete.
   QueueSlowWork(1);
@@ -399,7 +399,7 @@ TEST_F(SimDeviceTest, EventQueryBeforeAndAfterCompletion) {
 }
 
 TEST_F(SimDeviceTest, ElapsedTimeMeasuresTheWorkBetweenRecords) {
-  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
   ASSERT_TRUE(device_->EventCreate(0, 1, 0).ok());
   ASSERT_TRUE(device_->EventCreate(0, 2, 0).ok());
   float ms = -1;
@@ -438,7 +438,7 @@ TEST_F(SimDeviceTest, ElapsedTimeOnEventsWithoutTimingIsAnInvalidHandle) {
 }
 
 TEST_F(SimDeviceTest, SynchronizingANeverRecordedEventReturnsAtOnce) {
-  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
   ASSERT_TRUE(device_->EventCreate(0, 1, 0).ok());
   QueueSlowWork(1);
   auto t0 = Clock::now();
@@ -446,15 +446,15 @@ TEST_F(SimDeviceTest, SynchronizingANeverRecordedEventReturnsAtOnce) {
   EXPECT_LT(MsSince(t0), 100);
   EXPECT_EQ(device_->StreamQuery(1).code(), StatusCode::kNotReady);
   // Waiting on it from a stream is a no-op too.
-  ASSERT_TRUE(device_->StreamCreate(0, 2, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 2, 0, 0, {}).ok());
   ASSERT_TRUE(device_->StreamWaitEvent(2, 1, 0).ok());
   ASSERT_TRUE(device_->StreamSynchronize(2).ok());
   EXPECT_EQ(device_->StreamQuery(1).code(), StatusCode::kNotReady);
 }
 
 TEST_F(SimDeviceTest, StreamWaitEventOrdersWorkAcrossStreams) {
-  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
-  ASSERT_TRUE(device_->StreamCreate(0, 2, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 2, 0, 0, {}).ok());
   ASSERT_TRUE(device_->EventCreate(0, 7, kEventDisableTiming).ok());
   uint64_t out = Malloc(4096);
   uint64_t buffer = QueueSlowWork(1, 0x55);
@@ -475,7 +475,7 @@ TEST_F(SimDeviceTest, IpcEventsFollowRecordsOfEitherSession) {
   options.memory_bytes = kBudget;
   std::unique_ptr<SimDevice> other;
   ASSERT_TRUE(SimDevice::Create(options, &other).ok());
-  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
   ASSERT_TRUE(device_->EventCreate(0, 7, kEventDisableTiming | kInterprocess).ok());
   ASSERT_TRUE(device_->EventCreate(0, 8, kEventDisableTiming).ok());
   Device::IpcEventHandle handle{};
@@ -490,7 +490,7 @@ TEST_F(SimDeviceTest, IpcEventsFollowRecordsOfEitherSession) {
   EXPECT_GT(MsSince(t0), kSlowWorkMs / 4);  // It waited for the exporter's work.
   EXPECT_TRUE(device_->EventQuery(7).ok());
   // The importer records; the exporter's query and wait follow that record.
-  ASSERT_TRUE(other->StreamCreate(0, 1, 0, 0).ok());
+  ASSERT_TRUE(other->StreamCreate(0, 1, 0, 0, {}).ok());
   auto gate = std::make_shared<HostGate>();
   ASSERT_TRUE(other->StreamHostCallback(0, 1, [](Status) {}, gate).ok());
   ASSERT_TRUE(other->EventRecord(9, 1).ok());
@@ -512,7 +512,7 @@ TEST_F(SimDeviceTest, IpcEventsFollowRecordsOfEitherSession) {
 // recording the event again elsewhere must not release it early, and the
 // event's time is that of its latest record.
 TEST_F(SimDeviceTest, ReRecordingAnEventOnAnotherStream) {
-  for (uint64_t s : {1, 2, 3}) ASSERT_TRUE(device_->StreamCreate(0, s, 0, 0).ok());
+  for (uint64_t s : {1, 2, 3}) ASSERT_TRUE(device_->StreamCreate(0, s, 0, 0, {}).ok());
   ASSERT_TRUE(device_->EventCreate(0, 7, 0).ok());
   ASSERT_TRUE(device_->EventCreate(0, 8, 0).ok());
   uint64_t out = Malloc(4096);
@@ -538,7 +538,7 @@ TEST_F(SimDeviceTest, UnknownStreamAndEventIdsAreInvalidHandles) {
   const StatusCode bad = StatusCode::kInvalidHandle;
   uint64_t a = Malloc(4096);
   float ms;
-  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
   ASSERT_TRUE(device_->EventCreate(0, 1, 0).ok());
   EXPECT_EQ(device_->StreamSynchronize(99).code(), bad);
   EXPECT_EQ(device_->StreamQuery(99).code(), bad);
@@ -560,11 +560,11 @@ TEST_F(SimDeviceTest, UnknownStreamAndEventIdsAreInvalidHandles) {
   EXPECT_EQ(device_->StreamSynchronize(1).code(), bad);
   EXPECT_EQ(device_->EventQuery(1).code(), bad);
   // Ids are the client's to choose, but not twice, and not 0.
-  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
-  EXPECT_EQ(device_->StreamCreate(0, 1, 0, 0).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(device_->StreamCreate(0, 0, 0, 0).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(device_->StreamCreate(0, 2, 0x100, 0).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(device_->StreamCreate(9, 2, 0, 0).code(), StatusCode::kInvalidDevice);
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
+  EXPECT_EQ(device_->StreamCreate(0, 1, 0, 0, {}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(device_->StreamCreate(0, 0, 0, 0, {}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(device_->StreamCreate(0, 2, 0x100, 0, {}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(device_->StreamCreate(9, 2, 0, 0, {}).code(), StatusCode::kInvalidDevice);
   ASSERT_TRUE(device_->EventCreate(0, 1, 0).ok());
   EXPECT_EQ(device_->EventCreate(0, 1, 0).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(device_->EventCreate(0, 0, 0).code(), StatusCode::kInvalidArgument);
@@ -572,7 +572,7 @@ TEST_F(SimDeviceTest, UnknownStreamAndEventIdsAreInvalidHandles) {
 }
 
 TEST_F(SimDeviceTest, FreeReleasesTheMemoryAfterTheQueuedWorkWithoutWaiting) {
-  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
   uint64_t free0 = 0, total = 0;
   ASSERT_TRUE(device_->MemInfo(0, &free0, &total).ok());
   uint64_t buffer = QueueSlowWork(1);
@@ -593,8 +593,8 @@ TEST_F(SimDeviceTest, FreeReleasesTheMemoryAfterTheQueuedWorkWithoutWaiting) {
 }
 
 TEST_F(SimDeviceTest, DeviceResetFreesEverythingOfThatDeviceOnly) {
-  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
-  ASSERT_TRUE(device_->StreamCreate(1, 2, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
+  ASSERT_TRUE(device_->StreamCreate(1, 2, 0, 0, {}).ok());
   ASSERT_TRUE(device_->EventCreate(0, 1, 0).ok());
   ASSERT_TRUE(device_->EventCreate(1, 2, 0).ok());
   uint64_t a = Malloc(100 * kMiB, 0);
@@ -619,7 +619,7 @@ TEST_F(SimDeviceTest, DeviceResetFreesEverythingOfThatDeviceOnly) {
   EXPECT_TRUE(device_->StreamSynchronize(2).ok());
   EXPECT_TRUE(device_->EventQuery(2).ok());
   // Device 0 is usable again, ids included.
-  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0).ok());
+  ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
   uint64_t d = Malloc(kBudget, 0);
   EXPECT_NE(d, 0u);
 }
