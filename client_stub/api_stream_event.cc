@@ -26,10 +26,11 @@ constexpr unsigned kEventFlags = hipEventDefault | hipEventBlockingSync | hipEve
                                  hipEventInterprocess | hipEventReleaseToDevice |
                                  hipEventReleaseToSystem;
 
-// Synchronization policies set with hipStreamSetAttribute, by (device,
-// protocol stream id): the null stream and per-thread streams have no
-// StreamRecord. Streams not listed have the default, Auto.
-std::mutex& PolicyMutex() {
+// Client-side stream state beyond StreamRecord, under StreamStateMutex():
+// synchronization policies set with hipStreamSetAttribute and CU masks, by
+// (device, protocol stream id), since the null stream and per-thread streams
+// have no StreamRecord. Streams not listed have the default policy, Auto.
+std::mutex& StreamStateMutex() {
   static std::mutex mu;
   return mu;
 }
@@ -38,12 +39,12 @@ std::map<std::pair<int, uint64_t>, int>& Policies() {
   return *policies;
 }
 int SyncPolicyOf(const StreamTarget& t) {
-  std::lock_guard lock(PolicyMutex());
+  std::lock_guard lock(StreamStateMutex());
   auto it = Policies().find({t.device, t.id});
   return it == Policies().end() ? kSyncPolicyAuto : it->second;
 }
 void SetSyncPolicy(const StreamTarget& t, int policy) {
-  std::lock_guard lock(PolicyMutex());
+  std::lock_guard lock(StreamStateMutex());
   if (policy == kSyncPolicyAuto)
     Policies().erase({t.device, t.id});
   else
@@ -56,9 +57,9 @@ std::map<std::pair<int, uint64_t>, std::vector<uint32_t>>& CuMasks() {
   return *masks;
 }
 
-void ForgetSyncPolicy(const StreamTarget& t) {
+void ForgetStreamState(const StreamTarget& t) {
   SetSyncPolicy(t, kSyncPolicyAuto);
-  std::lock_guard lock(PolicyMutex());
+  std::lock_guard lock(StreamStateMutex());
   CuMasks().erase({t.device, t.id});
 }
 
@@ -80,7 +81,7 @@ hipError_t CreateStream(hipStream_t* stream, unsigned flags, int priority, std::
     return ToHipError(st);
   }
   if (!cu_mask.empty()) {
-    std::lock_guard lock(PolicyMutex());
+    std::lock_guard lock(StreamStateMutex());
     CuMasks()[{device, record.id}] = std::move(cu_mask);
   }
   *stream = handle;
@@ -167,7 +168,7 @@ HIPR_EXPORT hipError_t hipStreamDestroy(hipStream_t stream) {
     if (stream == nullptr || stream == hipStreamPerThread) return hipErrorInvalidHandle;
     StreamRecord record;
     if (!Client::Get().handles().RemoveStream(stream, &record)) return hipErrorInvalidHandle;
-    ForgetSyncPolicy(StreamTarget{record.id, record.device});
+    ForgetStreamState(StreamTarget{record.id, record.device});
     return ToHipError(s->Post(wire::Op::kStreamDestroy, msg::StreamRequest{record.id}));
   });
 }
@@ -439,7 +440,7 @@ HIPR_EXPORT hipError_t hipExtStreamGetCUMask(hipStream_t stream, uint32_t size, 
     std::vector<uint32_t> mask((units + 31) / 32);
     for (uint32_t u = 0; u < units; ++u) mask[u / 32] |= 1u << (u % 32);
     {
-      std::lock_guard lock(PolicyMutex());
+      std::lock_guard lock(StreamStateMutex());
       auto it = CuMasks().find({target.device, target.id});
       if (it != CuMasks().end()) mask = it->second;
     }
