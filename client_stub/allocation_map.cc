@@ -1,5 +1,6 @@
 #include "client_stub/allocation_map.h"
 
+#include <iterator>
 #include <mutex>
 
 namespace hipr::client {
@@ -60,8 +61,14 @@ bool AllocationMap::AddDevice(const DeviceAllocation& a) {
 bool AllocationMap::FindDevice(uint64_t p, uint64_t n, DeviceAllocation* out) const {
   std::shared_lock lock(mu_);
   auto it = Containing(device_, p);
-  if (it == device_.end() || !Holds(it->second, p, n)) return false;
-  *out = it->second;
+  if (it == device_.end()) return false;
+  DeviceAllocation run = it->second;
+  // Virtual memory: on through adjacent mappings while the range goes on.
+  for (auto next = std::next(it); !Holds(run, p, n); ++next) {
+    if (!run.vmm || next == device_.end() || next->first != run.base + run.size || !next->second.vmm) return false;
+    run.size += next->second.size;
+  }
+  *out = run;
   return true;
 }
 
@@ -83,7 +90,7 @@ std::vector<DeviceAllocation> AllocationMap::RemoveDevicesOf(int device) {
   std::vector<DeviceAllocation> out;
   std::unique_lock lock(mu_);
   for (auto it = device_.begin(); it != device_.end();) {
-    if (device < 0 || it->second.device == device) {
+    if (device < 0 || (it->second.device == device && !it->second.vmm)) {
       out.push_back(it->second);
       it = device_.erase(it);
     } else {

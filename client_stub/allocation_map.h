@@ -37,6 +37,9 @@ struct DeviceAllocation {
   bool array = false;
   // HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS, as hipPointerSetAttribute set it.
   bool sync_memops = false;
+  // A hipMemMap mapping (api_vmm.cc): unmapped, never freed; a range may run
+  // on into the adjacent mapping. Its reservation holds its pages.
+  bool vmm = false;
 };
 
 struct PinnedAllocation {
@@ -56,7 +59,8 @@ class AllocationMap {
   // device allocation.
   bool AddDevice(const DeviceAllocation& a);
   // The device allocation that contains every byte of [p, p + n); for n == 0,
-  // the one that contains p.
+  // the one that contains p. A range over adjacent hipMemMap mappings gets
+  // their union (the first mapping's other fields).
   bool FindDevice(uint64_t p, uint64_t n, DeviceAllocation* out) const;
   // Removes the device allocation containing p (as HIP, an interior pointer
   // frees the whole allocation).
@@ -64,8 +68,9 @@ class AllocationMap {
   // True when [p, p + n) touches any recorded device allocation (the
   // session window and reserved pages are checked by callers).
   bool TouchesDevice(uint64_t p, uint64_t n) const;
-  // Removes and returns every device allocation of `device` (hipDeviceReset),
-  // or of all devices when device < 0 (a forked child abandons them).
+  // Removes and returns every device allocation of `device` but its
+  // mappings, which outlive hipDeviceReset, or every allocation of all
+  // devices when device < 0 (a forked child abandons them).
   std::vector<DeviceAllocation> RemoveDevicesOf(int device);
 
   bool AddPinned(const PinnedAllocation& a);

@@ -83,6 +83,41 @@ TEST(AllocationMapTest, RemoveDevicesOfOneDeviceOrAll) {
   EXPECT_EQ(m.device_count(), 0u);
 }
 
+DeviceAllocation Mapping(uint64_t base, uint64_t size, int device = 0) {
+  DeviceAllocation a = Dev(base, size, device);
+  a.vmm = true;
+  return a;
+}
+
+TEST(AllocationMapTest, RangesRunOnThroughAdjacentMappingsOnly) {
+  AllocationMap m;
+  ASSERT_TRUE(m.AddDevice(Mapping(0x10000, 0x1000)));
+  ASSERT_TRUE(m.AddDevice(Mapping(0x11000, 0x2000)));
+  ASSERT_TRUE(m.AddDevice(Mapping(0x14000, 0x1000)));  // A hole at 0x13000.
+  ASSERT_TRUE(m.AddDevice(Dev(0x15000, 0x1000)));      // Adjacent, but hipMalloc'd.
+  DeviceAllocation a;
+  ASSERT_TRUE(m.FindDevice(0x10800, 0x2000, &a));
+  EXPECT_EQ(a.base, 0x10000u);
+  EXPECT_EQ(a.size, 0x3000u);
+  ASSERT_TRUE(m.FindDevice(0x10000, 0x3000, &a));
+  EXPECT_FALSE(m.FindDevice(0x10000, 0x3001, &a)) << "runs into the hole";
+  EXPECT_FALSE(m.FindDevice(0x14800, 0x1000, &a)) << "a mapping does not run into a plain allocation";
+  EXPECT_FALSE(m.FindDevice(0x15800, 0x1000, &a));
+  ASSERT_TRUE(m.FindDevice(0x11800, 0, &a));
+  EXPECT_EQ(a.base, 0x11000u);
+  EXPECT_EQ(a.size, 0x2000u) << "a pointer alone names its own mapping";
+}
+
+TEST(AllocationMapTest, DeviceResetKeepsMappings) {
+  AllocationMap m;
+  ASSERT_TRUE(m.AddDevice(Mapping(0x10000, 0x1000, 1)));
+  ASSERT_TRUE(m.AddDevice(Dev(0x20000, 0x1000, 1)));
+  EXPECT_EQ(m.RemoveDevicesOf(1).size(), 1u);
+  DeviceAllocation a;
+  EXPECT_TRUE(m.FindDevice(0x10000, 1, &a));
+  EXPECT_EQ(m.RemoveDevicesOf(-1).size(), 1u) << "a forked child abandons mappings too";
+}
+
 TEST(AllocationMapTest, PinnedAllocationsAreSeparate) {
   AllocationMap m;
   PinnedAllocation p;

@@ -135,7 +135,7 @@ hipError_t PerThreadStreamOf(Session& s, int device, StreamTarget* out) {
     p.session = nullptr;  // Forgotten (hipDeviceReset): make a new one.
   }
   hipStream_t handle = handles.NewStream(device, hipStreamDefault, 0, &record);
-  Status st = s.Post(wire::Op::kStreamCreate, msg::StreamCreateRequest{device, record.id, hipStreamDefault, 0});
+  Status st = s.Post(wire::Op::kStreamCreate, msg::StreamCreateRequest{device, record.id, hipStreamDefault, 0, {}});
   if (!st.ok()) {
     handles.RemoveStream(handle, &record);
     return ToHipError(st);

@@ -22,8 +22,8 @@ HIPR_EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* dev_p
     if (handle == nullptr || dev_ptr == nullptr) return hipErrorInvalidValue;
     DeviceAllocation a;
     const uint64_t p = reinterpret_cast<uint64_t>(dev_ptr);
-    if (!Client::Get().allocations().FindDevice(p, 1, &a) || a.module_global || a.ipc_opened)
-      return hipErrorInvalidValue;  // Not an allocation of this process's own.
+    if (!Client::Get().allocations().FindDevice(p, 1, &a) || a.module_global || a.ipc_opened || a.vmm)
+      return hipErrorInvalidValue;  // Not an allocation of this process's own (mappings: hipMemExportToShareableHandle).
     msg::IpcGetMemHandleReply reply;
     Status st = s->Call(wire::Op::kIpcGetMemHandle, msg::IpcGetMemHandleRequest{p}, &reply);
     if (!st.ok()) return ToHipError(st);

@@ -232,8 +232,8 @@ hipError_t FreeAllocation(void* ptr, bool synchronizing, AllocationRole role = A
   Client& c = Client::Get();
   DeviceAllocation a;
   if (c.allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a) &&
-      (a.module_global || a.ipc_opened || a.array != (role == AllocationRole::kArray)))
-    return hipErrorInvalidValue;  // A module's variable, an opened IPC handle or an array's memory.
+      (a.module_global || a.ipc_opened || a.vmm || a.array != (role == AllocationRole::kArray)))
+    return hipErrorInvalidValue;  // A module's variable, an opened IPC handle, a mapping or an array's memory.
   if (synchronizing && AnyCapture()) {
     if (hipError_t e = CheckNotCapturing(a.device, 0, true); e != hipSuccess) return e;
   }

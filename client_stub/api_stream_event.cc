@@ -73,7 +73,7 @@ hipError_t CreateStream(hipStream_t* stream, unsigned flags, int priority, std::
   priority = std::clamp(priority, kGreatestPriority, kLeastPriority);
   StreamRecord record;
   hipStream_t handle = Client::Get().handles().NewStream(device, flags, priority, &record);
-  msg::StreamCreateRequest request{device, record.id, flags, priority};
+  msg::StreamCreateRequest request{device, record.id, flags, priority, {}};
   request.cu_mask = cu_mask;
   Status st = s->Post(wire::Op::kStreamCreate, request);
   if (!st.ok()) {

@@ -90,6 +90,9 @@ struct DeviceInfo {
   // hipDeviceProp_t::maxTexture1DLinear: the bytes a 1-D texture over linear
   // memory may span; 0 from an older worker (optional).
   int32_t max_texture_1d_linear = 0;
+  // hipMemGetAllocationGranularity: the size and alignment unit of virtual
+  // memory (kVmm*); 0 from an older worker (optional).
+  uint64_t vmm_granularity = 0;
   static constexpr size_t kRequiredFields = 36;
   HIPR_FIELDS(name, gcn_arch_name, gcn_arch, total_global_mem, shared_mem_per_block,
               regs_per_block, warp_size, max_threads_per_block, max_threads_dim, max_grid_size,
@@ -98,7 +101,8 @@ struct DeviceInfo {
               clock_instruction_rate_khz, pci_domain_id, pci_bus_id, pci_device_id,
               max_shared_memory_per_multiprocessor, is_multi_gpu_board, integrated,
               cooperative_launch, ecc_enabled, managed_memory, large_bar, asic_revision, mem_pitch,
-              texture_alignment, max_texture_1d, max_texture_2d, max_texture_3d, uuid, max_texture_1d_linear)
+              texture_alignment, max_texture_1d, max_texture_2d, max_texture_3d, uuid, max_texture_1d_linear,
+              vmm_granularity)
 };
 
 struct HelloReply {
@@ -267,6 +271,65 @@ struct IpcOpenMemHandleReply {
 struct IpcCloseMemHandleRequest {
   uint64_t base = 0;  // IpcOpenMemHandleReply::base.
   HIPR_FIELDS(base)
+};
+
+// Virtual memory management. The worker chooses reservations (in its
+// address window when it can, so the client needs no pages of its own for
+// them); physical memory is named by a client-chosen id, like streams. A
+// mapping puts physical memory (from offset 0) at `address` inside one
+// reservation, with no access until kVmmSetAccess grants it. kVmmUnmap and
+// kVmmSetAccess name whole mappings (one or several adjacent ones). Every
+// kVmm* reply is CallReply except kVmmReserve's.
+struct VmmReserveRequest {
+  uint64_t size = 0;       // A multiple of DeviceInfo::vmm_granularity.
+  uint64_t alignment = 0;  // 0 or a power of two.
+  uint64_t hint = 0;       // A wished-for base; 0 for none.
+  HIPR_FIELDS(size, alignment, hint)
+};
+
+struct VmmReserveReply {
+  int32_t error = 0;
+  uint64_t address = 0;
+  HIPR_FIELDS(error, address)
+};
+
+struct VmmRangeRequest {  // kVmmFree (a whole reservation), kVmmUnmap.
+  uint64_t address = 0;
+  uint64_t size = 0;
+  HIPR_FIELDS(address, size)
+};
+
+struct VmmCreateRequest {
+  int32_t device = 0;
+  uint64_t handle = 0;  // Client-chosen, unique in the session.
+  uint64_t size = 0;    // A multiple of DeviceInfo::vmm_granularity.
+  HIPR_FIELDS(device, handle, size)
+};
+
+struct VmmReleaseRequest {
+  uint64_t handle = 0;
+  HIPR_FIELDS(handle)
+};
+
+struct VmmMapRequest {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t offset = 0;  // Into the physical memory; 0, as HIP requires.
+  uint64_t handle = 0;
+  HIPR_FIELDS(address, size, offset, handle)
+};
+
+struct VmmAccess {
+  int32_t device = 0;
+  uint32_t flags = 0;  // hipMemAccessFlags: 0 none, 1 read, 3 read and write.
+  HIPR_FIELDS(device, flags)
+};
+
+struct VmmSetAccessRequest {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  std::vector<VmmAccess> access;  // One entry per device named, at least one.
+  HIPR_FIELDS(address, size, access)
 };
 
 // IPC event handles (hipIpc*EventHandle), also 64 opaque bytes

@@ -48,6 +48,14 @@ enum class Op : uint16_t {
   kIpcCloseMemHandle = 0x0108,  // Unmaps it.
   kTextureCreate = 0x0109,      // A texture object over device memory; replied with its handle.
   kTextureDestroy = 0x010A,     // Fire-and-forget.
+  // Virtual memory management (hipMemAddressReserve, hipMemCreate, hipMemMap...).
+  kVmmReserve = 0x010B,     // An address range the worker chooses; replied with its base.
+  kVmmFree = 0x010C,        // Gives a reserved range back (nothing mapped in it).
+  kVmmCreate = 0x010D,      // Physical memory, named by the client.
+  kVmmRelease = 0x010E,     // Lets go of it; its pages live on while mapped.
+  kVmmMap = 0x010F,         // Maps physical memory into a reserved range.
+  kVmmUnmap = 0x0110,       // Unmaps whole mappings once their queued work has run.
+  kVmmSetAccess = 0x0111,   // Which devices may read or write whole mappings.
   // Copies 0x02xx. Every copy names a rectangular device region
   // (address, pitch, width, height); 1-D copies have height 1.
   kCopyToDevice = 0x0201,    // Bulk: width*height bytes, packed.

@@ -185,6 +185,26 @@ class Device {
   virtual Status IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) = 0;
   virtual Status IpcOpenEventHandle(int device, uint64_t event, const IpcEventHandle& handle) = 0;
 
+  // Virtual memory management (msg::Vmm*; hipMemAddressReserve and
+  // friends). VmmReserve takes a free address range of `size` bytes, aligned
+  // to `alignment` (0: the granularity), at `hint` when that range is free;
+  // VmmFree gives back exactly a reservation with nothing mapped in it.
+  // VmmCreate makes physical memory `handle` (a client-chosen id) on
+  // `device`, counted against its memory until VmmRelease and the last
+  // unmap. VmmMap maps it (from `offset`) into part of one reservation, with
+  // no access; VmmSetAccess grants per device (hipMemAccessFlags) over whole
+  // mappings; VmmUnmap removes whole mappings once the work queued before it
+  // has run (as hipMemUnmap, which waits). Copies and kernels may use a range
+  // that adjacent accessible mappings cover. Bad ranges or handles:
+  // kInvalidArgument; exhausted memory or addresses: kResourceExhausted.
+  virtual Status VmmReserve(uint64_t size, uint64_t alignment, uint64_t hint, uint64_t* address) = 0;
+  virtual Status VmmFree(uint64_t address, uint64_t size) = 0;
+  virtual Status VmmCreate(int device, uint64_t handle, uint64_t size) = 0;
+  virtual Status VmmRelease(uint64_t handle) = 0;
+  virtual Status VmmMap(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) = 0;
+  virtual Status VmmUnmap(uint64_t address, uint64_t size) = 0;
+  virtual Status VmmSetAccess(uint64_t address, uint64_t size, std::span<const msg::VmmAccess> access) = 0;
+
   // `cu_mask` (empty: none) restricts the stream to those compute units
   // (hipExtStreamCreateWithCUMask); the client checked it selects one.
   virtual Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority,

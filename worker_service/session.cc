@@ -371,6 +371,53 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
       HIPR_RETURN_IF_ERROR(Decode(&m));
       return Reply(h, msg::CallReply{ToHipError(device_->IpcCloseMemHandle(m.base))});
     }
+    case Op::kVmmReserve: {
+      msg::VmmReserveRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      msg::VmmReserveReply r;
+      Status st = device_->VmmReserve(m.size, m.alignment, m.hint, &r.address);
+      if (!st.ok()) spdlog::info("session {}: address reservation of {} bytes refused: {}", id_, m.size, st.ToString());
+      r.error = ToHipError(st);
+      if (!st.ok()) r.address = 0;
+      return Reply(h, r);
+    }
+    case Op::kVmmFree:
+    case Op::kVmmUnmap: {
+      msg::VmmRangeRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      const bool unmap = op == Op::kVmmUnmap;
+      Status st = unmap ? device_->VmmUnmap(m.address, m.size) : device_->VmmFree(m.address, m.size);
+      if (!st.ok())
+        spdlog::info("session {}: {} of 0x{:x} (+{}) refused: {}", id_, unmap ? "unmap" : "freeing the reservation",
+                     m.address, m.size, st.ToString());
+      return Reply(h, msg::CallReply{ToHipError(st)});
+    }
+    case Op::kVmmCreate: {
+      msg::VmmCreateRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Status st = device_->VmmCreate(m.device, m.handle, m.size);
+      if (!st.ok()) spdlog::info("session {}: physical memory of {} bytes refused: {}", id_, m.size, st.ToString());
+      return Reply(h, msg::CallReply{ToHipError(st)});
+    }
+    case Op::kVmmRelease: {
+      msg::VmmReleaseRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      return Reply(h, msg::CallReply{ToHipError(device_->VmmRelease(m.handle))});
+    }
+    case Op::kVmmMap: {
+      msg::VmmMapRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Status st = device_->VmmMap(m.address, m.size, m.offset, m.handle);
+      if (!st.ok()) spdlog::info("session {}: mapping at 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
+      return Reply(h, msg::CallReply{ToHipError(st)});
+    }
+    case Op::kVmmSetAccess: {
+      msg::VmmSetAccessRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Status st = device_->VmmSetAccess(m.address, m.size, m.access);
+      if (!st.ok()) spdlog::info("session {}: access change at 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
+      return Reply(h, msg::CallReply{ToHipError(st)});
+    }
     case Op::kTextureCreate: {
       msg::TextureCreateRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));

@@ -60,7 +60,7 @@ class WorkerGraphsTest : public ::testing::Test {
 };
 
 TEST_F(WorkerGraphsTest, ReplaysItsNodesOnTheLaunchStreamEveryLaunch) {
-  ASSERT_TRUE(client_->Send(Op::kStreamCreate, msg::StreamCreateRequest{0, 5, 0, 0}).ok());
+  ASSERT_TRUE(client_->Send(Op::kStreamCreate, msg::StreamCreateRequest{0, 5, 0, 0, {}}).ok());
   ASSERT_TRUE(client_->Send(Op::kGraphCreate, SetThenCopy(1, 0x5a)).ok());
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(client_->Send(Op::kGraphLaunch, msg::GraphLaunchRequest{1, 0, 5, {}}).ok());
   msg::CallReply r;

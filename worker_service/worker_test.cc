@@ -405,7 +405,7 @@ TEST(WorkerTest, StreamAndEventIdsBelongToTheirSession) {
   auto a = Connect(worker);
   auto b = Connect(worker);
   ASSERT_TRUE(a && b);
-  ASSERT_TRUE(a->Send(Op::kStreamCreate, msg::StreamCreateRequest{0, 77, 0, 0}).ok());
+  ASSERT_TRUE(a->Send(Op::kStreamCreate, msg::StreamCreateRequest{0, 77, 0, 0, {}}).ok());
   ASSERT_TRUE(a->Send(Op::kEventCreate, msg::EventCreateRequest{0, 5, 0}).ok());
   ASSERT_TRUE(a->Send(Op::kEventRecord, msg::EventRecordRequest{5, 77}).ok());
   msg::CallReply r;

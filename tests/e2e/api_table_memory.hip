@@ -104,6 +104,12 @@ __global__ void MarkGlobal(int* out, int stride, int base) {
   out[i] = base + i * 1000 + static_cast<int>(blockDim.x);
 }
 
+// For the virtual memory rows: adds 1 to n ints (across mappings).
+__global__ void AddOne(int* p, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) p[i] += 1;
+}
+
 namespace {
 
 // A byte no row writes: outputs of failed calls and bytes outside a copied
@@ -2393,6 +2399,343 @@ void MemcpyBatchAsync() {
   HIP_OK(hipHostFree(out));
 }
 
+// ---- Virtual memory (api_vmm.cc) ---------------------------------------------
+
+hipMemAllocationProp DeviceProp(int device) {
+  hipMemAllocationProp prop = {};
+  prop.type = hipMemAllocationTypePinned;
+  prop.location.type = hipMemLocationTypeDevice;
+  prop.location.id = device;
+  return prop;
+}
+
+size_t Granularity() {
+  hipMemAllocationProp prop = DeviceProp(0);
+  size_t g = 0;
+  HIP_OK(hipMemGetAllocationGranularity(&g, &prop, hipMemAllocationGranularityMinimum));
+  return g;
+}
+
+hipMemGenericAllocationHandle_t NewPhysical(int device, size_t size) {
+  hipMemAllocationProp prop = DeviceProp(device);
+  hipMemGenericAllocationHandle_t h = nullptr;
+  HIP_OK(hipMemCreate(&h, size, &prop, 0));
+  return h;
+}
+
+void GrantAccess(void* p, size_t size, int device, hipMemAccessFlags flags) {
+  hipMemAccessDesc d = {};
+  d.location.type = hipMemLocationTypeDevice;
+  d.location.id = device;
+  d.flags = flags;
+  HIP_OK(hipMemSetAccess(p, size, &d, 1));
+}
+
+// A reservation of `chunks` granules with physical memory of device 0
+// mapped at each granule, read-write for device 0: an expandable segment.
+struct Segment {
+  explicit Segment(int chunks) : granule(Granularity()), size(granule * static_cast<size_t>(chunks)) {
+    HIP_OK(hipMemAddressReserve(&base, size, 0, nullptr, 0));
+    for (int i = 0; i < chunks; ++i) {
+      handles.push_back(NewPhysical(0, granule));
+      HIP_OK(hipMemMap(At(static_cast<size_t>(i) * granule), granule, 0, handles.back(), 0));
+    }
+    GrantAccess(base, size, 0, hipMemAccessFlagsProtReadWrite);
+  }
+  ~Segment() {
+    HIP_OK(hipMemUnmap(base, size));
+    for (hipMemGenericAllocationHandle_t h : handles) HIP_OK(hipMemRelease(h));
+    HIP_OK(hipMemAddressFree(base, size));
+  }
+  char* At(size_t offset) const { return static_cast<char*>(base) + offset; }
+
+  size_t granule;
+  size_t size;
+  void* base = nullptr;
+  std::vector<hipMemGenericAllocationHandle_t> handles;
+};
+
+void MemGetAllocationGranularity() {
+  hipMemAllocationProp prop = DeviceProp(1);
+  size_t minimum = 0;
+  size_t recommended = 0;
+  HIP_OK(hipMemGetAllocationGranularity(&minimum, &prop, hipMemAllocationGranularityMinimum));
+  HIP_OK(hipMemGetAllocationGranularity(&recommended, &prop, hipMemAllocationGranularityRecommended));
+  CHECK(minimum == 4096, "the sim's granularity is its page, got %zu", minimum);
+  CHECK(recommended == minimum, "recommended %zu differs from minimum %zu", recommended, minimum);
+  size_t g = kSentinelSize;
+  prop.location.id = 2;
+  HIP_EXPECT(hipMemGetAllocationGranularity(&g, &prop, hipMemAllocationGranularityMinimum), hipErrorInvalidValue);
+  prop = DeviceProp(0);
+  prop.type = hipMemAllocationTypeInvalid;
+  HIP_EXPECT(hipMemGetAllocationGranularity(&g, &prop, hipMemAllocationGranularityMinimum), hipErrorInvalidValue);
+  prop = DeviceProp(0);
+  HIP_EXPECT(hipMemGetAllocationGranularity(&g, &prop, static_cast<hipMemAllocationGranularity_flags>(7)),
+             hipErrorInvalidValue);
+  HIP_EXPECT(hipMemGetAllocationGranularity(nullptr, &prop, hipMemAllocationGranularityMinimum), hipErrorInvalidValue);
+  CHECK(g == kSentinelSize, "a refused call wrote %zu", g);
+}
+
+void MemAddressReserve() {
+  const size_t g = Granularity();
+  void* p = SentinelPtr();
+  HIP_OK(hipMemAddressReserve(&p, 8 * g, 1u << 20, nullptr, 0));
+  CHECK(reinterpret_cast<uintptr_t>(p) % (1u << 20) == 0, "%p is not aligned to 1 MiB", p);
+  // Reserved, not mapped: no copy may reach it.
+  std::vector<char> host(16, 1);
+  HIP_EXPECT(hipMemcpy(p, host.data(), host.size(), hipMemcpyHostToDevice), hipErrorInvalidValue);
+  HIP_OK(hipMemAddressFree(p, 8 * g));
+  // The freed range is free again: asking for it gets it.
+  void* again = nullptr;
+  HIP_OK(hipMemAddressReserve(&again, 8 * g, 0, p, 0));
+  CHECK(again == p, "the hint %p was free but the reservation got %p", p, again);
+  HIP_OK(hipMemAddressFree(again, 8 * g));
+  void* out = SentinelPtr();
+  HIP_EXPECT(hipMemAddressReserve(&out, g + 1, 0, nullptr, 0), hipErrorMemoryAllocation);
+  HIP_EXPECT(hipMemAddressReserve(&out, 0, 0, nullptr, 0), hipErrorMemoryAllocation);
+  HIP_EXPECT(hipMemAddressReserve(&out, g, 3, nullptr, 0), hipErrorMemoryAllocation);
+  HIP_EXPECT(hipMemAddressReserve(&out, g, 0, nullptr, 1), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemAddressReserve(nullptr, g, 0, nullptr, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemAddressReserve(&out, size_t{1} << 50, 0, nullptr, 0), hipErrorOutOfMemory);
+}
+
+void MemAddressFree() {
+  const size_t g = Granularity();
+  void* p = nullptr;
+  HIP_OK(hipMemAddressReserve(&p, 4 * g, 0, nullptr, 0));
+  hipMemGenericAllocationHandle_t h = NewPhysical(0, g);
+  HIP_OK(hipMemMap(p, g, 0, h, 0));
+  HIP_EXPECT(hipMemAddressFree(p, 4 * g), hipErrorInvalidValue);  // Still mapped.
+  HIP_OK(hipMemUnmap(p, g));
+  HIP_OK(hipMemRelease(h));
+  HIP_EXPECT(hipMemAddressFree(p, 2 * g), hipErrorInvalidValue);  // Not the whole reservation.
+  HIP_OK(hipMemAddressFree(p, 4 * g));
+  HIP_EXPECT(hipMemAddressFree(p, 4 * g), hipErrorInvalidValue);  // Twice.
+  HIP_EXPECT(hipMemAddressFree(nullptr, 4 * g), hipErrorInvalidValue);
+  // A freed reservation takes no mapping.
+  h = NewPhysical(0, g);
+  HIP_EXPECT(hipMemMap(p, g, 0, h, 0), hipErrorInvalidValue);
+  HIP_OK(hipMemRelease(h));
+}
+
+void MemCreate() {
+  const size_t g = Granularity();
+  size_t free_before = 0;
+  size_t total = 0;
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipMemGetInfo(&free_before, &total));
+  hipMemAllocationProp prop = DeviceProp(1);
+  prop.requestedHandleType = hipMemHandleTypePosixFileDescriptor;  // What PyTorch asks for.
+  hipMemGenericAllocationHandle_t h = nullptr;
+  HIP_OK(hipMemCreate(&h, 256 * g, &prop, 0));
+  size_t free_after = 0;
+  HIP_OK(hipMemGetInfo(&free_after, &total));
+  HIP_OK(hipSetDevice(0));
+  CHECK(free_before - free_after == 256 * g, "device 1 lost %zu bytes for %zu of physical memory",
+        free_before - free_after, 256 * g);
+  hipMemAllocationProp back = {};
+  HIP_OK(hipMemGetAllocationPropertiesFromHandle(&back, h));
+  CHECK(back.location.id == 1 && back.requestedHandleType == hipMemHandleTypePosixFileDescriptor,
+        "the handle's properties say device %d, handle type %d", back.location.id,
+        static_cast<int>(back.requestedHandleType));
+  HIP_OK(hipMemRelease(h));
+  hipMemGenericAllocationHandle_t out = nullptr;
+  HIP_EXPECT(hipMemCreate(&out, g + 1, &prop, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemCreate(&out, g, &prop, 1), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemCreate(&out, 0, &prop, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemCreate(&out, g, nullptr, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemCreate(&out, size_t{1} << 40, &prop, 0), hipErrorOutOfMemory);
+  prop.location.id = 2;
+  HIP_EXPECT(hipMemCreate(&out, g, &prop, 0), hipErrorInvalidValue);
+  prop = DeviceProp(0);
+  prop.requestedHandleType = hipMemHandleTypeWin32;
+  HIP_EXPECT(hipMemCreate(&out, g, &prop, 0), hipErrorNotSupported);
+  CHECK(out == nullptr, "a refused hipMemCreate wrote a handle");
+}
+
+void MemRelease() {
+  const size_t g = Granularity();
+  size_t free_before = 0;
+  size_t free_after = 0;
+  size_t total = 0;
+  HIP_OK(hipMemGetInfo(&free_before, &total));
+  hipMemGenericAllocationHandle_t h = NewPhysical(0, 16 * g);
+  HIP_OK(hipMemRelease(h));
+  HIP_OK(hipMemGetInfo(&free_after, &total));
+  CHECK(free_after == free_before, "released physical memory still counts: %zu free, was %zu", free_after,
+        free_before);
+  hipMemAllocationProp prop = {};
+  HIP_EXPECT(hipMemGetAllocationPropertiesFromHandle(&prop, h), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemRelease(h), hipErrorInvalidValue);  // Twice.
+  HIP_EXPECT(hipMemRelease(nullptr), hipErrorInvalidValue);
+  // Released while mapped: the memory lives until the unmap.
+  Segment seg(1);
+  HIP_OK(hipMemRelease(seg.handles[0]));
+  const int v = 1234;
+  HIP_OK(hipMemcpy(seg.base, &v, sizeof v, hipMemcpyHostToDevice));
+  int r = 0;
+  HIP_OK(hipMemcpy(&r, seg.base, sizeof r, hipMemcpyDeviceToHost));
+  CHECK(r == v, "mapped memory read %d after its handle was released", r);
+  hipMemGenericAllocationHandle_t again = nullptr;
+  HIP_OK(hipMemRetainAllocationHandle(&again, seg.base));  // Segment's destructor releases it.
+}
+
+void MemGetAllocationPropertiesFromHandle() {
+  const size_t g = Granularity();
+  hipMemGenericAllocationHandle_t h = NewPhysical(1, g);
+  hipMemAllocationProp prop = {};
+  prop.location.id = 9;
+  HIP_OK(hipMemGetAllocationPropertiesFromHandle(&prop, h));
+  CHECK(prop.type == hipMemAllocationTypePinned && prop.location.type == hipMemLocationTypeDevice &&
+            prop.location.id == 1 && prop.requestedHandleType == hipMemHandleTypeNone,
+        "properties: type %d, location %d/%d, handle type %d", static_cast<int>(prop.type),
+        static_cast<int>(prop.location.type), prop.location.id, static_cast<int>(prop.requestedHandleType));
+  HIP_EXPECT(hipMemGetAllocationPropertiesFromHandle(nullptr, h), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemGetAllocationPropertiesFromHandle(&prop, reinterpret_cast<hipMemGenericAllocationHandle_t>(&prop)),
+             hipErrorInvalidValue);
+  HIP_OK(hipMemRelease(h));
+}
+
+void MemRetainAllocationHandle() {
+  Segment seg(2);
+  hipMemGenericAllocationHandle_t h = nullptr;
+  HIP_OK(hipMemRetainAllocationHandle(&h, seg.At(seg.granule + 100)));
+  CHECK(h == seg.handles[1], "retained %p from the second mapping, which maps %p", static_cast<void*>(h),
+        static_cast<void*>(seg.handles[1]));
+  HIP_OK(hipMemRelease(h));  // The retained reference; the segment's own stays.
+  hipMemAllocationProp prop = {};
+  HIP_OK(hipMemGetAllocationPropertiesFromHandle(&prop, seg.handles[1]));
+  void* plain = DevAlloc(64);
+  HIP_EXPECT(hipMemRetainAllocationHandle(&h, plain), hipErrorInvalidValue);  // hipMalloc'd, not mapped.
+  HIP_EXPECT(hipMemRetainAllocationHandle(nullptr, seg.base), hipErrorInvalidValue);
+  HIP_OK(hipFree(plain));
+}
+
+void MemMap() {
+  // Three mappings of physical memory side by side: a copy and a kernel run
+  // across all of them, as over one allocation.
+  Segment seg(3);
+  const size_t n = seg.size / sizeof(int);
+  std::vector<int> host(n);
+  for (size_t i = 0; i < n; ++i) host[i] = static_cast<int>(i * 7);
+  HIP_OK(hipMemcpy(seg.base, host.data(), seg.size, hipMemcpyHostToDevice));
+  hipLaunchKernelGGL(AddOne, dim3(static_cast<unsigned>((n + 255) / 256)), dim3(256), 0, nullptr,
+                     static_cast<int*>(seg.base), static_cast<int>(n));
+  HIP_OK(hipGetLastError());
+  std::vector<int> back(n);
+  HIP_OK(hipMemcpy(back.data(), seg.base, seg.size, hipMemcpyDeviceToHost));
+  for (size_t i = 0; i < n; ++i) CHECK(back[i] == host[i] + 1, "int %zu reads %d, not %d", i, back[i], host[i] + 1);
+  // A device-to-device copy from the seam between mappings into a hipMalloc.
+  void* d = DevAlloc(64);
+  HIP_OK(hipMemcpy(d, seg.At(seg.granule - 32), 64, hipMemcpyDeviceToDevice));
+  int seam[16];
+  HIP_OK(hipMemcpy(seam, d, sizeof seam, hipMemcpyDeviceToHost));
+  CHECK(seam[8] == back[seg.granule / sizeof(int)], "the seam copy read %d", seam[8]);
+  HIP_OK(hipFree(d));
+  hipPointerAttribute_t attr = {};
+  HIP_OK(hipPointerGetAttributes(&attr, seg.At(seg.granule)));
+  CHECK(attr.memoryType == hipMemoryTypeDevice && attr.device == 0, "a mapping's attributes: type %d, device %d",
+        static_cast<int>(attr.memoryType), attr.device);
+  HIP_EXPECT(hipFree(seg.base), hipErrorInvalidValue);  // Unmapped, never freed.
+  // Bad mappings.
+  hipMemGenericAllocationHandle_t h = NewPhysical(0, seg.granule);
+  HIP_EXPECT(hipMemMap(seg.base, seg.granule, 0, h, 0), hipErrorInvalidValue);  // Mapped already.
+  void* r = nullptr;
+  HIP_OK(hipMemAddressReserve(&r, 2 * seg.granule, 0, nullptr, 0));
+  HIP_EXPECT(hipMemMap(r, seg.granule, seg.granule, h, 0), hipErrorInvalidValue);  // Offset.
+  HIP_EXPECT(hipMemMap(r, 2 * seg.granule, 0, h, 0), hipErrorInvalidValue);        // Larger than h.
+  HIP_EXPECT(hipMemMap(r, seg.granule, 0, h, 1), hipErrorInvalidValue);            // Flags.
+  HIP_EXPECT(hipMemMap(static_cast<char*>(r) + 2 * seg.granule, seg.granule, 0, h, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemMap(r, seg.granule, 0, nullptr, 0), hipErrorInvalidValue);
+  HIP_OK(hipMemRelease(h));
+  HIP_OK(hipMemAddressFree(r, 2 * seg.granule));
+}
+
+void MemUnmap() {
+  const size_t g = Granularity();
+  void* r = nullptr;
+  HIP_OK(hipMemAddressReserve(&r, 2 * g, 0, nullptr, 0));
+  hipMemGenericAllocationHandle_t h = NewPhysical(0, g);
+  HIP_OK(hipMemMap(r, g, 0, h, 0));
+  GrantAccess(r, g, 0, hipMemAccessFlagsProtReadWrite);
+  const int v = 4242;
+  HIP_OK(hipMemcpy(r, &v, sizeof v, hipMemcpyHostToDevice));
+  HIP_EXPECT(hipMemUnmap(r, g / 2), hipErrorInvalidValue);  // Part of a mapping.
+  HIP_EXPECT(hipMemUnmap(r, 2 * g), hipErrorInvalidValue);  // Past it.
+  HIP_OK(hipMemUnmap(r, g));
+  int out = 0;
+  HIP_EXPECT(hipMemcpy(&out, r, sizeof out, hipMemcpyDeviceToHost), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemUnmap(r, g), hipErrorInvalidValue);  // Twice.
+  // The physical memory kept its bytes: mapped again elsewhere, it reads them.
+  char* other = static_cast<char*>(r) + g;
+  HIP_OK(hipMemMap(other, g, 0, h, 0));
+  GrantAccess(other, g, 0, hipMemAccessFlagsProtRead);
+  HIP_OK(hipMemcpy(&out, other, sizeof out, hipMemcpyDeviceToHost));
+  CHECK(out == v, "remapped physical memory reads %d, not %d", out, v);
+  HIP_OK(hipMemUnmap(other, g));
+  HIP_OK(hipMemRelease(h));
+  HIP_OK(hipMemAddressFree(r, 2 * g));
+}
+
+void MemSetAccess() {
+  const size_t g = Granularity();
+  void* r = nullptr;
+  HIP_OK(hipMemAddressReserve(&r, 2 * g, 0, nullptr, 0));
+  hipMemGenericAllocationHandle_t a = NewPhysical(0, g);
+  hipMemGenericAllocationHandle_t b = NewPhysical(0, g);
+  HIP_OK(hipMemMap(r, g, 0, a, 0));
+  HIP_OK(hipMemMap(static_cast<char*>(r) + g, g, 0, b, 0));
+  const int v = 7;
+  HIP_EXPECT(hipMemcpy(r, &v, sizeof v, hipMemcpyHostToDevice), hipErrorInvalidValue);  // No access yet.
+  GrantAccess(r, 2 * g, 0, hipMemAccessFlagsProtRead);  // Both mappings at once.
+  int out = -1;
+  HIP_OK(hipMemcpy(&out, static_cast<char*>(r) + g, sizeof out, hipMemcpyDeviceToHost));
+  CHECK(out == 0, "fresh physical memory reads %d", out);
+  HIP_EXPECT(hipMemcpy(r, &v, sizeof v, hipMemcpyHostToDevice), hipErrorInvalidValue);  // Read-only.
+  GrantAccess(r, 2 * g, 0, hipMemAccessFlagsProtReadWrite);
+  HIP_OK(hipMemcpy(r, &v, sizeof v, hipMemcpyHostToDevice));
+  hipMemAccessDesc d = {};
+  d.location.type = hipMemLocationTypeDevice;
+  d.location.id = 0;
+  d.flags = hipMemAccessFlagsProtReadWrite;
+  HIP_EXPECT(hipMemSetAccess(r, g / 2, &d, 1), hipErrorInvalidValue);  // Part of a mapping.
+  HIP_EXPECT(hipMemSetAccess(r, 2 * g, &d, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemSetAccess(r, 2 * g, nullptr, 1), hipErrorInvalidValue);
+  d.location.id = 2;
+  HIP_EXPECT(hipMemSetAccess(r, 2 * g, &d, 1), hipErrorInvalidValue);
+  d.location.id = 0;
+  d.flags = static_cast<hipMemAccessFlags>(2);
+  HIP_EXPECT(hipMemSetAccess(r, 2 * g, &d, 1), hipErrorInvalidValue);
+  HIP_OK(hipMemUnmap(r, 2 * g));
+  HIP_OK(hipMemRelease(a));
+  HIP_OK(hipMemRelease(b));
+  HIP_OK(hipMemAddressFree(r, 2 * g));
+}
+
+void MemGetAccess() {
+  Segment seg(2);
+  hipMemLocation loc = {};
+  loc.type = hipMemLocationTypeDevice;
+  loc.id = 0;
+  unsigned long long flags = 99;
+  HIP_OK(hipMemGetAccess(&flags, &loc, seg.At(seg.granule + 8)));
+  CHECK(flags == hipMemAccessFlagsProtReadWrite, "device 0's access reads %llu", flags);
+  loc.id = 1;
+  HIP_OK(hipMemGetAccess(&flags, &loc, seg.base));
+  CHECK(flags == hipMemAccessFlagsProtNone, "device 1 was given no access, yet it reads %llu", flags);
+  GrantAccess(seg.At(seg.granule), seg.granule, 1, hipMemAccessFlagsProtRead);
+  HIP_OK(hipMemGetAccess(&flags, &loc, seg.At(seg.granule)));
+  CHECK(flags == hipMemAccessFlagsProtRead, "device 1's access to the second mapping reads %llu", flags);
+  HIP_OK(hipMemGetAccess(&flags, &loc, seg.base));
+  CHECK(flags == hipMemAccessFlagsProtNone, "the first mapping's access for device 1 changed to %llu", flags);
+  void* plain = DevAlloc(64);
+  HIP_EXPECT(hipMemGetAccess(&flags, &loc, plain), hipErrorInvalidValue);
+  loc.id = 2;
+  HIP_EXPECT(hipMemGetAccess(&flags, &loc, seg.base), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemGetAccess(nullptr, &loc, seg.base), hipErrorInvalidValue);
+  HIP_OK(hipFree(plain));
+}
+
 const e2e::Row kRows[] = {
     {"hipMalloc", Malloc},
     {"hipExtMallocWithFlags", ExtMallocWithFlags},
@@ -2492,6 +2835,17 @@ const e2e::Row kRows[] = {
     {"hipMemcpyFromSymbolAsync", MemcpyFromSymbolAsync},
     {"hipMemcpyFromSymbol_spt", MemcpyFromSymbolSpt},
     {"hipFuncSetSharedMemConfig", FuncSetSharedMemConfig},
+    {"hipMemGetAllocationGranularity", MemGetAllocationGranularity},
+    {"hipMemAddressReserve", MemAddressReserve},
+    {"hipMemAddressFree", MemAddressFree},
+    {"hipMemCreate", MemCreate},
+    {"hipMemRelease", MemRelease},
+    {"hipMemGetAllocationPropertiesFromHandle", MemGetAllocationPropertiesFromHandle},
+    {"hipMemRetainAllocationHandle", MemRetainAllocationHandle},
+    {"hipMemMap", MemMap},
+    {"hipMemUnmap", MemUnmap},
+    {"hipMemSetAccess", MemSetAccess},
+    {"hipMemGetAccess", MemGetAccess},
     {"_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j",
      ExtModuleLaunchKernel},
     {"_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_",

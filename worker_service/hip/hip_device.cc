@@ -100,6 +100,15 @@ class HipDevice final : public Device {
         infos_.back().uuid.assign(reinterpret_cast<const uint8_t*>(uuid.bytes),
                                   reinterpret_cast<const uint8_t*>(uuid.bytes) + sizeof uuid.bytes);
     }
+    for (int i = 0; i < count; ++i) {
+      hipMemAllocationProp prop{};
+      prop.type = hipMemAllocationTypePinned;
+      prop.location.type = hipMemLocationTypeDevice;
+      prop.location.id = i;
+      size_t granularity = 0;
+      if (hipMemGetAllocationGranularity(&granularity, &prop, hipMemAllocationGranularityMinimum) == hipSuccess)
+        infos_[static_cast<size_t>(i)].vmm_granularity = granularity;
+    }
     HIPR_HIP(hipDriverGetVersion(&driver_));
     HIPR_HIP(hipRuntimeGetVersion(&runtime_));
     std::vector<uint8_t*> buffers;
@@ -119,11 +128,15 @@ class HipDevice final : public Device {
     for (auto& [id, s] : streams_) (void)hipStreamDestroy(s);
     for (auto& [id, e] : events_) (void)hipEventDestroy(e.event);
     for (auto& [addr, a] : allocations_) {
-      if (a.ipc_opened != nullptr)
+      if (a.vmm)
+        (void)hipMemUnmap(reinterpret_cast<void*>(addr), a.size);
+      else if (a.ipc_opened != nullptr)
         (void)hipIpcCloseMemHandle(a.ipc_opened);
       else
         (void)hipFree(reinterpret_cast<void*>(addr));
     }
+    for (auto& [id, p] : physical_) (void)hipMemRelease(p.handle);
+    for (auto& [base, size] : reservations_) (void)hipMemAddressFree(reinterpret_cast<void*>(base), size);
     for (void* b : staging_buffers_) (void)hipHostFree(b);
     for (auto& [base, bytes] : host_ranges_) (void)hipHostUnregister(base);
   }
@@ -157,6 +170,8 @@ class HipDevice final : public Device {
     if (it == allocations_.end()) return Status(StatusCode::kInvalidDevicePointer, "not an allocation of this session");
     if (it->second.ipc_opened != nullptr)
       return Status(StatusCode::kInvalidDevicePointer, "memory opened from an IPC handle is closed, not freed");
+    if (it->second.vmm)
+      return Status(StatusCode::kInvalidDevicePointer, "mapped virtual memory is unmapped (hipMemUnmap), not freed");
     allocations_.erase(it);
     HIPR_HIP(hipFree(reinterpret_cast<void*>(address)));
     return Status::Ok();
@@ -176,10 +191,93 @@ class HipDevice final : public Device {
     auto it = allocations_.upper_bound(r.address);
     if (it == allocations_.begin()) return Status(StatusCode::kInvalidDevicePointer, "not device memory of this session");
     --it;
-    if (r.address + extent > it->first + it->second.size || r.address + extent < r.address)
+    uint64_t end = it->first + it->second.size;
+    // Virtual memory: on into the adjacent mappings.
+    while (it->second.vmm && r.address + extent > end) {
+      auto next = std::next(it);
+      if (next == allocations_.end() || next->first != end || !next->second.vmm) break;
+      it = next;
+      end += it->second.size;
+    }
+    if (r.address + extent > end || r.address + extent < r.address)
       return Status(StatusCode::kInvalidDevicePointer, "region outside its allocation");
     return Status::Ok();
   }
+
+  // Virtual memory: the runtime's own, with the session's records of what
+  // it reserved, created and mapped (freed with the session).
+  Status VmmReserve(uint64_t size, uint64_t alignment, uint64_t hint, uint64_t* address) override {
+    void* p = nullptr;
+    HIPR_HIP(hipMemAddressReserve(&p, size, alignment, reinterpret_cast<void*>(hint), 0));
+    *address = reinterpret_cast<uint64_t>(p);
+    reservations_[*address] = size;
+    return Status::Ok();
+  }
+  Status VmmFree(uint64_t address, uint64_t size) override {
+    auto it = reservations_.find(address);
+    if (it == reservations_.end() || it->second != size)
+      return InvalidArgument("not exactly an address reservation of this session");
+    auto mapped = allocations_.lower_bound(address);
+    if (mapped != allocations_.end() && mapped->first < address + size)
+      return InvalidArgument("memory is still mapped in the reservation (hipMemUnmap first)");
+    reservations_.erase(it);
+    HIPR_HIP(hipMemAddressFree(reinterpret_cast<void*>(address), size));
+    return Status::Ok();
+  }
+  Status VmmCreate(int device, uint64_t handle, uint64_t size) override {
+    if (device < 0 || device >= static_cast<int>(infos_.size())) return Status(StatusCode::kInvalidDevice, "no such device");
+    if (physical_.count(handle) != 0) return InvalidArgument("physical memory handle already in use");
+    hipMemAllocationProp prop{};
+    prop.type = hipMemAllocationTypePinned;
+    prop.location.type = hipMemLocationTypeDevice;
+    prop.location.id = device;
+    hipMemGenericAllocationHandle_t h = nullptr;
+    HIPR_HIP(hipMemCreate(&h, size, &prop, 0));
+    physical_[handle] = Physical{h, device};
+    return Status::Ok();
+  }
+  Status VmmRelease(uint64_t handle) override {
+    auto it = physical_.find(handle);
+    if (it == physical_.end()) return InvalidArgument("not physical memory of this session (or released already)");
+    hipMemGenericAllocationHandle_t h = it->second.handle;
+    physical_.erase(it);
+    HIPR_HIP(hipMemRelease(h));  // The runtime keeps mapped memory until its unmap.
+    return Status::Ok();
+  }
+  Status VmmMap(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) override {
+    auto it = physical_.find(handle);
+    if (it == physical_.end()) return InvalidArgument("not physical memory of this session (or released already)");
+    HIPR_HIP(hipMemMap(reinterpret_cast<void*>(address), size, offset, it->second.handle, 0));
+    Allocation a{size, it->second.device};
+    a.vmm = true;
+    allocations_[address] = a;
+    return Status::Ok();
+  }
+  Status VmmUnmap(uint64_t address, uint64_t size) override {
+    std::vector<uint64_t> bases;
+    HIPR_RETURN_IF_ERROR(WholeMappings(address, size, &bases));
+    for (uint64_t base : bases) {
+      const uint64_t bytes = allocations_.at(base).size;
+      allocations_.erase(base);
+      HIPR_HIP(hipMemUnmap(reinterpret_cast<void*>(base), bytes));  // Waits for the device, as a GPU must.
+    }
+    return Status::Ok();
+  }
+  Status VmmSetAccess(uint64_t address, uint64_t size, std::span<const msg::VmmAccess> access) override {
+    std::vector<uint64_t> bases;
+    HIPR_RETURN_IF_ERROR(WholeMappings(address, size, &bases));
+    std::vector<hipMemAccessDesc> descs;
+    for (const msg::VmmAccess& a : access) {
+      hipMemAccessDesc d{};
+      d.location.type = hipMemLocationTypeDevice;
+      d.location.id = a.device;
+      d.flags = static_cast<hipMemAccessFlags>(a.flags);
+      descs.push_back(d);
+    }
+    HIPR_HIP(hipMemSetAccess(reinterpret_cast<void*>(address), size, descs.data(), descs.size()));
+    return Status::Ok();
+  }
+
 
   Status Memset(int device, uint64_t stream, const msg::Region& dst, uint32_t value, uint8_t element_size) override {
     HIPR_RETURN_IF_ERROR(CheckRegion(dst));
@@ -596,7 +694,7 @@ class HipDevice final : public Device {
     HIPR_RETURN_IF_ERROR(Use(device));
     HIPR_HIP(hipDeviceSynchronize());
     for (auto it = allocations_.begin(); it != allocations_.end();) {
-      if (it->second.device == device) {
+      if (it->second.device == device && !it->second.vmm) {  // Virtual memory outlives a reset.
         if (it->second.ipc_opened != nullptr)
           (void)hipIpcCloseMemHandle(it->second.ipc_opened);
         else
@@ -614,6 +712,11 @@ class HipDevice final : public Device {
     uint64_t size;
     int device;
     void* ipc_opened = nullptr;  // hipIpcOpenMemHandle's pointer: closed, not freed.
+    bool vmm = false;            // A hipMemMap mapping: unmapped, not freed.
+  };
+  struct Physical {
+    hipMemGenericAllocationHandle_t handle;
+    int device;
   };
   struct EventEntry {
     hipEvent_t event;
@@ -635,6 +738,18 @@ class HipDevice final : public Device {
       HIPR_HIP(hipSetDevice(device));
       current_ = device;
     }
+    return Status::Ok();
+  }
+  // [address, address + size) as a run of whole adjacent mappings.
+  Status WholeMappings(uint64_t address, uint64_t size, std::vector<uint64_t>* bases) const {
+    uint64_t at = address;
+    for (auto it = allocations_.find(address); at < address + size; ++it) {
+      if (it == allocations_.end() || it->first != at || !it->second.vmm)
+        return InvalidArgument("the range is not whole mappings");
+      bases->push_back(at);
+      at += it->second.size;
+    }
+    if (size == 0 || at != address + size) return InvalidArgument("the range is not whole mappings");
     return Status::Ok();
   }
   Status StreamOf(int device, uint64_t id, hipStream_t* out) {
@@ -661,6 +776,8 @@ class HipDevice final : public Device {
   std::map<uint64_t, EventEntry> events_;
   std::map<uint64_t, ModuleEntry> modules_;
   std::map<uint64_t, hipTextureObject_t> textures_;
+  std::map<uint64_t, uint64_t> reservations_;                        // hipMemAddressReserve: base -> size.
+  std::map<uint64_t, Physical> physical_;                            // hipMemCreate, by client id.
   std::unique_ptr<Waiters> waiters_ = std::make_unique<Waiters>();
 };
 

@@ -85,6 +85,8 @@ Status ModelInfo(const std::string& name, uint64_t memory_bytes, int ordinal, ms
   // clr reports 16 bytes (the largest element) times the image-buffer
   // element limit, capped at INT32_MAX; the sim models the cap.
   d.max_texture_1d_linear = 2147483647;
+  // The sim's virtual memory is pages of its address window.
+  d.vmm_granularity = 4096;
   // A fixed UUID per (model, ordinal): "hipr-sim" then the model and the
   // ordinal, so one worker's devices differ and stay the same across runs.
   d.uuid = {'h', 'i', 'p', 'r', '-', 's', 'i', 'm'};

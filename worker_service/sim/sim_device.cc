@@ -412,6 +412,36 @@ Status SimDevice::IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t
   return Status::Ok();
 }
 
+Status SimDevice::VmmReserve(uint64_t size, uint64_t alignment, uint64_t hint, uint64_t* address) {
+  return memory_.Reserve(size, alignment, hint, address);
+}
+
+Status SimDevice::VmmFree(uint64_t address, uint64_t size) { return memory_.FreeReservation(address, size); }
+
+Status SimDevice::VmmCreate(int device, uint64_t handle, uint64_t size) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(device));
+  return memory_.CreatePhysical(device, handle, size);
+}
+
+Status SimDevice::VmmRelease(uint64_t handle) { return memory_.ReleasePhysical(handle); }
+
+Status SimDevice::VmmMap(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) {
+  return memory_.Map(address, size, offset, handle);
+}
+
+Status SimDevice::VmmUnmap(uint64_t address, uint64_t size) {
+  // hipMemUnmap waits for the device (clr queues it on the null stream and
+  // awaits it): nothing queued may still touch the pages when they go.
+  for (SimStream* s : StreamsOf(-1, false)) s->WaitIdle();
+  return memory_.Unmap(address, size);
+}
+
+Status SimDevice::VmmSetAccess(uint64_t address, uint64_t size, std::span<const msg::VmmAccess> access) {
+  // Revoking access under queued work would fault it: wait, as for unmap.
+  for (SimStream* s : StreamsOf(-1, false)) s->WaitIdle();
+  return memory_.SetAccess(address, size, access);
+}
+
 Status SimDevice::IpcCloseMemHandle(uint64_t base) {
   HIPR_RETURN_IF_ERROR(memory_.CloseImport(base));
   // As hipFree: unmapped once the work queued before the close has run.
@@ -551,7 +581,7 @@ Status SimDevice::Memset(int device, uint64_t stream, const msg::Region& dst, ui
   if (element_size != 1 && element_size != 2 && element_size != 4)
     return InvalidArgument("memset element size must be 1, 2 or 4");
   if (dst.width % element_size != 0) return InvalidArgument("memset width is not a whole number of elements");
-  HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr));
+  HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr, true));
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
   s->Submit([dst, value, element_size] {
@@ -568,7 +598,7 @@ Status SimDevice::Memset(int device, uint64_t stream, const msg::Region& dst, ui
 }
 
 Status SimDevice::CopyToDevice(int device, uint64_t stream, const msg::Region& dst, const BulkIo& fill) {
-  HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr));
+  HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr, true));
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
   const uint64_t bytes = dst.bytes();
@@ -639,7 +669,7 @@ void SimDevice::CopyFromDeviceAsync(int device, uint64_t stream, const msg::Regi
 
 Status SimDevice::CopyHostToDevice(int device, uint64_t stream, const msg::Region& dst, const uint8_t* src,
                                    uint64_t src_pitch) {
-  HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr));
+  HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr, true));
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
   auto copy = [dst, src, src_pitch] {
@@ -671,7 +701,7 @@ Status SimDevice::CopyDeviceToHost(int device, uint64_t stream, uint8_t* dst, ui
 
 Status SimDevice::CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) {
   if (dst.width != src.width || dst.height != src.height) return InvalidArgument("copy regions differ in shape");
-  HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr));
+  HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr, true));
   HIPR_RETURN_IF_ERROR(memory_.Check(src, nullptr));
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));

@@ -82,6 +82,13 @@ class SimDevice final : public Device {
   Status IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t flags, uint64_t* address, uint64_t* base,
                           uint64_t* size) override;
   Status IpcCloseMemHandle(uint64_t base) override;
+  Status VmmReserve(uint64_t size, uint64_t alignment, uint64_t hint, uint64_t* address) override;
+  Status VmmFree(uint64_t address, uint64_t size) override;
+  Status VmmCreate(int device, uint64_t handle, uint64_t size) override;
+  Status VmmRelease(uint64_t handle) override;
+  Status VmmMap(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) override;
+  Status VmmUnmap(uint64_t address, uint64_t size) override;
+  Status VmmSetAccess(uint64_t address, uint64_t size, std::span<const msg::VmmAccess> access) override;
   Status IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) override;
   Status CreateTexture(const msg::TextureCreateRequest& request, uint64_t* handle) override;
   Status DestroyTexture(uint64_t handle) override;

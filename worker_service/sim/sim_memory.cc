@@ -4,6 +4,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iterator>
@@ -32,6 +33,7 @@ SimMemory::SimMemory(int device_count, uint64_t budget_per_device)
 SimMemory::~SimMemory() {
   for (const auto& [base, a] : allocations_)
     if (a.ipc_fd >= 0) close(a.ipc_fd);
+  for (const auto& [handle, p] : physical_) close(p.fd);
   if (window_.size != 0) munmap(reinterpret_cast<void*>(window_.base), window_.size);
 }
 
@@ -69,14 +71,26 @@ Status SimMemory::MapRange(uint64_t address, uint64_t size, bool accessible) {
   return Status::Ok();
 }
 
-bool SimMemory::TakeRange(uint64_t size, uint64_t* base) {
-  for (auto it = free_.begin(); it != free_.end(); ++it) {
-    if (it->second < size) continue;
-    *base = it->first;
-    const uint64_t rest = it->second - size;
+bool SimMemory::TakeRange(uint64_t size, uint64_t* base, uint64_t alignment, uint64_t hint) {
+  auto carve = [&](std::map<uint64_t, uint64_t>::iterator it, uint64_t start) {
+    const uint64_t free_base = it->first;
+    const uint64_t free_end = it->first + it->second;
     free_.erase(it);
-    if (rest > 0) free_[*base + size] = rest;
+    if (start > free_base) free_[free_base] = start - free_base;
+    if (start + size < free_end) free_[start + size] = free_end - (start + size);
+    *base = start;
     return true;
+  };
+  if (hint != 0 && hint % alignment == 0 && hint + size > hint) {
+    auto it = free_.upper_bound(hint);
+    if (it != free_.begin() && hint + size <= std::prev(it)->first + std::prev(it)->second)
+      return carve(std::prev(it), hint);
+  }
+  for (auto it = free_.begin(); it != free_.end(); ++it) {
+    const uint64_t start = RoundUp(it->first, alignment);
+    const uint64_t skipped = start - it->first;
+    if (skipped > it->second || it->second - skipped < size) continue;
+    return carve(it, start);
   }
   return false;
 }
@@ -113,7 +127,7 @@ Status SimMemory::Allocate(int device, uint64_t size, uint64_t* address) {
     ReturnRange(base, rounded);
     return st;
   }
-  allocations_[base] = {rounded, device};
+  allocations_[base] = Allocation::Of(rounded, device);
   used_[device] += rounded;
   *address = base;
   return Status::Ok();
@@ -128,6 +142,7 @@ Status SimMemory::Export(uint64_t address, Exported* out) {
   Allocation& a = it->second;
   if (a.retired) return Status(StatusCode::kInvalidDevicePointer, "the allocation has been freed");
   if (a.imported) return InvalidArgument("memory opened from an IPC handle cannot be exported again");
+  if (a.vmm) return InvalidArgument("mapped virtual memory is shared through its physical memory's handle");
   if (a.ipc_fd < 0) {
     std::array<uint8_t, 16> secret{};
     if (getrandom(secret.data(), secret.size(), 0) != static_cast<ssize_t>(secret.size()))
@@ -171,7 +186,7 @@ Status SimMemory::Import(int device, int fd, uint64_t size, uint64_t* address) {
     ReturnRange(base, size);
     return Status(StatusCode::kResourceExhausted, std::string("IPC open: mmap: ") + std::strerror(err));
   }
-  Allocation a{size, device};
+  Allocation a = Allocation::Of(size, device);
   a.imported = true;
   allocations_[base] = a;
   *address = base;
@@ -194,6 +209,8 @@ Status SimMemory::Retire(uint64_t address) {
     return Status(StatusCode::kInvalidDevicePointer, "not the start of an allocation of this session");
   if (it->second.imported)
     return Status(StatusCode::kInvalidDevicePointer, "memory opened from an IPC handle is closed, not freed");
+  if (it->second.vmm)
+    return Status(StatusCode::kInvalidDevicePointer, "mapped virtual memory is unmapped (hipMemUnmap), not freed");
   it->second.retired = true;
   // Counted as free from now on, as hipMemGetInfo right after hipFree shows
   // it natively; the pages go at Release().
@@ -204,7 +221,7 @@ Status SimMemory::Retire(uint64_t address) {
 Status SimMemory::Release(uint64_t address, int* device) {
   std::lock_guard lock(mu_);
   auto it = allocations_.find(address);
-  if (it == allocations_.end())
+  if (it == allocations_.end() || it->second.vmm)
     return Status(StatusCode::kInvalidDevicePointer, "not the start of an allocation of this session");
   const uint64_t size = it->second.size;
   *device = it->second.device;
@@ -224,8 +241,10 @@ void SimMemory::ReleaseAll(int device) {
   std::vector<uint64_t> mine;
   {
     std::lock_guard lock(mu_);
+    // Virtual memory outlives a device reset (its reservations and physical
+    // memory are the process's, as in HIP); it goes with the session.
     for (const auto& [base, a] : allocations_)
-      if (a.device == device) mine.push_back(base);
+      if (a.device == device && !a.vmm) mine.push_back(base);
   }
   int ignored;
   for (uint64_t base : mine) (void)Release(base, &ignored);
@@ -236,7 +255,7 @@ uint64_t SimMemory::Used(int device) const {
   return used_.at(device);
 }
 
-Status SimMemory::Check(const msg::Region& r, int* device) const {
+Status SimMemory::Check(const msg::Region& r, int* device, bool write) const {
   if (r.height == 0 || r.width == 0) return Status::Ok();
   if (r.height > 1 && r.pitch < r.width) return InvalidArgument("pitch smaller than width");
   // extent = (height-1)*pitch + width, and address + extent, all without
@@ -245,17 +264,185 @@ Status SimMemory::Check(const msg::Region& r, int* device) const {
     return Status(StatusCode::kInvalidDevicePointer, "region wraps around");
   uint64_t extent = r.height > 1 ? (r.height - 1) * r.pitch + r.width : r.width;
   if (r.address + extent < r.address) return Status(StatusCode::kInvalidDevicePointer, "region wraps around");
+  const uint64_t last = r.address + extent;
   std::lock_guard lock(mu_);
   auto it = allocations_.upper_bound(r.address);
-  if (it == allocations_.begin()) return Status(StatusCode::kInvalidDevicePointer, "address is not device memory of this session");
+  if (it == allocations_.begin() || r.address >= std::prev(it)->first + std::prev(it)->second.size)
+    return Status(StatusCode::kInvalidDevicePointer, "address is not device memory of this session");
   --it;
-  if (it->second.retired && r.address < it->first + it->second.size)
-    return Status(StatusCode::kInvalidDevicePointer, "the allocation has been freed");
-  if (r.address + extent > it->first + it->second.size)
-    return Status(StatusCode::kInvalidDevicePointer,
-                  r.address < it->first + it->second.size ? "region runs past the end of its allocation"
-                                                          : "address is not device memory of this session");
-  if (device != nullptr) *device = it->second.device;
+  if (it->second.retired) return Status(StatusCode::kInvalidDevicePointer, "the allocation has been freed");
+  const int owner = it->second.device;
+  uint64_t end = it->first + it->second.size;
+  // Virtual memory: the region may go on into adjacent mappings, each of
+  // which must grant the access.
+  while (it->second.vmm) {
+    if ((it->second.prot & (write ? PROT_WRITE : PROT_READ)) == 0)
+      return Status(StatusCode::kInvalidDevicePointer,
+                    write ? "mapped memory without write access (hipMemSetAccess)"
+                          : "mapped memory without access (hipMemSetAccess)");
+    if (last <= end) break;
+    auto next = std::next(it);
+    if (next == allocations_.end() || next->first != end || !next->second.vmm) break;
+    it = next;
+    end += it->second.size;
+  }
+  if (last > end) return Status(StatusCode::kInvalidDevicePointer, "region runs past the end of its allocation");
+  if (device != nullptr) *device = owner;
+  return Status::Ok();
+}
+
+const std::pair<const uint64_t, uint64_t>* SimMemory::ReservationOf(uint64_t address, uint64_t size) const {
+  auto it = reservations_.upper_bound(address);
+  if (it == reservations_.begin()) return nullptr;
+  --it;
+  if (address + size < address || address + size > it->first + it->second) return nullptr;
+  return &*it;
+}
+
+bool SimMemory::WholeMappings(uint64_t address, uint64_t size, std::vector<uint64_t>* bases) const {
+  if (size == 0 || address + size < address) return false;
+  uint64_t at = address;
+  for (auto it = allocations_.find(address); at < address + size; ++it) {
+    if (it == allocations_.end() || it->first != at || !it->second.vmm) return false;
+    bases->push_back(at);
+    at += it->second.size;
+  }
+  return at == address + size;
+}
+
+void SimMemory::MaybeDropPhysical(uint64_t handle) {
+  auto it = physical_.find(handle);
+  if (it == physical_.end() || !it->second.released || it->second.maps > 0) return;
+  close(it->second.fd);
+  used_[it->second.device] -= it->second.size;
+  physical_.erase(it);
+}
+
+Status SimMemory::Reserve(uint64_t size, uint64_t alignment, uint64_t hint, uint64_t* base) {
+  std::lock_guard lock(mu_);
+  if (window_.size == 0) return Status(StatusCode::kFailedPrecondition, "no address window");
+  if (size == 0 || size % kGranularity != 0)
+    return InvalidArgument("a reservation is a whole number of granules (" + std::to_string(kGranularity) + " bytes)");
+  if ((alignment & (alignment - 1)) != 0) return InvalidArgument("alignment is not a power of two");
+  alignment = std::max(alignment, kGranularity);
+  if (alignment > window_.size || !TakeRange(size, base, alignment, hint))
+    return Status(StatusCode::kResourceExhausted, "device address window exhausted");
+  reservations_[*base] = size;
+  return Status::Ok();
+}
+
+Status SimMemory::FreeReservation(uint64_t base, uint64_t size) {
+  std::lock_guard lock(mu_);
+  auto it = reservations_.find(base);
+  if (it == reservations_.end()) return InvalidArgument("not the start of an address reservation of this session");
+  if (it->second != size) return InvalidArgument("a reservation is freed whole (" + std::to_string(it->second) + " bytes)");
+  auto mapped = allocations_.lower_bound(base);
+  if (mapped != allocations_.end() && mapped->first < base + size)
+    return InvalidArgument("memory is still mapped in the reservation (hipMemUnmap first)");
+  reservations_.erase(it);
+  ReturnRange(base, size);
+  return Status::Ok();
+}
+
+Status SimMemory::CreatePhysical(int device, uint64_t handle, uint64_t size) {
+  std::lock_guard lock(mu_);
+  if (device < 0 || device >= static_cast<int>(used_.size())) return Status(StatusCode::kInvalidDevice, "bad device");
+  if (physical_.count(handle) != 0) return InvalidArgument("physical memory handle already in use");
+  if (size == 0 || size % kGranularity != 0)
+    return InvalidArgument("physical memory is a whole number of granules (" + std::to_string(kGranularity) + " bytes)");
+  if (size > budget_ || used_[device] + size > budget_)
+    return Status(StatusCode::kResourceExhausted, "device memory budget exhausted");
+  Physical p;
+  p.size = size;
+  p.device = device;
+  if (getrandom(p.secret.data(), p.secret.size(), 0) != static_cast<ssize_t>(p.secret.size()))
+    return Status(StatusCode::kInternal, std::string("getrandom: ") + std::strerror(errno));
+  p.fd = memfd_create(IpcName(p.secret).c_str(), MFD_CLOEXEC);
+  if (p.fd < 0) return Status(StatusCode::kResourceExhausted, std::string("memfd_create: ") + std::strerror(errno));
+  if (ftruncate(p.fd, static_cast<off_t>(size)) != 0) {
+    const int err = errno;
+    close(p.fd);
+    return Status(StatusCode::kResourceExhausted, std::string("physical memory: ") + std::strerror(err));
+  }
+  physical_[handle] = p;
+  used_[device] += size;
+  return Status::Ok();
+}
+
+Status SimMemory::ReleasePhysical(uint64_t handle) {
+  std::lock_guard lock(mu_);
+  auto it = physical_.find(handle);
+  if (it == physical_.end() || it->second.released)
+    return InvalidArgument("not physical memory of this session (or released already)");
+  it->second.released = true;
+  MaybeDropPhysical(handle);
+  return Status::Ok();
+}
+
+Status SimMemory::Map(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) {
+  std::lock_guard lock(mu_);
+  auto p = physical_.find(handle);
+  if (p == physical_.end() || p->second.released)
+    return InvalidArgument("not physical memory of this session (or released already)");
+  if (offset != 0) return InvalidArgument("physical memory is mapped from offset 0");
+  if (size == 0 || size % kGranularity != 0 || address % kGranularity != 0)
+    return InvalidArgument("a mapping is a whole number of granules at a granule boundary");
+  if (size > p->second.size) return InvalidArgument("the mapping is larger than the physical memory");
+  if (ReservationOf(address, size) == nullptr) return InvalidArgument("the range is not inside one address reservation");
+  auto after = allocations_.lower_bound(address);
+  const bool overlaps = (after != allocations_.end() && after->first < address + size) ||
+                        (after != allocations_.begin() &&
+                         std::prev(after)->first + std::prev(after)->second.size > address);
+  if (overlaps) return InvalidArgument("part of the range is mapped already");
+  if (mmap(reinterpret_cast<void*>(address), size, PROT_NONE, MAP_SHARED | MAP_FIXED, p->second.fd, 0) == MAP_FAILED)
+    return Status(StatusCode::kResourceExhausted, std::string("map: mmap: ") + std::strerror(errno));
+  Allocation a = Allocation::Of(size, p->second.device);
+  a.vmm = true;
+  a.physical = handle;
+  a.prot = PROT_NONE;
+  a.access.assign(used_.size(), 0);
+  allocations_[address] = a;
+  ++p->second.maps;
+  return Status::Ok();
+}
+
+Status SimMemory::Unmap(uint64_t address, uint64_t size) {
+  std::lock_guard lock(mu_);
+  std::vector<uint64_t> bases;
+  if (!WholeMappings(address, size, &bases)) return InvalidArgument("the range is not whole mappings");
+  Status result = Status::Ok();
+  for (uint64_t base : bases) {
+    auto it = allocations_.find(base);
+    const uint64_t physical = it->second.physical;
+    // Back to reserved, PROT_NONE pages of the window.
+    if (Status st = MapRange(base, it->second.size, false); !st.ok()) result = st;
+    allocations_.erase(it);
+    auto p = physical_.find(physical);
+    if (p != physical_.end()) --p->second.maps;
+    MaybeDropPhysical(physical);
+  }
+  return result;
+}
+
+Status SimMemory::SetAccess(uint64_t address, uint64_t size, std::span<const msg::VmmAccess> access) {
+  std::lock_guard lock(mu_);
+  if (access.empty()) return InvalidArgument("no access descriptor");
+  for (const msg::VmmAccess& d : access) {
+    if (d.device < 0 || d.device >= static_cast<int>(used_.size()))
+      return Status(StatusCode::kInvalidDevice, "access for a device that does not exist");
+    if (d.flags != 0 && d.flags != 1 && d.flags != 3) return InvalidArgument("unknown access flags");
+  }
+  std::vector<uint64_t> bases;
+  if (!WholeMappings(address, size, &bases)) return InvalidArgument("the range is not whole mappings");
+  for (uint64_t base : bases) {
+    Allocation& a = allocations_.at(base);
+    for (const msg::VmmAccess& d : access) a.access[static_cast<size_t>(d.device)] = static_cast<uint8_t>(d.flags);
+    const uint8_t widest = *std::max_element(a.access.begin(), a.access.end());
+    const int prot = widest == 3 ? PROT_READ | PROT_WRITE : widest == 1 ? PROT_READ : PROT_NONE;
+    if (mprotect(reinterpret_cast<void*>(base), a.size, prot) != 0)
+      return Status(StatusCode::kInternal, std::string("mprotect: ") + std::strerror(errno));
+    a.prot = prot;
+  }
   return Status::Ok();
 }
 

@@ -9,6 +9,13 @@
 // exported for IPC is moved into a memfd that other sessions (processes)
 // of the worker map (Export / Import).
 //
+// Virtual memory management (Reserve ... SetAccess): a reservation is a
+// range taken from the window and left PROT_NONE; physical memory is a
+// memfd; a mapping maps part of one into a reservation (MAP_SHARED, so two
+// mappings of one handle alias) and is an allocation of its own, marked
+// `vmm`, that hipFree refuses and that Check lets a region run across into
+// the adjacent mapping.
+//
 // Thread-safety: all methods may be called from any thread.
 #pragma once
 
@@ -16,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,24 +74,66 @@ class SimMemory {
   // The memfd name of an export: "hipr-ipc-" and the secret in hex.
   static std::string IpcName(const std::array<uint8_t, 16>& secret);
 
-  // The device owning the allocation that contains the whole region, or
-  // kInvalidDevicePointer.
-  Status Check(const msg::Region& region, int* device) const;
+  // Virtual memory (Device::Vmm* says what each does). Unmap is immediate:
+  // the caller waits for queued work first.
+  Status Reserve(uint64_t size, uint64_t alignment, uint64_t hint, uint64_t* base);
+  Status FreeReservation(uint64_t base, uint64_t size);
+  Status CreatePhysical(int device, uint64_t handle, uint64_t size);
+  Status ReleasePhysical(uint64_t handle);
+  Status Map(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle);
+  Status Unmap(uint64_t address, uint64_t size);
+  // Access is kept per device; the pages get the widest any device has
+  // (the sim's devices share one address space).
+  Status SetAccess(uint64_t address, uint64_t size, std::span<const msg::VmmAccess> access);
+
+  // The device owning the allocation that contains the whole region (or,
+  // for virtual memory, the first of the adjacent accessible mappings that
+  // cover it), or kInvalidDevicePointer.
+  // `write`: the region is written, so read-only mappings refuse it.
+  Status Check(const msg::Region& region, int* device, bool write = false) const;
 
   static constexpr uint64_t kGranularity = 4096;
 
  private:
   struct Allocation {
-    uint64_t size;  // Rounded to kGranularity.
-    int device;
+    static Allocation Of(uint64_t size, int device) {
+      Allocation a;
+      a.size = size;
+      a.device = device;
+      return a;
+    }
+    uint64_t size = 0;  // Rounded to kGranularity.
+    int device = 0;
     bool retired = false;
     bool imported = false;  // Another session's export (Import).
     int ipc_fd = -1;        // Export's memfd, once exported.
     std::array<uint8_t, 16> secret{};
+    bool vmm = false;       // A mapping of physical memory `physical`.
+    uint64_t physical = 0;
+    int prot = 0;           // Of a mapping (PROT_*): the widest of `access`.
+    std::vector<uint8_t> access;  // Of a mapping: hipMemAccessFlags per device.
   };
+  struct Physical {
+    int fd = -1;
+    std::array<uint8_t, 16> secret{};  // In the memfd's name (IpcName).
+    uint64_t size = 0;  // Rounded to kGranularity.
+    int device = 0;
+    bool released = false;
+    int maps = 0;  // Mappings of it; its memory goes once released and unmapped.
+  };
+  // REQUIRES: mu_ held. The reservation holding all of [address, address +
+  // size), or nullptr.
+  const std::pair<const uint64_t, uint64_t>* ReservationOf(uint64_t address, uint64_t size) const;
+  // REQUIRES: mu_ held. Whether [address, address + size) is exactly a run
+  // of adjacent mappings; their bases in `bases`.
+  bool WholeMappings(uint64_t address, uint64_t size, std::vector<uint64_t>* bases) const;
+  // REQUIRES: mu_ held. Closes a released physical memory with no mappings.
+  void MaybeDropPhysical(uint64_t handle);
   Status MapRange(uint64_t address, uint64_t size, bool accessible);
-  // REQUIRES: mu_ held. A free range of `size` bytes from the window.
-  bool TakeRange(uint64_t size, uint64_t* base);
+  // REQUIRES: mu_ held. A free range of `size` bytes from the window,
+  // aligned to `alignment` (a power of two, kGranularity at least), at
+  // `hint` when that range is free.
+  bool TakeRange(uint64_t size, uint64_t* base, uint64_t alignment = kGranularity, uint64_t hint = 0);
   // REQUIRES: mu_ held. Back to the free list, merged with its neighbours.
   void ReturnRange(uint64_t base, uint64_t size);
 
@@ -93,6 +143,8 @@ class SimMemory {
   std::map<uint64_t, Allocation> allocations_;  // GUARDED_BY(mu_), by base address.
   std::map<uint64_t, uint64_t> free_;           // GUARDED_BY(mu_), base -> size.
   std::vector<uint64_t> used_;                  // GUARDED_BY(mu_), per device.
+  std::map<uint64_t, uint64_t> reservations_;   // GUARDED_BY(mu_), base -> size.
+  std::map<uint64_t, Physical> physical_;       // GUARDED_BY(mu_), by handle.
 };
 
 }  // namespace hipr::worker::sim

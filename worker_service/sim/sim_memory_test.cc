@@ -15,6 +15,7 @@
 #include <fstream>
 #include <limits>
 #include <ostream>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -478,6 +479,142 @@ TEST_F(SimMemoryCheckTest, RegionsThatWrapAroundTheAddressSpace) {
   EXPECT_EQ(Code({a_, 1ull << 63, 1ull << 63, 2}), StatusCode::kInvalidDevicePointer);
   EXPECT_EQ(Code({a_, max - 7, 9, 2}), StatusCode::kInvalidDevicePointer);
   EXPECT_EQ(Code({a_, max, max, 2}), StatusCode::kInvalidDevicePointer);
+}
+
+// Virtual memory: reservations, physical memory and mappings.
+class SimMemoryVmmTest : public SimMemoryTest {
+ protected:
+  void SetUp() override { window_ = AttachFresh(memory_, 64 * kMiB); }
+  Status Access(uint64_t address, uint64_t size, uint32_t flags, int device = 0) {
+    const msg::VmmAccess a{device, flags};
+    return memory_.SetAccess(address, size, std::span<const msg::VmmAccess>(&a, 1));
+  }
+
+  SimMemory memory_{2, 16 * kMiB};
+  msg::AddressWindow window_;
+};
+
+TEST_F(SimMemoryVmmTest, ReservationsAreAlignedWindowRangesAndHonourAFreeHint) {
+  uint64_t r = 0;
+  ASSERT_TRUE(memory_.Reserve(8 * kPage, kMiB, 0, &r).ok());
+  EXPECT_EQ(r % kMiB, 0u);
+  EXPECT_GE(r, window_.base);
+  EXPECT_LE(r + 8 * kPage, window_.base + window_.size);
+  EXPECT_EQ(PermissionsAt(r), "---p");
+  uint64_t hinted = 0;
+  const uint64_t hint = window_.base + 32 * kMiB;
+  ASSERT_TRUE(memory_.Reserve(4 * kPage, 0, hint, &hinted).ok());
+  EXPECT_EQ(hinted, hint);
+  uint64_t other = 0;
+  ASSERT_TRUE(memory_.Reserve(4 * kPage, 0, hint, &other).ok()) << "a taken hint is only a hint";
+  EXPECT_NE(other, hint);
+  // A reservation is not an allocation: nothing may copy into it.
+  EXPECT_EQ(memory_.Check({r, 0, 1, 1}, nullptr).code(), StatusCode::kInvalidDevicePointer);
+  EXPECT_EQ(memory_.Reserve(kPage + 1, 0, 0, &r).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(memory_.Reserve(kPage, 3 * kPage, 0, &r).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(memory_.Reserve(128 * kMiB, 0, 0, &r).code(), StatusCode::kResourceExhausted);
+  // Freed whole, and its range is free again.
+  EXPECT_EQ(memory_.FreeReservation(hinted, 2 * kPage).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(memory_.FreeReservation(hinted, 4 * kPage).ok());
+  EXPECT_EQ(memory_.FreeReservation(hinted, 4 * kPage).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(memory_.Reserve(4 * kPage, 0, hint, &hinted).ok());
+  EXPECT_EQ(hinted, hint);
+}
+
+TEST_F(SimMemoryVmmTest, MappingsAliasTheirPhysicalMemoryAndNeedAccess) {
+  uint64_t r = 0;
+  ASSERT_TRUE(memory_.Reserve(16 * kPage, 0, 0, &r).ok());
+  ASSERT_TRUE(memory_.CreatePhysical(0, 7, 4 * kPage).ok());
+  EXPECT_EQ(memory_.Used(0), 4 * kPage);
+  EXPECT_EQ(memory_.CreatePhysical(0, 7, 4 * kPage).code(), StatusCode::kInvalidArgument) << "id in use";
+  ASSERT_TRUE(memory_.Map(r, 4 * kPage, 0, 7).ok());
+  ASSERT_TRUE(memory_.Map(r + 8 * kPage, 4 * kPage, 0, 7).ok());  // The same memory twice.
+  EXPECT_EQ(PermissionsAt(r), "---s");
+  EXPECT_EQ(memory_.Check({r, 0, 16, 1}, nullptr).code(), StatusCode::kInvalidDevicePointer) << "no access yet";
+  ASSERT_TRUE(Access(r, 4 * kPage, 3).ok());
+  ASSERT_TRUE(Access(r + 8 * kPage, 4 * kPage, 1).ok());
+  EXPECT_EQ(PermissionsAt(r), "rw-s");
+  EXPECT_EQ(PermissionsAt(r + 8 * kPage), "r--s");
+  EXPECT_TRUE(memory_.Check({r, 0, 16, 1}, nullptr, true).ok());
+  EXPECT_TRUE(memory_.Check({r + 8 * kPage, 0, 16, 1}, nullptr, false).ok());
+  EXPECT_EQ(memory_.Check({r + 8 * kPage, 0, 16, 1}, nullptr, true).code(), StatusCode::kInvalidDevicePointer)
+      << "read-only for writes";
+  std::memcpy(reinterpret_cast<void*>(r + 100), "alias", 6);
+  EXPECT_STREQ(reinterpret_cast<const char*>(r + 8 * kPage + 100), "alias");
+  // Access is per device; the pages get the widest.
+  ASSERT_TRUE(Access(r + 8 * kPage, 4 * kPage, 3, 1).ok());
+  EXPECT_EQ(PermissionsAt(r + 8 * kPage), "rw-s");
+  ASSERT_TRUE(Access(r + 8 * kPage, 4 * kPage, 0, 1).ok());
+  EXPECT_EQ(PermissionsAt(r + 8 * kPage), "r--s");
+  // Bad mappings.
+  EXPECT_EQ(memory_.Map(r + 2 * kPage, 4 * kPage, 0, 7).code(), StatusCode::kInvalidArgument) << "overlap";
+  EXPECT_EQ(memory_.Map(r + 12 * kPage, 8 * kPage, 0, 7).code(), StatusCode::kInvalidArgument) << "too large";
+  EXPECT_EQ(memory_.Map(r + 12 * kPage, 4 * kPage, kPage, 7).code(), StatusCode::kInvalidArgument) << "offset";
+  EXPECT_EQ(memory_.Map(r + 12 * kPage, 4 * kPage, 0, 8).code(), StatusCode::kInvalidArgument) << "no handle";
+  EXPECT_EQ(memory_.Map(r + 14 * kPage, 4 * kPage, 0, 7).code(), StatusCode::kInvalidArgument) << "past the end";
+  EXPECT_EQ(Access(r, 2 * kPage, 3).code(), StatusCode::kInvalidArgument) << "part of a mapping";
+  EXPECT_EQ(Access(r, 4 * kPage, 2).code(), StatusCode::kInvalidArgument) << "unknown flags";
+  EXPECT_EQ(Access(r, 4 * kPage, 3, 2).code(), StatusCode::kInvalidDevice);
+  EXPECT_EQ(memory_.Retire(r).code(), StatusCode::kInvalidDevicePointer) << "hipFree of a mapping";
+  SimMemory::Exported e;
+  EXPECT_EQ(memory_.Export(r, &e).code(), StatusCode::kInvalidArgument) << "IPC export of a mapping";
+  EXPECT_EQ(memory_.FreeReservation(r, 16 * kPage).code(), StatusCode::kInvalidArgument) << "still mapped";
+}
+
+TEST_F(SimMemoryVmmTest, RegionsRunAcrossAdjacentAccessibleMappings) {
+  uint64_t r = 0;
+  ASSERT_TRUE(memory_.Reserve(16 * kPage, 0, 0, &r).ok());
+  ASSERT_TRUE(memory_.CreatePhysical(1, 1, 4 * kPage).ok());
+  ASSERT_TRUE(memory_.CreatePhysical(0, 2, 4 * kPage).ok());
+  ASSERT_TRUE(memory_.CreatePhysical(0, 3, 4 * kPage).ok());
+  ASSERT_TRUE(memory_.Map(r, 4 * kPage, 0, 1).ok());
+  ASSERT_TRUE(memory_.Map(r + 4 * kPage, 4 * kPage, 0, 2).ok());
+  ASSERT_TRUE(memory_.Map(r + 12 * kPage, 4 * kPage, 0, 3).ok());  // After a hole.
+  ASSERT_TRUE(Access(r, 8 * kPage, 3).ok());  // Two mappings at once.
+  ASSERT_TRUE(Access(r + 12 * kPage, 4 * kPage, 3).ok());
+  int device = -1;
+  ASSERT_TRUE(memory_.Check({r + kPage, 0, 6 * kPage, 1}, &device, true).ok());
+  EXPECT_EQ(device, 1) << "the first mapping's device";
+  EXPECT_TRUE(memory_.Check({r, 4 * kPage, 8, 2}, nullptr).ok()) << "a pitched region over both";
+  EXPECT_EQ(memory_.Check({r + kPage, 0, 8 * kPage, 1}, nullptr).code(), StatusCode::kInvalidDevicePointer)
+      << "into the hole";
+  std::memset(reinterpret_cast<void*>(r + 4 * kPage - 2), 0x5a, 4);  // Across the seam.
+  // Unmap takes whole mappings; the pages are reserved again.
+  EXPECT_EQ(memory_.Unmap(r, 2 * kPage).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(memory_.Unmap(r, 12 * kPage).code(), StatusCode::kInvalidArgument) << "the hole";
+  ASSERT_TRUE(memory_.Unmap(r, 8 * kPage).ok());
+  EXPECT_EQ(PermissionsAt(r + 4 * kPage), "---p");
+  EXPECT_EQ(memory_.Check({r, 0, 1, 1}, nullptr).code(), StatusCode::kInvalidDevicePointer);
+  // Physical memory lives while referenced or mapped, and is counted until then.
+  EXPECT_EQ(memory_.Used(0), 8 * kPage);
+  ASSERT_TRUE(memory_.ReleasePhysical(3).ok());
+  EXPECT_EQ(memory_.Used(0), 8 * kPage) << "still mapped";
+  EXPECT_EQ(*reinterpret_cast<volatile uint8_t*>(r + 12 * kPage), 0);
+  EXPECT_EQ(memory_.Map(r, 4 * kPage, 0, 3).code(), StatusCode::kInvalidArgument) << "released";
+  EXPECT_EQ(memory_.ReleasePhysical(3).code(), StatusCode::kInvalidArgument) << "twice";
+  ASSERT_TRUE(memory_.Unmap(r + 12 * kPage, 4 * kPage).ok());
+  EXPECT_EQ(memory_.Used(0), 4 * kPage);
+  ASSERT_TRUE(memory_.ReleasePhysical(2).ok());
+  ASSERT_TRUE(memory_.ReleasePhysical(1).ok());
+  EXPECT_EQ(memory_.Used(0), 0u);
+  EXPECT_EQ(memory_.Used(1), 0u);
+  ASSERT_TRUE(memory_.FreeReservation(r, 16 * kPage).ok());
+}
+
+TEST_F(SimMemoryVmmTest, PhysicalMemoryCountsAgainstTheBudgetAndOutlivesADeviceReset) {
+  EXPECT_EQ(memory_.CreatePhysical(0, 1, 32 * kMiB).code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(memory_.CreatePhysical(0, 1, kPage + 1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(memory_.CreatePhysical(2, 1, kPage).code(), StatusCode::kInvalidDevice);
+  ASSERT_TRUE(memory_.CreatePhysical(0, 1, 12 * kMiB).ok());
+  uint64_t a = 0;
+  EXPECT_EQ(memory_.Allocate(0, 8 * kMiB, &a).code(), StatusCode::kResourceExhausted);
+  uint64_t r = 0;
+  ASSERT_TRUE(memory_.Reserve(12 * kMiB, 0, 0, &r).ok());
+  ASSERT_TRUE(memory_.Map(r, 12 * kMiB, 0, 1).ok());
+  ASSERT_TRUE(Access(r, 12 * kMiB, 3).ok());
+  memory_.ReleaseAll(0);  // hipDeviceReset.
+  EXPECT_TRUE(memory_.Check({r, 0, 12 * kMiB, 1}, nullptr, true).ok());
+  EXPECT_EQ(memory_.Used(0), 12 * kMiB);
 }
 
 }  // namespace
