@@ -19,8 +19,20 @@
 // Access is kept per mapping and device; hipMemSetAccess and hipMemUnmap
 // name whole mappings (one or several adjacent ones), which is how PyTorch
 // calls them.
+//
+// Shareable handles (hipMemExportToShareableHandle, POSIX file
+// descriptors): the worker's name for the physical memory (64 bytes, as an
+// IPC memory handle) in a memfd of this process. The descriptor travels to
+// another process as any descriptor does (SCM_RIGHTS, pidfd_getfd); there
+// hipMemImportFromShareableHandle reads the name and its session, on the
+// same worker, imports the memory.
 #include <hip/hip_runtime_api.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -114,7 +126,7 @@ hipError_t MaybeRelease(VmmState& st, Session& s, PhysicalRecord* p) {
   if (p->refs > 0 || p->maps > 0) return hipSuccess;
   st.live.erase(p);
   msg::CallReply reply;
-  Status status = s.Call(wire::Op::kVmmRelease, msg::VmmReleaseRequest{p->id}, &reply);
+  Status status = s.Call(wire::Op::kVmmRelease, msg::VmmHandleRequest{p->id}, &reply);
   if (!status.ok()) return ToHipError(status);
   return static_cast<hipError_t>(reply.error);
 }
@@ -399,6 +411,83 @@ HIPR_EXPORT hipError_t hipMemGetAccess(unsigned long long* flags, const hipMemLo
     auto it = MappingAt(vmm, reinterpret_cast<uint64_t>(ptr));
     if (it == vmm.mappings.end()) return hipErrorInvalidValue;
     *flags = it->second.access[static_cast<size_t>(location->id)];
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipMemExportToShareableHandle(void* shareable_handle, hipMemGenericAllocationHandle_t handle,
+                                                     hipMemAllocationHandleType handle_type,
+                                                     unsigned long long flags) {
+  return ApiCall("hipMemExportToShareableHandle", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (shareable_handle == nullptr || handle == nullptr || flags != 0) return hipErrorInvalidValue;
+    VmmState& vmm = State();
+    auto lock = Lock(vmm, s);
+    PhysicalRecord* p = Live(vmm, handle);
+    // As clr: the type asked for at hipMemCreate, and only a descriptor.
+    if (p == nullptr || p->refs == 0 || handle_type != p->prop.requestedHandleType ||
+        handle_type != hipMemHandleTypePosixFileDescriptor)
+      return hipErrorInvalidValue;
+    msg::IpcGetMemHandleReply reply;
+    Status st = s->Call(wire::Op::kVmmExport, msg::VmmHandleRequest{p->id}, &reply);
+    if (!st.ok()) return ToHipError(st);
+    if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
+    if (reply.handle.size() != msg::kIpcMemHandleBytes) {
+      HIPR_LOG_ERROR("hipMemExportToShareableHandle: the worker sent a %zu-byte name", reply.handle.size());
+      return hipErrorUnknown;
+    }
+    const int fd = memfd_create("hipr-shareable-memory", MFD_CLOEXEC);
+    if (fd < 0) {
+      HIPR_LOG_ERROR("hipMemExportToShareableHandle: memfd_create: %s", std::strerror(errno));
+      return hipErrorOutOfMemory;
+    }
+    if (pwrite(fd, reply.handle.data(), reply.handle.size(), 0) != static_cast<ssize_t>(reply.handle.size())) {
+      HIPR_LOG_ERROR("hipMemExportToShareableHandle: writing the handle: %s", std::strerror(errno));
+      close(fd);
+      return hipErrorOutOfMemory;
+    }
+    *static_cast<int*>(shareable_handle) = fd;  // The caller's to close.
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocationHandle_t* handle, void* os_handle,
+                                                       hipMemAllocationHandleType handle_type) {
+  return ApiCall("hipMemImportFromShareableHandle", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (handle == nullptr || os_handle == nullptr || handle_type != hipMemHandleTypePosixFileDescriptor)
+      return hipErrorInvalidValue;
+    // As CUDA: the descriptor itself, cast to a pointer.
+    const int fd = static_cast<int>(reinterpret_cast<intptr_t>(os_handle));
+    msg::VmmImportRequest req;
+    req.token.resize(msg::kIpcMemHandleBytes);
+    if (pread(fd, req.token.data(), req.token.size(), 0) != static_cast<ssize_t>(req.token.size())) {
+      HIPR_LOG_DEBUG("hipMemImportFromShareableHandle: descriptor %d holds no hipr handle", fd);
+      return hipErrorInvalidValue;
+    }
+    if (hipError_t e = CurrentDeviceOf(*s, &req.device); e != hipSuccess) return e;
+    VmmState& vmm = State();
+    auto lock = Lock(vmm, s);
+    auto* p = new PhysicalRecord;
+    p->session = s;
+    p->id = vmm.next_id++;
+    p->prop.type = hipMemAllocationTypePinned;
+    p->prop.location.type = hipMemLocationTypeDevice;
+    p->prop.location.id = req.device;
+    p->prop.requestedHandleType = handle_type;
+    p->refs = 1;
+    req.handle = p->id;
+    msg::VmmImportReply reply;
+    Status st = s->Call(wire::Op::kVmmImport, req, &reply);
+    if (!st.ok() || reply.error != hipSuccess) {
+      delete p;  // Never handed out.
+      return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
+    }
+    p->size = reply.size;
+    vmm.live.insert(p);
+    *handle = reinterpret_cast<hipMemGenericAllocationHandle_t>(p);
     return hipSuccess;
   });
 }

@@ -279,7 +279,7 @@ struct IpcCloseMemHandleRequest {
 // mapping puts physical memory (from offset 0) at `address` inside one
 // reservation, with no access until kVmmSetAccess grants it. kVmmUnmap and
 // kVmmSetAccess name whole mappings (one or several adjacent ones). Every
-// kVmm* reply is CallReply except kVmmReserve's.
+// kVmm* reply is CallReply except kVmmReserve's, kVmmExport's and kVmmImport's.
 struct VmmReserveRequest {
   uint64_t size = 0;       // A multiple of DeviceInfo::vmm_granularity.
   uint64_t alignment = 0;  // 0 or a power of two.
@@ -306,9 +306,25 @@ struct VmmCreateRequest {
   HIPR_FIELDS(device, handle, size)
 };
 
-struct VmmReleaseRequest {
+struct VmmHandleRequest {  // kVmmRelease, kVmmExport.
   uint64_t handle = 0;
   HIPR_FIELDS(handle)
+};
+
+// kVmmExport's reply is IpcGetMemHandleReply: kIpcMemHandleBytes opaque
+// bytes, the device's, that kVmmImport in a session of the same worker
+// turns into physical memory `handle` (a fresh client id) on `device`.
+struct VmmImportRequest {
+  int32_t device = 0;
+  uint64_t handle = 0;
+  std::vector<uint8_t> token;
+  HIPR_FIELDS(device, handle, token)
+};
+
+struct VmmImportReply {
+  int32_t error = 0;
+  uint64_t size = 0;  // Of the physical memory.
+  HIPR_FIELDS(error, size)
 };
 
 struct VmmMapRequest {

@@ -56,6 +56,8 @@ enum class Op : uint16_t {
   kVmmMap = 0x010F,         // Maps physical memory into a reserved range.
   kVmmUnmap = 0x0110,       // Unmaps whole mappings once their queued work has run.
   kVmmSetAccess = 0x0111,   // Which devices may read or write whole mappings.
+  kVmmExport = 0x0112,      // A handle to physical memory another session of this worker can import.
+  kVmmImport = 0x0113,      // Names another session's exported physical memory with a new id.
   // Copies 0x02xx. Every copy names a rectangular device region
   // (address, pitch, width, height); 1-D copies have height 1.
   kCopyToDevice = 0x0201,    // Bulk: width*height bytes, packed.

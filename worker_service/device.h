@@ -97,6 +97,10 @@ class HostGate {
 
 class Device {
  public:
+  // What the asynchronous forms (VmmUnmapAsync, *SynchronizeAsync) call
+  // when done.
+  using Completion = std::function<void(Status)>;
+
   virtual ~Device() = default;
 
   virtual std::string_view kind() const = 0;
@@ -193,8 +197,9 @@ class Device {
   // `device`, counted against its memory until VmmRelease and the last
   // unmap. VmmMap maps it (from `offset`) into part of one reservation, with
   // no access; VmmSetAccess grants per device (hipMemAccessFlags) over whole
-  // mappings; VmmUnmap removes whole mappings once the work queued before it
-  // has run (as hipMemUnmap, which waits). Copies and kernels may use a range
+  // mappings; VmmUnmapAsync removes whole mappings once the work queued
+  // before it has run (as hipMemUnmap, which waits), then calls `done`
+  // (maybe from another thread; the mappings refuse copies meanwhile). Copies and kernels may use a range
   // that adjacent accessible mappings cover. Bad ranges or handles:
   // kInvalidArgument; exhausted memory or addresses: kResourceExhausted.
   virtual Status VmmReserve(uint64_t size, uint64_t alignment, uint64_t hint, uint64_t* address) = 0;
@@ -202,8 +207,15 @@ class Device {
   virtual Status VmmCreate(int device, uint64_t handle, uint64_t size) = 0;
   virtual Status VmmRelease(uint64_t handle) = 0;
   virtual Status VmmMap(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) = 0;
-  virtual Status VmmUnmap(uint64_t address, uint64_t size) = 0;
+  virtual void VmmUnmapAsync(uint64_t address, uint64_t size, Completion done) = 0;
   virtual Status VmmSetAccess(uint64_t address, uint64_t size, std::span<const msg::VmmAccess> access) = 0;
+  // Shareable handles (hipMemExportToShareableHandle): VmmExport names
+  // physical memory `handle` for another session of this worker;
+  // VmmImport makes such a name physical memory `handle` of this session
+  // on `device` (counted against no budget), mapped and released as any
+  // other. A stale, foreign or forged name fails (kInvalidArgument).
+  virtual Status VmmExport(uint64_t handle, IpcHandle* out) = 0;
+  virtual Status VmmImport(int device, uint64_t handle, const IpcHandle& token, uint64_t* size) = 0;
 
   // `cu_mask` (empty: none) restricts the stream to those compute units
   // (hipExtStreamCreateWithCUMask); the client checked it selects one.
@@ -258,7 +270,6 @@ class Device {
   // replay of another's work. The defaults run the blocking form; the sim
   // completes from its stream threads, the `hip` device waits on threads of
   // its own (waiters.h).
-  using Completion = std::function<void(Status)>;
   virtual void StreamSynchronizeAsync(uint64_t stream, Completion done) { done(StreamSynchronize(stream)); }
   virtual void EventSynchronizeAsync(uint64_t event, Completion done) { done(EventSynchronize(event)); }
   virtual void DeviceSynchronizeAsync(int device, Completion done) { done(DeviceSynchronize(device)); }

@@ -381,16 +381,26 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
       if (!st.ok()) r.address = 0;
       return Reply(h, r);
     }
-    case Op::kVmmFree:
-    case Op::kVmmUnmap: {
+    case Op::kVmmFree: {
       msg::VmmRangeRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
-      const bool unmap = op == Op::kVmmUnmap;
-      Status st = unmap ? device_->VmmUnmap(m.address, m.size) : device_->VmmFree(m.address, m.size);
+      Status st = device_->VmmFree(m.address, m.size);
       if (!st.ok())
-        spdlog::info("session {}: {} of 0x{:x} (+{}) refused: {}", id_, unmap ? "unmap" : "freeing the reservation",
-                     m.address, m.size, st.ToString());
+        spdlog::info("session {}: freeing the reservation 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
       return Reply(h, msg::CallReply{ToHipError(st)});
+    }
+    case Op::kVmmUnmap: {
+      // Replied once the streams reach it, from wherever that happens: the
+      // replay thread goes on meanwhile (a stream may be held at a host
+      // callback whose "done" is still to come).
+      msg::VmmRangeRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Device::Completion reply = ReplyLater(h);
+      device_->VmmUnmapAsync(m.address, m.size, [this, m, reply = std::move(reply)](Status st) {
+        if (!st.ok()) spdlog::info("session {}: unmap of 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
+        reply(std::move(st));
+      });
+      return Status::Ok();
     }
     case Op::kVmmCreate: {
       msg::VmmCreateRequest m;
@@ -400,9 +410,37 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
       return Reply(h, msg::CallReply{ToHipError(st)});
     }
     case Op::kVmmRelease: {
-      msg::VmmReleaseRequest m;
+      msg::VmmHandleRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
       return Reply(h, msg::CallReply{ToHipError(device_->VmmRelease(m.handle))});
+    }
+    case Op::kVmmExport: {
+      msg::VmmHandleRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Device::IpcHandle token{};
+      Status st = device_->VmmExport(m.handle, &token);
+      if (!st.ok()) spdlog::info("session {}: exporting physical memory {} failed: {}", id_, m.handle, st.ToString());
+      msg::IpcGetMemHandleReply r;
+      r.error = ToHipError(st);
+      if (st.ok()) r.handle.assign(token.begin(), token.end());
+      return Reply(h, r);
+    }
+    case Op::kVmmImport: {
+      msg::VmmImportRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      msg::VmmImportReply r;
+      Status st = m.token.size() == msg::kIpcMemHandleBytes
+                      ? Status::Ok()
+                      : InvalidArgument("a shareable handle has " + std::to_string(msg::kIpcMemHandleBytes) + " bytes");
+      if (st.ok()) {
+        Device::IpcHandle token{};
+        std::copy(m.token.begin(), m.token.end(), token.begin());
+        st = device_->VmmImport(m.device, m.handle, token, &r.size);
+      }
+      if (!st.ok()) spdlog::info("session {}: importing physical memory failed: {}", id_, st.ToString());
+      r.error = ToHipError(st);
+      if (!st.ok()) r.size = 0;
+      return Reply(h, r);
     }
     case Op::kVmmMap: {
       msg::VmmMapRequest m;

@@ -2,11 +2,15 @@
 // copies, memsets, host memory, symbols), against a sim worker with two
 // devices; see api_table.h. Linked against the stub for the 6.x additions.
 #include <elf.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <hip/hip_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "api_table.h"
@@ -2673,6 +2677,41 @@ void MemUnmap() {
   HIP_OK(hipMemcpy(&out, other, sizeof out, hipMemcpyDeviceToHost));
   CHECK(out == v, "remapped physical memory reads %d, not %d", out, v);
   HIP_OK(hipMemUnmap(other, g));
+  // An unmap waits for the work queued before it: a kernel held behind a
+  // host callback still writes the memory (seen through a second mapping
+  // of it), and the unmap returns only after that.
+  HIP_OK(hipMemMap(r, g, 0, h, 0));
+  HIP_OK(hipMemMap(other, g, 0, h, 0));
+  GrantAccess(r, 2 * g, 0, hipMemAccessFlagsProtReadWrite);
+  HIP_OK(hipMemset(r, 0, 256));
+  hipStream_t s = nullptr;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  std::atomic<bool> gate{false};
+  HIP_OK(hipStreamAddCallback(
+      s,
+      [](hipStream_t, hipError_t, void* flag) {
+        while (!static_cast<std::atomic<bool>*>(flag)->load()) usleep(1000);
+      },
+      &gate, 0));
+  hipLaunchKernelGGL(AddOne, dim3(1), dim3(64), 0, s, static_cast<int*>(r), 64);
+  HIP_OK(hipGetLastError());
+  std::atomic<bool> returned{false};
+  hipError_t unmap_result = hipErrorUnknown;
+  std::thread unmapper([&] {
+    unmap_result = hipMemUnmap(r, g);
+    returned = true;
+  });
+  usleep(100 * 1000);
+  const bool early = returned.load();
+  gate = true;
+  unmapper.join();
+  CHECK(!early, "hipMemUnmap returned while a kernel queued before it was still held");
+  CHECK(unmap_result == hipSuccess, "the waiting unmap returned %d", static_cast<int>(unmap_result));
+  int ran[64];
+  HIP_OK(hipMemcpy(ran, other, sizeof ran, hipMemcpyDeviceToHost));
+  for (int i = 0; i < 64; ++i) CHECK(ran[i] == 1, "int %d reads %d: the held kernel did not run before the unmap", i, ran[i]);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipMemUnmap(other, g));
   HIP_OK(hipMemRelease(h));
   HIP_OK(hipMemAddressFree(r, 2 * g));
 }
@@ -2734,6 +2773,95 @@ void MemGetAccess() {
   HIP_EXPECT(hipMemGetAccess(&flags, &loc, seg.base), hipErrorInvalidValue);
   HIP_EXPECT(hipMemGetAccess(nullptr, &loc, seg.base), hipErrorInvalidValue);
   HIP_OK(hipFree(plain));
+}
+
+// Physical memory made with a descriptor as its shareable handle type.
+hipMemGenericAllocationHandle_t NewShareable(size_t size) {
+  hipMemAllocationProp prop = DeviceProp(0);
+  prop.requestedHandleType = hipMemHandleTypePosixFileDescriptor;
+  hipMemGenericAllocationHandle_t h = nullptr;
+  HIP_OK(hipMemCreate(&h, size, &prop, 0));
+  return h;
+}
+
+void* MapReadWrite(hipMemGenericAllocationHandle_t h, size_t size) {
+  void* va = nullptr;
+  HIP_OK(hipMemAddressReserve(&va, size, 0, nullptr, 0));
+  HIP_OK(hipMemMap(va, size, 0, h, 0));
+  GrantAccess(va, size, 0, hipMemAccessFlagsProtReadWrite);
+  return va;
+}
+
+void Unmapped(void* va, size_t size, hipMemGenericAllocationHandle_t h) {
+  HIP_OK(hipMemUnmap(va, size));
+  HIP_OK(hipMemRelease(h));
+  HIP_OK(hipMemAddressFree(va, size));
+}
+
+void MemExportToShareableHandle() {
+  const size_t g = Granularity();
+  hipMemGenericAllocationHandle_t h = NewShareable(g);
+  int fd = -1;
+  HIP_OK(hipMemExportToShareableHandle(&fd, h, hipMemHandleTypePosixFileDescriptor, 0));
+  CHECK(fd >= 0 && fcntl(fd, F_GETFD) >= 0, "the export gave %d, not an open descriptor", fd);
+  close(fd);
+  int out = -1;
+  HIP_EXPECT(hipMemExportToShareableHandle(&out, h, hipMemHandleTypeNone, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemExportToShareableHandle(&out, h, hipMemHandleTypePosixFileDescriptor, 1), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemExportToShareableHandle(nullptr, h, hipMemHandleTypePosixFileDescriptor, 0), hipErrorInvalidValue);
+  hipMemGenericAllocationHandle_t plain = NewPhysical(0, g);  // No shareable type asked for.
+  HIP_EXPECT(hipMemExportToShareableHandle(&out, plain, hipMemHandleTypePosixFileDescriptor, 0),
+             hipErrorInvalidValue);
+  HIP_OK(hipMemRelease(plain));
+  HIP_OK(hipMemRelease(h));
+  HIP_EXPECT(hipMemExportToShareableHandle(&out, h, hipMemHandleTypePosixFileDescriptor, 0), hipErrorInvalidValue);
+  CHECK(out == -1, "a refused export wrote %d", out);
+}
+
+void MemImportFromShareableHandle() {
+  // Imported in the same process, the memory is the same: a write through
+  // one mapping reads back through the other.
+  const size_t g = Granularity();
+  hipMemGenericAllocationHandle_t h = NewShareable(2 * g);
+  int fd = -1;
+  HIP_OK(hipMemExportToShareableHandle(&fd, h, hipMemHandleTypePosixFileDescriptor, 0));
+  hipMemGenericAllocationHandle_t imported = nullptr;
+  HIP_OK(hipMemImportFromShareableHandle(&imported, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                         hipMemHandleTypePosixFileDescriptor));
+  CHECK(imported != nullptr && imported != h, "the import gave %p for %p", static_cast<void*>(imported),
+        static_cast<void*>(h));
+  hipMemAllocationProp prop = {};
+  HIP_OK(hipMemGetAllocationPropertiesFromHandle(&prop, imported));
+  CHECK(prop.location.id == 0 && prop.requestedHandleType == hipMemHandleTypePosixFileDescriptor,
+        "imported properties: device %d, type %d", prop.location.id, static_cast<int>(prop.requestedHandleType));
+  void* a = MapReadWrite(h, 2 * g);
+  void* b = MapReadWrite(imported, 2 * g);
+  const char text[] = "one memory, two handles";
+  HIP_OK(hipMemcpy(static_cast<char*>(a) + g - 4, text, sizeof text, hipMemcpyHostToDevice));
+  char back[sizeof text] = {};
+  HIP_OK(hipMemcpy(back, static_cast<char*>(b) + g - 4, sizeof back, hipMemcpyDeviceToHost));
+  CHECK(memcmp(back, text, sizeof text) == 0, "the imported mapping reads \"%s\"", back);
+  // The exporter lets go; the import still holds the memory.
+  Unmapped(a, 2 * g, h);
+  memset(back, 0, sizeof back);
+  HIP_OK(hipMemcpy(back, static_cast<char*>(b) + g - 4, sizeof back, hipMemcpyDeviceToHost));
+  CHECK(memcmp(back, text, sizeof text) == 0, "after the exporter released it, the import reads \"%s\"", back);
+  Unmapped(b, 2 * g, imported);
+  // Gone everywhere now: the descriptor names nothing.
+  hipMemGenericAllocationHandle_t out = nullptr;
+  HIP_EXPECT(hipMemImportFromShareableHandle(&out, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                             hipMemHandleTypePosixFileDescriptor),
+             hipErrorInvalidValue);
+  close(fd);
+  HIP_EXPECT(hipMemImportFromShareableHandle(&out, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                             hipMemHandleTypePosixFileDescriptor),
+             hipErrorInvalidValue);  // Closed.
+  HIP_EXPECT(hipMemImportFromShareableHandle(&out, nullptr, hipMemHandleTypePosixFileDescriptor),
+             hipErrorInvalidValue);
+  HIP_EXPECT(hipMemImportFromShareableHandle(nullptr, reinterpret_cast<void*>(intptr_t{1}),
+                                             hipMemHandleTypePosixFileDescriptor),
+             hipErrorInvalidValue);
+  CHECK(out == nullptr, "a refused import wrote a handle");
 }
 
 const e2e::Row kRows[] = {
@@ -2846,6 +2974,8 @@ const e2e::Row kRows[] = {
     {"hipMemUnmap", MemUnmap},
     {"hipMemSetAccess", MemSetAccess},
     {"hipMemGetAccess", MemGetAccess},
+    {"hipMemExportToShareableHandle", MemExportToShareableHandle},
+    {"hipMemImportFromShareableHandle", MemImportFromShareableHandle},
     {"_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j",
      ExtModuleLaunchKernel},
     {"_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_",

@@ -13,6 +13,11 @@
 // end on. The child opens the event, sees it not complete and a stream that
 // waits for it held, writes the byte, and then sees the event complete and
 // its stream's kernel run after the parent's memset.
+//
+// Virtual memory: the parent maps physical memory it created with a POSIX
+// descriptor as its shareable handle type, exports the descriptor and
+// passes it on; the child imports it, maps it in a reservation of its own,
+// reads the parent's bytes and writes some, which the parent then sees.
 #include <hip/hip_runtime.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -99,8 +104,74 @@ void ChildEvent(const hipIpcEventHandle_t& handle, int gate_fd, uint8_t* p) {
   printf("child: waited for the parent's interprocess event, then ran after it\n");
 }
 
+constexpr uint64_t kVmmSeed = 777;
+constexpr size_t kVmmGranules = 16;
+constexpr size_t kVmmWritten = 4096;  // The child sets these bytes to 0x3c.
+
+hipMemAllocationProp VmmProp() {
+  hipMemAllocationProp prop{};
+  prop.type = hipMemAllocationTypePinned;
+  prop.location.type = hipMemLocationTypeDevice;
+  prop.location.id = 0;
+  prop.requestedHandleType = hipMemHandleTypePosixFileDescriptor;
+  return prop;
+}
+
+size_t VmmBytes() {
+  hipMemAllocationProp prop = VmmProp();
+  size_t g = 0;
+  HIP_OK(hipMemGetAllocationGranularity(&g, &prop, hipMemAllocationGranularityMinimum));
+  return kVmmGranules * g;
+}
+
+// Reserves `bytes`, maps `h` there read-write for device 0.
+void* MapReadWrite(hipMemGenericAllocationHandle_t h, size_t bytes) {
+  void* va = nullptr;
+  HIP_OK(hipMemAddressReserve(&va, bytes, 0, nullptr, 0));
+  HIP_OK(hipMemMap(va, bytes, 0, h, 0));
+  hipMemAccessDesc access{};
+  access.location = VmmProp().location;
+  access.flags = hipMemAccessFlagsProtReadWrite;
+  HIP_OK(hipMemSetAccess(va, bytes, &access, 1));
+  return va;
+}
+
+void ChildVmm(int fd) {
+  hipMemGenericAllocationHandle_t h = nullptr;
+  HIP_OK(hipMemImportFromShareableHandle(&h, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                         hipMemHandleTypePosixFileDescriptor));
+  close(fd);  // The import holds the memory.
+  const size_t bytes = VmmBytes();
+  void* va = MapReadWrite(h, bytes);
+  std::vector<uint8_t> got(bytes);
+  HIP_OK(hipMemcpy(got.data(), va, bytes, hipMemcpyDeviceToHost));
+  CHECK_PATTERN(got.data(), bytes, kVmmSeed, "child: the parent's physical memory through the imported handle");
+  HIP_OK(hipMemset(va, 0x3c, kVmmWritten));
+  HIP_OK(hipMemUnmap(va, bytes));
+  HIP_OK(hipMemRelease(h));
+  HIP_OK(hipMemAddressFree(va, bytes));
+  // Descriptors that name no exported memory.
+  hipMemGenericAllocationHandle_t bad = nullptr;
+  int pipe_fds[2];
+  CHECK(pipe(pipe_fds) == 0, "child: pipe");
+  CHECK(hipMemImportFromShareableHandle(&bad, reinterpret_cast<void*>(static_cast<intptr_t>(pipe_fds[0])),
+                                        hipMemHandleTypePosixFileDescriptor) == hipErrorInvalidValue,
+        "child: a pipe imported as memory");
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+  FILE* junk = tmpfile();
+  CHECK(junk != nullptr && fwrite(std::string(64, 'x').data(), 1, 64, junk) == 64 && fflush(junk) == 0,
+        "child: tmpfile");
+  CHECK(hipMemImportFromShareableHandle(&bad, reinterpret_cast<void*>(static_cast<intptr_t>(fileno(junk))),
+                                        hipMemHandleTypePosixFileDescriptor) == hipErrorInvalidValue,
+        "child: 64 bytes of junk imported as memory");
+  fclose(junk);
+  CHECK(bad == nullptr, "child: a failed import wrote its output");
+  printf("child: imported the parent's physical memory from its descriptor, read and wrote it, refused 2 bad ones\n");
+}
+
 int Child(const hipIpcMemHandle_t& whole, const hipIpcMemHandle_t& inner, const hipIpcMemHandle_t& freed,
-          const hipIpcEventHandle_t& event, int gate_fd) {
+          const hipIpcEventHandle_t& event, int gate_fd, int vmm_fd) {
   void* p = nullptr;
   HIP_OK(hipIpcOpenMemHandle(&p, whole, hipIpcMemLazyEnablePeerAccess));
   std::vector<uint8_t> got(kBytes);
@@ -146,15 +217,16 @@ int Child(const hipIpcMemHandle_t& whole, const hipIpcMemHandle_t& inner, const 
   CHECK(hipIpcCloseMemHandle(own) == hipErrorInvalidValue, "child: closed its own allocation");
   HIP_OK(hipFree(own));
   printf("child: opened both handles, read and wrote through them, refused 6 bad ones, closed\n");
+  ChildVmm(vmm_fd);
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 7 && strcmp(argv[1], "child") == 0)
+  if (argc == 8 && strcmp(argv[1], "child") == 0)
     return Child(FromHex(argv[2]), FromHex(argv[3]), FromHex(argv[4]), FromHex<hipIpcEventHandle_t>(argv[5]),
-                 atoi(argv[6]));
+                 atoi(argv[6]), atoi(argv[7]));
 
   uint8_t* dev = nullptr;
   HIP_OK(hipMalloc(&dev, kBytes));
@@ -207,13 +279,39 @@ int main(int argc, char** argv) {
   CHECK(hipIpcGetEventHandle(nullptr, ev) == hipErrorInvalidValue, "null event handle accepted");
   HIP_OK(hipEventDestroy(plain));
 
+  // Virtual memory, shared through its descriptor (dup'ed: the export's has
+  // close-on-exec, and the child is exec'd).
+  const size_t vmm_bytes = VmmBytes();
+  hipMemAllocationProp prop = VmmProp();
+  hipMemGenericAllocationHandle_t physical = nullptr;
+  HIP_OK(hipMemCreate(&physical, vmm_bytes, &prop, 0));
+  void* va = MapReadWrite(physical, vmm_bytes);
+  std::vector<uint8_t> vmm_src(vmm_bytes);
+  e2e::FillPattern(vmm_src.data(), vmm_bytes, kVmmSeed);
+  HIP_OK(hipMemcpy(va, vmm_src.data(), vmm_bytes, hipMemcpyHostToDevice));
+  int exported = -1;
+  HIP_OK(hipMemExportToShareableHandle(&exported, physical, hipMemHandleTypePosixFileDescriptor, 0));
+  const int vmm_fd = dup(exported);
+  CHECK(vmm_fd >= 0, "dup");
+  close(exported);
+  hipMemAllocationProp plain_prop = VmmProp();
+  plain_prop.requestedHandleType = hipMemHandleTypeNone;
+  hipMemGenericAllocationHandle_t plain_physical = nullptr;
+  HIP_OK(hipMemCreate(&plain_physical, vmm_bytes, &plain_prop, 0));
+  CHECK(hipMemExportToShareableHandle(&exported, plain_physical, hipMemHandleTypePosixFileDescriptor, 0) ==
+            hipErrorInvalidValue,
+        "memory created without a shareable handle type exported");
+  HIP_OK(hipMemRelease(plain_physical));
+
   fflush(stdout);
   pid_t child = fork();
   CHECK(child >= 0, "fork failed");
   if (child == 0) {
     // A fresh process image, as Python's spawn start method gives.
     std::string a = Hex(whole), b = Hex(inner), c = Hex(freed), e = Hex(event), fd = std::to_string(gate[1]);
-    char* args[] = {argv[0], const_cast<char*>("child"), a.data(), b.data(), c.data(), e.data(), fd.data(), nullptr};
+    std::string v = std::to_string(vmm_fd);
+    char* args[] = {argv[0], const_cast<char*>("child"), a.data(), b.data(), c.data(), e.data(), fd.data(), v.data(),
+                    nullptr};
     execv("/proc/self/exe", args);
     _exit(127);
   }
@@ -234,7 +332,16 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < kBytes; ++i)
     CHECK(got[i] == want[i], "parent: byte %zu is 0x%02x after the child wrote, expected 0x%02x", i, got[i], want[i]);
   HIP_OK(hipFree(dev));
+  close(vmm_fd);
+  std::vector<uint8_t> vmm_got(vmm_bytes);
+  HIP_OK(hipMemcpy(vmm_got.data(), va, vmm_bytes, hipMemcpyDeviceToHost));
+  memset(vmm_src.data(), 0x3c, kVmmWritten);
+  CHECK(memcmp(vmm_got.data(), vmm_src.data(), vmm_bytes) == 0,
+        "parent: the child's memset did not land in the shared physical memory");
+  HIP_OK(hipMemUnmap(va, vmm_bytes));
+  HIP_OK(hipMemRelease(physical));
+  HIP_OK(hipMemAddressFree(va, vmm_bytes));
   printf("parent: the child's memset and kernel writes landed in the exported allocation, the last after the "
-         "parent's event\n");
+         "parent's event, and its memset in the shared physical memory\n");
   return e2e::Finish("ipc");
 }

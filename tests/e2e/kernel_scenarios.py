@@ -484,8 +484,8 @@ class KernelScenarios:
         lines = [l for l in program.text("out") if l.startswith(("child:", "parent:"))]
         for line in lines:
             log("ipc: %s" % line)
-        if len(lines) != 3:
-            raise Failure("ipc: expected the child's two reports and the parent's, got %r" % lines)
+        if len(lines) != 4:
+            raise Failure("ipc: expected the child's three reports and the parent's, got %r" % lines)
         if not w.alive():
             raise Failure("the worker died")
 

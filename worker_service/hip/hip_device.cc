@@ -204,6 +204,15 @@ class HipDevice final : public Device {
     return Status::Ok();
   }
 
+  // Shareable handles would be the runtime's file descriptors (dma-buf),
+  // which another session process cannot open by name: not yet.
+  Status VmmExport(uint64_t, IpcHandle*) override {
+    return Status(StatusCode::kNotSupported, "shareable memory handles on the hip device are not supported yet");
+  }
+  Status VmmImport(int, uint64_t, const IpcHandle&, uint64_t*) override {
+    return Status(StatusCode::kNotSupported, "shareable memory handles on the hip device are not supported yet");
+  }
+
   // Virtual memory: the runtime's own, with the session's records of what
   // it reserved, created and mapped (freed with the session).
   Status VmmReserve(uint64_t size, uint64_t alignment, uint64_t hint, uint64_t* address) override {
@@ -253,7 +262,8 @@ class HipDevice final : public Device {
     allocations_[address] = a;
     return Status::Ok();
   }
-  Status VmmUnmap(uint64_t address, uint64_t size) override {
+  void VmmUnmapAsync(uint64_t address, uint64_t size, Completion done) override { done(Unmap(address, size)); }
+  Status Unmap(uint64_t address, uint64_t size) {
     std::vector<uint64_t> bases;
     HIPR_RETURN_IF_ERROR(WholeMappings(address, size, &bases));
     for (uint64_t base : bases) {

@@ -292,6 +292,8 @@ struct SimIpcHandle {
 };
 static_assert(sizeof(SimIpcHandle) == msg::kIpcMemHandleBytes);
 constexpr char kIpcMagic[8] = {'h', 'i', 'p', 'r', '-', 'i', 'p', 'c'};
+// The same layout names exported physical memory (shareable handles; offset 0).
+constexpr char kVmmMagic[8] = {'h', 'i', 'p', 'r', '-', 'v', 'm', 'm'};
 
 // Opens memfd `fd` of worker session process `pid` through /proc, checking
 // it is the memfd named `name` before it is opened (no other file of any
@@ -429,17 +431,51 @@ Status SimDevice::VmmMap(uint64_t address, uint64_t size, uint64_t offset, uint6
   return memory_.Map(address, size, offset, handle);
 }
 
-Status SimDevice::VmmUnmap(uint64_t address, uint64_t size) {
+void SimDevice::VmmUnmapAsync(uint64_t address, uint64_t size, Completion done) {
   // hipMemUnmap waits for the device (clr queues it on the null stream and
-  // awaits it): nothing queued may still touch the pages when they go.
-  for (SimStream* s : StreamsOf(-1, false)) s->WaitIdle();
-  return memory_.Unmap(address, size);
+  // awaits it); here every stream, so that nothing queued still touches the
+  // pages when they go. Copies are refused from now on.
+  if (Status st = memory_.RetireMappings(address, size); !st.ok()) return done(st);
+  WhenReached(StreamsOf(-1, false),
+              [this, address, size, done = std::move(done)] { done(memory_.Unmap(address, size)); });
 }
 
 Status SimDevice::VmmSetAccess(uint64_t address, uint64_t size, std::span<const msg::VmmAccess> access) {
-  // Revoking access under queued work would fault it: wait, as for unmap.
-  for (SimStream* s : StreamsOf(-1, false)) s->WaitIdle();
+  // As clr, at once: work queued on the memory meets the new access.
   return memory_.SetAccess(address, size, access);
+}
+
+Status SimDevice::VmmExport(uint64_t handle, IpcHandle* out) {
+  SimMemory::Exported e;
+  HIPR_RETURN_IF_ERROR(memory_.ExportPhysical(handle, &e));
+  SimIpcHandle h{};
+  std::memcpy(h.magic, kVmmMagic, sizeof h.magic);
+  h.pid = static_cast<uint32_t>(getpid());
+  h.fd = e.fd;
+  h.size = e.size;
+  h.secret = e.secret;
+  std::memcpy(out->data(), &h, sizeof h);
+  return Status::Ok();
+}
+
+Status SimDevice::VmmImport(int device, uint64_t handle, const IpcHandle& token, uint64_t* size) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(device));
+  SimIpcHandle h;
+  std::memcpy(&h, token.data(), sizeof h);
+  if (std::memcmp(h.magic, kVmmMagic, sizeof h.magic) != 0)
+    return InvalidArgument("not a shareable memory handle of a hipr sim worker");
+  int fd = -1;
+  HIPR_RETURN_IF_ERROR(OpenExport(h.pid, h.fd, SimMemory::IpcName(h.secret), &fd,
+                                  "the shareable handle's memory is gone (released and unmapped, or its session "
+                                  "ended), or the handle is another worker's or forged"));
+  struct stat st {};
+  Status result = fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) == h.size
+                      ? memory_.ImportPhysical(device, handle, fd, h.size)
+                      : InvalidArgument("the shareable handle's memory is not what the handle says");
+  if (!result.ok()) close(fd);
+  HIPR_RETURN_IF_ERROR(result);
+  *size = h.size;
+  return Status::Ok();
 }
 
 Status SimDevice::IpcCloseMemHandle(uint64_t base) {

@@ -87,8 +87,10 @@ class SimDevice final : public Device {
   Status VmmCreate(int device, uint64_t handle, uint64_t size) override;
   Status VmmRelease(uint64_t handle) override;
   Status VmmMap(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) override;
-  Status VmmUnmap(uint64_t address, uint64_t size) override;
+  void VmmUnmapAsync(uint64_t address, uint64_t size, Completion done) override;
   Status VmmSetAccess(uint64_t address, uint64_t size, std::span<const msg::VmmAccess> access) override;
+  Status VmmExport(uint64_t handle, IpcHandle* out) override;
+  Status VmmImport(int device, uint64_t handle, const IpcHandle& token, uint64_t* size) override;
   Status IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) override;
   Status CreateTexture(const msg::TextureCreateRequest& request, uint64_t* handle) override;
   Status DestroyTexture(uint64_t handle) override;

@@ -299,11 +299,12 @@ const std::pair<const uint64_t, uint64_t>* SimMemory::ReservationOf(uint64_t add
   return &*it;
 }
 
-bool SimMemory::WholeMappings(uint64_t address, uint64_t size, std::vector<uint64_t>* bases) const {
+bool SimMemory::WholeMappings(uint64_t address, uint64_t size, std::vector<uint64_t>* bases, bool retired_too) const {
   if (size == 0 || address + size < address) return false;
   uint64_t at = address;
   for (auto it = allocations_.find(address); at < address + size; ++it) {
     if (it == allocations_.end() || it->first != at || !it->second.vmm) return false;
+    if (it->second.retired && !retired_too) return false;
     bases->push_back(at);
     at += it->second.size;
   }
@@ -314,7 +315,7 @@ void SimMemory::MaybeDropPhysical(uint64_t handle) {
   auto it = physical_.find(handle);
   if (it == physical_.end() || !it->second.released || it->second.maps > 0) return;
   close(it->second.fd);
-  used_[it->second.device] -= it->second.size;
+  if (!it->second.imported) used_[it->second.device] -= it->second.size;
   physical_.erase(it);
 }
 
@@ -379,6 +380,30 @@ Status SimMemory::ReleasePhysical(uint64_t handle) {
   return Status::Ok();
 }
 
+Status SimMemory::ExportPhysical(uint64_t handle, Exported* out) {
+  std::lock_guard lock(mu_);
+  auto it = physical_.find(handle);
+  if (it == physical_.end() || it->second.released)
+    return InvalidArgument("not physical memory of this session (or released already)");
+  if (it->second.imported) return InvalidArgument("imported physical memory cannot be exported again");
+  *out = Exported{it->second.fd, 0, it->second.size, it->second.secret};
+  return Status::Ok();
+}
+
+Status SimMemory::ImportPhysical(int device, uint64_t handle, int fd, uint64_t size) {
+  std::lock_guard lock(mu_);
+  if (device < 0 || device >= static_cast<int>(used_.size())) return Status(StatusCode::kInvalidDevice, "bad device");
+  if (physical_.count(handle) != 0) return InvalidArgument("physical memory handle already in use");
+  if (size == 0 || size % kGranularity != 0) return InvalidArgument("physical memory of a size none has");
+  Physical p;
+  p.fd = fd;
+  p.size = size;
+  p.device = device;
+  p.imported = true;
+  physical_[handle] = p;
+  return Status::Ok();
+}
+
 Status SimMemory::Map(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) {
   std::lock_guard lock(mu_);
   auto p = physical_.find(handle);
@@ -406,10 +431,18 @@ Status SimMemory::Map(uint64_t address, uint64_t size, uint64_t offset, uint64_t
   return Status::Ok();
 }
 
-Status SimMemory::Unmap(uint64_t address, uint64_t size) {
+Status SimMemory::RetireMappings(uint64_t address, uint64_t size) {
   std::lock_guard lock(mu_);
   std::vector<uint64_t> bases;
   if (!WholeMappings(address, size, &bases)) return InvalidArgument("the range is not whole mappings");
+  for (uint64_t base : bases) allocations_.at(base).retired = true;
+  return Status::Ok();
+}
+
+Status SimMemory::Unmap(uint64_t address, uint64_t size) {
+  std::lock_guard lock(mu_);
+  std::vector<uint64_t> bases;
+  if (!WholeMappings(address, size, &bases, true)) return InvalidArgument("the range is not whole mappings");
   Status result = Status::Ok();
   for (uint64_t base : bases) {
     auto it = allocations_.find(base);

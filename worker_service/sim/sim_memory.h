@@ -75,12 +75,20 @@ class SimMemory {
   static std::string IpcName(const std::array<uint8_t, 16>& secret);
 
   // Virtual memory (Device::Vmm* says what each does). Unmap is immediate:
-  // the caller waits for queued work first.
+  // the caller first retires the mappings (Check and SetAccess refuse them
+  // from then on) and waits for queued work.
   Status Reserve(uint64_t size, uint64_t alignment, uint64_t hint, uint64_t* base);
   Status FreeReservation(uint64_t base, uint64_t size);
   Status CreatePhysical(int device, uint64_t handle, uint64_t size);
   Status ReleasePhysical(uint64_t handle);
+  // Shareable handles: the memfd of physical memory `handle` (named
+  // IpcName(secret), kept until the memory goes); importing takes
+  // ownership of `fd` (`size` bytes) as physical memory `handle` of
+  // `device`, counted against no budget.
+  Status ExportPhysical(uint64_t handle, Exported* out);
+  Status ImportPhysical(int device, uint64_t handle, int fd, uint64_t size);
   Status Map(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle);
+  Status RetireMappings(uint64_t address, uint64_t size);
   Status Unmap(uint64_t address, uint64_t size);
   // Access is kept per device; the pages get the widest any device has
   // (the sim's devices share one address space).
@@ -119,14 +127,16 @@ class SimMemory {
     uint64_t size = 0;  // Rounded to kGranularity.
     int device = 0;
     bool released = false;
+    bool imported = false;  // Another session's export: not on this budget.
     int maps = 0;  // Mappings of it; its memory goes once released and unmapped.
   };
   // REQUIRES: mu_ held. The reservation holding all of [address, address +
   // size), or nullptr.
   const std::pair<const uint64_t, uint64_t>* ReservationOf(uint64_t address, uint64_t size) const;
   // REQUIRES: mu_ held. Whether [address, address + size) is exactly a run
-  // of adjacent mappings; their bases in `bases`.
-  bool WholeMappings(uint64_t address, uint64_t size, std::vector<uint64_t>* bases) const;
+  // of adjacent mappings (retired ones only where `retired_too`); their
+  // bases in `bases`.
+  bool WholeMappings(uint64_t address, uint64_t size, std::vector<uint64_t>* bases, bool retired_too = false) const;
   // REQUIRES: mu_ held. Closes a released physical memory with no mappings.
   void MaybeDropPhysical(uint64_t handle);
   Status MapRange(uint64_t address, uint64_t size, bool accessible);

@@ -582,6 +582,12 @@ TEST_F(SimMemoryVmmTest, RegionsRunAcrossAdjacentAccessibleMappings) {
   // Unmap takes whole mappings; the pages are reserved again.
   EXPECT_EQ(memory_.Unmap(r, 2 * kPage).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(memory_.Unmap(r, 12 * kPage).code(), StatusCode::kInvalidArgument) << "the hole";
+  // Retired (an unmap waiting for queued work): refused, still mapped.
+  ASSERT_TRUE(memory_.RetireMappings(r, 8 * kPage).ok());
+  EXPECT_EQ(memory_.Check({r, 0, 1, 1}, nullptr).code(), StatusCode::kInvalidDevicePointer);
+  EXPECT_EQ(Access(r, 8 * kPage, 3).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(memory_.RetireMappings(r, 8 * kPage).code(), StatusCode::kInvalidArgument) << "twice";
+  EXPECT_EQ(PermissionsAt(r + 4 * kPage), "rw-s");
   ASSERT_TRUE(memory_.Unmap(r, 8 * kPage).ok());
   EXPECT_EQ(PermissionsAt(r + 4 * kPage), "---p");
   EXPECT_EQ(memory_.Check({r, 0, 1, 1}, nullptr).code(), StatusCode::kInvalidDevicePointer);
