@@ -124,6 +124,18 @@ void GraphMemTrim() {
   HIP_OK(hipDeviceSynchronize());
 }
 
+void ExtGetLinkTypeAndHopCount() {
+  uint32_t type = 99;
+  uint32_t hops = 99;
+  HIP_OK(hipExtGetLinkTypeAndHopCount(0, 1, &type, &hops));
+  CHECK(type == 4 && hops == 1, "the sim's devices are one XGMI (4) hop apart, got type %u, %u hops", type, hops);
+  type = hops = 77;
+  HIP_EXPECT(hipExtGetLinkTypeAndHopCount(1, 1, &type, &hops), hipErrorInvalidValue);
+  HIP_EXPECT(hipExtGetLinkTypeAndHopCount(0, 2, &type, &hops), hipErrorInvalidDevice);
+  HIP_EXPECT(hipExtGetLinkTypeAndHopCount(0, 1, nullptr, &hops), hipErrorInvalidValue);
+  CHECK(type == 77 && hops == 77, "failed calls wrote type %u, %u hops", type, hops);
+}
+
 void GetDefaultMemPool() {
   hipMemPool_t p0 = nullptr, p0_again = nullptr, p1 = nullptr;
   HIP_OK(hipDeviceGetDefaultMemPool(&p0, 0));
@@ -345,6 +357,7 @@ const Row kRows[] = {
     {"hipDeviceGetGraphMemAttribute", GetGraphMemAttribute},
     {"hipDeviceSetGraphMemAttribute", SetGraphMemAttribute},
     {"hipDeviceGraphMemTrim", GraphMemTrim},
+    {"hipExtGetLinkTypeAndHopCount", ExtGetLinkTypeAndHopCount},
     {"hipDeviceGetDefaultMemPool", GetDefaultMemPool},
     {"hipDeviceGetMemPool", GetMemPool},
     {"hipDeviceSetMemPool", SetMemPool},

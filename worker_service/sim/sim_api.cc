@@ -64,6 +64,17 @@ uint64_t* SimApi::Limit(uint32_t limit, int device) {
   }
 }
 
+// The sim models the GCDs of one MI-series node: every pair is one XGMI hop
+// apart (HSA_AMD_LINK_INFO_TYPE_XGMI), as its peer access says.
+Status SimApi::ExtGetLinkTypeAndHopCount(const ApiContext&, const api::ExtGetLinkTypeAndHopCountIn& in,
+                                         api::ExtGetLinkTypeAndHopCountOut* out) {
+  if (in.device1 == in.device2) return Invalid("a device has no link to itself");
+  constexpr uint32_t kHsaLinkXgmi = 4;
+  out->linktype = kHsaLinkXgmi;
+  out->hopcount = 1;
+  return Status::Ok();
+}
+
 Status SimApi::DeviceGetLimit(const ApiContext& ctx, const api::DeviceGetLimitIn& in, api::DeviceGetLimitOut* out) {
   const uint64_t* value = Limit(in.limit, ctx.device);
   if (value == nullptr)

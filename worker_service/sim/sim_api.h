@@ -46,6 +46,8 @@ class SimApi final : public ApiDevice {
   void DeviceReset(int device);
 
   Status DeviceGetLimit(const ApiContext& ctx, const api::DeviceGetLimitIn& in, api::DeviceGetLimitOut* out) override;
+  Status ExtGetLinkTypeAndHopCount(const ApiContext& ctx, const api::ExtGetLinkTypeAndHopCountIn& in,
+                                   api::ExtGetLinkTypeAndHopCountOut* out) override;
   Status DeviceSetLimit(const ApiContext& ctx, const api::DeviceSetLimitIn& in, api::DeviceSetLimitOut* out) override;
   Status DeviceGetSharedMemConfig(const ApiContext& ctx, const api::DeviceGetSharedMemConfigIn& in,
                                   api::DeviceGetSharedMemConfigOut* out) override;
