@@ -602,3 +602,72 @@ HIPR_EXPORT hipError_t hipStreamWaitValue64(hipStream_t stream, void* ptr, uint6
                                             uint64_t mask) {
   return ApiCall("hipStreamWaitValue64", [&] { return WaitValue(stream, ptr, value, flags, mask, 8); });
 }
+
+namespace {
+
+// ROCm 6.4's hipStreamBatchMemOpParams, by layout (a 48-byte union whose
+// wait and write members share one shape).
+union HiprBatchMemOp {
+  int operation;
+  struct {
+    int operation;
+    void* address;
+    union {
+      uint32_t value;
+      uint64_t value64;
+    };
+    unsigned flags;
+    void* alias;
+  } value_op;
+  uint64_t pad[6];
+};
+static_assert(sizeof(HiprBatchMemOp) == 48, "hipStreamBatchMemOpParams is 48 bytes");
+enum : int { kBatchWait32 = 1, kBatchWrite32 = 2, kBatchFlush = 3, kBatchWait64 = 4, kBatchWrite64 = 5, kBatchBarrier = 6 };
+// clr's limit on one batch.
+constexpr unsigned kMaxBatchOps = 256;
+
+}  // namespace
+
+// The operations in array order on the stream, as the writes and waits
+// above (a wait compares the whole value: no mask). Flushes and barriers
+// order nothing more than the stream already does. Every operation is
+// checked before any is queued.
+HIPR_EXPORT hipError_t hipStreamBatchMemOp(hipStream_t stream, unsigned int count, HiprBatchMemOp* ops,
+                                           unsigned int flags) {
+  return ApiCall("hipStreamBatchMemOp", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (ops == nullptr || count == 0 || count > kMaxBatchOps || flags != 0) return hipErrorInvalidValue;
+    for (unsigned i = 0; i < count; ++i) {
+      const HiprBatchMemOp& op = ops[i];
+      size_t bytes = 0;
+      switch (op.operation) {
+        case kBatchFlush:
+        case kBatchBarrier: continue;
+        case kBatchWait32:
+        case kBatchWrite32: bytes = 4; break;
+        case kBatchWait64:
+        case kBatchWrite64: bytes = 8; break;
+        default: return hipErrorInvalidValue;
+      }
+      if ((op.operation == kBatchWait32 || op.operation == kBatchWait64) && op.value_op.flags > hipStreamWaitValueNor)
+        return hipErrorInvalidValue;
+      StreamTarget target;
+      if (hipError_t e = StreamValueTarget(stream, op.value_op.address, bytes, &target); e != hipSuccess) return e;
+    }
+    for (unsigned i = 0; i < count; ++i) {
+      const HiprBatchMemOp& op = ops[i];
+      hipError_t e = hipSuccess;
+      switch (op.operation) {
+        case kBatchWait32: e = WaitValue(stream, op.value_op.address, op.value_op.value, op.value_op.flags, ~0u, 4); break;
+        case kBatchWait64:
+          e = WaitValue(stream, op.value_op.address, op.value_op.value64, op.value_op.flags, ~uint64_t{0}, 8);
+          break;
+        case kBatchWrite32: e = WriteValue(stream, op.value_op.address, op.value_op.value, 4, op.value_op.flags); break;
+        case kBatchWrite64: e = WriteValue(stream, op.value_op.address, op.value_op.value64, 8, op.value_op.flags); break;
+        default: break;
+      }
+      if (e != hipSuccess) return e;
+    }
+    return hipSuccess;
+  });
+}

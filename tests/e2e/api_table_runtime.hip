@@ -18,6 +18,26 @@
 
 #include "api_table.h"
 
+// ROCm 6.4's batched stream memory operations, the parameters by layout.
+union HiprBatchMemOp {
+  int operation;
+  struct {
+    int operation;
+    void* address;
+    union {
+      uint32_t value;
+      uint64_t value64;
+    };
+    unsigned flags;
+    void* alias;
+  } value_op;
+  uint64_t pad[6];
+};
+static_assert(sizeof(HiprBatchMemOp) == 48, "hipStreamBatchMemOpParams is 48 bytes");
+enum : int { kOpWait32 = 1, kOpWrite32 = 2, kOpFlush = 3, kOpWait64 = 4, kOpWrite64 = 5, kOpBarrier = 6 };
+extern "C" hipError_t hipStreamBatchMemOp(hipStream_t stream, unsigned int count, HiprBatchMemOp* ops,
+                                          unsigned int flags);
+
 extern "C" {
 hipError_t hipGetDevicePropertiesR0600(void* prop, int device);
 hipError_t hipGetDevicePropertiesR0000(hipDeviceProp_t* prop, int device);
@@ -1284,6 +1304,72 @@ void StreamWriteValue64() {
   HIP_EXPECT(hipStreamWriteValue64(s, static_cast<char*>(d) + 4, 1, 0), hipErrorInvalidValue);  // Unaligned.
   HIP_OK(hipStreamDestroy(s));
   HIP_OK(hipFree(d));
+}
+
+HiprBatchMemOp ValueOp(int operation, void* address, uint64_t value, unsigned flags = 0) {
+  HiprBatchMemOp op = {};
+  op.value_op.operation = operation;
+  op.value_op.address = address;
+  if (operation == kOpWait64 || operation == kOpWrite64)
+    op.value_op.value64 = value;
+  else
+    op.value_op.value = static_cast<uint32_t>(value);
+  op.value_op.flags = flags;
+  return op;
+}
+
+void StreamBatchMemOp() {
+  void* flag = nullptr;
+  void* out = nullptr;
+  HIP_OK(hipMalloc(&flag, 16));
+  HIP_OK(hipMalloc(&out, 8));
+  hipStream_t a, b;
+  HIP_OK(hipStreamCreateWithFlags(&a, hipStreamNonBlocking));
+  HIP_OK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+  // In array order: write 1, wait for 1, write 0 (met at once, then reset),
+  // a barrier and a flush, and a 64-bit write.
+  HIP_OK(hipMemsetAsync(flag, 0xff, 16, a));
+  HiprBatchMemOp seq[] = {ValueOp(kOpWrite32, flag, 1), ValueOp(kOpWait32, flag, 1, hipStreamWaitValueEq),
+                          ValueOp(kOpWrite32, flag, 0), {}, {},
+                          ValueOp(kOpWrite64, static_cast<char*>(flag) + 8, 0x1122334455667788ull)};
+  seq[3].operation = kOpBarrier;
+  seq[4].operation = kOpFlush;
+  HIP_OK(hipStreamBatchMemOp(a, 6, seq, 0));
+  CHECK(ReadValue(flag, 8, a) == 0xffffffff00000000ull, "the batch left %#llx, not its last write",
+        static_cast<unsigned long long>(ReadValue(flag, 8, a)));
+  CHECK(ReadValue(static_cast<char*>(flag) + 8, 8, a) == 0x1122334455667788ull, "the 64-bit write did not land");
+  // A batched wait holds its stream until another stream meets it.
+  HIP_OK(hipMemsetAsync(out, 0, 8, b));
+  HIP_OK(hipStreamSynchronize(b));
+  HiprBatchMemOp wait[] = {ValueOp(kOpWait64, static_cast<char*>(flag) + 8, 0x2000000000000000ull,
+                                   hipStreamWaitValueGte)};
+  HIP_OK(hipStreamBatchMemOp(a, 1, wait, 0));
+  HIP_OK(hipMemsetAsync(out, 7, 8, a));
+  usleep(30 * 1000);
+  CHECK(hipStreamQuery(a) == hipErrorNotReady, "the stream went past an unmet batched wait");
+  CHECK(ReadValue(out, 8, b) == 0, "work after an unmet batched wait ran");
+  HIP_OK(hipStreamWriteValue64(b, static_cast<char*>(flag) + 8, 0x2000000000000001ull, 0));
+  HIP_OK(hipStreamSynchronize(a));
+  CHECK(ReadValue(out, 8, b) == 0x0707070707070707ull, "work after the batched wait did not run");
+  // Refusals queue nothing: the good write before a bad operation did not land.
+  std::vector<uint32_t> host(2, 0);
+  HiprBatchMemOp bad[] = {ValueOp(kOpWrite32, flag, 42), ValueOp(kOpWrite32, host.data(), 1)};
+  HIP_EXPECT(hipStreamBatchMemOp(a, 2, bad, 0), hipErrorInvalidValue);
+  bad[1] = ValueOp(kOpWait32, flag, 1, 7);  // No such condition.
+  HIP_EXPECT(hipStreamBatchMemOp(a, 2, bad, 0), hipErrorInvalidValue);
+  bad[1].operation = 9;
+  HIP_EXPECT(hipStreamBatchMemOp(a, 2, bad, 0), hipErrorInvalidValue);
+  bad[1] = ValueOp(kOpWrite64, static_cast<char*>(flag) + 4, 1);  // Unaligned.
+  HIP_EXPECT(hipStreamBatchMemOp(a, 2, bad, 0), hipErrorInvalidValue);
+  CHECK(ReadValue(flag, 4, a) == 0, "a refused batch wrote its first operation");
+  HIP_EXPECT(hipStreamBatchMemOp(a, 0, seq, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipStreamBatchMemOp(a, 257, seq, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipStreamBatchMemOp(a, 1, nullptr, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipStreamBatchMemOp(a, 1, seq, 1), hipErrorInvalidValue);
+  HIP_OK(hipStreamDestroy(a));
+  HIP_OK(hipStreamDestroy(b));
+  HIP_OK(hipFree(flag));
+  HIP_OK(hipFree(out));
 }
 
 // Queues a wait on `a`, then a memset after it; checks the memset waits
@@ -4724,6 +4810,7 @@ const e2e::Row kRows[] = {
     {"hipStreamWaitEvent", StreamWaitEvent},
     {"hipStreamWaitValue32", StreamWaitValue32},
     {"hipStreamWaitValue64", StreamWaitValue64},
+    {"hipStreamBatchMemOp", StreamBatchMemOp},
     {"hipStreamWriteValue32", StreamWriteValue32},
     {"hipStreamWriteValue64", StreamWriteValue64},
     {"hipStreamWaitEvent_spt", StreamWaitEventSpt},
