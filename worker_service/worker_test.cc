@@ -471,6 +471,99 @@ TEST(WorkerTest, ConcurrentSessionsStayIndependent) {
 
 // ---- Bad requests that fail one call ----------------------------------------
 
+// ---- Virtual memory ----------------------------------------------------------
+
+int32_t VmmCall(RawClient& c, Op op, const auto& request) {
+  msg::CallReply reply;
+  EXPECT_TRUE(c.Call(op, request, &reply).ok()) << c.last_status().ToString();
+  return reply.error;
+}
+
+TEST(WorkerTest, VirtualMemoryMapsPhysicalMemoryIntoAReservation) {
+  WorkerProcess worker;
+  auto c = Connect(worker);
+  ASSERT_TRUE(c);
+  const uint64_t granule = c->hello().devices.at(0).vmm_granularity;
+  ASSERT_EQ(granule, 4096u);
+  msg::VmmReserveReply reserved;
+  ASSERT_TRUE(c->Call(Op::kVmmReserve, msg::VmmReserveRequest{8 * granule, kMiB, 0}, &reserved).ok());
+  ASSERT_EQ(reserved.error, kHipSuccess);
+  const uint64_t r = reserved.address;
+  EXPECT_EQ(r % kMiB, 0u);
+  ASSERT_EQ(VmmCall(*c, Op::kVmmCreate, msg::VmmCreateRequest{0, 1, 4 * granule}), kHipSuccess);
+  ASSERT_EQ(VmmCall(*c, Op::kVmmCreate, msg::VmmCreateRequest{0, 2, 4 * granule}), kHipSuccess);
+  ASSERT_EQ(VmmCall(*c, Op::kVmmMap, msg::VmmMapRequest{r, 4 * granule, 0, 1}), kHipSuccess);
+  ASSERT_EQ(VmmCall(*c, Op::kVmmMap, msg::VmmMapRequest{r + 4 * granule, 4 * granule, 0, 2}), kHipSuccess);
+  std::vector<uint8_t> in = Pattern(8 * granule, 5), out(8 * granule);
+  EXPECT_EQ(c->Write(r, in.data(), in.size()), kHipErrorInvalidValue) << "no access yet";
+  ASSERT_EQ(VmmCall(*c, Op::kVmmSetAccess, msg::VmmSetAccessRequest{r, 8 * granule, {{0, 3}}}), kHipSuccess);
+  ASSERT_EQ(c->Write(r, in.data(), in.size()), kHipSuccess) << "one copy across both mappings";
+  ASSERT_EQ(c->Read(r, out.data(), out.size()), kHipSuccess);
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(VmmCall(*c, Op::kVmmRelease, msg::VmmHandleRequest{1}), kHipSuccess);  // Mapped: lives on.
+  ASSERT_EQ(c->Read(r, out.data(), out.size()), kHipSuccess);
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(VmmCall(*c, Op::kVmmUnmap, msg::VmmRangeRequest{r, 8 * granule}), kHipSuccess);
+  EXPECT_EQ(c->Read(r, out.data(), 16), kHipErrorInvalidValue);
+  EXPECT_EQ(VmmCall(*c, Op::kVmmRelease, msg::VmmHandleRequest{2}), kHipSuccess);
+  EXPECT_EQ(VmmCall(*c, Op::kVmmFree, msg::VmmRangeRequest{r, 8 * granule}), kHipSuccess);
+}
+
+TEST(WorkerTest, HostileVirtualMemoryRequestsFailAndTheSessionsGoOn) {
+  WorkerProcess worker;
+  LiveSession bystander(worker);
+  auto c = Connect(worker);
+  ASSERT_TRUE(c);
+  const uint64_t g = c->hello().devices.at(0).vmm_granularity;
+  const uint64_t max = std::numeric_limits<uint64_t>::max();
+  uint64_t plain = 0;
+  ASSERT_EQ(c->Malloc(4 * g, &plain), kHipSuccess);
+  std::vector<uint8_t> pattern = Pattern(4 * g, 9), back(4 * g);
+  ASSERT_EQ(c->Write(plain, pattern.data(), pattern.size()), kHipSuccess);
+  msg::VmmReserveReply reserved;
+  for (const msg::VmmReserveRequest& bad : {msg::VmmReserveRequest{0, 0, 0}, msg::VmmReserveRequest{g + 1, 0, 0},
+                                            msg::VmmReserveRequest{g, 3, 0}, msg::VmmReserveRequest{g, 1ull << 63, 0},
+                                            msg::VmmReserveRequest{max - g + 1, 0, 0}}) {
+    ASSERT_TRUE(c->Call(Op::kVmmReserve, bad, &reserved).ok());
+    EXPECT_NE(reserved.error, kHipSuccess) << bad.size << " " << bad.alignment << " " << bad.hint;
+  }
+  // A wild hint is only a hint: the range comes from the window.
+  ASSERT_TRUE(c->Call(Op::kVmmReserve, msg::VmmReserveRequest{g, 0, max - g + 1}, &reserved).ok());
+  ASSERT_EQ(reserved.error, kHipSuccess);
+  EXPECT_GE(reserved.address, c->hello().window.base);
+  EXPECT_LT(reserved.address, c->hello().window.base + c->hello().window.size);
+  EXPECT_EQ(VmmCall(*c, Op::kVmmFree, msg::VmmRangeRequest{reserved.address, g}), kHipSuccess);
+  EXPECT_EQ(VmmCall(*c, Op::kVmmCreate, msg::VmmCreateRequest{0, 1, g}), kHipSuccess);
+  EXPECT_NE(VmmCall(*c, Op::kVmmCreate, msg::VmmCreateRequest{0, 1, g}), kHipSuccess) << "id in use";
+  EXPECT_NE(VmmCall(*c, Op::kVmmCreate, msg::VmmCreateRequest{7, 2, g}), kHipSuccess) << "no such device";
+  EXPECT_NE(VmmCall(*c, Op::kVmmCreate, msg::VmmCreateRequest{0, 3, max - g + 1}), kHipSuccess);
+  // Mapping over a hipMalloc'd allocation, outside any reservation, with
+  // another session's id or none; unmapping and granting what no mapping is.
+  EXPECT_NE(VmmCall(*c, Op::kVmmMap, msg::VmmMapRequest{plain, g, 0, 1}), kHipSuccess);
+  EXPECT_NE(VmmCall(*c, Op::kVmmMap, msg::VmmMapRequest{max - g + 1, g, 0, 1}), kHipSuccess);
+  EXPECT_NE(VmmCall(*c, Op::kVmmMap, msg::VmmMapRequest{0, g, 0, 99}), kHipSuccess);
+  EXPECT_NE(VmmCall(*c, Op::kVmmUnmap, msg::VmmRangeRequest{plain, 4 * g}), kHipSuccess);
+  EXPECT_NE(VmmCall(*c, Op::kVmmUnmap, msg::VmmRangeRequest{max - g + 1, max}), kHipSuccess);
+  EXPECT_NE(VmmCall(*c, Op::kVmmSetAccess, msg::VmmSetAccessRequest{plain, 4 * g, {{0, 0}}}), kHipSuccess);
+  std::vector<msg::VmmAccess> many(4000, msg::VmmAccess{0, 1});
+  EXPECT_NE(VmmCall(*c, Op::kVmmSetAccess, msg::VmmSetAccessRequest{plain, 4 * g, many}), kHipSuccess);
+  EXPECT_NE(VmmCall(*c, Op::kVmmFree, msg::VmmRangeRequest{plain, 4 * g}), kHipSuccess);
+  EXPECT_NE(VmmCall(*c, Op::kVmmRelease, msg::VmmHandleRequest{42}), kHipSuccess);
+  msg::VmmImportRequest forged{0, 5, std::vector<uint8_t>(msg::kIpcMemHandleBytes, 0x41)};
+  msg::VmmImportReply imported;
+  ASSERT_TRUE(c->Call(Op::kVmmImport, forged, &imported).ok());
+  EXPECT_NE(imported.error, kHipSuccess);
+  forged.token.resize(3);
+  ASSERT_TRUE(c->Call(Op::kVmmImport, forged, &imported).ok());
+  EXPECT_NE(imported.error, kHipSuccess);
+  // The allocation is as written, the session and its neighbour go on.
+  ASSERT_EQ(c->Read(plain, back.data(), back.size()), kHipSuccess);
+  EXPECT_EQ(back, pattern);
+  EXPECT_EQ(c->Free(plain), kHipSuccess);
+  EXPECT_EQ(c->Synchronize(), kHipSuccess);
+  bystander.ExpectWorking("after hostile virtual memory requests");
+}
+
 TEST(WorkerTest, OutOfRangeCopiesFailAndTheSessionKeepsWorking) {
   WorkerProcess worker;
   auto c = Connect(worker);
