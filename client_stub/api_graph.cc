@@ -368,8 +368,21 @@ HIPR_EXPORT hipError_t hipGraphGetEdges(hipGraph_t graph, hipGraphNode_t* from, 
   return ApiCall("hipGraphGetEdges", [&] { return GraphGetEdges(graph, from, to, count); });
 }
 
+// hipGraphNodeType's numbering changed with 6.0: 5.x counts from 1 (kernel
+// 1, memcpy 2, memset 3, host 4, graph 5, empty 6, wait event 7, event
+// record 8), 6.x/7.x from 0 (kernel 0 ... event record 7, then external
+// semaphores 8-9, memory alloc and free 10-11, symbol copies 12-13, batch
+// memory operations 14). The graph layer keeps the 5.x values (Debian's
+// header); callers get and give their own major's.
 HIPR_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t node, hipGraphNodeType* type) {
-  return ApiCall("hipGraphNodeGetType", [&] { return NodeGetType(node, type); });
+  const int major = HIPR_CALLER_MAJOR();
+  return ApiCall("hipGraphNodeGetType", [&] {
+    hipGraphNodeType internal = hipGraphNodeTypeEmpty;
+    if (type == nullptr) return NodeGetType(node, type);
+    if (hipError_t e = NodeGetType(node, &internal); e != hipSuccess) return e;
+    *type = static_cast<hipGraphNodeType>(major >= 6 ? internal - 1 : internal);
+    return hipSuccess;
+  });
 }
 
 HIPR_EXPORT hipError_t hipGraphNodeGetDependencies(hipGraphNode_t node, hipGraphNode_t* deps, size_t* count) {
@@ -994,7 +1007,7 @@ struct HiprMemcpyNodeParams {
   hipMemcpy3DParms copy;
 };
 struct HiprGraphNodeParams {
-  int type;  // hipGraphNodeType (6.x numbering).
+  int type;  // hipGraphNodeType, in the caller's numbering (see hipGraphNodeGetType).
   int reserved0[3];
   union {
     long long reserved1[29];
@@ -1010,13 +1023,17 @@ struct HiprGraphNodeParams {
 static_assert(sizeof(HiprGraphNodeParams) == 256);
 static_assert(offsetof(HiprGraphNodeParams, kernel) == 16);
 
-// The operation `p` describes. 6.x numbers node types 1-8 as 5.x does;
-// external semaphores, memory allocation and free, symbol copies and batch
-// memory operations (9 and up) have no generic form here.
-hipError_t GenericNodeOf(const HiprGraphNodeParams* p, GraphOp* op, int* device) {
+// The operation `p` describes, its type numbered for `major` (see
+// hipGraphNodeGetType): kernels, copies, memsets, host functions, child
+// graphs, empty nodes and events. External semaphores, memory allocation
+// and free, symbol copies and batch memory operations have no generic form
+// here.
+hipError_t GenericNodeOf(const HiprGraphNodeParams* p, int major, GraphOp* op, int* device) {
   if (p == nullptr) return hipErrorInvalidValue;
   *device = CurrentDeviceOr0();
-  switch (p->type) {
+  const int first_other = major >= 6 ? 8 : 9;  // The first type past event record.
+  const int type = major >= 6 && p->type >= 0 && p->type < first_other ? p->type + 1 : p->type;
+  switch (type) {
     case hipGraphNodeTypeKernel: {
       KernelNode k;
       if (hipError_t e = KernelNodeOf(&p->kernel, &k, device); e != hipSuccess) return e;
@@ -1045,7 +1062,7 @@ hipError_t GenericNodeOf(const HiprGraphNodeParams* p, GraphOp* op, int* device)
     case hipGraphNodeTypeWaitEvent: return EventNodeOf<EventWaitNode>(p->event, op);
     case hipGraphNodeTypeEventRecord: return EventNodeOf<EventRecordNode>(p->event, op);
     default:
-      if (p->type >= 9 && p->type <= 15) {
+      if (p->type >= first_other && p->type <= (major >= 6 ? 14 : 15)) {
         HIPR_LOG_ONCE(kWarn, "hipGraphAddNode: node type %d (external semaphores, memory allocation, symbol "
                              "copies or batch memory operations) is not supported by hipr in this form; "
                              "returning hipErrorNotSupported", p->type);
@@ -1059,19 +1076,21 @@ hipError_t GenericNodeOf(const HiprGraphNodeParams* p, GraphOp* op, int* device)
 
 HIPR_EXPORT hipError_t hipGraphAddNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
                                        size_t dep_count, HiprGraphNodeParams* params) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipGraphAddNode", [&] {
     GraphOp op;
     int device = 0;
-    if (hipError_t e = GenericNodeOf(params, &op, &device); e != hipSuccess) return e;
+    if (hipError_t e = GenericNodeOf(params, major, &op, &device); e != hipSuccess) return e;
     return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
   });
 }
 
 HIPR_EXPORT hipError_t hipGraphNodeSetParams(hipGraphNode_t node, HiprGraphNodeParams* params) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipGraphNodeSetParams", [&] {
     GraphOp op;
     int device = 0;
-    if (hipError_t e = GenericNodeOf(params, &op, &device); e != hipSuccess) return e;
+    if (hipError_t e = GenericNodeOf(params, major, &op, &device); e != hipSuccess) return e;
     if (std::holds_alternative<ChildGraphNode>(op)) return hipErrorInvalidValue;  // As natively: not in place.
     return NodeSetOp(node, std::move(op));
   });
@@ -1079,10 +1098,11 @@ HIPR_EXPORT hipError_t hipGraphNodeSetParams(hipGraphNode_t node, HiprGraphNodeP
 
 HIPR_EXPORT hipError_t hipGraphExecNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
                                                  HiprGraphNodeParams* params) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipGraphExecNodeSetParams", [&] {
     GraphOp op;
     int device = 0;
-    if (hipError_t e = GenericNodeOf(params, &op, &device); e != hipSuccess) return e;
+    if (hipError_t e = GenericNodeOf(params, major, &op, &device); e != hipSuccess) return e;
     return ExecSetNodeOp(exec, node, std::move(op));
   });
 }

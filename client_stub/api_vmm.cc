@@ -32,12 +32,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
 #include <vector>
 
+#include "client_stub/abi_major.h"
 #include "client_stub/api_common.h"
 
 using namespace hipr;
@@ -137,6 +139,55 @@ uint64_t Granularity(const Session& s, int device) {
   return device >= 0 && device < static_cast<int>(s.devices().size()) ? s.devices()[device].vmm_granularity : 0;
 }
 
+// hipMemAllocationProp changed layout with 6.0 (same 32 bytes): 5.x leads
+// with compressionType, then location, requestedHandleType, type, usage and
+// the Win32 metadata; 6.x/7.x with type, requestedHandleType, location and
+// the metadata, then allocFlags {compressionType, gpuDirectRDMACapable,
+// usage}. Entry points read and write the caller's own (abi_major.h); this
+// file keeps Debian's 5.x struct.
+struct MemAllocationProp6 {
+  hipMemAllocationType type;
+  hipMemAllocationHandleType requestedHandleType;
+  hipMemLocation location;
+  void* win32HandleMetaData;
+  struct {
+    unsigned char compressionType;
+    unsigned char gpuDirectRDMACapable;
+    unsigned short usage;
+  } allocFlags;
+};
+static_assert(sizeof(MemAllocationProp6) == 32 && sizeof(hipMemAllocationProp) == 32);
+static_assert(offsetof(MemAllocationProp6, location) == 8 && offsetof(MemAllocationProp6, allocFlags) == 24);
+static_assert(offsetof(hipMemAllocationProp, location) == 4 && offsetof(hipMemAllocationProp, type) == 16);
+
+hipMemAllocationProp PropFrom(const void* caller_prop, int major) {
+  if (major < 6) return *static_cast<const hipMemAllocationProp*>(caller_prop);
+  const auto* p6 = static_cast<const MemAllocationProp6*>(caller_prop);
+  hipMemAllocationProp p{};
+  p.compressionType = p6->allocFlags.compressionType;
+  p.location = p6->location;
+  p.requestedHandleType = p6->requestedHandleType;
+  p.type = p6->type;
+  p.usage = p6->allocFlags.usage;
+  p.win32HandleMetaData = p6->win32HandleMetaData;
+  return p;
+}
+
+void PropTo(const hipMemAllocationProp& p, int major, void* caller_prop) {
+  if (major < 6) {
+    *static_cast<hipMemAllocationProp*>(caller_prop) = p;
+    return;
+  }
+  MemAllocationProp6 p6{};
+  p6.type = p.type;
+  p6.requestedHandleType = p.requestedHandleType;
+  p6.location = p.location;
+  p6.win32HandleMetaData = p.win32HandleMetaData;
+  p6.allocFlags.compressionType = p.compressionType;
+  p6.allocFlags.usage = p.usage;
+  *static_cast<MemAllocationProp6*>(caller_prop) = p6;
+}
+
 bool ValidDeviceProp(const Session& s, const hipMemAllocationProp* prop) {
   return prop != nullptr && prop->type == hipMemAllocationTypePinned &&
          prop->location.type == hipMemLocationTypeDevice && prop->location.id >= 0 &&
@@ -151,11 +202,15 @@ hipError_t NoGranularity() {
 
 }  // namespace
 
-HIPR_EXPORT hipError_t hipMemGetAllocationGranularity(size_t* granularity, const hipMemAllocationProp* prop,
+HIPR_EXPORT hipError_t hipMemGetAllocationGranularity(size_t* granularity, const hipMemAllocationProp* caller_prop,
                                                       hipMemAllocationGranularity_flags option) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipMemGetAllocationGranularity", [&] {
     Session* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
+    if (caller_prop == nullptr) return hipErrorInvalidValue;
+    const hipMemAllocationProp read = PropFrom(caller_prop, major);
+    const hipMemAllocationProp* prop = &read;
     if (granularity == nullptr || !ValidDeviceProp(*s, prop) ||
         (option != hipMemAllocationGranularityMinimum && option != hipMemAllocationGranularityRecommended))
       return hipErrorInvalidValue;
@@ -225,10 +280,14 @@ HIPR_EXPORT hipError_t hipMemAddressFree(void* dev_ptr, size_t size) {
 }
 
 HIPR_EXPORT hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* handle, size_t size,
-                                    const hipMemAllocationProp* prop, unsigned long long flags) {
+                                    const hipMemAllocationProp* caller_prop, unsigned long long flags) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipMemCreate", [&] {
     Session* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
+    if (caller_prop == nullptr) return hipErrorInvalidValue;
+    const hipMemAllocationProp read = PropFrom(caller_prop, major);
+    const hipMemAllocationProp* prop = &read;
     if (handle == nullptr || size == 0 || flags != 0 || !ValidDeviceProp(*s, prop)) return hipErrorInvalidValue;
     // As clr: none, or a POSIX file descriptor (what PyTorch asks for).
     if (prop->requestedHandleType != hipMemHandleTypeNone &&
@@ -273,6 +332,7 @@ HIPR_EXPORT hipError_t hipMemRelease(hipMemGenericAllocationHandle_t handle) {
 
 HIPR_EXPORT hipError_t hipMemGetAllocationPropertiesFromHandle(hipMemAllocationProp* prop,
                                                                hipMemGenericAllocationHandle_t handle) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipMemGetAllocationPropertiesFromHandle", [&] {
     Session* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
@@ -281,7 +341,7 @@ HIPR_EXPORT hipError_t hipMemGetAllocationPropertiesFromHandle(hipMemAllocationP
     auto lock = Lock(vmm, s);
     PhysicalRecord* p = Live(vmm, handle);
     if (p == nullptr || p->refs == 0) return hipErrorInvalidValue;
-    *prop = p->prop;
+    PropTo(p->prop, major, prop);
     return hipSuccess;
   });
 }

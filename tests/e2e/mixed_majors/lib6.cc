@@ -56,6 +56,76 @@ struct Memcpy3D6 {
 };
 static_assert(sizeof(Memcpy3D6) == 23 * 8, "23 eight-byte slots (the memory types padded)");
 
+// 6.x hipMemAllocationProp (ROCm 6.0's hip_runtime_api.h: type,
+// requestedHandleType, location, Win32 metadata, then allocFlags; Debian's
+// header has the 5.x order, compressionType first).
+struct MemAllocationProp6 {
+  int type;
+  int requestedHandleType;
+  int location_type;
+  int location_id;
+  void* win32HandleMetaData;
+  unsigned char compressionType;
+  unsigned char gpuDirectRDMACapable;
+  unsigned short usage;
+};
+static_assert(sizeof(MemAllocationProp6) == 32, "32 bytes, as 5.x's");
+constexpr int kPinned = 1;
+constexpr int kPosixFd = 1;
+constexpr int kLocationDevice = 1;
+
+// 6.x hipGraphNodeType counts from 0 (5.x from 1).
+constexpr int kMemsetNode6 = 2;
+constexpr int kEmptyNode6 = 5;
+
+// Virtual memory with the 6.x property layout, and 6.x graph node types.
+int Vmm6AndNodeTypes() {
+  MemAllocationProp6 prop{};
+  prop.type = kPinned;
+  prop.requestedHandleType = kPosixFd;
+  prop.location_type = kLocationDevice;
+  prop.location_id = 0;
+  const auto* as_hip = reinterpret_cast<const hipMemAllocationProp*>(&prop);
+  size_t granule = 0;
+  if (hipError_t e = hipMemGetAllocationGranularity(&granule, as_hip, hipMemAllocationGranularityMinimum);
+      e != hipSuccess)
+    return Fail("6.x hipMemGetAllocationGranularity", e);
+  hipMemGenericAllocationHandle_t h = nullptr;
+  if (hipError_t e = hipMemCreate(&h, 4 * granule, as_hip, 0); e != hipSuccess) return Fail("6.x hipMemCreate", e);
+  MemAllocationProp6 back{};
+  std::memset(&back, 0xab, sizeof back);
+  if (hipError_t e = hipMemGetAllocationPropertiesFromHandle(reinterpret_cast<hipMemAllocationProp*>(&back), h);
+      e != hipSuccess)
+    return Fail("6.x hipMemGetAllocationPropertiesFromHandle", e);
+  if (back.type != kPinned || back.requestedHandleType != kPosixFd || back.location_type != kLocationDevice ||
+      back.location_id != 0 || back.win32HandleMetaData != nullptr || back.usage != 0)
+    return Fail("6.x properties read back (type)", back.type);
+  if (hipError_t e = hipMemRelease(h); e != hipSuccess) return Fail("hipMemRelease", e);
+  hipGraph_t graph = nullptr;
+  if (hipGraphCreate(&graph, 0) != hipSuccess) return Fail("hipGraphCreate", 0);
+  hipGraphNode_t empty = nullptr;
+  if (hipError_t e = hipGraphAddEmptyNode(&empty, graph, nullptr, 0); e != hipSuccess)
+    return Fail("hipGraphAddEmptyNode", e);
+  hipGraphNodeType type = static_cast<hipGraphNodeType>(77);
+  if (hipError_t e = hipGraphNodeGetType(empty, &type); e != hipSuccess) return Fail("hipGraphNodeGetType", e);
+  if (static_cast<int>(type) != kEmptyNode6) return Fail("6.x type of an empty node", type);
+  void* d = nullptr;
+  if (hipMalloc(&d, 64) != hipSuccess) return Fail("hipMalloc", 0);
+  hipMemsetParams ms{};
+  ms.dst = d;
+  ms.elementSize = 1;
+  ms.width = 64;
+  ms.height = 1;
+  hipGraphNode_t memset_node = nullptr;
+  if (hipError_t e = hipGraphAddMemsetNode(&memset_node, graph, nullptr, 0, &ms); e != hipSuccess)
+    return Fail("hipGraphAddMemsetNode", e);
+  if (hipError_t e = hipGraphNodeGetType(memset_node, &type); e != hipSuccess) return Fail("hipGraphNodeGetType", e);
+  if (static_cast<int>(type) != kMemsetNode6) return Fail("6.x type of a memset node", type);
+  (void)hipGraphDestroy(graph);
+  (void)hipFree(d);
+  return 0;
+}
+
 }  // namespace
 
 extern "C" int Major6Checks(void* device_ptr, void* pinned_ptr, const Major5Props* expected) {
@@ -180,6 +250,7 @@ extern "C" int Major6Checks(void* device_ptr, void* pinned_ptr, const Major5Prop
   if (hipError_t e = hipPeekAtLastError(); e != hipErrorInvalidDevice) return Fail("6.x hipPeekAtLastError", e);
   if (hipError_t e = hipGetLastError(); e != hipErrorInvalidDevice) return Fail("6.x hipGetLastError", e);
   if (hipError_t e = hipGetLastError(); e != hipSuccess) return Fail("6.x hipGetLastError reset", e);
-  std::printf("lib6: 6.x device properties (R0600 layout), memory types (pointer attributes, hip_Memcpy2D), HIP_MEMCPY3D layout and last-error rules\n");
+  if (int failed = Vmm6AndNodeTypes(); failed != 0) return failed;
+  std::printf("lib6: 6.x device properties (R0600 layout), memory types (pointer attributes, hip_Memcpy2D), HIP_MEMCPY3D layout, last-error rules, hipMemAllocationProp layout and graph node types\n");
   return 0;
 }

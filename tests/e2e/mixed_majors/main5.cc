@@ -83,8 +83,29 @@ int main() {
   // And 5.x answers here again.
   HIP_OK(hipPointerGetAttributes(&a, d));
   CHECK(a.memoryType == hipMemoryTypeDevice, "5.x type after the 6.x calls: %d", a.memoryType);
+  hipGraph_t graph = nullptr;
+  HIP_OK(hipGraphCreate(&graph, 0));
+  hipGraphNode_t empty = nullptr;
+  HIP_OK(hipGraphAddEmptyNode(&empty, graph, nullptr, 0));
+  hipGraphNodeType type = hipGraphNodeTypeCount;
+  HIP_OK(hipGraphNodeGetType(empty, &type));
+  CHECK(type == hipGraphNodeTypeEmpty && type == 6, "5.x type of an empty node: %d", type);
+  HIP_OK(hipGraphDestroy(graph));
+  hipMemAllocationProp vmm{};
+  vmm.type = hipMemAllocationTypePinned;
+  vmm.location.type = hipMemLocationTypeDevice;
+  vmm.location.id = 0;
+  size_t granule = 0;
+  HIP_OK(hipMemGetAllocationGranularity(&granule, &vmm, hipMemAllocationGranularityMinimum));
+  hipMemGenericAllocationHandle_t h = nullptr;
+  HIP_OK(hipMemCreate(&h, granule, &vmm, 0));
+  hipMemAllocationProp back{};
+  HIP_OK(hipMemGetAllocationPropertiesFromHandle(&back, h));
+  CHECK(back.type == hipMemAllocationTypePinned && back.location.id == 0 && back.location.type == hipMemLocationTypeDevice,
+        "5.x properties read back: type %d", back.type);
+  HIP_OK(hipMemRelease(h));
   HIP_OK(hipHostFree(pinned));
   HIP_OK(hipFree(d));
-  std::printf("main5: 5.x memory types and last-error rules, beside a 6.x library\n");
+  std::printf("main5: 5.x memory types, last-error rules, graph node types and hipMemAllocationProp layout, beside a 6.x library\n");
   return e2e::Finish("mixed_majors");
 }
