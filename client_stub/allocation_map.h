@@ -40,6 +40,9 @@ struct DeviceAllocation {
   // A hipMemMap mapping (api_vmm.cc): unmapped, never freed; a range may run
   // on into the adjacent mapping. Its reservation holds its pages.
   bool vmm = false;
+  // A graph's memory allocation node's memory (graph.h GraphMemory): the
+  // graph owns it; hipFree(Async) of it ends only the application's use.
+  bool graph = false;
 };
 
 struct PinnedAllocation {

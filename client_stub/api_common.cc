@@ -54,6 +54,7 @@ hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, A
     a.flags = flags;
     a.module_global = role == AllocationRole::kModuleGlobal;
     a.array = role == AllocationRole::kArray;
+    a.graph = role == AllocationRole::kGraph;
     if (!PlaceAllocation(c, a.base, a.size, &a.outside_window)) {
       rejected.push_back(a.base);
       continue;

@@ -81,7 +81,7 @@ hipError_t ResolveStream(hipStream_t stream, StreamTarget* out);
 // set aside and another requested (up to 8 times). `role`: whether the
 // allocation is the application's (hipFree frees it) or belongs to a module
 // or a HIP array (hipFree refuses it). hipMalloc's path.
-enum class AllocationRole { kPlain, kModuleGlobal, kArray };
+enum class AllocationRole { kPlain, kModuleGlobal, kArray, kGraph };
 hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, AllocationRole role, void** out);
 // hipMallocPitch's row pitch for rows of `width` bytes on `device` (also
 // the rows of HIP arrays). api_memory.cc.

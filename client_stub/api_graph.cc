@@ -313,6 +313,155 @@ HIPR_EXPORT hipError_t hipGraphAddMemsetNode(hipGraphNode_t* node, hipGraph_t gr
   });
 }
 
+// ---- Memory nodes (graph.h GraphMemory) ---------------------------------------
+
+namespace {
+
+// hipMemAllocNodeParams, by layout (not in Debian's 5.2 header).
+struct HiprMemAllocNodeParams {
+  hipMemPoolProps poolProps;
+  const hipMemAccessDesc* accessDescs;
+  size_t accessDescCount;
+  size_t bytesize;
+  void* dptr;
+};
+
+}  // namespace
+
+// Allocates now, at the address the node reports (see GraphMemory).
+hipError_t hipr::client::NewGraphMemory(Session& s, int device, size_t size, const hipMemPoolProps* pool,
+                                        const hipMemAccessDesc* access, size_t access_count,
+                                        std::shared_ptr<GraphMemory>* out) {
+  void* p = nullptr;
+  if (hipError_t e = AllocateDevice(s, device, size, 0, AllocationRole::kGraph, &p); e != hipSuccess) return e;
+  auto memory = std::make_shared<GraphMemory>(&s, device, reinterpret_cast<uint64_t>(p), size);
+  if (pool != nullptr) memory->pool = *pool;
+  if (access_count > 0) memory->access.assign(access, access + access_count);
+  *out = std::move(memory);
+  return hipSuccess;
+}
+
+HIPR_EXPORT hipError_t hipGraphAddMemAllocNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                               size_t dep_count, HiprMemAllocNodeParams* params) {
+  return ApiCall("hipGraphAddMemAllocNode", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (node == nullptr || params == nullptr || params->bytesize == 0 ||
+        params->poolProps.allocType != hipMemAllocationTypePinned ||
+        params->poolProps.location.type != hipMemLocationTypeDevice ||
+        params->accessDescCount > s->devices().size() || (params->accessDescCount > 0 && params->accessDescs == nullptr))
+      return hipErrorInvalidValue;
+    const int device = params->poolProps.location.id;
+    if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return hipErrorInvalidValue;
+    for (size_t i = 0; i < params->accessDescCount; ++i)
+      if (params->accessDescs[i].location.type != hipMemLocationTypeDevice ||
+          CheckDevice(*s, params->accessDescs[i].location.id) != hipSuccess)
+        return hipErrorInvalidValue;
+    std::shared_ptr<GraphMemory> memory;
+    if (hipError_t e = NewGraphMemory(*s, device, params->bytesize, &params->poolProps, params->accessDescs,
+                                      params->accessDescCount, &memory);
+        e != hipSuccess)
+      return e;
+    void* dptr = reinterpret_cast<void*>(memory->address);
+    // On failure the node's memory goes with it.
+    if (hipError_t e = GraphAddNode(graph, deps, dep_count, device, MemAllocNode{std::move(memory)}, node);
+        e != hipSuccess)
+      return e;
+    params->dptr = dptr;
+    return hipSuccess;
+  });
+}
+
+namespace {
+
+hipError_t AddMemFreeNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps, size_t dep_count,
+                          void* ptr) {
+  if (node == nullptr) return hipErrorInvalidValue;
+  DeviceAllocation a;
+  // Only a graph's own allocation (a free of other memory has no node form).
+  if (!Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a) || !a.graph ||
+      a.base != reinterpret_cast<uint64_t>(ptr))
+    return hipErrorInvalidValue;
+  return GraphAddNode(graph, deps, dep_count, a.device, MemFreeNode{a.base}, node);
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipGraphAddMemFreeNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                              size_t dep_count, void* ptr) {
+  return ApiCall("hipGraphAddMemFreeNode", [&] { return AddMemFreeNode(node, graph, deps, dep_count, ptr); });
+}
+
+HIPR_EXPORT hipError_t hipDrvGraphAddMemFreeNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                                 size_t dep_count, hipDeviceptr_t ptr) {
+  return ApiCall("hipDrvGraphAddMemFreeNode", [&] { return AddMemFreeNode(node, graph, deps, dep_count, ptr); });
+}
+
+HIPR_EXPORT hipError_t hipGraphMemAllocNodeGetParams(hipGraphNode_t node, HiprMemAllocNodeParams* params) {
+  return ApiCall("hipGraphMemAllocNodeGetParams", [&] {
+    if (params == nullptr) return hipErrorInvalidValue;
+    GraphOp op;
+    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    const auto* a = std::get_if<MemAllocNode>(&op);
+    if (a == nullptr) return hipErrorInvalidValue;
+    params->poolProps = a->memory->pool;
+    params->accessDescs = a->memory->access.empty() ? nullptr : a->memory->access.data();
+    params->accessDescCount = a->memory->access.size();
+    params->bytesize = a->memory->size;
+    params->dptr = reinterpret_cast<void*>(a->memory->address);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphMemFreeNodeGetParams(hipGraphNode_t node, void* ptr_out) {
+  return ApiCall("hipGraphMemFreeNodeGetParams", [&] {
+    if (ptr_out == nullptr) return hipErrorInvalidValue;
+    GraphOp op;
+    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    const auto* f = std::get_if<MemFreeNode>(&op);
+    if (f == nullptr) return hipErrorInvalidValue;
+    *static_cast<void**>(ptr_out) = reinterpret_cast<void*>(f->address);
+    return hipSuccess;
+  });
+}
+
+// hipGraphMemAttributeType (ROCm 5.3+; not in Debian's 5.2 header).
+enum : int { kGraphMemUsedCurrent = 0, kGraphMemUsedHigh = 1, kGraphMemReservedCurrent = 2, kGraphMemReservedHigh = 3 };
+
+HIPR_EXPORT hipError_t hipDeviceGetGraphMemAttribute(int device, int attr, void* value) {
+  return ApiCall("hipDeviceGetGraphMemAttribute", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
+    if (value == nullptr) return hipErrorInvalidValue;
+    uint64_t current = 0;
+    uint64_t high = 0;
+    GraphMemoryUse(device, &current, &high);
+    switch (attr) {
+      case kGraphMemUsedCurrent:
+      case kGraphMemReservedCurrent: *static_cast<uint64_t*>(value) = current; return hipSuccess;
+      case kGraphMemUsedHigh:
+      case kGraphMemReservedHigh: *static_cast<uint64_t*>(value) = high; return hipSuccess;
+      default: return hipErrorInvalidValue;
+    }
+  });
+}
+
+// Only the high watermarks can be set, and only to 0 (back to what graphs
+// hold now), as natively.
+HIPR_EXPORT hipError_t hipDeviceSetGraphMemAttribute(int device, int attr, void* value) {
+  return ApiCall("hipDeviceSetGraphMemAttribute", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
+    if (value == nullptr || (attr != kGraphMemUsedHigh && attr != kGraphMemReservedHigh) ||
+        *static_cast<const uint64_t*>(value) != 0)
+      return hipErrorInvalidValue;
+    ResetGraphMemoryHigh(device);
+    return hipSuccess;
+  });
+}
+
 HIPR_EXPORT hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
                                                size_t dep_count, void* dst, const void* src, size_t count,
                                                hipMemcpyKind kind) {
@@ -380,7 +529,11 @@ HIPR_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t node, hipGraphNodeType
     hipGraphNodeType internal = hipGraphNodeTypeEmpty;
     if (type == nullptr) return NodeGetType(node, type);
     if (hipError_t e = NodeGetType(node, &internal); e != hipSuccess) return e;
-    *type = static_cast<hipGraphNodeType>(major >= 6 ? internal - 1 : internal);
+    // Memory nodes have no 5.x number: every caller gets 6.x's 10 and 11.
+    if (internal == kNodeTypeMemAlloc || internal == kNodeTypeMemFree)
+      *type = static_cast<hipGraphNodeType>(internal == kNodeTypeMemAlloc ? 10 : 11);
+    else
+      *type = static_cast<hipGraphNodeType>(major >= 6 ? internal - 1 : internal);
     return hipSuccess;
   });
 }

@@ -41,8 +41,9 @@ HIPR_EXPORT hipError_t hipIpcOpenMemHandle(void** dev_ptr, hipIpcMemHandle_t han
   return ApiCall("hipIpcOpenMemHandle", [&] {
     Session* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
-    if (dev_ptr == nullptr || (flags & ~static_cast<unsigned>(hipIpcMemLazyEnablePeerAccess)) != 0)
-      return hipErrorInvalidValue;
+    // hipIpcMemLazyEnablePeerAccess is 0 in 5.x's headers and 1 in 6.x's:
+    // either is the one flag there is.
+    if (dev_ptr == nullptr || flags > 1u) return hipErrorInvalidValue;
     int device = 0;
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
     msg::IpcOpenMemHandleRequest req;

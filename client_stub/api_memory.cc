@@ -234,6 +234,9 @@ hipError_t FreeAllocation(void* ptr, bool synchronizing, AllocationRole role = A
   if (c.allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a) &&
       (a.module_global || a.ipc_opened || a.vmm || a.array != (role == AllocationRole::kArray)))
     return hipErrorInvalidValue;  // A module's variable, an opened IPC handle, a mapping or an array's memory.
+  // A graph's allocation: its graph owns the memory (graph.h GraphMemory),
+  // which stays for the graph's next launch; the application is done with it.
+  if (a.graph) return hipSuccess;
   if (synchronizing && AnyCapture()) {
     if (hipError_t e = CheckNotCapturing(a.device, 0, true); e != hipSuccess) return e;
   }
@@ -263,20 +266,50 @@ HIPR_EXPORT hipError_t hipFree(void* ptr) {
 
 namespace {
 
-// Graph memory nodes are not supported: a stream-ordered allocation or free
-// on a capturing stream is refused (hipErrorStreamCaptureUnsupported) and
-// invalidates the capture, rather than happening at capture time while the
-// captured work runs later.
-hipError_t RefuseInCapture(const char* api, const StreamTarget& target) {
-  if (!AnyCapture()) return hipSuccess;
+bool Capturing(const StreamTarget& target) {
+  if (!AnyCapture()) return false;
   hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
-  if (CaptureInfo(target.id, &status, nullptr, nullptr, nullptr, nullptr) != hipSuccess ||
-      status == hipStreamCaptureStatusNone)
+  return CaptureInfo(target.id, &status, nullptr, nullptr, nullptr, nullptr) == hipSuccess &&
+         status != hipStreamCaptureStatusNone;
+}
+
+// A stream-ordered allocation on a capturing stream becomes a memory
+// allocation node (graph.h GraphMemory: allocated now, owned by the graph).
+// *captured: whether the stream captures (then the call is done).
+hipError_t CaptureAlloc(Session& s, const StreamTarget& target, size_t size, void** ptr, bool* captured) {
+  *captured = Capturing(target);
+  if (!*captured) return hipSuccess;
+  if (size == 0) {
+    *ptr = nullptr;
     return hipSuccess;
-  HIPR_LOG_ONCE(kWarn, "%s on a capturing stream: graph memory nodes are not supported by hipr; returning "
-                       "hipErrorStreamCaptureUnsupported", api);
-  (void)CheckNotCapturing(target.device, target.id, false);  // Invalidates the capture.
-  return hipErrorStreamCaptureUnsupported;
+  }
+  std::shared_ptr<GraphMemory> memory;
+  if (hipError_t e = NewGraphMemory(s, target.device, size, nullptr, nullptr, 0, &memory); e != hipSuccess) return e;
+  const uint64_t address = memory->address;
+  hipError_t result = hipSuccess;
+  if (!CaptureNode(target.device, target.id, MemAllocNode{std::move(memory)}, &result)) return hipErrorUnknown;
+  if (result == hipSuccess) *ptr = reinterpret_cast<void*>(address);
+  return result;
+}
+
+// A stream-ordered free on a capturing stream: a memory free node for a
+// graph's own allocation; any other memory cannot be freed in a capture
+// (hipErrorStreamCaptureUnsupported, which invalidates it), as the free
+// would happen now while the captured work runs later.
+hipError_t CaptureFree(void* ptr, const StreamTarget& target, bool* captured) {
+  *captured = Capturing(target);
+  if (!*captured || ptr == nullptr) return hipSuccess;
+  DeviceAllocation a;
+  if (!Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a) || !a.graph ||
+      a.base != reinterpret_cast<uint64_t>(ptr)) {
+    HIPR_LOG_ONCE(kWarn, "hipFreeAsync on a capturing stream of memory no graph allocated: returning "
+                         "hipErrorStreamCaptureUnsupported");
+    (void)CheckNotCapturing(target.device, target.id, false);  // Invalidates the capture.
+    return hipErrorStreamCaptureUnsupported;
+  }
+  hipError_t result = hipSuccess;
+  if (!CaptureNode(target.device, target.id, MemFreeNode{a.base}, &result)) return hipErrorUnknown;
+  return result;
 }
 
 }  // namespace
@@ -292,7 +325,8 @@ HIPR_EXPORT hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t strea
     if (ptr == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
-    if (hipError_t e = RefuseInCapture("hipMallocAsync", target); e != hipSuccess) return e;
+    bool captured = false;
+    if (hipError_t e = CaptureAlloc(*s, target, size, ptr, &captured); e != hipSuccess || captured) return e;
     if (size == 0) {
       *ptr = nullptr;
       return hipSuccess;
@@ -311,10 +345,11 @@ HIPR_EXPORT hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPoo
     if (ptr == nullptr || pool == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
-    if (hipError_t e = RefuseInCapture("hipMallocFromPoolAsync", target); e != hipSuccess) return e;
     uint64_t threshold = 0;
     if (hipError_t e = hipMemPoolGetAttribute(pool, hipMemPoolAttrReleaseThreshold, &threshold); e != hipSuccess)
       return e;
+    bool captured = false;
+    if (hipError_t e = CaptureAlloc(*s, target, size, ptr, &captured); e != hipSuccess || captured) return e;
     if (size == 0) {
       *ptr = nullptr;
       return hipSuccess;
@@ -328,7 +363,8 @@ HIPR_EXPORT hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
-    if (hipError_t e = RefuseInCapture("hipFreeAsync", target); e != hipSuccess) return e;
+    bool captured = false;
+    if (hipError_t e = CaptureFree(ptr, target, &captured); e != hipSuccess || captured) return e;
     return FreeAllocation(ptr, false);
   });
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <new>
 #include <set>
@@ -58,6 +59,7 @@ struct ExecNode {
 
 struct Exec {
   std::unordered_map<UserObject*, uint64_t> user_refs;  // Taken from the graph at instantiation.
+  std::vector<std::shared_ptr<GraphMemory>> memory;      // Its memory nodes' memory, held while it lives.
   std::set<std::pair<int, uint64_t>> launched_on;       // (device, stream) of its launches.
   uint64_t id = 0;  // The worker's graph id (when on_worker).
   int device = 0;
@@ -367,10 +369,21 @@ hipError_t Replay(Session& s, const Exec& exec, hipStream_t stream, int device, 
   return hipSuccess;
 }
 
+// Appends the memory of every allocation node of `g` (child graphs too).
+void HoldMemory(const Graph& g, std::vector<std::shared_ptr<GraphMemory>>* out) {
+  for (const auto& n : g.nodes) {
+    if (const auto* a = std::get_if<MemAllocNode>(&n->op)) out->push_back(a->memory);
+    if (const auto* c = std::get_if<ChildGraphNode>(&n->op)) HoldMemory(*reinterpret_cast<const Graph*>(c->graph), out);
+  }
+}
+
 // Appends what `op` (on `device`) runs to *out. False when a child graph
 // has a cycle.
 bool Lower(int device, const GraphOp& op, std::vector<LoweredOp>* out) {
-  if (std::holds_alternative<EmptyNode>(op)) return true;
+  // Memory nodes run nothing: their memory lives as long as the graph.
+  if (std::holds_alternative<EmptyNode>(op) || std::holds_alternative<MemAllocNode>(op) ||
+      std::holds_alternative<MemFreeNode>(op))
+    return true;
   if (const auto* c = std::get_if<Memcpy3DNode>(&op)) {
     for (const CopyPiece& p : c->pieces)
       std::visit([&](const auto& piece) { out->push_back(LoweredOp{device, piece}); }, p);
@@ -463,6 +476,59 @@ hipError_t Publish(uint64_t old_id, const std::vector<msg::GraphCreateRequest>& 
 
 }  // namespace
 
+namespace {
+
+struct GraphMemoryCounts {
+  std::mutex mu;
+  std::map<int, std::pair<uint64_t, uint64_t>> by_device;  // GUARDED_BY(mu): current, high.
+};
+GraphMemoryCounts& Counts() {
+  static auto* counts = new GraphMemoryCounts;  // Never destroyed: graphs may outlive static destruction.
+  return *counts;
+}
+
+}  // namespace
+
+void GraphMemoryUse(int device, uint64_t* current, uint64_t* high) {
+  GraphMemoryCounts& c = Counts();
+  std::lock_guard lock(c.mu);
+  auto it = c.by_device.find(device);
+  *current = it == c.by_device.end() ? 0 : it->second.first;
+  *high = it == c.by_device.end() ? 0 : it->second.second;
+}
+
+void ResetGraphMemoryHigh(int device) {
+  GraphMemoryCounts& c = Counts();
+  std::lock_guard lock(c.mu);
+  auto& [current, high] = c.by_device[device];
+  high = current;
+}
+
+GraphMemory::GraphMemory(const void* session, int device, uint64_t address, uint64_t size)
+    : session(session), device(device), address(address), size(size) {
+  GraphMemoryCounts& c = Counts();
+  std::lock_guard lock(c.mu);
+  auto& [current, high] = c.by_device[device];
+  current += size;
+  high = std::max(high, current);
+}
+
+GraphMemory::~GraphMemory() {
+  {
+    GraphMemoryCounts& counts = Counts();
+    std::lock_guard lock(counts.mu);
+    counts.by_device[device].first -= size;
+  }
+  Client& c = Client::Get();
+  DeviceAllocation a;
+  // Gone already where a forked child abandoned its parent's allocations.
+  if (!c.allocations().FindDevice(address, 0, &a) || !a.graph || a.base != address) return;
+  (void)c.allocations().RemoveDevice(address, &a);
+  Session* s = c.LiveSession();
+  if (s != nullptr && s == session) (void)s->Post(wire::Op::kFree, msg::FreeRequest{address});
+  if (a.outside_window) c.reservations().Release(a.base, a.size);
+}
+
 hipGraphNodeType NodeTypeOf(const GraphOp& op) {
   if (std::holds_alternative<KernelNode>(op)) return hipGraphNodeTypeKernel;
   if (std::holds_alternative<msg::MemsetRequest>(op)) return hipGraphNodeTypeMemset;
@@ -473,6 +539,8 @@ hipGraphNodeType NodeTypeOf(const GraphOp& op) {
   if (std::holds_alternative<EventRecordNode>(op)) return hipGraphNodeTypeEventRecord;
   if (std::holds_alternative<EventWaitNode>(op)) return hipGraphNodeTypeWaitEvent;
   if (std::holds_alternative<ChildGraphNode>(op)) return hipGraphNodeTypeGraph;
+  if (std::holds_alternative<MemAllocNode>(op)) return static_cast<hipGraphNodeType>(kNodeTypeMemAlloc);
+  if (std::holds_alternative<MemFreeNode>(op)) return static_cast<hipGraphNodeType>(kNodeTypeMemFree);
   return hipGraphNodeTypeEmpty;
 }
 
@@ -1089,6 +1157,7 @@ hipError_t GraphInstantiate(hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode
     }
     Rebuild(*e, r.next_exec, &old_id, &frames);
     r.TakeRefs(*g, &e->user_refs);
+    HoldMemory(*g, &e->memory);
   }
   if (hipError_t err = Publish(old_id, frames); err != hipSuccess) {
     {

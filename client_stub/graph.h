@@ -90,10 +90,59 @@ struct ChildGraphNode {
   hipGraph_t graph = nullptr;
 };
 
+// Memory of a graph's allocation node (hipGraphAddMemAllocNode, or a
+// hipMallocAsync captured): allocated when the node is made, at the address
+// the node reports, and freed when the last graph, clone or executable
+// graph holding the node goes (the worker frees it after the work queued
+// before). Launches neither allocate nor free: the memory stays valid
+// between the allocation and free nodes and beyond, which HIP allows, and
+// a hipFree(Async) of it outside the graph ends only the application's use.
+struct GraphMemory {
+  GraphMemory(const void* session, int device, uint64_t address, uint64_t size);
+  ~GraphMemory();
+  GraphMemory(const GraphMemory&) = delete;
+  GraphMemory& operator=(const GraphMemory&) = delete;
+  const void* session;  // The Session it came from (compared, never dereferenced).
+  int device;
+  uint64_t address;
+  uint64_t size;
+  // The parameters as given, for hipGraphMemAllocNodeGetParams (whose
+  // accessDescs point here while the node lives).
+  hipMemPoolProps pool{};
+  std::vector<hipMemAccessDesc> access;
+};
+
+// hipGraphAddMemAllocNode's node.
+struct MemAllocNode {
+  std::shared_ptr<GraphMemory> memory;
+};
+// hipGraphAddMemFreeNode's node.
+struct MemFreeNode {
+  uint64_t address = 0;
+};
+
+// hipDeviceGetGraphMemAttribute's figures for `device`: the bytes graphs
+// hold now, and the most since the last ResetGraphMemoryHigh (graphs cache
+// nothing beyond their nodes' memory, so reserved is used).
+void GraphMemoryUse(int device, uint64_t* current, uint64_t* high);
+void ResetGraphMemoryHigh(int device);
+
+class Session;
+// Allocates `size` bytes on `device` for a memory allocation node (pool
+// properties and access as given, for its GetParams). api_graph.cc.
+hipError_t NewGraphMemory(Session& s, int device, size_t size, const hipMemPoolProps* pool,
+                          const hipMemAccessDesc* access, size_t access_count, std::shared_ptr<GraphMemory>* out);
+
 // What a node does. Device requests keep device/stream of capture time;
 // a launch replaces both.
 using GraphOp = std::variant<EmptyNode, KernelNode, msg::MemsetRequest, msg::CopyOnDeviceRequest, HostCopyNode,
-                             HostFnNode, EventRecordNode, EventWaitNode, Memcpy3DNode, ChildGraphNode>;
+                             HostFnNode, EventRecordNode, EventWaitNode, Memcpy3DNode, ChildGraphNode, MemAllocNode,
+                             MemFreeNode>;
+
+// Node types past 5.x's hipGraphNodeType (which the graph layer numbers
+// by): hipGraphNodeGetType turns them into 6.x's 10 and 11.
+inline constexpr int kNodeTypeMemAlloc = 100;
+inline constexpr int kNodeTypeMemFree = 101;
 
 hipGraphNodeType NodeTypeOf(const GraphOp& op);
 

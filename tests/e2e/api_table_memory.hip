@@ -2276,10 +2276,12 @@ void DrvMemcpy2DUnaligned() {
   HIP_EXPECT(hipDrvMemcpy2DUnaligned(nullptr), hipErrorInvalidValue);
 }
 
-// Graph memory nodes are not supported: stream-ordered allocation and free
-// on a capturing stream are refused and invalidate the capture; hipFree
-// during a global capture is refused (it synchronizes), while hipFreeAsync
-// on another stream is not.
+// Captured, stream-ordered allocation and free become the graph's memory
+// nodes: the memory is the graph's, at the address the capture returned,
+// and every launch finds it. Freeing memory no graph allocated in a
+// capture is refused and invalidates it; hipFree during a global capture
+// is refused too (it synchronizes), while hipFreeAsync on another stream
+// is not.
 void CheckRefusedInCapture(const char* what, hipError_t (*call)(hipStream_t, void*), void* arg) {
   hipStream_t s = NewStream();
   HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
@@ -2291,29 +2293,66 @@ void CheckRefusedInCapture(const char* what, hipError_t (*call)(hipStream_t, voi
 }
 
 void StreamOrderedMemoryInCapture() {
-  void* p = DevAlloc(4096);
-  CheckRefusedInCapture(
-      "hipMallocAsync", [](hipStream_t s, void*) { void* q = nullptr; return hipMallocAsync(&q, 64, s); }, nullptr);
-  CheckRefusedInCapture("hipFreeAsync", [](hipStream_t s, void* q) { return hipFreeAsync(q, s); }, p);
+  hipStream_t s = NewStream();
+  void* out = DevAlloc(8192);
   hipMemPool_t pool = nullptr;
   HIP_OK(hipDeviceGetDefaultMemPool(&pool, 0));
-  CheckRefusedInCapture(
-      "hipMallocFromPoolAsync",
-      [](hipStream_t s, void* pl) {
-        void* q = nullptr;
-        return hipMallocFromPoolAsync(&q, 64, static_cast<hipMemPool_t>(pl), s);
-      },
-      pool);
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+  void* q = nullptr;
+  void* r = nullptr;
+  HIP_OK(hipMallocAsync(&q, 4096, s));
+  HIP_OK(hipMallocFromPoolAsync(&r, 4096, pool, s));
+  CHECK(q != nullptr && r != nullptr && q != r, "captured allocations gave %p and %p", q, r);
+  HIP_OK(hipMemsetAsync(q, 0x3c, 4096, s));
+  HIP_OK(hipMemsetAsync(r, 0x4d, 4096, s));
+  HIP_OK(hipMemcpyAsync(out, q, 4096, hipMemcpyDeviceToDevice, s));
+  HIP_OK(hipMemcpyAsync(static_cast<char*>(out) + 4096, r, 4096, hipMemcpyDeviceToDevice, s));
+  HIP_OK(hipFreeAsync(q, s));
+  HIP_OK(hipFreeAsync(r, s));
+  hipGraph_t g = nullptr;
+  HIP_OK(hipStreamEndCapture(s, &g));
+  size_t count = 0;
+  HIP_OK(hipGraphGetNodes(g, nullptr, &count));
+  CHECK(count == 8, "the capture made %zu nodes, not 8", count);
+  std::vector<hipGraphNode_t> nodes(count);
+  HIP_OK(hipGraphGetNodes(g, nodes.data(), &count));
+  int allocs = 0, frees = 0;
+  for (hipGraphNode_t n : nodes) {
+    hipGraphNodeType t = hipGraphNodeTypeCount;
+    HIP_OK(hipGraphNodeGetType(n, &t));
+    allocs += t == 10;  // 6.x's memory node numbers, for every caller.
+    frees += t == 11;
+  }
+  CHECK(allocs == 2 && frees == 2, "%d allocation and %d free nodes", allocs, frees);
+  hipGraphExec_t exec = nullptr;
+  HIP_OK(hipGraphInstantiate(&exec, g, nullptr, nullptr, 0));
+  for (int launch = 0; launch < 2; ++launch) {
+    HIP_OK(hipMemset(out, 0, 8192));
+    HIP_OK(hipGraphLaunch(exec, s));
+    HIP_OK(hipStreamSynchronize(s));
+    std::vector<uint8_t> back(8192);
+    HIP_OK(hipMemcpy(back.data(), out, back.size(), hipMemcpyDeviceToHost));
+    CHECK_BYTES_EQUAL(back.data(), 4096, 0x3c, "launch through the captured allocation");
+    CHECK_BYTES_EQUAL(back.data() + 4096, 4096, 0x4d, "launch through the captured pool allocation");
+  }
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+  hipPointerAttribute_t attr = {};
+  HIP_EXPECT(hipPointerGetAttributes(&attr, q), hipErrorInvalidValue);  // Gone with its graphs.
+  // Memory no graph allocated cannot be freed in a capture.
+  void* p = DevAlloc(4096);
+  CheckRefusedInCapture("hipFreeAsync", [](hipStream_t st, void* m) { return hipFreeAsync(m, st); }, p);
   // The refused free left the allocation; hipFree during a global capture
   // is refused too, and a free on another stream is allowed.
-  hipStream_t s = NewStream(), other = NewStream();
+  hipStream_t other = NewStream();
   HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
-  void* q = DevAlloc(4096);
-  HIP_OK(hipFreeAsync(q, other));
+  void* plain = DevAlloc(4096);
+  HIP_OK(hipFreeAsync(plain, other));
   HIP_EXPECT(hipFree(p), hipErrorStreamCaptureUnsupported);
-  hipGraph_t g = nullptr;
+  g = nullptr;
   HIP_EXPECT(hipStreamEndCapture(s, &g), hipErrorStreamCaptureInvalidated);
   HIP_OK(hipFree(p));
+  HIP_OK(hipFree(out));
   HIP_OK(hipStreamDestroy(s));
   HIP_OK(hipStreamDestroy(other));
 }

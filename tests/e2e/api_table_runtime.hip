@@ -35,6 +35,31 @@ union HiprBatchMemOp {
 };
 static_assert(sizeof(HiprBatchMemOp) == 48, "hipStreamBatchMemOpParams is 48 bytes");
 enum : int { kOpWait32 = 1, kOpWrite32 = 2, kOpFlush = 3, kOpWait64 = 4, kOpWrite64 = 5, kOpBarrier = 6 };
+// Graph memory nodes (ROCm 5.5+), their parameters by layout.
+struct HiprMemAllocNodeParams {
+  hipMemPoolProps poolProps;
+  const hipMemAccessDesc* accessDescs;
+  size_t accessDescCount;
+  size_t bytesize;
+  void* dptr;
+};
+extern "C" {
+hipError_t hipGraphAddMemAllocNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                   size_t dep_count, HiprMemAllocNodeParams* params);
+hipError_t hipGraphAddMemFreeNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                  size_t dep_count, void* ptr);
+hipError_t hipDrvGraphAddMemFreeNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                     size_t dep_count, hipDeviceptr_t ptr);
+hipError_t hipGraphMemAllocNodeGetParams(hipGraphNode_t node, HiprMemAllocNodeParams* params);
+hipError_t hipGraphMemFreeNodeGetParams(hipGraphNode_t node, void* ptr_out);
+hipError_t hipDeviceGetGraphMemAttribute(int device, int attr, void* value);
+hipError_t hipDeviceSetGraphMemAttribute(int device, int attr, void* value);
+}
+enum : int { kGraphMemUsedCurrent = 0, kGraphMemUsedHigh = 1, kGraphMemReservedCurrent = 2, kGraphMemReservedHigh = 3 };
+// Memory nodes' types, 6.x numbers for every caller (5.x has none).
+constexpr int kMemAllocNodeType = 10;
+constexpr int kMemFreeNodeType = 11;
+
 extern "C" hipError_t hipStreamBatchMemOp(hipStream_t stream, unsigned int count, HiprBatchMemOp* ops,
                                           unsigned int flags);
 
@@ -1370,6 +1395,212 @@ void StreamBatchMemOp() {
   HIP_OK(hipStreamDestroy(b));
   HIP_OK(hipFree(flag));
   HIP_OK(hipFree(out));
+}
+
+uint64_t GraphMemUsed(int device, int attr = kGraphMemUsedCurrent) {
+  uint64_t v = ~0ull;
+  HIP_OK(hipDeviceGetGraphMemAttribute(device, attr, &v));
+  return v;
+}
+
+HiprMemAllocNodeParams AllocParams(int device, size_t bytes) {
+  HiprMemAllocNodeParams p = {};
+  p.poolProps.allocType = hipMemAllocationTypePinned;
+  p.poolProps.location.type = hipMemLocationTypeDevice;
+  p.poolProps.location.id = device;
+  p.bytesize = bytes;
+  return p;
+}
+
+// alloc -> memset -> copy to host -> free, on device 1; launched twice.
+void GraphAddMemAllocNode() {
+  const uint64_t used_before = GraphMemUsed(1);
+  hipGraph_t g = nullptr;
+  HIP_OK(hipGraphCreate(&g, 0));
+  hipMemAccessDesc access = {};
+  access.location.type = hipMemLocationTypeDevice;
+  access.location.id = 0;
+  access.flags = hipMemAccessFlagsProtReadWrite;
+  HiprMemAllocNodeParams params = AllocParams(1, 8192);
+  params.accessDescs = &access;
+  params.accessDescCount = 1;
+  hipGraphNode_t alloc = nullptr;
+  HIP_OK(hipGraphAddMemAllocNode(&alloc, g, nullptr, 0, &params));
+  CHECK(params.dptr != nullptr, "no address from the allocation node");
+  hipPointerAttribute_t attr = {};
+  HIP_OK(hipPointerGetAttributes(&attr, params.dptr));
+  CHECK(attr.memoryType == hipMemoryTypeDevice && attr.device == 1, "the node's memory: type %d on device %d",
+        static_cast<int>(attr.memoryType), attr.device);
+  CHECK(GraphMemUsed(1) - used_before == 8192, "graph memory in use grew by %llu",
+        static_cast<unsigned long long>(GraphMemUsed(1) - used_before));
+  hipMemsetParams ms = {};
+  ms.dst = params.dptr;
+  ms.elementSize = 4;
+  ms.value = 0x600DF00Du;
+  ms.width = 2048;
+  ms.height = 1;
+  hipGraphNode_t set = nullptr;
+  HIP_OK(hipGraphAddMemsetNode(&set, g, &alloc, 1, &ms));
+  std::vector<uint32_t> host(2048, 0);
+  hipGraphNode_t down = nullptr;
+  HIP_OK(hipGraphAddMemcpyNode1D(&down, g, &set, 1, host.data(), params.dptr, 8192, hipMemcpyDeviceToHost));
+  hipGraphNode_t free_node = nullptr;
+  HIP_OK(hipGraphAddMemFreeNode(&free_node, g, &down, 1, params.dptr));
+  hipGraphNodeType type = hipGraphNodeTypeCount;
+  HIP_OK(hipGraphNodeGetType(alloc, &type));
+  CHECK(type == kMemAllocNodeType, "allocation node type %d", type);
+  HIP_OK(hipGraphNodeGetType(free_node, &type));
+  CHECK(type == kMemFreeNodeType, "free node type %d", type);
+  hipGraphExec_t exec = nullptr;
+  HIP_OK(hipGraphInstantiate(&exec, g, nullptr, nullptr, 0));
+  HIP_OK(hipSetDevice(1));  // The graph's device: launched on its null stream.
+  for (int launch = 0; launch < 2; ++launch) {
+    std::fill(host.begin(), host.end(), 0u);
+    HIP_OK(hipGraphLaunch(exec, nullptr));
+    HIP_OK(hipStreamSynchronize(nullptr));
+    for (size_t i = 0; i < host.size(); ++i)
+      CHECK(host[i] == 0x600DF00Du, "launch %d: word %zu is %#x", launch, i, host[i]);
+    // hipFree of graph memory ends the application's use; the graph keeps it.
+    if (launch == 0) HIP_OK(hipFree(params.dptr));
+  }
+  HIP_OK(hipSetDevice(0));
+  // The executable graph holds the memory after its graph is gone.
+  HIP_OK(hipGraphDestroy(g));
+  CHECK(GraphMemUsed(1) - used_before == 8192, "graph memory went with the graph but not its executable graph");
+  HIP_OK(hipGraphExecDestroy(exec));
+  CHECK(GraphMemUsed(1) == used_before, "graph memory in use is %llu after its graphs went, was %llu",
+        static_cast<unsigned long long>(GraphMemUsed(1)), static_cast<unsigned long long>(used_before));
+  // Bad parameters.
+  HIP_OK(hipGraphCreate(&g, 0));
+  hipGraphNode_t n = nullptr;
+  HiprMemAllocNodeParams bad = AllocParams(0, 0);
+  HIP_EXPECT(hipGraphAddMemAllocNode(&n, g, nullptr, 0, &bad), hipErrorInvalidValue);  // Zero bytes.
+  bad = AllocParams(2, 64);
+  HIP_EXPECT(hipGraphAddMemAllocNode(&n, g, nullptr, 0, &bad), hipErrorInvalidValue);  // No device 2.
+  bad = AllocParams(0, 64);
+  bad.poolProps.allocType = hipMemAllocationTypeInvalid;
+  HIP_EXPECT(hipGraphAddMemAllocNode(&n, g, nullptr, 0, &bad), hipErrorInvalidValue);
+  bad = AllocParams(0, 64);
+  bad.accessDescCount = 1;  // With no descriptors.
+  HIP_EXPECT(hipGraphAddMemAllocNode(&n, g, nullptr, 0, &bad), hipErrorInvalidValue);
+  HIP_EXPECT(hipGraphAddMemAllocNode(&n, g, nullptr, 0, nullptr), hipErrorInvalidValue);
+  CHECK(n == nullptr, "a refused node was handed out");
+  HIP_OK(hipGraphDestroy(g));
+}
+
+void GraphMemAllocNodeGetParams() {
+  hipGraph_t g = nullptr;
+  HIP_OK(hipGraphCreate(&g, 0));
+  hipMemAccessDesc access[2] = {};
+  for (int d = 0; d < 2; ++d) {
+    access[d].location.type = hipMemLocationTypeDevice;
+    access[d].location.id = d;
+    access[d].flags = hipMemAccessFlagsProtReadWrite;
+  }
+  HiprMemAllocNodeParams params = AllocParams(0, 1000);
+  params.accessDescs = access;
+  params.accessDescCount = 2;
+  hipGraphNode_t alloc = nullptr;
+  HIP_OK(hipGraphAddMemAllocNode(&alloc, g, nullptr, 0, &params));
+  HiprMemAllocNodeParams back = {};
+  HIP_OK(hipGraphMemAllocNodeGetParams(alloc, &back));
+  CHECK(back.dptr == params.dptr && back.bytesize == 1000 && back.poolProps.location.id == 0 &&
+            back.accessDescCount == 2 && back.accessDescs != nullptr && back.accessDescs[1].location.id == 1,
+        "read back: %p, %zu bytes, device %d, %zu descriptors", back.dptr, back.bytesize, back.poolProps.location.id,
+        back.accessDescCount);
+  hipGraphNode_t empty = nullptr;
+  HIP_OK(hipGraphAddEmptyNode(&empty, g, nullptr, 0));
+  HIP_EXPECT(hipGraphMemAllocNodeGetParams(empty, &back), hipErrorInvalidValue);
+  HIP_EXPECT(hipGraphMemAllocNodeGetParams(alloc, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+}
+
+void GraphAddMemFreeNode() {
+  hipGraph_t g = nullptr;
+  HIP_OK(hipGraphCreate(&g, 0));
+  HiprMemAllocNodeParams params = AllocParams(0, 256);
+  hipGraphNode_t alloc = nullptr;
+  HIP_OK(hipGraphAddMemAllocNode(&alloc, g, nullptr, 0, &params));
+  hipGraphNode_t free_node = nullptr;
+  HIP_OK(hipGraphAddMemFreeNode(&free_node, g, &alloc, 1, params.dptr));
+  void* plain = nullptr;
+  HIP_OK(hipMalloc(&plain, 256));
+  hipGraphNode_t n = nullptr;
+  HIP_EXPECT(hipGraphAddMemFreeNode(&n, g, nullptr, 0, plain), hipErrorInvalidValue);  // Not graph memory.
+  HIP_EXPECT(hipGraphAddMemFreeNode(&n, g, nullptr, 0, static_cast<char*>(params.dptr) + 8), hipErrorInvalidValue);
+  CHECK(n == nullptr, "a refused free node was handed out");
+  HIP_OK(hipFree(plain));
+  HIP_OK(hipGraphDestroy(g));
+}
+
+void DrvGraphAddMemFreeNode() {
+  hipGraph_t g = nullptr;
+  HIP_OK(hipGraphCreate(&g, 0));
+  HiprMemAllocNodeParams params = AllocParams(1, 512);
+  hipGraphNode_t alloc = nullptr;
+  HIP_OK(hipGraphAddMemAllocNode(&alloc, g, nullptr, 0, &params));
+  hipGraphNode_t free_node = nullptr;
+  HIP_OK(hipDrvGraphAddMemFreeNode(&free_node, g, &alloc, 1, params.dptr));
+  void* got = nullptr;
+  HIP_OK(hipGraphMemFreeNodeGetParams(free_node, &got));
+  CHECK(got == params.dptr, "the driver-API free node frees %p, not %p", got, params.dptr);
+  hipGraphNode_t n = nullptr;
+  HIP_EXPECT(hipDrvGraphAddMemFreeNode(&n, g, nullptr, 0, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+}
+
+void GraphMemFreeNodeGetParams() {
+  hipGraph_t g = nullptr;
+  HIP_OK(hipGraphCreate(&g, 0));
+  HiprMemAllocNodeParams params = AllocParams(0, 128);
+  hipGraphNode_t alloc = nullptr;
+  HIP_OK(hipGraphAddMemAllocNode(&alloc, g, nullptr, 0, &params));
+  hipGraphNode_t free_node = nullptr;
+  HIP_OK(hipGraphAddMemFreeNode(&free_node, g, &alloc, 1, params.dptr));
+  void* got = nullptr;
+  HIP_OK(hipGraphMemFreeNodeGetParams(free_node, &got));
+  CHECK(got == params.dptr, "the free node frees %p, not %p", got, params.dptr);
+  HIP_EXPECT(hipGraphMemFreeNodeGetParams(alloc, &got), hipErrorInvalidValue);  // An allocation node.
+  HIP_EXPECT(hipGraphMemFreeNodeGetParams(free_node, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphDestroy(g));
+}
+
+void DeviceGetGraphMemAttribute() {
+  const uint64_t before = GraphMemUsed(0);
+  hipGraph_t g = nullptr;
+  HIP_OK(hipGraphCreate(&g, 0));
+  HiprMemAllocNodeParams params = AllocParams(0, 1u << 20);
+  hipGraphNode_t alloc = nullptr;
+  HIP_OK(hipGraphAddMemAllocNode(&alloc, g, nullptr, 0, &params));
+  CHECK(GraphMemUsed(0) == before + (1u << 20), "in use: %llu", static_cast<unsigned long long>(GraphMemUsed(0)));
+  CHECK(GraphMemUsed(0, kGraphMemReservedCurrent) == GraphMemUsed(0), "reserved differs from used");
+  CHECK(GraphMemUsed(0, kGraphMemUsedHigh) >= before + (1u << 20), "the high watermark is below what is in use");
+  HIP_OK(hipGraphDestroy(g));
+  CHECK(GraphMemUsed(0) == before, "in use after the graph went: %llu", static_cast<unsigned long long>(GraphMemUsed(0)));
+  CHECK(GraphMemUsed(0, kGraphMemReservedHigh) >= before + (1u << 20), "the high watermark forgot the peak");
+  uint64_t v = 0;
+  HIP_EXPECT(hipDeviceGetGraphMemAttribute(0, 9, &v), hipErrorInvalidValue);
+  HIP_EXPECT(hipDeviceGetGraphMemAttribute(5, kGraphMemUsedCurrent, &v), hipErrorInvalidDevice);
+  HIP_EXPECT(hipDeviceGetGraphMemAttribute(0, kGraphMemUsedCurrent, nullptr), hipErrorInvalidValue);
+}
+
+void DeviceSetGraphMemAttribute() {
+  hipGraph_t g = nullptr;
+  HIP_OK(hipGraphCreate(&g, 0));
+  HiprMemAllocNodeParams params = AllocParams(1, 4096);
+  hipGraphNode_t alloc = nullptr;
+  HIP_OK(hipGraphAddMemAllocNode(&alloc, g, nullptr, 0, &params));
+  HIP_OK(hipGraphDestroy(g));
+  uint64_t zero = 0;
+  uint64_t five = 5;
+  HIP_OK(hipDeviceSetGraphMemAttribute(1, kGraphMemUsedHigh, &zero));
+  CHECK(GraphMemUsed(1, kGraphMemUsedHigh) == GraphMemUsed(1), "a reset watermark is %llu, in use %llu",
+        static_cast<unsigned long long>(GraphMemUsed(1, kGraphMemUsedHigh)),
+        static_cast<unsigned long long>(GraphMemUsed(1)));
+  HIP_OK(hipDeviceSetGraphMemAttribute(1, kGraphMemReservedHigh, &zero));
+  HIP_EXPECT(hipDeviceSetGraphMemAttribute(0, kGraphMemUsedHigh, &five), hipErrorInvalidValue);
+  HIP_EXPECT(hipDeviceSetGraphMemAttribute(0, kGraphMemUsedCurrent, &zero), hipErrorInvalidValue);
+  HIP_EXPECT(hipDeviceSetGraphMemAttribute(2, kGraphMemUsedHigh, &zero), hipErrorInvalidDevice);
 }
 
 // Queues a wait on `a`, then a memset after it; checks the memset waits
@@ -4811,6 +5042,13 @@ const e2e::Row kRows[] = {
     {"hipStreamWaitValue32", StreamWaitValue32},
     {"hipStreamWaitValue64", StreamWaitValue64},
     {"hipStreamBatchMemOp", StreamBatchMemOp},
+    {"hipGraphAddMemAllocNode", GraphAddMemAllocNode},
+    {"hipGraphMemAllocNodeGetParams", GraphMemAllocNodeGetParams},
+    {"hipGraphAddMemFreeNode", GraphAddMemFreeNode},
+    {"hipDrvGraphAddMemFreeNode", DrvGraphAddMemFreeNode},
+    {"hipGraphMemFreeNodeGetParams", GraphMemFreeNodeGetParams},
+    {"hipDeviceGetGraphMemAttribute", DeviceGetGraphMemAttribute},
+    {"hipDeviceSetGraphMemAttribute", DeviceSetGraphMemAttribute},
     {"hipStreamWriteValue32", StreamWriteValue32},
     {"hipStreamWriteValue64", StreamWriteValue64},
     {"hipStreamWaitEvent_spt", StreamWaitEventSpt},

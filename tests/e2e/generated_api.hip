@@ -96,28 +96,6 @@ void CtxSetSharedMemConfig() {
   HIP_EXPECT(hipCtxSetSharedMemConfig(static_cast<hipSharedMemConfig>(-1)), hipErrorInvalidValue);
 }
 
-void GetGraphMemAttribute() {
-  uint64_t v = kSentinel;
-  HIP_OK(hipDeviceGetGraphMemAttribute(0, kGraphMemUsedCurrent, &v));
-  CHECK(v == 0, "graph memory in use %llu with no graph allocating", (unsigned long long)v);
-  v = kSentinel;
-  HIP_EXPECT(hipDeviceGetGraphMemAttribute(0, 9, &v), hipErrorInvalidValue);
-  HIP_EXPECT(hipDeviceGetGraphMemAttribute(5, kGraphMemUsedCurrent, &v), hipErrorInvalidDevice);
-  CHECK(v == kSentinel, "a failed call wrote %llu", (unsigned long long)v);
-  HIP_EXPECT(hipDeviceGetGraphMemAttribute(0, kGraphMemUsedCurrent, nullptr), hipErrorInvalidValue);
-}
-
-void SetGraphMemAttribute() {
-  uint64_t zero = 0;
-  uint64_t five = 5;
-  HIP_OK(hipDeviceSetGraphMemAttribute(1, kGraphMemUsedHigh, &zero));
-  HIP_OK(hipDeviceSetGraphMemAttribute(0, kGraphMemReservedHigh, &zero));
-  // Only the watermarks can be set, and only back to 0.
-  HIP_EXPECT(hipDeviceSetGraphMemAttribute(0, kGraphMemUsedHigh, &five), hipErrorInvalidValue);
-  HIP_EXPECT(hipDeviceSetGraphMemAttribute(0, kGraphMemUsedCurrent, &zero), hipErrorInvalidValue);
-  HIP_EXPECT(hipDeviceSetGraphMemAttribute(2, kGraphMemUsedHigh, &zero), hipErrorInvalidDevice);
-}
-
 void GraphMemTrim() {
   HIP_EXPECT(hipDeviceGraphMemTrim(7), hipErrorInvalidDevice);
   HIP_OK(hipDeviceGraphMemTrim(1));  // Fire-and-forget: its error would surface at the synchronize.
@@ -354,8 +332,6 @@ const Row kRows[] = {
     {"hipDeviceSetSharedMemConfig", SetSharedMemConfig},
     {"hipCtxGetSharedMemConfig", CtxGetSharedMemConfig},
     {"hipCtxSetSharedMemConfig", CtxSetSharedMemConfig},
-    {"hipDeviceGetGraphMemAttribute", GetGraphMemAttribute},
-    {"hipDeviceSetGraphMemAttribute", SetGraphMemAttribute},
     {"hipDeviceGraphMemTrim", GraphMemTrim},
     {"hipExtGetLinkTypeAndHopCount", ExtGetLinkTypeAndHopCount},
     {"hipDeviceGetDefaultMemPool", GetDefaultMemPool},

@@ -181,6 +181,10 @@ int Child(const hipIpcMemHandle_t& whole, const hipIpcMemHandle_t& inner, const 
 
   void* q = nullptr;
   HIP_OK(hipIpcOpenMemHandle(&q, inner, 0));
+  // 6.x's hipIpcMemLazyEnablePeerAccess is 1 (5.x's, this file's, is 0).
+  void* lazy6 = nullptr;
+  HIP_OK(hipIpcOpenMemHandle(&lazy6, whole, 1));
+  HIP_OK(hipIpcCloseMemHandle(lazy6));
   std::vector<uint8_t> part(kKernelBytes);
   HIP_OK(hipMemcpy(part.data(), q, part.size(), hipMemcpyDeviceToHost));
   CHECK(memcmp(part.data(), got.data() + kInner, part.size()) == 0,

@@ -372,7 +372,10 @@ class HipDevice final : public Device {
     hipIpcMemHandle_t h;
     std::memcpy(&h, handle.data(), sizeof h);
     void* p = nullptr;
-    HIPR_HIP(hipIpcOpenMemHandle(&p, h, flags));
+    // The client's flag is 0 or 1, the lazy peer-access flag in 5.x's or in
+    // 6.x's numbering; the runtime here gets its own (6.x refuses anything else).
+    (void)flags;
+    HIPR_HIP(hipIpcOpenMemHandle(&p, h, hipIpcMemLazyEnablePeerAccess));
     hipDeviceptr_t b = nullptr;
     size_t n = 0;
     if (hipError_t e = hipMemGetAddressRange(&b, &n, reinterpret_cast<hipDeviceptr_t>(p)); e != hipSuccess) {

@@ -18,12 +18,6 @@ constexpr uint32_t kBankSizeDefault = 0;
 constexpr uint32_t kBankSizeFourByte = 1;
 constexpr uint32_t kBankSizeEightByte = 2;
 
-// hipGraphMemAttributeType (ROCm 6's headers; shim_gen/decls/rocm6_7.h).
-constexpr uint32_t kGraphMemUsedCurrent = 0;
-constexpr uint32_t kGraphMemUsedHigh = 1;
-constexpr uint32_t kGraphMemReservedCurrent = 2;
-constexpr uint32_t kGraphMemReservedHigh = 3;
-
 Status Invalid(std::string what) { return Status(StatusCode::kInvalidArgument, std::move(what)); }
 
 Status CheckBankSize(uint32_t config) {
@@ -113,28 +107,6 @@ Status SimApi::CtxGetSharedMemConfig(const ApiContext&, const api::CtxGetSharedM
 Status SimApi::CtxSetSharedMemConfig(const ApiContext&, const api::CtxSetSharedMemConfigIn& in,
                                      api::CtxSetSharedMemConfigOut*) {
   return CheckBankSize(in.config);
-}
-
-Status SimApi::DeviceGetGraphMemAttribute(const ApiContext&, const api::DeviceGetGraphMemAttributeIn& in,
-                                          api::DeviceGetGraphMemAttributeOut* out) {
-  switch (in.attr) {
-    case kGraphMemUsedCurrent:
-    case kGraphMemUsedHigh:
-    case kGraphMemReservedCurrent:
-    case kGraphMemReservedHigh:
-      out->value = 0;  // No graph of hipr's allocates memory.
-      return Status::Ok();
-    default:
-      return Invalid("unknown graph memory attribute " + std::to_string(in.attr));
-  }
-}
-
-Status SimApi::DeviceSetGraphMemAttribute(const ApiContext&, const api::DeviceSetGraphMemAttributeIn& in,
-                                          api::DeviceSetGraphMemAttributeOut*) {
-  if (in.attr != kGraphMemUsedHigh && in.attr != kGraphMemReservedHigh)
-    return Invalid("graph memory attribute " + std::to_string(in.attr) + " cannot be set");
-  if (in.value != 0) return Invalid("a graph memory high watermark can only be reset to 0");
-  return Status::Ok();
 }
 
 Status SimApi::DeviceGraphMemTrim(const ApiContext&, const api::DeviceGraphMemTrimIn&, api::DeviceGraphMemTrimOut*) {

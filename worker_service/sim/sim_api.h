@@ -57,10 +57,6 @@ class SimApi final : public ApiDevice {
                                api::CtxGetSharedMemConfigOut* out) override;
   Status CtxSetSharedMemConfig(const ApiContext& ctx, const api::CtxSetSharedMemConfigIn& in,
                                api::CtxSetSharedMemConfigOut* out) override;
-  Status DeviceGetGraphMemAttribute(const ApiContext& ctx, const api::DeviceGetGraphMemAttributeIn& in,
-                                    api::DeviceGetGraphMemAttributeOut* out) override;
-  Status DeviceSetGraphMemAttribute(const ApiContext& ctx, const api::DeviceSetGraphMemAttributeIn& in,
-                                    api::DeviceSetGraphMemAttributeOut* out) override;
   Status DeviceGraphMemTrim(const ApiContext& ctx, const api::DeviceGraphMemTrimIn& in,
                             api::DeviceGraphMemTrimOut* out) override;
   Status DeviceGetDefaultMemPool(const ApiContext& ctx, const api::DeviceGetDefaultMemPoolIn& in,
