@@ -141,6 +141,44 @@ hipError_t KernelNodeOf(const hipKernelNodeParams* params, KernelNode* node, int
   return hipSuccess;
 }
 
+// hipMemsetParams' layouts: 5.x and 6.x {dst, elementSize, height, pitch,
+// value, width}; 7.0 reordered it to CUDA's {dst, pitch, value,
+// elementSize, width, height} (AMD's "HIP API 7.0 changes"), which is also
+// 6.x's HIP_MEMSET_NODE_PARAMS, what the driver-API memset node calls take
+// in every major. The graph layer reads Debian's (5.x) struct.
+struct MemsetParamsCuda {
+  void* dst;
+  size_t pitch;
+  unsigned int value;
+  unsigned int elementSize;
+  size_t width;
+  size_t height;
+};
+static_assert(sizeof(MemsetParamsCuda) == 40 && sizeof(hipMemsetParams) == 48);
+
+// The caller's struct at `p` (null stays null) as Debian's, in *storage.
+const hipMemsetParams* MemsetParamsFrom(const void* p, bool cuda_order, hipMemsetParams* storage) {
+  if (p == nullptr || !cuda_order) return static_cast<const hipMemsetParams*>(p);
+  const auto* c = static_cast<const MemsetParamsCuda*>(p);
+  *storage = hipMemsetParams{};
+  storage->dst = c->dst;
+  storage->elementSize = c->elementSize;
+  storage->height = c->height;
+  storage->pitch = c->pitch;
+  storage->value = c->value;
+  storage->width = c->width;
+  return storage;
+}
+
+void MemsetParamsTo(const hipMemsetParams& params, bool cuda_order, void* out) {
+  if (!cuda_order) {
+    *static_cast<hipMemsetParams*>(out) = params;
+    return;
+  }
+  *static_cast<MemsetParamsCuda*>(out) =
+      MemsetParamsCuda{params.dst, params.pitch, params.value, params.elementSize, params.width, params.height};
+}
+
 hipError_t MemsetNodeOf(const hipMemsetParams* params, msg::MemsetRequest* req) {
   if (LiveSession() == nullptr) return hipErrorNoDevice;
   if (params == nullptr || params->dst == nullptr || params->width == 0 || params->height == 0)
@@ -305,8 +343,11 @@ HIPR_EXPORT hipError_t hipGraphAddKernelNode(hipGraphNode_t* node, hipGraph_t gr
 }
 
 HIPR_EXPORT hipError_t hipGraphAddMemsetNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
-                                             size_t dep_count, const hipMemsetParams* params) {
+                                             size_t dep_count, const hipMemsetParams* caller_params) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipGraphAddMemsetNode", [&] {
+    hipMemsetParams storage;
+    const hipMemsetParams* params = MemsetParamsFrom(caller_params, major >= 7, &storage);
     msg::MemsetRequest req;
     if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
     return GraphAddNode(graph, deps, dep_count, req.device, req, node);
@@ -737,26 +778,31 @@ HIPR_EXPORT hipError_t hipGraphKernelNodeCopyAttributes(hipGraphNode_t src, hipG
   return ApiCall("hipGraphKernelNodeCopyAttributes", [&] { return KernelNodeCopyAttributes(src, dst); });
 }
 
-HIPR_EXPORT hipError_t hipGraphMemsetNodeGetParams(hipGraphNode_t node, hipMemsetParams* params) {
+HIPR_EXPORT hipError_t hipGraphMemsetNodeGetParams(hipGraphNode_t node, hipMemsetParams* caller_params) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipGraphMemsetNodeGetParams", [&] {
-    if (params == nullptr) return hipErrorInvalidValue;
+    if (caller_params == nullptr) return hipErrorInvalidValue;
     GraphOp op;
     if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
     const auto* m = std::get_if<msg::MemsetRequest>(&op);
     if (m == nullptr) return hipErrorInvalidValue;
-    *params = hipMemsetParams{};
-    params->dst = reinterpret_cast<void*>(m->dst.address);
-    params->elementSize = m->element_size;
-    params->width = m->dst.width / m->element_size;
-    params->height = m->dst.height;
-    params->pitch = m->dst.pitch;
-    params->value = m->value;
+    hipMemsetParams params{};
+    params.dst = reinterpret_cast<void*>(m->dst.address);
+    params.elementSize = m->element_size;
+    params.width = m->dst.width / m->element_size;
+    params.height = m->dst.height;
+    params.pitch = m->dst.pitch;
+    params.value = m->value;
+    MemsetParamsTo(params, major >= 7, caller_params);
     return hipSuccess;
   });
 }
 
-HIPR_EXPORT hipError_t hipGraphMemsetNodeSetParams(hipGraphNode_t node, const hipMemsetParams* params) {
+HIPR_EXPORT hipError_t hipGraphMemsetNodeSetParams(hipGraphNode_t node, const hipMemsetParams* caller_params) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipGraphMemsetNodeSetParams", [&] {
+    hipMemsetParams storage;
+    const hipMemsetParams* params = MemsetParamsFrom(caller_params, major >= 7, &storage);
     msg::MemsetRequest req;
     if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
     return NodeSetOp(node, req);
@@ -969,8 +1015,11 @@ HIPR_EXPORT hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t exec, hipG
 }
 
 HIPR_EXPORT hipError_t hipGraphExecMemsetNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
-                                                       const hipMemsetParams* params) {
+                                                       const hipMemsetParams* caller_params) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipGraphExecMemsetNodeSetParams", [&] {
+    hipMemsetParams storage;
+    const hipMemsetParams* params = MemsetParamsFrom(caller_params, major >= 7, &storage);
     msg::MemsetRequest req;
     if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
     return ExecSetNodeOp(exec, node, req);
@@ -1130,8 +1179,10 @@ HIPR_EXPORT hipError_t hipDrvGraphExecMemcpyNodeSetParams(hipGraphExec_t exec, h
 }
 
 HIPR_EXPORT hipError_t hipDrvGraphAddMemsetNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
-                                                size_t dep_count, const hipMemsetParams* params, hipCtx_t) {
+                                                size_t dep_count, const void* caller_params, hipCtx_t) {
   return ApiCall("hipDrvGraphAddMemsetNode", [&] {
+    hipMemsetParams storage;
+    const hipMemsetParams* params = MemsetParamsFrom(caller_params, true, &storage);
     msg::MemsetRequest req;
     if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
     return GraphAddNode(graph, deps, dep_count, req.device, req, node);
@@ -1139,8 +1190,10 @@ HIPR_EXPORT hipError_t hipDrvGraphAddMemsetNode(hipGraphNode_t* node, hipGraph_t
 }
 
 HIPR_EXPORT hipError_t hipDrvGraphExecMemsetNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
-                                                          const hipMemsetParams* params, hipCtx_t) {
+                                                          const void* caller_params, hipCtx_t) {
   return ApiCall("hipDrvGraphExecMemsetNodeSetParams", [&] {
+    hipMemsetParams storage;
+    const hipMemsetParams* params = MemsetParamsFrom(caller_params, true, &storage);
     msg::MemsetRequest req;
     if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
     return ExecSetNodeOp(exec, node, req);
@@ -1198,7 +1251,9 @@ hipError_t GenericNodeOf(const HiprGraphNodeParams* p, int major, GraphOp* op, i
       return Memcpy3DNodeOf(&p->memcpy.copy, op, device);
     case hipGraphNodeTypeMemset: {
       msg::MemsetRequest req;
-      if (hipError_t e = MemsetNodeOf(&p->memset, &req); e != hipSuccess) return e;
+      hipMemsetParams storage;
+      if (hipError_t e = MemsetNodeOf(MemsetParamsFrom(&p->memset, major >= 7, &storage), &req); e != hipSuccess)
+        return e;
       *device = req.device;
       *op = req;
       return hipSuccess;

@@ -198,10 +198,20 @@ hipError_t hipDrvGraphMemcpyNodeGetParams(hipGraphNode_t node, HIP_MEMCPY3D* par
 hipError_t hipDrvGraphMemcpyNodeSetParams(hipGraphNode_t node, const HIP_MEMCPY3D* params);
 hipError_t hipDrvGraphExecMemcpyNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node, const HIP_MEMCPY3D* params,
                                               hipCtx_t ctx);
+// The driver-API memset nodes take CUDA's field order (6.x's
+// HIP_MEMSET_NODE_PARAMS, 7.x's hipMemsetParams), not 5.x's hipMemsetParams.
+struct HiprMemsetNodeParams {
+  void* dst;
+  size_t pitch;
+  unsigned int value;
+  unsigned int elementSize;
+  size_t width;
+  size_t height;
+};
 hipError_t hipDrvGraphAddMemsetNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps, size_t count,
-                                    const hipMemsetParams* params, hipCtx_t ctx);
-hipError_t hipDrvGraphExecMemsetNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node, const hipMemsetParams* params,
-                                              hipCtx_t ctx);
+                                    const HiprMemsetNodeParams* params, hipCtx_t ctx);
+hipError_t hipDrvGraphExecMemsetNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                              const HiprMemsetNodeParams* params, hipCtx_t ctx);
 hipError_t hipOccupancyAvailableDynamicSMemPerBlock(size_t* bytes, const void* kernel, int blocks, int block_size);
 // hiprtc.h's, with its enum as int (same ABI): the sim twin build of this
 // file knows only hip_runtime.h.
@@ -4298,7 +4308,8 @@ void DrvGraphMemsetNodes() {
   int* d = NewInts();
   hipGraph_t g;
   HIP_OK(hipGraphCreate(&g, 0));
-  hipMemsetParams mp = SetInts(d, 64);
+  const hipMemsetParams rt = SetInts(d, 64);
+  HiprMemsetNodeParams mp = {rt.dst, rt.pitch, rt.value, rt.elementSize, rt.width, rt.height};
   hipGraphNode_t m;
   HIP_OK(hipDrvGraphAddMemsetNode(&m, g, nullptr, 0, &mp, nullptr));
   hipGraphExec_t exec = Instantiate(g);

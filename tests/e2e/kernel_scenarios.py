@@ -307,17 +307,19 @@ class KernelScenarios:
                 log("newer_entry_points: %s" % line)
 
     def scenario_mixed_majors(self):
-        """A 5.x program and a library linked against the 6.x ABI (link-only libamdhip64.so.6) in one
-        process: each gets its own major's hipMemoryType numbering and hipGetLastError rule from the
-        one stub. Through the drop-in names: a program needing libamdhip64.so.6 cannot be served by
+        """A 5.x program and libraries linked against the 6.x and 7.x ABIs (link-only
+        libamdhip64.so.6/.so.7) in one process: each gets its own major's answers (hipMemoryType
+        numbering, hipGetLastError rule, struct layouts, graph node types) from the one stub. Through the drop-in names: a program needing libamdhip64.so.6 cannot be served by
         LD_PRELOAD alone (the stub's SONAME is libamdhip64.so.5)."""
         self.build.check_runtime(need_dropin=True)
         w = self.worker()
         program = run_to_pass("mixed_majors", [self.build.program("mixed_majors")],
                               client_env(self.build, w.server, "dropin"), timeout=60)
-        for line in program.text("out"):
-            if line.startswith(("lib6:", "main5:")):
-                log("mixed_majors: %s" % line)
+        reports = [l for l in program.text("out") if l.startswith(("lib6:", "lib7:", "main5:"))]
+        for line in reports:
+            log("mixed_majors: %s" % line)
+        if len(reports) != 3:
+            raise Failure("mixed_majors: expected the reports of lib6, lib7 and main5, got %r" % reports)
 
     def scenario_idle_cpu(self):
         """An idle client and its idle session process use no CPU: the receive spin (HIPR_SPIN_US,

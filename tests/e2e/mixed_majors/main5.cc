@@ -79,6 +79,7 @@ int main() {
   expected.total_global_mem = prop.totalGlobalMem;
   std::memcpy(expected.gcn_arch_name, prop.gcnArchName, sizeof expected.gcn_arch_name);
   CHECK(Major6Checks(d, pinned, &expected) == 0, "the 6.x library's checks failed");
+  CHECK(Major7Checks(d) == 0, "the 7.x library's checks failed");
 
   // And 5.x answers here again.
   HIP_OK(hipPointerGetAttributes(&a, d));

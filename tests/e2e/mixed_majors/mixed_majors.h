@@ -11,3 +11,5 @@ struct Major5Props {
 };
 
 extern "C" int Major6Checks(void* device_ptr, void* pinned_ptr, const Major5Props* expected);
+// libmajor7.so's: `device_ptr` holds at least 2 KiB.
+extern "C" int Major7Checks(void* device_ptr);

@@ -1,0 +1,76 @@
+// libmajor7.so: host code built against the 7.x ABI (linked with the
+// link-only libamdhip64.so.7), loaded into the 5.x program beside
+// libmajor6.so. Its checks expect 7.x answers from the same stub.
+#include <hip/hip_runtime_api.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "mixed_majors.h"
+
+namespace {
+
+int Fail(const char* what, int got) {
+  std::fprintf(stderr, "E2E_FAIL lib7: %s (got %d)\n", what, got);
+  return 1;
+}
+
+// 7.0's hipMemsetParams, reordered to CUDA's fields (AMD's "HIP API 7.0
+// changes"; Debian's header has the 5.x order, elementSize second).
+struct MemsetParams7 {
+  void* dst;
+  size_t pitch;
+  unsigned int value;
+  unsigned int elementSize;
+  size_t width;
+  size_t height;
+};
+static_assert(sizeof(MemsetParams7) == 40, "40 bytes (5.x's is 48)");
+
+constexpr int kMemsetNode7 = 2;  // 6.x/7.x count node types from 0.
+
+}  // namespace
+
+extern "C" int Major7Checks(void* device_ptr) {
+  // A memset graph node from the 7.x struct: 64 rows of 4 ints, pitch 32.
+  MemsetParams7 p{};
+  p.dst = device_ptr;
+  p.pitch = 32;
+  p.value = 0x07070707u;
+  p.elementSize = 4;
+  p.width = 4;
+  p.height = 64;
+  hipGraph_t graph = nullptr;
+  if (hipGraphCreate(&graph, 0) != hipSuccess) return Fail("hipGraphCreate", 0);
+  if (hipMemset(device_ptr, 0, 64 * 32) != hipSuccess) return Fail("hipMemset", 0);
+  hipGraphNode_t node = nullptr;
+  if (hipError_t e = hipGraphAddMemsetNode(&node, graph, nullptr, 0, reinterpret_cast<const hipMemsetParams*>(&p));
+      e != hipSuccess)
+    return Fail("7.x hipGraphAddMemsetNode", e);
+  MemsetParams7 back{};
+  if (hipError_t e = hipGraphMemsetNodeGetParams(node, reinterpret_cast<hipMemsetParams*>(&back)); e != hipSuccess)
+    return Fail("7.x hipGraphMemsetNodeGetParams", e);
+  if (back.dst != device_ptr || back.pitch != 32 || back.value != p.value || back.elementSize != 4 ||
+      back.width != 4 || back.height != 64)
+    return Fail("7.x hipMemsetParams read back (pitch)", static_cast<int>(back.pitch));
+  hipGraphNodeType type = hipGraphNodeTypeCount;
+  if (hipError_t e = hipGraphNodeGetType(node, &type); e != hipSuccess) return Fail("hipGraphNodeGetType", e);
+  if (static_cast<int>(type) != kMemsetNode7) return Fail("7.x type of a memset node", type);
+  hipGraphExec_t exec = nullptr;
+  if (hipError_t e = hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0); e != hipSuccess)
+    return Fail("hipGraphInstantiate", e);
+  if (hipError_t e = hipGraphLaunch(exec, nullptr); e != hipSuccess) return Fail("hipGraphLaunch", e);
+  if (hipError_t e = hipStreamSynchronize(nullptr); e != hipSuccess) return Fail("hipStreamSynchronize", e);
+  std::vector<uint8_t> rows(64 * 32);
+  if (hipMemcpy(rows.data(), device_ptr, rows.size(), hipMemcpyDeviceToHost) != hipSuccess) return Fail("hipMemcpy", 0);
+  for (size_t r = 0; r < 64; ++r)
+    for (size_t b = 0; b < 32; ++b)
+      if (rows[r * 32 + b] != (b < 16 ? 0x07 : 0))
+        return Fail("the 7.x memset node's rows (byte)", static_cast<int>(r * 32 + b));
+  (void)hipGraphExecDestroy(exec);
+  (void)hipGraphDestroy(graph);
+  std::printf("lib7: 7.x hipMemsetParams layout and graph node types\n");
+  return 0;
+}
