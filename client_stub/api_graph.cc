@@ -466,6 +466,76 @@ HIPR_EXPORT hipError_t hipGraphMemFreeNodeGetParams(hipGraphNode_t node, void* p
   });
 }
 
+// ---- Batched memory-operation nodes (ROCm 6.4; stream_memops.h) --------------
+
+namespace {
+
+// hipBatchMemOpNodeParams, by layout.
+struct HiprBatchMemOpNodeParams {
+  hipCtx_t ctx;
+  unsigned int count;
+  HiprBatchMemOp* paramArray;
+  unsigned int flags;
+};
+
+hipError_t BatchNodeOf(const HiprBatchMemOpNodeParams* p, BatchMemOpNode* node, int* device) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (p == nullptr || p->flags != 0) return hipErrorInvalidValue;
+  if (hipError_t e = BatchMemOps(p->paramArray, p->count, &node->requests, device); e != hipSuccess) return e;
+  if (*device < 0) *device = CurrentDeviceOr0();  // Only barriers and flushes.
+  node->given = std::make_shared<const std::vector<HiprBatchMemOp>>(p->paramArray, p->paramArray + p->count);
+  node->ctx = p->ctx;
+  node->flags = p->flags;
+  return hipSuccess;
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipGraphAddBatchMemOpNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                                 size_t dep_count, const HiprBatchMemOpNodeParams* params) {
+  return ApiCall("hipGraphAddBatchMemOpNode", [&] {
+    BatchMemOpNode op;
+    int device = 0;
+    if (hipError_t e = BatchNodeOf(params, &op, &device); e != hipSuccess) return e;
+    return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
+  });
+}
+
+// The operations come back as the node's own copy, valid while it lives.
+HIPR_EXPORT hipError_t hipGraphBatchMemOpNodeGetParams(hipGraphNode_t node, HiprBatchMemOpNodeParams* params) {
+  return ApiCall("hipGraphBatchMemOpNodeGetParams", [&] {
+    if (params == nullptr) return hipErrorInvalidValue;
+    GraphOp op;
+    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    const auto* b = std::get_if<BatchMemOpNode>(&op);
+    if (b == nullptr) return hipErrorInvalidValue;
+    params->ctx = b->ctx;
+    params->count = static_cast<unsigned>(b->given->size());
+    params->paramArray = const_cast<HiprBatchMemOp*>(b->given->data());
+    params->flags = b->flags;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphBatchMemOpNodeSetParams(hipGraphNode_t node, HiprBatchMemOpNodeParams* params) {
+  return ApiCall("hipGraphBatchMemOpNodeSetParams", [&] {
+    BatchMemOpNode op;
+    int device = 0;
+    if (hipError_t e = BatchNodeOf(params, &op, &device); e != hipSuccess) return e;
+    return NodeSetOp(node, std::move(op));
+  });
+}
+
+HIPR_EXPORT hipError_t hipGraphExecBatchMemOpNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                                           const HiprBatchMemOpNodeParams* params) {
+  return ApiCall("hipGraphExecBatchMemOpNodeSetParams", [&] {
+    BatchMemOpNode op;
+    int device = 0;
+    if (hipError_t e = BatchNodeOf(params, &op, &device); e != hipSuccess) return e;
+    return ExecSetNodeOp(exec, node, std::move(op));
+  });
+}
+
 // hipGraphMemAttributeType (ROCm 5.3+; not in Debian's 5.2 header).
 enum : int { kGraphMemUsedCurrent = 0, kGraphMemUsedHigh = 1, kGraphMemReservedCurrent = 2, kGraphMemReservedHigh = 3 };
 
@@ -570,9 +640,12 @@ HIPR_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t node, hipGraphNodeType
     hipGraphNodeType internal = hipGraphNodeTypeEmpty;
     if (type == nullptr) return NodeGetType(node, type);
     if (hipError_t e = NodeGetType(node, &internal); e != hipSuccess) return e;
-    // Memory nodes have no 5.x number: every caller gets 6.x's 10 and 11.
-    if (internal == kNodeTypeMemAlloc || internal == kNodeTypeMemFree)
-      *type = static_cast<hipGraphNodeType>(internal == kNodeTypeMemAlloc ? 10 : 11);
+    // Memory and batch nodes have no 5.x number: every caller gets 6.x's
+    // 10, 11 and 14.
+    if (internal == kNodeTypeMemAlloc || internal == kNodeTypeMemFree || internal == kNodeTypeBatchMemOp)
+      *type = static_cast<hipGraphNodeType>(internal == kNodeTypeMemAlloc  ? 10
+                                            : internal == kNodeTypeMemFree ? 11
+                                                                           : 14);
     else
       *type = static_cast<hipGraphNodeType>(major >= 6 ? internal - 1 : internal);
     return hipSuccess;

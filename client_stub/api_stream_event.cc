@@ -12,6 +12,7 @@
 #include "client_stub/api_common.h"
 #include "client_stub/graph.h"
 #include "client_stub/launch_attributes.h"
+#include "client_stub/stream_memops.h"
 
 using namespace hipr;
 using namespace hipr::client;
@@ -547,7 +548,7 @@ HIPR_EXPORT hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent
 }
 
 // Stream memory operations on device memory (4 or 8 bytes, aligned). A
-// write is a copy of the value in stream order; a wait holds the stream on
+// write is one store of the value in stream order (kStreamWriteValue); a wait holds the stream on
 // the worker until the value meets its condition. Host memory (signal
 // memory in pinned host allocations) is refused: the worker cannot watch
 // this process's memory. Not capturable here: refused during capture.
@@ -567,11 +568,10 @@ hipError_t WriteValue(hipStream_t stream, void* ptr, uint64_t value, size_t byte
   StreamTarget target;
   if (hipError_t e = StreamValueTarget(stream, ptr, bytes, &target); e != hipSuccess) return e;
   (void)flags;  // Reserved; HIP ignores them.
-  const uint64_t p = reinterpret_cast<uint64_t>(ptr);
-  msg::CopyToDeviceRequest req{target.device, target.id, msg::Region{p, bytes, bytes, 1}, false, {}};
-  uint32_t narrow = static_cast<uint32_t>(value);
-  iovec iov{bytes == 4 ? static_cast<void*>(&narrow) : static_cast<void*>(&value), bytes};
-  return ToHipError(LiveSession()->PostCopy(req, &iov, 1));
+  if (bytes == 4) value = static_cast<uint32_t>(value);
+  msg::StreamWriteValueRequest req{target.device, target.id, reinterpret_cast<uint64_t>(ptr), value,
+                                   static_cast<uint8_t>(bytes)};
+  return ToHipError(LiveSession()->Post(wire::Op::kStreamWriteValue, req));
 }
 
 hipError_t WaitValue(hipStream_t stream, void* ptr, uint64_t value, unsigned flags, uint64_t mask, size_t bytes) {
@@ -603,70 +603,64 @@ HIPR_EXPORT hipError_t hipStreamWaitValue64(hipStream_t stream, void* ptr, uint6
   return ApiCall("hipStreamWaitValue64", [&] { return WaitValue(stream, ptr, value, flags, mask, 8); });
 }
 
-namespace {
-
-// ROCm 6.4's hipStreamBatchMemOpParams, by layout (a 48-byte union whose
-// wait and write members share one shape).
-union HiprBatchMemOp {
-  int operation;
-  struct {
-    int operation;
-    void* address;
-    union {
-      uint32_t value;
-      uint64_t value64;
-    };
-    unsigned flags;
-    void* alias;
-  } value_op;
-  uint64_t pad[6];
-};
-static_assert(sizeof(HiprBatchMemOp) == 48, "hipStreamBatchMemOpParams is 48 bytes");
-enum : int { kBatchWait32 = 1, kBatchWrite32 = 2, kBatchFlush = 3, kBatchWait64 = 4, kBatchWrite64 = 5, kBatchBarrier = 6 };
-// clr's limit on one batch.
-constexpr unsigned kMaxBatchOps = 256;
-
-}  // namespace
+hipError_t hipr::client::BatchMemOps(const HiprBatchMemOp* ops, unsigned count, std::vector<StreamMemOp>* out,
+                                     int* device) {
+  if (ops == nullptr || count == 0 || count > kMaxBatchOps) return hipErrorInvalidValue;
+  std::vector<StreamMemOp> converted;
+  *device = -1;
+  for (unsigned i = 0; i < count; ++i) {
+    const HiprBatchMemOp& op = ops[i];
+    const bool wait = op.operation == kBatchWait32 || op.operation == kBatchWait64;
+    const bool write = op.operation == kBatchWrite32 || op.operation == kBatchWrite64;
+    if (op.operation == kBatchFlush || op.operation == kBatchBarrier) {
+      converted.emplace_back(std::monostate{});
+      continue;
+    }
+    if (!wait && !write) return hipErrorInvalidValue;
+    const uint8_t bytes = op.operation == kBatchWait64 || op.operation == kBatchWrite64 ? 8 : 4;
+    const uint64_t p = reinterpret_cast<uint64_t>(op.value_op.address);
+    DeviceAllocation a;
+    if (p == 0 || p % bytes != 0 || !Client::Get().allocations().FindDevice(p, bytes, &a)) return hipErrorInvalidValue;
+    if (*device < 0) *device = a.device;
+    const uint64_t value = bytes == 8 ? op.value_op.value64 : op.value_op.value;
+    if (wait) {
+      if (op.value_op.flags > hipStreamWaitValueNor) return hipErrorInvalidValue;
+      converted.emplace_back(msg::StreamWaitValueRequest{a.device, 0, p, value, bytes == 8 ? ~uint64_t{0} : 0xffffffffu,
+                                                         op.value_op.flags, bytes});
+    } else {
+      converted.emplace_back(msg::StreamWriteValueRequest{a.device, 0, p, value, bytes});
+    }
+  }
+  *out = std::move(converted);
+  return hipSuccess;
+}
 
 // The operations in array order on the stream, as the writes and waits
-// above (a wait compares the whole value: no mask). Flushes and barriers
-// order nothing more than the stream already does. Every operation is
-// checked before any is queued.
+// above. Every operation is checked before any is queued.
 HIPR_EXPORT hipError_t hipStreamBatchMemOp(hipStream_t stream, unsigned int count, HiprBatchMemOp* ops,
                                            unsigned int flags) {
   return ApiCall("hipStreamBatchMemOp", [&] {
-    if (LiveSession() == nullptr) return hipErrorNoDevice;
-    if (ops == nullptr || count == 0 || count > kMaxBatchOps || flags != 0) return hipErrorInvalidValue;
-    for (unsigned i = 0; i < count; ++i) {
-      const HiprBatchMemOp& op = ops[i];
-      size_t bytes = 0;
-      switch (op.operation) {
-        case kBatchFlush:
-        case kBatchBarrier: continue;
-        case kBatchWait32:
-        case kBatchWrite32: bytes = 4; break;
-        case kBatchWait64:
-        case kBatchWrite64: bytes = 8; break;
-        default: return hipErrorInvalidValue;
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (flags != 0) return hipErrorInvalidValue;
+    std::vector<StreamMemOp> requests;
+    int device = 0;
+    if (hipError_t e = BatchMemOps(ops, count, &requests, &device); e != hipSuccess) return e;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    if (hipError_t e = CheckNotCapturing(target.device, target.id, false); e != hipSuccess) return e;
+    for (StreamMemOp& op : requests) {
+      Status st;
+      if (auto* w = std::get_if<msg::StreamWaitValueRequest>(&op)) {
+        w->device = target.device;
+        w->stream = target.id;
+        st = s->Post(wire::Op::kStreamWaitValue, *w);
+      } else if (auto* r = std::get_if<msg::StreamWriteValueRequest>(&op)) {
+        r->device = target.device;
+        r->stream = target.id;
+        st = s->Post(wire::Op::kStreamWriteValue, *r);
       }
-      if ((op.operation == kBatchWait32 || op.operation == kBatchWait64) && op.value_op.flags > hipStreamWaitValueNor)
-        return hipErrorInvalidValue;
-      StreamTarget target;
-      if (hipError_t e = StreamValueTarget(stream, op.value_op.address, bytes, &target); e != hipSuccess) return e;
-    }
-    for (unsigned i = 0; i < count; ++i) {
-      const HiprBatchMemOp& op = ops[i];
-      hipError_t e = hipSuccess;
-      switch (op.operation) {
-        case kBatchWait32: e = WaitValue(stream, op.value_op.address, op.value_op.value, op.value_op.flags, ~0u, 4); break;
-        case kBatchWait64:
-          e = WaitValue(stream, op.value_op.address, op.value_op.value64, op.value_op.flags, ~uint64_t{0}, 8);
-          break;
-        case kBatchWrite32: e = WriteValue(stream, op.value_op.address, op.value_op.value, 4, op.value_op.flags); break;
-        case kBatchWrite64: e = WriteValue(stream, op.value_op.address, op.value_op.value64, 8, op.value_op.flags); break;
-        default: break;
-      }
-      if (e != hipSuccess) return e;
+      if (!st.ok()) return ToHipError(st);
     }
     return hipSuccess;
   });

@@ -307,6 +307,10 @@ bool BuildWorkerGraph(const Exec& exec, std::vector<msg::GraphCreateRequest>* fr
       n = {static_cast<uint16_t>(wire::Op::kCopyOnDevice), EncodeBody(*c)};
     } else if (std::holds_alternative<HostFnNode>(op)) {
       n = {static_cast<uint16_t>(wire::Op::kStreamHostCallback), {}};
+    } else if (const auto* wv = std::get_if<msg::StreamWaitValueRequest>(&op)) {
+      n = {static_cast<uint16_t>(wire::Op::kStreamWaitValue), EncodeBody(*wv)};
+    } else if (const auto* wr = std::get_if<msg::StreamWriteValueRequest>(&op)) {
+      n = {static_cast<uint16_t>(wire::Op::kStreamWriteValue), EncodeBody(*wr)};
     } else {
       return false;  // Host copies.
     }
@@ -363,6 +367,16 @@ hipError_t Replay(Session& s, const Exec& exec, hipStream_t stream, int device, 
       st = s.Post(wire::Op::kEventRecord, msg::EventRecordRequest{ev->id, stream_id});
     } else if (const auto* w = std::get_if<EventWaitNode>(&op)) {
       st = s.Post(wire::Op::kStreamWaitEvent, msg::StreamWaitEventRequest{stream_id, w->id, 0});
+    } else if (const auto* wv = std::get_if<msg::StreamWaitValueRequest>(&op)) {
+      msg::StreamWaitValueRequest r = *wv;
+      r.device = device;
+      r.stream = stream_id;
+      st = s.Post(wire::Op::kStreamWaitValue, r);
+    } else if (const auto* wr = std::get_if<msg::StreamWriteValueRequest>(&op)) {
+      msg::StreamWriteValueRequest r = *wr;
+      r.device = device;
+      r.stream = stream_id;
+      st = s.Post(wire::Op::kStreamWriteValue, r);
     }
     if (!st.ok()) return ToHipError(st);
   }
@@ -387,6 +401,13 @@ bool Lower(int device, const GraphOp& op, std::vector<LoweredOp>* out) {
   if (const auto* c = std::get_if<Memcpy3DNode>(&op)) {
     for (const CopyPiece& p : c->pieces)
       std::visit([&](const auto& piece) { out->push_back(LoweredOp{device, piece}); }, p);
+    return true;
+  }
+  if (const auto* batch = std::get_if<BatchMemOpNode>(&op)) {
+    for (const StreamMemOp& m : batch->requests) {
+      if (const auto* w = std::get_if<msg::StreamWaitValueRequest>(&m)) out->push_back(LoweredOp{device, *w});
+      if (const auto* r = std::get_if<msg::StreamWriteValueRequest>(&m)) out->push_back(LoweredOp{device, *r});
+    }
     return true;
   }
   if (const auto* child = std::get_if<ChildGraphNode>(&op)) {
@@ -541,6 +562,7 @@ hipGraphNodeType NodeTypeOf(const GraphOp& op) {
   if (std::holds_alternative<ChildGraphNode>(op)) return hipGraphNodeTypeGraph;
   if (std::holds_alternative<MemAllocNode>(op)) return static_cast<hipGraphNodeType>(kNodeTypeMemAlloc);
   if (std::holds_alternative<MemFreeNode>(op)) return static_cast<hipGraphNodeType>(kNodeTypeMemFree);
+  if (std::holds_alternative<BatchMemOpNode>(op)) return static_cast<hipGraphNodeType>(kNodeTypeBatchMemOp);
   return hipGraphNodeTypeEmpty;
 }
 

@@ -28,6 +28,7 @@
 
 #include <hip/hip_runtime_api.h>
 
+#include "client_stub/stream_memops.h"
 #include "protocol/messages.h"
 
 namespace hipr::client {
@@ -121,6 +122,16 @@ struct MemFreeNode {
   uint64_t address = 0;
 };
 
+// hipGraphAddBatchMemOpNode's node: the operations as given (shared, so
+// hipGraphBatchMemOpNodeGetParams' array stays valid while the node lives)
+// and the waits and writes they come to (stream_memops.h).
+struct BatchMemOpNode {
+  std::shared_ptr<const std::vector<HiprBatchMemOp>> given;
+  std::vector<StreamMemOp> requests;
+  hipCtx_t ctx = nullptr;
+  unsigned flags = 0;
+};
+
 // hipDeviceGetGraphMemAttribute's figures for `device`: the bytes graphs
 // hold now, and the most since the last ResetGraphMemoryHigh (graphs cache
 // nothing beyond their nodes' memory, so reserved is used).
@@ -137,12 +148,14 @@ hipError_t NewGraphMemory(Session& s, int device, size_t size, const hipMemPoolP
 // a launch replaces both.
 using GraphOp = std::variant<EmptyNode, KernelNode, msg::MemsetRequest, msg::CopyOnDeviceRequest, HostCopyNode,
                              HostFnNode, EventRecordNode, EventWaitNode, Memcpy3DNode, ChildGraphNode, MemAllocNode,
-                             MemFreeNode>;
+                             MemFreeNode, BatchMemOpNode, msg::StreamWaitValueRequest,
+                             msg::StreamWriteValueRequest>;
 
 // Node types past 5.x's hipGraphNodeType (which the graph layer numbers
 // by): hipGraphNodeGetType turns them into 6.x's 10 and 11.
 inline constexpr int kNodeTypeMemAlloc = 100;
 inline constexpr int kNodeTypeMemFree = 101;
+inline constexpr int kNodeTypeBatchMemOp = 102;  // 6.x's 14.
 
 hipGraphNodeType NodeTypeOf(const GraphOp& op);
 

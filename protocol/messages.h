@@ -503,6 +503,17 @@ struct StreamWaitValueRequest {  // Fire-and-forget.
   HIPR_FIELDS(device, stream, address, value, mask, flags, bytes)
 };
 
+// kStreamWriteValue: in stream order, `bytes` (4 or 8, aligned) of `value`
+// land at `address` in one store, as a GPU's stream write does.
+struct StreamWriteValueRequest {  // Fire-and-forget.
+  int32_t device = 0;
+  uint64_t stream = 0;
+  uint64_t address = 0;
+  uint64_t value = 0;
+  uint8_t bytes = 4;
+  HIPR_FIELDS(device, stream, address, value, bytes)
+};
+
 struct EventCreateRequest {  // Fire-and-forget.
   int32_t device = 0;
   uint64_t event = 0;
@@ -639,8 +650,10 @@ struct HostCallbackDone {
 // operation it replays, encoded as that op's own request: kLaunchKernel
 // (LaunchRequest; `kernel` always given), kMemset (MemsetRequest),
 // kCopyOnDevice (CopyOnDeviceRequest, want_reply false), kEventRecord
-// (EventRecordRequest), kStreamWaitEvent (StreamWaitEventRequest, flags 0)
-// or kStreamHostCallback (empty body: a host node, run on the client). Each
+// (EventRecordRequest), kStreamWaitEvent (StreamWaitEventRequest, flags 0),
+// kStreamWaitValue (StreamWaitValueRequest), kStreamWriteValue
+// (StreamWriteValueRequest) or kStreamHostCallback (empty body: a host
+// node, run on the client). Each
 // node's device and stream are ignored: a launch replays every node on the
 // launch's device and stream, in the order given.
 struct GraphNode {

@@ -77,6 +77,7 @@ enum class Op : uint16_t {
   kStreamHostCallback = 0x0406,  // Fire-and-forget: a host callback in stream order.
   kHostCallbackDone = 0x0407,    // Fire-and-forget: the client ran it; the stream goes on.
   kStreamWaitValue = 0x0408,     // Fire-and-forget: the stream waits for a value in device memory.
+  kStreamWriteValue = 0x0409,    // Fire-and-forget: the stream writes a value to device memory.
   kEventCreate = 0x0411,
   kEventDestroy = 0x0412,
   kEventRecord = 0x0413,

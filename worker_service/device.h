@@ -230,6 +230,9 @@ class Device {
   // met holds its stream, as on a GPU, until the session ends.
   virtual Status StreamWaitValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint64_t mask,
                                  uint32_t flags, uint8_t bytes) = 0;
+  // Work queued after this sees `value` (4 or 8 bytes, aligned) at
+  // `address`, written in one store (msg::StreamWriteValueRequest).
+  virtual Status StreamWriteValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint8_t bytes) = 0;
   // A host callback in stream order: when `stream` gets there, `reached`
   // runs (on any thread) with the stream's status (ok, or the error of
   // earlier work), then the stream waits until `gate` opens. Never blocks

@@ -557,6 +557,12 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
       Defer(h, device_->StreamWaitValue(m.device, m.stream, m.address, m.value, m.mask, m.flags, m.bytes));
       return Status::Ok();
     }
+    case Op::kStreamWriteValue: {
+      msg::StreamWriteValueRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(&m));
+      Defer(h, device_->StreamWriteValue(m.device, m.stream, m.address, m.value, m.bytes));
+      return Status::Ok();
+    }
     case Op::kStreamHostCallback: {
       msg::StreamHostCallbackRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));

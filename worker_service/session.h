@@ -127,6 +127,7 @@ class Session {
   // order a launch replays them.
   struct HostNode {};
   using GraphNodeOp = std::variant<msg::LaunchRequest, msg::MemsetRequest, msg::CopyOnDeviceRequest, HostNode,
+                                   msg::StreamWaitValueRequest, msg::StreamWriteValueRequest,
                                    msg::EventRecordRequest, msg::StreamWaitEventRequest>;
   struct Graph {
     int32_t device = 0;

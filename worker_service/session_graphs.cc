@@ -4,7 +4,8 @@
 // executable graph once, as the requests of its nodes in an order their
 // edges allow. A launch replays those nodes on the launch's stream through
 // the same paths their own ops take (Launch, Memset, CopyOnDevice,
-// AddHostCallback, EventRecord, StreamWaitEvent), so a graph costs one frame per launch and the device
+// AddHostCallback, EventRecord, StreamWaitEvent, StreamWaitValue,
+// StreamWriteValue), so a graph costs one frame per launch and the device
 // sees the work in a valid order. Independent branches run one after
 // another on that stream: correct, not concurrent.
 #include <spdlog/spdlog.h>
@@ -79,6 +80,18 @@ Status Session::CreateGraph(msg::GraphCreateRequest m) {
         g.nodes.emplace_back(r);
         break;
       }
+      case Op::kStreamWaitValue: {
+        msg::StreamWaitValueRequest r;
+        st = DecodeNode(n, &r);
+        g.nodes.emplace_back(r);
+        break;
+      }
+      case Op::kStreamWriteValue: {
+        msg::StreamWriteValueRequest r;
+        st = DecodeNode(n, &r);
+        g.nodes.emplace_back(r);
+        break;
+      }
       case Op::kStreamHostCallback:
         g.nodes.emplace_back(HostNode{});
         ++g.host_nodes;
@@ -135,6 +148,10 @@ Status Session::LaunchGraph(const msg::GraphLaunchRequest& m) {
       st = device_->EventRecord(record->event, m.stream);
     } else if (const auto* wait = std::get_if<msg::StreamWaitEventRequest>(&node)) {
       st = device_->StreamWaitEvent(m.stream, wait->event, 0);
+    } else if (const auto* wv = std::get_if<msg::StreamWaitValueRequest>(&node)) {
+      st = device_->StreamWaitValue(m.device, m.stream, wv->address, wv->value, wv->mask, wv->flags, wv->bytes);
+    } else if (const auto* wr = std::get_if<msg::StreamWriteValueRequest>(&node)) {
+      st = device_->StreamWriteValue(m.device, m.stream, wr->address, wr->value, wr->bytes);
     }
     if (!st.ok() && first.ok()) first = st;
   }

@@ -60,6 +60,22 @@ enum : int { kGraphMemUsedCurrent = 0, kGraphMemUsedHigh = 1, kGraphMemReservedC
 constexpr int kMemAllocNodeType = 10;
 constexpr int kMemFreeNodeType = 11;
 
+struct HiprBatchMemOpNodeParams {
+  hipCtx_t ctx;
+  unsigned int count;
+  union HiprBatchMemOp* paramArray;
+  unsigned int flags;
+};
+extern "C" {
+hipError_t hipGraphAddBatchMemOpNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
+                                     size_t dep_count, const HiprBatchMemOpNodeParams* params);
+hipError_t hipGraphBatchMemOpNodeGetParams(hipGraphNode_t node, HiprBatchMemOpNodeParams* params);
+hipError_t hipGraphBatchMemOpNodeSetParams(hipGraphNode_t node, HiprBatchMemOpNodeParams* params);
+hipError_t hipGraphExecBatchMemOpNodeSetParams(hipGraphExec_t exec, hipGraphNode_t node,
+                                               const HiprBatchMemOpNodeParams* params);
+}
+constexpr int kBatchMemOpNodeType = 14;  // 6.x's number, for every caller.
+
 extern "C" hipError_t hipStreamBatchMemOp(hipStream_t stream, unsigned int count, HiprBatchMemOp* ops,
                                           unsigned int flags);
 
@@ -1405,6 +1421,129 @@ void StreamBatchMemOp() {
   HIP_OK(hipStreamDestroy(b));
   HIP_OK(hipFree(flag));
   HIP_OK(hipFree(out));
+}
+
+hipGraphExec_t Instantiate(hipGraph_t g);  // Below, with the graph rows.
+void LaunchAndWait(hipGraphExec_t exec);
+
+// A graph of one batch node: write 64 bits, write a flag, wait for it,
+// flush; then the node's parameters read back, changed in the graph and in
+// the executable graph.
+void GraphAddBatchMemOpNode() {
+  uint64_t* mem = nullptr;
+  HIP_OK(hipMalloc(&mem, 16));
+  HIP_OK(hipMemset(mem, 0, 16));
+  HiprBatchMemOp ops[4] = {ValueOp(kOpWrite64, mem, 0x1122334455667788ull), ValueOp(kOpWrite32, mem + 1, 7),
+                           ValueOp(kOpWait32, mem + 1, 7, hipStreamWaitValueEq), {}};
+  ops[3].operation = kOpFlush;
+  HiprBatchMemOpNodeParams params = {nullptr, 4, ops, 0};
+  hipGraph_t g = nullptr;
+  HIP_OK(hipGraphCreate(&g, 0));
+  hipGraphNode_t node = nullptr;
+  HIP_OK(hipGraphAddBatchMemOpNode(&node, g, nullptr, 0, &params));
+  hipGraphNodeType type = hipGraphNodeTypeCount;
+  HIP_OK(hipGraphNodeGetType(node, &type));
+  CHECK(type == kBatchMemOpNodeType, "batch node type %d", type);
+  hipGraphExec_t exec = Instantiate(g);
+  LaunchAndWait(exec);
+  uint64_t back[2] = {};
+  HIP_OK(hipMemcpy(back, mem, sizeof back, hipMemcpyDeviceToHost));
+  CHECK(back[0] == 0x1122334455667788ull && back[1] == 7, "the batch node wrote %#llx and %llu",
+        static_cast<unsigned long long>(back[0]), static_cast<unsigned long long>(back[1]));
+  // A batched wait in a graph holds the stream it is launched on.
+  hipGraph_t held = nullptr;
+  HIP_OK(hipGraphCreate(&held, 0));
+  HiprBatchMemOp wait[1] = {ValueOp(kOpWait64, mem, 0x2000000000000000ull, hipStreamWaitValueGte)};
+  HiprBatchMemOpNodeParams wait_params = {nullptr, 1, wait, 0};
+  hipGraphNode_t w = nullptr;
+  HIP_OK(hipGraphAddBatchMemOpNode(&w, held, nullptr, 0, &wait_params));
+  hipMemsetParams ms = {};
+  ms.dst = mem + 1;
+  ms.elementSize = 4;
+  ms.value = 0x55;
+  ms.width = 2;
+  ms.height = 1;
+  hipGraphNode_t after = nullptr;
+  HIP_OK(hipGraphAddMemsetNode(&after, held, &w, 1, &ms));
+  hipGraphExec_t held_exec = Instantiate(held);
+  hipStream_t a, b;
+  HIP_OK(hipStreamCreateWithFlags(&a, hipStreamNonBlocking));
+  HIP_OK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+  HIP_OK(hipGraphLaunch(held_exec, a));
+  usleep(30 * 1000);
+  CHECK(hipStreamQuery(a) == hipErrorNotReady, "a graph went past its unmet batched wait");
+  CHECK(ReadValue(mem + 1, 8, b) == 7, "work after a graph's unmet batched wait ran");
+  HIP_OK(hipStreamWriteValue64(b, mem, 0x2000000000000001ull, 0));
+  HIP_OK(hipStreamSynchronize(a));
+  CHECK(ReadValue(mem + 1, 8, b) == 0x5500000055ull, "the graph's work after its wait did not run");
+  HIP_OK(hipGraphExecDestroy(held_exec));
+  HIP_OK(hipGraphDestroy(held));
+  HIP_OK(hipStreamDestroy(a));
+  HIP_OK(hipStreamDestroy(b));
+  // Bad parameters.
+  hipGraphNode_t n = nullptr;
+  HiprBatchMemOpNodeParams bad = {nullptr, 0, ops, 0};
+  HIP_EXPECT(hipGraphAddBatchMemOpNode(&n, g, nullptr, 0, &bad), hipErrorInvalidValue);
+  bad = {nullptr, 1, nullptr, 0};
+  HIP_EXPECT(hipGraphAddBatchMemOpNode(&n, g, nullptr, 0, &bad), hipErrorInvalidValue);
+  bad = {nullptr, 4, ops, 1};
+  HIP_EXPECT(hipGraphAddBatchMemOpNode(&n, g, nullptr, 0, &bad), hipErrorInvalidValue);
+  uint64_t host = 0;
+  HiprBatchMemOp on_host[1] = {ValueOp(kOpWrite64, &host, 1)};
+  bad = {nullptr, 1, on_host, 0};
+  HIP_EXPECT(hipGraphAddBatchMemOpNode(&n, g, nullptr, 0, &bad), hipErrorInvalidValue);
+  HIP_EXPECT(hipGraphAddBatchMemOpNode(&n, g, nullptr, 0, nullptr), hipErrorInvalidValue);
+  CHECK(n == nullptr, "a refused batch node was handed out");
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(mem));
+}
+
+// One graph with a batch node and a copy to host memory, so the client
+// replays it: the parameters read back, then changed in the graph (a new
+// executable graph sees it) and in the executable graph.
+void GraphBatchMemOpNodeParams() {
+  uint32_t* mem = nullptr;
+  HIP_OK(hipMalloc(&mem, 8));
+  HIP_OK(hipMemset(mem, 0, 8));
+  HiprBatchMemOp ops[2] = {ValueOp(kOpWrite32, mem, 41), {}};
+  ops[1].operation = kOpBarrier;
+  HiprBatchMemOpNodeParams params = {nullptr, 2, ops, 0};
+  hipGraph_t g = nullptr;
+  HIP_OK(hipGraphCreate(&g, 0));
+  hipGraphNode_t node = nullptr;
+  HIP_OK(hipGraphAddBatchMemOpNode(&node, g, nullptr, 0, &params));
+  uint32_t host = 0;
+  hipGraphNode_t down = nullptr;
+  HIP_OK(hipGraphAddMemcpyNode1D(&down, g, &node, 1, &host, mem, sizeof host, hipMemcpyDeviceToHost));
+  HiprBatchMemOpNodeParams got = {};
+  HIP_OK(hipGraphBatchMemOpNodeGetParams(node, &got));
+  CHECK(got.count == 2 && got.flags == 0 && got.paramArray != nullptr && got.paramArray != ops &&
+            memcmp(got.paramArray, ops, sizeof ops) == 0,
+        "read back %u operations", got.count);
+  hipGraphExec_t exec = Instantiate(g);
+  LaunchAndWait(exec);
+  CHECK(host == 41, "the replayed batch node wrote %u", host);
+  ops[0].value_op.value = 42;
+  HIP_OK(hipGraphBatchMemOpNodeSetParams(node, &params));
+  hipGraphExec_t exec2 = Instantiate(g);
+  LaunchAndWait(exec2);
+  CHECK(host == 42, "after SetParams the batch node wrote %u", host);
+  LaunchAndWait(exec);
+  CHECK(host == 41, "the older executable graph changed with its graph: %u", host);
+  ops[0].value_op.value = 43;
+  HIP_OK(hipGraphExecBatchMemOpNodeSetParams(exec, node, &params));
+  LaunchAndWait(exec);
+  CHECK(host == 43, "after ExecSetParams the batch node wrote %u", host);
+  HiprBatchMemOpNodeParams bad = {nullptr, 2, ops, 3};
+  HIP_EXPECT(hipGraphBatchMemOpNodeSetParams(node, &bad), hipErrorInvalidValue);
+  HIP_EXPECT(hipGraphExecBatchMemOpNodeSetParams(exec, node, &bad), hipErrorInvalidValue);
+  HIP_EXPECT(hipGraphBatchMemOpNodeGetParams(down, &got), hipErrorInvalidValue);  // A copy node.
+  HIP_EXPECT(hipGraphBatchMemOpNodeGetParams(node, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphExecDestroy(exec2));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipFree(mem));
 }
 
 uint64_t GraphMemUsed(int device, int attr = kGraphMemUsedCurrent) {
@@ -5054,6 +5193,10 @@ const e2e::Row kRows[] = {
     {"hipStreamWaitValue64", StreamWaitValue64},
     {"hipStreamBatchMemOp", StreamBatchMemOp},
     {"hipGraphAddMemAllocNode", GraphAddMemAllocNode},
+    {"hipGraphAddBatchMemOpNode", GraphAddBatchMemOpNode},
+    {"hipGraphBatchMemOpNodeGetParams", GraphBatchMemOpNodeParams},
+    {"hipGraphBatchMemOpNodeSetParams", GraphBatchMemOpNodeParams},
+    {"hipGraphExecBatchMemOpNodeSetParams", GraphBatchMemOpNodeParams},
     {"hipGraphMemAllocNodeGetParams", GraphMemAllocNodeGetParams},
     {"hipGraphAddMemFreeNode", GraphAddMemFreeNode},
     {"hipDrvGraphAddMemFreeNode", DrvGraphAddMemFreeNode},

@@ -354,6 +354,19 @@ class HipDevice final : public Device {
       return InvalidArgument("a stream value is 4 or 8 bytes");
     return Status::Ok();
   }
+  Status StreamWriteValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint8_t bytes) override {
+    HIPR_RETURN_IF_ERROR(CheckRegion(msg::Region{address, bytes, bytes, 1}));
+    hipStream_t s = nullptr;
+    HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
+    void* p = reinterpret_cast<void*>(address);
+    if (bytes == 4)
+      HIPR_HIP(hipStreamWriteValue32(s, p, static_cast<uint32_t>(value), 0));
+    else if (bytes == 8)
+      HIPR_HIP(hipStreamWriteValue64(s, p, value, 0));
+    else
+      return InvalidArgument("a stream value is 4 or 8 bytes");
+    return Status::Ok();
+  }
 
   // IPC handles are the runtime's own; the opened mapping is recorded as an
   // allocation (base and size from hipMemGetAddressRange) so copies and

@@ -371,6 +371,21 @@ Status SimDevice::StreamWaitValue(int device, uint64_t stream, uint64_t address,
   return Status::Ok();
 }
 
+Status SimDevice::StreamWriteValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint8_t bytes) {
+  if (bytes != 4 && bytes != 8) return InvalidArgument("a stream value is 4 or 8 bytes");
+  if (address % bytes != 0) return InvalidArgument("a stream value must be aligned to its size");
+  HIPR_RETURN_IF_ERROR(memory_.Check(msg::Region{address, bytes, bytes, 1}, nullptr, true));
+  SimStream* s = nullptr;
+  HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
+  s->Submit([address, value, bytes] {
+    if (bytes == 4)
+      __atomic_store_n(reinterpret_cast<uint32_t*>(address), static_cast<uint32_t>(value), __ATOMIC_RELEASE);
+    else
+      __atomic_store_n(reinterpret_cast<uint64_t*>(address), value, __ATOMIC_RELEASE);
+  });
+  return Status::Ok();
+}
+
 Status SimDevice::IpcGetMemHandle(uint64_t address, IpcHandle* handle) {
   // The export moves the allocation's bytes into a memfd: nothing may touch
   // them meanwhile (rare, so the replay simply waits for the streams).

@@ -78,6 +78,7 @@ class SimDevice final : public Device {
   Status UnregisterHost(uint8_t*, uint64_t) override { return Status::Ok(); }
   Status StreamWaitValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint64_t mask,
                          uint32_t flags, uint8_t bytes) override;
+  Status StreamWriteValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint8_t bytes) override;
   Status IpcGetMemHandle(uint64_t address, IpcHandle* handle) override;
   Status IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t flags, uint64_t* address, uint64_t* base,
                           uint64_t* size) override;
