@@ -11,7 +11,9 @@ namespace hipr::client {
 // are kept, for callers linked against different majors (abi_major.h):
 //  * major 5 (clr before 5.7): every call's return code, success included,
 //    is the last error;
-//  * major >= 6: the last call that failed is the last error, until read.
+//  * major >= 6: the last call that failed is the last error, until read;
+//    from 7.0 hipErrorNotReady is not a failure (AMD's "HIP API 7.0
+//    changes").
 hipError_t Result(hipError_t err);
 
 // Reads and clears this thread's last error (hipGetLastError) as a caller

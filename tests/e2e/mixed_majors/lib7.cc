@@ -3,6 +3,8 @@
 // libmajor6.so. Its checks expect 7.x answers from the same stub.
 #include <hip/hip_runtime_api.h>
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -71,6 +73,21 @@ extern "C" int Major7Checks(void* device_ptr) {
         return Fail("the 7.x memset node's rows (byte)", static_cast<int>(r * 32 + b));
   (void)hipGraphExecDestroy(exec);
   (void)hipGraphDestroy(graph);
-  std::printf("lib7: 7.x hipMemsetParams layout and graph node types\n");
+  // 7.x hipGetLastError: the last error, hipErrorNotReady not counted.
+  (void)hipGetLastError();
+  if (hipSetDevice(999) != hipErrorInvalidDevice) return Fail("hipSetDevice(999)", 0);
+  hipStream_t s = nullptr;
+  if (hipStreamCreate(&s) != hipSuccess) return Fail("hipStreamCreate", 0);
+  static volatile bool gate = false;
+  gate = false;
+  if (hipStreamAddCallback(s, [](hipStream_t, hipError_t, void*) { while (!gate) usleep(1000); }, nullptr, 0) !=
+      hipSuccess)
+    return Fail("hipStreamAddCallback", 0);
+  const hipError_t busy = hipStreamQuery(s);
+  gate = true;
+  if (busy != hipErrorNotReady) return Fail("hipStreamQuery of a held stream", busy);
+  if (hipError_t e = hipGetLastError(); e != hipErrorInvalidDevice) return Fail("7.x hipGetLastError after NotReady", e);
+  if (hipStreamSynchronize(s) != hipSuccess || hipStreamDestroy(s) != hipSuccess) return Fail("stream teardown", 0);
+  std::printf("lib7: 7.x hipMemsetParams layout, graph node types and last-error rule\n");
   return 0;
 }
