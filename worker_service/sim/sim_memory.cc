@@ -282,7 +282,8 @@ Status SimMemory::Check(const msg::Region& r, int* device, bool write) const {
                           : "mapped memory without access (hipMemSetAccess)");
     if (last <= end) break;
     auto next = std::next(it);
-    if (next == allocations_.end() || next->first != end || !next->second.vmm) break;
+    // A retired mapping (an unmap waiting for queued work) takes no more.
+    if (next == allocations_.end() || next->first != end || !next->second.vmm || next->second.retired) break;
     it = next;
     end += it->second.size;
   }

@@ -607,6 +607,20 @@ TEST_F(SimMemoryVmmTest, RegionsRunAcrossAdjacentAccessibleMappings) {
   ASSERT_TRUE(memory_.FreeReservation(r, 16 * kPage).ok());
 }
 
+TEST_F(SimMemoryVmmTest, ARegionDoesNotRunIntoAMappingBeingUnmapped) {
+  uint64_t r = 0;
+  ASSERT_TRUE(memory_.Reserve(8 * kPage, 0, 0, &r).ok());
+  ASSERT_TRUE(memory_.CreatePhysical(0, 1, 4 * kPage).ok());
+  ASSERT_TRUE(memory_.CreatePhysical(0, 2, 4 * kPage).ok());
+  ASSERT_TRUE(memory_.Map(r, 4 * kPage, 0, 1).ok());
+  ASSERT_TRUE(memory_.Map(r + 4 * kPage, 4 * kPage, 0, 2).ok());
+  ASSERT_TRUE(Access(r, 8 * kPage, 3).ok());
+  ASSERT_TRUE(memory_.Check({r + kPage, 0, 4 * kPage, 1}, nullptr, true).ok());
+  ASSERT_TRUE(memory_.RetireMappings(r + 4 * kPage, 4 * kPage).ok());
+  EXPECT_EQ(memory_.Check({r + kPage, 0, 4 * kPage, 1}, nullptr, true).code(), StatusCode::kInvalidDevicePointer);
+  EXPECT_TRUE(memory_.Check({r + kPage, 0, 3 * kPage, 1}, nullptr, true).ok()) << "the live mapping alone";
+}
+
 TEST_F(SimMemoryVmmTest, PhysicalMemoryCountsAgainstTheBudgetAndOutlivesADeviceReset) {
   EXPECT_EQ(memory_.CreatePhysical(0, 1, 32 * kMiB).code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(memory_.CreatePhysical(0, 1, kPage + 1).code(), StatusCode::kInvalidArgument);
