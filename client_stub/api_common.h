@@ -133,4 +133,20 @@ hipError_t CopyBox(const char* api, const CopySide& src, const CopySide& dst, si
 hipError_t DrvMemcpy3DToParms(const void* drv, int major, hipMemcpy3DParms* out);
 void ParmsToDrvMemcpy3D(const hipMemcpy3DParms& p, int major, void* drv);
 
+// Texture objects (api_texture.cc): hipCreateTextureObject's path (`view`:
+// a resource view, which hipr refuses), hipDestroyTextureObject's, and the
+// resource a live texture object reads (false: no such texture).
+hipError_t CreateTextureObject(hipTextureObject_t* out, const hipResourceDesc* res, const hipTextureDesc* tex,
+                               const void* view);
+hipError_t DestroyTextureObject(hipTextureObject_t object);
+bool TextureResource(hipTextureObject_t object, hipResourceDesc* out);
+
+// A registered device variable's address and size on the calling thread's
+// device (its module's first use there loads it); hipErrorInvalidSymbol
+// when `symbol` is no registered variable. api_module.cc.
+hipError_t ResolveSymbol(const void* symbol, void** address, size_t* size);
+// A loaded module's global `name` on the calling thread's device
+// (hipModuleGetGlobal's path). api_module.cc.
+hipError_t ModuleGlobal(hipModule_t module, const char* name, void** address, size_t* size);
+
 }  // namespace hipr::client

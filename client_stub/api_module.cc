@@ -172,26 +172,54 @@ hipError_t ExtLaunch(const char* api, ModuleLaunch l, const uint32_t global[3], 
   return LaunchModuleFunction(api, l);
 }
 
-// A registered variable's device address and size on the calling thread's
-// device; its module's first use there loads it.
-hipError_t ResolveSymbol(const void* symbol, void** address, size_t* size) {
+// The session, loaded module and current device a module call works on.
+hipError_t OpenModule(hipModule_t module, Session** s, CodeModule** m, int* device) {
+  *s = LiveSession();
+  if (*s == nullptr) return hipErrorNoDevice;
+  if (module == nullptr) return hipErrorInvalidResourceHandle;
+  *m = LoadedModule(module);
+  if (*m == nullptr) return hipErrorNotFound;
+  return CurrentDeviceOf(**s, device);
+}
+
+// Global `name` of module `m` on `device` (the module's first use there
+// loads it); hipErrorNotFound when it has none of that name.
+hipError_t GlobalOf(Session& s, CodeModule* m, int device, const char* name, void** address, size_t* size) {
+  std::shared_ptr<const ModuleLoad> load;
+  if (Status st = m->Load(s, device, &load); !st.ok()) return ToHipError(st);
+  auto it = load->globals.find(name);
+  if (it == load->globals.end()) return hipErrorNotFound;
+  *address = reinterpret_cast<void*>(it->second.address);
+  *size = it->second.size;
+  return hipSuccess;
+}
+
+}  // namespace
+
+hipError_t hipr::client::ResolveSymbol(const void* symbol, void** address, size_t* size) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   RegisteredVar var;
   if (symbol == nullptr || !FindRegisteredVar(symbol, &var)) return hipErrorInvalidSymbol;
   int device = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-  std::shared_ptr<const ModuleLoad> load;
-  if (Status st = var.module->Load(*s, device, &load); !st.ok()) return ToHipError(st);
-  auto it = load->globals.find(var.name);
-  if (it == load->globals.end()) {
+  const hipError_t e = GlobalOf(*s, var.module, device, var.name.c_str(), address, size);
+  if (e == hipErrorNotFound) {
     HIPR_LOG_INFO("device variable '%s' is not among the loaded module's globals", var.name.c_str());
     return hipErrorInvalidSymbol;
   }
-  *address = reinterpret_cast<void*>(it->second.address);
-  *size = it->second.size;
-  return hipSuccess;
+  return e;
 }
+
+hipError_t hipr::client::ModuleGlobal(hipModule_t module, const char* name, void** address, size_t* size) {
+  Session* s = nullptr;
+  CodeModule* m = nullptr;
+  int device = 0;
+  if (hipError_t e = OpenModule(module, &s, &m, &device); e != hipSuccess) return e;
+  return GlobalOf(*s, m, device, name, address, size);
+}
+
+namespace {
 
 hipError_t CopyToSymbol(const void* symbol, const void* src, size_t count, size_t offset, hipMemcpyKind kind,
                         hipStream_t stream, bool async) {
@@ -257,13 +285,10 @@ HIPR_EXPORT hipError_t hipModuleUnload(hipModule_t module) {
 HIPR_EXPORT hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char* name) {
   return ApiCall("hipModuleGetFunction", [&] {
     if (function == nullptr || name == nullptr || name[0] == '\0') return hipErrorInvalidValue;
-    Session* s = LiveSession();
-    if (s == nullptr) return hipErrorNoDevice;
-    if (module == nullptr) return hipErrorInvalidResourceHandle;
-    CodeModule* m = LoadedModule(module);
-    if (m == nullptr) return hipErrorNotFound;
+    Session* s = nullptr;
+    CodeModule* m = nullptr;
     int device = 0;
-    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    if (hipError_t e = OpenModule(module, &s, &m, &device); e != hipSuccess) return e;
     std::shared_ptr<const IsaImage> image;
     if (Status st = m->Image(s->devices()[device].gcn_arch_name, &image); !st.ok()) return ToHipError(st);
     if (image->FindKernel(name) == nullptr) {
@@ -279,19 +304,11 @@ HIPR_EXPORT hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, h
                                           const char* name) {
   return ApiCall("hipModuleGetGlobal", [&] {
     if ((dptr == nullptr && bytes == nullptr) || name == nullptr || name[0] == '\0') return hipErrorInvalidValue;
-    Session* s = LiveSession();
-    if (s == nullptr) return hipErrorNoDevice;
-    if (module == nullptr) return hipErrorInvalidResourceHandle;
-    CodeModule* m = LoadedModule(module);
-    if (m == nullptr) return hipErrorNotFound;
-    int device = 0;
-    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-    std::shared_ptr<const ModuleLoad> load;
-    if (Status st = m->Load(*s, device, &load); !st.ok()) return ToHipError(st);
-    auto it = load->globals.find(name);
-    if (it == load->globals.end()) return hipErrorNotFound;
-    if (dptr != nullptr) *dptr = reinterpret_cast<hipDeviceptr_t>(it->second.address);
-    if (bytes != nullptr) *bytes = it->second.size;
+    void* address = nullptr;
+    size_t size = 0;
+    if (hipError_t e = ModuleGlobal(module, name, &address, &size); e != hipSuccess) return e;
+    if (dptr != nullptr) *dptr = address;
+    if (bytes != nullptr) *bytes = size;
     return hipSuccess;
   });
 }

@@ -85,8 +85,12 @@ hipError_t TextureMemory(const hipResourceDesc& res, msg::TextureCreateRequest* 
   }
 }
 
-hipError_t CreateTexture(hipTextureObject_t* out, const hipResourceDesc* res, const hipTextureDesc* tex,
-                         const void* view) {
+}  // namespace
+
+namespace hipr::client {
+
+hipError_t CreateTextureObject(hipTextureObject_t* out, const hipResourceDesc* res, const hipTextureDesc* tex,
+                               const void* view) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (out == nullptr || res == nullptr || tex == nullptr) return hipErrorInvalidValue;
@@ -130,7 +134,7 @@ hipError_t CreateTexture(hipTextureObject_t* out, const hipResourceDesc* res, co
   return hipSuccess;
 }
 
-hipError_t DestroyTexture(hipTextureObject_t object) {
+hipError_t DestroyTextureObject(hipTextureObject_t object) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (object == nullptr) return hipSuccess;
@@ -141,6 +145,17 @@ hipError_t DestroyTexture(hipTextureObject_t object) {
   }
   return ToHipError(s->Post(wire::Op::kTextureDestroy, msg::TextureDestroyRequest{reinterpret_cast<uint64_t>(object)}));
 }
+
+bool TextureResource(hipTextureObject_t object, hipResourceDesc* out) {
+  TextureRecord rec;
+  if (!FindTexture(object, &rec)) return false;
+  *out = rec.res;
+  return true;
+}
+
+}  // namespace hipr::client
+
+namespace {
 
 // ---- The driver API's forms ------------------------------------------------------
 
@@ -260,11 +275,11 @@ hipError_t NoView(hipTextureObject_t object) {
 
 HIPR_EXPORT hipError_t hipCreateTextureObject(hipTextureObject_t* object, const hipResourceDesc* res,
                                               const hipTextureDesc* tex, const hipResourceViewDesc* view) {
-  return ApiCall("hipCreateTextureObject", [&] { return CreateTexture(object, res, tex, view); });
+  return ApiCall("hipCreateTextureObject", [&] { return CreateTextureObject(object, res, tex, view); });
 }
 
 HIPR_EXPORT hipError_t hipDestroyTextureObject(hipTextureObject_t object) {
-  return ApiCall("hipDestroyTextureObject", [&] { return DestroyTexture(object); });
+  return ApiCall("hipDestroyTextureObject", [&] { return DestroyTextureObject(object); });
 }
 
 HIPR_EXPORT hipError_t hipGetTextureObjectResourceDesc(hipResourceDesc* out, hipTextureObject_t object) {
@@ -303,12 +318,12 @@ HIPR_EXPORT hipError_t hipTexObjectCreate(hipTextureObject_t* object, const HIP_
     hipTextureDesc t;
     if (hipError_t e = ToRuntime(*res, &r); e != hipSuccess) return e;
     if (hipError_t e = ToRuntime(*tex, &t); e != hipSuccess) return e;
-    return CreateTexture(object, &r, &t, view);
+    return CreateTextureObject(object, &r, &t, view);
   });
 }
 
 HIPR_EXPORT hipError_t hipTexObjectDestroy(hipTextureObject_t object) {
-  return ApiCall("hipTexObjectDestroy", [&] { return DestroyTexture(object); });
+  return ApiCall("hipTexObjectDestroy", [&] { return DestroyTextureObject(object); });
 }
 
 HIPR_EXPORT hipError_t hipTexObjectGetResourceDesc(HIP_RESOURCE_DESC* out, hipTextureObject_t object) {

@@ -18,6 +18,8 @@
 
 // ROCm >= 5.3 array functions Debian's 5.2 headers lack.
 extern "C" {
+hipError_t hipTexRefGetBorderColor(float* pBorderColor, const textureReference* texRef);
+hipError_t hipTexRefGetArray(hipArray_t* pArray, const textureReference* texRef);
 hipError_t hipArrayGetInfo(hipChannelFormatDesc* desc, hipExtent* extent, unsigned int* flags, hipArray_t array);
 hipError_t hipArrayGetDescriptor(HIP_ARRAY_DESCRIPTOR* descriptor, hipArray_t array);
 hipError_t hipArray3DGetDescriptor(HIP_ARRAY3D_DESCRIPTOR* descriptor, hipArray_t array);
@@ -66,6 +68,30 @@ struct HiprMemcpy3DBatchOp {
 };
 hipError_t hipMemcpy3DBatchAsync(size_t count, HiprMemcpy3DBatchOp* ops, size_t* fail_index,
                                  unsigned long long flags, hipStream_t stream);
+}
+
+// ---- Texture references: the variables and their kernels --------------------------
+// At global scope, so that the code object names them plainly
+// (hipModuleGetTexRef finds them by name).
+texture<float, hipTextureType1D, hipReadModeElementType> g_ref_linear;
+texture<float, hipTextureType2D, hipReadModeElementType> g_ref_2d;
+texture<unsigned char, hipTextureType2D, hipReadModeNormalizedFloat> g_ref_bytes;
+__device__ int g_not_a_texture;
+
+// out[i] = element i - 1 of g_ref_linear's memory.
+__global__ void FetchRef(float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex1Dfetch(g_ref_linear, i - 1);
+}
+
+__global__ void SampleRef2D(const float2* at, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2D(g_ref_2d, at[i].x, at[i].y);
+}
+
+__global__ void SampleRefBytes(const float2* at, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2D(g_ref_bytes, at[i].x, at[i].y);
 }
 
 namespace {
@@ -1037,6 +1063,520 @@ void TexObjectGetResourceViewDesc() {
   HIP_EXPECT(hipTexObjectGetResourceViewDesc(&view, t), hipErrorInvalidValue);
 }
 
+// ---- Texture references (deprecated) ----------------------------------------------
+// Each row leaves the references unbound and their fields as declared.
+
+// n floats of device memory, element i holding i * i + base.
+struct DevFloats {
+  float* d = nullptr;
+  std::vector<float> host;
+  explicit DevFloats(size_t n, float base = 0.25f) : host(n) {
+    for (size_t i = 0; i < n; ++i) host[i] = static_cast<float>(i * i) + base;
+    HIP_OK(hipMalloc(&d, n * sizeof(float)));
+    HIP_OK(hipMemcpy(d, host.data(), n * sizeof(float), hipMemcpyHostToDevice));
+  }
+  ~DevFloats() { (void)hipFree(d); }
+};
+
+// 16 x 8 pitched floats, element (x, y) holding y * 16 + x + 0.5.
+struct PitchedFloats {
+  void* d = nullptr;
+  size_t pitch = 0;
+  PitchedFloats() {
+    HIP_OK(hipMallocPitch(&d, &pitch, 16 * sizeof(float), 8));
+    std::vector<float> host(16 * 8);
+    for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i) + 0.5f;
+    HIP_OK(hipMemcpy2D(d, pitch, host.data(), 16 * sizeof(float), 16 * sizeof(float), 8, hipMemcpyHostToDevice));
+  }
+  ~PitchedFloats() { (void)hipFree(d); }
+};
+
+// FetchRef over n outputs: out[i] is element i - 1 of g_ref_linear's memory.
+std::vector<float> FetchRefAll(int n) {
+  float* d_out = nullptr;
+  HIP_OK(hipMalloc(&d_out, n * sizeof(float)));
+  hipLaunchKernelGGL(FetchRef, dim3(1), dim3(64), 0, nullptr, d_out, n);
+  HIP_OK(hipGetLastError());
+  std::vector<float> out(n, -1.0f);
+  HIP_OK(hipMemcpy(out.data(), d_out, n * sizeof(float), hipMemcpyDeviceToHost));
+  HIP_OK(hipFree(d_out));
+  return out;
+}
+
+// Runs a reference-sampling kernel over the positions `at`.
+template <typename At, typename K>
+std::vector<float> SampleRef(K kernel, const std::vector<At>& at) {
+  At* d_at = nullptr;
+  float* d_out = nullptr;
+  const int n = static_cast<int>(at.size());
+  HIP_OK(hipMalloc(&d_at, at.size() * sizeof(At)));
+  HIP_OK(hipMalloc(&d_out, at.size() * sizeof(float)));
+  HIP_OK(hipMemcpy(d_at, at.data(), at.size() * sizeof(At), hipMemcpyHostToDevice));
+  hipLaunchKernelGGL(kernel, dim3(1), dim3(64), 0, nullptr, d_at, d_out, n);
+  HIP_OK(hipGetLastError());
+  std::vector<float> out(at.size());
+  HIP_OK(hipMemcpy(out.data(), d_out, out.size() * sizeof(float), hipMemcpyDeviceToHost));
+  HIP_OK(hipFree(d_at));
+  HIP_OK(hipFree(d_out));
+  return out;
+}
+
+void CheckFetched(const std::vector<float>& got, const std::vector<float>& want, size_t count, const char* what) {
+  CHECK(got[0] == 0.0f && got[count + 1] == 0.0f, "%s: fetches outside the memory read %g and %g", what, got[0],
+        got[count + 1]);
+  for (size_t i = 0; i < count; ++i)
+    CHECK(got[i + 1] == want[i], "%s: element %zu read %g, expected %g", what, i, got[i + 1], want[i]);
+}
+
+// This program's code object loaded as a module (its own copies of the
+// variables, distinct from the registered ones).
+struct OwnModule {
+  std::vector<uint8_t> fatbin = e2e::OwnFatBinary();
+  hipModule_t m = nullptr;
+  OwnModule() { HIP_OK(hipModuleLoadData(&m, fatbin.data())); }
+  ~OwnModule() {
+    if (m != nullptr) (void)hipModuleUnload(m);
+  }
+  std::vector<float> Fetch(int n) {
+    hipFunction_t f = nullptr;
+    HIP_OK(hipModuleGetFunction(&f, m, "_Z8FetchRefPfi"));
+    float* d_out = nullptr;
+    HIP_OK(hipMalloc(&d_out, n * sizeof(float)));
+    void* args[] = {&d_out, &n};
+    HIP_OK(hipModuleLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, nullptr, args, nullptr));
+    std::vector<float> out(n, -1.0f);
+    HIP_OK(hipMemcpy(out.data(), d_out, n * sizeof(float), hipMemcpyDeviceToHost));
+    HIP_OK(hipFree(d_out));
+    return out;
+  }
+};
+
+void BindTexture() {
+  DevFloats lin(16);
+  const hipChannelFormatDesc fd = hipCreateChannelDesc<float>();
+  size_t offset = 99;
+  HIP_OK(hipBindTexture(&offset, &g_ref_linear, lin.d, &fd, 16 * sizeof(float)));
+  CHECK(offset == 0 && g_ref_linear.textureObject != nullptr, "offset %zu, object %p", offset,
+        (void*)g_ref_linear.textureObject);
+  CheckFetched(FetchRefAll(18), lin.host, 16, "bound reference");
+  // Rebinding replaces the binding and destroys the old texture object.
+  const hipTextureObject_t first = g_ref_linear.textureObject;
+  DevFloats other(16, 1000.0f);
+  HIP_OK(hipBindTexture(nullptr, &g_ref_linear, other.d, &fd, 8 * sizeof(float)));
+  CheckFetched(FetchRefAll(10), other.host, 8, "rebound reference");
+  hipResourceDesc gone{};
+  HIP_EXPECT(hipGetTextureObjectResourceDesc(&gone, first), hipErrorInvalidValue);
+  // A struct that is no texture<> variable, memory that is not device
+  // memory, no format: refused, and the binding stays.
+  textureReference plain{};
+  HIP_EXPECT(hipBindTexture(nullptr, &plain, lin.d, &fd, 64), hipErrorInvalidSymbol);
+  std::vector<float> host(16);
+  HIP_EXPECT(hipBindTexture(nullptr, &g_ref_linear, host.data(), &fd, 64), hipErrorInvalidValue);
+  HIP_EXPECT(hipBindTexture(nullptr, &g_ref_linear, lin.d, nullptr, 64), hipErrorInvalidValue);
+  CheckFetched(FetchRefAll(10), other.host, 8, "binding after refused rebinds");
+  HIP_OK(hipUnbindTexture(&g_ref_linear));
+}
+
+void BindTexture2D() {
+  PitchedFloats p;
+  const hipChannelFormatDesc fd = hipCreateChannelDesc<float>();
+  size_t offset = 99;
+  HIP_OK(hipBindTexture2D(&offset, &g_ref_2d, p.d, &fd, 16, 8, p.pitch));
+  CHECK(offset == 0, "offset %zu", offset);
+  // Texel centres, then clamped outside (texture<>'s default address mode).
+  CheckSamples(SampleRef(SampleRef2D, std::vector<float2>{{2.5f, 1.5f}, {15.5f, 7.5f}, {20.0f, 9.0f}, {-3.0f, 0.5f}}),
+               {18.5f, 127.5f, 127.5f, 0.5f}, "tex2D through a reference");
+  HIP_EXPECT(hipBindTexture2D(nullptr, &g_ref_2d, p.d, &fd, 16, 8, 4), hipErrorInvalidPitchValue);
+  HIP_OK(hipUnbindTexture(&g_ref_2d));
+}
+
+void BindTextureToArray() {
+  FloatArray f(16, 8);
+  f.Fill();
+  const hipChannelFormatDesc fd = hipCreateChannelDesc<float>();
+  HIP_OK(hipBindTextureToArray(&g_ref_2d, f.array, &fd));
+  CheckSamples(SampleRef(SampleRef2D, std::vector<float2>{{3.5f, 2.5f}, {0.5f, 7.5f}}), {35.5f, 112.5f},
+               "tex2D through a reference to an array");
+  HIP_EXPECT(hipBindTextureToArray(&g_ref_2d, nullptr, &fd), hipErrorInvalidValue);
+  FloatArray one_d(16, 0);  // A 1-D array needs image memory.
+  HIP_EXPECT(hipBindTextureToArray(&g_ref_2d, one_d.array, &fd), hipErrorNotSupported);
+  HIP_OK(hipUnbindTexture(&g_ref_2d));
+}
+
+void BindTextureToMipmappedArray() {
+  DevFloats lin(8);
+  const hipChannelFormatDesc fd = hipCreateChannelDesc<float>();
+  HIP_OK(hipBindTexture(nullptr, &g_ref_linear, lin.d, &fd, 8 * sizeof(float)));
+  hipMipmappedArray_t m = nullptr;
+  HIP_OK(hipMallocMipmappedArray(&m, &fd, make_hipExtent(16, 8, 0), 0, 0));
+  // Mipmapped textures need image memory; the old binding stays.
+  HIP_EXPECT(hipBindTextureToMipmappedArray(&g_ref_linear, m, &fd), hipErrorNotSupported);
+  HIP_EXPECT(hipBindTextureToMipmappedArray(&g_ref_linear, nullptr, &fd), hipErrorInvalidValue);
+  CheckFetched(FetchRefAll(10), lin.host, 8, "binding after a refused mipmapped bind");
+  HIP_OK(hipFreeMipmappedArray(m));
+  HIP_OK(hipUnbindTexture(&g_ref_linear));
+}
+
+void UnbindTexture() {
+  DevFloats lin(8);
+  const hipChannelFormatDesc fd = hipCreateChannelDesc<float>();
+  HIP_OK(hipBindTexture(nullptr, &g_ref_linear, lin.d, &fd, 8 * sizeof(float)));
+  const hipTextureObject_t object = g_ref_linear.textureObject;
+  HIP_OK(hipUnbindTexture(&g_ref_linear));
+  CHECK(g_ref_linear.textureObject == nullptr, "unbind left object %p", (void*)g_ref_linear.textureObject);
+  hipResourceDesc gone{};
+  HIP_EXPECT(hipGetTextureObjectResourceDesc(&gone, object), hipErrorInvalidValue);
+  // The device copy is cleared too: the sim's fetches find no texture.
+  std::vector<float> got = FetchRefAll(4);
+  CHECK(got[1] == 0.0f && got[2] == 0.0f, "an unbound reference read %g %g", got[1], got[2]);
+  HIP_OK(hipUnbindTexture(&g_ref_linear));  // Unbinding twice is harmless.
+  HIP_EXPECT(hipUnbindTexture(nullptr), hipErrorInvalidValue);
+}
+
+void GetTextureReference() {
+  const textureReference* r = nullptr;
+  HIP_OK(hipGetTextureReference(&r, &g_ref_2d));
+  CHECK(r == &g_ref_2d, "reference %p, variable %p", (const void*)r, (const void*)&g_ref_2d);
+  HIP_EXPECT(hipGetTextureReference(&r, &g_not_a_texture), hipErrorInvalidSymbol);
+  HIP_EXPECT(hipGetTextureReference(nullptr, &g_ref_2d), hipErrorInvalidValue);
+}
+
+void GetTextureAlignmentOffset() {
+  size_t offset = 7;
+  HIP_OK(hipGetTextureAlignmentOffset(&offset, &g_ref_linear));
+  CHECK(offset == 0, "offset %zu", offset);
+  HIP_EXPECT(hipGetTextureAlignmentOffset(nullptr, &g_ref_linear), hipErrorInvalidValue);
+}
+
+void ModuleGetTexRef() {
+  OwnModule mod;
+  textureReference* r = nullptr;
+  textureReference* again = nullptr;
+  HIP_OK(hipModuleGetTexRef(&r, mod.m, "g_ref_linear"));
+  HIP_OK(hipModuleGetTexRef(&again, mod.m, "g_ref_linear"));
+  CHECK(r != nullptr && r == again && r != &g_ref_linear, "references %p %p", (void*)r, (void*)again);
+  // The driver API's defaults: one float channel, read as normalized floats.
+  hipArray_Format format = HIP_AD_FORMAT_SIGNED_INT8;
+  int channels = 0;
+  unsigned flags = 99;
+  HIP_OK(hipTexRefGetFormat(&format, &channels, r));
+  HIP_OK(hipTexRefGetFlags(&flags, r));
+  CHECK(format == HIP_AD_FORMAT_FLOAT && channels == 1 && flags == 0, "format 0x%x x %d, flags 0x%x", format,
+        channels, flags);
+  HIP_EXPECT(hipModuleGetTexRef(&r, mod.m, "no_such_texture"), hipErrorNotFound);
+  HIP_EXPECT(hipModuleGetTexRef(&r, mod.m, "g_not_a_texture"), hipErrorNotFound);  // An int.
+  HIP_EXPECT(hipModuleGetTexRef(&r, nullptr, "g_ref_linear"), hipErrorInvalidResourceHandle);
+  HIP_EXPECT(hipModuleGetTexRef(nullptr, mod.m, "g_ref_linear"), hipErrorInvalidValue);
+}
+
+void TexRefSetAddress() {
+  DevFloats lin(16);
+  OwnModule mod;
+  textureReference* r = nullptr;
+  HIP_OK(hipModuleGetTexRef(&r, mod.m, "g_ref_linear"));
+  HIP_OK(hipTexRefSetFlags(r, HIP_TRSF_READ_AS_INTEGER));
+  size_t offset = 5;
+  HIP_OK(hipTexRefSetAddress(&offset, r, lin.d, 16 * sizeof(float)));
+  CHECK(offset == 0, "offset %zu", offset);
+  CheckFetched(mod.Fetch(18), lin.host, 16, "the module's reference");
+  // The program's own variable is another one, still unbound.
+  std::vector<float> own = FetchRefAll(4);
+  CHECK(own[1] == 0.0f && own[2] == 0.0f, "the program's reference read %g %g", own[1], own[2]);
+  // A program's own reference binds through the driver API too.
+  HIP_OK(hipTexRefSetFormat(&g_ref_linear, HIP_AD_FORMAT_FLOAT, 1));
+  HIP_OK(hipTexRefSetAddress(nullptr, &g_ref_linear, lin.d, 4 * sizeof(float)));
+  CheckFetched(FetchRefAll(6), lin.host, 4, "the program's reference, bound by the driver API");
+  HIP_EXPECT(hipTexRefSetAddress(nullptr, r, nullptr, 64), hipErrorInvalidValue);
+  // Once its module is unloaded, a module's reference has no variable to bind.
+  HIP_OK(hipModuleUnload(mod.m));
+  mod.m = nullptr;
+  HIP_EXPECT(hipTexRefSetAddress(nullptr, r, lin.d, 64), hipErrorNotFound);
+  HIP_OK(hipUnbindTexture(&g_ref_linear));
+  HIP_OK(hipUnbindTexture(r));
+}
+
+void TexRefSetAddress2D() {
+  PitchedFloats p;
+  HIP_ARRAY_DESCRIPTOR d{};
+  d.Width = 16;
+  d.Height = 8;
+  d.Format = HIP_AD_FORMAT_FLOAT;
+  d.NumChannels = 1;
+  HIP_OK(hipTexRefSetAddress2D(&g_ref_2d, &d, p.d, p.pitch));
+  CheckSamples(SampleRef(SampleRef2D, std::vector<float2>{{5.5f, 3.5f}}), {53.5f}, "2-D driver binding");
+  HIP_EXPECT(hipTexRefSetAddress2D(&g_ref_2d, &d, p.d, 4), hipErrorInvalidPitchValue);
+  d.NumChannels = 3;
+  HIP_EXPECT(hipTexRefSetAddress2D(&g_ref_2d, &d, p.d, p.pitch), hipErrorInvalidValue);
+  HIP_OK(hipUnbindTexture(&g_ref_2d));
+}
+
+void TexRefSetArray() {
+  hipArray_t bytes = nullptr;
+  hipChannelFormatDesc u8 = hipCreateChannelDesc(8, 0, 0, 0, hipChannelFormatKindUnsigned);
+  HIP_OK(hipMallocArray(&bytes, &u8, 4, 2, 0));
+  const uint8_t texels[8] = {255, 0, 51, 102, 1, 2, 3, 4};
+  HIP_OK(hipMemcpy2DToArray(bytes, 0, 0, texels, 4, 4, 2, hipMemcpyHostToDevice));
+  HIP_EXPECT(hipTexRefSetArray(&g_ref_bytes, bytes, 0), hipErrorInvalidValue);  // Only HIP_TRSA_OVERRIDE_FORMAT.
+  HIP_OK(hipTexRefSetArray(&g_ref_bytes, bytes, HIP_TRSA_OVERRIDE_FORMAT));
+  hipArray_Format format = HIP_AD_FORMAT_FLOAT;
+  int channels = 0;
+  HIP_OK(hipTexRefGetFormat(&format, &channels, &g_ref_bytes));
+  CHECK(format == HIP_AD_FORMAT_UNSIGNED_INT8 && channels == 1, "format 0x%x x %d", format, channels);
+  // texture<unsigned char, 2, hipReadModeNormalizedFloat>: bytes / 255.
+  CheckSamples(SampleRef(SampleRefBytes, std::vector<float2>{{0.5f, 0.5f}, {2.5f, 0.5f}, {3.5f, 0.5f}}),
+               {1.0f, 0.2f, 0.4f}, "normalized bytes through a reference");
+  HIP_OK(hipUnbindTexture(&g_ref_bytes));
+  HIP_OK(hipFreeArray(bytes));
+}
+
+void TexRefSetMipmappedArray() {
+  hipMipmappedArray_t m = nullptr;
+  hipChannelFormatDesc fd = hipCreateChannelDesc<float>();
+  HIP_OK(hipMallocMipmappedArray(&m, &fd, make_hipExtent(16, 8, 0), 0, 0));
+  HIP_EXPECT(hipTexRefSetMipmappedArray(&g_ref_2d, m, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipTexRefSetMipmappedArray(&g_ref_2d, m, HIP_TRSA_OVERRIDE_FORMAT), hipErrorNotSupported);
+  CHECK(g_ref_2d.textureObject == nullptr, "a refused bind left object %p", (void*)g_ref_2d.textureObject);
+  HIP_OK(hipFreeMipmappedArray(m));
+}
+
+void TexRefGetAddress() {
+  DevFloats lin(8);
+  const hipChannelFormatDesc fd = hipCreateChannelDesc<float>();
+  HIP_OK(hipBindTexture(nullptr, &g_ref_linear, lin.d, &fd, 8 * sizeof(float)));
+  hipDeviceptr_t p = nullptr;
+  HIP_OK(hipTexRefGetAddress(&p, &g_ref_linear));
+  CHECK(p == lin.d, "address %p, bound %p", p, (void*)lin.d);
+  HIP_OK(hipUnbindTexture(&g_ref_linear));
+  HIP_EXPECT(hipTexRefGetAddress(&p, &g_ref_linear), hipErrorInvalidValue);  // Unbound.
+  FloatArray f(4, 4);
+  HIP_OK(hipBindTextureToArray(&g_ref_2d, f.array, &fd));
+  HIP_EXPECT(hipTexRefGetAddress(&p, &g_ref_2d), hipErrorInvalidValue);  // Bound to an array.
+  HIP_OK(hipUnbindTexture(&g_ref_2d));
+}
+
+void TexRefGetArray() {
+  FloatArray f(4, 4);
+  const hipChannelFormatDesc fd = hipCreateChannelDesc<float>();
+  HIP_OK(hipBindTextureToArray(&g_ref_2d, f.array, &fd));
+  hipArray_t a = nullptr;
+  HIP_OK(hipTexRefGetArray(&a, &g_ref_2d));
+  CHECK(a == f.array, "array %p, bound %p", (void*)a, (void*)f.array);
+  HIP_OK(hipUnbindTexture(&g_ref_2d));
+  DevFloats lin(8);
+  HIP_OK(hipBindTexture(nullptr, &g_ref_linear, lin.d, &fd, 8 * sizeof(float)));
+  HIP_EXPECT(hipTexRefGetArray(&a, &g_ref_linear), hipErrorInvalidValue);  // Bound to linear memory.
+  HIP_OK(hipUnbindTexture(&g_ref_linear));
+}
+
+void TexRefGetMipMappedArray() {
+  DevFloats lin(8);
+  const hipChannelFormatDesc fd = hipCreateChannelDesc<float>();
+  HIP_OK(hipBindTexture(nullptr, &g_ref_linear, lin.d, &fd, 8 * sizeof(float)));
+  hipMipmappedArray_t m = nullptr;
+  HIP_EXPECT(hipTexRefGetMipMappedArray(&m, &g_ref_linear), hipErrorInvalidValue);  // Bound to linear memory.
+  HIP_EXPECT(hipTexRefGetMipMappedArray(nullptr, &g_ref_linear), hipErrorInvalidValue);
+  HIP_OK(hipUnbindTexture(&g_ref_linear));
+}
+
+// Binds g_ref_2d to 16 x 8 pitched floats, samples at `at`, unbinds.
+std::vector<float> Sample2DRef(const PitchedFloats& p, const std::vector<float2>& at) {
+  const hipChannelFormatDesc fd = hipCreateChannelDesc<float>();
+  HIP_OK(hipBindTexture2D(nullptr, &g_ref_2d, p.d, &fd, 16, 8, p.pitch));
+  std::vector<float> got = SampleRef(SampleRef2D, at);
+  HIP_OK(hipUnbindTexture(&g_ref_2d));
+  return got;
+}
+
+void TexRefSetAddressMode() {
+  PitchedFloats p;
+  // x = -2.5 lies left of the texture: clamped, it reads column 0; with a
+  // border, 0. Settings take effect at the next bind.
+  HIP_OK(hipTexRefSetAddressMode(&g_ref_2d, 0, hipAddressModeBorder));
+  CheckSamples(Sample2DRef(p, {{-2.5f, 1.5f}, {2.5f, 1.5f}}), {0.0f, 18.5f}, "border in x");
+  HIP_OK(hipTexRefSetAddressMode(&g_ref_2d, 0, hipAddressModeClamp));
+  CheckSamples(Sample2DRef(p, {{-2.5f, 1.5f}}), {16.5f}, "clamp in x");
+  HIP_EXPECT(hipTexRefSetAddressMode(&g_ref_2d, 3, hipAddressModeClamp), hipErrorInvalidValue);
+}
+
+void TexRefGetAddressMode() {
+  textureReference r{};
+  HIP_OK(hipTexRefSetAddressMode(&r, 2, hipAddressModeMirror));
+  hipTextureAddressMode m = hipAddressModeWrap;
+  HIP_OK(hipTexRefGetAddressMode(&m, &r, 2));
+  CHECK(m == hipAddressModeMirror, "mode %d", m);
+  HIP_EXPECT(hipTexRefGetAddressMode(&m, &r, -1), hipErrorInvalidValue);
+}
+
+void TexRefSetFilterMode() {
+  PitchedFloats p;
+  // Halfway between the centres of texels 0 and 1 of row 0: 1.0 when blended.
+  HIP_OK(hipTexRefSetFilterMode(&g_ref_2d, hipFilterModeLinear));
+  CheckSamples(Sample2DRef(p, {{1.0f, 0.5f}}), {1.0f}, "linear filter");
+  HIP_OK(hipTexRefSetFilterMode(&g_ref_2d, hipFilterModePoint));
+  CheckSamples(Sample2DRef(p, {{1.0f, 0.5f}}), {1.5f}, "point filter");
+  HIP_EXPECT(hipTexRefSetFilterMode(nullptr, hipFilterModePoint), hipErrorInvalidValue);
+}
+
+void TexRefGetFilterMode() {
+  textureReference r{};
+  HIP_OK(hipTexRefSetFilterMode(&r, hipFilterModeLinear));
+  hipTextureFilterMode m = hipFilterModePoint;
+  HIP_OK(hipTexRefGetFilterMode(&m, &r));
+  CHECK(m == hipFilterModeLinear, "mode %d", m);
+  HIP_EXPECT(hipTexRefGetFilterMode(nullptr, &r), hipErrorInvalidValue);
+}
+
+void TexRefSetFlags() {
+  PitchedFloats p;
+  // Normalized coordinates: (0.5, 0.5) is texel (8, 4).
+  HIP_OK(hipTexRefSetFlags(&g_ref_2d, HIP_TRSF_READ_AS_INTEGER | HIP_TRSF_NORMALIZED_COORDINATES));
+  CHECK(g_ref_2d.normalized == 1 && g_ref_2d.readMode == hipReadModeElementType, "fields %d %d", g_ref_2d.normalized,
+        g_ref_2d.readMode);
+  CheckSamples(Sample2DRef(p, {{0.5f, 0.5f}}), {72.5f}, "normalized coordinates");
+  HIP_OK(hipTexRefSetFlags(&g_ref_2d, HIP_TRSF_READ_AS_INTEGER));
+  CheckSamples(Sample2DRef(p, {{0.5f, 0.5f}}), {0.5f}, "texel coordinates");
+  HIP_EXPECT(hipTexRefSetFlags(nullptr, 0), hipErrorInvalidValue);
+}
+
+void TexRefGetFlags() {
+  textureReference r{};
+  HIP_OK(hipTexRefSetFlags(&r, HIP_TRSF_SRGB | HIP_TRSF_NORMALIZED_COORDINATES));
+  unsigned flags = 0;
+  HIP_OK(hipTexRefGetFlags(&flags, &r));
+  CHECK(flags == (HIP_TRSF_SRGB | HIP_TRSF_NORMALIZED_COORDINATES) && r.readMode == hipReadModeNormalizedFloat,
+        "flags 0x%x", flags);
+  HIP_EXPECT(hipTexRefGetFlags(nullptr, &r), hipErrorInvalidValue);
+}
+
+void TexRefSetFormat() {
+  textureReference r{};
+  HIP_OK(hipTexRefSetFormat(&r, HIP_AD_FORMAT_UNSIGNED_INT16, 2));
+  CHECK(r.format == HIP_AD_FORMAT_UNSIGNED_INT16 && r.numChannels == 2, "format 0x%x x %d", r.format, r.numChannels);
+  HIP_EXPECT(hipTexRefSetFormat(&r, HIP_AD_FORMAT_FLOAT, 3), hipErrorInvalidValue);  // No 3-channel elements.
+  CHECK(r.numChannels == 2, "a refused format changed the channels to %d", r.numChannels);
+}
+
+void TexRefGetFormat() {
+  textureReference r{};
+  HIP_OK(hipTexRefSetFormat(&r, HIP_AD_FORMAT_SIGNED_INT32, 4));
+  hipArray_Format format = HIP_AD_FORMAT_FLOAT;
+  int channels = 0;
+  HIP_OK(hipTexRefGetFormat(&format, &channels, &r));
+  CHECK(format == HIP_AD_FORMAT_SIGNED_INT32 && channels == 4, "format 0x%x x %d", format, channels);
+  HIP_EXPECT(hipTexRefGetFormat(&format, nullptr, &r), hipErrorInvalidValue);
+}
+
+// The settings a bind gave g_ref_2d's texture object, as the texture
+// object API reports them.
+hipTextureDesc BoundDesc(const PitchedFloats& p) {
+  const hipChannelFormatDesc fd = hipCreateChannelDesc<float>();
+  HIP_OK(hipBindTexture2D(nullptr, &g_ref_2d, p.d, &fd, 16, 8, p.pitch));
+  hipTextureDesc d{};
+  HIP_OK(hipGetTextureObjectTextureDesc(&d, g_ref_2d.textureObject));
+  HIP_OK(hipUnbindTexture(&g_ref_2d));
+  return d;
+}
+
+void TexRefSetMaxAnisotropy() {
+  PitchedFloats p;
+  HIP_OK(hipTexRefSetMaxAnisotropy(&g_ref_2d, 8));
+  const hipTextureDesc d = BoundDesc(p);
+  HIP_OK(hipTexRefSetMaxAnisotropy(&g_ref_2d, 0));
+  CHECK(d.maxAnisotropy == 8, "bound with max anisotropy %u", d.maxAnisotropy);
+  HIP_EXPECT(hipTexRefSetMaxAnisotropy(nullptr, 8), hipErrorInvalidValue);
+}
+
+void TexRefGetMaxAnisotropy() {
+  textureReference r{};
+  HIP_OK(hipTexRefSetMaxAnisotropy(&r, 4));
+  int v = 0;
+  HIP_OK(hipTexRefGetMaxAnisotropy(&v, &r));
+  CHECK(v == 4, "max anisotropy %d", v);
+  HIP_EXPECT(hipTexRefGetMaxAnisotropy(nullptr, &r), hipErrorInvalidValue);
+}
+
+void TexRefSetMipmapFilterMode() {
+  PitchedFloats p;
+  HIP_OK(hipTexRefSetMipmapFilterMode(&g_ref_2d, hipFilterModeLinear));
+  const hipTextureDesc d = BoundDesc(p);
+  HIP_OK(hipTexRefSetMipmapFilterMode(&g_ref_2d, hipFilterModePoint));
+  CHECK(d.mipmapFilterMode == hipFilterModeLinear, "bound with mipmap filter %d", d.mipmapFilterMode);
+  HIP_EXPECT(hipTexRefSetMipmapFilterMode(nullptr, hipFilterModeLinear), hipErrorInvalidValue);
+}
+
+void TexRefGetMipmapFilterMode() {
+  textureReference r{};
+  HIP_OK(hipTexRefSetMipmapFilterMode(&r, hipFilterModeLinear));
+  hipTextureFilterMode m = hipFilterModePoint;
+  HIP_OK(hipTexRefGetMipmapFilterMode(&m, &r));  // ROCm 5.2-6.x return hipErrorInvalidValue here.
+  CHECK(m == hipFilterModeLinear, "mode %d", m);
+  HIP_EXPECT(hipTexRefGetMipmapFilterMode(nullptr, &r), hipErrorInvalidValue);
+}
+
+void TexRefSetMipmapLevelBias() {
+  PitchedFloats p;
+  HIP_OK(hipTexRefSetMipmapLevelBias(&g_ref_2d, 1.5f));
+  const hipTextureDesc d = BoundDesc(p);
+  HIP_OK(hipTexRefSetMipmapLevelBias(&g_ref_2d, 0.0f));
+  CHECK(d.mipmapLevelBias == 1.5f, "bound with bias %g", d.mipmapLevelBias);
+  HIP_EXPECT(hipTexRefSetMipmapLevelBias(nullptr, 1.0f), hipErrorInvalidValue);
+}
+
+void TexRefGetMipmapLevelBias() {
+  textureReference r{};
+  HIP_OK(hipTexRefSetMipmapLevelBias(&r, -0.5f));
+  float bias = 0;
+  HIP_OK(hipTexRefGetMipmapLevelBias(&bias, &r));
+  CHECK(bias == -0.5f, "bias %g", bias);
+  HIP_EXPECT(hipTexRefGetMipmapLevelBias(nullptr, &r), hipErrorInvalidValue);
+}
+
+void TexRefSetMipmapLevelClamp() {
+  PitchedFloats p;
+  HIP_OK(hipTexRefSetMipmapLevelClamp(&g_ref_2d, 1.0f, 3.0f));
+  const hipTextureDesc d = BoundDesc(p);
+  HIP_OK(hipTexRefSetMipmapLevelClamp(&g_ref_2d, 0.0f, 0.0f));
+  CHECK(d.minMipmapLevelClamp == 1.0f && d.maxMipmapLevelClamp == 3.0f, "bound with clamp %g..%g",
+        d.minMipmapLevelClamp, d.maxMipmapLevelClamp);
+  HIP_EXPECT(hipTexRefSetMipmapLevelClamp(nullptr, 0.0f, 1.0f), hipErrorInvalidValue);
+}
+
+void TexRefGetMipmapLevelClamp() {
+  textureReference r{};
+  HIP_OK(hipTexRefSetMipmapLevelClamp(&r, 0.5f, 2.5f));
+  float lo = 0, hi = 0;
+  HIP_OK(hipTexRefGetMipmapLevelClamp(&lo, &hi, &r));
+  CHECK(lo == 0.5f && hi == 2.5f, "clamp %g..%g", lo, hi);
+  HIP_EXPECT(hipTexRefGetMipmapLevelClamp(&lo, nullptr, &r), hipErrorInvalidValue);
+}
+
+void TexRefSetBorderColor() {
+  PitchedFloats p;
+  // textureReference has no border colour field; hipr keeps it beside the
+  // reference and samples with it.
+  float colour[4] = {7.0f, 0.0f, 0.0f, 1.0f};
+  HIP_OK(hipTexRefSetBorderColor(&g_ref_2d, colour));
+  HIP_OK(hipTexRefSetAddressMode(&g_ref_2d, 1, hipAddressModeBorder));
+  CheckSamples(Sample2DRef(p, {{2.5f, 9.5f}, {2.5f, 1.5f}}), {7.0f, 18.5f}, "border colour below the texture");
+  HIP_OK(hipTexRefSetAddressMode(&g_ref_2d, 1, hipAddressModeClamp));
+  float none[4] = {0, 0, 0, 0};
+  HIP_OK(hipTexRefSetBorderColor(&g_ref_2d, none));
+  HIP_EXPECT(hipTexRefSetBorderColor(&g_ref_2d, nullptr), hipErrorInvalidValue);
+}
+
+void TexRefGetBorderColor() {
+  textureReference r{};
+  float got[4] = {-1, -1, -1, -1};
+  HIP_OK(hipTexRefGetBorderColor(got, &r));  // Never set: transparent black.
+  CHECK(got[0] == 0 && got[1] == 0 && got[2] == 0 && got[3] == 0, "default border %g %g %g %g", got[0], got[1],
+        got[2], got[3]);
+  float colour[4] = {0.25f, 0.5f, 0.75f, 1.0f};
+  HIP_OK(hipTexRefSetBorderColor(&r, colour));
+  HIP_OK(hipTexRefGetBorderColor(got, &r));
+  CHECK(memcmp(got, colour, sizeof colour) == 0, "border %g %g %g %g", got[0], got[1], got[2], got[3]);
+  HIP_EXPECT(hipTexRefGetBorderColor(nullptr, &r), hipErrorInvalidValue);
+}
+
 }  // namespace
 
 const e2e::Row kRows[] = {
@@ -1051,6 +1591,39 @@ const e2e::Row kRows[] = {
     {"hipTexObjectGetResourceDesc", TexObjectGetResourceDesc},
     {"hipTexObjectGetTextureDesc", TexObjectGetTextureDesc},
     {"hipTexObjectGetResourceViewDesc", TexObjectGetResourceViewDesc},
+    {"hipBindTexture", BindTexture},
+    {"hipBindTexture2D", BindTexture2D},
+    {"hipBindTextureToArray", BindTextureToArray},
+    {"hipBindTextureToMipmappedArray", BindTextureToMipmappedArray},
+    {"hipUnbindTexture", UnbindTexture},
+    {"hipGetTextureReference", GetTextureReference},
+    {"hipGetTextureAlignmentOffset", GetTextureAlignmentOffset},
+    {"hipModuleGetTexRef", ModuleGetTexRef},
+    {"hipTexRefSetAddress", TexRefSetAddress},
+    {"hipTexRefSetAddress2D", TexRefSetAddress2D},
+    {"hipTexRefSetArray", TexRefSetArray},
+    {"hipTexRefSetMipmappedArray", TexRefSetMipmappedArray},
+    {"hipTexRefGetAddress", TexRefGetAddress},
+    {"hipTexRefGetArray", TexRefGetArray},
+    {"hipTexRefGetMipMappedArray", TexRefGetMipMappedArray},
+    {"hipTexRefSetAddressMode", TexRefSetAddressMode},
+    {"hipTexRefGetAddressMode", TexRefGetAddressMode},
+    {"hipTexRefSetFilterMode", TexRefSetFilterMode},
+    {"hipTexRefGetFilterMode", TexRefGetFilterMode},
+    {"hipTexRefSetFlags", TexRefSetFlags},
+    {"hipTexRefGetFlags", TexRefGetFlags},
+    {"hipTexRefSetFormat", TexRefSetFormat},
+    {"hipTexRefGetFormat", TexRefGetFormat},
+    {"hipTexRefSetMaxAnisotropy", TexRefSetMaxAnisotropy},
+    {"hipTexRefGetMaxAnisotropy", TexRefGetMaxAnisotropy},
+    {"hipTexRefSetMipmapFilterMode", TexRefSetMipmapFilterMode},
+    {"hipTexRefGetMipmapFilterMode", TexRefGetMipmapFilterMode},
+    {"hipTexRefSetMipmapLevelBias", TexRefSetMipmapLevelBias},
+    {"hipTexRefGetMipmapLevelBias", TexRefGetMipmapLevelBias},
+    {"hipTexRefSetMipmapLevelClamp", TexRefSetMipmapLevelClamp},
+    {"hipTexRefGetMipmapLevelClamp", TexRefGetMipmapLevelClamp},
+    {"hipTexRefSetBorderColor", TexRefSetBorderColor},
+    {"hipTexRefGetBorderColor", TexRefGetBorderColor},
     {"hipMallocArray", MallocArray},
     {"hipMalloc3DArray", Malloc3DArray},
     {"hipArrayCreate", ArrayCreate},

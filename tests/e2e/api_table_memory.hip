@@ -1576,39 +1576,6 @@ void FuncSetSharedMemConfig() {
 
 // ---- Module launches (hipExtModuleLaunchKernel, hipHccModuleLaunchKernel) -----
 
-// This program's own offload bundle (its .hip_fatbin section, read from
-// /proc/self/exe), loaded as a module: the same code object as the
-// registered kernels, so the sim runs it with this file's twin.
-std::vector<uint8_t> OwnFatBinary() {
-  FILE* f = fopen("/proc/self/exe", "rb");
-  CHECK(f != nullptr, "cannot open /proc/self/exe");
-  std::vector<uint8_t> exe;
-  uint8_t chunk[1 << 16];
-  for (size_t got; (got = fread(chunk, 1, sizeof chunk, f)) > 0;) exe.insert(exe.end(), chunk, chunk + got);
-  fclose(f);
-  Elf64_Ehdr eh;
-  CHECK(exe.size() > sizeof eh, "/proc/self/exe is %zu bytes", exe.size());
-  memcpy(&eh, exe.data(), sizeof eh);
-  CHECK(memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_shentsize == sizeof(Elf64_Shdr) &&
-            eh.e_shoff + uint64_t{eh.e_shnum} * sizeof(Elf64_Shdr) <= exe.size() && eh.e_shstrndx < eh.e_shnum,
-        "/proc/self/exe is not a usable ELF file");
-  auto section = [&](size_t i) {
-    Elf64_Shdr sh;
-    memcpy(&sh, exe.data() + eh.e_shoff + i * sizeof sh, sizeof sh);
-    return sh;
-  };
-  const Elf64_Shdr names = section(eh.e_shstrndx);
-  for (size_t i = 0; i < eh.e_shnum; ++i) {
-    const Elf64_Shdr sh = section(i);
-    if (sh.sh_name >= names.sh_size) continue;
-    const char* name = reinterpret_cast<const char*>(exe.data() + names.sh_offset + sh.sh_name);
-    if (strcmp(name, ".hip_fatbin") != 0) continue;
-    CHECK(sh.sh_offset + sh.sh_size <= exe.size(), ".hip_fatbin lies past the file's end");
-    return std::vector<uint8_t>(exe.begin() + sh.sh_offset, exe.begin() + sh.sh_offset + sh.sh_size);
-  }
-  e2e::Fail(__FILE__, __LINE__, "no .hip_fatbin section in /proc/self/exe");
-}
-
 using ExtLaunchFn = hipError_t (*)(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly,
                                    uint32_t lz, size_t shared, hipStream_t stream, void** params, void** extra,
                                    hipEvent_t start, hipEvent_t stop);
@@ -1617,7 +1584,7 @@ using ExtLaunchFn = hipError_t (*)(hipFunction_t f, uint32_t gx, uint32_t gy, ui
 // block partial (232 threads), and no thread past 1000 runs. Start and stop events are
 // recorded around the kernel.
 void CheckModuleLaunch(ExtLaunchFn launch, int base, const char* what) {
-  std::vector<uint8_t> fatbin = OwnFatBinary();
+  std::vector<uint8_t> fatbin = e2e::OwnFatBinary();
   hipModule_t module = nullptr;
   HIP_OK(hipModuleLoadData(&module, fatbin.data()));
   hipFunction_t f = nullptr;

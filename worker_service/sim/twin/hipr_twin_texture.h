@@ -21,6 +21,12 @@
 //   Address modes apply per texel: clamp, border (the border colour), and,
 //   with normalized coordinates only, wrap and mirror (otherwise clamp, as
 //   CUDA documents).
+// - Texture references (`texture<T, dim, readMode>` variables, deprecated
+//   HIP): the variable holds HIP's textureReference, whose textureObject
+//   the client's hipBindTexture* / hipTexRefSet* wrote into the device copy;
+//   a fetch through it is a fetch through that object. As in HIP, the
+//   result type is T, or float (floatN) for 8- and 16-bit integer channels
+//   read as normalized floats.
 // Layered, cubemap, 3-D, gather and LOD fetches are not provided: hipr does
 // not create textures they could read, and a twin that calls one does not
 // compile (the program then builds no twin and its kernels report
@@ -29,6 +35,7 @@
 #define HIPR_TWIN_TEXTURE_H_
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -263,6 +270,102 @@ inline T tex2D(hipTextureObject_t object, float x, float y) {
 template <typename T, typename std::enable_if<::hipr_twin::TexChannel<T>::value>::type* = nullptr>
 inline void tex2D(T* out, hipTextureObject_t object, float x, float y) {
   *out = tex2D<T>(object, x, y);
+}
+
+// ---- Texture references ----------------------------------------------------------
+
+// HIP's enums and texture types, by value (texture_types.h,
+// driver_types.h), so that a declaration `texture<uchar, hipTextureType2D,
+// hipReadModeNormalizedFloat> t;` reads alike in a twin.
+enum hipTextureAddressMode { hipAddressModeWrap = 0, hipAddressModeClamp = 1, hipAddressModeMirror = 2,
+                             hipAddressModeBorder = 3 };
+enum hipTextureFilterMode { hipFilterModePoint = 0, hipFilterModeLinear = 1 };
+enum hipTextureReadMode { hipReadModeElementType = 0, hipReadModeNormalizedFloat = 1 };
+enum hipChannelFormatKind { hipChannelFormatKindSigned = 0, hipChannelFormatKindUnsigned = 1,
+                            hipChannelFormatKindFloat = 2, hipChannelFormatKindNone = 3 };
+#define hipTextureType1D 0x01
+#define hipTextureType2D 0x02
+#define hipTextureType3D 0x03
+
+struct hipChannelFormatDesc {
+  int x, y, z, w;
+  enum hipChannelFormatKind f;
+};
+
+// HIP's layout: the runtime copies the host's struct, byte for byte, into
+// the variable's device memory.
+struct textureReference {
+  int normalized = 0;
+  enum hipTextureReadMode readMode = hipReadModeElementType;
+  enum hipTextureFilterMode filterMode = hipFilterModePoint;
+  enum hipTextureAddressMode addressMode[3] = {hipAddressModeWrap, hipAddressModeWrap, hipAddressModeWrap};
+  struct hipChannelFormatDesc channelDesc = {0, 0, 0, 0, hipChannelFormatKindSigned};
+  int sRGB = 0;
+  unsigned int maxAnisotropy = 0;
+  enum hipTextureFilterMode mipmapFilterMode = hipFilterModePoint;
+  float mipmapLevelBias = 0;
+  float minMipmapLevelClamp = 0;
+  float maxMipmapLevelClamp = 0;
+  hipTextureObject_t textureObject = nullptr;
+  int numChannels = 0;
+  int format = 0;
+};
+static_assert(sizeof(textureReference) == 88 && offsetof(textureReference, textureObject) == 72,
+              "textureReference must keep HIP's layout");
+
+// The device copy's initial bytes: the twin's storage is constant-initialised
+// (the host constructor's settings are the client's to copy in when binding).
+template <class T, int texType = hipTextureType1D, enum hipTextureReadMode mode = hipReadModeElementType>
+struct texture : public textureReference {
+  constexpr texture() = default;
+  constexpr texture(int, enum hipTextureFilterMode, enum hipTextureAddressMode) {}
+};
+
+namespace hipr_twin {
+
+template <typename C>
+struct NormalizedChannel {
+  static constexpr bool value = std::is_same<C, char>::value || std::is_same<C, signed char>::value ||
+                                std::is_same<C, unsigned char>::value || std::is_same<C, short>::value ||
+                                std::is_same<C, unsigned short>::value;
+  using type = float;
+};
+
+template <typename C, unsigned N>
+struct NormalizedChannel<HIP_vector_type<C, N>> {
+  static constexpr bool value = NormalizedChannel<C>::value;
+  using type = HIP_vector_type<float, N>;
+};
+
+// HIP's __hip_tex_ret_t: what a fetch through texture<T, dim, mode> returns.
+template <typename T, hipTextureReadMode M, bool = M == hipReadModeNormalizedFloat && NormalizedChannel<T>::value>
+struct TexRet {
+  using type = T;
+};
+
+template <typename T, hipTextureReadMode M>
+struct TexRet<T, M, true> {
+  using type = typename NormalizedChannel<T>::type;
+};
+
+}  // namespace hipr_twin
+
+template <typename T, hipTextureReadMode M>
+inline typename ::hipr_twin::TexRet<T, M>::type tex1Dfetch(texture<T, hipTextureType1D, M> t, int x) {
+  using R = typename ::hipr_twin::TexRet<T, M>::type;
+  return ::hipr_twin::TexChannel<R>::From(::hipr_twin::Fetch(t.textureObject, x));
+}
+
+template <typename T, hipTextureReadMode M>
+inline typename ::hipr_twin::TexRet<T, M>::type tex1D(texture<T, hipTextureType1D, M> t, float x) {
+  using R = typename ::hipr_twin::TexRet<T, M>::type;
+  return ::hipr_twin::TexChannel<R>::From(::hipr_twin::Sample(t.textureObject, x, 0.0f, false));
+}
+
+template <typename T, hipTextureReadMode M>
+inline typename ::hipr_twin::TexRet<T, M>::type tex2D(texture<T, hipTextureType2D, M> t, float x, float y) {
+  using R = typename ::hipr_twin::TexRet<T, M>::type;
+  return ::hipr_twin::TexChannel<R>::From(::hipr_twin::Sample(t.textureObject, x, y, true));
 }
 
 #endif  // HIPR_TWIN_TEXTURE_H_

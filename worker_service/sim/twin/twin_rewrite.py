@@ -40,6 +40,7 @@ from twin_source import (  # noqa: E402
     SourceFiles,
     TwinError,
     attributes,
+    in_system_header,
     is_constexpr,
     is_linkage_block,
     namespaces,
@@ -146,7 +147,8 @@ class Rewriter:
                 self.files.blank(c)
                 return
         elif k == CursorKind.VAR_DECL:
-            if attrs & {CursorKind.CUDADEVICE_ATTR, CursorKind.CUDACONSTANT_ATTR} or self._managed(c):
+            if attrs & {CursorKind.CUDADEVICE_ATTR, CursorKind.CUDACONSTANT_ATTR} or self._managed(c) or \
+                    self._texture_reference(c):
                 self.device_vars.append(c)
             elif CursorKind.CUDASHARED_ATTR in attrs:
                 if c.storage_class.name == "EXTERN":
@@ -230,6 +232,14 @@ class Rewriter:
         kind = t.get_canonical().kind.name
         return kind in ("BOOL", "CHAR_U", "UCHAR", "CHAR16", "CHAR32", "USHORT", "UINT", "ULONG", "ULONGLONG",
                         "CHAR_S", "SCHAR", "WCHAR", "SHORT", "INT", "LONG", "LONGLONG", "FLOAT", "DOUBLE", "ENUM")
+
+    @staticmethod
+    def _texture_reference(c):
+        """A `texture<T, dim, mode>` variable (HIP's texture_types.h): a device
+        variable without a qualifier, holding a textureReference."""
+        d = c.type.get_canonical().get_declaration()
+        return d is not None and d.spelling == "texture" and d.location.file is not None and \
+            d.location.file.name.endswith("texture_types.h") and in_system_header(d.location)
 
     def _managed(self, c):
         """A `__managed__` variable: libclang shows the attribute as an
