@@ -74,4 +74,20 @@ void ReleaseRange(const AddressRange& range) {
   munmap(reinterpret_cast<void*>(range.base), range.size);
 }
 
+Status MapHostPages(uint64_t base, uint64_t size) {
+  void* p = mmap(reinterpret_cast<void*>(base), size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                 -1, 0);
+  if (p == MAP_FAILED)
+    return Status(StatusCode::kResourceExhausted,
+                  "cannot map " + std::to_string(size) + " bytes of host memory at " + Hex(base) + ": " +
+                      std::strerror(errno));
+  return Status::Ok();
+}
+
+void ReserveAgain(uint64_t base, uint64_t size) {
+  // MAP_FIXED over our own mapping: replaces it in one step, so no other
+  // mapping can land in between.
+  (void)mmap(reinterpret_cast<void*>(base), size, kReserveProt, kReserveFlags | MAP_FIXED, -1, 0);
+}
+
 }  // namespace hipr::client

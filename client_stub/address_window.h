@@ -45,4 +45,14 @@ Status ReserveAt(uint64_t base, uint64_t size, AddressRange* out);
 // Unmaps a range returned by Reserve*. No-op for an empty range.
 void ReleaseRange(const AddressRange& range);
 
+// Maps zero-filled read-write host memory over [base, base + size) (page
+// multiples), which must lie in a range this process reserved: a managed
+// allocation's mirror (managed_vars.h). kResourceExhausted when the memory
+// cannot be had.
+Status MapHostPages(uint64_t base, uint64_t size);
+
+// Returns [base, base + size) (page multiples) to a reservation: no memory,
+// no access. Undoes MapHostPages.
+void ReserveAgain(uint64_t base, uint64_t size);
+
 }  // namespace hipr::client

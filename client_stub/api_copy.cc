@@ -40,6 +40,7 @@
 #include "client_stub/api_common.h"
 #include "client_stub/graph.h"
 #include "client_stub/hip_arrays.h"
+#include "client_stub/managed_vars.h"
 
 using namespace hipr;
 using namespace hipr::client;
@@ -117,6 +118,9 @@ hipError_t CallReplyResult(const Status& st, const msg::CallReply& reply) {
   return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
 }
 
+hipError_t Transfer(Session& s, const Rect& r, const Place& dst, const Place& src, const StreamTarget& target,
+                    uint64_t dst_extent, uint64_t src_extent, Mode mode);
+
 // REQUIRES: dst and src non-null, width and height > 0, pitches >= width.
 hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t stream, Mode mode) {
   StreamTarget target;
@@ -155,10 +159,35 @@ hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t strea
   }
   if (mode == Mode::kBlocking) {
     // A blocking copy synchronises with the stream's earlier work; the
-    // read-back of __managed__ mirrors waits for that work first, so the
-    // copy itself sees (and may overwrite) fresh mirrors.
+    // read-back of managed mirrors waits for that work first, so the copy
+    // itself sees (and may overwrite) fresh mirrors.
     if (hipError_t e = AfterSync(s, target.device, target.id, hipSuccess); e != hipSuccess) return e;
   }
+  // Managed memory (managed_vars.h): the host's changes reach the device
+  // before the copy reads them; what it writes is read back at the stream's
+  // synchronisation, for a blocking copy before it returns.
+  ManagedVars& managed = ManagedVars::Get();
+  bool managed_dst = false;
+  if (!managed.empty()) {
+    if (src.device) {
+      if (Status st = managed.Push(s, target.device, target.id, r.src, src_extent); !st.ok()) return ToHipError(st);
+    }
+    if (dst.device && managed.Touches(r.dst, dst_extent)) {
+      managed_dst = true;
+      managed.MarkWritten(s, target.device, target.id, r.dst, dst_extent);
+    }
+  }
+  const hipError_t result = Transfer(s, r, dst, src, target, dst_extent, src_extent, mode);
+  if (result != hipSuccess || !managed_dst || mode != Mode::kBlocking) return result;
+  return AfterSync(s, target.device, target.id, result);
+}
+
+// Sends a validated copy (Copy).
+hipError_t Transfer(Session& s, const Rect& r, const Place& dst, const Place& src, const StreamTarget& target,
+                    uint64_t dst_extent, uint64_t src_extent, Mode mode) {
+  const msg::Region dst_region{reinterpret_cast<uint64_t>(r.dst), r.dpitch, r.width, r.height};
+  const msg::Region src_region{reinterpret_cast<uint64_t>(r.src), r.spitch, r.width, r.height};
+  msg::CallReply reply;
   // Host rows inside one pinned allocation of the shm host segment are
   // named by offset: the worker holds that range registered (kHostRegister).
   HostSegment* segment = s.host_segment();
@@ -268,6 +297,7 @@ hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count,
   req.element_size = element_size;
   if (hipError_t captured = hipSuccess; AnyCapture() && CaptureNode(target.device, target.id, req, &captured))
     return captured;
+  ManagedVars::Get().MarkWritten(*s, target.device, target.id, dst, extent);
   return ToHipError(s->Post(wire::Op::kMemset, req));
 }
 

@@ -242,10 +242,15 @@ hipError_t FreeAllocation(void* ptr, bool synchronizing, AllocationRole role = A
   }
   // As HIP: an interior pointer frees its whole allocation.
   if (!c.allocations().RemoveDevice(reinterpret_cast<uint64_t>(ptr), &a)) return hipErrorInvalidValue;
+  // A managed allocation's mirror (managed_vars.h) goes with it: inside the
+  // window its pages return to the reservation.
+  size_t managed_size = 0;
+  const bool managed = ManagedVars::Get().RemoveAllocation(a.base, &managed_size);
   Status st = s->Post(wire::Op::kFree, msg::FreeRequest{a.base});
   // The pages may hold host memory again once the worker has freed them;
   // should the device reuse them before that, hipMalloc sees a collision.
   if (a.outside_window) c.reservations().Release(a.base, a.size);
+  else if (managed) ReserveAgain(a.base, RoundUpToPage(a.size));
   return ToHipError(st);
 }
 
@@ -554,7 +559,15 @@ hipError_t PointerAttributes(hipPointerAttribute_t* attributes, const void* ptr,
   PinnedAllocation h;
   hipPointerAttribute_t out{};
   MemoryKind kind = MemoryKind::kUnregistered;
-  if (Client::Get().allocations().FindDevice(p, 0, &d)) {
+  if (const ManagedVar* v = ManagedVars::Get().FindMirror(ptr, 1); v != nullptr) {
+    // Managed memory, addressed the same everywhere (for a __managed__
+    // variable, its mirror, which kernel arguments are translated from).
+    kind = MemoryKind::kManaged;
+    out.device = v->allocation() ? v->device : CurrentDevice();
+    out.devicePointer = const_cast<void*>(ptr);
+    out.hostPointer = const_cast<void*>(ptr);
+    out.isManaged = 1;
+  } else if (Client::Get().allocations().FindDevice(p, 0, &d)) {
     kind = MemoryKind::kDevice;
     out.device = d.device;
     out.devicePointer = const_cast<void*>(ptr);
@@ -565,14 +578,6 @@ hipError_t PointerAttributes(hipPointerAttribute_t* attributes, const void* ptr,
     out.devicePointer = const_cast<void*>(ptr);
     out.hostPointer = const_cast<void*>(ptr);
     out.allocationFlags = h.flags;
-  } else if (ManagedVars::Get().FindMirror(ptr, 1) != nullptr) {
-    // A __managed__ variable (its mirror, which kernel arguments are
-    // translated from): managed memory, addressed the same everywhere.
-    kind = MemoryKind::kManaged;
-    out.device = CurrentDevice();
-    out.devicePointer = const_cast<void*>(ptr);
-    out.hostPointer = const_cast<void*>(ptr);
-    out.isManaged = 1;
   } else if (major < 6) {
     return hipErrorInvalidValue;  // HIP 5.x: memory unknown to the runtime.
   }
@@ -612,12 +617,13 @@ PointerInfo FindPointer(const void* ptr) {
   const uint64_t p = reinterpret_cast<uint64_t>(ptr);
   DeviceAllocation d;
   PinnedAllocation h;
+  if (const ManagedVar* v = ManagedVars::Get().FindMirror(ptr, 1); v != nullptr)
+    return PointerInfo{true, MemoryKind::kManaged, reinterpret_cast<uint64_t>(v->mirror), v->size,
+                       v->allocation() ? v->device : CurrentDevice(), 0};
   if (Client::Get().allocations().FindDevice(p, 0, &d))
     return PointerInfo{true, MemoryKind::kDevice, d.base, d.size, d.device, d.flags, d.sync_memops};
   if (Client::Get().allocations().FindPinned(p, 0, &h))
     return PointerInfo{true, MemoryKind::kHost, h.base, h.size, h.device, h.flags, h.sync_memops};
-  if (const ManagedVar* v = ManagedVars::Get().FindMirror(ptr, 1); v != nullptr)
-    return PointerInfo{true, MemoryKind::kManaged, reinterpret_cast<uint64_t>(v->mirror), v->size, CurrentDevice(), 0};
   return PointerInfo{};
 }
 

@@ -12,6 +12,7 @@
 #include "client_stub/api_common.h"
 #include "client_stub/graph.h"
 #include "client_stub/launch_attributes.h"
+#include "client_stub/managed_vars.h"
 #include "client_stub/stream_memops.h"
 
 using namespace hipr;
@@ -571,6 +572,7 @@ hipError_t WriteValue(hipStream_t stream, void* ptr, uint64_t value, size_t byte
   if (bytes == 4) value = static_cast<uint32_t>(value);
   msg::StreamWriteValueRequest req{target.device, target.id, reinterpret_cast<uint64_t>(ptr), value,
                                    static_cast<uint8_t>(bytes)};
+  ManagedVars::Get().MarkWritten(*LiveSession(), target.device, target.id, ptr, bytes);
   return ToHipError(LiveSession()->Post(wire::Op::kStreamWriteValue, req));
 }
 
@@ -580,6 +582,9 @@ hipError_t WaitValue(hipStream_t stream, void* ptr, uint64_t value, unsigned fla
   if (flags > hipStreamWaitValueNor) return hipErrorInvalidValue;
   msg::StreamWaitValueRequest req{target.device, target.id, reinterpret_cast<uint64_t>(ptr), value, mask, flags,
                                   static_cast<uint8_t>(bytes)};
+  // A flag the host wrote into managed memory must be on the device first.
+  if (Status st = ManagedVars::Get().Push(*LiveSession(), target.device, target.id, ptr, bytes); !st.ok())
+    return ToHipError(st);
   return ToHipError(LiveSession()->Post(wire::Op::kStreamWaitValue, req));
 }
 

@@ -361,7 +361,11 @@ void CodeModule::ForgetLoads(const Session* session, int device) {
 }
 
 void ForgetModuleLoads(const Session* session, int device) {
-  ManagedVars::Get().ForgetDevice(session, device);
+  // Managed allocations on the device are gone with its memory: inside the
+  // window their mirrors' pages return to the reservation (outside it, the
+  // allocation's own reservation was released with the allocation map).
+  for (const auto& [address, size] : ManagedVars::Get().ForgetDevice(session, device))
+    if (Client::Get().window().Contains(address)) ReserveAgain(address, RoundUpToPage(size));
   std::vector<CodeModule*> all;
   {
     ModuleList& list = Modules();

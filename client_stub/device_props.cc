@@ -88,8 +88,9 @@ void FillCommon(const msg::DeviceInfo& info, Prop* prop) {
   prop->isLargeBar = info.large_bar ? 1 : 0;
   prop->asicRevision = info.asic_revision;
   prop->managedMemory = info.managed_memory ? 1 : 0;
-  // The runtime derives both from the same HMM capability.
-  prop->concurrentManagedAccess = info.managed_memory ? 1 : 0;
+  // hipr's managed memory (managed_vars.h) is coherent at synchronisations:
+  // host code must not use it while device work runs.
+  prop->concurrentManagedAccess = 0;
 }
 
 template <class Prop>
@@ -156,7 +157,7 @@ hipError_t DeviceAttribute(const msg::DeviceInfo& info, hipDeviceAttribute_t att
     case hipDeviceAttributeClockRate: v = info.clock_rate_khz; break;
     case hipDeviceAttributeComputeMode: v = 0; break;
     case hipDeviceAttributeConcurrentKernels: v = 1; break;
-    case hipDeviceAttributeConcurrentManagedAccess: v = info.managed_memory; break;
+    case hipDeviceAttributeConcurrentManagedAccess: v = 0; break;  // See FillCommon.
     case hipDeviceAttributeCooperativeLaunch: v = info.cooperative_launch; break;
     case hipDeviceAttributeIntegrated: v = info.integrated; break;
     case hipDeviceAttributeIsMultiGpuBoard: v = info.is_multi_gpu_board; break;

@@ -1,5 +1,7 @@
 #include "client_stub/graph.h"
 
+#include "client_stub/managed_vars.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -1428,6 +1430,11 @@ hipError_t GraphLaunch(hipGraphExec_t exec, hipStream_t stream, int device, uint
     if (const auto* h = std::get_if<HostFnNode>(&op)) req.callbacks.push_back(s->AddHostCallback(HostFunction(*h, stream)));
     // Counted before it is posted, as hipEventRecord does.
     if (const auto* ev = std::get_if<EventRecordNode>(&op)) Client::Get().handles().NoteEventRecorded(ev->event);
+  }
+  // A graph may read and write any managed memory, as a kernel may.
+  if (ManagedVars& managed = ManagedVars::Get(); !managed.empty()) {
+    if (Status pushed = managed.Push(*s, device, stream_id); !pushed.ok()) return ToHipError(pushed);
+    managed.MarkWritten(*s, device, stream_id);
   }
   Status st = s->Post(wire::Op::kGraphLaunch, req);
   if (!st.ok()) {

@@ -499,6 +499,8 @@ TEST(RegistrationTest, ManagedVariableIsMirroredAttachedPushedAndReadBack) {
           iovec iov{bytes.data(), bytes.size()};
           if (!ReadBulk(c, h.request_id, &iov, 1).ok()) std::abort();
           copies.emplace_back(req, bytes);
+          // Host changes are pushed with blocking copies (managed_vars.h).
+          if (req.want_reply) FakeWorker::Reply(c, h, msg::CallReply{0});
           break;
         }
         case wire::Op::kLaunchKernel:
@@ -557,6 +559,8 @@ TEST(RegistrationTest, ManagedVariableIsMirroredAttachedPushedAndReadBack) {
   ASSERT_LE(offset + copies[2].second.size(), sizeof(double));
   EXPECT_LT(copies[2].second.size(), sizeof(double)) << "2.75 and 4.0 share their low bytes";
   EXPECT_EQ(0, std::memcmp(copies[2].second.data(), four_bytes + offset, copies[2].second.size()));
+  EXPECT_FALSE(copies[0].first.want_reply);
+  EXPECT_TRUE(copies[2].first.want_reply) << "a push completes before any later work reads the bytes";
   ASSERT_EQ(launches.size(), 2u);
   uint64_t arg = 0;
   std::memcpy(&arg, launches[1].kernarg.data(), sizeof arg);

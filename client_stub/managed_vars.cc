@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <sys/uio.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -112,9 +114,47 @@ Status ManagedVars::PushLocked(Session& session, ManagedVar& var, int device, ui
   size_t last = var.size - 1;
   while (var.mirror[last] == var.exchanged[last]) --last;
   const size_t n = last - first + 1;
-  HIPR_RETURN_IF_ERROR(PostToDevice(session, device, stream, var.device_address + first, var.mirror + first, n));
+  // Blocking: the bytes must be in place before any later work, on any
+  // stream, reads them.
+  const iovec bulk{var.mirror + first, n};
+  const uint64_t address = var.device_address + first;
+  msg::CallReply reply;
+  Status st = session.Call(wire::Op::kCopyToDevice,
+                           msg::CopyToDeviceRequest{device, stream, msg::Region{address, n, n, 1}, true, {}},
+                           &reply, &bulk, 1);
+  if (st.ok() && reply.error != 0) st = HipStatus(reply.error, "the copy to the device failed");
+  if (!st.ok()) {
+    HIPR_LOG_ERROR("managed memory %s: sending %zu changed bytes: %s", Describe(var).c_str(), n,
+                   st.message().c_str());
+    return st;
+  }
   std::memcpy(var.exchanged.data() + first, var.mirror + first, n);
   return Status::Ok();
+}
+
+bool ManagedVars::Overlaps(const ManagedVar& var, const void* p, uint64_t n) {
+  if (p == nullptr) return true;
+  const auto a = reinterpret_cast<uint64_t>(p);
+  const auto base = reinterpret_cast<uint64_t>(var.mirror);
+  return a < base + var.size && (n == 0 ? a >= base : a + n > base);
+}
+
+Status ManagedVars::Push(Session& session, int device, uint64_t stream, const void* p, uint64_t n) {
+  if (empty()) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (ManagedVar* var : vars_)
+    if (Overlaps(*var, p, n)) HIPR_RETURN_IF_ERROR(PushLocked(session, *var, device, stream));
+  return Status::Ok();
+}
+
+void ManagedVars::MarkWritten(const Session& session, int device, uint64_t stream, const void* p, uint64_t n) {
+  if (empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  const ManagedWriter w{device, stream};
+  for (ManagedVar* var : vars_) {
+    if (var->session != &session || !Overlaps(*var, p, n)) continue;
+    if (std::find(var->writers.begin(), var->writers.end(), w) == var->writers.end()) var->writers.push_back(w);
+  }
 }
 
 Status ManagedVars::BeforeLaunch(Session& session, int device, uint64_t stream,
@@ -136,17 +176,15 @@ Status ManagedVars::BeforeLaunch(Session& session, int device, uint64_t stream,
     std::shared_ptr<const ModuleLoad> load;
     HIPR_RETURN_IF_ERROR(module->Load(session, device, &load));
   }
+  HIPR_RETURN_IF_ERROR(Push(session, device, stream));
+  MarkWritten(session, device, stream);
   std::lock_guard<std::mutex> lock(mu_);
-  ++launches_;
-  // Queued before the launch on the launch's stream, so ordered ahead of it
-  // (any device may reach a managed allocation).
-  for (ManagedVar* var : vars_) HIPR_RETURN_IF_ERROR(PushLocked(session, *var, device, stream));
   for (uint32_t offset : pointer_offsets) {
     if (offset + sizeof(uint64_t) > kernarg->size()) continue;
     uint64_t value = 0;
     std::memcpy(&value, kernarg->data() + offset, sizeof(value));
     const ManagedVar* var = FindLocked(value);
-    if (var == nullptr || var->session != &session) continue;
+    if (var == nullptr || var->session != &session || var->allocation()) continue;
     const uint64_t translated = var->device_address + (value - reinterpret_cast<uint64_t>(var->mirror));
     std::memcpy(kernarg->data() + offset, &translated, sizeof(translated));
   }
@@ -156,41 +194,115 @@ Status ManagedVars::BeforeLaunch(Session& session, int device, uint64_t stream,
 Status ManagedVars::AfterSync(Session& session, int device, uint64_t stream) {
   if (empty()) return Status::Ok();
   std::lock_guard<std::mutex> lock(mu_);
-  if (launches_ == fetched_at_) return Status::Ok();
   std::vector<uint8_t> now;
   for (ManagedVar* var : vars_) {
     if (var->session != &session || var->size == 0) continue;
+    // Stream 0 (the null stream, a device or event synchronisation) covers
+    // every stream of the device.
+    auto covered = [&](const ManagedWriter& w) { return w.device == device && (stream == 0 || w.stream == stream); };
+    if (std::none_of(var->writers.begin(), var->writers.end(), covered)) continue;
     now.resize(var->size);
     iovec dst{now.data(), now.size()};
     msg::CallReply reply;
     const msg::CopyFromDeviceRequest req{device, stream,
                                          msg::Region{var->device_address, var->size, var->size, 1}, {}};
     Status st = session.Call(wire::Op::kCopyFromDevice, req, &reply, nullptr, 0, &dst, 1);
-    if (st.ok() && reply.error != 0)
-      st = HipStatus(reply.error, "reading back __managed__ variable '" + var->name + "' failed");
+    if (st.ok() && reply.error != 0) st = HipStatus(reply.error, "the copy from the device failed");
     if (!st.ok()) {
-      HIPR_LOG_ERROR("__managed__ variable '%s': %s", var->name.c_str(), st.message().c_str());
+      HIPR_LOG_ERROR("managed memory %s: reading it back: %s", Describe(*var).c_str(), st.message().c_str());
       return st;
     }
     // Three-way merge: a byte the device changed wins; a byte only host code
-    // changed since the last exchange stays (it is sent before the next launch).
+    // changed since the last exchange stays (it is pushed before the next work).
     for (size_t i = 0; i < var->size; ++i) {
       if (now[i] != var->exchanged[i]) var->mirror[i] = now[i];
     }
     var->exchanged.swap(now);
+    var->writers.erase(std::remove_if(var->writers.begin(), var->writers.end(), covered), var->writers.end());
   }
-  fetched_at_ = launches_;
   return Status::Ok();
 }
 
-void ManagedVars::ForgetDevice(const Session* session, int device) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (ManagedVar* var : vars_) {
-    if (var->session == session && (device < 0 || var->device == device)) {
-      var->session = nullptr;
-      var->device_address = 0;
-    }
+Status ManagedVars::AddAllocation(Session& session, int device, uint64_t address, size_t size) {
+  auto* var = new (std::nothrow) ManagedVar();
+  if (var == nullptr) return Status(StatusCode::kResourceExhausted, "out of memory");
+  var->size = size;
+  var->mirror = reinterpret_cast<uint8_t*>(address);
+  var->session = &session;
+  var->device_address = address;
+  var->device = device;
+  try {
+    var->exchanged.assign(size, 0);
+  } catch (const std::bad_alloc&) {
+    delete var;
+    return Status(StatusCode::kResourceExhausted, "out of memory for the managed allocation's exchange copy");
   }
+  std::lock_guard<std::mutex> lock(mu_);
+  vars_.push_back(var);
+  count_.store(vars_.size(), std::memory_order_release);
+  return Status::Ok();
+}
+
+bool ManagedVars::RemoveAllocation(uint64_t address, size_t* size) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = vars_.begin(); it != vars_.end(); ++it) {
+    ManagedVar* var = *it;
+    if (!var->allocation() || reinterpret_cast<uint64_t>(var->mirror) != address) continue;
+    *size = var->size;
+    vars_.erase(it);
+    count_.store(vars_.size(), std::memory_order_release);
+    delete var;
+    return true;
+  }
+  return false;
+}
+
+std::vector<std::pair<uint64_t, size_t>> ManagedVars::ForgetDevice(const Session* session, int device) {
+  std::vector<std::pair<uint64_t, size_t>> dropped;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = vars_.begin(); it != vars_.end();) {
+    ManagedVar* var = *it;
+    if (var->session != session || (device >= 0 && var->device != device)) {
+      ++it;
+      continue;
+    }
+    if (var->allocation()) {
+      dropped.emplace_back(var->device_address, var->size);
+      delete var;
+      it = vars_.erase(it);
+      continue;
+    }
+    var->session = nullptr;
+    var->device_address = 0;
+    var->writers.clear();
+    ++it;
+  }
+  count_.store(vars_.size(), std::memory_order_release);
+  return dropped;
+}
+
+bool ManagedVars::WithAllocation(const void* p, uint64_t n, const std::function<void(ManagedVar&)>& fn) {
+  if (empty()) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto a = reinterpret_cast<uint64_t>(p);
+  ManagedVar* var = FindLocked(a);
+  if (var == nullptr || !var->allocation() || n > var->size - (a - reinterpret_cast<uint64_t>(var->mirror)))
+    return false;
+  fn(*var);
+  return true;
+}
+
+bool ManagedVars::Touches(const void* p, uint64_t n) const {
+  if (empty() || p == nullptr) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::any_of(vars_.begin(), vars_.end(), [&](const ManagedVar* v) { return Overlaps(*v, p, n); });
+}
+
+std::string ManagedVars::Describe(const ManagedVar& var) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "at 0x%llx (%zu bytes)", static_cast<unsigned long long>(var.device_address),
+                var.size);
+  return var.allocation() ? std::string("allocation ") + buf : "__managed__ variable '" + var.name + "' " + buf;
 }
 
 const ManagedVar* ManagedVars::FindMirror(const void* p, size_t n) const {

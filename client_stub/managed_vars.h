@@ -1,5 +1,6 @@
-// ManagedVars: `__managed__` variables, the one place where device data is
-// dereferenced directly by host code.
+// ManagedVars: managed memory, the one place where device data is
+// dereferenced directly by host code: `__managed__` variables and
+// hipMallocManaged allocations.
 //
 // How clang lowers `__managed__ T x = init;` (checked on Debian's hipcc 5.2):
 // the code object holds `x.managed` (T, the initial bytes) and `x`, a device
@@ -11,46 +12,63 @@
 // variable `x`.
 //
 // hipr cannot hand the client a device address it can dereference, so each
-// variable has two copies:
-//  * the mirror: client memory allocated at registration with the initial
-//    bytes, which the registered pointer points at for the life of the
-//    process (host code reads and writes it freely);
+// piece of managed memory has two copies:
+//  * the mirror, in client memory, which host code reads and writes freely.
+//    A variable's is allocated at registration with the initial bytes, and
+//    the registered pointer points at it for the life of the process. An
+//    allocation's (hipMallocManaged, AddAllocation) is anonymous memory the
+//    client maps at the device address itself, over the address range it
+//    keeps reserved, so the one pointer works on both sides;
 //  * the device copy: a managed allocation (msg::kMallocManaged) on the
-//    worker, made when the variable's module is first loaded in a session;
-//    every load of the module (any device) gets its `x` set to it.
+//    worker. A variable's is made when its module is first loaded in a
+//    session, and every load of the module (any device) gets its `x` set to
+//    it; an allocation's is the allocation.
 //
-// They are synchronised at the points where native HIP makes the other
-// side's writes visible:
-//  * before every kernel launch (BeforeLaunch): a mirror whose bytes differ
-//    from those last exchanged with the device is sent, fire-and-forget on
-//    the launch's stream, ahead of the launch;
-//  * after a synchronising call that succeeded (AfterSync:
+// They are synchronised where native HIP makes the other side's writes
+// visible, on a device without concurrent managed access (the model of
+// CUDA before Pascal: host code must not touch managed memory while device
+// work that may use it runs):
+//  * before device work that may read managed memory (Push: a kernel or
+//    graph launch reads all of it; a copy or stream-memory operation, the
+//    range it reads): each mirror whose bytes differ from those last
+//    exchanged with the device sends the changed span, with a blocking copy
+//    on the work's stream, so the bytes are in place before this and any
+//    later work on any stream;
+//  * device work that may write managed memory (MarkWritten: launches all
+//    of it, copies and memsets their destination) records its (device,
+//    stream) on the mirrors concerned;
+//  * after a synchronising call on (device, stream) succeeded (AfterSync:
 //    hipDeviceSynchronize, hipStreamSynchronize, hipEventSynchronize, a
-//    query answering hipSuccess, a blocking copy), when a kernel was
-//    launched since the last fetch: the device copies are read back. A byte
-//    the device changed replaces the mirror's; a byte only host code changed
-//    meanwhile is kept (and sent before the next launch).
-// A kernel argument that points into a mirror (e.g. `kernel<<<..>>>(&x)`) is
-// rewritten to the device copy, for the explicit pointer arguments
-// (`global_buffer` in the metadata); a mirror address hidden inside a struct
-// argument is not translated (documented in docs/architecture.md).
+//    query answering hipSuccess, a blocking copy), every mirror written
+//    from that stream (stream 0: from any stream of the device) is read
+//    back. A byte the device changed replaces the mirror's; a byte only host
+//    code changed meanwhile is kept (and pushed before the next work).
+// A kernel argument that points into a variable's mirror (e.g.
+// `kernel<<<..>>>(&x)`) is rewritten to the device copy, for the explicit
+// pointer arguments (`global_buffer` in the metadata); a mirror address
+// hidden inside a struct argument is not translated (documented in
+// docs/architecture.md). Allocations need no translation.
 //
-// Cost: nothing for a process without managed variables; otherwise a memcmp
-// of each variable per launch and one round trip per variable at a
-// synchronising call that follows launches.
+// Cost: nothing for a process without managed memory; otherwise a memcmp of
+// every mirror (against the bytes last exchanged, which are kept: managed
+// memory costs twice its size in the client) per device operation that may
+// read it, a round trip when host code changed some, and a read-back of
+// every mirror written since at each synchronisation.
 //
 // Thread-safety: all methods may be called from any thread (one mutex,
 // which is never held while a module is loaded). fork(): the child keeps the
-// mirrors (its own memory) and materialises new device copies in its own
-// session.
+// mirrors (its own memory) and materialises new device copies of the
+// variables in its own session; allocations are the parent session's.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "client_stub/session.h"
@@ -61,11 +79,30 @@ namespace hipr::client {
 class CodeModule;
 struct ModuleLoad;
 
-// One registered `__managed__` variable. Never freed: host code may hold the
-// mirror's address until exit.
+// Where device work that may have written a device copy was queued.
+struct ManagedWriter {
+  int device = 0;
+  uint64_t stream = 0;
+  bool operator==(const ManagedWriter&) const = default;
+};
+
+// hipMemAdvise's and hipMemPrefetchAsync's records for an allocation
+// (hipMemRangeGetAttribute reports them). Devices: hipInvalidDeviceId (-2)
+// none, hipCpuDeviceId (-1) the host.
+struct ManagedAdvice {
+  bool read_mostly = false;
+  int preferred_location = -2;
+  std::vector<int> accessed_by;
+  int last_prefetch = -2;
+  bool coarse_grain = false;
+};
+
+// One piece of managed memory: a registered `__managed__` variable or a
+// hipMallocManaged allocation. Variables are never freed (host code may
+// hold the mirror's address until exit); allocations live until hipFree.
 struct ManagedVar {
-  CodeModule* module = nullptr;
-  std::string name;  // The device pointer variable's name in the code object.
+  CodeModule* module = nullptr;  // nullptr: an allocation.
+  std::string name;  // A variable's device pointer variable's name in the code object.
   size_t size = 0;
   uint8_t* mirror = nullptr;
   // GUARDED_BY(ManagedVars::mu_) from here on.
@@ -73,6 +110,9 @@ struct ManagedVar {
   const Session* session = nullptr;  // Where the device copy lives; nullptr: none yet.
   uint64_t device_address = 0;
   int device = 0;  // Where it was allocated.
+  std::vector<ManagedWriter> writers;  // Since the last read-back.
+  ManagedAdvice advice;                // Allocations only.
+  bool allocation() const { return module == nullptr; }
 };
 
 class ManagedVars {
@@ -91,26 +131,56 @@ class ManagedVars {
   // fails the load.
   Status Attach(Session& session, int device, const ModuleLoad& load, const std::vector<ManagedVar*>& vars);
 
-  // Before a launch on (device, stream) in `session`: sends changed mirrors
-  // and rewrites explicit pointer arguments that point into a mirror.
+  // Before a launch on (device, stream) in `session`: pushes changed
+  // mirrors, marks every mirror written from that stream, and rewrites
+  // explicit pointer arguments that point into a variable's mirror.
   // `pointer_offsets` are the kernarg offsets of 8-byte global_buffer
   // arguments. Loads the module of a variable referenced that way when it
-  // has no device copy yet. Counts the launch.
+  // has no device copy yet.
   Status BeforeLaunch(Session& session, int device, uint64_t stream, const std::vector<uint32_t>& pointer_offsets,
                       std::vector<uint8_t>* kernarg);
 
+  // Device work on (device, stream) is about to read [p, p + n) (p nullptr:
+  // anything): sends the changed spans of the mirrors concerned, each with a
+  // blocking copy on that stream. Errors are logged and returned.
+  Status Push(Session& session, int device, uint64_t stream, const void* p = nullptr, uint64_t n = 0);
+
+  // Device work on (device, stream) may write [p, p + n) (p nullptr:
+  // anything): the mirrors concerned are read back at the next
+  // synchronisation that covers that stream.
+  void MarkWritten(const Session& session, int device, uint64_t stream, const void* p = nullptr, uint64_t n = 0);
+
   // After a synchronising call on (device, stream) (stream 0: that device's
-  // null stream) returned success: reads back the device copies, on that
-  // stream, if a kernel was launched since the last read. Errors are logged
-  // and returned.
+  // null stream, which hipr takes as the whole device) returned success:
+  // reads back, on that stream, the device copies written from it. Errors
+  // are logged and returned.
   Status AfterSync(Session& session, int device, uint64_t stream);
 
-  // hipDeviceReset dropped `device`'s memory (every device when < 0): the
-  // device copies made there are gone; the next load makes new ones.
-  void ForgetDevice(const Session* session, int device);
+  // hipMallocManaged: records the allocation at `address` on `device`,
+  // whose mirror the caller has mapped at the same address (zero-filled,
+  // as the device copy must be).
+  Status AddAllocation(Session& session, int device, uint64_t address, size_t size);
 
-  // The mirror containing [p, p + n), or nullptr.
+  // hipFree of an allocation's base address: forgets it. False when
+  // `address` is no allocation's base. `*size` is its size.
+  bool RemoveAllocation(uint64_t address, size_t* size);
+
+  // hipDeviceReset dropped `device`'s memory (every device when < 0): the
+  // variables' device copies made there are gone (the next load makes new
+  // ones); the allocations made there are forgotten and returned as
+  // (address, size), for the caller to unmap their mirrors.
+  std::vector<std::pair<uint64_t, size_t>> ForgetDevice(const Session* session, int device);
+
+  // The managed memory containing [p, p + n), or nullptr. The record stays
+  // valid while it is not freed (variables: always).
   const ManagedVar* FindMirror(const void* p, size_t n) const;
+
+  // Whether [p, p + n) shares a byte with any managed memory.
+  bool Touches(const void* p, uint64_t n) const;
+
+  // Runs `fn` on the allocation containing [p, p + n) under the lock;
+  // false when there is none.
+  bool WithAllocation(const void* p, uint64_t n, const std::function<void(ManagedVar&)>& fn);
 
   bool empty() const { return count_.load(std::memory_order_acquire) == 0; }
 
@@ -119,14 +189,15 @@ class ManagedVars {
   static void InstallForkHandlers();
 
   // Sends the span of `var`'s mirror that changed since the last exchange,
-  // on (device, stream). REQUIRES mu_.
+  // with a blocking copy on (device, stream). REQUIRES mu_.
   Status PushLocked(Session& session, ManagedVar& var, int device, uint64_t stream);
   ManagedVar* FindLocked(uint64_t address) const;  // REQUIRES mu_
+  // Whether `var` holds a byte of [p, p + n) (p nullptr: always; n 0: p's byte).
+  static bool Overlaps(const ManagedVar& var, const void* p, uint64_t n);
+  static std::string Describe(const ManagedVar& var);
 
   mutable std::mutex mu_;
   std::vector<ManagedVar*> vars_;    // GUARDED_BY(mu_)
-  uint64_t launches_ = 0;            // GUARDED_BY(mu_): launches seen, any session.
-  uint64_t fetched_at_ = 0;          // GUARDED_BY(mu_): launches_ at the last read-back.
   std::atomic<size_t> count_{0};     // vars_.size(), readable without the lock.
 };
 

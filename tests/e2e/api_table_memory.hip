@@ -38,6 +38,9 @@ hipError_t hipMemcpy2DAsync_spt(void* dst, size_t dpitch, const void* src, size_
 hipError_t hipMemcpy3DAsync_spt(const hipMemcpy3DParms* p, hipStream_t stream);
 hipError_t hipPointerSetAttribute(const void* value, hipPointer_attribute attribute, hipDeviceptr_t ptr);
 hipError_t hipMemsetAsync_spt(void* dst, int value, size_t size, hipStream_t stream);
+hipError_t hipMemPrefetchAsync_v2(const void* dev_ptr, size_t count, hipMemLocation location, unsigned int flags,
+                                  hipStream_t stream);
+hipError_t hipMemAdvise_v2(const void* dev_ptr, size_t count, hipMemoryAdvise advice, hipMemLocation location);
 hipError_t hipMemset2DAsync_spt(void* dst, size_t pitch, int value, size_t width, size_t height, hipStream_t stream);
 hipError_t hipMemset3DAsync_spt(hipPitchedPtr p, int value, hipExtent extent, hipStream_t stream);
 hipError_t hipMemcpyToSymbolAsync_spt(const void* symbol, const void* src, size_t count, size_t offset,
@@ -2871,7 +2874,232 @@ void MemImportFromShareableHandle() {
   CHECK(out == nullptr, "a refused import wrote a handle");
 }
 
+// ---- Managed memory ----------------------------------------------------------------
+// hipr's managed memory is device memory mirrored at the same address in
+// this process, coherent where HIP makes writes visible (client_stub/
+// managed_vars.h): host code uses it while no device work that uses it runs.
+
+int* ManagedInts(size_t n) {
+  int* m = nullptr;
+  HIP_OK(hipMallocManaged(reinterpret_cast<void**>(&m), n * sizeof(int), hipMemAttachGlobal));
+  return m;
+}
+
+void AddOneTo(int* p, int n, hipStream_t stream = nullptr) {
+  hipLaunchKernelGGL(AddOne, dim3((n + 255) / 256), dim3(256), 0, stream, p, n);
+  HIP_OK(hipGetLastError());
+}
+
+// hipMemRangeGetAttribute's int answer.
+int RangeInt(hipMemRangeAttribute attribute, const void* p, size_t n) {
+  int v = 12345;
+  HIP_OK(hipMemRangeGetAttribute(&v, sizeof v, attribute, p, n));
+  return v;
+}
+
+void MallocManaged() {
+  int value = -1;
+  HIP_OK(hipDeviceGetAttribute(&value, hipDeviceAttributeManagedMemory, 0));
+  CHECK(value == 1, "managed memory attribute %d", value);
+  HIP_OK(hipDeviceGetAttribute(&value, hipDeviceAttributeConcurrentManagedAccess, 0));
+  CHECK(value == 0, "concurrent managed access %d: hipr's host must not use managed memory while work runs", value);
+  const int n = 1000;
+  int* m = ManagedInts(n);
+  // Zero on both sides; host writes in place reach the kernel, the kernel's
+  // writes reach the host at the synchronisation.
+  for (int i = 0; i < n; ++i) CHECK(m[i] == 0, "fresh managed memory holds %d at %d", m[i], i);
+  for (int i = 0; i < n; ++i) m[i] = i;
+  AddOneTo(m, n);
+  HIP_OK(hipDeviceSynchronize());
+  for (int i = 0; i < n; ++i) CHECK(m[i] == i + 1, "after a kernel: m[%d] = %d", i, m[i]);
+  m[0] = 100;  // One host change between launches, kept with the kernel's.
+  AddOneTo(m, n);
+  HIP_OK(hipDeviceSynchronize());
+  CHECK(m[0] == 101 && m[5] == 7 && m[n - 1] == n + 1, "second launch: %d %d %d", m[0], m[5], m[n - 1]);
+  // On a stream: its synchronisation brings the results.
+  hipStream_t s = NewStream();
+  AddOneTo(m, n, s);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK(m[5] == 8, "after a stream's kernel: m[5] = %d", m[5]);
+  // Copies: a blocking copy into managed memory is visible when it returns;
+  // a copy out of it sees the host's writes.
+  std::vector<int> host(n, 7);
+  HIP_OK(hipMemcpy(m, host.data(), n * sizeof(int), hipMemcpyHostToDevice));
+  CHECK(m[3] == 7, "after hipMemcpy into managed memory: %d", m[3]);
+  m[4] = 42;
+  std::vector<int> back(n, 0);
+  HIP_OK(hipMemcpy(back.data(), m, n * sizeof(int), hipMemcpyDefault));
+  CHECK(back[4] == 42 && back[3] == 7, "copied out of managed memory: %d %d", back[4], back[3]);
+  int* d = static_cast<int*>(DevAlloc(n * sizeof(int)));
+  m[1] = 55;
+  HIP_OK(hipMemcpy(d, m, n * sizeof(int), hipMemcpyDeviceToDevice));
+  std::vector<uint8_t> raw = ReadBack(d, 2 * sizeof(int));
+  int second = 0;
+  std::memcpy(&second, raw.data() + sizeof(int), sizeof second);
+  CHECK(second == 55, "device copy of managed memory: %d", second);
+  HIP_OK(hipFree(d));
+  HIP_OK(hipMemsetAsync(m, 0, n * sizeof(int), s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK(m[1] == 0 && m[n - 1] == 0, "after a memset: %d %d", m[1], m[n - 1]);
+  // Pointer attributes: managed, the same address on both sides.
+  hipPointerAttribute_t a{};
+  HIP_OK(hipPointerGetAttributes(&a, m + 10));
+  CHECK(a.isManaged == 1 && a.devicePointer == m + 10 && a.hostPointer == m + 10 && a.device == 0,
+        "attributes: managed %d, device %d", a.isManaged, a.device);
+  HIP_OK(hipStreamDestroy(s));
+  // hipFree gives the address back: it is no longer managed memory.
+  void* freed = m;
+  HIP_OK(hipFree(m));
+  HIP_EXPECT(hipMemAdvise(freed, 4, hipMemAdviseSetReadMostly, 0), hipErrorInvalidValue);
+  // On device 1: its kernels and its synchronisation.
+  HIP_OK(hipSetDevice(1));
+  int* m1 = ManagedInts(64);
+  m1[63] = 9;
+  AddOneTo(m1, 64);
+  HIP_OK(hipDeviceSynchronize());
+  HIP_OK(hipPointerGetAttributes(&a, m1));
+  CHECK(m1[0] == 1 && m1[63] == 10 && a.device == 1, "device 1: %d %d on device %d", m1[0], m1[63], a.device);
+  HIP_OK(hipFree(m1));
+  HIP_OK(hipSetDevice(0));
+  void* p = SentinelPtr();
+  HIP_EXPECT(hipMallocManaged(&p, 0, hipMemAttachGlobal), hipErrorInvalidValue);
+  HIP_EXPECT(hipMallocManaged(&p, 64, 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipMallocManaged(nullptr, 64, hipMemAttachGlobal), hipErrorInvalidValue);
+  CHECK(p == SentinelPtr(), "a refused allocation wrote %p", p);
+}
+
+void MemPrefetchAsync() {
+  int* m = ManagedInts(256);
+  for (int i = 0; i < 256; ++i) m[i] = 2 * i;
+  hipStream_t s = NewStream();
+  HIP_OK(hipMemPrefetchAsync(m, 256 * sizeof(int), 0, s));
+  CHECK(RangeInt(hipMemRangeAttributeLastPrefetchLocation, m, 4) == 0, "last prefetch not device 0");
+  AddOneTo(m, 256, s);
+  HIP_OK(hipMemPrefetchAsync(m, 256 * sizeof(int), hipCpuDeviceId, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK(m[10] == 21 && RangeInt(hipMemRangeAttributeLastPrefetchLocation, m, 4) == hipCpuDeviceId,
+        "after prefetching back: %d", m[10]);
+  HIP_EXPECT(hipMemPrefetchAsync(m, 256 * sizeof(int), 9, s), hipErrorInvalidDevice);
+  HIP_EXPECT(hipMemPrefetchAsync(m, 257 * sizeof(int), 0, s), hipErrorInvalidValue);  // Past the allocation.
+  HIP_EXPECT(hipMemPrefetchAsync(m, 0, 0, s), hipErrorInvalidValue);
+  int* d = static_cast<int*>(DevAlloc(64));
+  HIP_EXPECT(hipMemPrefetchAsync(d, 64, 0, s), hipErrorInvalidValue);  // Not managed memory.
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(m));
+}
+
+void MemPrefetchAsync_v2() {
+  int* m = ManagedInts(64);
+  hipMemLocation device1{hipMemLocationTypeDevice, 1};
+  HIP_OK(hipMemPrefetchAsync_v2(m, 64 * sizeof(int), device1, 0, nullptr));
+  CHECK(RangeInt(hipMemRangeAttributeLastPrefetchLocation, m, 4) == 1, "last prefetch not device 1");
+  hipMemLocation host{static_cast<hipMemLocationType>(2), 0};  // hipMemLocationTypeHost (7.x).
+  HIP_OK(hipMemPrefetchAsync_v2(m, 64 * sizeof(int), host, 0, nullptr));
+  CHECK(RangeInt(hipMemRangeAttributeLastPrefetchLocation, m, 4) == hipCpuDeviceId, "last prefetch not the host");
+  HIP_EXPECT(hipMemPrefetchAsync_v2(m, 64 * sizeof(int), device1, 1, nullptr), hipErrorInvalidValue);  // Flags.
+  hipMemLocation invalid{static_cast<hipMemLocationType>(0), 0};
+  HIP_EXPECT(hipMemPrefetchAsync_v2(m, 64 * sizeof(int), invalid, 0, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipFree(m));
+}
+
+void MemAdvise() {
+  int* m = ManagedInts(1024);
+  HIP_OK(hipMemAdvise(m, 4096, hipMemAdviseSetReadMostly, 0));
+  CHECK(RangeInt(hipMemRangeAttributeReadMostly, m, 4096) == 1, "read mostly not set");
+  HIP_OK(hipMemAdvise(m, 4096, hipMemAdviseUnsetReadMostly, 0));
+  CHECK(RangeInt(hipMemRangeAttributeReadMostly, m, 4096) == 0, "read mostly not unset");
+  HIP_OK(hipMemAdvise(m + 8, 64, hipMemAdviseSetPreferredLocation, 1));
+  CHECK(RangeInt(hipMemRangeAttributePreferredLocation, m, 4) == 1, "preferred location not device 1");
+  HIP_OK(hipMemAdvise(m, 4, hipMemAdviseSetAccessedBy, 0));
+  HIP_OK(hipMemAdvise(m, 4, hipMemAdviseSetAccessedBy, 1));
+  HIP_OK(hipMemAdvise(m, 4, hipMemAdviseUnsetAccessedBy, 0));
+  int by[3] = {7, 7, 7};
+  HIP_OK(hipMemRangeGetAttribute(by, sizeof by, hipMemRangeAttributeAccessedBy, m, 4));
+  CHECK(by[0] == 1 && by[1] == hipInvalidDeviceId && by[2] == hipInvalidDeviceId, "accessed by %d %d %d", by[0],
+        by[1], by[2]);
+  HIP_OK(hipMemAdvise(m, 4, hipMemAdviseSetCoarseGrain, 0));
+  CHECK(RangeInt(hipMemRangeAttributeCoherencyMode, m, 4) == hipMemRangeCoherencyModeCoarseGrain, "not coarse");
+  // Advice changes nothing the program sees: the data still works.
+  m[3] = 5;
+  AddOneTo(m, 1024);
+  HIP_OK(hipDeviceSynchronize());
+  CHECK(m[3] == 6, "after advice and a kernel: %d", m[3]);
+  HIP_EXPECT(hipMemAdvise(m, 4, static_cast<hipMemoryAdvise>(77), 0), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemAdvise(m, 4, hipMemAdviseSetPreferredLocation, 9), hipErrorInvalidDevice);
+  HIP_EXPECT(hipMemAdvise(m, 8192, hipMemAdviseSetReadMostly, 0), hipErrorInvalidValue);  // Past the allocation.
+  HIP_OK(hipFree(m));
+}
+
+void MemAdvise_v2() {
+  int* m = ManagedInts(64);
+  HIP_OK(hipMemAdvise_v2(m, 64, hipMemAdviseSetPreferredLocation, hipMemLocation{hipMemLocationTypeDevice, 1}));
+  CHECK(RangeInt(hipMemRangeAttributePreferredLocation, m, 4) == 1, "preferred location not device 1");
+  HIP_OK(hipMemAdvise_v2(m, 64, hipMemAdviseSetPreferredLocation,
+                         hipMemLocation{static_cast<hipMemLocationType>(2), 0}));  // The host.
+  CHECK(RangeInt(hipMemRangeAttributePreferredLocation, m, 4) == hipCpuDeviceId, "preferred location not the host");
+  HIP_EXPECT(hipMemAdvise_v2(m, 64, hipMemAdviseSetPreferredLocation,
+                             hipMemLocation{static_cast<hipMemLocationType>(0), 0}),
+             hipErrorInvalidValue);
+  HIP_OK(hipFree(m));
+}
+
+void MemRangeGetAttribute() {
+  int* m = ManagedInts(64);
+  // Nothing advised yet.
+  CHECK(RangeInt(hipMemRangeAttributeReadMostly, m, 256) == 0, "read mostly");
+  CHECK(RangeInt(hipMemRangeAttributePreferredLocation, m, 256) == hipInvalidDeviceId, "preferred location");
+  CHECK(RangeInt(hipMemRangeAttributeLastPrefetchLocation, m, 256) == hipInvalidDeviceId, "last prefetch");
+  CHECK(RangeInt(hipMemRangeAttributeCoherencyMode, m, 256) == hipMemRangeCoherencyModeFineGrain, "coherency");
+  int v = 0;
+  char small[2];
+  HIP_EXPECT(hipMemRangeGetAttribute(small, sizeof small, hipMemRangeAttributeReadMostly, m, 4), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemRangeGetAttribute(&v, sizeof v, static_cast<hipMemRangeAttribute>(9), m, 4), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemRangeGetAttribute(&v, sizeof v, hipMemRangeAttributeReadMostly, m, 257), hipErrorInvalidValue);
+  HIP_OK(hipFree(m));
+}
+
+void MemRangeGetAttributes() {
+  int* m = ManagedInts(64);
+  HIP_OK(hipMemAdvise(m, 256, hipMemAdviseSetReadMostly, 0));
+  HIP_OK(hipMemAdvise(m, 256, hipMemAdviseSetPreferredLocation, 1));
+  int read_mostly = 0, preferred = 0;
+  void* data[] = {&read_mostly, &preferred};
+  size_t sizes[] = {sizeof read_mostly, sizeof preferred};
+  hipMemRangeAttribute which[] = {hipMemRangeAttributeReadMostly, hipMemRangeAttributePreferredLocation};
+  HIP_OK(hipMemRangeGetAttributes(data, sizes, which, 2, m, 256));
+  CHECK(read_mostly == 1 && preferred == 1, "attributes %d %d", read_mostly, preferred);
+  HIP_EXPECT(hipMemRangeGetAttributes(data, sizes, which, 0, m, 256), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemRangeGetAttributes(nullptr, sizes, which, 2, m, 256), hipErrorInvalidValue);
+  HIP_OK(hipFree(m));
+}
+
+void StreamAttachMemAsync() {
+  int* m = ManagedInts(64);
+  hipStream_t s = NewStream();
+  HIP_OK(hipStreamAttachMemAsync(s, m, 0, hipMemAttachSingle));
+  HIP_OK(hipStreamAttachMemAsync(s, m, 64 * sizeof(int), hipMemAttachGlobal));
+  m[2] = 40;
+  AddOneTo(m, 64, s);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK(m[2] == 41, "attached memory after its stream's kernel: %d", m[2]);
+  HIP_EXPECT(hipStreamAttachMemAsync(s, m, 8, hipMemAttachSingle), hipErrorInvalidValue);  // Not the whole.
+  HIP_EXPECT(hipStreamAttachMemAsync(s, m, 0, 8), hipErrorInvalidValue);
+  HIP_EXPECT(hipStreamAttachMemAsync(nullptr, m, 0, hipMemAttachSingle), hipErrorInvalidValue);
+  HIP_EXPECT(hipStreamAttachMemAsync(s, nullptr, 0, hipMemAttachGlobal), hipErrorInvalidValue);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(m));
+}
+
 const e2e::Row kRows[] = {
+    {"hipMallocManaged", MallocManaged},
+    {"hipMemPrefetchAsync", MemPrefetchAsync},
+    {"hipMemPrefetchAsync_v2", MemPrefetchAsync_v2},
+    {"hipMemAdvise", MemAdvise},
+    {"hipMemAdvise_v2", MemAdvise_v2},
+    {"hipMemRangeGetAttribute", MemRangeGetAttribute},
+    {"hipMemRangeGetAttributes", MemRangeGetAttributes},
+    {"hipStreamAttachMemAsync", StreamAttachMemAsync},
     {"hipMalloc", Malloc},
     {"hipExtMallocWithFlags", ExtMallocWithFlags},
     {"hipIpcGetMemHandle", IpcGetMemHandle},
