@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "common.h"
@@ -68,6 +69,22 @@ inline std::vector<uint8_t> OwnFatBinary() {
     return std::vector<uint8_t>(exe.begin() + sh.sh_offset, exe.begin() + sh.sh_offset + sh.sh_size);
   }
   Fail(__FILE__, __LINE__, "no .hip_fatbin section in /proc/self/exe");
+}
+
+// The permissions /proc/self/maps lists for the mapping holding `p`.
+inline std::string MappingPerms(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  FILE* f = fopen("/proc/self/maps", "r");
+  CHECK(f != nullptr, "cannot read /proc/self/maps");
+  char line[512];
+  std::string perms = "none";
+  while (fgets(line, sizeof line, f) != nullptr) {
+    unsigned long lo = 0, hi = 0;
+    char p4[5] = {};
+    if (sscanf(line, "%lx-%lx %4s", &lo, &hi, p4) == 3 && a >= lo && a < hi) perms = p4;
+  }
+  fclose(f);
+  return perms;
 }
 
 }  // namespace e2e

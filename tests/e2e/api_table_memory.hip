@@ -2949,8 +2949,11 @@ void MallocManaged() {
   HIP_OK(hipStreamDestroy(s));
   // hipFree gives the address back: it is no longer managed memory.
   void* freed = m;
+  CHECK(e2e::MappingPerms(m) == "rw-p", "managed memory's host pages are %s", e2e::MappingPerms(m).c_str());
   HIP_OK(hipFree(m));
   HIP_EXPECT(hipMemAdvise(freed, 4, hipMemAdviseSetReadMostly, 0), hipErrorInvalidValue);
+  // Its host pages are reserved again, with no access.
+  CHECK(e2e::MappingPerms(freed) == "---p", "freed managed pages are %s", e2e::MappingPerms(freed).c_str());
   // On device 1: its kernels and its synchronisation.
   HIP_OK(hipSetDevice(1));
   int* m1 = ManagedInts(64);

@@ -5097,12 +5097,22 @@ void DeviceReset() {
   HIP_OK(hipSetDevice(1));
   void* p = nullptr;
   HIP_OK(hipMalloc(&p, 4096));
+  // Managed memory goes too, and its host pages with it (reserved again,
+  // no access), as hipFree would.
+  int* m = nullptr;
+  HIP_OK(hipMallocManaged(reinterpret_cast<void**>(&m), 8192, hipMemAttachGlobal));
+  m[0] = 1;
+  CHECK(e2e::MappingPerms(m) == "rw-p", "managed memory's host pages are %s", e2e::MappingPerms(m).c_str());
   HIP_OK(hipSetDeviceFlags(hipDeviceScheduleYield));
   HIP_OK(hipDeviceReset());
   hipDeviceptr_t base = nullptr;
   size_t size = 0;
   CHECK(hipMemGetAddressRange(&base, &size, p) != hipSuccess, "an allocation survived hipDeviceReset");
   (void)hipGetLastError();
+  hipPointerAttribute_t a{};
+  CHECK(hipPointerGetAttributes(&a, m) != hipSuccess || a.isManaged == 0, "managed memory survived the reset");
+  (void)hipGetLastError();
+  CHECK(e2e::MappingPerms(m) == "---p", "after the reset managed memory's pages are %s", e2e::MappingPerms(m).c_str());
   // The device works after the reset.
   int* d = NewInts();
   hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, nullptr, d, 99, kN);
