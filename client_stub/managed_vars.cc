@@ -107,13 +107,22 @@ ManagedVar* ManagedVars::FindLocked(uint64_t address) const {
 
 Status ManagedVars::PushLocked(Session& session, ManagedVar& var, int device, uint64_t stream) {
   if (var.session != &session || var.size == 0) return Status::Ok();
-  if (std::memcmp(var.mirror, var.exchanged.data(), var.size) == 0) return Status::Ok();
-  // Only the changed span travels.
+  // Only the changed span travels. Found block by block from each end.
+  constexpr size_t kBlock = 4096;
+  const uint8_t* was = var.exchanged.data();
   size_t first = 0;
-  while (var.mirror[first] == var.exchanged[first]) ++first;
-  size_t last = var.size - 1;
-  while (var.mirror[last] == var.exchanged[last]) --last;
-  const size_t n = last - first + 1;
+  while (first < var.size) {
+    const size_t n = std::min(kBlock, var.size - first);
+    if (std::memcmp(var.mirror + first, was + first, n) != 0) break;
+    first += n;
+  }
+  if (first == var.size) return Status::Ok();  // Nothing changed.
+  while (var.mirror[first] == was[first]) ++first;
+  size_t end = var.size;  // One past the last changed byte.
+  while (end - first > kBlock && std::memcmp(var.mirror + end - kBlock, was + end - kBlock, kBlock) == 0)
+    end -= kBlock;
+  while (var.mirror[end - 1] == was[end - 1]) --end;
+  const size_t n = end - first;
   // Blocking: the bytes must be in place before any later work, on any
   // stream, reads them.
   const iovec bulk{var.mirror + first, n};
@@ -212,15 +221,29 @@ Status ManagedVars::AfterSync(Session& session, int device, uint64_t stream) {
       HIPR_LOG_ERROR("managed memory %s: reading it back: %s", Describe(*var).c_str(), st.message().c_str());
       return st;
     }
-    // Three-way merge: a byte the device changed wins; a byte only host code
-    // changed since the last exchange stays (it is pushed before the next work).
-    for (size_t i = 0; i < var->size; ++i) {
-      if (now[i] != var->exchanged[i]) var->mirror[i] = now[i];
-    }
+    Merge(var->mirror, var->exchanged.data(), now.data(), var->size);
     var->exchanged.swap(now);
     var->writers.erase(std::remove_if(var->writers.begin(), var->writers.end(), covered), var->writers.end());
   }
   return Status::Ok();
+}
+
+// Three-way merge of the device's bytes `now` into `mirror`, both last
+// agreeing on `exchanged`: a byte the device changed wins; a byte only host
+// code changed since stays (it is pushed before the next work). Block by
+// block, so that what neither side touched costs one memcmp.
+void ManagedVars::Merge(uint8_t* mirror, const uint8_t* exchanged, const uint8_t* now, size_t size) {
+  constexpr size_t kBlock = 4096;
+  for (size_t off = 0; off < size; off += kBlock) {
+    const size_t n = std::min(kBlock, size - off);
+    if (std::memcmp(now + off, exchanged + off, n) == 0) continue;  // The device changed nothing here.
+    if (std::memcmp(mirror + off, exchanged + off, n) == 0) {      // Nor did the host: take the device's.
+      std::memcpy(mirror + off, now + off, n);
+      continue;
+    }
+    for (size_t i = off; i < off + n; ++i)
+      if (now[i] != exchanged[i]) mirror[i] = now[i];
+  }
 }
 
 Status ManagedVars::AddAllocation(Session& session, int device, uint64_t address, size_t size) {

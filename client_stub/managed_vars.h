@@ -195,6 +195,7 @@ class ManagedVars {
   // Whether `var` holds a byte of [p, p + n) (p nullptr: always; n 0: p's byte).
   static bool Overlaps(const ManagedVar& var, const void* p, uint64_t n);
   static std::string Describe(const ManagedVar& var);
+  static void Merge(uint8_t* mirror, const uint8_t* exchanged, const uint8_t* now, size_t size);
 
   mutable std::mutex mu_;
   std::vector<ManagedVar*> vars_;    // GUARDED_BY(mu_)
