@@ -19,6 +19,7 @@
 #include "client_stub/address_window.h"
 #include "client_stub/api_common.h"
 #include "client_stub/code_module.h"
+#include "client_stub/graph.h"
 #include "client_stub/managed_vars.h"
 
 using namespace hipr;
@@ -66,6 +67,11 @@ hipError_t MallocManaged(void** ptr, size_t size, unsigned flags) {
   if (s == nullptr) return hipErrorNoDevice;
   int device = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+  // As ROCm: not while the device captures in global mode (the device copy
+  // is cleared with a device synchronisation).
+  if (AnyCapture()) {
+    if (hipError_t e = CheckNotCapturing(device, 0, true); e != hipSuccess) return e;
+  }
   if (!s->devices()[device].managed_memory) {
     HIPR_LOG_ONCE(kWarn, "hipMallocManaged: the worker's device has no managed memory; returning "
                          "hipErrorNotSupported");

@@ -28,6 +28,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "client_stub/abi_major.h"
 #include "client_stub/api_common.h"
 #include "client_stub/hip_arrays.h"
 #include "client_stub/kernel_registry.h"
@@ -41,6 +42,12 @@ static_assert(sizeof(textureReference) == 88, "textureReference must keep HIP's 
 extern "C" hipError_t hipTexRefGetBorderColor(float* pBorderColor, const textureReference* texRef);
 
 namespace {
+
+// ROCm 7.0's error codes (AMD's "HIP API 7.0 changes"; Debian's 5.2 header
+// lacks them): 7.x callers get them where 7.0 changed a texture
+// reference's null-argument error (per_major.txt).
+constexpr hipError_t kInvalidChannelDescriptor7 = static_cast<hipError_t>(911);
+constexpr hipError_t kInvalidTexture7 = static_cast<hipError_t>(912);
 
 struct BorderColor {
   float rgba[4] = {0, 0, 0, 0};
@@ -210,7 +217,9 @@ HIPR_EXPORT hipError_t hipBindTexture(size_t* offset, const textureReference* te
 HIPR_EXPORT hipError_t hipBindTexture2D(size_t* offset, const textureReference* tex, const void* devPtr,
                                         const hipChannelFormatDesc* desc, size_t width, size_t height,
                                         size_t pitch) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipBindTexture2D", [&] {
+    if (major >= 7 && (tex == nullptr || devPtr == nullptr)) return hipErrorNotFound;
     if (tex == nullptr || devPtr == nullptr || desc == nullptr) return hipErrorInvalidValue;
     if (offset != nullptr) *offset = 0;
     return Bind(tex, Pitched(devPtr, *desc, width, height, pitch));
@@ -219,8 +228,10 @@ HIPR_EXPORT hipError_t hipBindTexture2D(size_t* offset, const textureReference* 
 
 HIPR_EXPORT hipError_t hipBindTextureToArray(const textureReference* tex, hipArray_const_t array,
                                              const hipChannelFormatDesc* desc) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipBindTextureToArray", [&] {
-    if (tex == nullptr || array == nullptr || desc == nullptr) return hipErrorInvalidValue;
+    if (tex == nullptr || array == nullptr || desc == nullptr)
+      return major >= 7 ? kInvalidChannelDescriptor7 : hipErrorInvalidValue;
     return Bind(tex, OfArray(array));
   });
 }
@@ -260,7 +271,9 @@ HIPR_EXPORT hipError_t hipGetTextureReference(const textureReference** texref, c
 }
 
 HIPR_EXPORT hipError_t hipGetTextureAlignmentOffset(size_t* offset, const textureReference* texref) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipGetTextureAlignmentOffset", [&] {
+    if (texref == nullptr && major >= 7) return kInvalidTexture7;
     if (offset == nullptr || texref == nullptr) return hipErrorInvalidValue;
     *offset = 0;
     return hipSuccess;

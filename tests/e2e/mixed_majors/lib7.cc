@@ -12,6 +12,9 @@
 
 #include "mixed_majors.h"
 
+// Texture references are deprecated; their per-major errors are checked here.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 namespace {
 
 int Fail(const char* what, int got) {
@@ -36,6 +39,14 @@ constexpr int kMemsetNode7 = 2;  // 6.x/7.x count node types from 0.
 }  // namespace
 
 extern "C" int Major7Checks(void* device_ptr) {
+  // Texture references' null-argument errors as 7.0 changed them.
+  size_t offset = 0;
+  if (hipError_t e = hipGetTextureAlignmentOffset(&offset, nullptr); e != 912)
+    return Fail("7.x hipGetTextureAlignmentOffset(null) is not hipErrorInvalidTexture", e);
+  if (hipError_t e = hipBindTexture2D(nullptr, nullptr, device_ptr, nullptr, 4, 4, 64); e != hipErrorNotFound)
+    return Fail("7.x hipBindTexture2D(null reference) is not hipErrorNotFound", e);
+  if (hipError_t e = hipBindTextureToArray(nullptr, nullptr, nullptr); e != 911)
+    return Fail("7.x hipBindTextureToArray(null) is not hipErrorInvalidChannelDescriptor", e);
   // A memset graph node from the 7.x struct: 64 rows of 4 ints, pitch 32.
   MemsetParams7 p{};
   p.dst = device_ptr;

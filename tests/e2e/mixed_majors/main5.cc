@@ -13,6 +13,9 @@
 #include "../common.h"
 #include "mixed_majors.h"
 
+// Texture references are deprecated; their per-major errors are checked here.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 int main() {
   void* d = nullptr;
   HIP_OK(hipMalloc(&d, 4096));
@@ -80,6 +83,11 @@ int main() {
   std::memcpy(expected.gcn_arch_name, prop.gcnArchName, sizeof expected.gcn_arch_name);
   CHECK(Major6Checks(d, pinned, &expected) == 0, "the 6.x library's checks failed");
   CHECK(Major7Checks(d) == 0, "the 7.x library's checks failed");
+  // 5.x's null-argument errors for texture references (7.x's differ).
+  size_t tex_offset = 0;
+  HIP_EXPECT(hipGetTextureAlignmentOffset(&tex_offset, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(hipBindTexture2D(nullptr, nullptr, d, nullptr, 4, 4, 64), hipErrorInvalidValue);
+  HIP_EXPECT(hipBindTextureToArray(nullptr, nullptr, nullptr), hipErrorInvalidValue);
 
   // And 5.x answers here again.
   HIP_OK(hipPointerGetAttributes(&a, d));
