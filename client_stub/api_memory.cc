@@ -363,9 +363,13 @@ HIPR_EXPORT hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPoo
   });
 }
 
+// A null pointer is hipSuccess for 7.x callers and hipErrorInvalidValue
+// before (AMD's 7.0 changes; per_major.txt).
 HIPR_EXPORT hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipFreeAsync", [&] {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (ptr == nullptr && major < 7) return hipErrorInvalidValue;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
     bool captured = false;
@@ -553,7 +557,12 @@ int MemoryTypeFor(MemoryKind kind, int major) {
 
 hipError_t PointerAttributes(hipPointerAttribute_t* attributes, const void* ptr, int major) {
   if (LiveSession() == nullptr) return hipErrorNoDevice;
-  if (attributes == nullptr || ptr == nullptr) return hipErrorInvalidValue;
+  if (attributes == nullptr || ptr == nullptr) {
+    if (major < 7) return hipErrorInvalidValue;
+    // 7.x, as CUDA 11+: success; a null pointer is unregistered memory.
+    if (attributes != nullptr) *attributes = hipPointerAttribute_t{};
+    return hipSuccess;
+  }
   const uint64_t p = reinterpret_cast<uint64_t>(ptr);
   DeviceAllocation d;
   PinnedAllocation h;

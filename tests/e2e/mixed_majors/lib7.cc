@@ -39,6 +39,15 @@ constexpr int kMemsetNode7 = 2;  // 6.x/7.x count node types from 0.
 }  // namespace
 
 extern "C" int Major7Checks(void* device_ptr) {
+  // 7.0's null arguments: hipFreeAsync and hipPointerGetAttributes succeed.
+  if (hipError_t e = hipFreeAsync(nullptr, nullptr); e != hipSuccess) return Fail("7.x hipFreeAsync(null)", e);
+  hipPointerAttribute_t null_attr;
+  std::memset(&null_attr, 0x5a, sizeof null_attr);
+  if (hipError_t e = hipPointerGetAttributes(&null_attr, nullptr); e != hipSuccess)
+    return Fail("7.x hipPointerGetAttributes(null pointer)", e);
+  if (static_cast<int>(null_attr.memoryType) != 0) return Fail("7.x type of a null pointer", null_attr.memoryType);
+  if (hipError_t e = hipPointerGetAttributes(nullptr, device_ptr); e != hipSuccess)
+    return Fail("7.x hipPointerGetAttributes(null attributes)", e);
   // Texture references' null-argument errors as 7.0 changed them.
   size_t offset = 0;
   if (hipError_t e = hipGetTextureAlignmentOffset(&offset, nullptr); e != 912)

@@ -83,7 +83,9 @@ int main() {
   std::memcpy(expected.gcn_arch_name, prop.gcnArchName, sizeof expected.gcn_arch_name);
   CHECK(Major6Checks(d, pinned, &expected) == 0, "the 6.x library's checks failed");
   CHECK(Major7Checks(d) == 0, "the 7.x library's checks failed");
-  // 5.x's null-argument errors for texture references (7.x's differ).
+  // 5.x's null-argument errors (7.x's differ).
+  HIP_EXPECT(hipFreeAsync(nullptr, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(hipPointerGetAttributes(&a, nullptr), hipErrorInvalidValue);
   size_t tex_offset = 0;
   HIP_EXPECT(hipGetTextureAlignmentOffset(&tex_offset, nullptr), hipErrorInvalidValue);
   HIP_EXPECT(hipBindTexture2D(nullptr, nullptr, d, nullptr, 4, 4, 64), hipErrorInvalidValue);
