@@ -113,6 +113,10 @@ struct ErrorText {
 // primary name, as HIP returns. No default label: -Wswitch reports any
 // enumerator a newer header adds.
 ErrorText DescribeError(hipError_t error) {
+  // ROCm 6.x/7.x codes Debian's 5.2 enum lacks (hipr returns them to 7.x
+  // callers of the texture-reference functions).
+  if (static_cast<int>(error) == 911) return {"hipErrorInvalidChannelDescriptor", "invalid channel descriptor"};
+  if (static_cast<int>(error) == 912) return {"hipErrorInvalidTexture", "invalid texture"};
   switch (error) {
     case hipSuccess: return {"hipSuccess", "no error"};
     case hipErrorInvalidValue: return {"hipErrorInvalidValue", "invalid argument"};

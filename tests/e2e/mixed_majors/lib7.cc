@@ -52,6 +52,8 @@ extern "C" int Major7Checks(void* device_ptr) {
   size_t offset = 0;
   if (hipError_t e = hipGetTextureAlignmentOffset(&offset, nullptr); e != 912)
     return Fail("7.x hipGetTextureAlignmentOffset(null) is not hipErrorInvalidTexture", e);
+  if (std::strcmp(hipGetErrorName(static_cast<hipError_t>(912)), "hipErrorInvalidTexture") != 0)
+    return Fail("hipGetErrorName(912) does not name hipErrorInvalidTexture", 912);
   if (hipError_t e = hipBindTexture2D(nullptr, nullptr, device_ptr, nullptr, 4, 4, 64); e != hipErrorNotFound)
     return Fail("7.x hipBindTexture2D(null reference) is not hipErrorNotFound", e);
   if (hipError_t e = hipBindTextureToArray(nullptr, nullptr, nullptr); e != 911)
