@@ -8,6 +8,32 @@
 namespace hipr::client {
 namespace {
 
+TEST(AbiMajorTest, MajorOfVersionNode) {
+  EXPECT_EQ(MajorOfVersionNode("hip_4.2"), 4);
+  EXPECT_EQ(MajorOfVersionNode("hip_6.0"), 6);
+  EXPECT_EQ(MajorOfVersionNode("hip_7.12"), 7);
+  EXPECT_EQ(MajorOfVersionNode("hip_10.1"), 10);
+  EXPECT_EQ(MajorOfVersionNode("hip_6"), 0);
+  EXPECT_EQ(MajorOfVersionNode("hip_6."), 0);
+  EXPECT_EQ(MajorOfVersionNode("hip_6.0x"), 0);
+  EXPECT_EQ(MajorOfVersionNode("hip_.0"), 0);
+  EXPECT_EQ(MajorOfVersionNode("GLIBC_2.34"), 0);
+  EXPECT_EQ(MajorOfVersionNode("libamdhip64.so.6"), 0);
+}
+
+TEST(AbiMajorTest, VersionForMajor) {
+  constexpr int k52 = 50221153;  // Debian's 5.2.3.
+  EXPECT_EQ(VersionForMajor(k52, 5), k52) << "the worker's own major: its version";
+  EXPECT_EQ(VersionForMajor(k52, 6), 60032830) << "an older worker: the caller's first release (6.0.0)";
+  EXPECT_EQ(VersionForMajor(k52, 7), 70051831) << "7.0.0";
+  EXPECT_EQ(VersionForMajor(60241133, 6), 60241133);
+  EXPECT_EQ(VersionForMajor(60241133, 7), 70051831);
+  EXPECT_EQ(VersionForMajor(60241133, 5), 50731921) << "a newer worker: the caller's last release (5.7.1)";
+  EXPECT_EQ(VersionForMajor(70253211, 6), 60443484) << "6.4.3";
+  EXPECT_EQ(VersionForMajor(0, 5) / 10000000, 5) << "no worker version: the stub's own HIP_VERSION";
+  EXPECT_EQ(VersionForMajor(0, 6), 60032830);
+}
+
 TEST(AbiMajorTest, MajorOfName) {
   EXPECT_EQ(MajorOfName("libamdhip64.so.5"), 5);
   EXPECT_EQ(MajorOfName("libamdhip64.so.6"), 6);

@@ -506,23 +506,26 @@ HIPR_EXPORT hipError_t hipDeviceGetByPCIBusId(int* device, const char* pci_bus_i
   });
 }
 
-// Versions come from the worker's runtime (hello). Without a session the
-// runtime's answer does not depend on a device, so these still succeed with
-// the HIP version this stub was built against.
+// Versions come from the worker's runtime (hello), told in the caller's
+// major (abi_major.h VersionForMajor: a 6.x library never hears 5.2). Without
+// a session the runtime's answer does not depend on a device, so these still
+// succeed with the HIP version this stub was built against.
 HIPR_EXPORT hipError_t hipDriverGetVersion(int* version) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipDriverGetVersion", [&] {
     if (version == nullptr) return hipErrorInvalidValue;
     Session* s = LiveSession();
-    *version = s != nullptr && s->driver_version() != 0 ? s->driver_version() : HIP_VERSION;
+    *version = VersionForMajor(s != nullptr ? s->driver_version() : 0, major);
     return hipSuccess;
   });
 }
 
 HIPR_EXPORT hipError_t hipRuntimeGetVersion(int* version) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipRuntimeGetVersion", [&] {
     if (version == nullptr) return hipErrorInvalidValue;
     Session* s = LiveSession();
-    *version = s != nullptr && s->runtime_version() != 0 ? s->runtime_version() : HIP_VERSION;
+    *version = VersionForMajor(s != nullptr ? s->runtime_version() : 0, major);
     return hipSuccess;
   });
 }
@@ -770,13 +773,14 @@ HIPR_EXPORT hipError_t hipCtxGetFlags(unsigned int* flags) {
 // The HIP version of the runtime that serves the context (the worker's, as
 // hipRuntimeGetVersion).
 HIPR_EXPORT hipError_t hipCtxGetApiVersion(hipCtx_t ctx, int* api_version) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipCtxGetApiVersion", [&] {
     Session* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (api_version == nullptr) return hipErrorInvalidValue;
     int device = 0;
     if (hipError_t e = ContextDevice(ctx, &device); e != hipSuccess) return e;
-    *api_version = s->runtime_version() != 0 ? s->runtime_version() : HIP_VERSION;
+    *api_version = VersionForMajor(s->runtime_version(), major);
     return hipSuccess;
   });
 }

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "client_stub/graph.h"
+#include "client_stub/runtime_names.h"
 #include "client_stub/stats.h"
 
 namespace hipr::client {
@@ -45,6 +46,9 @@ Session* Client::LiveSession() {
     std::lock_guard<std::mutex> lock(open_mu_);
     s = session_.load(std::memory_order_relaxed);
     if (s == nullptr) {
+      // A runtime loaded since the stub claimed its names would serve some
+      // calls itself: say so once, where the first HIP work starts.
+      ReportForeignRuntimes();
       s = Session::Open(config_, &reserved_).release();  // Leaked on purpose.
       if (!s->dead()) {
         window_base_.store(reserved_.base, std::memory_order_release);

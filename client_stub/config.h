@@ -1,7 +1,8 @@
 // Config: every environment knob of the client stub, parsed once (Client
 // creation) and passed down; nothing else in the stub calls getenv, except
-// log.cc, which must filter lines before a Config exists and reads
-// HIPR_LOG_LEVEL itself through ParseLogLevel below.
+// where an answer is needed before a Config exists (other libraries'
+// constructors call into the stub first): log.cc reads HIPR_LOG_LEVEL
+// through ParseLogLevel below, and abi_major.cc reads HIPR_ABI_MAJOR.
 //
 // A bad value never stops the program: it is reported (one line each) and the
 // default is used. HIPR_SERVER has no default: unset, it is left empty and the

@@ -17,6 +17,7 @@
 
 #include "client_stub/abi_major.h"
 #include "client_stub/log.h"
+#include "client_stub/runtime_names.h"
 
 // Both are referenced from dlopen_trampoline.S and must stay hidden (direct,
 // PC-relative references; no PLT or GOT).
@@ -61,6 +62,14 @@ void* SelfHandle(DlopenFn real, int mode) {
   if (dladdr(reinterpret_cast<void*>(&hipr_dlopen_decide), &info) == 0 || info.dli_fname == nullptr)
     return nullptr;
   return real(info.dli_fname, (mode & ~RTLD_NOLOAD) | RTLD_NOLOAD);
+}
+
+// The stub's one constructor, run as soon as the loader has mapped it (under
+// LD_PRELOAD: before any library the program dlopens later): every
+// libamdhip64 name becomes the stub's (runtime_names.h).
+__attribute__((constructor)) void ClaimNamesAtLoad() {
+  ClaimRuntimeNames(RealDlopen());
+  ReportForeignRuntimes();
 }
 
 }  // namespace

@@ -154,6 +154,22 @@ Status ParseCodeObject(Bytes data, CodeObjectInfo* out);
 // at the start of `data`, from headers alone.
 Status ImageSize(Bytes data, uint64_t* size);
 
+// ---- Host shared objects ---------------------------------------------------
+
+// What a host shared library says about itself: its DT_SONAME and the names
+// of the symbol versions it defines (.gnu.version_d, without the base entry
+// that repeats the file's name). The client stub reads a HIP runtime file
+// from disk with this to learn its major ("libamdhip64.so.6", "hip_6.0")
+// without ever loading it.
+struct SharedObjectIdentity {
+  std::string soname;                             // Empty when the file has none.
+  std::vector<std::string> version_definitions;  // In file order.
+};
+// Reads the section headers' SHT_DYNAMIC and SHT_GNU_verdef sections and
+// their string tables. A file without a dynamic section is malformed; one
+// without version definitions gives an empty list. Output only on success.
+Status ReadSharedObjectIdentity(Bytes data, SharedObjectIdentity* out);
+
 // ---- Hashes ----------------------------------------------------------------
 
 using Sha256Digest = std::array<uint8_t, 32>;

@@ -297,6 +297,35 @@ class Scenario(KernelScenarios, CompressScenarios):
         script = os.path.join(HERE, "ctypes_client.py")
         run_to_pass("ctypes_client.py", ["/usr/bin/python3", script], client_env(self.build, w.server, "preload"), 60)
 
+    # 8b. wheel_preload
+
+    def scenario_wheel_preload(self):
+        """Extensions laid out as PyTorch's ROCm wheels, from Python, under LD_PRELOAD alone."""
+        self.build.check_runtime()
+        lib_dir = os.path.join(self.build.bin, "wheelpkg", "torchlike", "lib")
+        for name in ("libwheel_ext.so", "libwheel_old.so"):
+            path = os.path.join(lib_dir, name)
+            needed = needed_libraries(path)
+            if needed.count("libamdhip64.so") != 1 or any(n.startswith("libamdhip64.so.") for n in needed):
+                raise Failure("%s needs %s, expected the unversioned libamdhip64.so" % (name, needed))
+            dynamic = readelf(["-d", path])
+            if not re.search(r"\(RPATH\)\s+Library rpath: \[\$ORIGIN\]", dynamic):
+                raise Failure("%s has no DT_RPATH $ORIGIN:\n%s" % (name, dynamic))
+        versions = readelf(["-V", os.path.join(lib_dir, "libwheel_ext.so")])
+        if "hip_6.0" not in versions or "File: libamdhip64.so " not in versions + " ":
+            raise Failure("libwheel_ext.so does not reference hip_6.0 in libamdhip64.so:\n%s" % versions)
+        w = self.worker()
+        env = client_env(self.build, w.server, "preload")
+        env["HIPR_LOG_LEVEL"] = "debug"
+        p = run_to_pass("wheel_client.py", ["/usr/bin/python3", os.path.join(HERE, "wheel", "wheel_client.py"), lib_dir],
+                        env, 120, cwd=self.tmp)
+        err = "\n".join(p.text("err"))
+        for name in ("libwheel_ext.so", "libwheel_old.so"):
+            if not re.search(r"ABI major 6 for \S*%s" % re.escape(name), err):
+                raise Failure("the stub's log does not give %s major 6" % name)
+        if "resolves to %s" % os.path.join(lib_dir, "libamdhip64.so") not in err:
+            raise Failure("libwheel_old.so's major did not come from the runtime file beside it")
+
 
 SCENARIOS = sorted(name[len("scenario_"):] for name in dir(Scenario) if name.startswith("scenario_"))
 

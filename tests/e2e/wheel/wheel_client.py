@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""wheel_client: Python loading HIP extensions laid out as PyTorch's ROCm wheels lay out theirs.
+
+    wheel_client.py PACKAGE_LIB_DIR
+
+PACKAGE_LIB_DIR (torchlike/lib) holds libwheel_ext.so and libwheel_old.so (DT_NEEDED libamdhip64.so,
+DT_RPATH $ORIGIN) and libamdhip64.so, a ROCm 6 runtime stand-in whose functions abort. Run under
+LD_PRELOAD of the hipr stub alone: each extension's wheel_run() must pass (kernel results, ROCm 6
+answers), and the stand-in must never be mapped (each extension and this script check the maps).
+Prints "E2E_PASS wheel_client" at the end; exits 1 with "E2E_FAIL ..." on any mismatch.
+"""
+import ctypes
+import os
+import select
+import sys
+
+
+def fail(message):
+    sys.stdout.flush()
+    sys.stderr.write("E2E_FAIL wheel_client.py: %s\n" % message)
+    sys.stderr.flush()
+    os._exit(1)
+
+
+def mapped_files():
+    files = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            if len(parts) > 5 and parts[5].startswith("/"):
+                files.add(parts[5].strip())
+    return files
+
+
+def main():
+    lib_dir = os.path.abspath(sys.argv[1])
+    stand_in = os.path.join(lib_dir, "libamdhip64.so")
+    if not os.path.isfile(stand_in):
+        fail("%s is missing: the fixture needs a runtime file beside the extensions" % stand_in)
+    # PyTorch imports its extensions with RTLD_GLOBAL | RTLD_LAZY.
+    mode = os.RTLD_GLOBAL | os.RTLD_LAZY
+    for name in ("libwheel_ext.so", "libwheel_old.so"):
+        ext = ctypes.CDLL(os.path.join(lib_dir, name), mode=mode)
+        if stand_in in mapped_files() or os.path.realpath(stand_in) in mapped_files():
+            fail("loading %s mapped the runtime beside it (%s)" % (name, stand_in))
+        if ext.wheel_run() != 0:
+            fail("%s: wheel_run failed" % name)
+        print("[wheel_client] %s: kernel, ROCm 6 pointer types and version, maps clean" % name)
+    for path in mapped_files():
+        base = os.path.basename(path)
+        if base.startswith(("libamdhip64", "libhsa-runtime64", "libhsakmt")):
+            fail("a HIP runtime other than the stub is mapped: %s" % path)
+    if os.environ.get("HIPR_E2E_HANDSHAKE"):
+        print("E2E_PAUSE %d" % os.getpid(), flush=True)
+        ready, _, _ = select.select([sys.stdin], [], [], 120)
+        if not ready or not sys.stdin.readline():
+            fail("no go-ahead from the driver on stdin")
+    print("E2E_PASS wheel_client", flush=True)
+
+
+if __name__ == "__main__":
+    main()
