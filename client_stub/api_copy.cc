@@ -1,10 +1,8 @@
 // Copy and memset entry points.
 //
-// Direction comes from the allocation map, as the HIP runtime takes it from
-// its memory objects: hipMemcpyDefault is inferred, and an explicit kind is
-// checked only in that the side it names as device memory must lie wholly
-// inside one allocation of this session (else hipErrorInvalidValue, decided
-// here before anything is sent). Host-to-host copies are done locally.
+// Direction comes from the allocation map, as the HIP runtime (clr) takes it
+// from its memory objects, never from the kind (copy_kind.h has ROCm's rules
+// for when a kind is refused). Host-to-host copies are done locally.
 //
 // Semantics per direction:
 //  * host -> device, blocking: sent with want_reply and awaited. Async: a
@@ -32,12 +30,16 @@
 //  * memsets are fire-and-forget on their stream.
 //  * while the stream captures (graph.h), async copies and memsets become
 //    graph nodes and blocking copies are hipErrorStreamCaptureUnsupported.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstring>
 #include <vector>
 
 #include "client_stub/abi_major.h"
 #include "client_stub/api_common.h"
+#include "client_stub/copy_kind.h"
 #include "client_stub/graph.h"
 #include "client_stub/hip_arrays.h"
 #include "client_stub/managed_vars.h"
@@ -52,11 +54,11 @@ enum class Mode { kBlocking, kAsync };
 // One side of a copy as the allocation map sees it.
 struct Place {
   bool device = false;
+  bool pinned = false;  // Host memory of hipHostMalloc/hipHostRegister.
+  CopySideClass cls() const {
+    return device ? CopySideClass::kDevice : pinned ? CopySideClass::kPinned : CopySideClass::kPageable;
+  }
 };
-
-bool ValidKind(hipMemcpyKind kind) {
-  return kind >= hipMemcpyHostToHost && kind <= hipMemcpyDefault;
-}
 
 // Classifies [p, p + extent): wholly inside one device allocation, or host
 // memory that touches no device address (window, allocation or reserved
@@ -73,17 +75,19 @@ hipError_t Locate(const void* p, uint64_t extent, Place* out) {
       c.reservations().Overlaps(a, extent))
     return hipErrorInvalidValue;
   out->device = false;
+  PinnedAllocation pinned;
+  out->pinned = c.allocations().FindPinned(a, extent, &pinned);
   return hipSuccess;
 }
 
-hipError_t CheckKind(hipMemcpyKind kind, const Place& dst, const Place& src) {
-  switch (kind) {
-    case hipMemcpyHostToDevice: return dst.device ? hipSuccess : hipErrorInvalidValue;
-    case hipMemcpyDeviceToHost: return src.device ? hipSuccess : hipErrorInvalidValue;
-    case hipMemcpyDeviceToDevice:
-      return dst.device && src.device ? hipSuccess : hipErrorInvalidValue;
-    default: return hipSuccess;
-  }
+// True when every page of [p, p + n) is mapped (msync fails with ENOMEM on
+// a hole); n > 0.
+bool IsMapped(const void* p, uint64_t n) {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t a = reinterpret_cast<uint64_t>(p);
+  const uint64_t begin = a & ~(page - 1);
+  if (a > UINT64_MAX - n) return false;
+  return msync(reinterpret_cast<void*>(begin), a + n - begin, MS_ASYNC) == 0;
 }
 
 // Bytes spanned by `height` rows of `width` bytes `pitch` apart; false on
@@ -122,7 +126,8 @@ hipError_t Transfer(Session& s, const Rect& r, const Place& dst, const Place& sr
                     uint64_t dst_extent, uint64_t src_extent, Mode mode);
 
 // REQUIRES: dst and src non-null, width and height > 0, pitches >= width.
-hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t stream, Mode mode) {
+// `rule`: how ROCm's entry point weighs the kind (copy_kind.h).
+hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, KindRule rule, hipStream_t stream, Mode mode) {
   StreamTarget target;
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
   uint64_t dst_extent = 0;
@@ -133,7 +138,15 @@ hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t strea
   Place src;
   if (hipError_t e = Locate(r.dst, dst_extent, &dst); e != hipSuccess) return e;
   if (hipError_t e = Locate(r.src, src_extent, &src); e != hipSuccess) return e;
-  if (hipError_t e = CheckKind(kind, dst, src); e != hipSuccess) return e;
+  if (hipError_t e = CheckCopyKind(kind, rule, dst.cls(), src.cls()); e != hipSuccess) return e;
+  // A pageable side the kind called device memory: the pointers win, but
+  // such a pointer is often not memory at all; refuse an unmapped one here
+  // rather than fail the socket (and the session) on it.
+  if ((KindClaimsDevice(kind, /*source=*/false) && dst.cls() == CopySideClass::kPageable &&
+       !IsMapped(r.dst, dst_extent)) ||
+      (KindClaimsDevice(kind, /*source=*/true) && src.cls() == CopySideClass::kPageable &&
+       !IsMapped(r.src, src_extent)))
+    return hipErrorInvalidValue;
 
   const msg::Region dst_region{reinterpret_cast<uint64_t>(r.dst), r.dpitch, r.width, r.height};
   const msg::Region src_region{reinterpret_cast<uint64_t>(r.src), r.spitch, r.width, r.height};
@@ -146,7 +159,8 @@ hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, hipStream_t strea
     } else {
       GraphOp node = dst.device && src.device
                          ? GraphOp(msg::CopyOnDeviceRequest{target.device, target.id, dst_region, src_region, false})
-                         : GraphOp(HostCopyNode{r.dst, r.dpitch, r.src, r.spitch, r.width, r.height, kind});
+                         : GraphOp(HostCopyNode{r.dst, r.dpitch, r.src, r.spitch, r.width, r.height, kind,
+                                                rule == KindRule::kPointers});
       hipError_t captured = hipSuccess;
       if (CaptureNode(target.device, target.id, std::move(node), &captured)) return captured;
     }
@@ -254,7 +268,7 @@ hipError_t Memcpy(void* dst, const void* src, size_t size, hipMemcpyKind kind, h
   if (dst == nullptr || src == nullptr) return hipErrorInvalidValue;
   if (!ValidKind(kind)) return hipErrorInvalidMemcpyDirection;
   if (src == dst && kind == hipMemcpyDefault) return hipSuccess;
-  return Copy(*s, Rect{dst, size, src, size, size, 1}, kind, stream, mode);
+  return Copy(*s, Rect{dst, size, src, size, size, 1}, kind, KindRule::kPointers, stream, mode);
 }
 
 hipError_t Memcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
@@ -267,7 +281,7 @@ hipError_t Memcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, si
   if (width == 0 || height == 0) return hipSuccess;
   if (width > dpitch || width > spitch) return hipErrorInvalidPitchValue;
   if (dst == nullptr || src == nullptr) return hipErrorInvalidValue;
-  return Copy(*s, Rect{dst, dpitch, src, spitch, width, height}, kind, stream, mode);
+  return Copy(*s, Rect{dst, dpitch, src, spitch, width, height}, kind, KindRule::kClaimed, stream, mode);
 }
 
 // Fills `height` rows, `pitch` bytes apart, of `count` elements of
@@ -462,11 +476,11 @@ hipError_t Memcpy3D(const hipMemcpy3DParms* p, hipStream_t stream, Mode mode) {
   if (e.height == from.ysize && e.height == to.ysize) {
     // Whole slices, back to back in both: one copy of height * depth rows.
     return Copy(*s, Rect{at(to, p->dstPos, 0), to.pitch, at(from, p->srcPos, 0), from.pitch, e.width, e.height * e.depth},
-                p->kind, stream, mode);
+                p->kind, KindRule::kClaimed, stream, mode);
   }
   for (size_t z = 0; z < e.depth; ++z) {
     const Rect r{at(to, p->dstPos, z), to.pitch, at(from, p->srcPos, z), from.pitch, e.width, e.height};
-    if (hipError_t err = Copy(*s, r, p->kind, stream, mode); err != hipSuccess) return err;
+    if (hipError_t err = Copy(*s, r, p->kind, KindRule::kClaimed, stream, mode); err != hipSuccess) return err;
   }
   return hipSuccess;
 }
@@ -617,13 +631,9 @@ hipError_t DrvMemcpy(const char* api, DrvCopy c, hipStream_t stream, Mode mode, 
   auto at = [](const void* base, const DrvCopy::Side3D& side, size_t pitch, size_t height, size_t z) {
     return static_cast<char*>(const_cast<void*>(base)) + (side.z + z) * height * pitch + side.y * pitch + side.x;
   };
-  // A side typed as host memory must not be device memory (the copy path
-  // checks the device sides).
-  DeviceAllocation d;
-  const AllocationMap& map = Client::Get().allocations();
-  if ((from == Side::kHost && map.FindDevice(reinterpret_cast<uint64_t>(at(src_base, c.src, spitch, sheight, 0)), 0, &d)) ||
-      (to == Side::kHost && map.FindDevice(reinterpret_cast<uint64_t>(at(dst_base, c.dst, dpitch, dheight, 0)), 0, &d)))
-    return hipErrorInvalidValue;
+  // A side typed as device memory must be memory the runtime knows (the
+  // copy path checks, KindRule::kClaimed); one typed as host memory that is
+  // device memory is copied as device memory, as clr does.
   if (c.depth == 1 || (c.height == sheight && c.height == dheight)) {
     // One rectangle: a 2-D copy, or whole slices back to back in both.
     return Memcpy2D(at(dst_base, c.dst, dpitch, dheight, 0), dpitch, at(src_base, c.src, spitch, sheight, 0), spitch,
@@ -1106,13 +1116,9 @@ hipError_t PeerCopy(void* dst, int dst_device, const void* src, int src_device, 
     return hipErrorInvalidDevice;
   if (size == 0) return hipSuccess;
   if (dst == nullptr || src == nullptr) return hipErrorInvalidValue;
-  DeviceAllocation d;
-  DeviceAllocation from;
-  AllocationMap& map = Client::Get().allocations();
-  if (!map.FindDevice(reinterpret_cast<uint64_t>(dst), size, &d) || d.device != dst_device ||
-      !map.FindDevice(reinterpret_cast<uint64_t>(src), size, &from) || from.device != src_device)
-    return hipErrorInvalidValue;
-  return Copy(*s, Rect{dst, size, src, size, size, 1}, hipMemcpyDeviceToDevice, stream, mode);
+  // As clr: the device numbers are only range-checked; the pointers decide
+  // where the bytes go (a copy between two devices' memory crosses devices).
+  return Copy(*s, Rect{dst, size, src, size, size, 1}, hipMemcpyDeviceToDevice, KindRule::kPointers, stream, mode);
 }
 }  // namespace
 

@@ -5,6 +5,7 @@
 
 #include "client_stub/abi_major.h"
 #include "client_stub/api_common.h"
+#include "client_stub/copy_kind.h"
 #include "client_stub/graph.h"
 #include "client_stub/kernel_launch.h"
 #include "client_stub/kernel_registry.h"
@@ -221,12 +222,26 @@ CopyPiece CopyPieceOf(void* dst, size_t dpitch, const void* src, size_t spitch, 
   return HostCopyNode{dst, dpitch, src, spitch, width, height, kind};
 }
 
+// How the allocation map sees [p, p + n) for copy_kind.h.
+CopySideClass ClassOf(const void* p, size_t n) {
+  const AllocationMap& map = Client::Get().allocations();
+  DeviceAllocation d;
+  PinnedAllocation h;
+  if (map.FindDevice(reinterpret_cast<uint64_t>(p), n, &d)) return CopySideClass::kDevice;
+  if (map.FindPinned(reinterpret_cast<uint64_t>(p), n, &h)) return CopySideClass::kPinned;
+  return CopySideClass::kPageable;
+}
+
 hipError_t Memcpy1DNodeOf(void* dst, const void* src, size_t count, hipMemcpyKind kind, GraphOp* op, int* device) {
   if (LiveSession() == nullptr) return hipErrorNoDevice;
   if (dst == nullptr || src == nullptr || count == 0) return hipErrorInvalidValue;
-  if (kind < hipMemcpyHostToHost || kind > hipMemcpyDefault) return hipErrorInvalidMemcpyDirection;
-  std::visit([&](auto&& piece) { *op = std::move(piece); },
-             CopyPieceOf(dst, count, src, count, count, 1, kind, device));
+  if (!ValidKind(kind)) return hipErrorInvalidMemcpyDirection;
+  if (hipError_t e = CheckCopyKind(kind, KindRule::kPointers, ClassOf(dst, count), ClassOf(src, count));
+      e != hipSuccess)
+    return e;
+  CopyPiece piece = CopyPieceOf(dst, count, src, count, count, 1, kind, device);
+  if (auto* h = std::get_if<HostCopyNode>(&piece)) h->by_pointers = true;
+  std::visit([&](auto&& p) { *op = std::move(p); }, std::move(piece));
   return hipSuccess;
 }
 
@@ -239,7 +254,7 @@ hipError_t Memcpy3DNodeOf(const hipMemcpy3DParms* p, GraphOp* op, int* device) {
     HIPR_LOG_ONCE(kWarn, "graph memcpy node: HIP arrays are not supported by hipr; returning hipErrorNotSupported");
     return hipErrorNotSupported;
   }
-  if (p->kind < hipMemcpyHostToHost || p->kind > hipMemcpyDefault) return hipErrorInvalidMemcpyDirection;
+  if (!ValidKind(p->kind)) return hipErrorInvalidMemcpyDirection;
   const hipExtent& e = p->extent;
   const hipPitchedPtr& from = p->srcPtr;
   const hipPitchedPtr& to = p->dstPtr;
@@ -250,6 +265,12 @@ hipError_t Memcpy3DNodeOf(const hipMemcpy3DParms* p, GraphOp* op, int* device) {
   auto at = [](const hipPitchedPtr& q, const hipPos& pos, size_t z) {
     return static_cast<char*>(q.ptr) + (pos.z + z) * q.pitch * q.ysize + pos.y * q.pitch + pos.x;
   };
+  const size_t src_extent = ((e.depth - 1) * from.ysize + e.height - 1) * from.pitch + e.width;
+  const size_t dst_extent = ((e.depth - 1) * to.ysize + e.height - 1) * to.pitch + e.width;
+  if (hipError_t err = CheckCopyKind(p->kind, KindRule::kClaimed, ClassOf(at(to, p->dstPos, 0), dst_extent),
+                                     ClassOf(at(from, p->srcPos, 0), src_extent));
+      err != hipSuccess)
+    return err;
   Memcpy3DNode node;
   node.params = *p;
   const bool whole_slices = e.height == from.ysize && e.height == to.ysize;
@@ -297,6 +318,7 @@ hipError_t SymbolAt(const void* symbol, size_t offset, size_t count, char** addr
 
 hipError_t ToSymbolNodeOf(const void* symbol, const void* src, size_t count, size_t offset, hipMemcpyKind kind,
                           GraphOp* op, int* device) {
+  if (hipError_t e = CheckSymbolKind(kind, /*to_symbol=*/true); e != hipSuccess) return e;
   char* address = nullptr;
   if (hipError_t e = SymbolAt(symbol, offset, count, &address); e != hipSuccess) return e;
   return Memcpy1DNodeOf(address, src, count, kind, op, device);
@@ -304,6 +326,7 @@ hipError_t ToSymbolNodeOf(const void* symbol, const void* src, size_t count, siz
 
 hipError_t FromSymbolNodeOf(void* dst, const void* symbol, size_t count, size_t offset, hipMemcpyKind kind,
                             GraphOp* op, int* device) {
+  if (hipError_t e = CheckSymbolKind(kind, /*to_symbol=*/false); e != hipSuccess) return e;
   char* address = nullptr;
   if (hipError_t e = SymbolAt(symbol, offset, count, &address); e != hipSuccess) return e;
   return Memcpy1DNodeOf(dst, address, count, kind, op, device);
@@ -744,7 +767,7 @@ HIPR_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream) {
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
     return GraphLaunch(exec, stream, target.device, target.id, [](const HostCopyNode& n, hipStream_t on) {
-      return CopyMemory2DAsync(n.dst, n.dpitch, n.src, n.spitch, n.width, n.height, n.kind, on);
+      return CopyMemory2DAsync(n.dst, n.dpitch, n.src, n.spitch, n.width, n.height, n.launch_kind(), on);
     });
   });
 }

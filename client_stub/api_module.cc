@@ -22,6 +22,7 @@
 #include <hip/hip_ext.h>
 
 #include "client_stub/api_common.h"
+#include "client_stub/copy_kind.h"
 #include "client_stub/kernel_launch.h"
 #include "client_stub/kernel_registry.h"
 #include "client_stub/launch_attributes.h"
@@ -223,6 +224,7 @@ namespace {
 
 hipError_t CopyToSymbol(const void* symbol, const void* src, size_t count, size_t offset, hipMemcpyKind kind,
                         hipStream_t stream, bool async) {
+  if (hipError_t e = CheckSymbolKind(kind, /*to_symbol=*/true); e != hipSuccess) return e;
   void* address = nullptr;
   size_t size = 0;
   if (hipError_t e = ResolveSymbol(symbol, &address, &size); e != hipSuccess) return e;
@@ -232,6 +234,7 @@ hipError_t CopyToSymbol(const void* symbol, const void* src, size_t count, size_
 
 hipError_t CopyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset, hipMemcpyKind kind,
                           hipStream_t stream, bool async) {
+  if (hipError_t e = CheckSymbolKind(kind, /*to_symbol=*/false); e != hipSuccess) return e;
   void* address = nullptr;
   size_t size = 0;
   if (hipError_t e = ResolveSymbol(symbol, &address, &size); e != hipSuccess) return e;

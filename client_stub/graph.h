@@ -42,6 +42,10 @@ struct HostCopyNode {
   size_t width = 0;
   size_t height = 1;
   hipMemcpyKind kind = hipMemcpyDefault;
+  // A 1-D copy's kind decides nothing once checked (copy_kind.h): at launch
+  // the pointers alone give the direction.
+  bool by_pointers = false;
+  hipMemcpyKind launch_kind() const { return by_pointers ? hipMemcpyDefault : kind; }
 };
 
 // A host function (hipGraphAddHostNode, or hipStreamAddCallback captured).

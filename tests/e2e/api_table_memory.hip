@@ -768,9 +768,13 @@ void MemcpyAsyncSpt() {
   CHECK_PATTERN(pinned, n, 206, "hipMemcpyAsync_spt on a created stream");
   memset(pinned, kUntouched, n);
   HIP_EXPECT(hipMemcpyAsync_spt(pinned, d, n, static_cast<hipMemcpyKind>(7), s), hipErrorInvalidMemcpyDirection);
-  HIP_EXPECT(hipMemcpyAsync_spt(pinned, src.data(), n, hipMemcpyDeviceToHost, s), hipErrorInvalidValue);
   HIP_OK(hipStreamSynchronize(s));
   CHECK_BYTES_EQUAL(pinned, n, kUntouched, "destination of refused hipMemcpyAsync_spt");
+  // A kind that names the pageable source as device memory: the pointers
+  // decide (host to pinned host), as clr does.
+  HIP_OK(hipMemcpyAsync_spt(pinned, src.data(), n, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_PATTERN(pinned, n, 206, "hipMemcpyAsync_spt with a kind that does not match the pointers");
   HIP_OK(hipStreamDestroy(s));
   HIP_OK(hipFree(d));
   HIP_OK(hipHostFree(pinned));
@@ -787,7 +791,7 @@ void MemcpyHtoD() {
   CHECK_BYTES_EQUAL(back.data(), 100, kUntouched, "bytes before the copied range");
   CheckSame(back.data() + 100, src.data(), n - 200, "hipMemcpyHtoD");
   CHECK_BYTES_EQUAL(back.data() + n - 100, 100, kUntouched, "bytes after the copied range");
-  // The destination must be device memory, wholly inside one allocation.
+  // Two host buffers are refused; device memory must hold the whole range.
   std::vector<uint8_t> keep(n, kUntouched);
   HIP_EXPECT(hipMemcpyHtoD(keep.data(), src.data(), n), hipErrorInvalidValue);
   HIP_EXPECT(hipMemcpyHtoD(static_cast<char*>(d) + 1, src.data(), n), hipErrorInvalidValue);
@@ -805,7 +809,7 @@ void MemcpyDtoH() {
   HIP_OK(hipMemcpyDtoH(h.data(), d, n));
   CHECK_PATTERN(h.data(), n, 208, "hipMemcpyDtoH");
   std::vector<uint8_t> keep(n, kUntouched);
-  HIP_EXPECT(hipMemcpyDtoH(keep.data(), h.data(), n), hipErrorInvalidValue);  // The source is host memory.
+  HIP_EXPECT(hipMemcpyDtoH(keep.data(), h.data(), n), hipErrorInvalidValue);  // Both sides host memory.
   HIP_EXPECT(hipMemcpyDtoH(keep.data(), static_cast<char*>(d) + 8, n), hipErrorInvalidValue);  // Past the end.
   CHECK_BYTES_EQUAL(keep.data(), n, kUntouched, "destination of a refused hipMemcpyDtoH");
   HIP_OK(hipFree(d));
@@ -820,11 +824,18 @@ void MemcpyDtoD() {
   HIP_OK(hipMemcpyDtoD(b, a, n));
   std::vector<uint8_t> back = ReadBack(b, n);
   CHECK_PATTERN(back.data(), n, 209, "hipMemcpyDtoD");
-  // Both sides must be device memory.
+  // Host memory named as device memory: the pointers decide, as clr does
+  // (a read to host memory, a write from it); two host buffers are refused.
   std::vector<uint8_t> h(n, kUntouched);
-  HIP_EXPECT(hipMemcpyDtoD(h.data(), a, n), hipErrorInvalidValue);
-  HIP_EXPECT(hipMemcpyDtoD(a, h.data(), n), hipErrorInvalidValue);
-  CHECK_BYTES_EQUAL(h.data(), n, kUntouched, "host memory named as a hipMemcpyDtoD destination");
+  HIP_OK(hipMemcpyDtoD(h.data(), a, n));
+  CHECK_PATTERN(h.data(), n, 209, "hipMemcpyDtoD into host memory");
+  e2e::FillPattern(h.data(), n, 210);
+  HIP_OK(hipMemcpyDtoD(b, h.data(), n));
+  back = ReadBack(b, n);
+  CHECK_PATTERN(back.data(), n, 210, "hipMemcpyDtoD from host memory");
+  std::vector<uint8_t> h2(n, kUntouched);
+  HIP_EXPECT(hipMemcpyDtoD(h2.data(), h.data(), n), hipErrorInvalidValue);
+  CHECK_BYTES_EQUAL(h2.data(), n, kUntouched, "host memory named as a hipMemcpyDtoD destination");
   back = ReadBack(a, n);
   CHECK_PATTERN(back.data(), n, 209, "source after a refused hipMemcpyDtoD");
   HIP_OK(hipFree(a));
@@ -883,10 +894,15 @@ void MemcpyDtoHAsync() {
   HIP_OK(q);
   CHECK_PATTERN(pinned, n, 222, "hipMemcpyDtoHAsync into pinned memory once its event is complete");
   HIP_OK(hipEventDestroy(done));
+  // A pageable source named as device memory: the pointers decide (clr).
   memset(pinned, kUntouched, n);
-  HIP_EXPECT(hipMemcpyDtoHAsync(pinned, pageable.data(), n, s), hipErrorInvalidValue);
+  HIP_OK(hipMemcpyDtoHAsync(pinned, pageable.data(), n, s));
   HIP_OK(hipStreamSynchronize(s));
-  CHECK_BYTES_EQUAL(pinned, n, kUntouched, "destination of a refused hipMemcpyDtoHAsync");
+  CHECK_PATTERN(pinned, n, 211, "hipMemcpyDtoHAsync from pageable memory");
+  std::vector<uint8_t> keep(n, kUntouched);
+  HIP_EXPECT(hipMemcpyDtoHAsync(keep.data(), pageable.data(), n, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(keep.data(), n, kUntouched, "destination of a refused hipMemcpyDtoHAsync");
   HIP_OK(hipStreamDestroy(s));
   HIP_OK(hipFree(d));
   HIP_OK(hipHostFree(pinned));
@@ -904,9 +920,13 @@ void MemcpyDtoDAsync() {
   std::vector<uint8_t> back = ReadBack(b, n);
   CHECK_PATTERN(back.data(), n, 212, "hipMemcpyDtoDAsync");
   std::vector<uint8_t> h(n, kUntouched);
-  HIP_EXPECT(hipMemcpyDtoDAsync(h.data(), a, n, s), hipErrorInvalidValue);
+  HIP_OK(hipMemcpyDtoDAsync(h.data(), a, n, s));  // The pointers decide (clr): a read.
   HIP_OK(hipStreamSynchronize(s));
-  CHECK_BYTES_EQUAL(h.data(), n, kUntouched, "host memory named as a hipMemcpyDtoDAsync destination");
+  CHECK_PATTERN(h.data(), n, 212, "hipMemcpyDtoDAsync into host memory");
+  std::vector<uint8_t> h2(n, kUntouched);
+  HIP_EXPECT(hipMemcpyDtoDAsync(h2.data(), h.data(), n, s), hipErrorInvalidValue);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK_BYTES_EQUAL(h2.data(), n, kUntouched, "host memory named as a hipMemcpyDtoDAsync destination");
   HIP_OK(hipStreamDestroy(s));
   HIP_OK(hipFree(a));
   HIP_OK(hipFree(b));
@@ -1098,19 +1118,30 @@ void CheckPeer(bool async) {
   CheckSame(a_now.data() + 100, back.data(), 1000, "peer copy 1 -> 0");
   CHECK_BYTES_EQUAL(a_now.data(), 100, 0, "bytes before the peer copy");
   CHECK_BYTES_EQUAL(a_now.data() + 1100, n - 1100, 0, "bytes after the peer copy");
-  // A device that does not own the pointer, a device that does not exist.
+  // A device that does not exist, two host buffers: refused.
   HIP_OK(hipMemsetD8(a, kUntouched, n));
+  std::vector<uint8_t> h1(n, 1), h2(n, kUntouched);
   if (async) {
-    HIP_EXPECT(hipMemcpyPeerAsync(a, 1, b, 1, n, s), hipErrorInvalidValue);
     HIP_EXPECT(hipMemcpyPeerAsync(a, 2, b, 1, n, s), hipErrorInvalidDevice);
+    HIP_EXPECT(hipMemcpyPeerAsync(h2.data(), 0, h1.data(), 1, n, s), hipErrorInvalidValue);
     HIP_OK(hipStreamSynchronize(s));
   } else {
-    HIP_EXPECT(hipMemcpyPeer(a, 1, b, 1, n), hipErrorInvalidValue);
-    HIP_EXPECT(hipMemcpyPeer(a, 0, b, 0, n), hipErrorInvalidValue);
     HIP_EXPECT(hipMemcpyPeer(a, 0, b, -1, n), hipErrorInvalidDevice);
+    HIP_EXPECT(hipMemcpyPeer(h2.data(), 0, h1.data(), 1, n), hipErrorInvalidValue);
   }
   a_now = ReadBack(a, n);
   CHECK_BYTES_EQUAL(a_now.data(), n, kUntouched, "destination of refused peer copies");
+  CHECK_BYTES_EQUAL(h2.data(), n, kUntouched, "host destination of a refused peer copy");
+  // Device numbers that do not own the pointers: clr only range-checks them,
+  // the pointers decide (b on device 1 into a on device 0).
+  if (async) {
+    HIP_OK(hipMemcpyPeerAsync(a, 1, b, 1, n, s));
+    HIP_OK(hipStreamSynchronize(s));
+  } else {
+    HIP_OK(hipMemcpyPeer(a, 1, b, 1, n));
+  }
+  a_now = ReadBack(a, n);
+  CheckSame(a_now.data(), back.data(), n, "peer copy with device numbers that do not own the pointers");
   if (s != nullptr) HIP_OK(hipStreamDestroy(s));
   HIP_OK(hipFree(a));
   HIP_OK(hipFree(b));
@@ -1473,9 +1504,16 @@ void CheckToSymbol(SymbolMode mode, int base, const char* what) {
     HIP_OK(hipMemcpy(d, dev_ints.data(), sizeof g_symbol, hipMemcpyHostToDevice));
     HIP_OK(hipMemcpyToSymbol(HIP_SYMBOL(g_symbol), d, sizeof g_symbol, 0, hipMemcpyDeviceToDevice));
     CheckInts(SymbolNow(), dev_ints, "hipMemcpyToSymbol from device memory");
-    HIP_EXPECT(hipMemcpyToSymbol(HIP_SYMBOL(g_symbol), other.data(), 8, 0, hipMemcpyDeviceToDevice),
-               hipErrorInvalidValue);  // Host memory named as device memory.
-    CheckInts(SymbolNow(), dev_ints, "g_symbol after a refused device-to-device copy");
+    // Kinds a symbol copy refuses (ROCm 5.3+), Default among them.
+    for (hipMemcpyKind k : {hipMemcpyDeviceToHost, hipMemcpyHostToHost, hipMemcpyDefault})
+      HIP_EXPECT(hipMemcpyToSymbol(HIP_SYMBOL(g_symbol), other.data(), 8, 0, k), hipErrorInvalidMemcpyDirection);
+    CheckInts(SymbolNow(), dev_ints, "g_symbol after refused kinds");
+    // Host memory named as device memory: the pointers decide (clr).
+    HIP_OK(hipMemcpyToSymbol(HIP_SYMBOL(g_symbol), other.data(), 8, 0, hipMemcpyDeviceToDevice));
+    std::vector<int> mixed = dev_ints;
+    mixed[0] = other[0];
+    mixed[1] = other[1];
+    CheckInts(SymbolNow(), mixed, "hipMemcpyToSymbol from host memory named as device memory");
     HIP_OK(hipFree(d));
   }
   if (s != nullptr) HIP_OK(hipStreamDestroy(s));
@@ -1547,6 +1585,15 @@ void CheckFromSymbol(SymbolMode mode, int base, const char* what) {
     std::vector<int> back(kSymbolInts, 0);
     HIP_OK(hipMemcpy(back.data(), d, sizeof g_symbol, hipMemcpyDeviceToHost));
     CheckInts(back, want, "hipMemcpyFromSymbol into device memory");
+    // Kinds a symbol copy refuses (ROCm 5.3+), Default among them.
+    std::vector<int> host(kSymbolInts, -7);
+    for (hipMemcpyKind k : {hipMemcpyHostToDevice, hipMemcpyHostToHost, hipMemcpyDefault})
+      HIP_EXPECT(hipMemcpyFromSymbol(host.data(), HIP_SYMBOL(g_symbol), sizeof g_symbol, 0, k),
+                 hipErrorInvalidMemcpyDirection);
+    CHECK(host[0] == -7, "a refused hipMemcpyFromSymbol wrote %d", host[0]);
+    // Host memory named as device memory: the pointers decide (clr).
+    HIP_OK(hipMemcpyFromSymbol(host.data(), HIP_SYMBOL(g_symbol), sizeof g_symbol, 0, hipMemcpyDeviceToDevice));
+    CheckInts(host, want, "hipMemcpyFromSymbol into host memory named as device memory");
     HIP_OK(hipFree(d));
   }
   HIP_OK(hipHostFree(got));
@@ -1966,8 +2013,8 @@ void CheckMemcpyParam2D(bool async) {
             out[y * kDstPitch + x], want);
     }
   // An array side naming no live array (api_table_array.hip copies real
-  // ones), a width past the pitch, an unknown memory type, device memory
-  // named as host: refused, the destination untouched.
+  // ones), a width past the pitch, an unknown memory type, host memory
+  // named as device memory: refused, the destination untouched.
   std::vector<uint8_t> keep(kDstPitch * kH, kUntouched);
   hip_Memcpy2D bad = Param2D(hipMemoryTypeDevice, u.d, u.pitch, hipMemoryTypeHost, keep.data(), kDstPitch, kW, kH);
   bad.dstMemoryType = hipMemoryTypeArray;
@@ -1978,12 +2025,22 @@ void CheckMemcpyParam2D(bool async) {
   bad.dstXInBytes = 0;
   bad.srcMemoryType = static_cast<hipMemoryType>(42);
   HIP_EXPECT(copy(&bad), hipErrorInvalidValue);
-  bad.srcMemoryType = hipMemoryTypeHost;
-  bad.srcHost = u.d;
+  std::vector<uint8_t> host_rows(u.pitch * kH, 0x5a);
+  bad.srcMemoryType = hipMemoryTypeDevice;
+  bad.srcDevice = host_rows.data();
   HIP_EXPECT(copy(&bad), hipErrorInvalidValue);
   HIP_EXPECT(copy(nullptr), hipErrorInvalidValue);
   if (async) HIP_OK(hipStreamSynchronize(s));
   CHECK_BYTES_EQUAL(keep.data(), keep.size(), kUntouched, what);
+  // Device memory named as host memory is copied as device memory (clr).
+  bad.srcMemoryType = hipMemoryTypeHost;
+  bad.srcHost = u.d;
+  HIP_OK(copy(&bad));
+  if (async) HIP_OK(hipStreamSynchronize(s));
+  for (size_t y = 0; y < kH; ++y)
+    for (size_t x = 0; x < kW; ++x)
+      CHECK(keep[y * kDstPitch + x] == out[y * kDstPitch + x], "%s: device memory typed as host, (%zu,%zu)", what, x,
+            y);
   if (async) {
     HIP_OK(hipHostFree(out));
     HIP_OK(hipStreamDestroy(s));

@@ -351,6 +351,14 @@ class KernelScenarios:
             raise Failure("an idle client or session is burning CPU: client %.0f ms, session %.0f ms in %.0f s"
                           % (client_ms, session_ms, idle_s))
 
+    def scenario_copy_kinds(self):
+        """Copies whose kind does not match the pointers, every family (copy_kinds.hip): the pointers
+        decide, as in ROCm; the mismatches ROCm refuses are refused."""
+        self.build.check_runtime()
+        w = self.worker(extra_args=["--sim-devices", "2"])
+        run_to_pass("copy_kinds", [self.build.program("copy_kinds")], client_env(self.build, w.server, "preload"),
+                    timeout=120)
+
     def scenario_runtime_extras(self):
         """Pitched allocation and 2-D memsets, stream-ordered allocation, host registration, peer
         access and copies between two sim devices, primary contexts, cache configuration and PCI bus
