@@ -33,8 +33,8 @@ void LogUnsupportedAttributeOnce(hipDeviceAttribute_t attr) {
   int slot = a >= hipDeviceAttributeAmdSpecificBegin ? 256 + (a - hipDeviceAttributeAmdSpecificBegin) : a;
   if (slot < 0 || slot >= 512) slot = 511;
   if (!g_attribute_logged[slot].exchange(true, std::memory_order_relaxed))
-    HIPR_LOG_WARN("hipDeviceGetAttribute: attribute %d is not available through hipr; "
-                  "returning hipErrorInvalidValue",
+    HIPR_LOG_WARN("hipDeviceGetAttribute: attribute %d is not one ROCm's runtime answers for this caller's "
+                  "major, or the worker did not report it; returning hipErrorInvalidValue",
                   a);
 }
 
@@ -127,12 +127,13 @@ HIPR_EXPORT hipError_t hipChooseDeviceR0000(int* device, const hipDeviceProp_t* 
 }
 
 HIPR_EXPORT hipError_t hipDeviceGetAttribute(int* value, hipDeviceAttribute_t attr, int device) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipDeviceGetAttribute", [&] {
     Session* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (value == nullptr) return hipErrorInvalidValue;
     if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
-    hipError_t e = DeviceAttribute(s->devices()[device], attr, value);
+    hipError_t e = DeviceAttribute(s->devices()[device], static_cast<int>(attr), major, value);
     if (e == hipErrorInvalidValue) LogUnsupportedAttributeOnce(attr);
     return e;
   });

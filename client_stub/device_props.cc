@@ -1,5 +1,7 @@
 #include "client_stub/device_props.h"
 
+#include "protocol/device_properties.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -21,6 +23,14 @@ void CopyName(const std::string& from, char (&to)[256]) {
 }  // namespace
 
 namespace {
+
+using P = msg::DeviceProperty;
+
+// A named property as the int most fields are; 0 when the worker sent none.
+int Named(const msg::DeviceInfo& info, P p) {
+  const int64_t v = msg::PropertyOr(info, p, 0);
+  return static_cast<int>(std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(), kInt32Max));
+}
 
 // The fields both layouts share (5.2's hipDeviceProp_t and 6.x's R0600 one
 // name them alike).
@@ -91,6 +101,20 @@ void FillCommon(const msg::DeviceInfo& info, Prop* prop) {
   // hipr's managed memory (managed_vars.h) is coherent at synchronisations:
   // host code must not use it while device work runs.
   prop->concurrentManagedAccess = 0;
+  // Fields both layouts have, from the worker's named properties.
+  prop->texturePitchAlignment = Named(info, P::kTexturePitchAlignment);
+  prop->cooperativeMultiDeviceLaunch = 0;  // hipr refuses multi-device cooperative launches.
+  prop->cooperativeMultiDeviceUnmatchedFunc = 0;
+  prop->cooperativeMultiDeviceUnmatchedGridDim = 0;
+  prop->cooperativeMultiDeviceUnmatchedBlockDim = 0;
+  prop->cooperativeMultiDeviceUnmatchedSharedMem = 0;
+  // The GPU is on another host: none of its links to host memory reach
+  // this process (no host-native atomics, no pageable access, no direct
+  // access to managed memory), and it is never integrated with this host.
+  prop->integrated = 0;
+  prop->directManagedMemAccessFromHost = 0;
+  prop->pageableMemoryAccess = 0;
+  prop->pageableMemoryAccessUsesHostPageTables = 0;
 }
 
 template <class Prop>
@@ -141,70 +165,250 @@ void FillDeviceProp(const msg::DeviceInfo& info, DevicePropR0600* prop) {
   FillCommon(info, prop);
   // Fields 6.x added that the runtime sets the same for every AMD device
   // it serves through hipr (as clr's ihipGetDeviceProperties does).
-  prop->unifiedAddressing = 1;
-  prop->streamPrioritiesSupported = 1;
-  prop->cooperativeMultiDeviceLaunch = 0;
-  prop->sharedMemPerMultiprocessor = info.max_shared_memory_per_multiprocessor;
-  prop->sharedMemPerBlockOptin = info.shared_mem_per_block;
   if (info.uuid.size() == sizeof prop->uuid.bytes) std::memcpy(prop->uuid.bytes, info.uuid.data(), info.uuid.size());
+  prop->luidDeviceNodeMask = static_cast<unsigned>(Named(info, P::kLuidDeviceNodeMask));
+  prop->deviceOverlap = Named(info, P::kDeviceOverlap);
+  prop->maxTexture1DMipmap = Named(info, P::kMaxTexture1DMipmap);
+  prop->maxTexture2DMipmap[0] = Named(info, P::kMaxTexture2DMipmap0);
+  prop->maxTexture2DMipmap[1] = Named(info, P::kMaxTexture2DMipmap1);
+  prop->maxTexture2DLinear[0] = Named(info, P::kMaxTexture2DLinear0);
+  prop->maxTexture2DLinear[1] = Named(info, P::kMaxTexture2DLinear1);
+  prop->maxTexture2DLinear[2] = Named(info, P::kMaxTexture2DLinear2);
+  prop->maxTexture2DGather[0] = Named(info, P::kMaxTexture2DGather0);
+  prop->maxTexture2DGather[1] = Named(info, P::kMaxTexture2DGather1);
+  prop->maxTexture3DAlt[0] = Named(info, P::kMaxTexture3DAlt0);
+  prop->maxTexture3DAlt[1] = Named(info, P::kMaxTexture3DAlt1);
+  prop->maxTexture3DAlt[2] = Named(info, P::kMaxTexture3DAlt2);
+  prop->maxTextureCubemap = Named(info, P::kMaxTextureCubemap);
+  prop->maxTexture1DLayered[0] = Named(info, P::kMaxTexture1DLayered0);
+  prop->maxTexture1DLayered[1] = Named(info, P::kMaxTexture1DLayered1);
+  prop->maxTexture2DLayered[0] = Named(info, P::kMaxTexture2DLayered0);
+  prop->maxTexture2DLayered[1] = Named(info, P::kMaxTexture2DLayered1);
+  prop->maxTexture2DLayered[2] = Named(info, P::kMaxTexture2DLayered2);
+  prop->maxTextureCubemapLayered[0] = Named(info, P::kMaxTextureCubemapLayered0);
+  prop->maxTextureCubemapLayered[1] = Named(info, P::kMaxTextureCubemapLayered1);
+  prop->maxSurface1D = Named(info, P::kMaxSurface1D);
+  prop->maxSurface2D[0] = Named(info, P::kMaxSurface2D0);
+  prop->maxSurface2D[1] = Named(info, P::kMaxSurface2D1);
+  prop->maxSurface3D[0] = Named(info, P::kMaxSurface3D0);
+  prop->maxSurface3D[1] = Named(info, P::kMaxSurface3D1);
+  prop->maxSurface3D[2] = Named(info, P::kMaxSurface3D2);
+  prop->maxSurface1DLayered[0] = Named(info, P::kMaxSurface1DLayered0);
+  prop->maxSurface1DLayered[1] = Named(info, P::kMaxSurface1DLayered1);
+  prop->maxSurface2DLayered[0] = Named(info, P::kMaxSurface2DLayered0);
+  prop->maxSurface2DLayered[1] = Named(info, P::kMaxSurface2DLayered1);
+  prop->maxSurface2DLayered[2] = Named(info, P::kMaxSurface2DLayered2);
+  prop->maxSurfaceCubemap = Named(info, P::kMaxSurfaceCubemap);
+  prop->maxSurfaceCubemapLayered[0] = Named(info, P::kMaxSurfaceCubemapLayered0);
+  prop->maxSurfaceCubemapLayered[1] = Named(info, P::kMaxSurfaceCubemapLayered1);
+  prop->surfaceAlignment = static_cast<size_t>(msg::PropertyOr(info, P::kSurfaceAlignment, 0));
+  prop->tccDriver = Named(info, P::kTccDriver);
+  prop->asyncEngineCount = Named(info, P::kAsyncEngineCount);
+  prop->unifiedAddressing = 0;  // clr's hmmDirectHostAccess_: this host never reaches the GPU's memory.
+  prop->persistingL2CacheMaxSize = Named(info, P::kPersistingL2CacheMaxSize);
+  prop->streamPrioritiesSupported = 1;  // hipr's streams carry priorities.
+  prop->globalL1CacheSupported = Named(info, P::kGlobalL1CacheSupported);
+  prop->localL1CacheSupported = Named(info, P::kLocalL1CacheSupported);
+  prop->sharedMemPerMultiprocessor =
+      static_cast<size_t>(msg::PropertyOr(info, P::kSharedMemPerMultiprocessor, 0));
+  prop->regsPerMultiprocessor = Named(info, P::kRegsPerMultiprocessor);
+  prop->multiGpuBoardGroupID = Named(info, P::kMultiGpuBoardGroupID);
+  prop->hostNativeAtomicSupported = 0;  // See FillCommon: a remote GPU.
+  prop->singleToDoublePrecisionPerfRatio = Named(info, P::kSingleToDoublePrecisionPerfRatio);
+  prop->computePreemptionSupported = Named(info, P::kComputePreemptionSupported);
+  prop->canUseHostPointerForRegisteredMem = 0;  // A remote GPU cannot use this host's pointers.
+  prop->sharedMemPerBlockOptin = static_cast<size_t>(msg::PropertyOr(info, P::kSharedMemPerBlockOptin, 0));
+  prop->maxBlocksPerMultiProcessor = Named(info, P::kMaxBlocksPerMultiProcessor);
+  prop->accessPolicyMaxWindowSize = Named(info, P::kAccessPolicyMaxWindowSize);
+  prop->reservedSharedMemPerBlock = static_cast<size_t>(msg::PropertyOr(info, P::kReservedSharedMemPerBlock, 0));
+  prop->hostRegisterSupported = Named(info, P::kHostRegisterSupportedField);
+  prop->sparseHipArraySupported = Named(info, P::kSparseHipArraySupported);
+  prop->hostRegisterReadOnlySupported = Named(info, P::kHostRegisterReadOnlySupported);
+  prop->timelineSemaphoreInteropSupported = Named(info, P::kTimelineSemaphoreInteropSupported);
+  prop->memoryPoolsSupported = Named(info, P::kMemoryPoolsSupported);
+  prop->gpuDirectRDMASupported = Named(info, P::kGpuDirectRDMASupported);
+  prop->gpuDirectRDMAFlushWritesOptions = static_cast<unsigned>(Named(info, P::kGpuDirectRDMAFlushWritesOptions));
+  prop->gpuDirectRDMAWritesOrdering = Named(info, P::kGpuDirectRDMAWritesOrdering);
+  prop->memoryPoolSupportedHandleTypes = static_cast<unsigned>(Named(info, P::kMemoryPoolSupportedHandleTypes));
+  prop->deferredMappingHipArraySupported = Named(info, P::kDeferredMappingHipArraySupported);
+  prop->ipcEventSupported = Named(info, P::kIpcEventSupported);
+  prop->clusterLaunch = Named(info, P::kClusterLaunch);
+  prop->unifiedFunctionPointers = Named(info, P::kUnifiedFunctionPointers);
 }
 
-hipError_t DeviceAttribute(const msg::DeviceInfo& info, hipDeviceAttribute_t attr, int* value) {
+namespace {
+
+// Attribute numbers Debian's 5.2 header lacks (the same in every later
+// major; attr_enum facts in device_props.h).
+enum : int {
+  kAttrVirtualMemoryManagementSupported = 89,  // 5.3+
+  kAttrHostRegisterSupported = 90,              // 6.0+
+  kAttrMemoryPoolSupportedHandleTypes = 91,     // 6.1+
+  kAttrHostNumaId = 92,                         // 7.2+
+  kAttrWallClockRate = 10017,                   // 5.3+
+  kAttrNumberOfXccs = 10018,                    // 7.0+
+  kAttrMaxAvailableVgprsPerThread = 10019,      // 7.1+ (7.0's PciChipId)
+  kAttrPciChipId = 10020,                       // 7.1+
+};
+
+// The first major whose header has attribute `a` (HIP never renumbered one).
+int FirstMajor(int a) {
+  switch (a) {
+    case kAttrHostRegisterSupported:
+    case kAttrMemoryPoolSupportedHandleTypes: return 6;
+    case kAttrHostNumaId:
+    case kAttrNumberOfXccs:
+    case kAttrMaxAvailableVgprsPerThread:
+    case kAttrPciChipId: return 7;
+    default: return 5;
+  }
+}
+
+int Clamp(uint64_t v) { return ClampToInt(v); }
+
+}  // namespace
+
+hipError_t DeviceAttribute(const msg::DeviceInfo& info, int attr, int major, int* value) {
+  if (major < FirstMajor(attr)) return hipErrorInvalidValue;
+  DevicePropR0600 p;
+  FillDeviceProp(info, &p);
   int v = 0;
+  // A fact with no hipDeviceProp_t field: refused when the worker lacks it.
+  auto fact = [&](P property) {
+    int64_t x = 0;
+    if (!msg::FindProperty(info, property, &x)) return false;
+    v = static_cast<int>(std::clamp<int64_t>(x, std::numeric_limits<int32_t>::min(), kInt32Max));
+    return true;
+  };
   switch (attr) {
-    case hipDeviceAttributeEccEnabled: v = info.ecc_enabled; break;
-    case hipDeviceAttributeCanMapHostMemory: v = 1; break;
-    case hipDeviceAttributeClockRate: v = info.clock_rate_khz; break;
-    case hipDeviceAttributeComputeMode: v = 0; break;
-    case hipDeviceAttributeConcurrentKernels: v = 1; break;
-    case hipDeviceAttributeConcurrentManagedAccess: v = 0; break;  // See FillCommon.
-    case hipDeviceAttributeCooperativeLaunch: v = info.cooperative_launch; break;
-    case hipDeviceAttributeIntegrated: v = info.integrated; break;
-    case hipDeviceAttributeIsMultiGpuBoard: v = info.is_multi_gpu_board; break;
-    case hipDeviceAttributeKernelExecTimeout: v = 0; break;
-    case hipDeviceAttributeL2CacheSize: v = info.l2_cache_size; break;
-    case hipDeviceAttributeComputeCapabilityMajor: v = info.major; break;
-    case hipDeviceAttributeComputeCapabilityMinor: v = info.minor; break;
-    case hipDeviceAttributeManagedMemory: v = info.managed_memory; break;
-    case hipDeviceAttributeMaxBlocksPerMultiProcessor:
-      if (info.max_threads_per_block <= 0) return hipErrorInvalidValue;
-      v = info.max_threads_per_multiprocessor / info.max_threads_per_block;
+    case hipDeviceAttributeEccEnabled: v = p.ECCEnabled; break;
+    case hipDeviceAttributeAccessPolicyMaxWindowSize: v = p.accessPolicyMaxWindowSize; break;
+    case hipDeviceAttributeAsyncEngineCount: v = p.asyncEngineCount; break;
+    case hipDeviceAttributeCanMapHostMemory: v = p.canMapHostMemory; break;
+    case hipDeviceAttributeCanUseHostPointerForRegisteredMem: v = p.canUseHostPointerForRegisteredMem; break;
+    case hipDeviceAttributeClockRate: v = p.clockRate; break;
+    case hipDeviceAttributeComputeMode: v = p.computeMode; break;
+    case hipDeviceAttributeComputePreemptionSupported: v = p.computePreemptionSupported; break;
+    case hipDeviceAttributeConcurrentKernels: v = p.concurrentKernels; break;
+    case hipDeviceAttributeConcurrentManagedAccess: v = p.concurrentManagedAccess; break;
+    case hipDeviceAttributeCooperativeLaunch: v = p.cooperativeLaunch; break;
+    case hipDeviceAttributeCooperativeMultiDeviceLaunch: v = p.cooperativeMultiDeviceLaunch; break;
+    case hipDeviceAttributeDeviceOverlap: v = p.asyncEngineCount > 0 ? 1 : 0; break;
+    case hipDeviceAttributeDirectManagedMemAccessFromHost: v = p.directManagedMemAccessFromHost; break;
+    case hipDeviceAttributeGlobalL1CacheSupported: v = p.globalL1CacheSupported; break;
+    case hipDeviceAttributeHostNativeAtomicSupported: v = p.hostNativeAtomicSupported; break;
+    case hipDeviceAttributeIntegrated: v = p.integrated; break;
+    case hipDeviceAttributeIsMultiGpuBoard: v = p.isMultiGpuBoard; break;
+    case hipDeviceAttributeKernelExecTimeout: v = p.kernelExecTimeoutEnabled; break;
+    case hipDeviceAttributeL2CacheSize: v = p.l2CacheSize; break;
+    case hipDeviceAttributeLocalL1CacheSupported: v = p.localL1CacheSupported; break;
+    case hipDeviceAttributeLuidDeviceNodeMask: v = static_cast<int>(p.luidDeviceNodeMask); break;
+    case hipDeviceAttributeComputeCapabilityMajor: v = p.major; break;
+    case hipDeviceAttributeManagedMemory: v = p.managedMemory; break;
+    case hipDeviceAttributeMaxBlocksPerMultiProcessor: v = p.maxBlocksPerMultiProcessor; break;
+    case hipDeviceAttributeMaxBlockDimX: v = p.maxThreadsDim[0]; break;
+    case hipDeviceAttributeMaxBlockDimY: v = p.maxThreadsDim[1]; break;
+    case hipDeviceAttributeMaxBlockDimZ: v = p.maxThreadsDim[2]; break;
+    case hipDeviceAttributeMaxGridDimX: v = p.maxGridSize[0]; break;
+    case hipDeviceAttributeMaxGridDimY: v = p.maxGridSize[1]; break;
+    case hipDeviceAttributeMaxGridDimZ: v = p.maxGridSize[2]; break;
+    case hipDeviceAttributeMaxSurface1D: v = p.maxSurface1D; break;
+    case hipDeviceAttributeMaxTexture1DWidth: v = p.maxTexture1D; break;
+    case hipDeviceAttributeMaxTexture1DLinear: v = p.maxTexture1DLinear; break;
+    case hipDeviceAttributeMaxTexture1DMipmap: v = p.maxTexture1DMipmap; break;
+    case hipDeviceAttributeMaxTexture2DWidth: v = p.maxTexture2D[0]; break;
+    case hipDeviceAttributeMaxTexture2DHeight: v = p.maxTexture2D[1]; break;
+    case hipDeviceAttributeMaxTexture3DWidth: v = p.maxTexture3D[0]; break;
+    case hipDeviceAttributeMaxTexture3DHeight: v = p.maxTexture3D[1]; break;
+    case hipDeviceAttributeMaxTexture3DDepth: v = p.maxTexture3D[2]; break;
+    case hipDeviceAttributeMaxTextureCubemap: v = p.maxTextureCubemap; break;
+    case hipDeviceAttributeMaxThreadsPerBlock: v = p.maxThreadsPerBlock; break;
+    case hipDeviceAttributeMaxThreadsPerMultiProcessor: v = p.maxThreadsPerMultiProcessor; break;
+    case hipDeviceAttributeMaxPitch: v = Clamp(p.memPitch); break;
+    case hipDeviceAttributeMemoryBusWidth: v = p.memoryBusWidth; break;
+    case hipDeviceAttributeMemoryClockRate: v = p.memoryClockRate; break;
+    case hipDeviceAttributeComputeCapabilityMinor: v = p.minor; break;
+    case hipDeviceAttributeMultiGpuBoardGroupID: v = p.multiGpuBoardGroupID; break;
+    case hipDeviceAttributeMultiprocessorCount: v = p.multiProcessorCount; break;
+    case hipDeviceAttributePageableMemoryAccess: v = p.pageableMemoryAccess; break;
+    case hipDeviceAttributePageableMemoryAccessUsesHostPageTables: v = p.pageableMemoryAccessUsesHostPageTables; break;
+    case hipDeviceAttributePciBusId: v = p.pciBusID; break;
+    case hipDeviceAttributePciDeviceId: v = p.pciDeviceID; break;
+    case hipDeviceAttributePciDomainID: v = p.pciDomainID; break;
+    case hipDeviceAttributePersistingL2CacheMaxSize: v = p.persistingL2CacheMaxSize; break;
+    case hipDeviceAttributeMaxRegistersPerBlock: v = p.regsPerBlock; break;
+    case hipDeviceAttributeMaxRegistersPerMultiprocessor: v = p.regsPerMultiprocessor; break;
+    case hipDeviceAttributeReservedSharedMemPerBlock: v = Clamp(p.reservedSharedMemPerBlock); break;
+    case hipDeviceAttributeMaxSharedMemoryPerBlock: v = Clamp(p.sharedMemPerBlock); break;
+    case hipDeviceAttributeSharedMemPerBlockOptin: v = Clamp(p.sharedMemPerBlockOptin); break;
+    case hipDeviceAttributeSharedMemPerMultiprocessor: v = Clamp(p.sharedMemPerMultiprocessor); break;
+    case hipDeviceAttributeStreamPrioritiesSupported: v = p.streamPrioritiesSupported; break;
+    case hipDeviceAttributeSurfaceAlignment: v = Clamp(p.surfaceAlignment); break;
+    case hipDeviceAttributeTextureAlignment: v = Clamp(p.textureAlignment); break;
+    case hipDeviceAttributeTexturePitchAlignment: v = Clamp(p.texturePitchAlignment); break;
+    case hipDeviceAttributeTotalConstantMemory: v = Clamp(p.totalConstMem); break;
+    case hipDeviceAttributeTotalGlobalMem: v = Clamp(p.totalGlobalMem); break;
+    case hipDeviceAttributeWarpSize: v = p.warpSize; break;
+    case hipDeviceAttributeMemoryPoolsSupported: v = p.memoryPoolsSupported; break;
+    case kAttrMemoryPoolSupportedHandleTypes: v = static_cast<int>(p.memoryPoolSupportedHandleTypes); break;
+    case hipDeviceAttributeMaxSharedMemoryPerMultiprocessor: v = Clamp(p.maxSharedMemoryPerMultiProcessor); break;
+    case hipDeviceAttributeHdpMemFlushCntl:
+    case hipDeviceAttributeHdpRegFlushCntl: {
+      // clr stores the HDP flush register's host mapping, a pointer, through
+      // the int*; none is mapped into a process on another host: null.
+      unsigned int* none = nullptr;
+      std::memcpy(value, &none, sizeof none);
+      return hipSuccess;
+    }
+    case hipDeviceAttributeCooperativeMultiDeviceUnmatchedFunc: v = p.cooperativeMultiDeviceUnmatchedFunc; break;
+    case hipDeviceAttributeCooperativeMultiDeviceUnmatchedGridDim: v = p.cooperativeMultiDeviceUnmatchedGridDim; break;
+    case hipDeviceAttributeCooperativeMultiDeviceUnmatchedBlockDim:
+      v = p.cooperativeMultiDeviceUnmatchedBlockDim;
       break;
-    case hipDeviceAttributeMaxBlockDimX: v = info.max_threads_dim[0]; break;
-    case hipDeviceAttributeMaxBlockDimY: v = info.max_threads_dim[1]; break;
-    case hipDeviceAttributeMaxBlockDimZ: v = info.max_threads_dim[2]; break;
-    case hipDeviceAttributeMaxGridDimX: v = info.max_grid_size[0]; break;
-    case hipDeviceAttributeMaxGridDimY: v = info.max_grid_size[1]; break;
-    case hipDeviceAttributeMaxGridDimZ: v = info.max_grid_size[2]; break;
-    case hipDeviceAttributeMaxTexture1DWidth: v = info.max_texture_1d; break;
-    case hipDeviceAttributeMaxTexture1DLinear: v = info.max_texture_1d_linear; break;
-    case hipDeviceAttributeMaxTexture2DWidth: v = info.max_texture_2d[0]; break;
-    case hipDeviceAttributeMaxTexture2DHeight: v = info.max_texture_2d[1]; break;
-    case hipDeviceAttributeMaxTexture3DWidth: v = info.max_texture_3d[0]; break;
-    case hipDeviceAttributeMaxTexture3DHeight: v = info.max_texture_3d[1]; break;
-    case hipDeviceAttributeMaxTexture3DDepth: v = info.max_texture_3d[2]; break;
-    case hipDeviceAttributeMaxThreadsPerBlock: v = info.max_threads_per_block; break;
-    case hipDeviceAttributeMaxThreadsPerMultiProcessor: v = info.max_threads_per_multiprocessor; break;
-    case hipDeviceAttributeMaxPitch: v = ClampToInt(info.mem_pitch); break;
-    case hipDeviceAttributeMemoryBusWidth: v = info.memory_bus_width_bits; break;
-    case hipDeviceAttributeMemoryClockRate: v = info.memory_clock_rate_khz; break;
-    case hipDeviceAttributeMultiprocessorCount: v = info.multi_processor_count; break;
-    case hipDeviceAttributePciBusId: v = info.pci_bus_id; break;
-    case hipDeviceAttributePciDeviceId: v = info.pci_device_id; break;
-    case hipDeviceAttributePciDomainID: v = info.pci_domain_id; break;
-    case hipDeviceAttributeMaxRegistersPerBlock: v = info.regs_per_block; break;
-    case hipDeviceAttributeMaxSharedMemoryPerBlock: v = ClampToInt(info.shared_mem_per_block); break;
-    case hipDeviceAttributeTextureAlignment: v = ClampToInt(info.texture_alignment); break;
-    case hipDeviceAttributeTotalConstantMemory: v = ClampToInt(info.total_const_mem); break;
-    case hipDeviceAttributeTotalGlobalMem: v = ClampToInt(info.total_global_mem); break;
-    case hipDeviceAttributeWarpSize: v = info.warp_size; break;
-    case hipDeviceAttributeClockInstructionRate: v = info.clock_instruction_rate_khz; break;
-    case hipDeviceAttributeMaxSharedMemoryPerMultiprocessor:
-      v = ClampToInt(info.max_shared_memory_per_multiprocessor);
+    case hipDeviceAttributeCooperativeMultiDeviceUnmatchedSharedMem:
+      v = p.cooperativeMultiDeviceUnmatchedSharedMem;
       break;
-    case hipDeviceAttributeGcnArch: v = info.gcn_arch; break;
-    case hipDeviceAttributeIsLargeBar: v = info.large_bar; break;
-    case hipDeviceAttributeAsicRevision: v = info.asic_revision; break;
+    case hipDeviceAttributeIsLargeBar: v = p.isLargeBar; break;
+    case hipDeviceAttributeAsicRevision: v = p.asicRevision; break;
+    case hipDeviceAttributeCanUseStreamWaitValue:
+      if (!fact(P::kCanUseStreamWaitValue)) return hipErrorInvalidValue;
+      break;
+    case hipDeviceAttributeImageSupport:
+      if (!fact(P::kImageSupport)) return hipErrorInvalidValue;
+      break;
+    case hipDeviceAttributePhysicalMultiProcessorCount:
+      if (!fact(P::kPhysicalMultiProcessorCount)) return hipErrorInvalidValue;
+      break;
+    case hipDeviceAttributeFineGrainSupport:
+      if (!fact(P::kFineGrainSupport)) return hipErrorInvalidValue;
+      break;
+    case hipDeviceAttributeUnifiedAddressing:
+      if (!fact(P::kUnifiedAddressing)) return hipErrorInvalidValue;
+      break;
+    case kAttrVirtualMemoryManagementSupported:
+      if (!fact(P::kVirtualMemoryManagementSupported)) return hipErrorInvalidValue;
+      break;
+    case kAttrHostRegisterSupported:
+      if (!fact(P::kHostRegisterSupported)) return hipErrorInvalidValue;
+      break;
+    case kAttrHostNumaId:
+      if (!fact(P::kHostNumaId)) return hipErrorInvalidValue;
+      break;
+    case kAttrWallClockRate:
+      if (!fact(P::kWallClockRate)) return hipErrorInvalidValue;
+      break;
+    case kAttrNumberOfXccs:
+      if (!fact(P::kNumberOfXccs)) return hipErrorInvalidValue;
+      break;
+    case kAttrMaxAvailableVgprsPerThread:
+      if (!fact(P::kMaxAvailableVgprsPerThread)) return hipErrorInvalidValue;
+      break;
+    case kAttrPciChipId:
+      if (!fact(P::kPciChipId)) return hipErrorInvalidValue;
+      break;
+    // Everything else ROCm's runtime refuses too, in every release (Luid,
+    // the layered/mipmap/gather/cubemap limits, MaxThreadsDim, the 5.x Name,
+    // Uuid, Arch, GcnArch and GcnArchName, ClockInstructionRate, ...).
     default: return hipErrorInvalidValue;
   }
   *value = v;

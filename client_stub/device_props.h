@@ -1,12 +1,18 @@
-// Device properties and attributes of HIP 5.2, answered from the
-// msg::DeviceInfo the worker sent in the hello (fetched once per session).
+// Device properties and attributes, answered from the msg::DeviceInfo the
+// worker sent in the hello (fetched once per session), as ROCm's runtime
+// (clr's ihipGetDeviceProperties and hipDeviceGetAttribute, ROCm 6.2 and
+// later) answers them: the typed DeviceInfo fields and the worker's named
+// properties (protocol/device_properties.h) fill both hipDeviceProp_t
+// layouts; the rest is what clr sets for every AMD device, or what a GPU on
+// another host is to this process (not integrated, no host-native atomics,
+// no access to its pageable or managed memory from here).
 //
-// A field or attribute is filled when DeviceInfo carries its source, or when
-// the HIP runtime itself sets a fixed value for every AMD device (ROCm/clr
-// ihipGetDeviceProperties: computeMode 0, concurrentKernels 1,
-// canMapHostMemory 1, kernelExecTimeoutEnabled 0, the hipDeviceArch_t
-// feature bits). Everything else is zero in hipDeviceProp_t, and
-// hipErrorInvalidValue from DeviceAttribute (the caller logs it once).
+// hipDeviceGetAttribute numbers never changed meaning between majors; an
+// attribute is answered when the caller's major has it (89 and 10017 from
+// 5.3, 90-91 from 6.x, 92 and 10018-10020 from 7.x, with 7.1's numbering:
+// 10019 is MaxAvailableVgprsPerThread, 10020 PciChipId) and clr answers it;
+// everything clr refuses in every release, and a fact the worker did not
+// send, is hipErrorInvalidValue (the caller logs it once).
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -23,9 +29,10 @@ namespace hipr::client {
 void FillDeviceProp(const msg::DeviceInfo& info, hipDeviceProp_t* prop);
 void FillDeviceProp(const msg::DeviceInfo& info, DevicePropR0600* prop);
 
-// hipDeviceGetAttribute for one device: hipSuccess and *value, or
-// hipErrorInvalidValue (nothing written) for an attribute with no source.
-hipError_t DeviceAttribute(const msg::DeviceInfo& info, hipDeviceAttribute_t attr, int* value);
+// hipDeviceGetAttribute for one device and a caller of `major`: hipSuccess
+// and *value, or hipErrorInvalidValue (nothing written). The HDP attributes
+// write a (null) pointer, 8 bytes, as clr does.
+hipError_t DeviceAttribute(const msg::DeviceInfo& info, int attr, int major, int* value);
 
 // hipChooseDevice's rule (clr ihipChooseDevice): among devices meeting every
 // non-zero requested property, the one meeting the most; 0 when none.

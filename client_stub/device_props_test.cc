@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "client_stub/fake_worker.h"
+#include "protocol/device_properties.h"
 
 namespace hipr::client {
 namespace {
@@ -13,6 +14,7 @@ using testing::FakeWorker;
 
 TEST(DevicePropsTest, FillsFieldsFromDeviceInfoAndZeroesTheRest) {
   msg::DeviceInfo info = FakeWorker::Device("AMD Instinct MI250X");
+  msg::SetProperty(&info, msg::DeviceProperty::kTexturePitchAlignment, 256);
   hipDeviceProp_t p;
   std::memset(&p, 0x5a, sizeof p);
   FillDeviceProp(info, &p);
@@ -32,10 +34,13 @@ TEST(DevicePropsTest, FillsFieldsFromDeviceInfoAndZeroesTheRest) {
   EXPECT_EQ(p.concurrentKernels, 1);
   EXPECT_EQ(p.canMapHostMemory, 1);
   EXPECT_EQ(p.arch.hasDoubles, 1u);
-  // No source: zero.
+  EXPECT_EQ(p.texturePitchAlignment, 256u) << "a named property";
+  // What a GPU on another host is to this process, whatever it reports.
   EXPECT_EQ(p.cooperativeMultiDeviceLaunch, 0);
-  EXPECT_EQ(p.hdpMemFlushCntl, nullptr);
   EXPECT_EQ(p.pageableMemoryAccess, 0);
+  EXPECT_EQ(p.integrated, 0);
+  // No source: zero.
+  EXPECT_EQ(p.hdpMemFlushCntl, nullptr);
   EXPECT_EQ(p.tccDriver, 0);
 }
 
@@ -47,26 +52,41 @@ TEST(DevicePropsTest, LongNamesAreTruncatedAndTerminated) {
   EXPECT_EQ(std::strlen(p.name), sizeof p.name - 1);
 }
 
-TEST(DevicePropsTest, AttributesAnswerWhatHasASource) {
+TEST(DevicePropsTest, AttributesAnswerAsClrPerMajor) {
   msg::DeviceInfo info = FakeWorker::Device("gpu");
+  msg::SetProperty(&info, msg::DeviceProperty::kMaxBlocksPerMultiProcessor, 32);
+  msg::SetProperty(&info, msg::DeviceProperty::kImageSupport, 1);
+  msg::SetProperty(&info, msg::DeviceProperty::kWallClockRate, 25000);
+  msg::SetProperty(&info, msg::DeviceProperty::kPciChipId, 0x740c);
   int v = -1;
-  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeMaxThreadsPerBlock, &v), hipSuccess);
+  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeMaxThreadsPerBlock, 5, &v), hipSuccess);
   EXPECT_EQ(v, 1024);
-  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeMultiprocessorCount, &v), hipSuccess);
+  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeMultiprocessorCount, 6, &v), hipSuccess);
   EXPECT_EQ(v, 110);
-  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeMaxBlocksPerMultiProcessor, &v), hipSuccess);
-  EXPECT_EQ(v, 2);
-  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeTotalGlobalMem, &v), hipSuccess);
+  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeMaxBlocksPerMultiProcessor, 5, &v), hipSuccess);
+  EXPECT_EQ(v, 32);
+  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeTotalGlobalMem, 6, &v), hipSuccess);
   EXPECT_EQ(v, 2147483647);  // Clamped to int, as the runtime does.
-  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeGcnArch, &v), hipSuccess);
-  EXPECT_EQ(v, 910);
-  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributePciBusId, &v), hipSuccess);
+  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeImageSupport, 5, &v), hipSuccess);
+  EXPECT_EQ(v, 1);
+  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributePciBusId, 7, &v), hipSuccess);
   EXPECT_EQ(v, 0xc1);
+  EXPECT_EQ(DeviceAttribute(info, 10017, 5, &v), hipSuccess) << "WallClockRate exists from 5.3";
+  EXPECT_EQ(v, 25000);
+  EXPECT_EQ(DeviceAttribute(info, 10020, 7, &v), hipSuccess) << "PciChipId, 7.1's number";
+  EXPECT_EQ(v, 0x740c);
   v = 77;
-  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeLuid, &v), hipErrorInvalidValue);
-  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeHdpMemFlushCntl, &v), hipErrorInvalidValue);
-  EXPECT_EQ(DeviceAttribute(info, static_cast<hipDeviceAttribute_t>(123456), &v), hipErrorInvalidValue);
+  EXPECT_EQ(DeviceAttribute(info, 10020, 6, &v), hipErrorInvalidValue) << "not in 6.x's enum";
+  EXPECT_EQ(DeviceAttribute(info, 10018, 7, &v), hipErrorInvalidValue) << "a fact the worker did not send";
+  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeLuid, 6, &v), hipErrorInvalidValue);
+  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeGcnArch, 5, &v), hipErrorInvalidValue) << "clr refuses it";
+  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeClockInstructionRate, 5, &v), hipErrorInvalidValue);
+  EXPECT_EQ(DeviceAttribute(info, 123456, 5, &v), hipErrorInvalidValue);
   EXPECT_EQ(v, 77);  // Nothing written on failure.
+  void* hdp[2] = {&v, &v};
+  EXPECT_EQ(DeviceAttribute(info, hipDeviceAttributeHdpMemFlushCntl, 5, reinterpret_cast<int*>(hdp)), hipSuccess);
+  EXPECT_EQ(hdp[0], nullptr) << "a pointer, 8 bytes: none mapped here";
+  EXPECT_EQ(hdp[1], &v);
 }
 
 TEST(DevicePropsTest, ChooseDevicePicksTheDeviceMeetingMostRequests) {

@@ -214,6 +214,7 @@ Unpacked UnpackFields(const T& msg) {
   d.max_texture_1d_linear = 2147483647;
   d.max_texture_2d = {16384, 16384 - index};
   d.max_texture_3d = {16384, 16384, 8192};
+  d.properties = {{"asyncEngineCount", 8}, {"PciChipId", 0x740c + index}, {"HostNumaId", -1}};
   return d;
 }
 

@@ -48,6 +48,13 @@ struct HelloRequest {
 // Properties of one worker device, field by field (never a raw C struct:
 // hipDeviceProp_t's layout differs between HIP majors). Sizes in bytes,
 // clocks in kHz.
+// One named device property (device_properties.h).
+struct NamedValue {
+  std::string name;
+  int64_t value = 0;
+  HIPR_FIELDS(name, value)
+};
+
 struct DeviceInfo {
   std::string name;
   std::string gcn_arch_name;  // Full target id, e.g. "gfx90a:sramecc+:xnack-".
@@ -93,6 +100,9 @@ struct DeviceInfo {
   // hipMemGetAllocationGranularity: the size and alignment unit of virtual
   // memory (kVmm*); 0 from an older worker (optional).
   uint64_t vmm_granularity = 0;
+  // Every other hipDeviceProp_t field and attribute answer, by name
+  // (device_properties.h); empty from an older worker (optional).
+  std::vector<NamedValue> properties;
   static constexpr size_t kRequiredFields = 36;
   HIPR_FIELDS(name, gcn_arch_name, gcn_arch, total_global_mem, shared_mem_per_block,
               regs_per_block, warp_size, max_threads_per_block, max_threads_dim, max_grid_size,
@@ -102,7 +112,7 @@ struct DeviceInfo {
               max_shared_memory_per_multiprocessor, is_multi_gpu_board, integrated,
               cooperative_launch, ecc_enabled, managed_memory, large_bar, asic_revision, mem_pitch,
               texture_alignment, max_texture_1d, max_texture_2d, max_texture_3d, uuid, max_texture_1d_linear,
-              vmm_granularity)
+              vmm_granularity, properties)
 };
 
 struct HelloReply {

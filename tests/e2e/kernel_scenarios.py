@@ -351,6 +351,21 @@ class KernelScenarios:
             raise Failure("an idle client or session is burning CPU: client %.0f ms, session %.0f ms in %.0f s"
                           % (client_ms, session_ms, idle_s))
 
+    def scenario_device_query(self):
+        """Every attribute and property field through the stub, for each sim model and each ABI major
+        (device_query.hip): refused exactly where ROCm refuses, equal to the struct fields, equal to the
+        figures AMD publishes."""
+        self.build.check_runtime()
+        for model in ("mi250x", "mi210", "mi100", "mi300x"):
+            w = self.worker(name="worker-" + model, extra_args=["--sim-model", model])
+            for major in (5, 6, 7):
+                env = client_env(self.build, w.server, "preload")
+                if major != 5:
+                    env["HIPR_ABI_MAJOR"] = str(major)
+                run_to_pass("device_query %s %d.x" % (model, major),
+                            [self.build.program("device_query"), model, str(major)], env, timeout=60)
+            w.stop()
+
     def scenario_copy_kinds(self):
         """Copies whose kind does not match the pointers, every family (copy_kinds.hip): the pointers
         decide, as in ROCm; the mismatches ROCm refuses are refused."""

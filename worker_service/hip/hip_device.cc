@@ -23,6 +23,7 @@
 #include <unordered_map>
 
 #include "worker_service/device.h"
+#include "worker_service/device_properties.h"
 #include "worker_service/hip/hip_module.h"
 #include "worker_service/launch_checks.h"
 #include "worker_service/staging_pipeline.h"
@@ -83,7 +84,50 @@ msg::DeviceInfo InfoOf(const hipDeviceProp_t& p) {
   d.max_texture_2d = {p.maxTexture2D[0], p.maxTexture2D[1]};
   d.max_texture_3d = {p.maxTexture3D[0], p.maxTexture3D[1], p.maxTexture3D[2]};
   d.max_texture_1d_linear = p.maxTexture1DLinear;
+  // The named properties: clr's constants and derivations, then what this
+  // runtime's struct and attributes say (a 5.2 runtime answers fewer).
+  FillRuntimeProperties(&d);
+  using msg::DeviceProperty;
+  msg::SetProperty(&d, DeviceProperty::kTexturePitchAlignment, static_cast<int64_t>(p.texturePitchAlignment));
+  msg::SetProperty(&d, DeviceProperty::kDirectManagedMemAccessFromHost, p.directManagedMemAccessFromHost);
+  msg::SetProperty(&d, DeviceProperty::kPageableMemoryAccess, p.pageableMemoryAccess);
+  msg::SetProperty(&d, DeviceProperty::kPageableMemoryAccessUsesHostPageTables, p.pageableMemoryAccessUsesHostPageTables);
+  msg::SetProperty(&d, DeviceProperty::kCooperativeMultiDeviceLaunch, p.cooperativeMultiDeviceLaunch);
+  msg::SetProperty(&d, DeviceProperty::kCooperativeMultiDeviceUnmatchedFunc, p.cooperativeMultiDeviceUnmatchedFunc);
+  msg::SetProperty(&d, DeviceProperty::kCooperativeMultiDeviceUnmatchedGridDim, p.cooperativeMultiDeviceUnmatchedGridDim);
+  msg::SetProperty(&d, DeviceProperty::kCooperativeMultiDeviceUnmatchedBlockDim, p.cooperativeMultiDeviceUnmatchedBlockDim);
+  msg::SetProperty(&d, DeviceProperty::kCooperativeMultiDeviceUnmatchedSharedMem, p.cooperativeMultiDeviceUnmatchedSharedMem);
   return d;
+}
+
+// The attribute answers that have no hipDeviceProp_t field, as this runtime
+// gives them; one it refuses stays absent (the client refuses it too).
+void ReadAttributeFacts(int device, msg::DeviceInfo* d) {
+  using msg::DeviceProperty;
+  struct Fact {
+    hipDeviceAttribute_t attr;
+    DeviceProperty property;
+  };
+  const Fact facts[] = {
+      {hipDeviceAttributeImageSupport, DeviceProperty::kImageSupport},
+      {hipDeviceAttributePhysicalMultiProcessorCount, DeviceProperty::kPhysicalMultiProcessorCount},
+      {hipDeviceAttributeFineGrainSupport, DeviceProperty::kFineGrainSupport},
+      {hipDeviceAttributeCanUseStreamWaitValue, DeviceProperty::kCanUseStreamWaitValue},
+      {hipDeviceAttributeMaxBlocksPerMultiProcessor, DeviceProperty::kMaxBlocksPerMultiProcessor},
+#if HIP_VERSION_MAJOR >= 6
+      {hipDeviceAttributeWallClockRate, DeviceProperty::kWallClockRate},
+      {hipDeviceAttributeVirtualMemoryManagementSupported, DeviceProperty::kVirtualMemoryManagementSupported},
+      {hipDeviceAttributeAsyncEngineCount, DeviceProperty::kAsyncEngineCount},
+#endif
+#if HIP_VERSION_MAJOR >= 7
+      {hipDeviceAttributeNumberOfXccs, DeviceProperty::kNumberOfXccs},
+      {hipDeviceAttributePciChipId, DeviceProperty::kPciChipId},
+#endif
+  };
+  for (const Fact& f : facts) {
+    int v = 0;
+    if (hipDeviceGetAttribute(&v, f.attr, device) == hipSuccess) msg::SetProperty(d, f.property, v);
+  }
 }
 
 class HipDevice final : public Device {
@@ -95,6 +139,7 @@ class HipDevice final : public Device {
       hipDeviceProp_t p;
       HIPR_HIP(hipGetDeviceProperties(&p, i));
       infos_.push_back(InfoOf(p));
+      ReadAttributeFacts(i, &infos_.back());
       hipUUID uuid;
       if (hipDeviceGetUuid(&uuid, i) == hipSuccess)
         infos_.back().uuid.assign(reinterpret_cast<const uint8_t*>(uuid.bytes),

@@ -1,0 +1,48 @@
+#include "protocol/device_properties.h"
+
+#include "protocol/messages.h"
+
+namespace hipr::msg {
+namespace {
+
+constexpr std::string_view kNames[] = {
+#define HIPR_DEVICE_PROPERTY_NAME(id, name) name,
+    HIPR_DEVICE_PROPERTIES(HIPR_DEVICE_PROPERTY_NAME)
+#undef HIPR_DEVICE_PROPERTY_NAME
+};
+static_assert(std::size(kNames) == static_cast<size_t>(DeviceProperty::kCount));
+
+}  // namespace
+
+std::string_view NameOf(DeviceProperty p) {
+  const auto i = static_cast<size_t>(p);
+  return i < std::size(kNames) ? kNames[i] : std::string_view();
+}
+
+bool FindProperty(const DeviceInfo& info, DeviceProperty p, int64_t* value) {
+  const std::string_view name = NameOf(p);
+  for (const NamedValue& v : info.properties)
+    if (v.name == name) {
+      *value = v.value;
+      return true;
+    }
+  return false;
+}
+
+int64_t PropertyOr(const DeviceInfo& info, DeviceProperty p, int64_t fallback) {
+  int64_t v = fallback;
+  (void)FindProperty(info, p, &v);
+  return v;
+}
+
+void SetProperty(DeviceInfo* info, DeviceProperty p, int64_t value) {
+  const std::string_view name = NameOf(p);
+  for (NamedValue& v : info->properties)
+    if (v.name == name) {
+      v.value = value;
+      return;
+    }
+  info->properties.push_back(NamedValue{std::string(name), value});
+}
+
+}  // namespace hipr::msg
