@@ -27,15 +27,15 @@ namespace {
 using P = msg::DeviceProperty;
 
 // A named property as the int most fields are; 0 when the worker sent none.
-int Named(const msg::DeviceInfo& info, P p) {
-  const int64_t v = msg::PropertyOr(info, p, 0);
+int Named(const msg::PropertyTable& t, P p) {
+  const int64_t v = t.Or(p, 0);
   return static_cast<int>(std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(), kInt32Max));
 }
 
 // The fields both layouts share (5.2's hipDeviceProp_t and 6.x's R0600 one
 // name them alike).
 template <class Prop>
-void FillCommon(const msg::DeviceInfo& info, Prop* prop) {
+void FillCommon(const msg::DeviceInfo& info, const msg::PropertyTable& named, Prop* prop) {
   std::memset(prop, 0, sizeof *prop);
   CopyName(info.name, prop->name);
   prop->totalGlobalMem = info.total_global_mem;
@@ -102,7 +102,7 @@ void FillCommon(const msg::DeviceInfo& info, Prop* prop) {
   // host code must not use it while device work runs.
   prop->concurrentManagedAccess = 0;
   // Fields both layouts have, from the worker's named properties.
-  prop->texturePitchAlignment = Named(info, P::kTexturePitchAlignment);
+  prop->texturePitchAlignment = Named(named, P::kTexturePitchAlignment);
   prop->cooperativeMultiDeviceLaunch = 0;  // hipr refuses multi-device cooperative launches.
   prop->cooperativeMultiDeviceUnmatchedFunc = 0;
   prop->cooperativeMultiDeviceUnmatchedGridDim = 0;
@@ -123,7 +123,7 @@ int Choose(const std::vector<msg::DeviceInfo>& devices, const Prop& wanted) {
   unsigned best = 0;
   for (size_t i = 0; i < devices.size(); ++i) {
     Prop have;
-    FillCommon(devices[i], &have);
+    FillCommon(devices[i], msg::PropertyTable(devices[i]), &have);
     unsigned asked = 0;
     unsigned met = 0;
     auto check = [&](auto want, auto got) {
@@ -157,83 +157,85 @@ int Choose(const std::vector<msg::DeviceInfo>& devices, const Prop& wanted) {
 }  // namespace
 
 void FillDeviceProp(const msg::DeviceInfo& info, hipDeviceProp_t* prop) {
-  FillCommon(info, prop);
+  const msg::PropertyTable named(info);
+  FillCommon(info, named, prop);
   prop->gcnArch = info.gcn_arch;  // 5.x only.
 }
 
 void FillDeviceProp(const msg::DeviceInfo& info, DevicePropR0600* prop) {
-  FillCommon(info, prop);
+  const msg::PropertyTable named(info);
+  FillCommon(info, named, prop);
   // Fields 6.x added that the runtime sets the same for every AMD device
   // it serves through hipr (as clr's ihipGetDeviceProperties does).
   if (info.uuid.size() == sizeof prop->uuid.bytes) std::memcpy(prop->uuid.bytes, info.uuid.data(), info.uuid.size());
-  prop->luidDeviceNodeMask = static_cast<unsigned>(Named(info, P::kLuidDeviceNodeMask));
-  prop->deviceOverlap = Named(info, P::kDeviceOverlap);
-  prop->maxTexture1DMipmap = Named(info, P::kMaxTexture1DMipmap);
-  prop->maxTexture2DMipmap[0] = Named(info, P::kMaxTexture2DMipmap0);
-  prop->maxTexture2DMipmap[1] = Named(info, P::kMaxTexture2DMipmap1);
-  prop->maxTexture2DLinear[0] = Named(info, P::kMaxTexture2DLinear0);
-  prop->maxTexture2DLinear[1] = Named(info, P::kMaxTexture2DLinear1);
-  prop->maxTexture2DLinear[2] = Named(info, P::kMaxTexture2DLinear2);
-  prop->maxTexture2DGather[0] = Named(info, P::kMaxTexture2DGather0);
-  prop->maxTexture2DGather[1] = Named(info, P::kMaxTexture2DGather1);
-  prop->maxTexture3DAlt[0] = Named(info, P::kMaxTexture3DAlt0);
-  prop->maxTexture3DAlt[1] = Named(info, P::kMaxTexture3DAlt1);
-  prop->maxTexture3DAlt[2] = Named(info, P::kMaxTexture3DAlt2);
-  prop->maxTextureCubemap = Named(info, P::kMaxTextureCubemap);
-  prop->maxTexture1DLayered[0] = Named(info, P::kMaxTexture1DLayered0);
-  prop->maxTexture1DLayered[1] = Named(info, P::kMaxTexture1DLayered1);
-  prop->maxTexture2DLayered[0] = Named(info, P::kMaxTexture2DLayered0);
-  prop->maxTexture2DLayered[1] = Named(info, P::kMaxTexture2DLayered1);
-  prop->maxTexture2DLayered[2] = Named(info, P::kMaxTexture2DLayered2);
-  prop->maxTextureCubemapLayered[0] = Named(info, P::kMaxTextureCubemapLayered0);
-  prop->maxTextureCubemapLayered[1] = Named(info, P::kMaxTextureCubemapLayered1);
-  prop->maxSurface1D = Named(info, P::kMaxSurface1D);
-  prop->maxSurface2D[0] = Named(info, P::kMaxSurface2D0);
-  prop->maxSurface2D[1] = Named(info, P::kMaxSurface2D1);
-  prop->maxSurface3D[0] = Named(info, P::kMaxSurface3D0);
-  prop->maxSurface3D[1] = Named(info, P::kMaxSurface3D1);
-  prop->maxSurface3D[2] = Named(info, P::kMaxSurface3D2);
-  prop->maxSurface1DLayered[0] = Named(info, P::kMaxSurface1DLayered0);
-  prop->maxSurface1DLayered[1] = Named(info, P::kMaxSurface1DLayered1);
-  prop->maxSurface2DLayered[0] = Named(info, P::kMaxSurface2DLayered0);
-  prop->maxSurface2DLayered[1] = Named(info, P::kMaxSurface2DLayered1);
-  prop->maxSurface2DLayered[2] = Named(info, P::kMaxSurface2DLayered2);
-  prop->maxSurfaceCubemap = Named(info, P::kMaxSurfaceCubemap);
-  prop->maxSurfaceCubemapLayered[0] = Named(info, P::kMaxSurfaceCubemapLayered0);
-  prop->maxSurfaceCubemapLayered[1] = Named(info, P::kMaxSurfaceCubemapLayered1);
-  prop->surfaceAlignment = static_cast<size_t>(msg::PropertyOr(info, P::kSurfaceAlignment, 0));
-  prop->tccDriver = Named(info, P::kTccDriver);
-  prop->asyncEngineCount = Named(info, P::kAsyncEngineCount);
+  prop->luidDeviceNodeMask = static_cast<unsigned>(Named(named, P::kLuidDeviceNodeMask));
+  prop->deviceOverlap = Named(named, P::kDeviceOverlap);
+  prop->maxTexture1DMipmap = Named(named, P::kMaxTexture1DMipmap);
+  prop->maxTexture2DMipmap[0] = Named(named, P::kMaxTexture2DMipmap0);
+  prop->maxTexture2DMipmap[1] = Named(named, P::kMaxTexture2DMipmap1);
+  prop->maxTexture2DLinear[0] = Named(named, P::kMaxTexture2DLinear0);
+  prop->maxTexture2DLinear[1] = Named(named, P::kMaxTexture2DLinear1);
+  prop->maxTexture2DLinear[2] = Named(named, P::kMaxTexture2DLinear2);
+  prop->maxTexture2DGather[0] = Named(named, P::kMaxTexture2DGather0);
+  prop->maxTexture2DGather[1] = Named(named, P::kMaxTexture2DGather1);
+  prop->maxTexture3DAlt[0] = Named(named, P::kMaxTexture3DAlt0);
+  prop->maxTexture3DAlt[1] = Named(named, P::kMaxTexture3DAlt1);
+  prop->maxTexture3DAlt[2] = Named(named, P::kMaxTexture3DAlt2);
+  prop->maxTextureCubemap = Named(named, P::kMaxTextureCubemap);
+  prop->maxTexture1DLayered[0] = Named(named, P::kMaxTexture1DLayered0);
+  prop->maxTexture1DLayered[1] = Named(named, P::kMaxTexture1DLayered1);
+  prop->maxTexture2DLayered[0] = Named(named, P::kMaxTexture2DLayered0);
+  prop->maxTexture2DLayered[1] = Named(named, P::kMaxTexture2DLayered1);
+  prop->maxTexture2DLayered[2] = Named(named, P::kMaxTexture2DLayered2);
+  prop->maxTextureCubemapLayered[0] = Named(named, P::kMaxTextureCubemapLayered0);
+  prop->maxTextureCubemapLayered[1] = Named(named, P::kMaxTextureCubemapLayered1);
+  prop->maxSurface1D = Named(named, P::kMaxSurface1D);
+  prop->maxSurface2D[0] = Named(named, P::kMaxSurface2D0);
+  prop->maxSurface2D[1] = Named(named, P::kMaxSurface2D1);
+  prop->maxSurface3D[0] = Named(named, P::kMaxSurface3D0);
+  prop->maxSurface3D[1] = Named(named, P::kMaxSurface3D1);
+  prop->maxSurface3D[2] = Named(named, P::kMaxSurface3D2);
+  prop->maxSurface1DLayered[0] = Named(named, P::kMaxSurface1DLayered0);
+  prop->maxSurface1DLayered[1] = Named(named, P::kMaxSurface1DLayered1);
+  prop->maxSurface2DLayered[0] = Named(named, P::kMaxSurface2DLayered0);
+  prop->maxSurface2DLayered[1] = Named(named, P::kMaxSurface2DLayered1);
+  prop->maxSurface2DLayered[2] = Named(named, P::kMaxSurface2DLayered2);
+  prop->maxSurfaceCubemap = Named(named, P::kMaxSurfaceCubemap);
+  prop->maxSurfaceCubemapLayered[0] = Named(named, P::kMaxSurfaceCubemapLayered0);
+  prop->maxSurfaceCubemapLayered[1] = Named(named, P::kMaxSurfaceCubemapLayered1);
+  prop->surfaceAlignment = static_cast<size_t>(named.Or(P::kSurfaceAlignment, 0));
+  prop->tccDriver = Named(named, P::kTccDriver);
+  prop->asyncEngineCount = Named(named, P::kAsyncEngineCount);
   prop->unifiedAddressing = 0;  // clr's hmmDirectHostAccess_: this host never reaches the GPU's memory.
-  prop->persistingL2CacheMaxSize = Named(info, P::kPersistingL2CacheMaxSize);
+  prop->persistingL2CacheMaxSize = Named(named, P::kPersistingL2CacheMaxSize);
   prop->streamPrioritiesSupported = 1;  // hipr's streams carry priorities.
-  prop->globalL1CacheSupported = Named(info, P::kGlobalL1CacheSupported);
-  prop->localL1CacheSupported = Named(info, P::kLocalL1CacheSupported);
+  prop->globalL1CacheSupported = Named(named, P::kGlobalL1CacheSupported);
+  prop->localL1CacheSupported = Named(named, P::kLocalL1CacheSupported);
   prop->sharedMemPerMultiprocessor =
-      static_cast<size_t>(msg::PropertyOr(info, P::kSharedMemPerMultiprocessor, 0));
-  prop->regsPerMultiprocessor = Named(info, P::kRegsPerMultiprocessor);
-  prop->multiGpuBoardGroupID = Named(info, P::kMultiGpuBoardGroupID);
+      static_cast<size_t>(named.Or(P::kSharedMemPerMultiprocessor, 0));
+  prop->regsPerMultiprocessor = Named(named, P::kRegsPerMultiprocessor);
+  prop->multiGpuBoardGroupID = Named(named, P::kMultiGpuBoardGroupID);
   prop->hostNativeAtomicSupported = 0;  // See FillCommon: a remote GPU.
-  prop->singleToDoublePrecisionPerfRatio = Named(info, P::kSingleToDoublePrecisionPerfRatio);
-  prop->computePreemptionSupported = Named(info, P::kComputePreemptionSupported);
+  prop->singleToDoublePrecisionPerfRatio = Named(named, P::kSingleToDoublePrecisionPerfRatio);
+  prop->computePreemptionSupported = Named(named, P::kComputePreemptionSupported);
   prop->canUseHostPointerForRegisteredMem = 0;  // A remote GPU cannot use this host's pointers.
-  prop->sharedMemPerBlockOptin = static_cast<size_t>(msg::PropertyOr(info, P::kSharedMemPerBlockOptin, 0));
-  prop->maxBlocksPerMultiProcessor = Named(info, P::kMaxBlocksPerMultiProcessor);
-  prop->accessPolicyMaxWindowSize = Named(info, P::kAccessPolicyMaxWindowSize);
-  prop->reservedSharedMemPerBlock = static_cast<size_t>(msg::PropertyOr(info, P::kReservedSharedMemPerBlock, 0));
-  prop->hostRegisterSupported = Named(info, P::kHostRegisterSupportedField);
-  prop->sparseHipArraySupported = Named(info, P::kSparseHipArraySupported);
-  prop->hostRegisterReadOnlySupported = Named(info, P::kHostRegisterReadOnlySupported);
-  prop->timelineSemaphoreInteropSupported = Named(info, P::kTimelineSemaphoreInteropSupported);
-  prop->memoryPoolsSupported = Named(info, P::kMemoryPoolsSupported);
-  prop->gpuDirectRDMASupported = Named(info, P::kGpuDirectRDMASupported);
-  prop->gpuDirectRDMAFlushWritesOptions = static_cast<unsigned>(Named(info, P::kGpuDirectRDMAFlushWritesOptions));
-  prop->gpuDirectRDMAWritesOrdering = Named(info, P::kGpuDirectRDMAWritesOrdering);
-  prop->memoryPoolSupportedHandleTypes = static_cast<unsigned>(Named(info, P::kMemoryPoolSupportedHandleTypes));
-  prop->deferredMappingHipArraySupported = Named(info, P::kDeferredMappingHipArraySupported);
-  prop->ipcEventSupported = Named(info, P::kIpcEventSupported);
-  prop->clusterLaunch = Named(info, P::kClusterLaunch);
-  prop->unifiedFunctionPointers = Named(info, P::kUnifiedFunctionPointers);
+  prop->sharedMemPerBlockOptin = static_cast<size_t>(named.Or(P::kSharedMemPerBlockOptin, 0));
+  prop->maxBlocksPerMultiProcessor = Named(named, P::kMaxBlocksPerMultiProcessor);
+  prop->accessPolicyMaxWindowSize = Named(named, P::kAccessPolicyMaxWindowSize);
+  prop->reservedSharedMemPerBlock = static_cast<size_t>(named.Or(P::kReservedSharedMemPerBlock, 0));
+  prop->hostRegisterSupported = Named(named, P::kHostRegisterSupportedField);
+  prop->sparseHipArraySupported = Named(named, P::kSparseHipArraySupported);
+  prop->hostRegisterReadOnlySupported = Named(named, P::kHostRegisterReadOnlySupported);
+  prop->timelineSemaphoreInteropSupported = Named(named, P::kTimelineSemaphoreInteropSupported);
+  prop->memoryPoolsSupported = Named(named, P::kMemoryPoolsSupported);
+  prop->gpuDirectRDMASupported = Named(named, P::kGpuDirectRDMASupported);
+  prop->gpuDirectRDMAFlushWritesOptions = static_cast<unsigned>(Named(named, P::kGpuDirectRDMAFlushWritesOptions));
+  prop->gpuDirectRDMAWritesOrdering = Named(named, P::kGpuDirectRDMAWritesOrdering);
+  prop->memoryPoolSupportedHandleTypes = static_cast<unsigned>(Named(named, P::kMemoryPoolSupportedHandleTypes));
+  prop->deferredMappingHipArraySupported = Named(named, P::kDeferredMappingHipArraySupported);
+  prop->ipcEventSupported = Named(named, P::kIpcEventSupported);
+  prop->clusterLaunch = Named(named, P::kClusterLaunch);
+  prop->unifiedFunctionPointers = Named(named, P::kUnifiedFunctionPointers);
 }
 
 namespace {
@@ -272,11 +274,12 @@ hipError_t DeviceAttribute(const msg::DeviceInfo& info, int attr, int major, int
   if (major < FirstMajor(attr)) return hipErrorInvalidValue;
   DevicePropR0600 p;
   FillDeviceProp(info, &p);
+  const msg::PropertyTable named(info);
   int v = 0;
   // A fact with no hipDeviceProp_t field: refused when the worker lacks it.
   auto fact = [&](P property) {
     int64_t x = 0;
-    if (!msg::FindProperty(info, property, &x)) return false;
+    if (!named.Find(property, &x)) return false;
     v = static_cast<int>(std::clamp<int64_t>(x, std::numeric_limits<int32_t>::min(), kInt32Max));
     return true;
   };

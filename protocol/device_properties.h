@@ -125,6 +125,20 @@ enum class DeviceProperty : int {
 // The wire name of `p`.
 std::string_view NameOf(DeviceProperty p);
 
+// The properties of one DeviceInfo indexed by DeviceProperty (lookups in
+// constant time; built in one pass). Unknown names are ignored: a newer
+// worker may send properties this client does not know.
+class PropertyTable {
+ public:
+  explicit PropertyTable(const DeviceInfo& info);
+  bool Find(DeviceProperty p, int64_t* value) const;
+  int64_t Or(DeviceProperty p, int64_t fallback) const;
+
+ private:
+  int64_t values_[static_cast<int>(DeviceProperty::kCount)] = {};
+  bool present_[static_cast<int>(DeviceProperty::kCount)] = {};
+};
+
 // The value `info` carries for `p`; false (and *value untouched) when absent.
 bool FindProperty(const DeviceInfo& info, DeviceProperty p, int64_t* value);
 
