@@ -283,6 +283,13 @@ int MajorOfName(const char* name) {
   return static_cast<int>(major);
 }
 
+int RuntimeFileMajor(const char* path) {
+  struct stat st{};
+  if (path == nullptr || stat(path, &st) != 0 || IsStubFile(st)) return 0;
+  std::string why;
+  return FileMajor(path, &why);
+}
+
 int MajorOfVersionNode(std::string_view node) {
   constexpr std::string_view kPrefix = "hip_";
   if (node.substr(0, kPrefix.size()) != kPrefix) return 0;

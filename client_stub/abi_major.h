@@ -50,6 +50,12 @@ void NoteDlopenMajor(int major);
 // The N of "libamdhip64.so.N[...]" (a path's last component), or 0.
 int MajorOfName(const char* name);
 
+// The major of the HIP runtime file at `path` as read from disk (never
+// loaded): its SONAME's N, else its highest hip_N.M version definition; 0
+// when it says neither, is not a file, or is the stub itself. Triton, for
+// one, dlopens torch/lib/libamdhip64.so by path.
+int RuntimeFileMajor(const char* path);
+
 // The N of a version node "hip_N.M", or 0.
 int MajorOfVersionNode(std::string_view node);
 

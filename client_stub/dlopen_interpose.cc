@@ -83,8 +83,11 @@ extern "C" void* hipr_dlopen_decide(const char* file, int mode) {
   if (self != nullptr) {
     HIPR_LOG_DEBUG("dlopen(\"%s\") -> the hipr client stub", file);
     // Code that reaches HIP through this handle has no DT_NEEDED of its own:
-    // it gets the major this name asked for (abi_major.h).
-    NoteDlopenMajor(MajorOfName(file));
+    // it gets the major this name asked for (abi_major.h), or that of the
+    // runtime file a path names (read, never loaded).
+    int major = MajorOfName(file);
+    if (major == 0 && std::strchr(file, '/') != nullptr) major = RuntimeFileMajor(file);
+    NoteDlopenMajor(major);
   } else {
     HIPR_LOG_WARN("dlopen(\"%s\"): cannot open the hipr stub itself (%s); using the real dlopen", file,
                   dlerror());

@@ -325,6 +325,13 @@ class Scenario(KernelScenarios, CompressScenarios):
                 raise Failure("the stub's log does not give %s major 6" % name)
         if "resolves to %s" % os.path.join(lib_dir, "libamdhip64.so") not in err:
             raise Failure("libwheel_old.so's major did not come from the runtime file beside it")
+        # The same through the launcher, which sets LD_PRELOAD itself.
+        env = client_env(self.build, None, "preload")
+        del env["LD_PRELOAD"]
+        launcher = os.path.join(self.build.dir, "bin", "hipr-run")
+        run_to_pass("hipr-run wheel_client.py", [launcher, "--server", w.server, "/usr/bin/python3",
+                                                 os.path.join(HERE, "wheel", "wheel_client.py"), lib_dir],
+                    env, 120, cwd=self.tmp)
 
 
 SCENARIOS = sorted(name[len("scenario_"):] for name in dir(Scenario) if name.startswith("scenario_"))

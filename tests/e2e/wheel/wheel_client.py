@@ -46,6 +46,16 @@ def main():
         if ext.wheel_run() != 0:
             fail("%s: wheel_run failed" % name)
         print("[wheel_client] %s: kernel, ROCm 6 pointer types and version, maps clean" % name)
+    # Triton's AMD driver dlopens torch/lib/libamdhip64.so by path and requires a driver major of 6 or
+    # more: the stub serves the path itself, answering in the major of the file it names (read, never
+    # loaded) to code that has no libamdhip64 of its own (ctypes here).
+    hip = ctypes.CDLL(stand_in, mode=mode)
+    if stand_in in mapped_files() or os.path.realpath(stand_in) in mapped_files():
+        fail("dlopen(%s) mapped that file instead of serving the stub" % stand_in)
+    version = ctypes.c_int(0)
+    if hip.hipDriverGetVersion(ctypes.byref(version)) != 0 or version.value < 60000000:
+        fail("hipDriverGetVersion through dlopen(%s) says %d, a ROCm 6 runtime file" % (stand_in, version.value))
+    print("[wheel_client] dlopen of the bundled runtime's path: the stub, driver version %d" % version.value)
     for path in mapped_files():
         base = os.path.basename(path)
         if base.startswith(("libamdhip64", "libhsa-runtime64", "libhsakmt")):
