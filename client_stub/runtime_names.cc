@@ -94,12 +94,23 @@ int ReportForeignRuntimes() {
     scan.have_stub = stat(info.dli_fname, &scan.stub) == 0;
   dl_iterate_phdr(ScanObject, &scan);
   std::lock_guard<std::mutex> lock(mu);
-  for (const std::string& path : scan.found)
-    if (reported->insert(path).second)
+  for (const std::string& path : scan.found) {
+    if (!reported->insert(path).second) continue;
+    const char* base = std::strrchr(path.c_str(), '/');
+    base = base != nullptr ? base + 1 : path.c_str();
+    if (std::strncmp(base, "libamdhip64", 11) == 0) {
       HIPR_LOG_ERROR("%s is mapped beside the hipr stub: it was loaded before the stub could claim its "
                      "name (the program's own DT_NEEDED through an RPATH, or an explicit path); HIP "
                      "calls that bind to it do not go through hipr",
                      path.c_str());
+    } else {
+      // ROCm libraries (rocBLAS, MIOpen, RCCL...) need the HSA runtime: it
+      // maps harmlessly, but whatever calls it directly finds no GPU here.
+      HIPR_LOG_WARN("%s is mapped (a dependency of a ROCm library); hipr does not use it, and code that "
+                    "calls it directly (RCCL, profilers) finds no GPU on this host",
+                    path.c_str());
+    }
+  }
   return static_cast<int>(scan.found.size());
 }
 

@@ -31,8 +31,10 @@ using RealDlopenFn = void* (*)(const char*, int);
 // afterwards; each name it could not claim is logged once with the reason.
 int ClaimRuntimeNames(RealDlopenFn real_dlopen);
 
-// Logs once (error level) each HIP/HSA runtime file mapped in this process
-// that is not the stub. Returns how many there are.
+// Logs once each HIP/HSA runtime file mapped in this process that is not the
+// stub: a libamdhip64 at error level (calls may bind to it), the HSA runtime
+// and thunk at warn level (ROCm libraries need them mapped; only direct
+// callers miss a GPU). Returns how many there are.
 int ReportForeignRuntimes();
 
 }  // namespace hipr::client

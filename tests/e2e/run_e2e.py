@@ -325,6 +325,16 @@ class Scenario(KernelScenarios, CompressScenarios):
                 raise Failure("the stub's log does not give %s major 6" % name)
         if "resolves to %s" % os.path.join(lib_dir, "libamdhip64.so") not in err:
             raise Failure("libwheel_old.so's major did not come from the runtime file beside it")
+        # A program that itself needs libamdhip64.so.6 through its RPATH: the stand-in is mapped (glibc
+        # loads a program's dependencies before the stub runs), its calls still reach the stub, and the
+        # stub says what is mapped.
+        direct = Program("wheel_direct_main", [os.path.join(self.build.bin, "wheel_direct_main")],
+                         client_env(self.build, w.server, "preload"), self.tmp)
+        rc = direct.wait(60)
+        if rc != 0:
+            raise Failure("wheel_direct_main: %s" % describe_rc(rc))
+        if not any("direct_rt/libamdhip64.so.6 is mapped beside the hipr stub" in line for line in direct.text("err")):
+            raise Failure("the stub did not report the runtime mapped by the program's own DT_NEEDED")
         # The same through the launcher, which sets LD_PRELOAD itself.
         env = client_env(self.build, None, "preload")
         del env["LD_PRELOAD"]
