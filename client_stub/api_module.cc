@@ -90,7 +90,9 @@ hipError_t LoadData(hipModule_t* module, const void* image) {
   if (module == nullptr || image == nullptr) return hipErrorInvalidValue;
   // No size is given: the image's headers say how long it is.
   const auto* p = static_cast<const uint8_t*>(image);
-  const uint64_t room = std::min<uint64_t>(co::kMaxCodeObjectBytes, UINTPTR_MAX - reinterpret_cast<uintptr_t>(p));
+  // Only the readable memory that holds the image: headers that claim more
+  // (a hostile e_shnum) are refused, never read past the caller's buffer.
+  const uint64_t room = ReadableBytesAt(p, co::kMaxCodeObjectBytes);
   uint64_t size = 0;
   Status st = co::ImageSize(co::Bytes(p, room), &size);
   if (!st.ok()) {

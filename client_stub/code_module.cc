@@ -100,7 +100,36 @@ Status HipStatus(int error, std::string message) {
 }
 
 CodeModule::CodeModule(const void* borrowed, std::vector<uint8_t> owned, std::string name)
-    : borrowed_(borrowed), owned_(std::move(owned)), given_name_(std::move(name)) {}
+    : borrowed_(borrowed),
+      owned_(borrowed != nullptr ? nullptr : std::make_shared<const std::vector<uint8_t>>(std::move(owned))),
+      given_name_(std::move(name)) {}
+
+uint64_t ReadableBytesAt(const void* p, uint64_t max) {
+  FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return max;
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  uintptr_t end = 0;  // End of the readable run that holds `a` so far; 0: none yet.
+  char line[512];
+  while (std::fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long lo = 0, hi = 0;
+    char perms[5] = {};
+    if (std::sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3) continue;
+    const bool readable = perms[0] == 'r';
+    if (end == 0) {
+      if (a >= lo && a < hi) {
+        if (!readable) break;
+        end = hi;
+      }
+    } else if (lo == end && readable) {
+      end = hi;  // Contiguous and readable: the run goes on.
+    } else if (lo >= end) {
+      break;
+    }
+  }
+  std::fclose(maps);
+  if (end == 0) return 0;
+  return std::min<uint64_t>(max, end - a);
+}
 
 CodeModule* CodeModule::NewRegistered(const void* bundle) {
   auto* m = new CodeModule(bundle, {}, {});  // Never deleted: see the header.
@@ -175,24 +204,30 @@ Status CodeModule::ImageLocked(const std::string& target, std::shared_ptr<const 
 
 Status CodeModule::BuildImage(const std::string& target, std::shared_ptr<const IsaImage>* out) {
   co::Bytes data;
+  std::shared_ptr<const std::vector<uint8_t>> bytes;
   if (borrowed_ != nullptr) {
-    // A registered bundle has no stated size: its headers give it. The view
-    // handed to ImageSize is only as long as the address space allows; it
-    // reads headers alone.
+    // A registered bundle has no stated size: its headers give it, read in
+    // the readable memory that holds it.
     const auto* p = static_cast<const uint8_t*>(borrowed_);
-    const uint64_t room = std::min<uint64_t>(co::kMaxCodeObjectBytes, UINTPTR_MAX - reinterpret_cast<uintptr_t>(p));
+    const uint64_t room = ReadableBytesAt(p, co::kMaxCodeObjectBytes);
     uint64_t size = 0;
     Status st = co::ImageSize(co::Bytes(p, room), &size);
     if (!st.ok()) return HipStatus(hipErrorInvalidImage, "not a usable fat binary: " + st.message());
     data = co::Bytes(p, size);
   } else {
-    data = co::Bytes(owned_.data(), owned_.size());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      bytes = owned_;
+    }
+    if (bytes == nullptr) return HipStatus(hipErrorInvalidResourceHandle, "the module was unloaded");
+    data = co::Bytes(bytes->data(), bytes->size());
   }
   co::TargetId device;
   if (!co::ParseTargetId(target, &device).ok())
     return HipStatus(hipErrorNoBinaryForGpu, "the device's target id '" + target + "' is not understood");
 
   auto image = std::make_shared<IsaImage>();
+  image->bytes = std::move(bytes);
   image->target = target;
   if (co::LooksLikeBundle(data) || co::LooksLikeCompressedBundle(data)) {
     Status st = co::ParseBundle(data, &image->bundle);
@@ -338,6 +373,7 @@ void CodeModule::Retire() {
     live_.store(false, std::memory_order_release);
     loads.swap(loads_);
     images_.clear();
+    owned_.reset();  // A loaded image's bytes go once no image made from them is in use.
     function_ids_.clear();
   }
   for (const auto& l : loads) {

@@ -55,6 +55,9 @@ Status HipStatus(int error, std::string message);
 
 // One ISA's code object of a module. Immutable once built.
 struct IsaImage {
+  // A loaded image's bytes, which `elf` may view: kept alive by every image
+  // made from them, released by the module when it is unloaded.
+  std::shared_ptr<const std::vector<uint8_t>> bytes;
   std::string target;      // The device target id it was selected for.
   co::Bundle bundle;       // Keeps a decompressed (CCOB) bundle's bytes alive.
   co::Bytes elf;           // The code object: a view into the module or `bundle`.
@@ -67,6 +70,13 @@ struct IsaImage {
     return it == kernels.end() ? nullptr : it->second;
   }
 };
+
+// How many bytes from `p` (at most `max`) lie in readable memory of this
+// process, from /proc/self/maps: the view a code object without a stated size
+// may be parsed in, so that headers claiming more (a hostile e_shnum) are
+// refused instead of read past the caller's memory. `max` when the maps
+// cannot be read.
+uint64_t ReadableBytesAt(const void* p, uint64_t max);
 
 // A module's first use in one session on one device. Immutable once
 // published, except `function_ids`, which its module's mu_ guards.
@@ -151,8 +161,10 @@ class CodeModule {
   Status BuildImage(const std::string& target, std::shared_ptr<const IsaImage>* out);
   std::shared_ptr<const ModuleLoad> FindLoad(const Session* session, int device) const;
 
-  const void* const borrowed_;        // Registered bundle (nullptr for loaded images).
-  const std::vector<uint8_t> owned_;  // Loaded image bytes.
+  const void* const borrowed_;  // Registered bundle (nullptr for loaded images).
+  // Loaded image bytes; released when the module is retired (images made
+  // from them keep their own reference).
+  std::shared_ptr<const std::vector<uint8_t>> owned_;  // GUARDED_BY(mu_)
   const std::string given_name_;
   std::atomic<bool> live_{true};
 
