@@ -58,6 +58,12 @@ bool CodeCache::PrepareDir() {
   if (usable_) return true;
   std::error_code ec;
   fs::create_directories(dir_, ec);
+  // Other local users may neither read the cached code objects nor list
+  // them: the directory is the worker's alone (0700) when it owns it.
+  struct stat st{};
+  if (!ec && ::stat(dir_.c_str(), &st) == 0 && st.st_uid == ::geteuid() && (st.st_mode & 077) != 0 &&
+      ::chmod(dir_.c_str(), 0700) != 0)
+    spdlog::warn("code cache: cannot make {} private (0700): {}", dir_, std::strerror(errno));
   if (ec || ::access(dir_.c_str(), R_OK | W_OK | X_OK) != 0) {
     spdlog::warn("code cache: cannot use {}: {}; code objects are kept in memory only", dir_,
                  ec ? ec.message() : std::strerror(errno));
@@ -96,7 +102,7 @@ void CodeCache::Put(const co::Sha256Digest& digest, const std::vector<uint8_t>& 
     spdlog::warn("code cache: cannot create a file in {}: {}", dir_, std::strerror(errno));
     return;
   }
-  bool ok = WriteWhole(fd, bytes) && ::fchmod(fd, 0644) == 0;
+  bool ok = WriteWhole(fd, bytes) && ::fchmod(fd, 0600) == 0;
   int saved = errno;
   ok = (::close(fd) == 0) && ok;
   if (ok && ::rename(tmp.c_str(), PathOf(digest).c_str()) == 0) return;

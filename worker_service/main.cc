@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -130,6 +131,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // Logs go to stderr (docs/operations.md); stdout carries nothing.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("hipr-worker"));
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] [worker pid %P] %v");
   signal(SIGPIPE, SIG_IGN);

@@ -6,6 +6,7 @@
 // The code object is the gfx90a entry of module_kernels.co, built by
 // Debian's hipcc (tests/e2e); its path comes from CMake.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <lz4.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -102,6 +103,7 @@ TEST(WorkerModulesTest, ShipsOnceThenServesFromTheCacheAcrossSessionsAndRestarts
   CodeObject c = LoadTestModule();
   ASSERT_FALSE(c.bytes.empty());
   TempDir cache;
+  ASSERT_EQ(chmod(cache.path().c_str(), 0755), 0);  // As a shared directory starts; the worker closes it.
   for (int restart = 0; restart < 2; ++restart) {
     WorkerProcess worker({"--code-cache", cache.path()});
     std::unique_ptr<RawClient> client;
@@ -142,9 +144,15 @@ TEST(WorkerModulesTest, ShipsOnceThenServesFromTheCacheAcrossSessionsAndRestarts
   int files = 0;
   for (const auto& e : std::filesystem::directory_iterator(cache.path())) {
     EXPECT_EQ(e.path().filename().string(), co::ToHex(c.sha) + ".co");
+    struct stat st{};
+    ASSERT_EQ(stat(e.path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << "a cached code object is readable by other local users";
     ++files;
   }
   EXPECT_EQ(files, 1);
+  struct stat dir{};
+  ASSERT_EQ(stat(cache.path().c_str(), &dir), 0);
+  EXPECT_EQ(dir.st_mode & 0777, 0700u) << "the cache directory is open to other local users";
 }
 
 TEST(WorkerModulesTest, AnUnusableCacheDirectoryCostsOnlyTheCache) {
