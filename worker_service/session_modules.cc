@@ -47,10 +47,18 @@ Status Session::ReceiveModule(const wire::FrameHeader& h, const msg::ModuleLoadR
                          "the session holds too many code objects (at most 4 GiB in all)", hipErrorOutOfMemory);
     return DiscardBulk(*conn_, h.request_id, m.bulk_bytes);
   }
-  std::vector<uint8_t> bulk(m.bulk_bytes);
+  // Grown as bytes arrive, never from the peer's claim: at most twice what
+  // has been received plus 1 MiB is ever allocated.
+  constexpr uint64_t kFirstStep = uint64_t{1} << 20;
+  std::vector<uint8_t> bulk;
   BulkReader reader(*conn_, h.request_id, m.bulk_bytes);
-  iovec iov{bulk.data(), bulk.size()};
-  HIPR_RETURN_IF_ERROR(reader.Read(&iov, 1));
+  while (bulk.size() < m.bulk_bytes) {
+    const uint64_t have = bulk.size();
+    const uint64_t step = std::min<uint64_t>(m.bulk_bytes - have, std::max<uint64_t>(kFirstStep, have));
+    bulk.resize(have + step);
+    iovec iov{bulk.data() + have, step};
+    HIPR_RETURN_IF_ERROR(reader.Read(&iov, 1));
+  }
   if (m.compression == msg::Compression::kLz4Block) {
     code->resize(m.code_bytes);
     int n = LZ4_decompress_safe(reinterpret_cast<const char*>(bulk.data()), reinterpret_cast<char*>(code->data()),

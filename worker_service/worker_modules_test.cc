@@ -6,6 +6,8 @@
 // The code object is the gfx90a entry of module_kernels.co, built by
 // Debian's hipcc (tests/e2e); its path comes from CMake.
 #include <gtest/gtest.h>
+#include <chrono>
+#include <thread>
 #include <sys/stat.h>
 #include <lz4.h>
 #include <stdlib.h>
@@ -217,6 +219,48 @@ TEST(WorkerModulesTest, RefusesBytesThatDoNotMatchTheirHashAndGoesOn) {
   ASSERT_TRUE(client->Call(Op::kModuleLoad, Request(c, 3), &r).ok());
   EXPECT_TRUE(r.need_code);
   EXPECT_EQ(client->Synchronize(), 0);
+}
+
+bool SessionStarted(const WorkerProcess& worker) {
+  for (int i = 0; i < 500; ++i) {
+    if (worker.SessionPids().size() == 1) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// The session's resident memory, from /proc (0 when unreadable).
+uint64_t ResidentBytes(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+// A load that declares 1 GiB and sends 6 KB: the session holds memory for
+// what arrived, not for the claim.
+TEST(WorkerModulesTest, MemoryFollowsTheBytesThatArriveNotTheClaim) {
+  CodeObject c = LoadTestModule();
+  WorkerProcess worker({"--code-cache", ""});
+  std::unique_ptr<RawClient> client;
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &client).ok());
+  ASSERT_TRUE(SessionStarted(worker));
+  const pid_t session = worker.SessionPids()[0];
+  const uint64_t before = ResidentBytes(session);
+  msg::ModuleLoadRequest m = Request(c, 1);
+  m.code_bytes = wire::kMaxModuleBytes;
+  m.bulk_bytes = m.code_bytes;
+  std::vector<uint8_t> some(6000, 0x5a);
+  iovec iov{some.data(), some.size()};
+  uint32_t id = 0;
+  ASSERT_TRUE(client->Send(Op::kModuleLoad, m, &id, &iov, 1).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // The session has read what came.
+  const uint64_t after = ResidentBytes(session);
+  ASSERT_GT(before, 0u);
+  EXPECT_LT(after, before + (uint64_t{64} << 20)) << "a 1 GiB claim with 6 KB sent took " << (after - before)
+                                                  << " bytes";
+  EXPECT_TRUE(worker.Alive());
 }
 
 TEST(WorkerModulesTest, AnOversizedModuleEndsTheSessionNotTheWorker) {

@@ -43,12 +43,21 @@ Status SimMemory::Attach(const msg::AddressWindow& offer, msg::AddressWindow* us
   if (offer.size == 0 || offer.size % kGranularity != 0 || offer.base % kGranularity != 0 ||
       offer.base + offer.size < offer.base)
     return InvalidArgument("malformed address window");
+  // An offer at or near address 0 (where a null pointer plus an offset
+  // lands) or past the user address range is never taken: counter-offer.
+  const bool placeable = offer.base >= kMinWindowBase && offer.base + offer.size <= kMaxWindowEnd;
   void* want = reinterpret_cast<void*>(offer.base);
-  void* got = mmap(want, offer.size, PROT_NONE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+  void* got = placeable ? mmap(want, offer.size, PROT_NONE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0)
+                        : MAP_FAILED;
   if (got == MAP_FAILED || got != want) {
     if (got != MAP_FAILED) munmap(got, offer.size);  // Old kernels treat the flag as a hint.
     got = mmap(nullptr, offer.size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (got != MAP_FAILED && reinterpret_cast<uint64_t>(got) < kMinWindowBase) {
+      munmap(got, offer.size);  // The kernel's choice is never that low either.
+      got = MAP_FAILED;
+      errno = ENOMEM;
+    }
     if (got == MAP_FAILED)
       return Status(StatusCode::kResourceExhausted,
                     std::string("cannot reserve the device address window: ") + std::strerror(errno));

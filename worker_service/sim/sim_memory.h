@@ -101,6 +101,11 @@ class SimMemory {
   Status Check(const msg::Region& region, int* device, bool write = false) const;
 
   static constexpr uint64_t kGranularity = 4096;
+  // The window lies in [kMinWindowBase, kMaxWindowEnd): never at or near 0,
+  // inside x86-64's 47-bit user address range. An offer outside is
+  // counter-offered.
+  static constexpr uint64_t kMinWindowBase = uint64_t{1} << 32;
+  static constexpr uint64_t kMaxWindowEnd = uint64_t{1} << 47;
 
  private:
   struct Allocation {

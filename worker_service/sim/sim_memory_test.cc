@@ -110,6 +110,18 @@ TEST_F(SimMemoryTest, AttachMapsExactlyTheOfferedWindow) {
   EXPECT_FALSE(IsMapped(offer.base, size));
 }
 
+TEST_F(SimMemoryTest, AttachNeverTakesAWindowAtOrNearZero) {
+  for (uint64_t base : {uint64_t{0}, uint64_t{1} << 16, (uint64_t{1} << 32) - (uint64_t{16} << 20),
+                        (uint64_t{1} << 47) - (uint64_t{8} << 20)}) {
+    SimMemory memory(1, 16 * kMiB);
+    msg::AddressWindow used;
+    ASSERT_TRUE(memory.Attach(msg::AddressWindow{base, 16 * kMiB}, &used).ok()) << base;
+    EXPECT_NE(used.base, base) << "the offer at " << base << " was taken";
+    EXPECT_GE(used.base, SimMemory::kMinWindowBase);
+    EXPECT_LE(used.base + used.size, SimMemory::kMaxWindowEnd);
+  }
+}
+
 TEST_F(SimMemoryTest, AttachCounterOffersWhereSomethingIsMapped) {
   const uint64_t size = 16 * kMiB;
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
