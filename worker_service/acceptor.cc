@@ -133,7 +133,7 @@ void Acceptor::Accept() {
       std::string peer = socket.remote_endpoint(e).address().to_string();
       Status st = tcp::TuneSocket(socket.native_handle());
       if (st.ok())
-        Admit(socket.native_handle(), Transport::kTcp, peer);
+        Admit(socket.native_handle(), Transport::kTcp, peer, peer);
       else
         Refuse(socket.native_handle(), "the worker cannot start a session");
     }
@@ -150,23 +150,35 @@ void Acceptor::AcceptUnix() {
       ucred cred{};
       socklen_t len = sizeof cred;
       std::string peer = "unix:" + config_.listen_unix;
-      if (getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+      std::string key = "unix peer";
+      if (getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
         peer = "pid " + std::to_string(cred.pid) + " uid " + std::to_string(cred.uid) + " on " + peer;
-      Admit(socket.native_handle(), Transport::kShm, peer);
+        key = "uid " + std::to_string(cred.uid);
+      }
+      Admit(socket.native_handle(), Transport::kShm, peer, key);
     }
     AcceptUnix();
   });
 }
 
-void Acceptor::Admit(int fd, Transport transport, const std::string& peer) {
+void Acceptor::Admit(int fd, Transport transport, const std::string& peer, const std::string& peer_key) {
   if (static_cast<int>(live_.size()) >= config_.max_sessions) {
     Refuse(fd, "the worker is at its limit of " + std::to_string(config_.max_sessions) + " sessions");
+    return;
+  }
+  if (per_peer_[peer_key] >= config_.max_sessions_per_peer) {
+    spdlog::warn("refused a connection from {}: {} already holds {} sessions (--max-sessions-per-peer)", peer,
+                 peer_key, per_peer_[peer_key]);
+    Refuse(fd, "the worker is at its limit of " + std::to_string(config_.max_sessions_per_peer) +
+                   " sessions from " + peer_key);
     return;
   }
   uint64_t id = next_session_id_++;
   Status st = SendNewSession(zygote_, id, fd, transport);
   if (st.ok()) {
     live_[id] = 0;
+    peer_of_[id] = peer_key;
+    ++per_peer_[peer_key];
     spdlog::info("session {}: accepted {} ({})", id, peer, transport == Transport::kShm ? "shm" : "tcp");
   } else {
     spdlog::error("session {}: cannot hand over the connection: {}", id, st.ToString());
@@ -206,6 +218,10 @@ void Acceptor::ReadZygote() {
         spdlog::debug("session {}: process {} started", m.session_id, m.pid);
       } else if (m.type == ZygoteMessage::kSessionEnded) {
         live_.erase(m.session_id);
+        if (auto it = peer_of_.find(m.session_id); it != peer_of_.end()) {
+          if (--per_peer_[it->second] <= 0) per_peer_.erase(it->second);
+          peer_of_.erase(it);
+        }
         bool clean = WIFEXITED(m.wait_status) && WEXITSTATUS(m.wait_status) == 0;
         if (clean)
           spdlog::info("session {}: process {} ended", m.session_id, m.pid);

@@ -33,7 +33,9 @@ class Acceptor {
   void Accept();
   void AcceptUnix();
   // Hands an accepted connection to a new session, or refuses it.
-  void Admit(int fd, Transport transport, const std::string& peer);
+  // `peer_key` names the peer for --max-sessions-per-peer (an IP address,
+  // or "uid N"); `peer` describes it in logs.
+  void Admit(int fd, Transport transport, const std::string& peer, const std::string& peer_key);
   void ReadZygote();
   void Refuse(int fd, const std::string& why);
   void Shutdown(const std::string& why);
@@ -48,6 +50,8 @@ class Acceptor {
   ZygoteMessage incoming_{};
   uint64_t next_session_id_ = 1;
   std::map<uint64_t, int> live_;  // Session id -> pid (0 until started).
+  std::map<uint64_t, std::string> peer_of_;  // Session id -> its peer key (--max-sessions-per-peer).
+  std::map<std::string, int> per_peer_;      // Peer key -> live sessions.
   int exit_code_ = 0;
 };
 

@@ -24,6 +24,10 @@ struct WorkerConfig {
   std::string device = "sim";  // "sim" or "hip".
   std::string port_file;        // If set, the bound port is written here.
   int max_sessions = 64;
+  // Live sessions (handed over, not yet ended) from one peer: one IP
+  // address over tcp, one uid over the unix socket. Keeps one client from
+  // holding every slot.
+  int max_sessions_per_peer = 32;
   int heartbeat_ms = 1000;
   int hello_timeout_ms = 10000;
   uint32_t chunk_bytes = 4u << 20;

@@ -60,6 +60,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-sessions", config.max_sessions, "refuse connections beyond this many live sessions")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  app.add_option("--max-sessions-per-peer", config.max_sessions_per_peer,
+                 "refuse connections beyond this many live sessions from one IP address (tcp) or uid (unix socket)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   app.add_option("--heartbeat-ms", config.heartbeat_ms, "heartbeat period while a call is running")
       ->check(CLI::Range(50, 60000))
       ->capture_default_str();

@@ -906,6 +906,27 @@ TEST(WorkerTest, ConnectionsBeyondMaxSessionsAreRefused) {
   }));
 }
 
+TEST(WorkerTest, OnePeerCannotHoldEverySlot) {
+  WorkerProcess worker({"--max-sessions", "8", "--max-sessions-per-peer", "2"});
+  auto a = Connect(worker);
+  auto b = Connect(worker);
+  ASSERT_TRUE(a && b);
+  auto third = ConnectBare(worker);
+  ASSERT_TRUE(third);
+  SessionEnd end = AwaitSessionEnd(*third);
+  ASSERT_TRUE(end.fatal) << end.detail;
+  EXPECT_NE(end.message.find("sessions from 127.0.0.1"), std::string::npos) << end.message;
+  EXPECT_EQ(end.status, StatusCode::kResourceExhausted);
+  EXPECT_EQ(a->Synchronize(), kHipSuccess);
+  EXPECT_EQ(b->Synchronize(), kHipSuccess);
+  // The peer gets a slot back once one of its sessions has ended.
+  a.reset();
+  EXPECT_TRUE(WaitUntil([&] {
+    std::unique_ptr<RawClient> c;
+    return RawClient::Connect(worker.endpoint(), &c).ok();
+  }));
+}
+
 // While a call runs longer than the heartbeat period, the worker sends
 // heartbeats so the client can tell a slow call from a dead worker.
 TEST(WorkerTest, HeartbeatsWhileALongCallRuns) {
