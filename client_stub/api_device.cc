@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <type_traits>
 #include <set>
 #include <string>
 #include <utility>
@@ -87,7 +88,11 @@ hipError_t GetProperties(Prop* prop, int device) {
   if (s == nullptr) return hipErrorNoDevice;
   if (prop == nullptr) return hipErrorInvalidValue;
   if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
-  FillDeviceProp(s->devices()[device], prop);
+  const DeviceAnswers& a = s->answers(device);
+  if constexpr (std::is_same_v<Prop, DevicePropR0600>)
+    *prop = a.r0600;
+  else
+    *prop = a.r0000;
   return hipSuccess;
 }
 
@@ -133,7 +138,7 @@ HIPR_EXPORT hipError_t hipDeviceGetAttribute(int* value, hipDeviceAttribute_t at
     if (s == nullptr) return hipErrorNoDevice;
     if (value == nullptr) return hipErrorInvalidValue;
     if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
-    hipError_t e = DeviceAttribute(s->devices()[device], static_cast<int>(attr), major, value);
+    hipError_t e = DeviceAttribute(s->answers(device), static_cast<int>(attr), major, value);
     if (e == hipErrorInvalidValue) LogUnsupportedAttributeOnce(attr);
     return e;
   });

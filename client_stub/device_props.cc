@@ -270,11 +270,15 @@ int Clamp(uint64_t v) { return ClampToInt(v); }
 
 }  // namespace
 
-hipError_t DeviceAttribute(const msg::DeviceInfo& info, int attr, int major, int* value) {
+DeviceAnswers::DeviceAnswers(const msg::DeviceInfo& info) : named(info) {
+  FillDeviceProp(info, &r0000);
+  FillDeviceProp(info, &r0600);
+}
+
+hipError_t DeviceAttribute(const DeviceAnswers& device, int attr, int major, int* value) {
   if (major < FirstMajor(attr)) return hipErrorInvalidValue;
-  DevicePropR0600 p;
-  FillDeviceProp(info, &p);
-  const msg::PropertyTable named(info);
+  const DevicePropR0600& p = device.r0600;
+  const msg::PropertyTable& named = device.named;
   int v = 0;
   // A fact with no hipDeviceProp_t field: refused when the worker lacks it.
   auto fact = [&](P property) {

@@ -20,6 +20,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include "client_stub/device_prop_r0600.h"
+#include "protocol/device_properties.h"
 #include "protocol/messages.h"
 
 namespace hipr::client {
@@ -29,10 +30,20 @@ namespace hipr::client {
 void FillDeviceProp(const msg::DeviceInfo& info, hipDeviceProp_t* prop);
 void FillDeviceProp(const msg::DeviceInfo& info, DevicePropR0600* prop);
 
+// Everything the property and attribute calls answer for one device,
+// computed once (the session keeps one per device; filling a struct costs
+// microseconds, an answer from it nanoseconds). Immutable.
+struct DeviceAnswers {
+  explicit DeviceAnswers(const msg::DeviceInfo& info);
+  hipDeviceProp_t r0000;
+  DevicePropR0600 r0600;
+  msg::PropertyTable named;
+};
+
 // hipDeviceGetAttribute for one device and a caller of `major`: hipSuccess
 // and *value, or hipErrorInvalidValue (nothing written). The HDP attributes
 // write a (null) pointer, 8 bytes, as clr does.
-hipError_t DeviceAttribute(const msg::DeviceInfo& info, int attr, int major, int* value);
+hipError_t DeviceAttribute(const DeviceAnswers& device, int attr, int major, int* value);
 
 // hipChooseDevice's rule (clr ihipChooseDevice): among devices meeting every
 // non-zero requested property, the one meeting the most; 0 when none.

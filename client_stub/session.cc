@@ -172,6 +172,7 @@ Status Session::Hello(AddressRange* window) {
   }
   HIPR_RETURN_IF_ERROR(AdoptWindow(hello_.window, window));
   devices_ = hello_.devices;
+  for (const msg::DeviceInfo& d : devices_) answers_.push_back(std::make_unique<const DeviceAnswers>(d));
   // Only what was offered counts.
   for (const std::string& f : hello_.features) {
     if (f == wire::kFeatureLz4ToDevice) lz4_to_device_ = want_lz4;

@@ -60,6 +60,7 @@
 
 #include "client_stub/address_window.h"
 #include "client_stub/config.h"
+#include "client_stub/device_props.h"
 #include "client_stub/send_batch.h"
 #include "protocol/codec.h"
 #include "protocol/frame_io.h"
@@ -99,6 +100,8 @@ class Session {
   // What the hello established; immutable while alive.
   const std::vector<msg::DeviceInfo>& devices() const { return devices_; }
   int device_count() const { return static_cast<int>(devices_.size()); }
+  // The property and attribute answers of each device (device_props.h).
+  const DeviceAnswers& answers(int device) const { return *answers_[static_cast<size_t>(device)]; }
   // The shm transport's host segment, where hipHostMalloc places pinned
   // memory; null over tcp (or when the worker offers none).
   HostSegment* host_segment() const { return host_segment_.get(); }
@@ -256,6 +259,7 @@ class Session {
   std::unique_ptr<HostSegment> host_segment_;
   msg::HelloReply hello_;  // Immutable after Open.
   std::vector<msg::DeviceInfo> devices_;
+  std::vector<std::unique_ptr<const DeviceAnswers>> answers_;  // One per device; immutable after Open.
   uint32_t chunk_bytes_ = wire::kDefaultChunkBytes;
   bool lz4_to_device_ = false;    // Immutable after Open.
   bool lz4_from_device_ = false;  // Immutable after Open.
