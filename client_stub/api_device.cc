@@ -17,6 +17,7 @@
 #include "client_stub/api_common.h"
 #include "client_stub/code_module.h"
 #include "client_stub/device_props.h"
+#include "protocol/device_properties.h"
 #include "client_stub/graph.h"
 
 using namespace hipr;
@@ -314,11 +315,19 @@ PeerTable& Peers() {
   return *t;
 }
 
-// Whether `device` can address `peer`'s memory: on a sim worker every
-// device's memory lives in the one session process, so yes; on a `hip`
-// worker the GPUs' own peer topology would decide, which the hello does not
-// carry, so no (peer copies still work: the worker does them).
-bool CanAccessPeer(const Session& s, int device, int peer) { return device != peer && s.device_kind() == "sim"; }
+// Whether `device` can address `peer`'s memory, as the worker's device
+// reports it (hipr.PeerAccessMask: the sim's devices all reach each other,
+// the hip device's GPUs as their topology says). A worker that does not
+// report it: no (peer copies still work: the worker does them).
+bool CanAccessPeer(const Session& s, int device, int peer) {
+  if (device == peer || peer < 0 || peer >= 63) return false;
+  int64_t mask = 0;
+  const auto& devices = s.devices();
+  if (device < 0 || device >= static_cast<int>(devices.size()) ||
+      !msg::FindProperty(devices[static_cast<size_t>(device)], msg::DeviceProperty::kPeerAccessMask, &mask))
+    return false;
+  return (mask >> peer & 1) != 0;
+}
 
 }  // namespace
 

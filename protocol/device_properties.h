@@ -113,7 +113,10 @@ struct DeviceInfo;
   X(kNumberOfXccs, "NumberOfXccs")                                                \
   X(kMaxAvailableVgprsPerThread, "MaxAvailableVgprsPerThread")                    \
   X(kPciChipId, "PciChipId")                                                      \
-  X(kHostNumaId, "HostNumaId")
+  X(kHostNumaId, "HostNumaId")                                                    \
+  /* hipr's own: bit i set when this device can access device i's memory */  \
+  /* (hipDeviceCanAccessPeer; absent: none). */                                \
+  X(kPeerAccessMask, "hipr.PeerAccessMask")
 
 enum class DeviceProperty : int {
 #define HIPR_DEVICE_PROPERTY_ENUM(id, name) id,

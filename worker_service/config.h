@@ -49,6 +49,10 @@ struct WorkerConfig {
   uint64_t code_cache_bytes = uint64_t{1} << 30;
   // hip device.
   std::string hip_module;  // Path of libhipr_device_hip.so; empty = next to the binary.
+  // Testing: the HIP runtime the hip device binds to instead of the system's
+  // libamdhip64 (hipr's own client stub, forwarding to a sim worker: the
+  // "chain", docs/operations.md). Empty: the system's, as in production.
+  std::string hip_runtime;
 };
 
 }  // namespace hipr::worker

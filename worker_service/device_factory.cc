@@ -30,10 +30,28 @@ std::string HipModulePath(const WorkerConfig& config) {
   return (dir / "../lib/hipr-worker/libhipr_device_hip.so").string();
 }
 
+// --hip-runtime: the runtime is mapped first, globally, so the module's
+// DT_NEEDED libamdhip64.so.5 finds it by its SONAME instead of searching the
+// system's. Checked after the module loads: its hipMalloc must be that
+// runtime's.
+Status LoadHipRuntime(const WorkerConfig& config, void** runtime) {
+  *runtime = nullptr;
+  if (config.hip_runtime.empty()) return Status::Ok();
+  *runtime = dlopen(config.hip_runtime.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (*runtime == nullptr)
+    return Status(StatusCode::kNotSupported, "cannot load --hip-runtime " + config.hip_runtime + ": " + dlerror());
+  return Status::Ok();
+}
+
 Status LoadHipSymbol(const WorkerConfig& config, const char* symbol, void** out) {
+  void* runtime = nullptr;
+  HIPR_RETURN_IF_ERROR(LoadHipRuntime(config, &runtime));
   std::string path = HipModulePath(config);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) return Status(StatusCode::kNotSupported, "cannot load the hip device module " + path + ": " + dlerror());
+  if (runtime != nullptr && dlsym(handle, "hipMalloc") != dlsym(runtime, "hipMalloc"))
+    return Status(StatusCode::kNotSupported, path + " did not bind to --hip-runtime " + config.hip_runtime +
+                                                 " (its SONAME must be the libamdhip64.so.5 the module needs)");
   *out = dlsym(handle, symbol);
   if (*out == nullptr) return Status(StatusCode::kNotSupported, path + " lacks " + symbol);
   return Status::Ok();

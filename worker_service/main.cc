@@ -103,12 +103,20 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--code-cache-bytes", code_cache_bytes, "bound on the code-object cache directory, e.g. 1G");
   app.add_option("--hip-module", config.hip_module, "path of libhipr_device_hip.so (default: next to the binary)");
+  app.add_option("--hip-runtime", config.hip_runtime,
+                 "testing: the libamdhip64.so.5 the hip device binds to instead of the system's (for example "
+                 "hipr's own client stub, forwarding to a sim worker named by HIPR_SERVER)")
+      ->check(CLI::ExistingFile);
   app.add_option("--hello-timeout-ms", config.hello_timeout_ms, "end a connection that sends no hello in time")
       ->check(CLI::Range(100, 600000))
       ->capture_default_str();
   bool probe_only = false;
   app.add_flag("--probe-only", probe_only, "check that the device can be served, print what was found, and exit");
   CLI11_PARSE(app, argc, argv);
+  if (!config.hip_runtime.empty() && config.device != "hip") {
+    std::fprintf(stderr, "hipr-worker: --hip-runtime is for --device hip\n");
+    return 2;
+  }
   if (!sim_memory.empty() && !ParseBytes(sim_memory, &config.sim_memory_bytes)) {
     std::fprintf(stderr, "hipr-worker: --sim-memory: '%s' is not a size like 512M or 4G\n", sim_memory.c_str());
     return 2;

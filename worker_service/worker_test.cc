@@ -990,34 +990,38 @@ TEST(WorkerTest, SigtermEndsEverySessionAndTheWorkerExitsZero) {
   for (pid_t p : sessions) EXPECT_TRUE(WaitUntil([&] { return !ProcessExists(p); })) << "session " << p;
 }
 
-TEST(WorkerTest, HipDeviceWithoutAnAmdGpuExitsWithCode2) {
-  struct stat st;
-  if (stat("/dev/kfd", &st) == 0) GTEST_SKIP() << "this machine has /dev/kfd: a GPU may be present";
-  std::string module = WorkerBinary();
-  module = module.substr(0, module.rfind('/')) + "/../lib/hipr-worker/libhipr_device_hip.so";
-  if (access(module.c_str(), R_OK) != 0)
-    GTEST_SKIP() << module << " is not built (ninja hipr_device_hip)";
+// Runs hipr-worker with `args` until it exits (30 s at most); its exit
+// status and everything it printed.
+struct WorkerRun {
+  int status = -1;  // Exit code; -1: killed or still running after 30 s.
+  std::string text;
+};
+WorkerRun RunWorkerToExit(std::vector<std::string> args, const char* hipr_server = nullptr) {
+  WorkerRun run;
   int out[2];
-  ASSERT_EQ(pipe(out), 0);
+  if (pipe(out) != 0) return run;
   pid_t pid = fork();
-  ASSERT_GE(pid, 0);
+  if (pid < 0) return run;
   if (pid == 0) {
     dup2(out[1], 1);
     dup2(out[1], 2);
     close(out[0]);
+    if (hipr_server != nullptr) setenv("HIPR_SERVER", hipr_server, 1);
     std::string bin = WorkerBinary();
-    execl(bin.c_str(), bin.c_str(), "--device", "hip", "--listen", "127.0.0.1:0", static_cast<char*>(nullptr));
+    std::vector<char*> argv{bin.data()};
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(bin.c_str(), argv.data());
     _exit(127);
   }
   close(out[1]);
-  std::string text;
   char buf[4096];
   for (;;) {
     pollfd pfd{out[0], POLLIN, 0};
     if (poll(&pfd, 1, 30000) != 1) break;
     ssize_t n = read(out[0], buf, sizeof buf);
     if (n <= 0) break;
-    text.append(buf, static_cast<size_t>(n));
+    run.text.append(buf, static_cast<size_t>(n));
   }
   close(out[0]);
   int ws = 0;
@@ -1026,10 +1030,53 @@ TEST(WorkerTest, HipDeviceWithoutAnAmdGpuExitsWithCode2) {
     kill(pid, SIGKILL);
     waitpid(pid, &ws, 0);
   }
-  ASSERT_TRUE(exited) << "hipr-worker --device hip kept running: " << text;
-  ASSERT_TRUE(WIFEXITED(ws));
-  EXPECT_EQ(WEXITSTATUS(ws), 2) << text;
-  EXPECT_NE(text.find("no usable AMD GPU"), std::string::npos) << text;
+  if (exited && WIFEXITED(ws)) run.status = WEXITSTATUS(ws);
+  return run;
+}
+
+std::string HipModuleOrSkip() {
+  std::string module = WorkerBinary();
+  module = module.substr(0, module.rfind('/')) + "/../lib/hipr-worker/libhipr_device_hip.so";
+  return access(module.c_str(), R_OK) == 0 ? module : std::string();
+}
+
+TEST(WorkerTest, HipDeviceWithoutAnAmdGpuExitsWithCode2) {
+  struct stat st;
+  if (stat("/dev/kfd", &st) == 0) GTEST_SKIP() << "this machine has /dev/kfd: a GPU may be present";
+  if (HipModuleOrSkip().empty()) GTEST_SKIP() << "libhipr_device_hip.so is not built (ninja hipr_device_hip)";
+  WorkerRun run = RunWorkerToExit({"--device", "hip", "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(run.status, 2) << run.text;
+  EXPECT_NE(run.text.find("no usable AMD GPU"), std::string::npos) << run.text;
+}
+
+// --hip-runtime (the e2e chain's) is for the hip device only, and a library
+// the hip device module does not bind to (not a libamdhip64.so.5 by its
+// SONAME) is refused at start-up, naming it.
+TEST(WorkerTest, HipRuntimeIsRefusedUnlessTheModuleBindsToIt) {
+  WorkerRun sim = RunWorkerToExit({"--device", "sim", "--hip-runtime", "/proc/self/exe", "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(sim.status, 2) << sim.text;
+  EXPECT_NE(sim.text.find("--hip-runtime is for --device hip"), std::string::npos) << sim.text;
+
+  if (HipModuleOrSkip().empty()) GTEST_SKIP() << "libhipr_device_hip.so is not built (ninja hipr_device_hip)";
+  const char* other = "/lib/x86_64-linux-gnu/libz.so.1";
+  WorkerRun wrong = RunWorkerToExit({"--device", "hip", "--hip-runtime", other, "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(wrong.status, 2) << wrong.text;
+  EXPECT_NE(wrong.text.find(std::string("did not bind to --hip-runtime ") + other), std::string::npos) << wrong.text;
+}
+
+// The chain's probe: pointed at hipr's own stub, with HIPR_SERVER naming a
+// sim worker, the hip device finds that worker's devices.
+TEST(WorkerTest, HipDeviceOnTheStubProbesTheSimWorkerBehindIt) {
+  if (HipModuleOrSkip().empty()) GTEST_SKIP() << "libhipr_device_hip.so is not built (ninja hipr_device_hip)";
+  std::string stub = WorkerBinary();
+  stub = stub.substr(0, stub.rfind('/')) + "/../lib/libhip_client_stub.so";
+  ASSERT_EQ(access(stub.c_str(), R_OK), 0) << stub;
+  WorkerProcess inner({"--sim-model", "mi300x", "--sim-devices", "3"});
+  const std::string server = "127.0.0.1:" + std::to_string(inner.port());
+  WorkerRun run = RunWorkerToExit({"--device", "hip", "--hip-runtime", stub, "--probe-only", "--listen", "127.0.0.1:0"},
+                                  server.c_str());
+  EXPECT_EQ(run.status, 0) << run.text;
+  EXPECT_NE(run.text.find("3 HIP device(s): AMD Instinct MI300X"), std::string::npos) << run.text;
 }
 
 }  // namespace

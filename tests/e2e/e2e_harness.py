@@ -204,30 +204,51 @@ def process_table():
 
 
 class Worker:
-    """hipr-worker --device sim on 127.0.0.1, port 0, in its own process group."""
+    """hipr-worker on 127.0.0.1, port 0, in its own process group: `--device sim`, or the chain.
+
+    The chain (Worker.device = "chain", run_e2e.py --device chain) is what a client meets on a
+    GPU node, without one: a `--device hip` worker whose hip device binds, as its
+    libamdhip64.so.5, to hipr's own stub (--hip-runtime), which forwards to a second, `sim`
+    worker (`self.inner`). Kernels run there, with the same twins; the client sees device
+    addresses a runtime it does not control picked. Arguments for the sim (--sim-*, --no-twins)
+    go to the inner worker, the rest to the one clients reach."""
 
     # "shm": the worker also listens on a unix socket and clients reach it there (HIPR_SERVER=unix:...,
     # the shared-memory transport). Set by run_e2e.py --transport.
     transport = "tcp"
+    # "sim", or "chain" (above). Set by run_e2e.py --device.
+    device = "sim"
 
-    def __init__(self, build, tmp, name="worker", extra_args=()):
+    def __init__(self, build, tmp, name="worker", extra_args=(), device=None, transport=None):
         self.name = name
+        self.device = device or Worker.device
+        transport = transport or Worker.transport
         self.port_file = os.path.join(tmp, name + ".port")
         self.log_path = os.path.join(tmp, name + ".log")
-        self.argv = [build.worker, "--listen", "127.0.0.1:0", "--port-file", self.port_file, "--device", "sim",
-                     "--sim-memory", SIM_MEMORY, "--log-level", "info"]
+        extra_args = list(extra_args)
+        self.inner = None
+        env = base_env()
+        if self.device == "chain":
+            sim_args, extra_args = self.split_sim_args(extra_args)
+            # The inner worker is reached over tcp whatever the client's transport.
+            self.inner = Worker(build, tmp, name + "-sim", sim_args, device="sim", transport="tcp")
+            env["HIPR_SERVER"] = self.inner.server
+            self.argv = [build.worker, "--listen", "127.0.0.1:0", "--port-file", self.port_file, "--device", "hip",
+                         "--hip-runtime", build.stub, "--log-level", "info"]
+        else:
+            self.argv = [build.worker, "--listen", "127.0.0.1:0", "--port-file", self.port_file, "--device", "sim",
+                         "--sim-memory", SIM_MEMORY, "--log-level", "info"]
         # Every worker gets its own code-object cache (never the system's) and the twins built
         # with the tests, unless the scenario says otherwise.
-        extra_args = list(extra_args)
         if "--code-cache" not in extra_args:
             self.argv += ["--code-cache", os.path.join(tmp, name + "-code-cache")]
         if "--no-twins" in extra_args:
             extra_args.remove("--no-twins")
-        elif os.path.isdir(build.twins):
+        elif os.path.isdir(build.twins) and self.device == "sim":
             self.argv += ["--sim-kernels", build.twins]
         self.argv += extra_args
         self.unix_path = None
-        if Worker.transport == "shm":
+        if transport == "shm":
             self.unix_path = os.path.join(tmp, name + ".sock")
             self.argv += ["--listen-unix", self.unix_path]
         # Should the driver itself be killed (no cleanup), the worker dies with it; its zygote and
@@ -236,7 +257,7 @@ class Worker:
         launch = [setpriv, "--pdeathsig", "KILL", "--"] + self.argv if setpriv else self.argv
         self.log_file = open(self.log_path, "wb")
         self.proc = subprocess.Popen(launch, stdin=subprocess.DEVNULL, stdout=self.log_file,
-                                     stderr=subprocess.STDOUT, start_new_session=True, env=base_env())
+                                     stderr=subprocess.STDOUT, start_new_session=True, env=env)
         self.pid = self.proc.pid
         REGISTRY.add(self)
         deadline = time.monotonic() + 20
@@ -259,6 +280,23 @@ class Worker:
         if self.unix_path:
             self.server = "unix:" + self.unix_path
         log("%s (pid %d) listening on %s" % (name, self.pid, self.server))
+
+    @staticmethod
+    def split_sim_args(args):
+        """(arguments for the sim, the rest): --sim-X [VALUE] and --no-twins."""
+        sim, rest = [], []
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a == "--no-twins" or a == "--sim-force-staging":
+                sim.append(a)
+            elif a.startswith("--sim-"):
+                sim += args[i:i + 2]
+                i += 1
+            else:
+                rest.append(a)
+            i += 1
+        return sim, rest
 
     def alive(self):
         return self.proc.poll() is None
@@ -378,6 +416,9 @@ def client_env(build, server, mode):
     """mode: 'preload', 'dropin' or 'both'. server None leaves HIPR_SERVER unset."""
     env = base_env()
     env["HIPR_E2E_HANDSHAKE"] = "1"
+    # What serves the program: "sim", or "chain" (a hip device, whose runtime picks device
+    # addresses: the client reserves each allocation's range, not one window).
+    env["HIPR_E2E_DEVICE"] = Worker.device
     if server is not None:
         env["HIPR_SERVER"] = server
     if mode in ("preload", "both"):

@@ -203,6 +203,12 @@ void ErrorNames() {
 
 void KernelLaunch() {
   Section("kernel launch without a twin on the worker");
+  if (e2e::OnHipDevice()) {
+    // The sim refuses such a launch from the module's list of kernels it
+    // can run; a hip device's runtime loads the whole code object or none.
+    printf("not run on the hip device: a launch without a twin is the sim's case\n");
+    return;
+  }
   const int n = 256;
   int* d = nullptr;
   HIP_OK(hipMalloc(&d, n * sizeof(int)));

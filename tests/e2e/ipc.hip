@@ -221,7 +221,7 @@ int Child(const hipIpcMemHandle_t& whole, const hipIpcMemHandle_t& inner, const 
   CHECK(hipIpcCloseMemHandle(own) == hipErrorInvalidValue, "child: closed its own allocation");
   HIP_OK(hipFree(own));
   printf("child: opened both handles, read and wrote through them, refused 6 bad ones, closed\n");
-  ChildVmm(vmm_fd);
+  if (vmm_fd >= 0) ChildVmm(vmm_fd);  // -1: the hip device has no shareable handles.
   return 0;
 }
 
@@ -294,10 +294,20 @@ int main(int argc, char** argv) {
   e2e::FillPattern(vmm_src.data(), vmm_bytes, kVmmSeed);
   HIP_OK(hipMemcpy(va, vmm_src.data(), vmm_bytes, hipMemcpyHostToDevice));
   int exported = -1;
-  HIP_OK(hipMemExportToShareableHandle(&exported, physical, hipMemHandleTypePosixFileDescriptor, 0));
-  const int vmm_fd = dup(exported);
-  CHECK(vmm_fd >= 0, "dup");
-  close(exported);
+  int vmm_fd = -1;
+  // The hip device (the e2e chain) does not share physical memory between
+  // sessions yet: it says so (docs/operations.md), and the rest runs.
+  const bool shareable = !e2e::OnHipDevice();
+  if (shareable) {
+    HIP_OK(hipMemExportToShareableHandle(&exported, physical, hipMemHandleTypePosixFileDescriptor, 0));
+    vmm_fd = dup(exported);
+    CHECK(vmm_fd >= 0, "dup");
+    close(exported);
+  } else {
+    HIP_EXPECT(hipMemExportToShareableHandle(&exported, physical, hipMemHandleTypePosixFileDescriptor, 0),
+               hipErrorNotSupported);
+    printf("shareable handles: hipErrorNotSupported on the hip device, as documented\n");
+  }
   hipMemAllocationProp plain_prop = VmmProp();
   plain_prop.requestedHandleType = hipMemHandleTypeNone;
   hipMemGenericAllocationHandle_t plain_physical = nullptr;
@@ -336,16 +346,16 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < kBytes; ++i)
     CHECK(got[i] == want[i], "parent: byte %zu is 0x%02x after the child wrote, expected 0x%02x", i, got[i], want[i]);
   HIP_OK(hipFree(dev));
-  close(vmm_fd);
+  if (vmm_fd >= 0) close(vmm_fd);
   std::vector<uint8_t> vmm_got(vmm_bytes);
   HIP_OK(hipMemcpy(vmm_got.data(), va, vmm_bytes, hipMemcpyDeviceToHost));
-  memset(vmm_src.data(), 0x3c, kVmmWritten);
+  if (shareable) memset(vmm_src.data(), 0x3c, kVmmWritten);
   CHECK(memcmp(vmm_got.data(), vmm_src.data(), vmm_bytes) == 0,
         "parent: the child's memset did not land in the shared physical memory");
   HIP_OK(hipMemUnmap(va, vmm_bytes));
   HIP_OK(hipMemRelease(physical));
   HIP_OK(hipMemAddressFree(va, vmm_bytes));
   printf("parent: the child's memset and kernel writes landed in the exported allocation, the last after the "
-         "parent's event, and its memset in the shared physical memory\n");
+         "parent's event%s\n", shareable ? ", and its memset in the shared physical memory" : "");
   return e2e::Finish("ipc");
 }

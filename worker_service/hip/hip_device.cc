@@ -13,14 +13,23 @@
 #include <hip/hip_ext.h>
 #include <hip/hip_runtime_api.h>
 
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "worker_service/device.h"
 #include "worker_service/device_properties.h"
@@ -42,6 +51,89 @@ Status FromHip(hipError_t err, const char* what) {
 }
 
 #define HIPR_HIP(call) HIPR_RETURN_IF_ERROR(FromHip((call), #call))
+
+// Where a held stream (HoldStream) has got to: set once, from the runtime's
+// callback thread, with the status of the work before the hold.
+class Reached {
+ public:
+  void Set(Status st) {
+    {
+      std::lock_guard lock(mu_);
+      status_ = std::move(st);
+      set_ = true;
+    }
+    cv_.notify_all();
+  }
+  Status Wait() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return set_; });
+    return status_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool set_ = false;  // GUARDED_BY(mu_)
+  Status status_;     // GUARDED_BY(mu_)
+};
+
+// The session process's stdout, where the runtime prints device printf
+// output, read back and handed to the session's output sink, so the client
+// sees it as it sees the sim's (kOutput frames before the next reply).
+// Drain() moves everything written so far; a thread keeps the pipe from
+// filling between synchronizations.
+class StdoutCapture {
+ public:
+  ~StdoutCapture() { Stop(); }
+  Status Start(OutputSink sink) {
+    sink_ = std::move(sink);
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return Status(StatusCode::kInternal, "pipe for device output failed");
+    std::fflush(stdout);
+    if (dup2(fds[1], STDOUT_FILENO) < 0) {
+      close(fds[0]);
+      close(fds[1]);
+      return Status(StatusCode::kInternal, "cannot capture stdout for device output");
+    }
+    close(fds[1]);
+    read_fd_ = fds[0];
+    thread_ = std::thread([this] {
+      while (!stopping_.load()) {
+        pollfd p{read_fd_, POLLIN, 0};
+        if (poll(&p, 1, 100) > 0) Drain();
+      }
+    });
+    return Status::Ok();
+  }
+  void Drain() {
+    if (read_fd_ < 0) return;
+    std::fflush(stdout);
+    std::lock_guard lock(mu_);
+    char buf[16384];
+    ssize_t n;
+    while ((n = read(read_fd_, buf, sizeof buf)) > 0) sink_(std::string_view(buf, static_cast<size_t>(n)));
+  }
+  void Stop() {
+    if (!thread_.joinable()) return;
+    Drain();
+    stopping_.store(true);
+    thread_.join();
+    int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null_fd >= 0) {
+      dup2(null_fd, STDOUT_FILENO);
+      close(null_fd);
+    }
+    close(read_fd_);
+    read_fd_ = -1;
+  }
+
+ private:
+  OutputSink sink_;
+  int read_fd_ = -1;
+  std::mutex mu_;  // One reader at a time, so output keeps its order.
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
 
 msg::DeviceInfo InfoOf(const hipDeviceProp_t& p) {
   msg::DeviceInfo d;
@@ -145,6 +237,25 @@ class HipDevice final : public Device {
         infos_.back().uuid.assign(reinterpret_cast<const uint8_t*>(uuid.bytes),
                                   reinterpret_cast<const uint8_t*>(uuid.bytes) + sizeof uuid.bytes);
     }
+    // The GPUs' own peer topology.
+    for (int i = 0; i < count && i < 63; ++i) {
+      int64_t mask = 0;
+      for (int j = 0; j < count && j < 63; ++j) {
+        int can = 0;
+        if (i != j && hipDeviceCanAccessPeer(&can, i, j) == hipSuccess && can != 0) mask |= int64_t{1} << j;
+      }
+      msg::SetProperty(&infos_[static_cast<size_t>(i)], msg::DeviceProperty::kPeerAccessMask, mask);
+      // Enabled here once, for every pair the topology allows: the client
+      // answers hipDeviceEnablePeerAccess itself, and kernels then reach
+      // the peer's memory.
+      for (int j = 0; j < 63 && mask >> j != 0; ++j) {
+        if ((mask >> j & 1) == 0) continue;
+        HIPR_HIP(hipSetDevice(i));
+        hipError_t e = hipDeviceEnablePeerAccess(j, 0);
+        if (e != hipSuccess && e != hipErrorPeerAccessAlreadyEnabled) return FromHip(e, "hipDeviceEnablePeerAccess");
+      }
+    }
+    if (count > 0) HIPR_HIP(hipSetDevice(0));
     for (int i = 0; i < count; ++i) {
       hipMemAllocationProp prop{};
       prop.type = hipMemAllocationTypePinned;
@@ -171,8 +282,11 @@ class HipDevice final : public Device {
     for (auto& [id, t] : textures_) (void)hipDestroyTextureObject(t);
     for (auto& [id, m] : modules_) (void)hipModuleUnload(m.module);
     for (auto& [id, s] : streams_) (void)hipStreamDestroy(s);
+    for (auto& [id, s] : side_streams_) (void)hipStreamDestroy(s);
+    output_.Stop();
     for (auto& [id, e] : events_) (void)hipEventDestroy(e.event);
     for (auto& [addr, a] : allocations_) {
+      if (a.module != 0) continue;  // Unloaded with its module above.
       if (a.vmm)
         (void)hipMemUnmap(reinterpret_cast<void*>(addr), a.size);
       else if (a.ipc_opened != nullptr)
@@ -217,8 +331,24 @@ class HipDevice final : public Device {
       return Status(StatusCode::kInvalidDevicePointer, "memory opened from an IPC handle is closed, not freed");
     if (it->second.vmm)
       return Status(StatusCode::kInvalidDevicePointer, "mapped virtual memory is unmapped (hipMemUnmap), not freed");
+    if (it->second.module != 0)
+      return Status(StatusCode::kInvalidDevicePointer, "a module's global variable is not freed (hipModuleUnload)");
+    const int device = it->second.device;
     allocations_.erase(it);
-    HIPR_HIP(hipFree(reinterpret_cast<void*>(address)));
+    // hipFree synchronizes the device. With a stream held (a host callback
+    // the client has yet to run, a copy at its stream point), that wait is
+    // taken off the replay thread, as the sim's: the memory goes once the
+    // work before the free has run; later calls already refuse the address.
+    if (holds_.load() == 0) {
+      HIPR_HIP(hipFree(reinterpret_cast<void*>(address)));
+      return Status::Ok();
+    }
+    waiters_->Run([this, device, address] {
+      hipError_t e = hipSetDevice(device);
+      if (e == hipSuccess) e = hipDeviceSynchronize();
+      if (e == hipSuccess) e = hipFree(reinterpret_cast<void*>(address));
+      if (e != hipSuccess) NoteLateError(FromHip(e, "hipFree"));
+    });
     return Status::Ok();
   }
   Status MemInfo(int device, uint64_t* free_bytes, uint64_t* total_bytes) override {
@@ -307,16 +437,23 @@ class HipDevice final : public Device {
     allocations_[address] = a;
     return Status::Ok();
   }
-  void VmmUnmapAsync(uint64_t address, uint64_t size, Completion done) override { done(Unmap(address, size)); }
-  Status Unmap(uint64_t address, uint64_t size) {
+  // hipMemUnmap waits for the device; with a stream held (Free) that wait
+  // is a waiter's. The mappings refuse copies from now on.
+  void VmmUnmapAsync(uint64_t address, uint64_t size, Completion done) override {
     std::vector<uint64_t> bases;
-    HIPR_RETURN_IF_ERROR(WholeMappings(address, size, &bases));
+    if (Status st = WholeMappings(address, size, &bases); !st.ok()) return done(st);
+    std::vector<std::pair<uint64_t, uint64_t>> mappings;
     for (uint64_t base : bases) {
-      const uint64_t bytes = allocations_.at(base).size;
+      mappings.emplace_back(base, allocations_.at(base).size);
       allocations_.erase(base);
-      HIPR_HIP(hipMemUnmap(reinterpret_cast<void*>(base), bytes));  // Waits for the device, as a GPU must.
     }
-    return Status::Ok();
+    auto unmap = [mappings] {
+      for (const auto& [base, bytes] : mappings)
+        HIPR_HIP(hipMemUnmap(reinterpret_cast<void*>(base), bytes));
+      return Status::Ok();
+    };
+    if (holds_.load() == 0) return done(unmap());
+    waiters_->Run([unmap, done = std::move(done)] { done(unmap()); });
   }
   Status VmmSetAccess(uint64_t address, uint64_t size, std::span<const msg::VmmAccess> access) override {
     std::vector<uint64_t> bases;
@@ -352,38 +489,66 @@ class HipDevice final : public Device {
     return Status::Ok();
   }
 
+  // Copies from the network: through the staging pipeline. When the stream
+  // is busy (maybe held at a host callback the client has yet to run), the
+  // bytes are taken now and copied when the stream gets here, holding it
+  // meanwhile (AtStreamPoint), so the replay does not wait for the device.
+  // Bounded (kMaxHeldBytes in flight); past the bound the replay waits.
   Status CopyToDevice(int device, uint64_t stream, const msg::Region& dst, const BulkIo& fill) override {
     HIPR_RETURN_IF_ERROR(CheckRegion(dst));
     hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
-    // Pipelined (staging_pipeline.h): the network fills one pinned buffer
-    // while the previous one is copied to the device on the pipeline's
-    // thread (whose current device is its own to set).
-    return staging_->In(dst.bytes(), fill, [&](uint8_t* buffer, uint64_t offset, size_t len) -> Status {
-      HIPR_HIP(hipSetDevice(device));
-      HIPR_RETURN_IF_ERROR(ForPackedRange(dst, offset, len, [&](uint64_t address, uint64_t packed, uint64_t n) {
-        return FromHip(hipMemcpyAsync(reinterpret_cast<void*>(address), buffer + (packed - offset), n,
-                                      hipMemcpyHostToDevice, s),
-                       "hipMemcpyAsync");
-      }));
-      HIPR_HIP(hipStreamSynchronize(s));
-      return Status::Ok();
-    });
+    const uint64_t bytes = dst.bytes();
+    if (bytes != 0 && Busy(device, stream, s) && TakeHeldBytes(bytes)) {
+      auto held = std::make_shared<std::vector<uint8_t>>(bytes);
+      iovec all{held->data(), held->size()};
+      Status st = fill(&all, 1);
+      if (st.ok()) {
+        st = AtStreamPoint(device, s, [this, device, dst, held](Status at, hipStream_t side) {
+          if (at.ok()) {
+            size_t from = 0;
+            Status copied = StagedIn(device, side, dst, [&](const iovec* iov, int count) {
+              for (int i = 0; i < count; ++i) {
+                std::memcpy(iov[i].iov_base, held->data() + from, iov[i].iov_len);
+                from += iov[i].iov_len;
+              }
+              return Status::Ok();
+            });
+            if (!copied.ok()) NoteLateError(copied);
+          }
+          held_bytes_.fetch_sub(held->size());
+        });
+      }
+      if (!st.ok()) held_bytes_.fetch_sub(bytes);
+      return st;
+    }
+    return StagedIn(device, s, dst, fill);
   }
   Status CopyFromDevice(int device, uint64_t stream, const msg::Region& src, const BulkIo& drain) override {
     HIPR_RETURN_IF_ERROR(CheckRegion(src));
     hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
-    return staging_->Out(src.bytes(), [&](uint8_t* buffer, uint64_t offset, size_t len) -> Status {
-      HIPR_HIP(hipSetDevice(device));
-      HIPR_RETURN_IF_ERROR(ForPackedRange(src, offset, len, [&](uint64_t address, uint64_t packed, uint64_t n) {
-        return FromHip(hipMemcpyAsync(buffer + (packed - offset), reinterpret_cast<const void*>(address), n,
-                                      hipMemcpyDeviceToHost, s),
-                       "hipMemcpyAsync");
-      }));
-      HIPR_HIP(hipStreamSynchronize(s));
-      return Status::Ok();
-    }, drain);
+    return StagedOut(device, s, src, drain);
+  }
+  // The replay goes on: the bytes are read, through the pipeline on the
+  // device's side stream, while `stream` is held where the copy stands.
+  void CopyFromDeviceAsync(int device, uint64_t stream, const msg::Region& src, CopyOutDone done) override {
+    hipStream_t s = nullptr;
+    Status st = CheckRegion(src);
+    if (st.ok()) st = StreamOf(device, stream, &s);
+    if (st.ok() && !Busy(device, stream, s)) {
+      // Nothing before it: no hold.
+      output_.Drain();
+      return done(TakeLateError(), [&](const BulkIo& drain) { return StagedOut(device, s, src, drain); });
+    }
+    auto shared_done = std::make_shared<CopyOutDone>(std::move(done));
+    if (st.ok())
+      st = AtStreamPoint(device, s, [this, device, src, shared_done](Status at, hipStream_t side) {
+        output_.Drain();
+        if (at.ok()) at = TakeLateError();
+        (*shared_done)(at, [&](const BulkIo& drain) { return StagedOut(device, side, src, drain); });
+      });
+    if (!st.ok()) (*shared_done)(st, nullptr);
   }
   Status StreamWaitValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint64_t mask,
                          uint32_t flags, uint8_t bytes) override {
@@ -536,6 +701,7 @@ class HipDevice final : public Device {
       HIPR_HIP(hipExtStreamCreateWithCUMask(&s, static_cast<uint32_t>(cu_mask.size()), cu_mask.data()));
     }
     streams_[stream] = s;
+    if ((flags & hipStreamNonBlocking) == 0) blocking_streams_[stream] = device;
     return Status::Ok();
   }
   Status StreamDestroy(uint64_t stream) override {
@@ -543,6 +709,7 @@ class HipDevice final : public Device {
     if (it == streams_.end()) return NoHandle("stream", stream);
     hipStream_t s = it->second;
     streams_.erase(it);
+    blocking_streams_.erase(stream);
     HIPR_HIP(hipStreamDestroy(s));
     return Status::Ok();
   }
@@ -559,24 +726,26 @@ class HipDevice final : public Device {
     hipStream_t s = nullptr;
     const int device = current_;
     if (Status st = StreamOf(current_, stream, &s); !st.ok()) return done(st);
-    waiters_->Run([s, device, done = std::move(done)] {
+    waiters_->Run([this, s, device, done = std::move(done)] {
       hipError_t e = hipSetDevice(device);
       if (e == hipSuccess) e = hipStreamSynchronize(s);
-      done(FromHip(e, "hipStreamSynchronize"));
+      Complete(done, FromHip(e, "hipStreamSynchronize"));
     });
   }
   void EventSynchronizeAsync(uint64_t event, Completion done) override {
     auto it = events_.find(event);
     if (it == events_.end()) return done(NoHandle("event", event));
-    waiters_->Run([e = it->second.event, done = std::move(done)] { done(FromHip(hipEventSynchronize(e), "hipEventSynchronize")); });
+    waiters_->Run([this, e = it->second.event, done = std::move(done)] {
+      Complete(done, FromHip(hipEventSynchronize(e), "hipEventSynchronize"));
+    });
   }
   void DeviceSynchronizeAsync(int device, Completion done) override {
     if (device < 0 || device >= static_cast<int>(infos_.size()))
       return done(Status(StatusCode::kInvalidDevice, "no such device"));
-    waiters_->Run([device, done = std::move(done)] {
+    waiters_->Run([this, device, done = std::move(done)] {
       hipError_t e = hipSetDevice(device);
       if (e == hipSuccess) e = hipDeviceSynchronize();
-      done(FromHip(e, "hipDeviceSynchronize"));
+      Complete(done, FromHip(e, "hipDeviceSynchronize"));
     });
   }
 
@@ -606,17 +775,23 @@ class HipDevice final : public Device {
     struct Pending {
       std::function<void(Status)> reached;
       std::shared_ptr<HostGate> gate;
+      std::atomic<int>* holds;
     };
-    auto* p = new Pending{std::move(reached), std::move(gate)};
+    auto* p = new Pending{std::move(reached), std::move(gate), &holds_};
+    holds_.fetch_add(1);
     hipError_t e = hipStreamAddCallback(
         s,
         [](hipStream_t, hipError_t status, void* arg) {
           std::unique_ptr<Pending> pending(static_cast<Pending*>(arg));
           pending->reached(FromHip(status, "stream work before a host callback"));
           pending->gate->Wait();
+          pending->holds->fetch_sub(1);
         },
         p, 0);
-    if (e != hipSuccess) delete p;
+    if (e != hipSuccess) {
+      delete p;
+      holds_.fetch_sub(1);
+    }
     HIPR_HIP(e);
     return Status::Ok();
   }
@@ -698,8 +873,14 @@ class HipDevice final : public Device {
     for (const co::GlobalVariable& v : image->info.variables) {
       hipDeviceptr_t ptr = nullptr;
       size_t size = 0;
-      if (hipModuleGetGlobal(&ptr, &size, m, v.name.c_str()) == hipSuccess)
-        out->globals.push_back(msg::ModuleGlobal{v.name, reinterpret_cast<uint64_t>(ptr), size});
+      if (hipModuleGetGlobal(&ptr, &size, m, v.name.c_str()) != hipSuccess) continue;
+      out->globals.push_back(msg::ModuleGlobal{v.name, reinterpret_cast<uint64_t>(ptr), size});
+      // Copies to and from it (hipMemcpyToSymbol) name its address.
+      if (size != 0) {
+        Allocation a{size, device};
+        a.module = module;
+        allocations_.emplace(reinterpret_cast<uint64_t>(ptr), a);
+      }
     }
     modules_[module] = ModuleEntry{m, device, std::move(image), {}};
     return Status::Ok();
@@ -709,6 +890,7 @@ class HipDevice final : public Device {
     if (it == modules_.end()) return NoHandle("module", module);
     hipModule_t m = it->second.module;
     modules_.erase(it);
+    std::erase_if(allocations_, [&](const auto& entry) { return entry.second.module == module; });
     HIPR_HIP(hipModuleUnload(m));
     return Status::Ok();
   }
@@ -716,8 +898,11 @@ class HipDevice final : public Device {
     auto it = modules_.find(l.module);
     if (it == modules_.end()) return NoHandle("module", l.module);
     ModuleEntry& mod = it->second;
-    if ((l.flags & msg::kLaunchCooperative) != 0)
-      return Status(StatusCode::kNotSupported, "cooperative launches of module kernels need HIP >= 6",
+    const bool cooperative = (l.flags & msg::kLaunchCooperative) != 0;
+    if (cooperative && CooperativeLaunch() == nullptr)
+      return Status(StatusCode::kNotSupported,
+                    "cooperative launches of module kernels need a runtime with hipModuleLaunchCooperativeKernel "
+                    "(ROCm 6 or later)",
                     hipErrorNotSupported);
     HIPR_RETURN_IF_ERROR(Use(mod.device));
     HIPR_RETURN_IF_ERROR(CheckLaunchShape(l, infos_[mod.device]));
@@ -737,6 +922,7 @@ class HipDevice final : public Device {
       if (e == events_.end()) return NoHandle("event", ids[i]);
       events[i] = e->second.event;
     }
+    if (cooperative) return LaunchCooperative(mod, fn->second, l, s, events);
     size_t size = l.kernarg.size();
     void* extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, l.kernarg.data(), HIP_LAUNCH_PARAM_BUFFER_SIZE, &size,
                      HIP_LAUNCH_PARAM_END};
@@ -749,9 +935,12 @@ class HipDevice final : public Device {
                                       events[1], 0));
     return Status::Ok();
   }
-  // Device printf on a real GPU is printed by the runtime in the session
-  // process; it goes to the worker's own output (documented limitation).
-  void SetOutputSink(OutputSink) override {}
+  // Device printf: the runtime prints it on this process's stdout, which
+  // goes to the client (StdoutCapture); drained before every completion.
+  void SetOutputSink(OutputSink sink) override {
+    Status st = output_.Start(std::move(sink));
+    if (!st.ok()) std::fprintf(stderr, "hipr hip device: %s; device printf goes to the worker's log\n", st.message().c_str());
+  }
 
   // Generated (shim_gen/gen_remoting.py -> hip_api.cc).
   ApiDevice& api() override { return *api_; }
@@ -765,7 +954,8 @@ class HipDevice final : public Device {
     HIPR_RETURN_IF_ERROR(Use(device));
     HIPR_HIP(hipDeviceSynchronize());
     for (auto it = allocations_.begin(); it != allocations_.end();) {
-      if (it->second.device == device && !it->second.vmm) {  // Virtual memory outlives a reset.
+      // Virtual memory outlives a reset; module globals go with their module.
+      if (it->second.device == device && !it->second.vmm && it->second.module == 0) {
         if (it->second.ipc_opened != nullptr)
           (void)hipIpcCloseMemHandle(it->second.ipc_opened);
         else
@@ -784,6 +974,7 @@ class HipDevice final : public Device {
     int device;
     void* ipc_opened = nullptr;  // hipIpcOpenMemHandle's pointer: closed, not freed.
     bool vmm = false;            // A hipMemMap mapping: unmapped, not freed.
+    uint64_t module = 0;         // A global of this module: goes with its unload.
   };
   struct Physical {
     hipMemGenericAllocationHandle_t handle;
@@ -799,6 +990,157 @@ class HipDevice final : public Device {
     std::shared_ptr<const ModuleImage> image;  // The runtime may keep pointers into it.
     std::unordered_map<std::string, hipFunction_t> functions;
   };
+
+  // Bytes of copies to the device taken from the network and not yet
+  // copied (CopyToDevice on a busy stream).
+  static constexpr uint64_t kMaxHeldBytes = 256ull << 20;
+
+  // Whether work queued on stream `id` now would wait: for work already on
+  // it, or, through the null stream's implicit synchronization, on the
+  // device's blocking streams (for the null stream) or on the null stream
+  // (for a blocking stream).
+  bool Busy(int device, uint64_t id, hipStream_t s) {
+    auto pending = [](hipStream_t x) { return hipStreamQuery(x) == hipErrorNotReady; };
+    if (pending(s)) return true;
+    if (id != 0) return blocking_streams_.count(id) != 0 && Use(device).ok() && pending(nullptr);
+    for (const auto& [other, on] : blocking_streams_)
+      if (on == device && pending(streams_.at(other))) return true;
+    return false;
+  }
+  bool TakeHeldBytes(uint64_t bytes) {
+    if (bytes > kMaxHeldBytes) return false;
+    if (held_bytes_.fetch_add(bytes) + bytes <= kMaxHeldBytes) return true;
+    held_bytes_.fetch_sub(bytes);
+    return false;
+  }
+  // Pipelined (staging_pipeline.h): the network fills one pinned buffer
+  // while the previous one is copied to the device on the pipeline's
+  // thread (whose current device is its own to set), on stream `s`.
+  Status StagedIn(int device, hipStream_t s, const msg::Region& dst, const BulkIo& fill) {
+    return staging_->In(dst.bytes(), fill, [&](uint8_t* buffer, uint64_t offset, size_t len) -> Status {
+      HIPR_HIP(hipSetDevice(device));
+      HIPR_RETURN_IF_ERROR(ForPackedRange(dst, offset, len, [&](uint64_t address, uint64_t packed, uint64_t n) {
+        return FromHip(hipMemcpyAsync(reinterpret_cast<void*>(address), buffer + (packed - offset), n,
+                                      hipMemcpyHostToDevice, s),
+                       "hipMemcpyAsync");
+      }));
+      HIPR_HIP(hipStreamSynchronize(s));
+      return Status::Ok();
+    });
+  }
+  Status StagedOut(int device, hipStream_t s, const msg::Region& src, const BulkIo& drain) {
+    return staging_->Out(src.bytes(), [&](uint8_t* buffer, uint64_t offset, size_t len) -> Status {
+      HIPR_HIP(hipSetDevice(device));
+      HIPR_RETURN_IF_ERROR(ForPackedRange(src, offset, len, [&](uint64_t address, uint64_t packed, uint64_t n) {
+        return FromHip(hipMemcpyAsync(buffer + (packed - offset), reinterpret_cast<const void*>(address), n,
+                                      hipMemcpyDeviceToHost, s),
+                       "hipMemcpyAsync");
+      }));
+      HIPR_HIP(hipStreamSynchronize(s));
+      return Status::Ok();
+    }, drain);
+  }
+
+  // Runs `fn` on a waiter thread once stream `s` gets here, and holds the
+  // stream until `fn` returns: a runtime host callback that reports and
+  // waits, as StreamHostCallback's. `fn` gets the status of the work before
+  // and the device's side stream, which it may use meanwhile. Unverified on
+  // an MI GPU: clr runs callbacks on one thread, which the hold occupies.
+  Status AtStreamPoint(int device, hipStream_t s, std::function<void(Status, hipStream_t)> fn) {
+    hipStream_t side = nullptr;
+    HIPR_RETURN_IF_ERROR(SideStream(device, &side));
+    struct Hold {
+      std::shared_ptr<Reached> reached = std::make_shared<Reached>();
+      std::shared_ptr<HostGate> gate = std::make_shared<HostGate>();
+      std::atomic<int>* holds = nullptr;
+    };
+    auto* hold = new Hold;
+    auto reached = hold->reached;
+    auto gate = hold->gate;
+    hold->holds = &holds_;
+    holds_.fetch_add(1);
+    hipError_t e = hipStreamAddCallback(
+        s,
+        [](hipStream_t, hipError_t status, void* arg) {
+          std::unique_ptr<Hold> h(static_cast<Hold*>(arg));
+          h->reached->Set(FromHip(status, "stream work before a copy"));
+          h->gate->Wait();
+          h->holds->fetch_sub(1);
+        },
+        hold, 0);
+    if (e != hipSuccess) {
+      delete hold;
+      holds_.fetch_sub(1);
+      return FromHip(e, "hipStreamAddCallback");
+    }
+    waiters_->Run([reached, gate, side, fn = std::move(fn)] {
+      fn(reached->Wait(), side);
+      gate->Open();
+    });
+    return Status::Ok();
+  }
+  // A non-blocking stream per device for work done while another is held.
+  Status SideStream(int device, hipStream_t* out) {
+    if (auto it = side_streams_.find(device); it != side_streams_.end()) {
+      *out = it->second;
+      return Status::Ok();
+    }
+    HIPR_RETURN_IF_ERROR(Use(device));
+    HIPR_HIP(hipStreamCreateWithFlags(out, hipStreamNonBlocking));
+    side_streams_[device] = *out;
+    return Status::Ok();
+  }
+
+  // A copy that failed after the replay had moved on (a held CopyToDevice):
+  // reported by the next completion, as a kernel's fault is.
+  void NoteLateError(const Status& st) {
+    std::lock_guard lock(late_mu_);
+    if (late_error_.ok()) late_error_ = st;
+  }
+  Status TakeLateError() {
+    std::lock_guard lock(late_mu_);
+    return std::exchange(late_error_, Status::Ok());
+  }
+  // A synchronizing call's completion: device output first, then the reply.
+  void Complete(const Completion& done, Status st) {
+    output_.Drain();
+    if (st.ok()) st = TakeLateError();
+    done(st);
+  }
+
+  // hipModuleLaunchCooperativeKernel, where the runtime this module is
+  // bound to has it (ROCm 6+, hipr's stub); Debian's 5.2 headers lack it.
+  using CooperativeLaunchFn = hipError_t (*)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                             unsigned, unsigned, hipStream_t, void**);
+  static CooperativeLaunchFn CooperativeLaunch() {
+    static const CooperativeLaunchFn fn = [] {
+      Dl_info info{};
+      if (dladdr(reinterpret_cast<void*>(static_cast<hipError_t (*)(void**, size_t)>(&hipMalloc)), &info) == 0 || info.dli_fname == nullptr) return CooperativeLaunchFn{};
+      void* runtime = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+      if (runtime == nullptr) return CooperativeLaunchFn{};
+      return reinterpret_cast<CooperativeLaunchFn>(dlsym(runtime, "hipModuleLaunchCooperativeKernel"));
+    }();
+    return fn;
+  }
+  // That call takes one pointer per argument, not the packed buffer: they
+  // point into it, at each explicit argument's offset in the metadata.
+  Status LaunchCooperative(const ModuleEntry& mod, hipFunction_t f, KernelLaunch& l, hipStream_t s,
+                           const hipEvent_t events[2]) {
+    const co::KernelInfo* k = mod.image->info.FindKernel(l.kernel);
+    if (k == nullptr) return InvalidArgument("no metadata for kernel " + l.kernel);
+    std::vector<void*> params;
+    for (const co::KernelArg& a : k->args) {
+      if (a.hidden()) continue;
+      if (uint64_t{a.offset} + a.size > l.kernarg.size())
+        return InvalidArgument("the arguments of " + l.kernel + " are shorter than its metadata says");
+      params.push_back(l.kernarg.data() + a.offset);
+    }
+    if (events[0] != nullptr) HIPR_HIP(hipEventRecord(events[0], s));
+    HIPR_HIP(CooperativeLaunch()(f, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+                                 l.shared_bytes, s, params.data()));
+    if (events[1] != nullptr) HIPR_HIP(hipEventRecord(events[1], s));
+    return Status::Ok();
+  }
 
   static Status NoHandle(const char* what, uint64_t id) {
     return Status(StatusCode::kInvalidHandle, std::string(what) + " " + std::to_string(id) + " does not belong to this session");
@@ -849,6 +1191,13 @@ class HipDevice final : public Device {
   std::map<uint64_t, hipTextureObject_t> textures_;
   std::map<uint64_t, uint64_t> reservations_;                        // hipMemAddressReserve: base -> size.
   std::map<uint64_t, Physical> physical_;                            // hipMemCreate, by client id.
+  std::map<uint64_t, int> blocking_streams_;  // Streams the null stream waits for, and their device.
+  std::map<int, hipStream_t> side_streams_;  // SideStream, by device.
+  std::atomic<uint64_t> held_bytes_{0};
+  std::atomic<int> holds_{0};  // Streams held at a host callback (ours or the client's), queued or waiting.
+  std::mutex late_mu_;
+  Status late_error_;  // GUARDED_BY(late_mu_)
+  StdoutCapture output_;
   std::unique_ptr<Waiters> waiters_ = std::make_unique<Waiters>();
 };
 

@@ -19,6 +19,7 @@
 #include <map>
 #include <set>
 
+#include "protocol/device_properties.h"
 #include "worker_service/sim/models.h"
 #include "worker_service/texture_desc.h"
 
@@ -149,6 +150,10 @@ Status SimDevice::Create(const SimOptions& options, std::unique_ptr<SimDevice>* 
   std::vector<msg::DeviceInfo> infos(static_cast<size_t>(options.device_count));
   for (int i = 0; i < options.device_count; ++i)
     HIPR_RETURN_IF_ERROR(ModelInfo(options.model, options.memory_bytes, i, &infos[static_cast<size_t>(i)]));
+  // Every device's memory lives in this one process: each reaches the others.
+  const int64_t all = options.device_count >= 63 ? -1 : (int64_t{1} << options.device_count) - 1;
+  for (int i = 0; i < options.device_count; ++i)
+    msg::SetProperty(&infos[static_cast<size_t>(i)], msg::DeviceProperty::kPeerAccessMask, all & ~(int64_t{1} << i));
   out->reset(new SimDevice(std::move(infos), options.memory_bytes, options.kernel_dirs));
   (*out)->fail_kernels_ = options.fail_kernels;
   if (options.force_staging) {

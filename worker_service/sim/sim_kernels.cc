@@ -81,9 +81,16 @@ Status SimDevice::LoadModule(int device, uint64_t module, std::shared_ptr<const 
 Status SimDevice::UnloadModule(uint64_t module) {
   auto it = modules_.find(module);
   if (it == modules_.end()) return NoModule(module);
-  SynchronizeAll(-1);  // No queued launch may still use its variables.
-  for (uint64_t a : it->second.variables) ReleaseQuietly(a);
+  // Queued launches may still use its variables: they go once every stream
+  // has got here (as Free's memory), while the replay goes on. The replay
+  // must not wait: a stream may be held at a host callback whose "done"
+  // comes in a later frame.
+  std::vector<uint64_t> variables = std::move(it->second.variables);
   modules_.erase(it);
+  for (uint64_t a : variables) (void)memory_.Retire(a);
+  WhenReached(StreamsOf(-1, false), [this, variables] {
+    for (uint64_t a : variables) ReleaseQuietly(a);
+  });
   return Status::Ok();
 }
 
