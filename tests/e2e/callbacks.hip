@@ -5,6 +5,7 @@
 // blocking copy queued behind a held stream completes (the worker's replay
 // does not wait for the stream while the client's "done" is on its way).
 #include <hip/hip_runtime.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -131,8 +132,51 @@ void CheckABlockingCopyBehindAHeldStream() {
 
 }  // namespace
 
+// Copies queued behind a stream held at a host callback must not hold the
+// worker's replay of other calls: the callback waits (20 s at most) for a
+// call the main thread makes after queuing them, which needs the replay.
+// A worker whose replay waited for the stream would answer that call only
+// once the callback gave up.
+void CheckCopiesBehindAHeldStreamLeaveTheWorkerFree() {
+  constexpr size_t kBytes = 1 << 20;
+  hipStream_t s;
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  uint8_t* d = nullptr;
+  HIP_OK(hipMalloc(&d, kBytes));
+  HIP_OK(hipMemset(d, 0x11, kBytes));
+  uint8_t* pinned = nullptr;
+  HIP_OK(hipHostMalloc(&pinned, kBytes, 0));
+  std::vector<uint8_t> pageable(kBytes, 0x22);
+  std::atomic<int> answered{0};
+  HIP_OK(hipStreamAddCallback(
+      s,
+      [](hipStream_t, hipError_t, void* flag) {
+        auto* f = static_cast<std::atomic<int>*>(flag);
+        for (int i = 0; i < 20000 && f->load() == 0; ++i) usleep(1000);
+      },
+      &answered, 0));
+  HIP_OK(hipMemcpyAsync(pinned, d, kBytes, hipMemcpyDeviceToHost, s));          // Reads 0x11 ...
+  HIP_OK(hipMemcpyAsync(d, pageable.data(), kBytes, hipMemcpyHostToDevice, s));  // ... then writes 0x22.
+  const double start = e2e::NowSeconds();
+  size_t free_bytes = 0, total_bytes = 0;
+  HIP_OK(hipMemGetInfo(&free_bytes, &total_bytes));
+  const double took = e2e::NowSeconds() - start;
+  answered.store(1);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK(took < 5.0, "a call behind copies on a held stream took %.1f s: the worker waited for that stream", took);
+  for (size_t i = 0; i < kBytes; i += 4093) CHECK(pinned[i] == 0x11, "D2H copy byte %zu is 0x%02x", i, pinned[i]);
+  std::vector<uint8_t> back(kBytes);
+  HIP_OK(hipMemcpy(back.data(), d, kBytes, hipMemcpyDeviceToHost));
+  for (size_t i = 0; i < kBytes; i += 4093) CHECK(back[i] == 0x22, "H2D copy byte %zu is 0x%02x", i, back[i]);
+  HIP_OK(hipHostFree(pinned));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(s));
+  printf("copies behind a held stream left the worker free: another call took %.3f s\n", took);
+}
+
 int main() {
   g_main_thread = std::this_thread::get_id();
+  CheckCopiesBehindAHeldStreamLeaveTheWorkerFree();
   CheckTheStreamWaitsForTheCallback();
   CheckOrderAndStatus();
   CheckABlockingCopyBehindAHeldStream();
