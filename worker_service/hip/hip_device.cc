@@ -8,8 +8,15 @@
 // and the reverse for reads. Copies to and from the shm host segment are
 // one hipMemcpy2DAsync each: its ranges are registered (hipHostRegister)
 // as the client places pinned memory there. No GPU exists on the team's
-// machines: this file is built and its no-GPU path (probe) tested here; the
-// rest runs only on an MI-series node.
+// machines: ctest runs this file on hipr's own stub as the runtime, over a
+// sim worker (the chain, --hip-runtime; docs/operations.md), and its no-GPU
+// probe as it is.
+//
+// The replay thread never waits for a stream: a stream may be held at a host
+// callback until the client says it ran, in a frame the replay has yet to
+// read. Waits go to waiter threads (waiters.h), copies on a busy stream run
+// at their stream point (AtStreamPoint), hipFree and hipMemUnmap wait on a
+// waiter thread while a stream is held.
 #include <hip/hip_ext.h>
 #include <hip/hip_runtime_api.h>
 
