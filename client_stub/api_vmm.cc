@@ -475,6 +475,18 @@ HIPR_EXPORT hipError_t hipMemGetAccess(unsigned long long* flags, const hipMemLo
   });
 }
 
+namespace {
+
+// The worker's device cannot share physical memory between sessions (the
+// hip device: the runtime's handles are descriptors of one session process).
+hipError_t NoShareableMemory(const char* function) {
+  HIPR_LOG_ONCE(kWarn, "%s: the worker's device has no shareable memory handles (docs/operations.md); "
+                       "returning hipErrorNotSupported", function);
+  return hipErrorNotSupported;
+}
+
+}  // namespace
+
 HIPR_EXPORT hipError_t hipMemExportToShareableHandle(void* shareable_handle, hipMemGenericAllocationHandle_t handle,
                                                      hipMemAllocationHandleType handle_type,
                                                      unsigned long long flags) {
@@ -489,6 +501,7 @@ HIPR_EXPORT hipError_t hipMemExportToShareableHandle(void* shareable_handle, hip
     if (p == nullptr || p->refs == 0 || handle_type != p->prop.requestedHandleType ||
         handle_type != hipMemHandleTypePosixFileDescriptor)
       return hipErrorInvalidValue;
+    if (!s->HasCapability(wire::kCapabilityShareableMemory)) return NoShareableMemory("hipMemExportToShareableHandle");
     msg::IpcGetMemHandleReply reply;
     Status st = s->Call(wire::Op::kVmmExport, msg::VmmHandleRequest{p->id}, &reply);
     if (!st.ok()) return ToHipError(st);
@@ -519,6 +532,7 @@ HIPR_EXPORT hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocationHa
     if (s == nullptr) return hipErrorNoDevice;
     if (handle == nullptr || os_handle == nullptr || handle_type != hipMemHandleTypePosixFileDescriptor)
       return hipErrorInvalidValue;
+    if (!s->HasCapability(wire::kCapabilityShareableMemory)) return NoShareableMemory("hipMemImportFromShareableHandle");
     // As CUDA: the descriptor itself, cast to a pointer.
     const int fd = static_cast<int>(reinterpret_cast<intptr_t>(os_handle));
     msg::VmmImportRequest req;

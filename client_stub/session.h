@@ -113,6 +113,14 @@ class Session {
   bool lz4_from_device() const { return lz4_from_device_; }
   uint64_t session_id() const { return hello_.session_id; }
   const std::string& device_kind() const { return hello_.device_kind; }
+  // Whether the worker's device has optional capability `name` (wire.h
+  // kCapability*); a worker that reports none (older) is taken to have all.
+  bool HasCapability(std::string_view name) const {
+    if (hello_.capabilities.empty()) return true;
+    for (const std::string& c : hello_.capabilities)
+      if (c == name) return true;
+    return false;
+  }
 
   // Fire-and-forget. Ok means queued (or sent), not executed.
   template <class Req>

@@ -131,9 +131,13 @@ struct HelloReply {
   // What the worker agreed to of HelloRequest::features (wire.h kFeature*);
   // empty from an older worker (optional).
   std::vector<std::string> features;
+  // The optional capabilities the worker's device has (wire.h
+  // kCapability*); absent from an older worker, whose client assumes all
+  // (optional).
+  std::vector<std::string> capabilities;
   static constexpr size_t kRequiredFields = 12;
   HIPR_FIELDS(status, message, version, session_id, device_kind, devices, window, chunk_bytes,
-              heartbeat_ms, driver_version, runtime_version, worker_version, features)
+              heartbeat_ms, driver_version, runtime_version, worker_version, features, capabilities)
 };
 
 // kShmSetup: the first frame on a unix-socket connection, sent by the

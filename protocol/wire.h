@@ -143,6 +143,18 @@ inline constexpr uint32_t kLz4PrefixBytes = 4;
 inline constexpr char kFeatureLz4ToDevice[] = "bulk-lz4-h2d";
 inline constexpr char kFeatureLz4FromDevice[] = "bulk-lz4-d2h";
 
+// The optional capabilities of a device (HelloReply::capabilities), beyond
+// the core every device has (memory, copies, streams, events, modules,
+// launches). A client refuses what its worker's device lacks at once, with
+// the HIP error a GPU without it gives, instead of asking.
+inline constexpr char kCapabilityIpcMemory[] = "ipc-memory";            // hipIpc*MemHandle
+inline constexpr char kCapabilityIpcEvents[] = "ipc-events";            // hipIpc*EventHandle
+inline constexpr char kCapabilityVirtualMemory[] = "virtual-memory";    // hipMemAddressReserve, hipMemMap, ...
+inline constexpr char kCapabilityShareableMemory[] = "shareable-memory";  // hipMemExportToShareableHandle
+inline constexpr char kCapabilityTextures[] = "textures";               // hipCreateTextureObject
+inline constexpr char kCapabilityHostRegister[] = "host-register";      // shm pinned memory registered
+inline constexpr char kCapabilityCooperativeModuleLaunch[] = "cooperative-module-launch";
+
 // Writes `h` to 16 bytes, little-endian, independent of host byte order.
 void EncodeHeader(const FrameHeader& h, uint8_t out[sizeof(FrameHeader)]);
 FrameHeader DecodeHeader(const uint8_t in[sizeof(FrameHeader)]);

@@ -25,6 +25,7 @@
 #include "protocol/code_object/code_object.h"
 #include "protocol/messages.h"
 #include "protocol/status.h"
+#include "protocol/wire.h"
 
 namespace hipr::worker {
 
@@ -104,6 +105,9 @@ class Device {
   virtual ~Device() = default;
 
   virtual std::string_view kind() const = 0;
+  // The optional capabilities this device has (wire.h kCapability*), which
+  // the hello reports: what is not listed fails with kNotSupported.
+  virtual std::vector<std::string> capabilities() const = 0;
   virtual const std::vector<msg::DeviceInfo>& devices() const = 0;
   virtual int32_t driver_version() const = 0;
   virtual int32_t runtime_version() const = 0;

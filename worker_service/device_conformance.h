@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -178,6 +179,12 @@ TYPED_TEST_P(DeviceConformance, DescribesItsDevices) {
   }
   EXPECT_GT(this->dev().runtime_version(), 0);
   EXPECT_FALSE(this->dev().kind().empty());
+  const std::vector<std::string> known = {
+      wire::kCapabilityIpcMemory, wire::kCapabilityIpcEvents,       wire::kCapabilityVirtualMemory,
+      wire::kCapabilityShareableMemory, wire::kCapabilityTextures, wire::kCapabilityHostRegister,
+      wire::kCapabilityCooperativeModuleLaunch};
+  for (const std::string& c : this->dev().capabilities())
+    EXPECT_NE(std::find(known.begin(), known.end(), c), known.end()) << "unknown capability " << c;
 }
 
 TYPED_TEST_P(DeviceConformance, MemoryRoundTripsAndRegionsAreChecked) {

@@ -1,6 +1,7 @@
 // The device conformance suite (device_conformance.h) on both devices:
 //
 //   Sim:   SimDevice in this process, with the build's kernel twins.
+//   Forwarded: a ForwardingDevice around it.
 //   Chain: the hip device (libhipr_device_hip.so) in this process, bound to
 //          hipr's own stub as its libamdhip64.so.5 (--hip-runtime), which
 //          forwards to a sim worker process started for the suite: every
@@ -13,6 +14,7 @@
 #include "tests/support/raw_client.h"
 #include "worker_service/config.h"
 #include "worker_service/device_factory.h"
+#include "worker_service/forwarding_device.h"
 #include "worker_service/sim/sim_device.h"
 
 namespace hipr::test {
@@ -36,6 +38,16 @@ struct SimDevices {
     st = device->AttachWindow({reinterpret_cast<uint64_t>(p), size}, &used);
     EXPECT_TRUE(st.ok()) << st.ToString();
     return device;
+  }
+};
+
+// A ForwardingDevice around the sim: the base a test double starts from
+// forwards everything.
+struct ForwardedDevices {
+  static std::unique_ptr<worker::Device> Make() {
+    std::unique_ptr<worker::Device> sim = SimDevices::Make();
+    if (sim == nullptr) return nullptr;
+    return std::make_unique<worker::ForwardingDevice>(std::move(sim));
   }
 };
 
@@ -64,6 +76,7 @@ struct ChainDevices {
 }  // namespace
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Sim, DeviceConformance, SimDevices);
+INSTANTIATE_TYPED_TEST_SUITE_P(Forwarded, DeviceConformance, ForwardedDevices);
 INSTANTIATE_TYPED_TEST_SUITE_P(Chain, DeviceConformance, ChainDevices);
 
 }  // namespace hipr::test

@@ -140,6 +140,7 @@ Status Session::Hello() {
   msg::HelloReply reply;
   reply.session_id = id_;
   reply.device_kind = std::string(device_->kind());
+  reply.capabilities = device_->capabilities();
   reply.heartbeat_ms = static_cast<uint32_t>(config_.heartbeat_ms);
   reply.worker_version = HIPR_VERSION;
   uint16_t lo = std::max(hello.min_version, wire::kMinProtocolVersion);

@@ -24,6 +24,11 @@ include_guard(GLOBAL)
 
 find_program(HIPR_HIPCC hipcc REQUIRED)
 
+# More targets for the e2e programs, beside gfx90a (which the sim's twins
+# stand for): the GPU acceptance run builds them for the node's own GPU
+# (deploy/hipr-dev gpu-check).
+set(HIPR_E2E_EXTRA_ARCHS "" CACHE STRING "more --offload-arch targets for the e2e programs")
+
 function(hipr_hipcc_binary name)
   cmake_parse_arguments(ARG "SHARED;NO_HIP_RUNTIME;GENCO" "OUTPUT_DIR" "SOURCES;INCLUDE_DIRS;COMPILE_OPTIONS;LINK_OPTIONS;DEPENDS" ${ARGN})
   if(NOT ARG_SOURCES)
@@ -60,7 +65,11 @@ function(hipr_hipcc_binary name)
       list(APPEND file_deps ${dep})
     endif()
   endforeach()
-  set(hipcc ${HIPR_HIPCC} --offload-arch=gfx90a -O2 -std=c++17 ${ARG_COMPILE_OPTIONS})
+  set(hipcc ${HIPR_HIPCC} --offload-arch=gfx90a)
+  foreach(arch IN LISTS HIPR_E2E_EXTRA_ARCHS)
+    list(APPEND hipcc --offload-arch=${arch})
+  endforeach()
+  list(APPEND hipcc -O2 -std=c++17 ${ARG_COMPILE_OPTIONS})
   if(ARG_NO_HIP_RUNTIME)
     if(NOT ARG_SHARED)
       message(FATAL_ERROR "hipr_hipcc_binary(${name}): NO_HIP_RUNTIME needs SHARED")

@@ -61,12 +61,12 @@ inline void Fail(const char* file, int line, const char* fmt, ...) {
 
 inline const char* ErrName(hipError_t e) { return hipGetErrorName(e); }
 
-// Whether the worker serves a hip device (the e2e "chain": HIPR_E2E_DEVICE,
-// set by the harness), whose runtime picks device addresses (no window) and
-// which lacks what docs/operations.md lists.
+// Whether the worker serves a hip device (the e2e chain, or a GPU node:
+// HIPR_E2E_DEVICE, set by the harness), whose runtime picks device addresses
+// (no window) and which lacks what docs/operations.md lists.
 inline bool OnHipDevice() {
   const char* d = getenv("HIPR_E2E_DEVICE");
-  return d != nullptr && strcmp(d, "chain") == 0;
+  return d != nullptr && strcmp(d, "hip") == 0;
 }
 
 }  // namespace e2e

@@ -216,7 +216,7 @@ class Worker:
     # "shm": the worker also listens on a unix socket and clients reach it there (HIPR_SERVER=unix:...,
     # the shared-memory transport). Set by run_e2e.py --transport.
     transport = "tcp"
-    # "sim", or "chain" (above). Set by run_e2e.py --device.
+    # "sim", "chain" (above), or "hip": the node's real GPUs. Set by run_e2e.py --device.
     device = "sim"
 
     def __init__(self, build, tmp, name="worker", extra_args=(), device=None, transport=None):
@@ -228,7 +228,12 @@ class Worker:
         extra_args = list(extra_args)
         self.inner = None
         env = base_env()
-        if self.device == "chain":
+        if self.device == "hip":
+            # A GPU node's own worker (deploy/hipr-dev gpu-check): arguments for the sim dropped.
+            _, extra_args = self.split_sim_args(extra_args)
+            self.argv = [build.worker, "--listen", "127.0.0.1:0", "--port-file", self.port_file, "--device", "hip",
+                         "--log-level", "info"]
+        elif self.device == "chain":
             sim_args, extra_args = self.split_sim_args(extra_args)
             # The inner worker is reached over tcp whatever the client's transport.
             self.inner = Worker(build, tmp, name + "-sim", sim_args, device="sim", transport="tcp")
@@ -416,9 +421,9 @@ def client_env(build, server, mode):
     """mode: 'preload', 'dropin' or 'both'. server None leaves HIPR_SERVER unset."""
     env = base_env()
     env["HIPR_E2E_HANDSHAKE"] = "1"
-    # What serves the program: "sim", or "chain" (a hip device, whose runtime picks device
-    # addresses: the client reserves each allocation's range, not one window).
-    env["HIPR_E2E_DEVICE"] = Worker.device
+    # What serves the program: "sim", or "hip" (the chain or a GPU: a hip device, whose runtime picks
+    # device addresses, so the client reserves each allocation's range, not one window).
+    env["HIPR_E2E_DEVICE"] = "sim" if Worker.device == "sim" else "hip"
     if server is not None:
         env["HIPR_SERVER"] = server
     if mode in ("preload", "both"):

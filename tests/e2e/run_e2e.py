@@ -369,9 +369,10 @@ def main():
     parser.add_argument("--list", action="store_true", help="list the scenarios")
     parser.add_argument("--transport", choices=("tcp", "shm"), default="tcp",
                         help="how clients reach the worker: tcp on loopback, or shm through a unix socket")
-    parser.add_argument("--device", choices=("sim", "chain"), default="sim",
-                        help="what serves the clients: a sim worker, or the chain (a hip-device worker whose "
-                             "runtime is hipr's stub, forwarding to a sim worker)")
+    parser.add_argument("--device", choices=("sim", "chain", "hip"), default="sim",
+                        help="what serves the clients: a sim worker; the chain (a hip-device worker whose "
+                             "runtime is hipr's stub, forwarding to a sim worker); or this node's GPUs "
+                             "(hip, the acceptance run of deploy/hipr-dev gpu-check)")
     parser.add_argument("--verbose", action="store_true", help="print every program's output even on success")
     args = parser.parse_args()
     if args.list:
@@ -379,7 +380,7 @@ def main():
         return 0
     if not args.scenario:
         parser.error("--scenario is required")
-    if args.device == "chain" and args.scenario in CHAIN_EXCLUDED:
+    if args.device in ("chain", "hip") and args.scenario in CHAIN_EXCLUDED:
         log("e2e_%s does not run in the chain: %s" % (args.scenario, CHAIN_EXCLUDED[args.scenario]))
         return 2
     build = Build(args.build_dir, args.bin_dir)

@@ -308,6 +308,15 @@ class HipDevice final : public Device {
   }
 
   std::string_view kind() const override { return "hip"; }
+  // Not shareable memory (VmmExport); cooperative module launches where the
+  // runtime has the call.
+  std::vector<std::string> capabilities() const override {
+    std::vector<std::string> c = {wire::kCapabilityIpcMemory, wire::kCapabilityIpcEvents,
+                                  wire::kCapabilityVirtualMemory, wire::kCapabilityTextures,
+                                  wire::kCapabilityHostRegister};
+    if (CooperativeLaunch() != nullptr) c.push_back(wire::kCapabilityCooperativeModuleLaunch);
+    return c;
+  }
   const std::vector<msg::DeviceInfo>& devices() const override { return infos_; }
   int32_t driver_version() const override { return driver_; }
   int32_t runtime_version() const override { return runtime_; }

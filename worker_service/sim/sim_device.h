@@ -49,6 +49,11 @@ class SimDevice final : public Device {
   ~SimDevice() override;
 
   std::string_view kind() const override { return "sim"; }
+  std::vector<std::string> capabilities() const override {
+    return {wire::kCapabilityIpcMemory,   wire::kCapabilityIpcEvents,    wire::kCapabilityVirtualMemory,
+            wire::kCapabilityShareableMemory, wire::kCapabilityTextures, wire::kCapabilityHostRegister,
+            wire::kCapabilityCooperativeModuleLaunch};
+  }
   const std::vector<msg::DeviceInfo>& devices() const override { return infos_; }
   int32_t driver_version() const override;
   int32_t runtime_version() const override;

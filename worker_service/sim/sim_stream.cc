@@ -18,6 +18,7 @@ void SimStream::Push(Item item) {
   {
     std::lock_guard lock(mu_);
     if (item.work) ++queued_work_;
+    if (item.busy) ++queued_busy_;
     queue_.push_back(std::move(item));
   }
   cv_.notify_all();
@@ -25,14 +26,16 @@ void SimStream::Push(Item item) {
 
 void SimStream::Submit(std::function<void()> work) { Push(Item{std::move(work), true}); }
 
-void SimStream::SubmitMarker(std::function<void()> marker) { Push(Item{std::move(marker), false}); }
+void SimStream::SubmitMarker(std::function<void()> marker) { Push(Item{std::move(marker), false, false}); }
+
+void SimStream::SubmitRecord(std::function<void()> record) { Push(Item{std::move(record), true, false}); }
 
 std::shared_ptr<Latch> SimStream::Mark() {
   auto latch = std::make_shared<Latch>();
   {
     std::lock_guard lock(mu_);
     if (queued_work_ == 0 && !running_work_) return nullptr;
-    queue_.push_back(Item{[latch] { latch->Open(); }, false});
+    queue_.push_back(Item{[latch] { latch->Open(); }, false, false});
   }
   cv_.notify_all();
   return latch;
@@ -53,6 +56,11 @@ bool SimStream::Idle() {
   return queued_work_ == 0 && !running_work_;
 }
 
+bool SimStream::IdleForQuery() {
+  std::lock_guard lock(mu_);
+  return queued_busy_ == 0 && !running_busy_;
+}
+
 void SimStream::Run() {
   std::unique_lock lock(mu_);
   for (;;) {
@@ -61,13 +69,16 @@ void SimStream::Run() {
     Item item = std::move(queue_.front());
     queue_.pop_front();
     if (item.work) --queued_work_;
+    if (item.busy) --queued_busy_;
     running_item_ = true;
     running_work_ = item.work;
+    running_busy_ = item.busy;
     lock.unlock();
     item.run();
     lock.lock();
     running_item_ = false;
     running_work_ = false;
+    running_busy_ = false;
     cv_.notify_all();
   }
 }

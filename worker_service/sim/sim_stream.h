@@ -51,6 +51,11 @@ class SimStream {
   // busy for Idle(), so a query right after a synchronization that ended
   // with such an item says idle, as HIP's does.
   void SubmitMarker(std::function<void()> marker);
+  // An event record: work that synchronizations wait for, but that does not
+  // make the stream busy for IdleForQuery(), since it completes the waits
+  // for its event from inside the stream: a query right after such a wait
+  // says idle, as HIP's does.
+  void SubmitRecord(std::function<void()> record);
   // A latch opened once the stream has run everything submitted so far;
   // nullptr when it has no work queued or running now.
   std::shared_ptr<Latch> Mark();
@@ -58,6 +63,8 @@ class SimStream {
   void WaitIdle();
   // No work (markers aside) queued or running.
   bool Idle();
+  // What hipStreamQuery says: no work but event records queued or running.
+  bool IdleForQuery();
   // Nothing at all queued or running, markers included.
   bool Empty();
 
@@ -76,12 +83,15 @@ class SimStream {
   struct Item {
     std::function<void()> run;
     bool work = true;  // False for markers.
+    bool busy = true;  // Counts for Idle(): work other than event records.
   };
   void Push(Item item);
   std::deque<Item> queue_;      // GUARDED_BY(mu_)
   size_t queued_work_ = 0;      // GUARDED_BY(mu_): items in queue_ that are work.
   bool running_item_ = false;   // GUARDED_BY(mu_)
   bool running_work_ = false;   // GUARDED_BY(mu_)
+  size_t queued_busy_ = 0;      // GUARDED_BY(mu_): items in queue_ that are busy.
+  bool running_busy_ = false;   // GUARDED_BY(mu_)
   bool stopping_ = false;                    // GUARDED_BY(mu_)
   std::thread thread_;
 };
