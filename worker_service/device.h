@@ -25,6 +25,7 @@
 #include "protocol/code_object/code_object.h"
 #include "protocol/messages.h"
 #include "protocol/status.h"
+#include "protocol/thread_annotations.h"
 #include "protocol/wire.h"
 
 namespace hipr::worker {
@@ -80,20 +81,20 @@ class HostGate {
  public:
   void Open() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       open_ = true;
     }
     cv_.notify_all();
   }
   void Wait() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return open_; });
+    MutexLock lock(mu_);
+    while (!open_) cv_.wait(lock.native());
   }
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool open_ = false;  // GUARDED_BY(mu_)
+  bool open_ HIPR_GUARDED_BY(mu_) = false;
 };
 
 class Device {

@@ -42,14 +42,14 @@ Session::Session(uint64_t id, std::unique_ptr<Connection> conn, std::unique_ptr<
       segment_(conn_->SharedHostRegion()),
       code_cache_(config.code_cache_dir, config.code_cache_bytes) {
   device_->SetOutputSink([this](std::string_view text) {
-    std::lock_guard lock(output_mu_);
+    MutexLock lock(output_mu_);
     output_.append(text);
   });
 }
 
 Session::~Session() {
   {
-    std::lock_guard lock(hb_mu_);
+    MutexLock lock(hb_mu_);
     stopping_ = true;
   }
   hb_cv_.notify_all();
@@ -69,7 +69,7 @@ Status Session::SendReplyLocked(const wire::FrameHeader& request) {
 
 Status Session::TakeDeferred(const Status& own) {
   if (!own.ok()) return own;
-  std::lock_guard lock(deferred_mu_);
+  MutexLock lock(deferred_mu_);
   return std::exchange(deferred_, Status::Ok());
 }
 
@@ -84,7 +84,7 @@ Device::Completion Session::ReplyLater(const wire::FrameHeader& request) {
     w.Encode(msg::CallReply{ToHipError(TakeDeferred(own))});
     Status st;
     {
-      std::lock_guard lock(send_mu_);
+      MutexLock lock(send_mu_);
       last_send_ns_ = NowNs();
       st = FlushOutputLocked();
       if (st.ok())
@@ -99,7 +99,7 @@ Device::Completion Session::ReplyLater(const wire::FrameHeader& request) {
 Status Session::FlushOutputLocked() {
   std::string text;
   {
-    std::lock_guard lock(output_mu_);
+    MutexLock lock(output_mu_);
     if (output_.empty()) return Status::Ok();
     text.swap(output_);
   }
@@ -115,14 +115,14 @@ void Session::Defer(const wire::FrameHeader& request, const Status& st) {
   if (st.ok()) return;
   spdlog::warn("session {}: deferred error in op {} (request {}): {}", id_, OpName(request.op),
                request.request_id, st.ToString());
-  std::lock_guard lock(deferred_mu_);
+  MutexLock lock(deferred_mu_);
   if (deferred_.ok()) deferred_ = st;
 }
 
 void Session::SendFatal(const Status& why) {
   codec::BodyWriter w;
   w.Encode(msg::Fatal{why.code(), why.message()});
-  std::lock_guard lock(send_mu_);
+  MutexLock lock(send_mu_);
   (void)SendFrame(*conn_, static_cast<uint16_t>(Op::kFatal), 0, w);
 }
 
@@ -177,7 +177,10 @@ Status Session::Hello() {
   }
   // "on" compresses whatever compresses; "auto" also asks whether the link
   // is slower than lz4 (ChunkCompressor's link guard).
-  compressor_.set_link_guard(config_.compress == "auto");
+  {
+    MutexLock lock(send_mu_);
+    compressor_.set_link_guard(config_.compress == "auto");
+  }
   reply.devices = device_->devices();
   reply.driver_version = device_->driver_version();
   reply.runtime_version = device_->runtime_version();
@@ -196,7 +199,7 @@ void Session::LogLz4() {
   if (!lz4_to_device_ && !lz4_from_device_) return;
   ChunkCompressor::Counters sent;
   {
-    std::lock_guard lock(send_mu_);
+    MutexLock lock(send_mu_);
     sent = lz4_sent_;
   }
   const ChunkInflater::Counters& got = inflater_.counters();
@@ -253,8 +256,10 @@ void Session::HeartbeatLoop() {
   sigemptyset(&term);
   sigaddset(&term, SIGTERM);
   const timespec no_wait{0, 0};
-  std::unique_lock lock(hb_mu_);
-  while (!hb_cv_.wait_for(lock, tick, [&] { return stopping_; })) {
+  MutexLock lock(hb_mu_);
+  for (;;) {
+    if (!stopping_) hb_cv_.wait_for(lock.native(), tick);
+    if (stopping_) break;
     if (sigtimedwait(&term, nullptr, &no_wait) == SIGTERM) {
       // Between frames (the send lock is ours), tell the client why, then
       // wake the replay thread with a closed connection.
@@ -270,7 +275,7 @@ void Session::HeartbeatLoop() {
       continue;
     uint8_t raw[sizeof(wire::FrameHeader)];
     wire::EncodeHeader(wire::MakeHeader(static_cast<uint16_t>(Op::kHeartbeat), 0, 0), raw);
-    std::lock_guard send_lock(send_mu_);
+    MutexLock send_lock(send_mu_);
     last_send_ns_ = now;
     if (!conn_->SendAll(raw, sizeof raw).ok()) return;
   }
@@ -654,7 +659,7 @@ Status Session::AddHostCallback(const msg::StreamHostCallbackRequest& m) {
   Status st = device_->StreamHostCallback(m.device, m.stream, [this, id](Status stream_status) {
     codec::BodyWriter w;
     w.Encode(msg::HostCallbackReady{id, ToHipError(stream_status)});
-    std::lock_guard lock(send_mu_);
+    MutexLock lock(send_mu_);
     last_send_ns_ = NowNs();
     Status sent = FlushOutputLocked();
     if (sent.ok()) sent = SendFrame(*conn_, static_cast<uint16_t>(Op::kHostCallbackReady), 0, w);
@@ -712,9 +717,9 @@ Status Session::HandleCopyFromDevice(const wire::FrameHeader& h) {
   // Bulk follows a reply only when it says success: report a pending
   // deferred error instead of copying.
   {
-    std::unique_lock lock(deferred_mu_);
+    MutexLock lock(deferred_mu_);
     if (!deferred_.ok()) {
-      lock.unlock();
+      lock.Unlock();
       return ReplySync(h, Status::Ok());
     }
   }
@@ -740,14 +745,15 @@ Status Session::HandleCopyFromDevice(const wire::FrameHeader& h) {
     {
       // The send lock is held for the whole transfer so no other frame
       // lands between its frames.
-      std::lock_guard lock(send_mu_);
+      MutexLock lock(send_mu_);
       last_send_ns_ = NowNs();
       link = FlushOutputLocked();
       if (link.ok())
         link = SendFrame(*conn_, static_cast<uint16_t>(h.op | wire::kReplyBit), h.request_id, w);
       if (link.ok() && with_bytes) {
         if (lz4_from_device_) compressor_.BeginTransfer();
-        link = read([&](const iovec* iov, int count) {
+        // Called by `read` within this scope, the send lock held.
+        link = read([&](const iovec* iov, int count) HIPR_REQUIRES(send_mu_) {
           last_send_ns_ = NowNs();
           if (!lz4_from_device_) return SendBulk(*conn_, h.request_id, iov, count, chunk_bytes_);
           Status sent = SendBulkLz4(*conn_, nullptr, 0, h.request_id, iov, count, chunk_bytes_, compressor_);

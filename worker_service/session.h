@@ -34,6 +34,7 @@
 #include "protocol/chunk_lz4.h"
 #include "protocol/codec.h"
 #include "protocol/messages.h"
+#include "protocol/thread_annotations.h"
 #include "protocol/transport.h"
 #include "worker_service/code_cache.h"
 #include "worker_service/config.h"
@@ -76,10 +77,10 @@ class Session {
   Status CreateGraph(msg::GraphCreateRequest m);
   Status LaunchGraph(const msg::GraphLaunchRequest& m);
   Status DestroyGraph(uint64_t graph);
-  // REQUIRES: send_mu_ held. Sends output, then writer_'s body as the reply.
-  Status SendReplyLocked(const wire::FrameHeader& request);
-  // REQUIRES: send_mu_ held. Sends device output gathered so far.
-  Status FlushOutputLocked();
+  // Sends output, then writer_'s body as the reply.
+  Status SendReplyLocked(const wire::FrameHeader& request) HIPR_REQUIRES(send_mu_);
+  // Sends device output gathered so far.
+  Status FlushOutputLocked() HIPR_REQUIRES(send_mu_);
 
   template <class T>
   Status Decode(T* msg);
@@ -109,8 +110,8 @@ class Session {
   std::vector<uint8_t> body_;  // The current request's body.
   codec::BodyWriter writer_;
   bool goodbye_ = false;
-  std::mutex deferred_mu_;
-  Status deferred_;  // GUARDED_BY(deferred_mu_): first error of fire-and-forget work not yet reported.
+  Mutex deferred_mu_;
+  Status deferred_ HIPR_GUARDED_BY(deferred_mu_);  // first error of fire-and-forget work not yet reported.
   std::atomic<int> pending_replies_{0};        // ReplyLater completions not yet run.
   std::atomic<int64_t> pending_since_ns_{0};   // When pending_replies_ last left 0.
 
@@ -139,18 +140,18 @@ class Session {
   // Host callbacks whose stream waits for the client (replay thread only).
   std::unordered_map<uint64_t, std::shared_ptr<HostGate>> host_gates_;
 
-  std::mutex output_mu_;
-  std::string output_;  // GUARDED_BY(output_mu_): printed by device code, not yet sent.
+  Mutex output_mu_;
+  std::string output_ HIPR_GUARDED_BY(output_mu_);  // printed by device code, not yet sent.
 
-  std::mutex send_mu_;  // Serializes frames from the replay and heartbeat threads.
-  ChunkCompressor compressor_;  // GUARDED_BY(send_mu_): bulk from the device, when lz4_from_device_.
-  ChunkCompressor::Counters lz4_sent_;  // GUARDED_BY(send_mu_): totals, for the log at the end.
+  Mutex send_mu_;  // Serializes frames from the replay and heartbeat threads.
+  ChunkCompressor compressor_ HIPR_GUARDED_BY(send_mu_);  // bulk from the device, when lz4_from_device_.
+  ChunkCompressor::Counters lz4_sent_ HIPR_GUARDED_BY(send_mu_);  // totals, for the log at the end.
   std::atomic<int64_t> busy_since_ns_{0};  // 0 while waiting for a request.
   std::atomic<int64_t> last_send_ns_{0};
   std::atomic<bool> worker_stopping_{false};  // SIGTERM seen: end quietly.
-  std::mutex hb_mu_;
+  Mutex hb_mu_;
   std::condition_variable hb_cv_;
-  bool stopping_ = false;  // GUARDED_BY(hb_mu_)
+  bool stopping_ HIPR_GUARDED_BY(hb_mu_) = false;
   std::thread heartbeat_;
 };
 
@@ -162,7 +163,7 @@ Status Session::Decode(T* msg) {
 template <class T>
 Status Session::Reply(const wire::FrameHeader& request, const T& msg) {
   writer_.Encode(msg);
-  std::lock_guard lock(send_mu_);
+  MutexLock lock(send_mu_);
   return SendReplyLocked(request);
 }
 

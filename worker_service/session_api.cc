@@ -30,7 +30,7 @@ Status Session::HandleApiCall(const wire::FrameHeader& h) {
     return Status::Ok();
   }
   if (!call.ok()) spdlog::debug("session {}: generated call {:#x}: {}", id_, head.fn, call.ToString());
-  std::lock_guard lock(send_mu_);
+  MutexLock lock(send_mu_);
   return SendReplyLocked(h);
 }
 

@@ -20,23 +20,23 @@ class Queue {
  public:
   void Push(Staged p) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       items_.push_back(std::move(p));
     }
     cv_.notify_one();
   }
   Staged Pop() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !items_.empty(); });
+    MutexLock lock(mu_);
+    while (items_.empty()) cv_.wait(lock.native());
     Staged p = std::move(items_.front());
     items_.pop_front();
     return p;
   }
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<Staged> items_;
+  std::deque<Staged> items_ HIPR_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -45,8 +45,8 @@ StagingPipeline::StagingPipeline(std::vector<uint8_t*> buffers, size_t piece_byt
     : piece_bytes_(piece_bytes), buffer_count_(buffers.size()), free_(std::move(buffers)) {}
 
 uint8_t* StagingPipeline::Acquire() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return !free_.empty(); });
+  MutexLock lock(mu_);
+  while (free_.empty()) cv_.wait(lock.native());
   uint8_t* b = free_.back();
   free_.pop_back();
   return b;
@@ -54,7 +54,7 @@ uint8_t* StagingPipeline::Acquire() {
 
 void StagingPipeline::Release(uint8_t* buffer) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     free_.push_back(buffer);
   }
   cv_.notify_one();
@@ -63,7 +63,7 @@ void StagingPipeline::Release(uint8_t* buffer) {
 Status StagingPipeline::In(uint64_t total, const Io& fill, const Piece& put) {
   if (total == 0) return Status::Ok();
   Queue full;  // Filled pieces for the device half; a null buffer ends it.
-  std::mutex error_mu;
+  Mutex error_mu;
   Status device_error;
   std::thread device([&] {
     for (;;) {
@@ -71,13 +71,13 @@ Status StagingPipeline::In(uint64_t total, const Io& fill, const Piece& put) {
       if (p.buffer == nullptr) return;
       bool failed;
       {
-        std::lock_guard lock(error_mu);
+        MutexLock lock(error_mu);
         failed = !device_error.ok();
       }
       if (!failed) {
         Status st = put(p.buffer, p.offset, p.len);
         if (!st.ok()) {
-          std::lock_guard lock(error_mu);
+          MutexLock lock(error_mu);
           device_error = st;
         }
       }
@@ -87,7 +87,7 @@ Status StagingPipeline::In(uint64_t total, const Io& fill, const Piece& put) {
   Status net;
   for (uint64_t offset = 0; offset < total && net.ok(); offset += piece_bytes_) {
     {
-      std::lock_guard lock(error_mu);
+      MutexLock lock(error_mu);
       if (!device_error.ok()) break;  // Stop reading: the caller discards the rest.
     }
     const size_t len = static_cast<size_t>(std::min<uint64_t>(piece_bytes_, total - offset));

@@ -32,6 +32,7 @@
 
 #include "protocol/messages.h"
 #include "protocol/status.h"
+#include "protocol/thread_annotations.h"
 
 namespace hipr::worker {
 
@@ -62,9 +63,9 @@ class StagingPipeline {
 
   const size_t piece_bytes_;
   const size_t buffer_count_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::vector<uint8_t*> free_;  // GUARDED_BY(mu_)
+  std::vector<uint8_t*> free_ HIPR_GUARDED_BY(mu_);
 };
 
 // Calls fn(device address, offset in the packed bytes, length) for the rows

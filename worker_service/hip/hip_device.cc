@@ -65,23 +65,23 @@ class Reached {
  public:
   void Set(Status st) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       status_ = std::move(st);
       set_ = true;
     }
     cv_.notify_all();
   }
   Status Wait() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return set_; });
+    MutexLock lock(mu_);
+    while (!set_) cv_.wait(lock.native());
     return status_;
   }
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool set_ = false;  // GUARDED_BY(mu_)
-  Status status_;     // GUARDED_BY(mu_)
+  bool set_ HIPR_GUARDED_BY(mu_) = false;
+  Status status_ HIPR_GUARDED_BY(mu_);
 };
 
 // The session process's stdout, where the runtime prints device printf
@@ -115,7 +115,7 @@ class StdoutCapture {
   void Drain() {
     if (read_fd_ < 0) return;
     std::fflush(stdout);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     char buf[16384];
     ssize_t n;
     while ((n = read(read_fd_, buf, sizeof buf)) > 0) sink_(std::string_view(buf, static_cast<size_t>(n)));
@@ -137,7 +137,7 @@ class StdoutCapture {
  private:
   OutputSink sink_;
   int read_fd_ = -1;
-  std::mutex mu_;  // One reader at a time, so output keeps its order.
+  Mutex mu_;  // One reader at a time, so output keeps its order.
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };
@@ -1110,11 +1110,11 @@ class HipDevice final : public Device {
   // A copy that failed after the replay had moved on (a held CopyToDevice):
   // reported by the next completion, as a kernel's fault is.
   void NoteLateError(const Status& st) {
-    std::lock_guard lock(late_mu_);
+    MutexLock lock(late_mu_);
     if (late_error_.ok()) late_error_ = st;
   }
   Status TakeLateError() {
-    std::lock_guard lock(late_mu_);
+    MutexLock lock(late_mu_);
     return std::exchange(late_error_, Status::Ok());
   }
   // A synchronizing call's completion: device output first, then the reply.
@@ -1211,8 +1211,8 @@ class HipDevice final : public Device {
   std::map<int, hipStream_t> side_streams_;  // SideStream, by device.
   std::atomic<uint64_t> held_bytes_{0};
   std::atomic<int> holds_{0};  // Streams held at a host callback (ours or the client's), queued or waiting.
-  std::mutex late_mu_;
-  Status late_error_;  // GUARDED_BY(late_mu_)
+  Mutex late_mu_;
+  Status late_error_ HIPR_GUARDED_BY(late_mu_);
   StdoutCapture output_;
   std::unique_ptr<Waiters> waiters_ = std::make_unique<Waiters>();
 };

@@ -107,32 +107,42 @@ struct SimDevice::Event {
 
   int device = 0;
   uint32_t flags = 0;
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable cv;
   // IPC: set (GUARDED_BY(mu)) when exported or opened; then records are
   // numbered and marked reached in the page, which other sessions see too.
   SharedEventPage* shared = nullptr;
   int shared_fd = -1;  // The exporter's memfd, which importers open through /proc.
   std::array<uint8_t, 16> secret{};
-  uint64_t recorded = 0;  // GUARDED_BY(mu): records submitted; the latest is `recorded`.
-  // GUARDED_BY(mu): records not reached by their stream yet. Records on
-  // different streams complete in any order, so "reached" is per record.
-  std::set<uint64_t> pending;
-  uint64_t stamped = 0;      // GUARDED_BY(mu): the record timestamp_ns belongs to.
-  int64_t timestamp_ns = 0;  // GUARDED_BY(mu)
+  uint64_t recorded HIPR_GUARDED_BY(mu) = 0;  // records submitted; the latest is `recorded`.
+  // Records not reached by their stream yet. Records on different streams
+  // complete in any order, so "reached" is per record.
+  std::set<uint64_t> pending HIPR_GUARDED_BY(mu);
+  uint64_t stamped HIPR_GUARDED_BY(mu) = 0;  // the record timestamp_ns belongs to.
+  int64_t timestamp_ns HIPR_GUARDED_BY(mu) = 0;
 
-  // GUARDED_BY(mu): EventSynchronizeAsync completions, by the record they wait for.
-  std::multimap<uint64_t, Device::Completion> waiters;
+  // EventSynchronizeAsync completions, by the record they wait for.
+  std::multimap<uint64_t, Device::Completion> waiters HIPR_GUARDED_BY(mu);
 
-  // REQUIRES: mu.
-  bool Reached(uint64_t generation) const {
+  bool Reached(uint64_t generation) const HIPR_REQUIRES(mu) {
     return shared != nullptr ? shared->Reached(generation) : pending.count(generation) == 0;
   }
-  // The record a wait or query made now concerns. REQUIRES: mu.
-  uint64_t Latest() const { return shared != nullptr ? shared->recorded.load(std::memory_order_acquire) : recorded; }
+  // The record a wait or query made now concerns.
+  uint64_t Latest() const HIPR_REQUIRES(mu) {
+    return shared != nullptr ? shared->recorded.load(std::memory_order_acquire) : recorded;
+  }
   void WaitFor(uint64_t generation) {
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return Reached(generation); });
+    MutexLock lock(mu);
+    while (!Reached(generation)) cv.wait(lock.native());
+  }
+  // The time of the latest record: kInvalidHandle if never recorded,
+  // kNotReady until its stream has got there.
+  Status LatestTime(int64_t* ns) {
+    MutexLock lock(mu);
+    if (recorded == 0) return Status(StatusCode::kInvalidHandle, "event was never recorded");
+    if (!Reached(recorded)) return Status(StatusCode::kNotReady, "event not reached yet");
+    *ns = timestamp_ns;
+    return Status::Ok();
   }
 };
 
@@ -560,7 +570,7 @@ Status SimDevice::IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) {
   HIPR_RETURN_IF_ERROR(FindEvent(event, &ev));
   if ((ev->flags & kEventInterprocess) == 0)
     return InvalidArgument("event " + std::to_string(event) + " was not created with hipEventInterprocess");
-  std::lock_guard lock(ev->mu);
+  MutexLock lock(ev->mu);
   if (ev->shared != nullptr && ev->shared_fd < 0)
     return InvalidArgument("event " + std::to_string(event) + " was opened from another session's handle");
   if (ev->shared == nullptr) {
@@ -618,7 +628,10 @@ Status SimDevice::IpcOpenEventHandle(int device, uint64_t event, const IpcEventH
   ev->device = device;
   ev->flags = kEventDisableTiming | kEventInterprocess;
   ev->shared = static_cast<SharedEventPage*>(page);
-  ev->recorded = ev->shared->recorded.load(std::memory_order_acquire);
+  {
+    MutexLock lock(ev->mu);
+    ev->recorded = ev->shared->recorded.load(std::memory_order_acquire);
+  }
   events_[event] = std::move(ev);
   return Status::Ok();
 }
@@ -823,7 +836,7 @@ Status SimDevice::StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flag
   uint64_t generation;
   bool shared;
   {
-    std::lock_guard lock(ev->mu);
+    MutexLock lock(ev->mu);
     generation = ev->Latest();  // Never recorded: nothing to wait for.
     shared = ev->shared != nullptr;
   }
@@ -832,7 +845,7 @@ Status SimDevice::StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flag
     // Another session's record completes no stream item here: poll.
     s->Submit([this, ev, generation] {
       (void)PollUntil(stopping_, [&] {
-        std::lock_guard lock(ev->mu);
+        MutexLock lock(ev->mu);
         return ev->Reached(generation);
       });
     });
@@ -883,7 +896,7 @@ Status SimDevice::EventRecord(uint64_t event, uint64_t stream) {
   HIPR_RETURN_IF_ERROR(Prepare(ev->device, stream, &s));
   uint64_t generation;
   {
-    std::lock_guard lock(ev->mu);
+    MutexLock lock(ev->mu);
     generation = ev->shared != nullptr ? ev->shared->recorded.fetch_add(1, std::memory_order_acq_rel) + 1
                                        : ev->recorded + 1;
     ev->recorded = generation;
@@ -894,7 +907,7 @@ Status SimDevice::EventRecord(uint64_t event, uint64_t stream) {
   s->SubmitRecord([ev, generation] {
     std::vector<Completion> reached;
     {
-      std::lock_guard lock(ev->mu);
+      MutexLock lock(ev->mu);
       ev->pending.erase(generation);
       if (ev->shared != nullptr) ev->shared->MarkReached(generation);
       if (generation > ev->stamped) {  // An older record finishing late keeps the newer time.
@@ -920,7 +933,7 @@ void SimDevice::EventSynchronizeAsync(uint64_t event, Completion done) {
   std::shared_ptr<Event> ev;
   if (Status st = FindEvent(event, &ev); !st.ok()) return done(st);
   {
-    std::lock_guard lock(ev->mu);
+    MutexLock lock(ev->mu);
     const uint64_t latest = ev->Latest();
     if (!ev->Reached(latest)) {
       if (ev->shared != nullptr) {
@@ -928,7 +941,7 @@ void SimDevice::EventSynchronizeAsync(uint64_t event, Completion done) {
         if (!ipc_waits_) ipc_waits_ = std::make_unique<SimStream>(ev->device, kStreamNonBlocking, 0);
         ipc_waits_->Submit([this, ev, latest, done = std::move(done)]() mutable {
           const bool reached = PollUntil(stopping_, [&] {
-            std::lock_guard lock(ev->mu);
+            MutexLock lock(ev->mu);
             return ev->Reached(latest);
           });
           ev.reset();  // Before the caller goes on: a destroy right after frees the event.
@@ -949,7 +962,7 @@ Status SimDevice::EventSynchronize(uint64_t event) { return Wait(&SimDevice::Eve
 Status SimDevice::EventQuery(uint64_t event) {
   std::shared_ptr<Event> ev;
   HIPR_RETURN_IF_ERROR(FindEvent(event, &ev));
-  std::lock_guard lock(ev->mu);
+  MutexLock lock(ev->mu);
   return ev->Reached(ev->Latest()) ? Status::Ok() : Status(StatusCode::kNotReady, "event not reached yet");
 }
 
@@ -960,23 +973,14 @@ Status SimDevice::EventElapsedTime(uint64_t start, uint64_t stop, float* millise
   HIPR_RETURN_IF_ERROR(FindEvent(stop, &b));
   if (((a->flags | b->flags) & kEventDisableTiming) != 0)
     return Status(StatusCode::kInvalidHandle, "event created with hipEventDisableTiming");
-  int64_t t0;
-  int64_t t1;
-  {
-    // One lock when start and stop are the same event (locking its mutex
-    // twice would deadlock).
-    std::unique_lock lock_a(a->mu);
-    std::unique_lock lock_b(b->mu, std::defer_lock);
-    if (b != a) {
-      lock_a.unlock();
-      std::lock(lock_a, lock_b);
-    }
-    if (a->recorded == 0 || b->recorded == 0)
-      return Status(StatusCode::kInvalidHandle, "event was never recorded");
-    if (!a->Reached(a->recorded) || !b->Reached(b->recorded))
-      return Status(StatusCode::kNotReady, "event not reached yet");
-    t0 = a->timestamp_ns;
-    t1 = b->timestamp_ns;
+  int64_t t0 = 0;
+  int64_t t1 = 0;
+  // Each event under its own lock (start and stop may be one event).
+  const Status sa = a->LatestTime(&t0);
+  const Status sb = b->LatestTime(&t1);
+  for (StatusCode worst : {StatusCode::kInvalidHandle, StatusCode::kNotReady}) {
+    if (sa.code() == worst) return sa;
+    if (sb.code() == worst) return sb;
   }
   *milliseconds = static_cast<float>(static_cast<double>(t1 - t0) / 1e6);
   return Status::Ok();
@@ -991,18 +995,18 @@ Status SimDevice::DeviceSynchronize(int device) { return Wait(&SimDevice::Device
 
 template <class Arg>
 Status SimDevice::Wait(void (SimDevice::*async)(Arg, Completion), Arg arg) {
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable cv;
   bool finished = false;
   Status result;
   (this->*async)(arg, [&](Status st) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     result = std::move(st);
     finished = true;
     cv.notify_all();
   });
-  std::unique_lock lock(mu);
-  cv.wait(lock, [&] { return finished; });
+  MutexLock lock(mu);
+  while (!finished) cv.wait(lock.native());
   return result;
 }
 

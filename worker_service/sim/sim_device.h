@@ -199,8 +199,8 @@ class SimDevice final : public Device {
   std::vector<std::unique_ptr<uint8_t[]>> staging_buffers_;
   std::unique_ptr<StagingPipeline> staging_;
   OutputSink sink_;  // Set before any launch; called from stream threads.
-  std::mutex fault_mu_;
-  Status fault_;  // GUARDED_BY(fault_mu_)
+  Mutex fault_mu_;
+  Status fault_ HIPR_GUARDED_BY(fault_mu_);
 };
 
 }  // namespace hipr::worker::sim

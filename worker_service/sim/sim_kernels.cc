@@ -25,17 +25,17 @@ void SimDevice::ReleaseQuietly(uint64_t address) {
 void SimDevice::SetOutputSink(OutputSink sink) { sink_ = std::move(sink); }
 
 void SimDevice::RecordFault(const Status& st) {
-  std::lock_guard lock(fault_mu_);
+  MutexLock lock(fault_mu_);
   if (fault_.ok()) fault_ = st;
 }
 
 Status SimDevice::TakeFault() {
-  std::lock_guard lock(fault_mu_);
+  MutexLock lock(fault_mu_);
   return std::exchange(fault_, Status::Ok());
 }
 
 Status SimDevice::PeekFault() {
-  std::lock_guard lock(fault_mu_);
+  MutexLock lock(fault_mu_);
   return fault_;
 }
 

@@ -38,7 +38,7 @@ SimMemory::~SimMemory() {
 }
 
 Status SimMemory::Attach(const msg::AddressWindow& offer, msg::AddressWindow* used) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (window_.size != 0) return Status(StatusCode::kFailedPrecondition, "window already attached");
   if (offer.size == 0 || offer.size % kGranularity != 0 || offer.base % kGranularity != 0 ||
       offer.base + offer.size < offer.base)
@@ -81,7 +81,7 @@ Status SimMemory::MapRange(uint64_t address, uint64_t size, bool accessible) {
 }
 
 bool SimMemory::TakeRange(uint64_t size, uint64_t* base, uint64_t alignment, uint64_t hint) {
-  auto carve = [&](std::map<uint64_t, uint64_t>::iterator it, uint64_t start) {
+  auto carve = [&](std::map<uint64_t, uint64_t>::iterator it, uint64_t start) HIPR_REQUIRES(mu_) {
     const uint64_t free_base = it->first;
     const uint64_t free_end = it->first + it->second;
     free_.erase(it);
@@ -123,7 +123,7 @@ void SimMemory::ReturnRange(uint64_t address, uint64_t size) {
 }
 
 Status SimMemory::Allocate(int device, uint64_t size, uint64_t* address) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (window_.size == 0) return Status(StatusCode::kFailedPrecondition, "no address window");
   if (device < 0 || device >= static_cast<int>(used_.size())) return Status(StatusCode::kInvalidDevice, "bad device");
   if (size == 0 || size > budget_) return Status(StatusCode::kResourceExhausted, "allocation exceeds device memory");
@@ -143,7 +143,7 @@ Status SimMemory::Allocate(int device, uint64_t size, uint64_t* address) {
 }
 
 Status SimMemory::Export(uint64_t address, Exported* out) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = allocations_.upper_bound(address);
   if (it == allocations_.begin() || address >= std::prev(it)->first + std::prev(it)->second.size)
     return Status(StatusCode::kInvalidDevicePointer, "not device memory of this session");
@@ -184,7 +184,7 @@ Status SimMemory::Export(uint64_t address, Exported* out) {
 }
 
 Status SimMemory::Import(int device, int fd, uint64_t size, uint64_t* address) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (window_.size == 0) return Status(StatusCode::kFailedPrecondition, "no address window");
   if (device < 0 || device >= static_cast<int>(used_.size())) return Status(StatusCode::kInvalidDevice, "bad device");
   if (size == 0 || size % kGranularity != 0) return InvalidArgument("IPC memory of a size no allocation has");
@@ -203,7 +203,7 @@ Status SimMemory::Import(int device, int fd, uint64_t size, uint64_t* address) {
 }
 
 Status SimMemory::CloseImport(uint64_t base) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = allocations_.find(base);
   if (it == allocations_.end() || !it->second.imported || it->second.retired)
     return InvalidArgument("not memory opened from an IPC handle in this session");
@@ -212,7 +212,7 @@ Status SimMemory::CloseImport(uint64_t base) {
 }
 
 Status SimMemory::Retire(uint64_t address) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = allocations_.find(address);
   if (it == allocations_.end() || it->second.retired)
     return Status(StatusCode::kInvalidDevicePointer, "not the start of an allocation of this session");
@@ -228,7 +228,7 @@ Status SimMemory::Retire(uint64_t address) {
 }
 
 Status SimMemory::Release(uint64_t address, int* device) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = allocations_.find(address);
   if (it == allocations_.end() || it->second.vmm)
     return Status(StatusCode::kInvalidDevicePointer, "not the start of an allocation of this session");
@@ -249,7 +249,7 @@ Status SimMemory::Release(uint64_t address, int* device) {
 void SimMemory::ReleaseAll(int device) {
   std::vector<uint64_t> mine;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     // Virtual memory outlives a device reset (its reservations and physical
     // memory are the process's, as in HIP); it goes with the session.
     for (const auto& [base, a] : allocations_)
@@ -260,7 +260,7 @@ void SimMemory::ReleaseAll(int device) {
 }
 
 uint64_t SimMemory::Used(int device) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return used_.at(device);
 }
 
@@ -274,7 +274,7 @@ Status SimMemory::Check(const msg::Region& r, int* device, bool write) const {
   uint64_t extent = r.height > 1 ? (r.height - 1) * r.pitch + r.width : r.width;
   if (r.address + extent < r.address) return Status(StatusCode::kInvalidDevicePointer, "region wraps around");
   const uint64_t last = r.address + extent;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = allocations_.upper_bound(r.address);
   if (it == allocations_.begin() || r.address >= std::prev(it)->first + std::prev(it)->second.size)
     return Status(StatusCode::kInvalidDevicePointer, "address is not device memory of this session");
@@ -330,7 +330,7 @@ void SimMemory::MaybeDropPhysical(uint64_t handle) {
 }
 
 Status SimMemory::Reserve(uint64_t size, uint64_t alignment, uint64_t hint, uint64_t* base) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (window_.size == 0) return Status(StatusCode::kFailedPrecondition, "no address window");
   if (size == 0 || size % kGranularity != 0)
     return InvalidArgument("a reservation is a whole number of granules (" + std::to_string(kGranularity) + " bytes)");
@@ -343,7 +343,7 @@ Status SimMemory::Reserve(uint64_t size, uint64_t alignment, uint64_t hint, uint
 }
 
 Status SimMemory::FreeReservation(uint64_t base, uint64_t size) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = reservations_.find(base);
   if (it == reservations_.end()) return InvalidArgument("not the start of an address reservation of this session");
   if (it->second != size) return InvalidArgument("a reservation is freed whole (" + std::to_string(it->second) + " bytes)");
@@ -356,7 +356,7 @@ Status SimMemory::FreeReservation(uint64_t base, uint64_t size) {
 }
 
 Status SimMemory::CreatePhysical(int device, uint64_t handle, uint64_t size) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (device < 0 || device >= static_cast<int>(used_.size())) return Status(StatusCode::kInvalidDevice, "bad device");
   if (physical_.count(handle) != 0) return InvalidArgument("physical memory handle already in use");
   if (size == 0 || size % kGranularity != 0)
@@ -381,7 +381,7 @@ Status SimMemory::CreatePhysical(int device, uint64_t handle, uint64_t size) {
 }
 
 Status SimMemory::ReleasePhysical(uint64_t handle) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = physical_.find(handle);
   if (it == physical_.end() || it->second.released)
     return InvalidArgument("not physical memory of this session (or released already)");
@@ -391,7 +391,7 @@ Status SimMemory::ReleasePhysical(uint64_t handle) {
 }
 
 Status SimMemory::ExportPhysical(uint64_t handle, Exported* out) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = physical_.find(handle);
   if (it == physical_.end() || it->second.released)
     return InvalidArgument("not physical memory of this session (or released already)");
@@ -401,7 +401,7 @@ Status SimMemory::ExportPhysical(uint64_t handle, Exported* out) {
 }
 
 Status SimMemory::ImportPhysical(int device, uint64_t handle, int fd, uint64_t size) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (device < 0 || device >= static_cast<int>(used_.size())) return Status(StatusCode::kInvalidDevice, "bad device");
   if (physical_.count(handle) != 0) return InvalidArgument("physical memory handle already in use");
   if (size == 0 || size % kGranularity != 0) return InvalidArgument("physical memory of a size none has");
@@ -415,7 +415,7 @@ Status SimMemory::ImportPhysical(int device, uint64_t handle, int fd, uint64_t s
 }
 
 Status SimMemory::Map(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto p = physical_.find(handle);
   if (p == physical_.end() || p->second.released)
     return InvalidArgument("not physical memory of this session (or released already)");
@@ -442,7 +442,7 @@ Status SimMemory::Map(uint64_t address, uint64_t size, uint64_t offset, uint64_t
 }
 
 Status SimMemory::RetireMappings(uint64_t address, uint64_t size) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<uint64_t> bases;
   if (!WholeMappings(address, size, &bases)) return InvalidArgument("the range is not whole mappings");
   for (uint64_t base : bases) allocations_.at(base).retired = true;
@@ -450,7 +450,7 @@ Status SimMemory::RetireMappings(uint64_t address, uint64_t size) {
 }
 
 Status SimMemory::Unmap(uint64_t address, uint64_t size) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<uint64_t> bases;
   if (!WholeMappings(address, size, &bases, true)) return InvalidArgument("the range is not whole mappings");
   Status result = Status::Ok();
@@ -468,7 +468,7 @@ Status SimMemory::Unmap(uint64_t address, uint64_t size) {
 }
 
 Status SimMemory::SetAccess(uint64_t address, uint64_t size, std::span<const msg::VmmAccess> access) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (access.empty()) return InvalidArgument("no access descriptor");
   for (const msg::VmmAccess& d : access) {
     if (d.device < 0 || d.device >= static_cast<int>(used_.size()))

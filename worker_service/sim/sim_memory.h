@@ -29,6 +29,7 @@
 
 #include "protocol/messages.h"
 #include "protocol/status.h"
+#include "protocol/thread_annotations.h"
 
 namespace hipr::worker::sim {
 
@@ -135,31 +136,31 @@ class SimMemory {
     bool imported = false;  // Another session's export: not on this budget.
     int maps = 0;  // Mappings of it; its memory goes once released and unmapped.
   };
-  // REQUIRES: mu_ held. The reservation holding all of [address, address +
-  // size), or nullptr.
-  const std::pair<const uint64_t, uint64_t>* ReservationOf(uint64_t address, uint64_t size) const;
-  // REQUIRES: mu_ held. Whether [address, address + size) is exactly a run
-  // of adjacent mappings (retired ones only where `retired_too`); their
-  // bases in `bases`.
-  bool WholeMappings(uint64_t address, uint64_t size, std::vector<uint64_t>* bases, bool retired_too = false) const;
-  // REQUIRES: mu_ held. Closes a released physical memory with no mappings.
-  void MaybeDropPhysical(uint64_t handle);
+  // The reservation holding all of [address, address + size), or nullptr.
+  const std::pair<const uint64_t, uint64_t>* ReservationOf(uint64_t address, uint64_t size) const
+      HIPR_REQUIRES(mu_);
+  // Whether [address, address + size) is exactly a run of adjacent mappings
+  // (retired ones only where `retired_too`); their bases in `bases`.
+  bool WholeMappings(uint64_t address, uint64_t size, std::vector<uint64_t>* bases, bool retired_too = false) const
+      HIPR_REQUIRES(mu_);
+  // Closes a released physical memory with no mappings.
+  void MaybeDropPhysical(uint64_t handle) HIPR_REQUIRES(mu_);
   Status MapRange(uint64_t address, uint64_t size, bool accessible);
-  // REQUIRES: mu_ held. A free range of `size` bytes from the window,
-  // aligned to `alignment` (a power of two, kGranularity at least), at
-  // `hint` when that range is free.
-  bool TakeRange(uint64_t size, uint64_t* base, uint64_t alignment = kGranularity, uint64_t hint = 0);
-  // REQUIRES: mu_ held. Back to the free list, merged with its neighbours.
-  void ReturnRange(uint64_t base, uint64_t size);
+  // A free range of `size` bytes from the window, aligned to `alignment` (a
+  // power of two, kGranularity at least), at `hint` when that range is free.
+  bool TakeRange(uint64_t size, uint64_t* base, uint64_t alignment = kGranularity, uint64_t hint = 0)
+      HIPR_REQUIRES(mu_);
+  // Back to the free list, merged with its neighbours.
+  void ReturnRange(uint64_t base, uint64_t size) HIPR_REQUIRES(mu_);
 
   const uint64_t budget_;
-  mutable std::mutex mu_;
-  msg::AddressWindow window_;                   // GUARDED_BY(mu_)
-  std::map<uint64_t, Allocation> allocations_;  // GUARDED_BY(mu_), by base address.
-  std::map<uint64_t, uint64_t> free_;           // GUARDED_BY(mu_), base -> size.
-  std::vector<uint64_t> used_;                  // GUARDED_BY(mu_), per device.
-  std::map<uint64_t, uint64_t> reservations_;   // GUARDED_BY(mu_), base -> size.
-  std::map<uint64_t, Physical> physical_;       // GUARDED_BY(mu_), by handle.
+  mutable Mutex mu_;
+  msg::AddressWindow window_ HIPR_GUARDED_BY(mu_);
+  std::map<uint64_t, Allocation> allocations_ HIPR_GUARDED_BY(mu_);  // by base address.
+  std::map<uint64_t, uint64_t> free_ HIPR_GUARDED_BY(mu_);  // base -> size.
+  std::vector<uint64_t> used_ HIPR_GUARDED_BY(mu_);  // per device.
+  std::map<uint64_t, uint64_t> reservations_ HIPR_GUARDED_BY(mu_);  // base -> size.
+  std::map<uint64_t, Physical> physical_ HIPR_GUARDED_BY(mu_);  // by handle.
 };
 
 }  // namespace hipr::worker::sim

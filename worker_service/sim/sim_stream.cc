@@ -7,7 +7,7 @@ SimStream::SimStream(int device, uint32_t flags, int32_t priority)
 
 SimStream::~SimStream() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -16,7 +16,7 @@ SimStream::~SimStream() {
 
 void SimStream::Push(Item item) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (item.work) ++queued_work_;
     if (item.busy) ++queued_busy_;
     queue_.push_back(std::move(item));
@@ -33,7 +33,7 @@ void SimStream::SubmitRecord(std::function<void()> record) { Push(Item{std::move
 std::shared_ptr<Latch> SimStream::Mark() {
   auto latch = std::make_shared<Latch>();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (queued_work_ == 0 && !running_work_) return nullptr;
     queue_.push_back(Item{[latch] { latch->Open(); }, false, false});
   }
@@ -42,29 +42,29 @@ std::shared_ptr<Latch> SimStream::Mark() {
 }
 
 void SimStream::WaitIdle() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return queue_.empty() && !running_item_; });
+  MutexLock lock(mu_);
+  while (!(queue_.empty() && !running_item_)) cv_.wait(lock.native());
 }
 
 bool SimStream::Empty() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return queue_.empty() && !running_item_;
 }
 
 bool SimStream::Idle() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return queued_work_ == 0 && !running_work_;
 }
 
 bool SimStream::IdleForQuery() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return queued_busy_ == 0 && !running_busy_;
 }
 
 void SimStream::Run() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    while (!(stopping_ || !queue_.empty())) cv_.wait(lock.native());
     if (queue_.empty()) return;  // Stopping, and everything has run.
     Item item = std::move(queue_.front());
     queue_.pop_front();
@@ -73,9 +73,9 @@ void SimStream::Run() {
     running_item_ = true;
     running_work_ = item.work;
     running_busy_ = item.busy;
-    lock.unlock();
+    lock.Unlock();
     item.run();
-    lock.lock();
+    lock.Lock();
     running_item_ = false;
     running_work_ = false;
     running_busy_ = false;

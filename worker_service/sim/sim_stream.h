@@ -13,6 +13,8 @@
 #include <mutex>
 #include <thread>
 
+#include "protocol/thread_annotations.h"
+
 namespace hipr::worker::sim {
 
 // Opened once; Wait() returns from then on. How one stream's work waits for
@@ -22,20 +24,20 @@ class Latch {
  public:
   void Open() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       open_ = true;
     }
     cv_.notify_all();
   }
   void Wait() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return open_; });
+    MutexLock lock(mu_);
+    while (!open_) cv_.wait(lock.native());
   }
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool open_ = false;  // GUARDED_BY(mu_)
+  bool open_ HIPR_GUARDED_BY(mu_) = false;
 };
 
 class SimStream {
@@ -78,7 +80,7 @@ class SimStream {
   const int device_;
   const uint32_t flags_;
   const int32_t priority_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
   struct Item {
     std::function<void()> run;
@@ -86,13 +88,13 @@ class SimStream {
     bool busy = true;  // Counts for Idle(): work other than event records.
   };
   void Push(Item item);
-  std::deque<Item> queue_;      // GUARDED_BY(mu_)
-  size_t queued_work_ = 0;      // GUARDED_BY(mu_): items in queue_ that are work.
-  bool running_item_ = false;   // GUARDED_BY(mu_)
-  bool running_work_ = false;   // GUARDED_BY(mu_)
-  size_t queued_busy_ = 0;      // GUARDED_BY(mu_): items in queue_ that are busy.
-  bool running_busy_ = false;   // GUARDED_BY(mu_)
-  bool stopping_ = false;                    // GUARDED_BY(mu_)
+  std::deque<Item> queue_ HIPR_GUARDED_BY(mu_);
+  size_t queued_work_ HIPR_GUARDED_BY(mu_) = 0;  // items in queue_ that are work.
+  bool running_item_ HIPR_GUARDED_BY(mu_) = false;
+  bool running_work_ HIPR_GUARDED_BY(mu_) = false;
+  size_t queued_busy_ HIPR_GUARDED_BY(mu_) = 0;  // items in queue_ that are busy.
+  bool running_busy_ HIPR_GUARDED_BY(mu_) = false;
+  bool stopping_ HIPR_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -28,8 +28,8 @@ struct KernelRunner::Grid {
   uint64_t next_block = 0;  // GUARDED_BY(KernelRunner::mu_)
   uint64_t done_blocks = 0;  // GUARDED_BY(KernelRunner::mu_)
   std::condition_variable done_cv;
-  std::mutex output_mu;
-  std::string output;  // GUARDED_BY(output_mu)
+  Mutex output_mu;
+  std::string output HIPR_GUARDED_BY(output_mu);
 };
 
 namespace {
@@ -76,7 +76,7 @@ class BlockExecutor {
   // The block being run.
   const HiprTwinKernel* kernel_ = nullptr;
   const uint8_t* kernarg_ = nullptr;
-  std::mutex* output_mu_ = nullptr;
+  Mutex* output_mu_ = nullptr;
   std::string* output_ = nullptr;
   // Barrier: arrivals with a true predicate, counted in the current phase;
   // the count of the last opened barrier stays readable until the next one.
@@ -104,7 +104,7 @@ uint32_t BlockExecutor::Barrier(const HiprTwinThread* self, int predicate) {
 
 void BlockExecutor::WriteOutput(const HiprTwinThread* self, const char* text, size_t size) {
   auto* ex = static_cast<BlockExecutor*>(self->executor);
-  std::lock_guard lock(*ex->output_mu_);
+  MutexLock lock(*ex->output_mu_);
   ex->output_->append(text, size);
 }
 
@@ -201,7 +201,7 @@ KernelRunner::KernelRunner(unsigned pool_threads)
 KernelRunner::~KernelRunner() {
   std::vector<std::thread> threads;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     threads.swap(threads_);
   }
@@ -215,9 +215,9 @@ void KernelRunner::StartPoolLocked() {
 }
 
 void KernelRunner::PoolMain() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    work_cv_.wait(lock, [this] { return stopping_ || !grids_.empty(); });
+    while (!stopping_ && grids_.empty()) work_cv_.wait(lock.native());
     if (stopping_) return;
     // Round robin over concurrent launches.
     Grid* grid = grids_.front();
@@ -226,9 +226,9 @@ void KernelRunner::PoolMain() {
     uint64_t first = 0;
     uint64_t count = 0;
     if (!ClaimLocked(grid, &first, &count)) continue;
-    lock.unlock();
+    lock.Unlock();
     RunBlocks(grid, first, count);
-    lock.lock();
+    lock.Lock();
     FinishBlocksLocked(grid, count);
   }
 }
@@ -306,7 +306,7 @@ Status KernelRunner::Launch(const TwinKernel& kernel, std::array<uint32_t, 3> gr
   // Chunks amortise the lock over small blocks yet leave every thread work.
   grid.chunk = std::clamp<uint64_t>(blocks / (uint64_t{pool_size_ + 1} * 8), 1, 64);
 
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   if (blocks > 1) {
     StartPoolLocked();
     grids_.push_back(&grid);
@@ -316,14 +316,17 @@ Status KernelRunner::Launch(const TwinKernel& kernel, std::array<uint32_t, 3> gr
   uint64_t first = 0;
   uint64_t count = 0;
   while (ClaimLocked(&grid, &first, &count)) {
-    lock.unlock();
+    lock.Unlock();
     RunBlocks(&grid, first, count);
-    lock.lock();
+    lock.Lock();
     FinishBlocksLocked(&grid, count);
   }
-  grid.done_cv.wait(lock, [&grid] { return grid.done_blocks == grid.total_blocks; });
-  lock.unlock();
-  if (printf_output != nullptr) *printf_output = std::move(grid.output);
+  while (grid.done_blocks != grid.total_blocks) grid.done_cv.wait(lock.native());
+  lock.Unlock();
+  if (printf_output != nullptr) {
+    MutexLock out(grid.output_mu);  // Every block is done: nothing else holds it.
+    *printf_output = std::move(grid.output);
+  }
   return Status::Ok();
 }
 

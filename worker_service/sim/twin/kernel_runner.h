@@ -78,19 +78,19 @@ class KernelRunner {
 
  private:
   struct Grid;
-  void StartPoolLocked();
+  void StartPoolLocked() HIPR_REQUIRES(mu_);
   void PoolMain();
   // Claims up to a chunk of `grid`'s blocks; false when none is left.
-  bool ClaimLocked(Grid* grid, uint64_t* first, uint64_t* count);
+  bool ClaimLocked(Grid* grid, uint64_t* first, uint64_t* count) HIPR_REQUIRES(mu_);
   void RunBlocks(Grid* grid, uint64_t first, uint64_t count);
-  void FinishBlocksLocked(Grid* grid, uint64_t count);
+  void FinishBlocksLocked(Grid* grid, uint64_t count) HIPR_REQUIRES(mu_);
 
   const unsigned pool_size_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable work_cv_;
-  std::deque<Grid*> grids_;           // GUARDED_BY(mu_): grids with unclaimed blocks.
-  bool stopping_ = false;             // GUARDED_BY(mu_)
-  std::vector<std::thread> threads_;  // GUARDED_BY(mu_); empty until the first launch.
+  std::deque<Grid*> grids_ HIPR_GUARDED_BY(mu_);  // Grids with unclaimed blocks.
+  bool stopping_ HIPR_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_ HIPR_GUARDED_BY(mu_);  // Empty until the first launch.
 };
 
 }  // namespace hipr::worker::sim

@@ -73,7 +73,7 @@ Status TwinModule::BindVariable(std::string_view name, void* device_address, uin
                     " bytes, the code object's has " + std::to_string(size));
     if (device_address == nullptr) return InvalidArgument("variable " + v.name + " bound to a null address");
     if (!v.initial_bytes.empty()) memcpy(device_address, v.initial_bytes.data(), v.initial_bytes.size());
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     bindings_[i] = device_address;
     return Status::Ok();
   }
@@ -81,7 +81,7 @@ Status TwinModule::BindVariable(std::string_view name, void* device_address, uin
 }
 
 Status TwinModule::CheckBound() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (size_t i = 0; i < variables_.size(); ++i)
     if (bindings_[i] == nullptr)
       return Refuse("variable " + variables_[i].name + " of twin " + path_ + " is not bound to device memory");
@@ -89,7 +89,7 @@ Status TwinModule::CheckBound() const {
 }
 
 std::vector<void*> TwinModule::Bindings() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return bindings_;
 }
 

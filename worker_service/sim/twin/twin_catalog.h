@@ -24,6 +24,7 @@
 
 #include "protocol/code_object/code_object.h"
 #include "protocol/status.h"
+#include "protocol/thread_annotations.h"
 #include "worker_service/sim/twin/twin_abi.h"
 
 namespace hipr::worker::sim {
@@ -92,8 +93,8 @@ class TwinModule {
   std::string path_;
   std::vector<TwinKernel> kernels_;
   std::vector<Variable> variables_;
-  mutable std::mutex mu_;
-  std::vector<void*> bindings_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::vector<void*> bindings_ HIPR_GUARDED_BY(mu_);
 };
 
 // Finds twins by code-object hash in a list of directories.
