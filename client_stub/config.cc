@@ -110,6 +110,7 @@ Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* proble
   Parser p(lookup, ctx, problems);
   if (const char* v = p.Get("HIPR_SERVER"); v != nullptr) c.server = v;
   if (const char* v = p.Get("HIPR_TOKEN"); v != nullptr) c.token = v;
+  if (const char* v = p.Get("HIPR_TOKEN_FILE"); v != nullptr) c.token_file = v;
   if (const char* v = p.Get("HIPR_LOG_LEVEL"); v != nullptr && !ParseLogLevel(v, &c.log_level))
     p.Problem("HIPR_LOG_LEVEL", v, "expected error, warn, info, debug, trace or off", "warn");
   p.Number("HIPR_CONNECT_TIMEOUT_MS", 1, 600000, false, &c.connect_timeout_ms);

@@ -29,7 +29,12 @@ struct Config {
   // on this node started with --listen-unix: the shm transport); empty when
   // unset.
   std::string server;
-  std::string token;   // HIPR_TOKEN: sent in the hello.
+  // The tenant's credential, "TENANT:SECRET" (protocol/auth.h), for a
+  // worker started with --auth-file: HIPR_TOKEN, or the file named by
+  // HIPR_TOKEN_FILE (a mounted Kubernetes Secret). Never sent: the hello
+  // proves it by challenge and response.
+  std::string token;       // HIPR_TOKEN.
+  std::string token_file;  // HIPR_TOKEN_FILE.
   LogLevel log_level = LogLevel::kWarn;        // HIPR_LOG_LEVEL.
   int connect_timeout_ms = 3000;               // HIPR_CONNECT_TIMEOUT_MS.
   int peer_timeout_ms = 10000;                 // HIPR_PEER_TIMEOUT_MS: silence => link dead.

@@ -11,6 +11,7 @@
 
 #include "client_stub/log.h"
 #include "client_stub/stats.h"
+#include "protocol/auth.h"
 #include "protocol/shm/shm_connection.h"
 #include "protocol/tcp/tcp_connection.h"
 
@@ -132,33 +133,88 @@ Status Session::Connect() {
   return Status::Ok();
 }
 
+// The tenant's credential from HIPR_TOKEN or HIPR_TOKEN_FILE; `has` false
+// when neither is set.
+static Status LoadCredential(const Config& config, auth::Credential* out, bool* has) {
+  *has = false;
+  if (!config.token.empty()) {
+    Status st = auth::ParseCredential(config.token, out);
+    if (!st.ok()) return InvalidArgument("HIPR_TOKEN: " + st.message());
+    *has = true;
+    return Status::Ok();
+  }
+  if (config.token_file.empty()) return Status::Ok();
+  FILE* f = std::fopen(config.token_file.c_str(), "re");
+  if (f == nullptr)
+    return InvalidArgument("HIPR_TOKEN_FILE: cannot read " + config.token_file + ": " + std::strerror(errno));
+  char buf[2048];
+  const size_t n = std::fread(buf, 1, sizeof buf, f);
+  const bool more = std::fgetc(f) != EOF;
+  std::fclose(f);
+  if (more) return InvalidArgument("HIPR_TOKEN_FILE: " + config.token_file + " is larger than a credential");
+  Status st = auth::ParseCredential(std::string_view(buf, n), out);
+  if (!st.ok()) return InvalidArgument("HIPR_TOKEN_FILE " + config.token_file + ": " + st.message());
+  *has = true;
+  return Status::Ok();
+}
+
+Status Session::Handshake(wire::Op op, const Encoded& body, msg::HelloReply* reply) {
+  Pending p;
+  p.id = NextRequestId();
+  p.reply_op = wire::ReplyOp(op);
+  {
+    std::lock_guard<std::mutex> lock(recv_mu_);
+    pending_[p.id] = &p;
+  }
+  std::vector<uint8_t> frame;
+  AppendFrame(&frame, static_cast<uint16_t>(op), p.id, body.data(), body.size(), nullptr, 0, chunk_bytes_);
+  HIPR_RETURN_IF_ERROR(conn_->SendAll(frame.data(), frame.size()));
+  HIPR_RETURN_IF_ERROR(AwaitReply(&p));
+  return codec::DecodeBody(p.body.data(), p.body.size(), reply);
+}
+
 Status Session::Hello(AddressRange* window) {
+  auth::Credential credential;
+  bool has_credential = false;
+  HIPR_RETURN_IF_ERROR(LoadCredential(config_, &credential, &has_credential));
   msg::HelloRequest request;
   request.min_version = wire::kMinProtocolVersion;
   request.max_version = wire::kProtocolVersion;
-  request.auth_token = config_.token;
   request.client_name = ClientName();
   request.client_pid = static_cast<uint32_t>(getpid());
   request.window = msg::AddressWindow{window->base, window->size};
   request.chunk_bytes = config_.chunk_bytes;
   const bool want_lz4 = WantLz4();
   if (want_lz4) request.features = {wire::kFeatureLz4ToDevice, wire::kFeatureLz4FromDevice};
-  Encoded body(request);
-  const uint16_t op = static_cast<uint16_t>(wire::Op::kHello);
-  Pending p;
-  p.id = NextRequestId();
-  p.reply_op = wire::ReplyOp(wire::Op::kHello);
-  {
-    std::lock_guard<std::mutex> lock(recv_mu_);
-    pending_[p.id] = &p;
+  HIPR_RETURN_IF_ERROR(auth::RandomNonce(&request.client_nonce));
+  HIPR_RETURN_IF_ERROR(Handshake(wire::Op::kHello, Encoded(request), &hello_));
+  const bool challenged = hello_.status == StatusCode::kUnauthenticated && !hello_.auth_challenge.empty();
+  if (challenged) {
+    const std::vector<uint8_t> challenge = hello_.auth_challenge;
+    msg::AuthRequest answer;
+    if (has_credential) {
+      answer.tenant = credential.tenant;
+      answer.mac = auth::Mac(auth::Role::kClient, credential.secret, challenge, request.client_nonce,
+                             credential.tenant);
+    }
+    // Without a credential the empty answer lets the worker log why.
+    HIPR_RETURN_IF_ERROR(Handshake(wire::Op::kAuth, Encoded(answer), &hello_));
+    if (!has_credential)
+      return Status(StatusCode::kUnauthenticated,
+                    "the worker requires authentication: set HIPR_TOKEN=TENANT:SECRET or HIPR_TOKEN_FILE=PATH");
+    if (hello_.status == StatusCode::kOk &&
+        !auth::MacEquals(hello_.auth_proof, auth::Mac(auth::Role::kWorker, credential.secret, challenge,
+                                                      request.client_nonce, credential.tenant)))
+      return Status(StatusCode::kUnauthenticated,
+                    "the worker accepted tenant '" + credential.tenant +
+                        "' but could not prove it holds the same secret: it is not the worker HIPR_TOKEN is for");
   }
-  std::vector<uint8_t> frame;
-  AppendFrame(&frame, op, p.id, body.data(), body.size(), nullptr, 0, chunk_bytes_);
-  HIPR_RETURN_IF_ERROR(conn_->SendAll(frame.data(), frame.size()));
-  HIPR_RETURN_IF_ERROR(AwaitReply(&p));
-  HIPR_RETURN_IF_ERROR(codec::DecodeBody(p.body.data(), p.body.size(), &hello_));
   if (hello_.status != StatusCode::kOk)
     return Status(hello_.status, "the worker refused the session: " + hello_.message);
+  if (has_credential && !challenged)
+    return Status(StatusCode::kUnauthenticated,
+                  "HIPR_TOKEN/HIPR_TOKEN_FILE is set but the worker did not authenticate, so it cannot prove it is "
+                  "the worker the credential is for; unset them to use a worker without --auth-file");
   if (hello_.version < wire::kMinProtocolVersion || hello_.version > wire::kProtocolVersion)
     return Status(StatusCode::kVersionMismatch,
                   "the worker chose protocol v" + std::to_string(hello_.version) + "; this stub speaks v" +

@@ -209,6 +209,8 @@ class Session {
 
   Status Connect();
   Status Hello(AddressRange* window);
+  // One round trip of the hello or of the authentication answer (kAuth).
+  Status Handshake(wire::Op op, const Encoded& body, msg::HelloReply* reply);
   // Whether this side wants bulk lz4 (HIPR_COMPRESS; auto: a remote worker).
   bool WantLz4() const;
   Status AdoptWindow(const msg::AddressWindow& offered, AddressRange* window);

@@ -15,6 +15,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include "client_stub/fake_worker.h"
+#include "protocol/auth.h"
 
 namespace hipr::client {
 namespace {
@@ -62,7 +63,6 @@ TEST(SessionTest, HelloReportsDevicesAndVersions) {
     AnswerSync(c, 0);
   });
   Config config = TestConfig(w);
-  config.token = "secret";
   AddressRange window;
   auto s = Session::Open(config, &window);
   ASSERT_FALSE(s->dead()) << s->DeadStatus().ToString();
@@ -76,12 +76,30 @@ TEST(SessionTest, HelloReportsDevicesAndVersions) {
   w.Join();
   EXPECT_EQ(seen.min_version, wire::kMinProtocolVersion);
   EXPECT_EQ(seen.max_version, wire::kProtocolVersion);
-  EXPECT_EQ(seen.auth_token, "secret");
+  EXPECT_TRUE(seen.auth_token.empty());  // Secrets never travel.
+  EXPECT_EQ(seen.client_nonce.size(), auth::kNonceBytes);
   EXPECT_EQ(seen.client_pid, static_cast<uint32_t>(getpid()));
   EXPECT_EQ(seen.window.base, window.base);
   EXPECT_EQ(seen.window.size, config.window_bytes);
   EXPECT_EQ(seen.chunk_bytes, config.chunk_bytes);
   EXPECT_NE(seen.client_name.find('@'), std::string::npos);
+  ReleaseRange(window);
+}
+
+// A client with a credential talks only to a worker that proves it holds
+// the same secret: one that never asks is refused, naming the setting.
+TEST(SessionTest, ACredentialRefusesAWorkerThatDoesNotAuthenticate) {
+  FakeWorker w;
+  w.Serve([&](Connection& c) { FakeWorker::AcceptHello(c, {FakeWorker::Device("gpu0")}); });
+  Config config = TestConfig(w);
+  config.token = "team-a:0123456789abcdef";
+  AddressRange window;
+  auto s = Session::Open(config, &window);
+  ASSERT_TRUE(s->dead());
+  EXPECT_NE(s->DeadStatus().message().find("HIPR_TOKEN"), std::string::npos) << s->DeadStatus().ToString();
+  EXPECT_NE(s->DeadStatus().message().find("did not authenticate"), std::string::npos)
+      << s->DeadStatus().ToString();
+  w.Join();
   ReleaseRange(window);
 }
 

@@ -35,14 +35,28 @@ struct AddressWindow {
 struct HelloRequest {
   uint16_t min_version = 0;
   uint16_t max_version = 0;
-  std::string auth_token;  // Checked by a later protocol revision; sent now.
+  std::string auth_token;  // Unused, always empty: secrets never cross the wire (kAuth).
   std::string client_name;  // Program name and host, for logs.
   uint32_t client_pid = 0;
   AddressWindow window;  // Offered window, already reserved by the client.
   uint32_t chunk_bytes = 0;  // Largest kData payload the client wants.
   std::vector<std::string> features;  // What the client offers (wire.h kFeature*).
+  // The client's half of the authentication (protocol/auth.h): a fresh
+  // random nonce, which the worker's proof covers (optional; empty from an
+  // older client).
+  std::vector<uint8_t> client_nonce;
+  static constexpr size_t kRequiredFields = 8;
   HIPR_FIELDS(min_version, max_version, auth_token, client_name, client_pid, window, chunk_bytes,
-              features)
+              features, client_nonce)
+};
+
+// kAuth: the client's answer to HelloReply::auth_challenge. `mac` is
+// auth::Mac(kClient, secret, challenge, client_nonce, tenant); empty when the
+// client has no credential (the worker then logs that, and refuses).
+struct AuthRequest {
+  std::string tenant;
+  std::vector<uint8_t> mac;
+  HIPR_FIELDS(tenant, mac)
 };
 
 // Properties of one worker device, field by field (never a raw C struct:
@@ -135,9 +149,17 @@ struct HelloReply {
   // kCapability*); absent from an older worker, whose client assumes all
   // (optional).
   std::vector<std::string> capabilities;
+  // Authentication (protocol/auth.h; optional). A worker with credentials
+  // answers the hello with status kUnauthenticated and a fresh nonce here;
+  // the client answers with kAuth, whose reply is the real HelloReply.
+  std::vector<uint8_t> auth_challenge;
+  // In the reply to kAuth: auth::Mac(kWorker, ...), proof that the worker
+  // holds the tenant's secret too.
+  std::vector<uint8_t> auth_proof;
   static constexpr size_t kRequiredFields = 12;
   HIPR_FIELDS(status, message, version, session_id, device_kind, devices, window, chunk_bytes,
-              heartbeat_ms, driver_version, runtime_version, worker_version, features, capabilities)
+              heartbeat_ms, driver_version, runtime_version, worker_version, features, capabilities,
+              auth_challenge, auth_proof)
 };
 
 // kShmSetup: the first frame on a unix-socket connection, sent by the

@@ -104,6 +104,7 @@ enum class Op : uint16_t {
   kHostCallbackReady = 0x0F07,  // Worker -> client, unsolicited: a stream reached a host callback.
   kShmSetup = 0x0F08,  // Worker -> client, first on a unix socket: the shm segment (SCM_RIGHTS).
   kDataLz4 = 0x0F09,  // A chunk of bulk bytes, lz4-compressed (see below); only where negotiated.
+  kAuth = 0x0F0A,     // Client -> worker: the answer to the hello's challenge (messages.h AuthRequest).
 };
 
 inline constexpr uint16_t ReplyOp(Op op) { return static_cast<uint16_t>(op) | kReplyBit; }

@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstring>
 #include <fstream>
 
 #include "protocol/codec.h"
@@ -16,6 +17,15 @@
 #include "protocol/wire.h"
 
 namespace hipr::worker {
+
+bool IsLoopbackListen(const std::string& listen) {
+  tcp::Endpoint ep;
+  if (!tcp::ParseEndpoint(listen, &ep).ok()) return false;
+  if (ep.host == "localhost") return true;
+  asio::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(ep.host, ec);
+  return !ec && address.is_loopback();
+}
 
 Acceptor::Acceptor(const WorkerConfig& config, Zygote zygote)
     : config_(config),
@@ -70,6 +80,12 @@ Status Acceptor::ListenUnix() {
   asio::local::stream_protocol::endpoint endpoint(path);
   unix_acceptor_.open(endpoint.protocol(), ec);
   if (!ec) unix_acceptor_.bind(endpoint, ec);
+  // Only the worker's user and group may connect (never every user): the
+  // socket's permissions are what guards the shm transport without
+  // --auth-file. Set before listen, so no connection sees it open.
+  if (!ec && chmod(path.c_str(), 0660) != 0)
+    return Status(StatusCode::kFailedPrecondition, "cannot restrict unix:" + path + " to mode 0660: " +
+                                                       std::strerror(errno));
   if (!ec) unix_acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return Status(StatusCode::kFailedPrecondition, "cannot listen on unix:" + path + ": " + ec.message());
   spdlog::info("listening on unix:{} (shared-memory transport)", path);

@@ -11,12 +11,17 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 
 #include "protocol/status.h"
 #include "worker_service/config.h"
 #include "worker_service/zygote.h"
 
 namespace hipr::worker {
+
+// Whether --listen's address admits only this host (127.0.0.0/8, ::1,
+// localhost).
+bool IsLoopbackListen(const std::string& listen);
 
 class Acceptor {
  public:

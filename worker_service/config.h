@@ -28,6 +28,10 @@ struct WorkerConfig {
   // address over tcp, one uid over the unix socket. Keeps one client from
   // holding every slot.
   int max_sessions_per_peer = 32;
+  // Tenants and their secrets (tenants.h); empty: no authentication, which
+  // the worker allows only on loopback or with `insecure`.
+  std::string auth_file;
+  bool insecure = false;  // --insecure: serve beyond loopback without --auth-file.
   int heartbeat_ms = 1000;
   int hello_timeout_ms = 10000;
   uint32_t chunk_bytes = 4u << 20;

@@ -17,6 +17,7 @@
 #include "worker_service/config.h"
 #include "worker_service/device_factory.h"
 #include "worker_service/sim/models.h"
+#include "worker_service/tenants.h"
 #include "worker_service/zygote.h"
 
 namespace {
@@ -110,6 +111,12 @@ int main(int argc, char** argv) {
   app.add_option("--hello-timeout-ms", config.hello_timeout_ms, "end a connection that sends no hello in time")
       ->check(CLI::Range(100, 600000))
       ->capture_default_str();
+  app.add_option("--auth-file", config.auth_file,
+                 "tenants and their secrets, one per line: NAME SECRET [sessions=N] [memory=SIZE]; clients "
+                 "authenticate with HIPR_TOKEN=NAME:SECRET (read again at every hello)");
+  app.add_flag("--insecure", config.insecure,
+               "serve clients beyond loopback without --auth-file: anyone who reaches the port can run code on "
+               "the GPU");
   bool probe_only = false;
   app.add_flag("--probe-only", probe_only, "check that the device can be served, print what was found, and exit");
   CLI11_PARSE(app, argc, argv);
@@ -148,6 +155,29 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] [worker pid %P] %v");
   signal(SIGPIPE, SIG_IGN);
+
+  if (!config.auth_file.empty()) {
+    std::vector<hipr::worker::Tenant> tenants;
+    bool world_readable = false;
+    hipr::Status loaded = hipr::worker::LoadTenants(config.auth_file, &tenants, &world_readable);
+    if (!loaded.ok()) {
+      spdlog::error("{}", loaded.message());
+      return 2;
+    }
+    spdlog::info("authentication on: {} credential(s) in {}", tenants.size(), config.auth_file);
+    if (world_readable)
+      spdlog::warn("--auth-file {} is readable by every user on this host; chmod 0600 it", config.auth_file);
+  } else if (!hipr::worker::IsLoopbackListen(config.listen)) {
+    if (!config.insecure) {
+      spdlog::error("refusing to listen on {} without --auth-file: anyone who reaches it could run code on this "
+                    "node's GPUs. Give --auth-file (docs/operations.md \"Security\"), listen on 127.0.0.1, or "
+                    "pass --insecure on a network you trust",
+                    config.listen);
+      return 2;
+    }
+    spdlog::warn("--insecure: serving {} without authentication; anyone who reaches it can run code on the GPU",
+                 config.listen);
+  }
 
   std::string summary;
   hipr::Status st = hipr::worker::ProbeDevice(config, &summary);

@@ -120,22 +120,18 @@ void Session::Defer(const wire::FrameHeader& request, const Status& st) {
 }
 
 void Session::SendFatal(const Status& why) {
-  codec::BodyWriter w;
-  w.Encode(msg::Fatal{why.code(), why.message()});
   MutexLock lock(send_mu_);
-  (void)SendFrame(*conn_, static_cast<uint16_t>(Op::kFatal), 0, w);
+  SendFatalFrame(*conn_, why);
 }
 
 Status Session::Hello() {
-  Status st = conn_->WaitReadable(config_.hello_timeout_ms);
-  if (st.code() == StatusCode::kTimeout) return ProtocolError("no hello within the time limit");
-  HIPR_RETURN_IF_ERROR(st);
-  wire::FrameHeader h;
-  HIPR_RETURN_IF_ERROR(ReadHeader(*conn_, &h));
-  if (h.op != static_cast<uint16_t>(Op::kHello)) return ProtocolError("the first frame must be a hello");
-  HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &body_));
-  msg::HelloRequest hello;
-  HIPR_RETURN_IF_ERROR(Decode(&hello));
+  if (!admission_.has_value()) {
+    Admission a;
+    HIPR_RETURN_IF_ERROR(Handshake(*conn_, config_, id_, &a));
+    admission_ = std::move(a);
+  }
+  const msg::HelloRequest& hello = admission_->hello;
+  const wire::FrameHeader h = admission_->reply_to;
 
   msg::HelloReply reply;
   reply.session_id = id_;
@@ -143,21 +139,12 @@ Status Session::Hello() {
   reply.capabilities = device_->capabilities();
   reply.heartbeat_ms = static_cast<uint32_t>(config_.heartbeat_ms);
   reply.worker_version = HIPR_VERSION;
-  uint16_t lo = std::max(hello.min_version, wire::kMinProtocolVersion);
-  uint16_t hi = std::min(hello.max_version, wire::kProtocolVersion);
-  if (lo > hi) {
-    reply.status = StatusCode::kVersionMismatch;
-    reply.message = "client speaks protocol " + std::to_string(hello.min_version) + ".." +
-                    std::to_string(hello.max_version) + ", worker speaks " +
-                    std::to_string(wire::kMinProtocolVersion) + ".." + std::to_string(wire::kProtocolVersion);
-  } else {
-    reply.version = hi;
-    // The token is carried now and checked once authentication lands.
-    Status attach = device_->AttachWindow(hello.window, &reply.window);
-    if (!attach.ok()) {
-      reply.status = attach.code();
-      reply.message = "cannot attach the device address window: " + attach.message();
-    }
+  reply.version = admission_->version;
+  reply.auth_proof = admission_->auth_proof;
+  Status attach = device_->AttachWindow(hello.window, &reply.window);
+  if (!attach.ok()) {
+    reply.status = attach.code();
+    reply.message = "cannot attach the device address window: " + attach.message();
   }
   uint32_t want = hello.chunk_bytes == 0 ? config_.chunk_bytes : hello.chunk_bytes;
   chunk_bytes_ = std::clamp(std::min(want, config_.chunk_bytes), wire::kMinChunkBytes, wire::kMaxChunkBytes);
@@ -186,8 +173,10 @@ Status Session::Hello() {
   reply.runtime_version = device_->runtime_version();
   HIPR_RETURN_IF_ERROR(Reply(h, reply));
   if (reply.status != StatusCode::kOk) return Status(reply.status, reply.message);
-  spdlog::info("session {}: client '{}' pid {} from {}; window [{:#x}, +{:#x}){}", id_, hello.client_name,
-               hello.client_pid, conn_->PeerName(), reply.window.base, reply.window.size,
+  spdlog::info("session {}: client '{}' pid {} from {}{}; window [{:#x}, +{:#x}){}", id_, hello.client_name,
+               hello.client_pid, conn_->PeerName(),
+               admission_->tenant.name.empty() ? "" : ", tenant '" + admission_->tenant.name + "'",
+               reply.window.base, reply.window.size,
                reply.window.base == hello.window.base ? "" : " (counter-offer)");
   spdlog::info("session {}: bulk lz4: to the device {}, from the device {} (--compress {}, {} client{})", id_,
                lz4_to_device_ ? "on" : "off", lz4_from_device_ ? "on" : "off", config_.compress,
@@ -215,7 +204,8 @@ Status Session::Run() {
   Status st = Hello();
   if (!st.ok()) {
     spdlog::warn("session {}: hello failed: {}", id_, st.ToString());
-    if (st.scope() == StatusScope::kSession) SendFatal(st);
+    // A refused handshake has already told the client why.
+    if (st.scope() == StatusScope::kSession && st.code() != StatusCode::kUnauthenticated) SendFatal(st);
     return st;
   }
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -39,6 +40,7 @@
 #include "worker_service/code_cache.h"
 #include "worker_service/config.h"
 #include "worker_service/device.h"
+#include "worker_service/handshake.h"
 #include "worker_service/shared_segment.h"
 
 namespace hipr::worker {
@@ -52,6 +54,9 @@ class Session {
   // Runs until the client leaves or the session fails. Returns the status
   // that ended it (Ok for a goodbye or a clean close).
   Status Run();
+  // The handshake already done by the session process (handshake.h);
+  // without it, Run() does it first.
+  void set_admission(Admission admission) { admission_ = std::move(admission); }
 
  private:
   Status Hello();
@@ -108,6 +113,7 @@ class Session {
   ChunkInflater inflater_;        // Replay thread only: bulk to the device.
 
   std::vector<uint8_t> body_;  // The current request's body.
+  std::optional<Admission> admission_;  // The handshake's outcome (handshake.h).
   codec::BodyWriter writer_;
   bool goodbye_ = false;
   Mutex deferred_mu_;

@@ -11,26 +11,10 @@
 #include "protocol/shm/shm_connection.h"
 #include "protocol/tcp/tcp_connection.h"
 #include "worker_service/device_factory.h"
+#include "worker_service/handshake.h"
 #include "worker_service/session.h"
 
 namespace hipr::worker {
-namespace {
-
-// Answers the hello with `why` when no device could be created.
-void RefuseHello(Connection& conn, const WorkerConfig& config, const Status& why) {
-  if (!conn.WaitReadable(config.hello_timeout_ms).ok()) return;
-  wire::FrameHeader h;
-  std::vector<uint8_t> body;
-  if (!ReadHeader(conn, &h).ok() || !ReadBody(conn, h, &body).ok()) return;
-  msg::HelloReply reply;
-  reply.status = StatusCode::kDeviceLost;
-  reply.message = "the worker cannot open its device: " + why.message();
-  codec::BodyWriter w;
-  w.Encode(reply);
-  (void)SendFrame(conn, wire::ReplyOp(wire::Op::kHello), h.request_id, w);
-}
-
-}  // namespace
 
 int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int client_fd, Transport transport) {
   std::string name = "hipr-s" + std::to_string(session_id);
@@ -62,14 +46,28 @@ int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int clien
     tcp_conn->set_spin_us(config.spin_us);
     conn = std::move(tcp_conn);
   }
+  // No device work before the client is admitted (authenticated, where
+  // the worker has tenants).
+  Admission admission;
+  Status st = Handshake(*conn, config, session_id, &admission);
+  if (!st.ok()) {
+    spdlog::warn("session {}: refused at the hello from {}: {}", session_id, conn->PeerName(), st.ToString());
+    // A refused credential has had its answer; anything else ends with why.
+    if (st.scope() == StatusScope::kSession && st.code() != StatusCode::kUnauthenticated) SendFatalFrame(*conn, st);
+    return kSessionExitReported;
+  }
   std::unique_ptr<Device> device;
-  Status st = CreateDevice(config, &device);
+  st = CreateDevice(config, &device);
   if (!st.ok()) {
     spdlog::error("session {}: cannot create the {} device: {}", session_id, config.device, st.ToString());
-    RefuseHello(*conn, config, st);
+    msg::HelloReply reply;
+    reply.status = StatusCode::kDeviceLost;
+    reply.message = "the worker cannot open its device: " + st.message();
+    RefuseAdmission(*conn, admission, std::move(reply));
     return kSessionExitReported;
   }
   Session session(session_id, std::move(conn), std::move(device), config);
+  session.set_admission(std::move(admission));
   st = session.Run();
   return st.ok() ? 0 : kSessionExitReported;
 }

@@ -990,50 +990,6 @@ TEST(WorkerTest, SigtermEndsEverySessionAndTheWorkerExitsZero) {
   for (pid_t p : sessions) EXPECT_TRUE(WaitUntil([&] { return !ProcessExists(p); })) << "session " << p;
 }
 
-// Runs hipr-worker with `args` until it exits (30 s at most); its exit
-// status and everything it printed.
-struct WorkerRun {
-  int status = -1;  // Exit code; -1: killed or still running after 30 s.
-  std::string text;
-};
-WorkerRun RunWorkerToExit(std::vector<std::string> args, const char* hipr_server = nullptr) {
-  WorkerRun run;
-  int out[2];
-  if (pipe(out) != 0) return run;
-  pid_t pid = fork();
-  if (pid < 0) return run;
-  if (pid == 0) {
-    dup2(out[1], 1);
-    dup2(out[1], 2);
-    close(out[0]);
-    if (hipr_server != nullptr) setenv("HIPR_SERVER", hipr_server, 1);
-    std::string bin = WorkerBinary();
-    std::vector<char*> argv{bin.data()};
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(bin.c_str(), argv.data());
-    _exit(127);
-  }
-  close(out[1]);
-  char buf[4096];
-  for (;;) {
-    pollfd pfd{out[0], POLLIN, 0};
-    if (poll(&pfd, 1, 30000) != 1) break;
-    ssize_t n = read(out[0], buf, sizeof buf);
-    if (n <= 0) break;
-    run.text.append(buf, static_cast<size_t>(n));
-  }
-  close(out[0]);
-  int ws = 0;
-  bool exited = WaitUntil([&] { return waitpid(pid, &ws, WNOHANG) == pid; }, 30000);
-  if (!exited) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &ws, 0);
-  }
-  if (exited && WIFEXITED(ws)) run.status = WEXITSTATUS(ws);
-  return run;
-}
-
 std::string HipModuleOrSkip() {
   std::string module = WorkerBinary();
   module = module.substr(0, module.rfind('/')) + "/../lib/hipr-worker/libhipr_device_hip.so";

@@ -106,6 +106,51 @@ class Scenario(KernelScenarios, CompressScenarios):
                               % (label, len(stub_lines), "\n".join(stub_lines)))
             log("%s: the stub said: %s" % (label, stub_lines[0]))
 
+    # 3b. auth
+
+    def scenario_auth(self):
+        """A worker with --auth-file: a program without a credential, with a wrong one, and with a
+        malformed one fails at its first call with hipErrorNoDevice and one stub line naming
+        HIPR_TOKEN; with the tenant's credential, in HIPR_TOKEN or HIPR_TOKEN_FILE, it runs whole.
+        The worker logs each refusal. (The replayed-answer case needs a client that records an
+        answer: worker_security_test.)"""
+        self.build.check_runtime()
+        secret = "e2e-secret-0123456789abcdef"
+        tenants = os.path.join(self.tmp, "tenants")
+        with open(tenants, "w") as f:
+            f.write("# e2e tenants\nteam-a %s\nteam-b another-secret-0123456789\n" % secret)
+        os.chmod(tenants, 0o600)
+        token_file = os.path.join(self.tmp, "token")
+        with open(token_file, "w") as f:
+            f.write("team-a:%s\n" % secret)
+        w = self.worker(extra_args=["--auth-file", tenants])
+        refused = (("no credential", {}, "requires authentication"),
+                   ("a wrong secret", {"HIPR_TOKEN": "team-a:wrong-secret-0123456789"}, "did not accept"),
+                   ("another tenant's secret", {"HIPR_TOKEN": "team-b:" + secret}, "did not accept"),
+                   ("a malformed token", {"HIPR_TOKEN": "no-colon-here"}, "TENANT:SECRET"))
+        for label, extra, words in refused:
+            env = client_env(self.build, w.server, "preload")
+            env.update(extra)
+            program = run_to_pass("auth (%s)" % label, [self.build.program("unreachable")], env, 20)
+            stub_lines = [line for line in program.text("err") if line.startswith("hipr[")]
+            if len(stub_lines) != 1 or "HIPR_TOKEN" not in stub_lines[0] or words not in stub_lines[0]:
+                raise Failure("auth (%s): expected one stub line naming HIPR_TOKEN and saying '%s', got:\n%s"
+                              % (label, words, "\n".join(stub_lines)))
+            log("auth (%s): the stub said: %s" % (label, stub_lines[0]))
+        for label, extra in (("HIPR_TOKEN", {"HIPR_TOKEN": "team-a:" + secret}),
+                             ("HIPR_TOKEN_FILE", {"HIPR_TOKEN_FILE": token_file})):
+            env = client_env(self.build, w.server, "preload")
+            env.update(extra)
+            argv = [self.build.program("memory"), "--total-mem", str(SIM_MEMORY_BYTES)]
+            run_to_pass("auth (%s)" % label, argv, env, 200)
+        if not w.alive():
+            raise Failure("the worker died during the auth runs (%s)" % describe_rc(w.proc.returncode))
+        failures = [line for line in w.log_text().splitlines() if "authentication failed" in line]
+        # The malformed token never reaches the worker: the stub refuses it first.
+        if len(failures) < 3:
+            raise Failure("the worker logged %d authentication failures, expected 3:\n%s"
+                          % (len(failures), w.log_text()))
+
     # 4. worker_killed / session_killed
 
     def start_copy_loop(self, w, name):

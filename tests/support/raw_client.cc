@@ -1,12 +1,14 @@
 #include "tests/support/raw_client.h"
 
 #include <dirent.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <stdexcept>
@@ -19,12 +21,57 @@ namespace hipr::test {
 
 std::string WorkerBinary() { return HIPR_WORKER_BINARY; }
 
+WorkerRun RunWorkerToExit(std::vector<std::string> args, const char* hipr_server) {
+  WorkerRun run;
+  int out[2];
+  if (pipe(out) != 0) return run;
+  pid_t pid = fork();
+  if (pid < 0) return run;
+  if (pid == 0) {
+    dup2(out[1], 1);
+    dup2(out[1], 2);
+    close(out[0]);
+    if (hipr_server != nullptr) setenv("HIPR_SERVER", hipr_server, 1);
+    std::string bin = WorkerBinary();
+    std::vector<char*> argv{bin.data()};
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  char buf[4096];
+  for (;;) {
+    pollfd pfd{out[0], POLLIN, 0};
+    if (poll(&pfd, 1, 30000) != 1) break;
+    ssize_t n = read(out[0], buf, sizeof buf);
+    if (n <= 0) break;
+    run.text.append(buf, static_cast<size_t>(n));
+  }
+  close(out[0]);
+  int ws = 0;
+  bool exited = false;
+  while (!(exited = waitpid(pid, &ws, WNOHANG) == pid) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (!exited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &ws, 0);
+  }
+  if (exited && WIFEXITED(ws)) run.status = WEXITSTATUS(ws);
+  return run;
+}
+
 WorkerProcess::WorkerProcess(std::vector<std::string> args) {
   char tmpl[] = "/tmp/hipr-test-XXXXXX";
   dir_ = mkdtemp(tmpl);
   std::string port_file = dir_ + "/port";
-  std::vector<std::string> argv_s = {WorkerBinary(), "--listen", "127.0.0.1:0", "--port-file", port_file,
-                                     "--sim-memory", "2G", "--log-level", "warn"};
+  std::vector<std::string> argv_s = {WorkerBinary(), "--port-file", port_file, "--sim-memory", "2G",
+                                     "--log-level", "warn"};
+  // Loopback unless the test listens elsewhere (endpoint() still reaches
+  // a wildcard address there).
+  if (std::find(args.begin(), args.end(), "--listen") == args.end())
+    argv_s.insert(argv_s.end(), {"--listen", "127.0.0.1:0"});
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   pid_ = fork();
   if (pid_ == 0) {
@@ -130,6 +177,16 @@ Status RawClient::ConnectBare(const std::string& endpoint, std::unique_ptr<RawCl
 
 Status RawClient::Connect(const std::string& endpoint, std::unique_ptr<RawClient>* out, uint64_t window_bytes,
                           std::vector<std::string> features) {
+  return ConnectImpl(endpoint, out, window_bytes, std::move(features), nullptr);
+}
+
+Status RawClient::ConnectAs(const std::string& endpoint, const auth::Credential& credential,
+                            std::unique_ptr<RawClient>* out, uint64_t window_bytes) {
+  return ConnectImpl(endpoint, out, window_bytes, {}, &credential);
+}
+
+Status RawClient::ConnectImpl(const std::string& endpoint, std::unique_ptr<RawClient>* out, uint64_t window_bytes,
+                              std::vector<std::string> features, const auth::Credential* credential) {
   std::unique_ptr<RawClient> c;
   HIPR_RETURN_IF_ERROR(ConnectBare(endpoint, &c));
   c->window_ = mmap(nullptr, window_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -143,7 +200,19 @@ Status RawClient::Connect(const std::string& endpoint, std::unique_ptr<RawClient
   hello.window = {reinterpret_cast<uint64_t>(c->window_), window_bytes};
   hello.features = std::move(features);
   c->compressor_.set_link_guard(false);  // Compress whatever compresses, as --compress on.
+  HIPR_RETURN_IF_ERROR(auth::RandomNonce(&hello.client_nonce));
   HIPR_RETURN_IF_ERROR(c->Call(wire::Op::kHello, hello, &c->hello_));
+  if (credential != nullptr && c->hello_.status == StatusCode::kUnauthenticated &&
+      !c->hello_.auth_challenge.empty()) {
+    const std::vector<uint8_t> challenge = c->hello_.auth_challenge;
+    msg::AuthRequest answer{credential->tenant, auth::Mac(auth::Role::kClient, credential->secret, challenge,
+                                                          hello.client_nonce, credential->tenant)};
+    HIPR_RETURN_IF_ERROR(c->Call(wire::Op::kAuth, answer, &c->hello_));
+    if (c->hello_.status == StatusCode::kOk &&
+        !auth::MacEquals(c->hello_.auth_proof, auth::Mac(auth::Role::kWorker, credential->secret, challenge,
+                                                         hello.client_nonce, credential->tenant)))
+      return Status(StatusCode::kUnauthenticated, "the worker's proof does not match");
+  }
   if (c->hello_.status != StatusCode::kOk) return Status(c->hello_.status, c->hello_.message);
   for (const std::string& f : c->hello_.features) {
     if (f == wire::kFeatureLz4ToDevice) c->lz4_to_device_ = true;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/auth.h"
 #include "protocol/codec.h"
 #include "protocol/frame_io.h"
 #include "protocol/messages.h"
@@ -16,7 +17,8 @@
 
 namespace hipr::test {
 
-// A hipr-worker child process listening on 127.0.0.1:<ephemeral>.
+// A hipr-worker child process listening on 127.0.0.1:<ephemeral> (or on
+// the --listen among `args`, with port 0).
 class WorkerProcess {
  public:
   // `args` are extra flags, e.g. {"--sim-memory", "1G"}.
@@ -42,6 +44,15 @@ class WorkerProcess {
 // Path of the hipr-worker binary under test (set by CMake).
 std::string WorkerBinary();
 
+// Runs hipr-worker with `args` until it exits (30 s at most; killed then);
+// its exit status and everything it printed. `hipr_server`, when given, is
+// its HIPR_SERVER.
+struct WorkerRun {
+  int status = -1;  // Exit code; -1: killed or still running after 30 s.
+  std::string text;
+};
+WorkerRun RunWorkerToExit(std::vector<std::string> args, const char* hipr_server = nullptr);
+
 class RawClient {
  public:
   // `endpoint` is host:port (tcp), or unix:PATH for the shm transport of a
@@ -51,6 +62,10 @@ class RawClient {
   // send and accept kDataLz4 chunks (counted by lz4_sent() / lz4_received()).
   static Status Connect(const std::string& endpoint, std::unique_ptr<RawClient>* out,
                         uint64_t window_bytes = 16ull << 30, std::vector<std::string> features = {});
+  // As Connect, answering a worker's authentication challenge with
+  // `credential` (protocol/auth.h) and checking the worker's proof.
+  static Status ConnectAs(const std::string& endpoint, const auth::Credential& credential,
+                          std::unique_ptr<RawClient>* out, uint64_t window_bytes = 16ull << 30);
   // Connects without a hello.
   static Status ConnectBare(const std::string& endpoint, std::unique_ptr<RawClient>* out);
   ~RawClient();
@@ -117,6 +132,8 @@ class RawClient {
   const ChunkInflater::Counters& lz4_received() const { return inflater_.counters(); }
 
  private:
+  static Status ConnectImpl(const std::string& endpoint, std::unique_ptr<RawClient>* out, uint64_t window_bytes,
+                            std::vector<std::string> features, const auth::Credential* credential);
   Status ReceiveBody(wire::Op op, uint32_t request_id, std::vector<uint8_t>* body);
   int Fail(const Status& st);
 

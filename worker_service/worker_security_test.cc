@@ -1,0 +1,202 @@
+// The worker as an attacker on its network would probe it: authentication
+// (no credential, a wrong one, an unknown tenant, a replayed answer, work
+// sent before answering), the start-up refusals that keep an
+// unauthenticated worker off the network, and the limits that keep one
+// client from locking others out. A real hipr-worker process over sockets.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "protocol/auth.h"
+#include "tests/support/raw_client.h"
+#include "worker_service/tenants.h"
+
+namespace hipr {
+static void PrintTo(StatusCode code, std::ostream* os) { *os << StatusCodeName(code); }
+}  // namespace hipr
+
+namespace hipr::test {
+namespace {
+
+using wire::Op;
+
+const auth::Credential kTeamA{"team-a", "a-secret-of-team-a-0123456789"};
+const auth::Credential kTeamB{"team-b", "b-secret-of-team-b-0123456789"};
+
+// A temporary directory holding a tenants file.
+class TenantsFile {
+ public:
+  explicit TenantsFile(const std::string& text, mode_t mode = 0600) {
+    char tmpl[] = "/tmp/hipr-auth-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    path_ = dir_ + "/tenants";
+    std::ofstream(path_) << text;
+    chmod(path_.c_str(), mode);
+  }
+  ~TenantsFile() {
+    unlink(path_.c_str());
+    rmdir(dir_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_, path_;
+};
+
+std::string TwoTenants() {
+  return "# name secret [limits]\n" + kTeamA.tenant + " " + kTeamA.secret + "\n" + kTeamB.tenant + " " +
+         kTeamB.secret + " sessions=1\n";
+}
+
+// A hello offering a window this process has reserved.
+msg::HelloRequest Hello(const std::vector<uint8_t>& client_nonce) {
+  constexpr uint64_t kWindow = uint64_t{1} << 30;
+  static void* window = mmap(nullptr, kWindow, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  msg::HelloRequest hello;
+  hello.window = {reinterpret_cast<uint64_t>(window), kWindow};
+  hello.min_version = wire::kMinProtocolVersion;
+  hello.max_version = wire::kProtocolVersion;
+  hello.client_name = "security-test";
+  hello.client_nonce = client_nonce;
+  return hello;
+}
+
+TEST(TenantsTest, ParsesNamesSecretsAndLimits) {
+  std::vector<worker::Tenant> t;
+  ASSERT_TRUE(worker::ParseTenants("a 0123456789abcdef sessions=3 memory=2G\n# c\n\na 0123456789abcdeX\n", &t).ok());
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].max_sessions, 3);
+  EXPECT_EQ(t[0].memory_bytes, uint64_t{2} << 30);
+  EXPECT_EQ(t[1].secret, "0123456789abcdeX");
+  EXPECT_EQ(t[1].max_sessions, 3);  // A second secret keeps the first line's limits.
+  Status st = worker::ParseTenants("a short\n", &t);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("line 1"), std::string::npos) << st.message();
+  EXPECT_FALSE(worker::ParseTenants("a 0123456789abcdef bogus=1\n", &t).ok());
+  EXPECT_FALSE(worker::ParseTenants("bad/name 0123456789abcdef\n", &t).ok());
+  EXPECT_FALSE(worker::ParseTenants("# nothing\n", &t).ok());
+}
+
+TEST(WorkerSecurityTest, ACredentialOpensASessionAndTheWorkerProvesItsSecret) {
+  TenantsFile tenants(TwoTenants());
+  WorkerProcess worker({"--auth-file", tenants.path()});
+  std::unique_ptr<RawClient> c;
+  ASSERT_TRUE(RawClient::ConnectAs(worker.endpoint(), kTeamA, &c).ok());
+  uint64_t p = 0;
+  EXPECT_EQ(c->Malloc(4096, &p), 0);
+  uint32_t value = 0x5eed;
+  EXPECT_EQ(c->Write(p, &value, sizeof value), 0);
+}
+
+TEST(WorkerSecurityTest, NoCredentialAWrongOneAndAnUnknownTenantAreRefused) {
+  TenantsFile tenants(TwoTenants());
+  WorkerProcess worker({"--auth-file", tenants.path()});
+  std::unique_ptr<RawClient> c;
+  Status none = RawClient::Connect(worker.endpoint(), &c);
+  EXPECT_EQ(none.code(), StatusCode::kUnauthenticated) << none.ToString();
+  EXPECT_NE(none.message().find("HIPR_TOKEN"), std::string::npos) << none.message();
+
+  Status wrong = RawClient::ConnectAs(worker.endpoint(), {"team-a", kTeamB.secret}, &c);
+  EXPECT_EQ(wrong.code(), StatusCode::kUnauthenticated) << wrong.ToString();
+  EXPECT_NE(wrong.message().find("HIPR_TOKEN"), std::string::npos) << wrong.message();
+
+  Status unknown = RawClient::ConnectAs(worker.endpoint(), {"team-z", kTeamA.secret}, &c);
+  EXPECT_EQ(unknown.code(), StatusCode::kUnauthenticated) << unknown.ToString();
+  // The worker still serves a good credential.
+  EXPECT_TRUE(RawClient::ConnectAs(worker.endpoint(), kTeamB, &c).ok());
+}
+
+// A recorded answer is worthless on the next connection: its challenge is
+// fresh, even when the client repeats its own nonce.
+TEST(WorkerSecurityTest, AReplayedAnswerIsRefused) {
+  TenantsFile tenants(TwoTenants());
+  WorkerProcess worker({"--auth-file", tenants.path()});
+  const std::vector<uint8_t> client_nonce(auth::kNonceBytes, 0x42);
+  msg::AuthRequest recorded;
+  std::vector<uint8_t> first_challenge;
+  {
+    std::unique_ptr<RawClient> c;
+    ASSERT_TRUE(RawClient::ConnectBare(worker.endpoint(), &c).ok());
+    msg::HelloReply ask;
+    ASSERT_TRUE(c->Call(Op::kHello, Hello(client_nonce), &ask).ok());
+    ASSERT_EQ(ask.status, StatusCode::kUnauthenticated);
+    ASSERT_EQ(ask.auth_challenge.size(), auth::kNonceBytes);
+    first_challenge = ask.auth_challenge;
+    recorded = {kTeamA.tenant,
+                auth::Mac(auth::Role::kClient, kTeamA.secret, first_challenge, client_nonce, kTeamA.tenant)};
+    msg::HelloReply reply;
+    ASSERT_TRUE(c->Call(Op::kAuth, recorded, &reply).ok());
+    EXPECT_EQ(reply.status, StatusCode::kOk) << reply.message;
+  }
+  std::unique_ptr<RawClient> c;
+  ASSERT_TRUE(RawClient::ConnectBare(worker.endpoint(), &c).ok());
+  msg::HelloReply ask;
+  ASSERT_TRUE(c->Call(Op::kHello, Hello(client_nonce), &ask).ok());
+  EXPECT_NE(ask.auth_challenge, first_challenge);
+  msg::HelloReply reply;
+  ASSERT_TRUE(c->Call(Op::kAuth, recorded, &reply).ok());
+  EXPECT_EQ(reply.status, StatusCode::kUnauthenticated);
+  EXPECT_TRUE(reply.auth_proof.empty());
+}
+
+// Work sent instead of the answer ends the connection unanswered.
+TEST(WorkerSecurityTest, WorkBeforeTheAnswerIsNeverDone) {
+  TenantsFile tenants(TwoTenants());
+  WorkerProcess worker({"--auth-file", tenants.path()});
+  std::unique_ptr<RawClient> c;
+  ASSERT_TRUE(RawClient::ConnectBare(worker.endpoint(), &c).ok());
+  msg::HelloReply ask;
+  ASSERT_TRUE(c->Call(Op::kHello, Hello(std::vector<uint8_t>(auth::kNonceBytes, 1)), &ask).ok());
+  ASSERT_EQ(ask.status, StatusCode::kUnauthenticated);
+  msg::MallocRequest m;
+  m.size = 4096;
+  ASSERT_TRUE(c->Send(Op::kMalloc, m).ok());
+  wire::FrameHeader h;
+  std::vector<uint8_t> body;
+  Status st = c->ReceiveAny(&h, &body, 5000);
+  EXPECT_FALSE(st.ok() && h.op == wire::ReplyOp(Op::kMalloc)) << "the worker answered the malloc";
+  EXPECT_TRUE(worker.Alive());
+}
+
+TEST(WorkerSecurityTest, AWorkerWithoutCredentialsStaysOnLoopbackUnlessInsecure) {
+  WorkerRun open = RunWorkerToExit({"--listen", "0.0.0.0:0"});
+  EXPECT_EQ(open.status, 2) << open.text;
+  EXPECT_NE(open.text.find("--auth-file"), std::string::npos) << open.text;
+  EXPECT_NE(open.text.find("--insecure"), std::string::npos) << open.text;
+
+  TenantsFile writable(TwoTenants(), 0666);
+  WorkerRun bad = RunWorkerToExit({"--listen", "127.0.0.1:0", "--auth-file", writable.path()});
+  EXPECT_EQ(bad.status, 2) << bad.text;
+  EXPECT_NE(bad.text.find("may be written by any user"), std::string::npos) << bad.text;
+
+  TenantsFile broken("team-a short\n");
+  WorkerRun unparsable = RunWorkerToExit({"--listen", "127.0.0.1:0", "--auth-file", broken.path()});
+  EXPECT_EQ(unparsable.status, 2) << unparsable.text;
+  EXPECT_NE(unparsable.text.find("line 1"), std::string::npos) << unparsable.text;
+
+  WorkerProcess insecure({"--listen", "0.0.0.0:0", "--insecure"});
+  std::unique_ptr<RawClient> c;
+  EXPECT_TRUE(RawClient::Connect(insecure.endpoint(), &c).ok());
+}
+
+TEST(WorkerSecurityTest, TheUnixSocketAdmitsOnlyTheWorkersUserAndGroup) {
+  char tmpl[] = "/tmp/hipr-sock-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string path = dir + "/w.sock";
+  {
+    WorkerProcess worker({"--listen-unix", path});
+    struct stat sb {};
+    ASSERT_EQ(stat(path.c_str(), &sb), 0);
+    EXPECT_EQ(sb.st_mode & 0777, 0660u);
+  }
+  unlink(path.c_str());
+  rmdir(dir.c_str());
+}
+
+}  // namespace
+}  // namespace hipr::test
