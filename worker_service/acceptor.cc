@@ -27,13 +27,15 @@ bool IsLoopbackListen(const std::string& listen) {
   return !ec && address.is_loopback();
 }
 
-Acceptor::Acceptor(const WorkerConfig& config, Zygote zygote)
+Acceptor::Acceptor(const WorkerConfig& config, Zygote zygote, Ledger* ledger)
     : config_(config),
       zygote_(zygote),
       acceptor_(io_),
       unix_acceptor_(io_),
       zygote_channel_(io_, zygote.fd),
-      signals_(io_, SIGINT, SIGTERM, SIGCHLD) {}
+      signals_(io_, SIGINT, SIGTERM, SIGCHLD),
+      ledger_(ledger),
+      slot_busy_(static_cast<size_t>(ledger->slots()), false) {}
 
 Status Acceptor::Listen() {
   tcp::Endpoint ep;
@@ -189,16 +191,64 @@ void Acceptor::Admit(int fd, Transport transport, const std::string& peer, const
                    " sessions from " + peer_key);
     return;
   }
+  // Connections that have not finished their hello may hold only so many
+  // slots: a few per peer (refused beyond), and half of all; beyond that
+  // the oldest makes room, so silent connections cannot keep out a client
+  // that says hello.
+  int handshakes = 0, from_peer = 0;
+  CountHandshakes(peer_key, &handshakes, &from_peer);
+  if (from_peer >= config_.max_handshakes_per_peer) {
+    spdlog::warn("refused a connection from {}: {} connections from {} have not finished their hello "
+                 "(--max-handshakes-per-peer)",
+                 peer, from_peer, peer_key);
+    Refuse(fd, "the worker is at its limit of " + std::to_string(config_.max_handshakes_per_peer) +
+                   " connections from " + peer_key + " that have not finished their hello");
+    return;
+  }
+  if (handshakes >= std::max(1, config_.max_sessions / 2)) EvictOldestHandshake();
+  int slot = 0;
+  while (slot < static_cast<int>(slot_busy_.size()) && slot_busy_[static_cast<size_t>(slot)]) ++slot;
+  if (slot == static_cast<int>(slot_busy_.size())) {  // Cannot happen: one slot per session below --max-sessions.
+    Refuse(fd, "the worker is at its limit of " + std::to_string(config_.max_sessions) + " sessions");
+    return;
+  }
   uint64_t id = next_session_id_++;
-  Status st = SendNewSession(zygote_, id, fd, transport);
+  ledger_->OpenSlot(slot, id);
+  Status st = SendNewSession(zygote_, id, slot, fd, transport);
   if (st.ok()) {
     live_[id] = 0;
+    slot_busy_[static_cast<size_t>(slot)] = true;
+    slot_of_[id] = slot;
     peer_of_[id] = peer_key;
     ++per_peer_[peer_key];
     spdlog::info("session {}: accepted {} ({})", id, peer, transport == Transport::kShm ? "shm" : "tcp");
   } else {
     spdlog::error("session {}: cannot hand over the connection: {}", id, st.ToString());
     Refuse(fd, "the worker cannot start a session");
+  }
+}
+
+void Acceptor::EvictOldestHandshake() {
+  for (const auto& [id, slot] : slot_of_) {  // Oldest first.
+    if (ledger_->State(slot) != Ledger::kHandshake || evicted_.count(id) != 0) continue;
+    const int pid = live_[id];
+    if (pid <= 0) continue;  // Not started yet: not the one that stalls.
+    spdlog::warn("session {}: ended before its hello finished, to make room (half of --max-sessions may wait "
+                 "in the hello)",
+                 id);
+    kill(pid, SIGKILL);
+    evicted_.insert(id);
+    return;
+  }
+}
+
+void Acceptor::CountHandshakes(const std::string& peer_key, int* all, int* from_peer) const {
+  *all = 0;
+  *from_peer = 0;
+  for (const auto& [id, slot] : slot_of_) {
+    if (ledger_->State(slot) != Ledger::kHandshake || evicted_.count(id) != 0) continue;
+    ++*all;
+    if (auto it = peer_of_.find(id); it != peer_of_.end() && it->second == peer_key) ++*from_peer;
   }
 }
 
@@ -234,6 +284,11 @@ void Acceptor::ReadZygote() {
         spdlog::debug("session {}: process {} started", m.session_id, m.pid);
       } else if (m.type == ZygoteMessage::kSessionEnded) {
         live_.erase(m.session_id);
+        evicted_.erase(m.session_id);
+        if (auto it = slot_of_.find(m.session_id); it != slot_of_.end()) {
+          slot_busy_[static_cast<size_t>(it->second)] = false;
+          slot_of_.erase(it);
+        }
         if (auto it = peer_of_.find(m.session_id); it != peer_of_.end()) {
           if (--per_peer_[it->second] <= 0) per_peer_.erase(it->second);
           peer_of_.erase(it);

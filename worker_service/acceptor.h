@@ -11,10 +11,13 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "protocol/status.h"
 #include "worker_service/config.h"
+#include "worker_service/ledger.h"
 #include "worker_service/zygote.h"
 
 namespace hipr::worker {
@@ -25,7 +28,7 @@ bool IsLoopbackListen(const std::string& listen);
 
 class Acceptor {
  public:
-  Acceptor(const WorkerConfig& config, Zygote zygote);
+  Acceptor(const WorkerConfig& config, Zygote zygote, Ledger* ledger);
 
   // Binds and listens; writes --port-file.
   Status Listen();
@@ -43,6 +46,12 @@ class Acceptor {
   void Admit(int fd, Transport transport, const std::string& peer, const std::string& peer_key);
   void ReadZygote();
   void Refuse(int fd, const std::string& why);
+  // Live sessions still in their handshake (the ledger's slot state): all,
+  // and those from `peer_key`.
+  void CountHandshakes(const std::string& peer_key, int* all, int* from_peer) const;
+  // Ends the oldest session still in its handshake (SIGKILL; the zygote
+  // reaps it and tells its client).
+  void EvictOldestHandshake();
   void Shutdown(const std::string& why);
 
   const WorkerConfig& config_;
@@ -54,7 +63,11 @@ class Acceptor {
   asio::signal_set signals_;
   ZygoteMessage incoming_{};
   uint64_t next_session_id_ = 1;
+  Ledger* ledger_;
+  std::vector<bool> slot_busy_;  // Ledger slots handed to live sessions.
   std::map<uint64_t, int> live_;  // Session id -> pid (0 until started).
+  std::map<uint64_t, int> slot_of_;  // Session id -> its ledger slot.
+  std::set<uint64_t> evicted_;       // Ended by EvictOldestHandshake, not yet reaped.
   std::map<uint64_t, std::string> peer_of_;  // Session id -> its peer key (--max-sessions-per-peer).
   std::map<std::string, int> per_peer_;      // Peer key -> live sessions.
   int exit_code_ = 0;

@@ -32,6 +32,15 @@ struct WorkerConfig {
   // the worker allows only on loopback or with `insecure`.
   std::string auth_file;
   bool insecure = false;  // --insecure: serve beyond loopback without --auth-file.
+  // Worker-wide limits, kept in the ledger every process shares (ledger.h).
+  uint64_t memory_budget_bytes = 0;  // --memory-budget: device memory of all sessions; 0: no limit.
+  uint64_t tenant_memory_bytes = 0;  // --tenant-memory: each tenant's, unless its `memory=`; 0: none.
+  int max_sessions_per_tenant = 0;   // Unless its `sessions=`; 0: --max-sessions alone.
+  // Connections from one peer still in their hello; all of them together
+  // may hold at most half of --max-sessions, so silent connections can
+  // never keep authenticated clients out.
+  int max_handshakes_per_peer = 8;
+  int idle_timeout_s = 0;  // End a session whose client sends nothing for this long; 0: never.
   int heartbeat_ms = 1000;
   int hello_timeout_ms = 10000;
   uint32_t chunk_bytes = 4u << 20;

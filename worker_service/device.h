@@ -27,6 +27,7 @@
 #include "protocol/status.h"
 #include "protocol/thread_annotations.h"
 #include "protocol/wire.h"
+#include "worker_service/memory_account.h"
 
 namespace hipr::worker {
 
@@ -112,6 +113,11 @@ class Device {
   virtual const std::vector<msg::DeviceInfo>& devices() const = 0;
   virtual int32_t driver_version() const = 0;
   virtual int32_t runtime_version() const = 0;
+  // Where the device charges the memory it allocates for the session
+  // beyond its own capacity: the worker-wide budget and the tenant's cap
+  // (memory_account.h; null: nowhere). Set before the hello; outlives the
+  // device.
+  virtual void SetMemoryAccount(MemoryAccount* account) = 0;
 
   // Agrees on the device address window: `offer` is reserved in the client.
   // On success `used` is the window device addresses will come from (the

@@ -22,6 +22,7 @@ class ForwardingDevice : public Device {
   const std::vector<msg::DeviceInfo>& devices() const override { return inner_->devices(); }
   int32_t driver_version() const override { return inner_->driver_version(); }
   int32_t runtime_version() const override { return inner_->runtime_version(); }
+  void SetMemoryAccount(MemoryAccount* account) override { inner_->SetMemoryAccount(account); }
   Status AttachWindow(const msg::AddressWindow& offer, msg::AddressWindow* used) override {
     return inner_->AttachWindow(offer, used);
   }

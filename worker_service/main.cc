@@ -16,6 +16,7 @@
 #include "worker_service/acceptor.h"
 #include "worker_service/config.h"
 #include "worker_service/device_factory.h"
+#include "worker_service/ledger.h"
 #include "worker_service/sim/models.h"
 #include "worker_service/tenants.h"
 #include "worker_service/zygote.h"
@@ -117,6 +118,24 @@ int main(int argc, char** argv) {
   app.add_flag("--insecure", config.insecure,
                "serve clients beyond loopback without --auth-file: anyone who reaches the port can run code on "
                "the GPU");
+  std::string memory_budget, tenant_memory;
+  app.add_option("--memory-budget", memory_budget,
+                 "device memory all sessions together may hold, e.g. 48G (default: no limit beyond each device's)");
+  app.add_option("--tenant-memory", tenant_memory,
+                 "device memory each tenant's sessions together may hold, unless its memory= says otherwise");
+  app.add_option("--max-sessions-per-tenant", config.max_sessions_per_tenant,
+                 "live sessions of one tenant, unless its sessions= says otherwise (0: --max-sessions alone)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  app.add_option("--max-handshakes-per-peer", config.max_handshakes_per_peer,
+                 "connections from one peer that have not finished their hello (all peers together: half of "
+                 "--max-sessions)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--idle-timeout-s", config.idle_timeout_s,
+                 "end a session whose client has sent nothing for this long, freeing its memory (0: never)")
+      ->check(CLI::Range(0, 100000000))
+      ->capture_default_str();
   bool probe_only = false;
   app.add_flag("--probe-only", probe_only, "check that the device can be served, print what was found, and exit");
   CLI11_PARSE(app, argc, argv);
@@ -141,6 +160,15 @@ int main(int argc, char** argv) {
   }
   if (!hipr::shm::ValidRingBytes(config.shm_ring_bytes)) {
     std::fprintf(stderr, "hipr-worker: --shm-ring-bytes must be a power of two from 64K to 256M\n");
+    return 2;
+  }
+
+  if (!memory_budget.empty() && !hipr::worker::ParseByteSize(memory_budget, &config.memory_budget_bytes)) {
+    std::fprintf(stderr, "hipr-worker: --memory-budget: '%s' is not a size like 48G\n", memory_budget.c_str());
+    return 2;
+  }
+  if (!tenant_memory.empty() && !hipr::worker::ParseByteSize(tenant_memory, &config.tenant_memory_bytes)) {
+    std::fprintf(stderr, "hipr-worker: --tenant-memory: '%s' is not a size like 16G\n", tenant_memory.c_str());
     return 2;
   }
 
@@ -188,13 +216,20 @@ int main(int argc, char** argv) {
   spdlog::info("device {}: {}", config.device, summary);
   if (probe_only) return 0;
 
+  // Before the zygote forks: every process shares it.
+  std::unique_ptr<hipr::worker::Ledger> ledger;
+  st = hipr::worker::Ledger::Create(config.max_sessions, config.memory_budget_bytes, &ledger);
+  if (!st.ok()) {
+    spdlog::error("{}", st.message());
+    return 1;
+  }
   hipr::worker::Zygote zygote;
-  st = hipr::worker::StartZygote(config, &zygote);
+  st = hipr::worker::StartZygote(config, ledger.get(), &zygote);
   if (!st.ok()) {
     spdlog::error("cannot start the zygote: {}", st.ToString());
     return 1;
   }
-  hipr::worker::Acceptor acceptor(config, zygote);
+  hipr::worker::Acceptor acceptor(config, zygote, ledger.get());
   st = acceptor.Listen();
   if (!st.ok()) {
     spdlog::error("{}", st.message());

@@ -211,6 +211,19 @@ Status Session::Run() {
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });
   for (;;) {
     wire::FrameHeader h;
+    if (config_.idle_timeout_s > 0) {
+      // A client that sends nothing for this long (no call, nothing it
+      // waits on here) gives its memory back to the others.
+      st = conn_->WaitReadable(config_.idle_timeout_s * 1000);
+      if (st.code() == StatusCode::kTimeout) {
+        const Status idle(StatusCode::kResourceExhausted,
+                          "the session sent nothing for " + std::to_string(config_.idle_timeout_s) +
+                              " s and was ended by the worker (--idle-timeout-s); its device memory is freed");
+        spdlog::info("session {}: {}", id_, idle.message());
+        SendFatal(idle);
+        return Status::Ok();
+      }
+    }
     st = ReadHeader(*conn_, &h);
     if (st.ok()) {
       busy_since_ns_ = NowNs();

@@ -16,7 +16,8 @@
 
 namespace hipr::worker {
 
-int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int client_fd, Transport transport) {
+int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint64_t session_id, int client_fd,
+                      Transport transport) {
   std::string name = "hipr-s" + std::to_string(session_id);
   prctl(PR_SET_NAME, name.c_str());
   signal(SIGPIPE, SIG_IGN);
@@ -56,6 +57,18 @@ int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int clien
     if (st.scope() == StatusScope::kSession && st.code() != StatusCode::kUnauthenticated) SendFatalFrame(*conn, st);
     return kSessionExitReported;
   }
+  const Tenant& tenant = admission.tenant;
+  st = ledger->Admit(slot, tenant.name, tenant.max_sessions != 0 ? tenant.max_sessions : config.max_sessions_per_tenant,
+                     tenant.memory_bytes != 0 ? tenant.memory_bytes : config.tenant_memory_bytes);
+  if (!st.ok()) {
+    spdlog::warn("session {}: refused: {}", session_id, st.message());
+    msg::HelloReply reply;
+    reply.status = st.code();
+    reply.message = "the worker refused the session: " + st.message();
+    RefuseAdmission(*conn, admission, std::move(reply));
+    return kSessionExitReported;
+  }
+  SlotAccount account(ledger, slot);
   std::unique_ptr<Device> device;
   st = CreateDevice(config, &device);
   if (!st.ok()) {
@@ -66,6 +79,7 @@ int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int clien
     RefuseAdmission(*conn, admission, std::move(reply));
     return kSessionExitReported;
   }
+  device->SetMemoryAccount(&account);
   Session session(session_id, std::move(conn), std::move(device), config);
   session.set_admission(std::move(admission));
   st = session.Run();

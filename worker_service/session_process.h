@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "worker_service/config.h"
+#include "worker_service/ledger.h"
 
 namespace hipr::worker {
 
@@ -12,7 +13,9 @@ namespace hipr::worker {
 inline constexpr int kSessionExitReported = 3;
 
 // `client_fd` is a tcp socket, or a unix socket on which the session sets up
-// the shm transport.
-int RunSessionProcess(const WorkerConfig& config, uint64_t session_id, int client_fd, Transport transport);
+// the shm transport. `slot` is the session's in `ledger` (opened by the
+// acceptor, closed by the zygote).
+int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint64_t session_id, int client_fd,
+                      Transport transport);
 
 }  // namespace hipr::worker

@@ -8,7 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -196,6 +199,115 @@ TEST(WorkerSecurityTest, TheUnixSocketAdmitsOnlyTheWorkersUserAndGroup) {
   }
   unlink(path.c_str());
   rmdir(dir.c_str());
+}
+
+constexpr int kHipErrorOutOfMemory = 2;
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+bool WaitFor(const std::function<bool()>& done, int timeout_ms = 10000) {
+  for (int waited = 0; !done(); waited += 20) {
+    if (waited > timeout_ms) return false;
+    usleep(20000);
+  }
+  return true;
+}
+
+// The worker-wide budget is one pool: what one session holds another
+// cannot take, and a session process that dies gives back all it held.
+TEST(WorkerLimitsTest, TheMemoryBudgetIsSharedAndComesBackWhenASessionDies) {
+  WorkerProcess worker({"--memory-budget", "64M"});
+  std::unique_ptr<RawClient> a, b;
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &a).ok());
+  ASSERT_TRUE(WaitFor([&] { return worker.SessionPids().size() == 1; }));
+  const pid_t a_pid = worker.SessionPids()[0];
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &b).ok());
+  uint64_t pa = 0, pb = 0;
+  ASSERT_EQ(a->Malloc(48 * kMiB, &pa), 0);
+  EXPECT_EQ(b->Malloc(48 * kMiB, &pb), kHipErrorOutOfMemory);
+  EXPECT_EQ(b->Malloc(8 * kMiB, &pb), 0);
+  EXPECT_EQ(b->Free(pb), 0);
+  kill(a_pid, SIGKILL);
+  EXPECT_TRUE(WaitFor([&] { return b->Malloc(48 * kMiB, &pb) == 0; })) << "the dead session's memory never came back";
+  EXPECT_TRUE(worker.Alive());
+}
+
+TEST(WorkerLimitsTest, TenantsAreLimitedSeparately) {
+  TenantsFile tenants(kTeamA.tenant + " " + kTeamA.secret + " memory=32M\n" + kTeamB.tenant + " " + kTeamB.secret +
+                      " sessions=1\n");
+  WorkerProcess worker({"--auth-file", tenants.path()});
+  std::unique_ptr<RawClient> a1, a2, b1, b2;
+  ASSERT_TRUE(RawClient::ConnectAs(worker.endpoint(), kTeamA, &a1).ok());
+  ASSERT_TRUE(RawClient::ConnectAs(worker.endpoint(), kTeamA, &a2).ok());
+  ASSERT_TRUE(RawClient::ConnectAs(worker.endpoint(), kTeamB, &b1).ok());
+  uint64_t p = 0;
+  EXPECT_EQ(a1->Malloc(24 * kMiB, &p), 0);
+  EXPECT_EQ(a2->Malloc(24 * kMiB, &p), kHipErrorOutOfMemory);  // team-a's 32M together.
+  EXPECT_EQ(a2->Malloc(8 * kMiB, &p), 0);
+  EXPECT_EQ(b1->Malloc(48 * kMiB, &p), 0);  // team-b has no memory cap.
+
+  Status second = RawClient::ConnectAs(worker.endpoint(), kTeamB, &b2);
+  EXPECT_EQ(second.code(), StatusCode::kResourceExhausted) << second.ToString();
+  EXPECT_NE(second.message().find("team-b"), std::string::npos) << second.message();
+  b1.reset();  // Its session ends; the slot comes back.
+  EXPECT_TRUE(WaitFor([&] { return RawClient::ConnectAs(worker.endpoint(), kTeamB, &b2).ok(); }));
+}
+
+// Connections that never say hello cannot lock clients out: from one peer
+// only a few are admitted at once, and beyond half of --max-sessions the
+// oldest makes room for the newcomer.
+TEST(WorkerLimitsTest, SilentConnectionsCannotLockClientsOut) {
+  {
+    WorkerProcess worker({"--max-sessions", "4", "--hello-timeout-ms", "60000"});
+    std::unique_ptr<RawClient> silent1, silent2, client;
+    ASSERT_TRUE(RawClient::ConnectBare(worker.endpoint(), &silent1).ok());
+    ASSERT_TRUE(RawClient::ConnectBare(worker.endpoint(), &silent2).ok());
+    ASSERT_TRUE(WaitFor([&] { return worker.SessionPids().size() == 2; }));
+    ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &client).ok());
+    uint64_t p = 0;
+    EXPECT_EQ(client->Malloc(4096, &p), 0);
+    wire::FrameHeader h;
+    std::vector<uint8_t> body;
+    EXPECT_FALSE(silent1->ReceiveAny(&h, &body, 5000).ok() && h.op != static_cast<uint16_t>(Op::kFatal))
+        << "the oldest silent connection was left open";
+  }
+  {
+    WorkerProcess worker({"--max-handshakes-per-peer", "2", "--hello-timeout-ms", "60000"});
+    std::unique_ptr<RawClient> silent1, silent2, third;
+    ASSERT_TRUE(RawClient::ConnectBare(worker.endpoint(), &silent1).ok());
+    ASSERT_TRUE(RawClient::ConnectBare(worker.endpoint(), &silent2).ok());
+    ASSERT_TRUE(WaitFor([&] { return worker.SessionPids().size() == 2; }));
+    Status refused = RawClient::Connect(worker.endpoint(), &third);
+    EXPECT_FALSE(refused.ok());
+    EXPECT_NE(refused.message().find("not finished their hello"), std::string::npos) << refused.ToString();
+    silent1.reset();
+    silent2.reset();
+    EXPECT_TRUE(WaitFor([&] { return RawClient::Connect(worker.endpoint(), &third).ok(); }));
+  }
+}
+
+TEST(WorkerLimitsTest, AnIdleSessionEndsAndSaysWhy) {
+  WorkerProcess worker({"--idle-timeout-s", "1"});
+  std::unique_ptr<RawClient> c;
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &c).ok());
+  uint64_t p = 0;
+  ASSERT_EQ(c->Malloc(4096, &p), 0);
+  usleep(1500 * 1000);
+  EXPECT_EQ(c->Malloc(4096, &p), -1);
+  EXPECT_NE(c->last_status().message().find("--idle-timeout-s"), std::string::npos) << c->last_status().ToString();
+  EXPECT_TRUE(worker.Alive());
+}
+
+// A window offered at or near address 0 is never mapped there.
+TEST(WorkerLimitsTest, AWindowAtAddressZeroIsCounterOffered) {
+  WorkerProcess worker;
+  std::unique_ptr<RawClient> c;
+  ASSERT_TRUE(RawClient::ConnectBare(worker.endpoint(), &c).ok());
+  msg::HelloRequest hello = Hello(std::vector<uint8_t>(auth::kNonceBytes, 3));
+  hello.window = {0, uint64_t{1} << 30};
+  msg::HelloReply reply;
+  ASSERT_TRUE(c->Call(Op::kHello, hello, &reply).ok());
+  ASSERT_EQ(reply.status, StatusCode::kOk) << reply.message;
+  EXPECT_GE(reply.window.base, uint64_t{1} << 32);
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ namespace {
 struct Child {
   uint64_t session_id;
   int client_fd;  // Our copy: tells the client why, should the process die.
+  int slot;       // In the ledger.
 };
 
 Status SendMessage(int fd, const ZygoteMessage& m, int pass_fd) {
@@ -92,7 +93,7 @@ void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status) {
   (void)sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-[[noreturn]] void ZygoteMain(const WorkerConfig& config, int fd, pid_t worker_pid) {
+[[noreturn]] void ZygoteMain(const WorkerConfig& config, Ledger* ledger, int fd, pid_t worker_pid) {
   prctl(PR_SET_NAME, "hipr-zygote");
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != worker_pid) _exit(0);
@@ -178,6 +179,8 @@ void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status) {
         } else {
           close(cfd);
         }
+        // What the session held goes back before the acceptor reuses the slot.
+        ledger->CloseSlot(it->second.slot);
         ZygoteMessage m{ZygoteMessage::kSessionEnded, pid, it->second.session_id, ws};
         if (!shutting_down) (void)SendMessage(fd, m, -1);
         children.erase(it);
@@ -193,7 +196,8 @@ void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status) {
         terminate_all();
         continue;
       }
-      if (m.type != ZygoteMessage::kNewSession || client_fd < 0 || shutting_down) {
+      if (m.type != ZygoteMessage::kNewSession || client_fd < 0 || shutting_down || m.slot < 0 ||
+          m.slot >= ledger->slots()) {
         if (client_fd >= 0) close(client_fd);
         continue;
       }
@@ -208,17 +212,18 @@ void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status) {
         signal(SIGINT, SIG_DFL);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != zygote_pid) _exit(1);
-        _exit(RunSessionProcess(config, m.session_id, client_fd, static_cast<Transport>(m.transport)));
+        _exit(RunSessionProcess(config, ledger, m.slot, m.session_id, client_fd, static_cast<Transport>(m.transport)));
       }
       if (pid < 0) {
         spdlog::error("session {}: cannot fork a session process: {}", m.session_id, std::strerror(errno));
         TellClient(client_fd, m.session_id, 0, 0);
         close(client_fd);
+        ledger->CloseSlot(m.slot);
         ZygoteMessage ended{ZygoteMessage::kSessionEnded, 0, m.session_id, 0};
         (void)SendMessage(fd, ended, -1);
         continue;
       }
-      children[pid] = Child{m.session_id, client_fd};
+      children[pid] = Child{m.session_id, client_fd, m.slot};
       (void)SendMessage(fd, ZygoteMessage{ZygoteMessage::kSessionStarted, pid, m.session_id, 0}, -1);
     }
   }
@@ -233,7 +238,7 @@ std::string DescribeWaitStatus(int ws) {
   return "ended (status " + std::to_string(ws) + ")";
 }
 
-Status StartZygote(const WorkerConfig& config, Zygote* out) {
+Status StartZygote(const WorkerConfig& config, Ledger* ledger, Zygote* out) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
     return Status(StatusCode::kInternal, std::string("socketpair: ") + std::strerror(errno));
@@ -242,7 +247,7 @@ Status StartZygote(const WorkerConfig& config, Zygote* out) {
   if (pid < 0) return Status(StatusCode::kInternal, std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     close(sv[0]);
-    ZygoteMain(config, sv[1], worker_pid);
+    ZygoteMain(config, ledger, sv[1], worker_pid);
   }
   close(sv[1]);
   out->pid = pid;
@@ -250,10 +255,10 @@ Status StartZygote(const WorkerConfig& config, Zygote* out) {
   return Status::Ok();
 }
 
-Status SendNewSession(const Zygote& zygote, uint64_t session_id, int client_fd, Transport transport) {
-  return SendMessage(zygote.fd,
-                     ZygoteMessage{ZygoteMessage::kNewSession, 0, session_id, 0, static_cast<uint32_t>(transport)},
-                     client_fd);
+Status SendNewSession(const Zygote& zygote, uint64_t session_id, int slot, int client_fd, Transport transport) {
+  return SendMessage(
+      zygote.fd, ZygoteMessage{ZygoteMessage::kNewSession, 0, session_id, 0, static_cast<uint32_t>(transport), slot},
+      client_fd);
 }
 
 }  // namespace hipr::worker

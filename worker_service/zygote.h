@@ -13,6 +13,7 @@
 
 #include "protocol/status.h"
 #include "worker_service/config.h"
+#include "worker_service/ledger.h"
 
 namespace hipr::worker {
 
@@ -23,6 +24,7 @@ struct ZygoteMessage {
   uint64_t session_id = 0;
   int32_t wait_status = 0;  // As from waitpid (ended).
   uint32_t transport = 0;   // Transport (new session).
+  int32_t slot = -1;        // Its slot in the ledger (new session).
 };
 
 struct Zygote {
@@ -30,12 +32,14 @@ struct Zygote {
   int fd = -1;  // The acceptor's end of the socketpair.
 };
 
-// Forks the zygote. REQUIRES: the caller has no other threads.
-Status StartZygote(const WorkerConfig& config, Zygote* out);
+// Forks the zygote, which closes each session's slot of `ledger` once it
+// has reaped the session's process. REQUIRES: the caller has no other
+// threads.
+Status StartZygote(const WorkerConfig& config, Ledger* ledger, Zygote* out);
 
 // Hands an accepted connection to the zygote (the caller keeps and closes
 // its own copy of `client_fd`).
-Status SendNewSession(const Zygote& zygote, uint64_t session_id, int client_fd, Transport transport);
+Status SendNewSession(const Zygote& zygote, uint64_t session_id, int slot, int client_fd, Transport transport);
 
 // Describes a waitpid status: "exited with code 3", "killed by signal 9 (Killed)".
 std::string DescribeWaitStatus(int wait_status);

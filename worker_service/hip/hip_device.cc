@@ -308,6 +308,7 @@ class HipDevice final : public Device {
   }
 
   std::string_view kind() const override { return "hip"; }
+  void SetMemoryAccount(MemoryAccount* account) override { account_ = account; }
   // Not shareable memory (VmmExport); cooperative module launches where the
   // runtime has the call.
   std::vector<std::string> capabilities() const override {
@@ -330,14 +331,18 @@ class HipDevice final : public Device {
 
   Status Malloc(int device, uint64_t size, uint32_t flags, uint64_t* address) override {
     HIPR_RETURN_IF_ERROR(Use(device));
+    HIPR_RETURN_IF_ERROR(Charge(size));
     void* p = nullptr;
-    if ((flags & msg::kMallocManaged) != 0) {
-      HIPR_HIP(hipMallocManaged(&p, size, hipMemAttachGlobal));
-    } else {
-      HIPR_HIP(hipMalloc(&p, size));
+    hipError_t e = (flags & msg::kMallocManaged) != 0 ? hipMallocManaged(&p, size, hipMemAttachGlobal)
+                                                      : hipMalloc(&p, size);
+    if (e != hipSuccess) {
+      Refund(size);
+      return FromHip(e, (flags & msg::kMallocManaged) != 0 ? "hipMallocManaged" : "hipMalloc");
     }
     *address = reinterpret_cast<uint64_t>(p);
-    allocations_[*address] = Allocation{size, device};
+    Allocation a{size, device};
+    a.charged = true;
+    allocations_[*address] = a;
     return Status::Ok();
   }
   Status Free(uint64_t address) override {
@@ -350,6 +355,7 @@ class HipDevice final : public Device {
     if (it->second.module != 0)
       return Status(StatusCode::kInvalidDevicePointer, "a module's global variable is not freed (hipModuleUnload)");
     const int device = it->second.device;
+    if (it->second.charged) Refund(it->second.size);
     allocations_.erase(it);
     // hipFree synchronizes the device. With a stream held (a host callback
     // the client has yet to run, a copy at its stream point), that wait is
@@ -432,14 +438,19 @@ class HipDevice final : public Device {
     prop.location.type = hipMemLocationTypeDevice;
     prop.location.id = device;
     hipMemGenericAllocationHandle_t h = nullptr;
-    HIPR_HIP(hipMemCreate(&h, size, &prop, 0));
-    physical_[handle] = Physical{h, device};
+    HIPR_RETURN_IF_ERROR(Charge(size));
+    if (hipError_t e = hipMemCreate(&h, size, &prop, 0); e != hipSuccess) {
+      Refund(size);
+      return FromHip(e, "hipMemCreate");
+    }
+    physical_[handle] = Physical{h, device, size};
     return Status::Ok();
   }
   Status VmmRelease(uint64_t handle) override {
     auto it = physical_.find(handle);
     if (it == physical_.end()) return InvalidArgument("not physical memory of this session (or released already)");
     hipMemGenericAllocationHandle_t h = it->second.handle;
+    Refund(it->second.size);
     physical_.erase(it);
     HIPR_HIP(hipMemRelease(h));  // The runtime keeps mapped memory until its unmap.
     return Status::Ok();
@@ -976,6 +987,7 @@ class HipDevice final : public Device {
           (void)hipIpcCloseMemHandle(it->second.ipc_opened);
         else
           (void)hipFree(reinterpret_cast<void*>(it->first));
+        if (it->second.charged) Refund(it->second.size);
         it = allocations_.erase(it);
       } else {
         ++it;
@@ -991,10 +1003,12 @@ class HipDevice final : public Device {
     void* ipc_opened = nullptr;  // hipIpcOpenMemHandle's pointer: closed, not freed.
     bool vmm = false;            // A hipMemMap mapping: unmapped, not freed.
     uint64_t module = 0;         // A global of this module: goes with its unload.
+    bool charged = false;        // Charged to the memory account (hipMalloc's).
   };
   struct Physical {
     hipMemGenericAllocationHandle_t handle;
     int device;
+    uint64_t size = 0;  // Charged to the memory account.
   };
   struct EventEntry {
     hipEvent_t event;
@@ -1207,6 +1221,11 @@ class HipDevice final : public Device {
   std::map<uint64_t, hipTextureObject_t> textures_;
   std::map<uint64_t, uint64_t> reservations_;                        // hipMemAddressReserve: base -> size.
   std::map<uint64_t, Physical> physical_;                            // hipMemCreate, by client id.
+  MemoryAccount* account_ = nullptr;  // The worker's and the tenant's limits (memory_account.h).
+  Status Charge(uint64_t bytes) { return account_ == nullptr ? Status::Ok() : account_->Charge(bytes); }
+  void Refund(uint64_t bytes) {
+    if (account_ != nullptr) account_->Refund(bytes);
+  }
   std::map<uint64_t, int> blocking_streams_;  // Streams the null stream waits for, and their device.
   std::map<int, hipStream_t> side_streams_;  // SideStream, by device.
   std::atomic<uint64_t> held_bytes_{0};

@@ -49,6 +49,7 @@ class SimDevice final : public Device {
   ~SimDevice() override;
 
   std::string_view kind() const override { return "sim"; }
+  void SetMemoryAccount(MemoryAccount* account) override { memory_.set_account(account); }
   std::vector<std::string> capabilities() const override {
     return {wire::kCapabilityIpcMemory,   wire::kCapabilityIpcEvents,    wire::kCapabilityVirtualMemory,
             wire::kCapabilityShareableMemory, wire::kCapabilityTextures, wire::kCapabilityHostRegister,

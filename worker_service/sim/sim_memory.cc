@@ -132,8 +132,13 @@ Status SimMemory::Allocate(int device, uint64_t size, uint64_t* address) {
     return Status(StatusCode::kResourceExhausted, "device memory budget exhausted");
   uint64_t base = 0;
   if (!TakeRange(rounded, &base)) return Status(StatusCode::kResourceExhausted, "device address window exhausted");
+  if (Status st = ChargeLocked(rounded); !st.ok()) {
+    ReturnRange(base, rounded);
+    return st;
+  }
   if (Status st = MapRange(base, rounded, true); !st.ok()) {
     ReturnRange(base, rounded);
+    RefundLocked(rounded);
     return st;
   }
   allocations_[base] = Allocation::Of(rounded, device);
@@ -224,6 +229,7 @@ Status SimMemory::Retire(uint64_t address) {
   // Counted as free from now on, as hipMemGetInfo right after hipFree shows
   // it natively; the pages go at Release().
   used_[it->second.device] -= it->second.size;
+  RefundLocked(it->second.size);
   return Status::Ok();
 }
 
@@ -234,7 +240,10 @@ Status SimMemory::Release(uint64_t address, int* device) {
     return Status(StatusCode::kInvalidDevicePointer, "not the start of an allocation of this session");
   const uint64_t size = it->second.size;
   *device = it->second.device;
-  if (!it->second.retired && !it->second.imported) used_[it->second.device] -= size;
+  if (!it->second.retired && !it->second.imported) {
+    used_[it->second.device] -= size;
+    RefundLocked(size);
+  }
   const int fd = it->second.ipc_fd;
   allocations_.erase(it);
   // Sessions that opened an exported allocation keep its pages (their own
@@ -257,6 +266,14 @@ void SimMemory::ReleaseAll(int device) {
   }
   int ignored;
   for (uint64_t base : mine) (void)Release(base, &ignored);
+}
+
+Status SimMemory::ChargeLocked(uint64_t bytes) {
+  return account_ == nullptr ? Status::Ok() : account_->Charge(bytes);
+}
+
+void SimMemory::RefundLocked(uint64_t bytes) {
+  if (account_ != nullptr) account_->Refund(bytes);
 }
 
 uint64_t SimMemory::Used(int device) const {
@@ -325,7 +342,10 @@ void SimMemory::MaybeDropPhysical(uint64_t handle) {
   auto it = physical_.find(handle);
   if (it == physical_.end() || !it->second.released || it->second.maps > 0) return;
   close(it->second.fd);
-  if (!it->second.imported) used_[it->second.device] -= it->second.size;
+  if (!it->second.imported) {
+    used_[it->second.device] -= it->second.size;
+    RefundLocked(it->second.size);
+  }
   physical_.erase(it);
 }
 
@@ -363,16 +383,23 @@ Status SimMemory::CreatePhysical(int device, uint64_t handle, uint64_t size) {
     return InvalidArgument("physical memory is a whole number of granules (" + std::to_string(kGranularity) + " bytes)");
   if (size > budget_ || used_[device] + size > budget_)
     return Status(StatusCode::kResourceExhausted, "device memory budget exhausted");
+  HIPR_RETURN_IF_ERROR(ChargeLocked(size));
   Physical p;
   p.size = size;
   p.device = device;
-  if (getrandom(p.secret.data(), p.secret.size(), 0) != static_cast<ssize_t>(p.secret.size()))
+  if (getrandom(p.secret.data(), p.secret.size(), 0) != static_cast<ssize_t>(p.secret.size())) {
+    RefundLocked(size);
     return Status(StatusCode::kInternal, std::string("getrandom: ") + std::strerror(errno));
+  }
   p.fd = memfd_create(IpcName(p.secret).c_str(), MFD_CLOEXEC);
-  if (p.fd < 0) return Status(StatusCode::kResourceExhausted, std::string("memfd_create: ") + std::strerror(errno));
+  if (p.fd < 0) {
+    RefundLocked(size);
+    return Status(StatusCode::kResourceExhausted, std::string("memfd_create: ") + std::strerror(errno));
+  }
   if (ftruncate(p.fd, static_cast<off_t>(size)) != 0) {
     const int err = errno;
     close(p.fd);
+    RefundLocked(size);
     return Status(StatusCode::kResourceExhausted, std::string("physical memory: ") + std::strerror(err));
   }
   physical_[handle] = p;

@@ -30,6 +30,7 @@
 #include "protocol/messages.h"
 #include "protocol/status.h"
 #include "protocol/thread_annotations.h"
+#include "worker_service/memory_account.h"
 
 namespace hipr::worker::sim {
 
@@ -54,6 +55,10 @@ class SimMemory {
   void ReleaseAll(int device);
   uint64_t Used(int device) const;
   uint64_t budget() const { return budget_; }
+  // Charged with every byte of this session's device memory besides
+  // `budget` (the worker's and the tenant's limits); null: nothing. Set
+  // before the first allocation.
+  void set_account(MemoryAccount* account) { account_ = account; }
 
   // IPC (hipIpc*MemHandle; the handle itself is SimDevice's). Export backs
   // the allocation holding `address` with a memfd named `hipr-ipc-<secret>`
@@ -152,8 +157,12 @@ class SimMemory {
       HIPR_REQUIRES(mu_);
   // Back to the free list, merged with its neighbours.
   void ReturnRange(uint64_t base, uint64_t size) HIPR_REQUIRES(mu_);
+  // The account's share of used_'s changes.
+  Status ChargeLocked(uint64_t bytes) HIPR_REQUIRES(mu_);
+  void RefundLocked(uint64_t bytes) HIPR_REQUIRES(mu_);
 
   const uint64_t budget_;
+  MemoryAccount* account_ = nullptr;
   mutable Mutex mu_;
   msg::AddressWindow window_ HIPR_GUARDED_BY(mu_);
   std::map<uint64_t, Allocation> allocations_ HIPR_GUARDED_BY(mu_);  // by base address.

@@ -1,0 +1,184 @@
+#include "worker_service/ledger.h"
+
+#include <sys/mman.h>
+
+#include <cstring>
+#include <new>
+#include <thread>
+
+namespace hipr::worker {
+
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "the ledger is shared between processes");
+
+struct Ledger::Header {
+  std::atomic<uint64_t> memory_used{0};
+  uint64_t memory_budget = 0;
+};
+
+struct Ledger::Slot {
+  std::atomic<uint32_t> state{kFree};
+  std::atomic<int32_t> tenant{-1};  // TenantEntry index once admitted.
+  std::atomic<uint64_t> memory{0};
+  std::atomic<uint64_t> session_id{0};
+};
+
+struct Ledger::TenantEntry {
+  enum : uint32_t { kUnused = 0, kClaiming = 1, kReady = 2 };
+  std::atomic<uint32_t> state{kUnused};
+  char name[72] = {};
+  std::atomic<int32_t> sessions{0};
+  std::atomic<uint64_t> memory{0};
+  std::atomic<uint64_t> memory_cap{0};  // The last admitted session's view of `memory=`.
+};
+
+namespace {
+
+std::string Size(uint64_t bytes) {
+  if (bytes % (uint64_t{1} << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
+  if (bytes % (uint64_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+// Adds `bytes` to `counter` unless that passes `cap` (0: no cap).
+bool AddCapped(std::atomic<uint64_t>& counter, uint64_t bytes, uint64_t cap) {
+  uint64_t now = counter.load();
+  do {
+    if (cap != 0 && (bytes > cap || now > cap - bytes)) return false;
+  } while (!counter.compare_exchange_weak(now, now + bytes));
+  return true;
+}
+
+}  // namespace
+
+Status Ledger::Create(int slots, uint64_t memory_budget, std::unique_ptr<Ledger>* out) {
+  std::unique_ptr<Ledger> l(new Ledger());
+  l->slot_count_ = slots;
+  l->bytes_ = sizeof(Header) + sizeof(Slot) * static_cast<size_t>(slots) + sizeof(TenantEntry) * kMaxTenants;
+  l->base_ = mmap(nullptr, l->bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (l->base_ == MAP_FAILED) {
+    l->base_ = nullptr;
+    return Status(StatusCode::kResourceExhausted, std::string("cannot map the ledger: ") + std::strerror(errno));
+  }
+  char* p = static_cast<char*>(l->base_);
+  l->header_ = new (p) Header();
+  l->header_->memory_budget = memory_budget;
+  p += sizeof(Header);
+  l->slots_ = reinterpret_cast<Slot*>(p);
+  for (int i = 0; i < slots; ++i) new (&l->slots_[i]) Slot();
+  p += sizeof(Slot) * static_cast<size_t>(slots);
+  l->tenants_ = reinterpret_cast<TenantEntry*>(p);
+  for (int i = 0; i < kMaxTenants; ++i) new (&l->tenants_[i]) TenantEntry();
+  *out = std::move(l);
+  return Status::Ok();
+}
+
+Ledger::~Ledger() {
+  if (base_ != nullptr) munmap(base_, bytes_);
+}
+
+void Ledger::OpenSlot(int slot, uint64_t session_id) {
+  Slot& s = slots_[slot];
+  s.tenant.store(-1);
+  s.memory.store(0);
+  s.session_id.store(session_id);
+  s.state.store(kHandshake);
+}
+
+Ledger::SlotState Ledger::State(int slot) const { return static_cast<SlotState>(slots_[slot].state.load()); }
+
+int Ledger::TenantIndex(const std::string& name) {
+  for (int i = 0; i < kMaxTenants; ++i) {
+    TenantEntry& t = tenants_[i];
+    uint32_t state = t.state.load();
+    if (state == TenantEntry::kUnused) {
+      if (!t.state.compare_exchange_strong(state, TenantEntry::kClaiming)) {
+        --i;  // Another process claimed it meanwhile: look at it again.
+        continue;
+      }
+      std::strncpy(t.name, name.c_str(), sizeof t.name - 1);
+      t.state.store(TenantEntry::kReady);
+      return i;
+    }
+    while (state == TenantEntry::kClaiming) {  // A name being written: a few instructions.
+      std::this_thread::yield();
+      state = t.state.load();
+    }
+    if (name == t.name) return i;
+  }
+  return -1;
+}
+
+Status Ledger::Admit(int slot, const std::string& tenant, int max_sessions, uint64_t memory_cap) {
+  Slot& s = slots_[slot];
+  if (!tenant.empty()) {
+    const int index = TenantIndex(tenant);
+    if (index < 0)
+      return Status(StatusCode::kResourceExhausted,
+                    "the worker tracks at most " + std::to_string(kMaxTenants) + " tenants");
+    TenantEntry& t = tenants_[index];
+    int32_t now = t.sessions.load();
+    do {
+      if (max_sessions > 0 && now >= max_sessions)
+        return Status(StatusCode::kResourceExhausted, "tenant '" + tenant + "' already has " +
+                                                          std::to_string(now) + " live sessions, its limit");
+    } while (!t.sessions.compare_exchange_weak(now, now + 1));
+    t.memory_cap.store(memory_cap);
+    s.tenant.store(index);
+  }
+  s.state.store(kAdmitted);
+  return Status::Ok();
+}
+
+Status Ledger::Charge(int slot, uint64_t bytes) {
+  Slot& s = slots_[slot];
+  if (!AddCapped(header_->memory_used, bytes, header_->memory_budget))
+    return Status(StatusCode::kResourceExhausted,
+                  "the worker's device-memory budget (--memory-budget " + Size(header_->memory_budget) +
+                      ", shared by all sessions) is exhausted");
+  const int32_t index = s.tenant.load();
+  if (index >= 0) {
+    TenantEntry& t = tenants_[index];
+    const uint64_t cap = t.memory_cap.load();
+    if (!AddCapped(t.memory, bytes, cap)) {
+      header_->memory_used.fetch_sub(bytes);
+      return Status(StatusCode::kResourceExhausted, "tenant '" + std::string(t.name) + "' holds its limit of " +
+                                                        Size(cap) + " of device memory");
+    }
+  }
+  s.memory.fetch_add(bytes);
+  return Status::Ok();
+}
+
+void Ledger::Refund(int slot, uint64_t bytes) {
+  Slot& s = slots_[slot];
+  s.memory.fetch_sub(bytes);
+  header_->memory_used.fetch_sub(bytes);
+  if (const int32_t index = s.tenant.load(); index >= 0) tenants_[index].memory.fetch_sub(bytes);
+}
+
+void Ledger::CloseSlot(int slot) {
+  Slot& s = slots_[slot];
+  const uint64_t held = s.memory.exchange(0);
+  header_->memory_used.fetch_sub(held);
+  if (const int32_t index = s.tenant.exchange(-1); index >= 0) {
+    tenants_[index].memory.fetch_sub(held);
+    tenants_[index].sessions.fetch_sub(1);
+  }
+  s.state.store(kFree);
+}
+
+uint64_t Ledger::memory_used() const { return header_->memory_used.load(); }
+uint64_t Ledger::memory_budget() const { return header_->memory_budget; }
+uint64_t Ledger::SlotMemory(int slot) const { return slots_[slot].memory.load(); }
+
+std::vector<Ledger::TenantUsage> Ledger::Tenants() const {
+  std::vector<TenantUsage> out;
+  for (int i = 0; i < kMaxTenants; ++i) {
+    const TenantEntry& t = tenants_[i];
+    if (t.state.load() != TenantEntry::kReady) break;
+    out.push_back({t.name, t.sessions.load(), t.memory.load()});
+  }
+  return out;
+}
+
+}  // namespace hipr::worker
