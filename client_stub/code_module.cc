@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <new>
 
 #include <hip/hip_runtime_api.h>
@@ -25,7 +26,13 @@ struct ModuleList {
   std::mutex mu;
   std::unordered_set<const void*> live;  // GUARDED_BY(mu)
   std::vector<CodeModule*> all;          // GUARDED_BY(mu)
+  // Unloaded modules, oldest first. Each outlives its unload by
+  // kRetiredKept later unloads (a thread still inside a call on it
+  // finishes), then is deleted: a program that loads and unloads forever
+  // keeps a bounded number of them.
+  std::deque<CodeModule*> retired;  // GUARDED_BY(mu)
 };
+constexpr size_t kRetiredKept = 64;
 
 ModuleList& Modules() {
   static ModuleList* const list = [] {
@@ -362,11 +369,23 @@ void CodeModule::AddManagedVar(ManagedVar* var) {
 }
 
 void CodeModule::Retire() {
+  CodeModule* expired = nullptr;
   {
     ModuleList& list = Modules();
     std::lock_guard<std::mutex> lock(list.mu);
     list.live.erase(this);
+    // Registered modules are never deleted (their objects may register
+    // again); loaded ones go kRetiredKept unloads later.
+    if (!registered()) {
+      list.retired.push_back(this);
+      if (list.retired.size() > kRetiredKept) {
+        expired = list.retired.front();
+        list.retired.pop_front();
+        list.all.erase(std::find(list.all.begin(), list.all.end(), expired));
+      }
+    }
   }
+  delete expired;
   std::vector<std::shared_ptr<const ModuleLoad>> loads;
   {
     std::lock_guard<std::mutex> lock(mu_);

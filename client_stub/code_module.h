@@ -108,7 +108,9 @@ class CodeModule {
   // A fat binary's offload bundle, borrowed from the registering object;
   // nothing is read until first use.
   static CodeModule* NewRegistered(const void* bundle);
-  // An image (bundle or bare ELF) whose bytes the module keeps.
+  // An image (bundle or bare ELF) whose bytes the module keeps. Deleted a
+  // while after Retire() (64 later unloads): a handle used after its
+  // unload is refused by IsLive until then, and undefined after, as in HIP.
   static CodeModule* NewLoaded(std::vector<uint8_t> image, std::string name);
   // Is `p` a module made by one of the above and not retired? Never
   // dereferences `p`.

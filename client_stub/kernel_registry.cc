@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <new>
 #include <shared_mutex>
 #include <unordered_map>
@@ -101,7 +102,8 @@ class Registry {
     auto& by_name = functions_by_module_[m];
     auto it = by_name.find(name);
     if (it != by_name.end()) return it->second;
-    auto* f = reinterpret_cast<hipFunction_t>(new FunctionRecord{m, name});  // Never freed.
+    // Freed a while after its module's unload (ForgetFunctions).
+    auto* f = reinterpret_cast<hipFunction_t>(new FunctionRecord{m, name});
     by_name.emplace(name, f);
     functions_.insert(f);
     return f;
@@ -119,8 +121,18 @@ class Registry {
     std::unique_lock lock(mu_);
     auto it = functions_by_module_.find(const_cast<CodeModule*>(m));
     if (it == functions_by_module_.end()) return;
-    for (const auto& [name, f] : it->second) functions_.erase(f);
+    for (const auto& [name, f] : it->second) {
+      functions_.erase(f);
+      retired_functions_.push_back(reinterpret_cast<FunctionRecord*>(f));
+    }
     functions_by_module_.erase(it);
+    // A handle used after its module's unload is refused while its record
+    // is kept (FindFunction never dereferences a forgotten one); the oldest
+    // records go, so loading and unloading forever keeps a bounded number.
+    while (retired_functions_.size() > kRetiredFunctionsKept) {
+      delete retired_functions_.front();
+      retired_functions_.pop_front();
+    }
   }
 
   RegistrationCounts Counts() const {
@@ -139,6 +151,8 @@ class Registry {
   std::unordered_map<const void*, KernelRecord*> kernels_;         // GUARDED_BY(mu_)
   std::unordered_map<const void*, RegisteredVar> vars_;            // GUARDED_BY(mu_)
   std::unordered_set<hipFunction_t> functions_;                    // GUARDED_BY(mu_): live.
+  static constexpr size_t kRetiredFunctionsKept = 1024;
+  std::deque<FunctionRecord*> retired_functions_;                  // GUARDED_BY(mu_): oldest first.
   std::unordered_map<CodeModule*, std::unordered_map<std::string, hipFunction_t>>
       functions_by_module_;                                        // GUARDED_BY(mu_)
 };

@@ -35,8 +35,10 @@ Status Session::ReceiveModule(const wire::FrameHeader& h, const msg::ModuleLoadR
       if (m.bulk_bytes != m.code_bytes) return ProtocolError("uncompressed module bulk differs from its size");
       break;
     case msg::Compression::kLz4Block:
+      // An lz4 block expands at most 255-fold: a larger claim is a lie.
       if (m.code_bytes > LZ4_MAX_INPUT_SIZE ||
-          m.bulk_bytes > static_cast<uint64_t>(LZ4_compressBound(static_cast<int>(m.code_bytes))))
+          m.bulk_bytes > static_cast<uint64_t>(LZ4_compressBound(static_cast<int>(m.code_bytes))) ||
+          m.code_bytes / 255 > m.bulk_bytes + 16)
         return ProtocolError("lz4 module sizes are inconsistent");
       break;
     default:
@@ -60,9 +62,18 @@ Status Session::ReceiveModule(const wire::FrameHeader& h, const msg::ModuleLoadR
     HIPR_RETURN_IF_ERROR(reader.Read(&iov, 1));
   }
   if (m.compression == msg::Compression::kLz4Block) {
-    code->resize(m.code_bytes);
-    int n = LZ4_decompress_safe(reinterpret_cast<const char*>(bulk.data()), reinterpret_cast<char*>(code->data()),
-                                static_cast<int>(bulk.size()), static_cast<int>(code->size()));
+    // The output grows with what the bytes really decompress to (a block
+    // that needs more room fails and is tried again with four times as
+    // much), never straight to the claim.
+    uint64_t room = std::min<uint64_t>(m.code_bytes, std::max<uint64_t>(kFirstStep, 8 * bulk.size()));
+    int n = -1;
+    for (;;) {
+      code->resize(room);
+      n = LZ4_decompress_safe(reinterpret_cast<const char*>(bulk.data()), reinterpret_cast<char*>(code->data()),
+                              static_cast<int>(bulk.size()), static_cast<int>(room));
+      if (n >= 0 || room == m.code_bytes) break;
+      room = std::min<uint64_t>(m.code_bytes, room * 4);
+    }
     if (n < 0 || static_cast<uint64_t>(n) != m.code_bytes) {
       *call_error = InvalidImage("the module's lz4 data does not decompress to its stated size");
       return Status::Ok();

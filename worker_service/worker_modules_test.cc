@@ -263,6 +263,28 @@ TEST(WorkerModulesTest, MemoryFollowsTheBytesThatArriveNotTheClaim) {
   EXPECT_TRUE(worker.Alive());
 }
 
+// The same claim in lz4: 6 KB cannot decompress to 1 GiB (a block expands
+// at most 255-fold), so the claim is refused before anything is allocated.
+TEST(WorkerModulesTest, AnLz4ClaimBeyondWhatItsBytesCanHoldIsRefused) {
+  CodeObject c = LoadTestModule();
+  WorkerProcess worker({"--code-cache", ""});
+  std::unique_ptr<RawClient> client;
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &client).ok());
+  msg::ModuleLoadRequest m = Request(c, 1);
+  m.code_bytes = wire::kMaxModuleBytes;
+  m.compression = msg::Compression::kLz4Block;
+  std::vector<uint8_t> some(6000, 0x5a);
+  m.bulk_bytes = some.size();
+  iovec iov{some.data(), some.size()};
+  uint32_t id = 0;
+  ASSERT_TRUE(client->Send(Op::kModuleLoad, m, &id, &iov, 1).ok());
+  msg::ModuleLoadReply r;
+  Status st = client->Receive(Op::kModuleLoad, id, &r);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("lz4 module sizes"), std::string::npos) << st.ToString();
+  EXPECT_TRUE(worker.Alive());
+}
+
 TEST(WorkerModulesTest, AnOversizedModuleEndsTheSessionNotTheWorker) {
   CodeObject c = LoadTestModule();
   WorkerProcess worker({"--code-cache", ""});
