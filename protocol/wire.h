@@ -109,6 +109,10 @@ enum class Op : uint16_t {
 
 inline constexpr uint16_t ReplyOp(Op op) { return static_cast<uint16_t>(op) | kReplyBit; }
 
+// The op's name without the k ("Malloc"), for logs and metrics; nullptr for
+// a code no Op names (the reply bit is ignored).
+const char* OpName(uint16_t op);
+
 // Limits. A peer that exceeds one is a protocol violation and the session
 // ends: nothing is allocated on the word of an unchecked length.
 inline constexpr uint32_t kMaxBodyBytes = 1u << 20;         // msgpack bodies.

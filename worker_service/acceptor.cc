@@ -35,7 +35,16 @@ Acceptor::Acceptor(const WorkerConfig& config, Zygote zygote, Ledger* ledger)
       zygote_channel_(io_, zygote.fd),
       signals_(io_, SIGINT, SIGTERM, SIGCHLD),
       ledger_(ledger),
-      slot_busy_(static_cast<size_t>(ledger->slots()), false) {}
+      slot_busy_(static_cast<size_t>(ledger->slots()), false),
+      metrics_(io_, config, *ledger, [this] { return NotReady(); }) {}
+
+std::string Acceptor::NotReady() const {
+  if (stopping_) return "the worker is shutting down";
+  if (zygote_.pid <= 0) return "the zygote is gone; no session can start";
+  if (static_cast<int>(live_.size()) >= config_.max_sessions)
+    return "at --max-sessions (" + std::to_string(config_.max_sessions) + ")";
+  return "";
+}
 
 Status Acceptor::Listen() {
   tcp::Endpoint ep;
@@ -53,6 +62,7 @@ Status Acceptor::Listen() {
   spdlog::info("listening on {}:{}", ep.host, port);
   // The port file says the worker is ready: every listener is up first.
   HIPR_RETURN_IF_ERROR(ListenUnix());
+  if (!config_.metrics_listen.empty()) HIPR_RETURN_IF_ERROR(metrics_.Listen());
   if (!config_.port_file.empty()) {
     std::string tmp = config_.port_file + ".tmp";
     std::ofstream(tmp) << port << "\n";
@@ -128,8 +138,10 @@ void Acceptor::WaitSignal() {
 
 void Acceptor::Shutdown(const std::string& why) {
   spdlog::info("shutting down: {}", why);
+  stopping_ = true;
   asio::error_code ignored;
   acceptor_.close(ignored);
+  metrics_.Close();
   if (unix_acceptor_.is_open()) {
     unix_acceptor_.close(ignored);
     unlink(config_.listen_unix.c_str());
@@ -181,10 +193,12 @@ void Acceptor::AcceptUnix() {
 
 void Acceptor::Admit(int fd, Transport transport, const std::string& peer, const std::string& peer_key) {
   if (static_cast<int>(live_.size()) >= config_.max_sessions) {
+    ledger_->Count(Ledger::kRefusedAtLimit);
     Refuse(fd, "the worker is at its limit of " + std::to_string(config_.max_sessions) + " sessions");
     return;
   }
   if (per_peer_[peer_key] >= config_.max_sessions_per_peer) {
+    ledger_->Count(Ledger::kRefusedPerPeer);
     spdlog::warn("refused a connection from {}: {} already holds {} sessions (--max-sessions-per-peer)", peer,
                  peer_key, per_peer_[peer_key]);
     Refuse(fd, "the worker is at its limit of " + std::to_string(config_.max_sessions_per_peer) +
@@ -198,6 +212,7 @@ void Acceptor::Admit(int fd, Transport transport, const std::string& peer, const
   int handshakes = 0, from_peer = 0;
   CountHandshakes(peer_key, &handshakes, &from_peer);
   if (from_peer >= config_.max_handshakes_per_peer) {
+    ledger_->Count(Ledger::kRefusedHandshakes);
     spdlog::warn("refused a connection from {}: {} connections from {} have not finished their hello "
                  "(--max-handshakes-per-peer)",
                  peer, from_peer, peer_key);
@@ -220,6 +235,7 @@ void Acceptor::Admit(int fd, Transport transport, const std::string& peer, const
     slot_busy_[static_cast<size_t>(slot)] = true;
     slot_of_[id] = slot;
     peer_of_[id] = peer_key;
+    ledger_->Count(Ledger::kSessionsStarted);
     ++per_peer_[peer_key];
     spdlog::info("session {}: accepted {} ({})", id, peer, transport == Transport::kShm ? "shm" : "tcp");
   } else {
@@ -238,6 +254,7 @@ void Acceptor::EvictOldestHandshake() {
                  id);
     kill(pid, SIGKILL);
     evicted_.insert(id);
+    ledger_->Count(Ledger::kEvictedHandshakes);
     return;
   }
 }

@@ -18,6 +18,7 @@
 #include "protocol/status.h"
 #include "worker_service/config.h"
 #include "worker_service/ledger.h"
+#include "worker_service/metrics.h"
 #include "worker_service/zygote.h"
 
 namespace hipr::worker {
@@ -53,6 +54,8 @@ class Acceptor {
   // reaps it and tells its client).
   void EvictOldestHandshake();
   void Shutdown(const std::string& why);
+  // Why a new client would not be served now; empty when it would (/readyz).
+  std::string NotReady() const;
 
   const WorkerConfig& config_;
   Zygote zygote_;
@@ -71,6 +74,8 @@ class Acceptor {
   std::map<uint64_t, std::string> peer_of_;  // Session id -> its peer key (--max-sessions-per-peer).
   std::map<std::string, int> per_peer_;      // Peer key -> live sessions.
   int exit_code_ = 0;
+  bool stopping_ = false;
+  MetricsServer metrics_;
 };
 
 }  // namespace hipr::worker

@@ -23,6 +23,9 @@ struct WorkerConfig {
   uint64_t shm_host_bytes = uint64_t{4} << 30;
   std::string device = "sim";  // "sim" or "hip".
   std::string port_file;        // If set, the bound port is written here.
+  // Prometheus metrics and health endpoints (metrics.h); empty: none.
+  std::string metrics_listen;
+  std::string metrics_port_file;  // If set, the metrics port is written here.
   int max_sessions = 64;
   // Live sessions (handed over, not yet ended) from one peer: one IP
   // address over tcp, one uid over the unix socket. Keeps one client from
@@ -40,7 +43,13 @@ struct WorkerConfig {
   // may hold at most half of --max-sessions, so silent connections can
   // never keep authenticated clients out.
   int max_handshakes_per_peer = 8;
-  int idle_timeout_s = 0;  // End a session whose client sends nothing for this long; 0: never.
+  int idle_timeout_s = 0;
+  // Per session: what a client may hold at once. Each sim stream is a
+  // thread, so streams are also bounded worker-wide.
+  int max_streams_per_session = 1024;
+  int max_events_per_session = 65536;
+  int max_modules_per_session = 4096;
+  int max_streams = 8192;  // All sessions together.  // End a session whose client sends nothing for this long; 0: never.
   int heartbeat_ms = 1000;
   int hello_timeout_ms = 10000;
   uint32_t chunk_bytes = 4u << 20;

@@ -12,6 +12,12 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free, "the ledger is shared 
 
 struct Ledger::Header {
   std::atomic<uint64_t> memory_used{0};
+  std::atomic<int64_t> streams{0};
+  std::atomic<uint64_t> events[kEventCount] = {};
+  std::atomic<uint64_t> op_calls[kOpSlots] = {};
+  std::atomic<uint64_t> duration_buckets[kDurationBuckets + 1] = {};
+  std::atomic<uint64_t> duration_count{0};
+  std::atomic<uint64_t> duration_sum_ns{0};
   uint64_t memory_budget = 0;
 };
 
@@ -20,6 +26,7 @@ struct Ledger::Slot {
   std::atomic<int32_t> tenant{-1};  // TenantEntry index once admitted.
   std::atomic<uint64_t> memory{0};
   std::atomic<uint64_t> session_id{0};
+  std::atomic<int64_t> streams{0};
 };
 
 struct Ledger::TenantEntry {
@@ -81,6 +88,7 @@ void Ledger::OpenSlot(int slot, uint64_t session_id) {
   s.tenant.store(-1);
   s.memory.store(0);
   s.session_id.store(session_id);
+  s.streams.store(0);
   s.state.store(kHandshake);
 }
 
@@ -156,8 +164,25 @@ void Ledger::Refund(int slot, uint64_t bytes) {
   if (const int32_t index = s.tenant.load(); index >= 0) tenants_[index].memory.fetch_sub(bytes);
 }
 
+Status Ledger::TakeStream(int slot, int cap) {
+  int64_t now = header_->streams.load();
+  do {
+    if (now >= cap)
+      return Status(StatusCode::kResourceExhausted, "the worker runs " + std::to_string(now) +
+                                                        " streams for all its sessions, its limit (--max-streams)");
+  } while (!header_->streams.compare_exchange_weak(now, now + 1));
+  slots_[slot].streams.fetch_add(1);
+  return Status::Ok();
+}
+
+void Ledger::ReturnStream(int slot) {
+  slots_[slot].streams.fetch_sub(1);
+  header_->streams.fetch_sub(1);
+}
+
 void Ledger::CloseSlot(int slot) {
   Slot& s = slots_[slot];
+  header_->streams.fetch_sub(s.streams.exchange(0));
   const uint64_t held = s.memory.exchange(0);
   header_->memory_used.fetch_sub(held);
   if (const int32_t index = s.tenant.exchange(-1); index >= 0) {
@@ -167,7 +192,41 @@ void Ledger::CloseSlot(int slot) {
   s.state.store(kFree);
 }
 
+void Ledger::Count(Event event, uint64_t n) { header_->events[event].fetch_add(n, std::memory_order_relaxed); }
+uint64_t Ledger::Counted(Event event) const { return header_->events[event].load(std::memory_order_relaxed); }
+
+void Ledger::CountCall(uint16_t op, uint64_t ns) {
+  header_->op_calls[op % kOpSlots].fetch_add(1, std::memory_order_relaxed);
+  const double seconds = static_cast<double>(ns) / 1e9;
+  int b = 0;
+  while (b < kDurationBuckets && seconds > kDurationBounds[b]) ++b;
+  header_->duration_buckets[b].fetch_add(1, std::memory_order_relaxed);
+  header_->duration_count.fetch_add(1, std::memory_order_relaxed);
+  header_->duration_sum_ns.fetch_add(ns, std::memory_order_relaxed);
+}
+
+uint64_t Ledger::Calls(uint16_t op) const { return header_->op_calls[op % kOpSlots].load(std::memory_order_relaxed); }
+
+Ledger::Durations Ledger::CallDurations() const {
+  Durations d;
+  for (int b = 0; b <= kDurationBuckets; ++b) d.buckets[b] = header_->duration_buckets[b].load();
+  d.count = header_->duration_count.load();
+  d.sum_ns = header_->duration_sum_ns.load();
+  return d;
+}
+
+std::vector<Ledger::SessionUsage> Ledger::Sessions() const {
+  std::vector<SessionUsage> out;
+  for (int i = 0; i < slot_count_; ++i) {
+    const Slot& s = slots_[i];
+    const auto state = static_cast<SlotState>(s.state.load());
+    if (state != kFree) out.push_back({s.session_id.load(), state, s.memory.load()});
+  }
+  return out;
+}
+
 uint64_t Ledger::memory_used() const { return header_->memory_used.load(); }
+int64_t Ledger::streams() const { return header_->streams.load(); }
 uint64_t Ledger::memory_budget() const { return header_->memory_budget; }
 uint64_t Ledger::SlotMemory(int slot) const { return slots_[slot].memory.load(); }
 

@@ -14,6 +14,9 @@
 //   --max-sessions-per-tenant) and device memory (against `memory=` or
 //   --tenant-memory).
 // - The worker: device memory of every session against --memory-budget.
+// - Counters the metrics endpoint reads (metrics.h): sessions by how they
+//   ended, refusals by why, authentication failures, deferred errors, the
+//   code cache, calls by op and their time on the replay thread.
 #pragma once
 
 #include <atomic>
@@ -31,6 +34,8 @@ class Ledger {
  public:
   enum SlotState : uint32_t { kFree = 0, kHandshake = 1, kAdmitted = 2 };
   static constexpr int kMaxTenants = 1024;
+  // Calls are counted by op code modulo this (every Op is below it).
+  static constexpr int kOpSlots = 4096;
 
   // `memory_budget`: bytes of device memory all sessions together may hold
   // (0: no limit beyond each device's).
@@ -54,11 +59,62 @@ class Ledger {
   Status Charge(int slot, uint64_t bytes);
   void Refund(int slot, uint64_t bytes);
 
+  // Session process: a stream made and destroyed, against `cap` streams
+  // for the whole worker (each sim stream is a thread).
+  Status TakeStream(int slot, int cap);
+  void ReturnStream(int slot);
+
+  // Counted events, bumped by whichever process sees one.
+  enum Event : int {
+    kSessionsStarted,      // Handed to a session process.
+    kSessionsEndedClean,   // Goodbye, a closed connection, or a reported error.
+    kSessionsCrashed,      // The session process died (signal, unexpected exit).
+    kRefusedAtLimit,       // --max-sessions.
+    kRefusedPerPeer,       // --max-sessions-per-peer.
+    kRefusedHandshakes,    // --max-handshakes-per-peer.
+    kEvictedHandshakes,    // Ended in the hello to make room.
+    kRefusedTenantLimit,   // A tenant's sessions=.
+    kRefusedHello,         // Version, protocol or timeout at the hello.
+    kAuthFailures,         // Wrong, unknown or missing credential.
+    kIdleEnded,            // --idle-timeout-s.
+    kDeferredErrors,       // Errors of fire-and-forget calls.
+    kCodeCacheHits,        // Module loads served without the client's bytes.
+    kCodeCacheMisses,      // ... that needed them.
+    kBytesToDevice,        // Bulk copied to device memory.
+    kBytesFromDevice,      // Bulk copied from device memory.
+    kEventCount
+  };
+  void Count(Event event, uint64_t n = 1);
+  uint64_t Counted(Event event) const;
+
+  // One request handled by a session: its op and its time on the replay
+  // thread (histogram bounds: kDurationBounds, in seconds).
+  static constexpr int kDurationBuckets = 12;
+  static constexpr double kDurationBounds[kDurationBuckets] = {1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3,
+                                                               1e-2, 3e-2, 0.1,  0.3,  1.0,  10.0};
+  void CountCall(uint16_t op, uint64_t ns);
+  uint64_t Calls(uint16_t op) const;
+  struct Durations {
+    uint64_t buckets[kDurationBuckets + 1] = {};  // Not cumulative; the last is +Inf.
+    uint64_t count = 0;
+    uint64_t sum_ns = 0;
+  };
+  Durations CallDurations() const;
+
+  // Live sessions: their id, state and device memory.
+  struct SessionUsage {
+    uint64_t session_id = 0;
+    SlotState state = kFree;
+    uint64_t memory = 0;
+  };
+  std::vector<SessionUsage> Sessions() const;
+
   // Zygote, once the slot's process has been reaped.
   void CloseSlot(int slot);
 
   // Reads, for logs, metrics and tests.
   uint64_t memory_used() const;
+  int64_t streams() const;
   uint64_t memory_budget() const;
   uint64_t SlotMemory(int slot) const;
   struct TenantUsage {

@@ -136,6 +136,23 @@ int main(int argc, char** argv) {
                  "end a session whose client has sent nothing for this long, freeing its memory (0: never)")
       ->check(CLI::Range(0, 100000000))
       ->capture_default_str();
+  app.add_option("--max-streams-per-session", config.max_streams_per_session, "streams one session may hold")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--max-events-per-session", config.max_events_per_session, "events one session may hold")
+      ->check(CLI::Range(1, 100000000))
+      ->capture_default_str();
+  app.add_option("--max-modules-per-session", config.max_modules_per_session, "modules one session may hold")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--max-streams", config.max_streams,
+                 "streams all sessions together may hold (each sim stream is a thread)")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
+  app.add_option("--metrics-listen", config.metrics_listen,
+                 "serve Prometheus metrics (/metrics) and health (/healthz, /readyz) over HTTP at address:port");
+  app.add_option("--metrics-port-file", config.metrics_port_file,
+                 "write the metrics listener's port to this file once listening");
   bool probe_only = false;
   app.add_flag("--probe-only", probe_only, "check that the device can be served, print what was found, and exit");
   CLI11_PARSE(app, argc, argv);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "protocol/frame_io.h"
 #include "worker_service/hip_error.h"
@@ -115,8 +116,30 @@ void Session::Defer(const wire::FrameHeader& request, const Status& st) {
   if (st.ok()) return;
   spdlog::warn("session {}: deferred error in op {} (request {}): {}", id_, OpName(request.op),
                request.request_id, st.ToString());
+  if (ledger_ != nullptr) ledger_->Count(Ledger::kDeferredErrors);
   MutexLock lock(deferred_mu_);
   if (deferred_.ok()) deferred_ = st;
+}
+
+Status Session::OverLimit(const char* what, size_t held, int limit, const char* flag) {
+  Status st(StatusCode::kResourceExhausted, "the session holds " + std::to_string(held) + " " + what +
+                                                ", its limit (" + flag + " " + std::to_string(limit) + ")");
+  static std::set<std::string> logged;
+  if (logged.insert(what).second) spdlog::warn("session {}: {}", id_, st.message());
+  return st;
+}
+
+void Session::ForgetDevice(int device) {
+  for (auto* held : {&streams_, &events_, &modules_}) {
+    for (auto it = held->begin(); it != held->end();) {
+      if (it->second != device) {
+        ++it;
+        continue;
+      }
+      if (held == &streams_ && ledger_ != nullptr) ledger_->ReturnStream(slot_);
+      it = held->erase(it);
+    }
+  }
 }
 
 void Session::SendFatal(const Status& why) {
@@ -220,15 +243,19 @@ Status Session::Run() {
                           "the session sent nothing for " + std::to_string(config_.idle_timeout_s) +
                               " s and was ended by the worker (--idle-timeout-s); its device memory is freed");
         spdlog::info("session {}: {}", id_, idle.message());
+        if (ledger_ != nullptr) ledger_->Count(Ledger::kIdleEnded);
         SendFatal(idle);
         return Status::Ok();
       }
     }
     st = ReadHeader(*conn_, &h);
     if (st.ok()) {
-      busy_since_ns_ = NowNs();
+      const int64_t started = NowNs();
+      busy_since_ns_ = started;
       st = Dispatch(h);
       busy_since_ns_ = 0;
+      if (ledger_ != nullptr && h.op != static_cast<uint16_t>(Op::kData))
+        ledger_->CountCall(h.op, static_cast<uint64_t>(NowNs() - started));
     }
     if (st.ok() && !goodbye_) continue;
     LogLz4();
@@ -311,7 +338,9 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
       // behind this frame. The reset discards the streams' work anyway, so
       // let them past their callbacks (the client still runs them).
       for (auto& [id, gate] : host_gates_) gate->Open();
-      return ReplySync(h, device_->DeviceReset(m.device));
+      Status st = device_->DeviceReset(m.device);
+      if (st.ok()) ForgetDevice(m.device);
+      return ReplySync(h, st);
     }
     case Op::kMemGetInfo: {
       msg::DeviceRequest m;
@@ -524,7 +553,9 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
       msg::ModuleUnloadRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
       std::erase_if(functions_, [&](const auto& f) { return f.second.module == m.module; });
-      Defer(h, device_->UnloadModule(m.module));
+      Status st = device_->UnloadModule(m.module);
+      if (st.ok()) modules_.erase(m.module);
+      Defer(h, st);
       return Status::Ok();
     }
     case Op::kLaunchKernel:
@@ -534,13 +565,30 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
     case Op::kStreamCreate: {
       msg::StreamCreateRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, device_->StreamCreate(m.device, m.stream, m.flags, m.priority, m.cu_mask));
+      if (streams_.size() >= static_cast<size_t>(config_.max_streams_per_session)) {
+        Defer(h, OverLimit("streams", streams_.size(), config_.max_streams_per_session, "--max-streams-per-session"));
+        return Status::Ok();
+      }
+      if (ledger_ != nullptr) {
+        if (Status st = ledger_->TakeStream(slot_, config_.max_streams); !st.ok()) {
+          Defer(h, st);
+          return Status::Ok();
+        }
+      }
+      Status st = device_->StreamCreate(m.device, m.stream, m.flags, m.priority, m.cu_mask);
+      if (st.ok())
+        streams_[m.stream] = m.device;
+      else if (ledger_ != nullptr)
+        ledger_->ReturnStream(slot_);
+      Defer(h, st);
       return Status::Ok();
     }
     case Op::kStreamDestroy: {
       msg::StreamRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, device_->StreamDestroy(m.stream));
+      Status st = device_->StreamDestroy(m.stream);
+      if (st.ok() && streams_.erase(m.stream) != 0 && ledger_ != nullptr) ledger_->ReturnStream(slot_);
+      Defer(h, st);
       return Status::Ok();
     }
     case Op::kStreamSynchronize: {
@@ -612,13 +660,21 @@ Status Session::Dispatch(const wire::FrameHeader& h) {
     case Op::kEventCreate: {
       msg::EventCreateRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, device_->EventCreate(m.device, m.event, m.flags));
+      if (events_.size() >= static_cast<size_t>(config_.max_events_per_session)) {
+        Defer(h, OverLimit("events", events_.size(), config_.max_events_per_session, "--max-events-per-session"));
+        return Status::Ok();
+      }
+      Status st = device_->EventCreate(m.device, m.event, m.flags);
+      if (st.ok()) events_[m.event] = m.device;
+      Defer(h, st);
       return Status::Ok();
     }
     case Op::kEventDestroy: {
       msg::EventRequest m;
       HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, device_->EventDestroy(m.event));
+      Status st = device_->EventDestroy(m.event);
+      if (st.ok()) events_.erase(m.event);
+      Defer(h, st);
       return Status::Ok();
     }
     case Op::kEventRecord: {
@@ -681,6 +737,7 @@ Status Session::HandleCopyToDevice(const wire::FrameHeader& h) {
   HIPR_RETURN_IF_ERROR(Decode(&m));
   const uint64_t total = m.dst.bytes();
   if (m.dst.height != 0 && total / m.dst.height != m.dst.width) return ProtocolError("copy size overflows");
+  if (ledger_ != nullptr) ledger_->Count(Ledger::kBytesToDevice, total);
   if (m.host.used) {
     // The source rows are registered memory of the shared host segment: no
     // bulk follows, and the device reads them in stream order.
@@ -717,6 +774,7 @@ Status Session::HandleCopyFromDevice(const wire::FrameHeader& h) {
   // No bulk comes from the client here, so a bad size fails this call only.
   if (m.src.height != 0 && m.src.bytes() / m.src.height != m.src.width)
     return ReplySync(h, InvalidArgument("copy size overflows"));
+  if (ledger_ != nullptr) ledger_->Count(Ledger::kBytesFromDevice, m.src.bytes());
   // Bulk follows a reply only when it says success: report a pending
   // deferred error instead of copying.
   {

@@ -41,6 +41,7 @@
 #include "worker_service/config.h"
 #include "worker_service/device.h"
 #include "worker_service/handshake.h"
+#include "worker_service/ledger.h"
 #include "worker_service/shared_segment.h"
 
 namespace hipr::worker {
@@ -57,6 +58,12 @@ class Session {
   // The handshake already done by the session process (handshake.h);
   // without it, Run() does it first.
   void set_admission(Admission admission) { admission_ = std::move(admission); }
+  // The worker's ledger and this session's slot (worker-wide stream
+  // count); without it only the per-session limits apply.
+  void set_ledger(Ledger* ledger, int slot) {
+    ledger_ = ledger;
+    slot_ = slot;
+  }
 
  private:
   Status Hello();
@@ -114,6 +121,16 @@ class Session {
 
   std::vector<uint8_t> body_;  // The current request's body.
   std::optional<Admission> admission_;  // The handshake's outcome (handshake.h).
+  Ledger* ledger_ = nullptr;
+  int slot_ = -1;
+  // What the client holds, by id, with its device: bounded by the
+  // --max-*-per-session flags, dropped with a device reset.
+  std::unordered_map<uint64_t, int> streams_, events_, modules_;
+  // A create beyond a per-session limit: the HIP error a GPU out of
+  // resources gives, logged once per kind.
+  Status OverLimit(const char* what, size_t held, int limit, const char* flag);
+  // Drops what a reset of `device` destroyed.
+  void ForgetDevice(int device);
   codec::BodyWriter writer_;
   bool goodbye_ = false;
   Mutex deferred_mu_;

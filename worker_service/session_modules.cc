@@ -114,10 +114,13 @@ Status Session::HandleModuleLoad(const wire::FrameHeader& h) {
     source = m.compression == msg::Compression::kLz4Block ? "the client (lz4)" : "the client";
   } else if (auto it = images_.find(hex); it != images_.end()) {
     image = it->second;
+    if (ledger_ != nullptr) ledger_->Count(Ledger::kCodeCacheHits);
   } else if (code_cache_.Get(digest, &code)) {
     source = "the code cache";
+    if (ledger_ != nullptr) ledger_->Count(Ledger::kCodeCacheHits);
   } else {
     r.need_code = true;
+    if (ledger_ != nullptr) ledger_->Count(Ledger::kCodeCacheMisses);
     return Reply(h, r);
   }
 
@@ -140,6 +143,12 @@ Status Session::HandleModuleLoad(const wire::FrameHeader& h) {
     image_bytes_ += image->code.size();
   }
 
+  if (modules_.size() >= static_cast<size_t>(config_.max_modules_per_session)) {
+    Status over = OverLimit("modules", modules_.size(), config_.max_modules_per_session, "--max-modules-per-session");
+    r.error = ToHipError(over);
+    r.message = over.message();
+    return Reply(h, r);
+  }
   ModuleLoadResult result;
   Status st = device_->LoadModule(m.device, m.module, image, &result);
   r.error = ToHipError(st);
@@ -148,6 +157,7 @@ Status Session::HandleModuleLoad(const wire::FrameHeader& h) {
     spdlog::warn("session {}: module {} '{}' failed to load: {}", id_, m.module, m.name, st.ToString());
     return Reply(h, r);
   }
+  modules_[m.module] = m.device;
   r.globals = std::move(result.globals);
   r.unavailable_kernels = std::move(result.unavailable_kernels);
   r.all_kernels_unavailable = result.all_unavailable;

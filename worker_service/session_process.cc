@@ -53,6 +53,7 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
   Status st = Handshake(*conn, config, session_id, &admission);
   if (!st.ok()) {
     spdlog::warn("session {}: refused at the hello from {}: {}", session_id, conn->PeerName(), st.ToString());
+    ledger->Count(st.code() == StatusCode::kUnauthenticated ? Ledger::kAuthFailures : Ledger::kRefusedHello);
     // A refused credential has had its answer; anything else ends with why.
     if (st.scope() == StatusScope::kSession && st.code() != StatusCode::kUnauthenticated) SendFatalFrame(*conn, st);
     return kSessionExitReported;
@@ -62,6 +63,7 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
                      tenant.memory_bytes != 0 ? tenant.memory_bytes : config.tenant_memory_bytes);
   if (!st.ok()) {
     spdlog::warn("session {}: refused: {}", session_id, st.message());
+    ledger->Count(Ledger::kRefusedTenantLimit);
     msg::HelloReply reply;
     reply.status = st.code();
     reply.message = "the worker refused the session: " + st.message();
@@ -82,6 +84,7 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
   device->SetMemoryAccount(&account);
   Session session(session_id, std::move(conn), std::move(device), config);
   session.set_admission(std::move(admission));
+  session.set_ledger(ledger, slot);
   st = session.Run();
   return st.ok() ? 0 : kSessionExitReported;
 }

@@ -297,6 +297,42 @@ TEST(WorkerLimitsTest, AnIdleSessionEndsAndSaysWhy) {
   EXPECT_TRUE(worker.Alive());
 }
 
+// Creates streams first..first+n-1 (fire-and-forget) and returns the
+// error the next synchronization reports (the first deferred one).
+int CreateStreams(RawClient& c, uint64_t first, int n) {
+  for (int i = 0; i < n; ++i) {
+    msg::StreamCreateRequest m;
+    m.stream = first + static_cast<uint64_t>(i);
+    if (!c.Send(Op::kStreamCreate, m).ok()) return -1;
+  }
+  return c.Synchronize();
+}
+
+// Each sim stream is a thread: a session holds at most
+// --max-streams-per-session, all sessions together --max-streams; a
+// destroyed stream makes room again. Events and modules are bounded the
+// same way.
+TEST(WorkerLimitsTest, StreamsAndEventsAreBoundedPerSessionAndPerWorker) {
+  WorkerProcess worker({"--max-streams-per-session", "4", "--max-streams", "6", "--max-events-per-session", "3"});
+  std::unique_ptr<RawClient> a, b;
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &a).ok());
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &b).ok());
+  EXPECT_EQ(CreateStreams(*a, 100, 4), 0);
+  EXPECT_EQ(CreateStreams(*a, 104, 1), kHipErrorOutOfMemory);  // The session's limit.
+  EXPECT_EQ(CreateStreams(*b, 200, 2), 0);
+  EXPECT_EQ(CreateStreams(*b, 202, 1), kHipErrorOutOfMemory);  // The worker's: 6 in all.
+  ASSERT_TRUE(a->Send(Op::kStreamDestroy, msg::StreamRequest{100}).ok());
+  EXPECT_EQ(a->Synchronize(), 0);           // The destroy has run.
+  EXPECT_EQ(CreateStreams(*b, 203, 1), 0);  // Room again.
+
+  for (uint64_t e = 1; e <= 4; ++e) ASSERT_TRUE(a->Send(Op::kEventCreate, msg::EventCreateRequest{0, e, 0}).ok());
+  EXPECT_EQ(a->Synchronize(), kHipErrorOutOfMemory);
+  ASSERT_TRUE(a->Send(Op::kEventDestroy, msg::EventRequest{1}).ok());
+  ASSERT_TRUE(a->Send(Op::kEventCreate, msg::EventCreateRequest{0, 5, 0}).ok());
+  EXPECT_EQ(a->Synchronize(), 0);
+  EXPECT_TRUE(worker.Alive());
+}
+
 // A window offered at or near address 0 is never mapped there.
 TEST(WorkerLimitsTest, AWindowAtAddressZeroIsCounterOffered) {
   WorkerProcess worker;

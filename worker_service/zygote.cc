@@ -181,6 +181,7 @@ void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status) {
         }
         // What the session held goes back before the acceptor reuses the slot.
         ledger->CloseSlot(it->second.slot);
+        ledger->Count(clean ? Ledger::kSessionsEndedClean : Ledger::kSessionsCrashed);
         ZygoteMessage m{ZygoteMessage::kSessionEnded, pid, it->second.session_id, ws};
         if (!shutting_down) (void)SendMessage(fd, m, -1);
         children.erase(it);

@@ -151,6 +151,92 @@ class Scenario(KernelScenarios, CompressScenarios):
             raise Failure("the worker logged %d authentication failures, expected 3:\n%s"
                           % (len(failures), w.log_text()))
 
+    # 3c. metrics
+
+    def scrape(self, port, path):
+        """GET http://127.0.0.1:port/path: (status code, body)."""
+        import http.client
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        try:
+            conn.request("GET", path)
+            response = conn.getresponse()
+            return response.status, response.read().decode("utf-8", "replace")
+        finally:
+            conn.close()
+
+    def scenario_metrics(self):
+        """--metrics-listen: a scrape taken while a program runs through the stub passes
+        `promtool check metrics` (Debian's prometheus package) and counts what the program did;
+        /healthz answers 200; /readyz 200, and 503 naming --max-sessions while the worker is full."""
+        self.build.check_runtime()
+        promtool = shutil.which("promtool")
+        if promtool is None:
+            raise Failure("promtool is missing: apt-get install prometheus (deploy/hipr-dev installs it)")
+        port_file = os.path.join(self.tmp, "metrics.port")
+        w = self.worker(extra_args=["--metrics-listen", "127.0.0.1:0", "--metrics-port-file", port_file,
+                                    "--max-sessions", "1"])
+        with open(port_file) as f:
+            port = int(f.read().strip())
+        status, body = self.scrape(port, "/readyz")
+        if status != 200:
+            raise Failure("/readyz of an idle worker: %d %s" % (status, body))
+        env = client_env(self.build, w.server, "preload")
+        argv = [self.build.program("memory"), "--total-mem", str(SIM_MEMORY_BYTES)]
+        program = Program("memory (scraped)", argv, env)
+        program.wait_for(r"^E2E_PAUSE (\d+)$", 200, "E2E_PAUSE")
+        # The program's session holds the one slot: the worker is not ready for another client.
+        status, body = self.scrape(port, "/readyz")
+        if status != 503 or "--max-sessions" not in body:
+            raise Failure("/readyz of a full worker: expected 503 naming --max-sessions, got %d %s" % (status, body))
+        status, page = self.scrape(port, "/metrics")
+        program.send_line()
+        if program.wait(30) != EXIT_PASS:
+            raise Failure("the scraped program failed")
+        if status != 200:
+            raise Failure("/metrics: %d" % status)
+        scrape_path = os.path.join(self.tmp, "scrape.txt")
+        with open(scrape_path, "w") as f:
+            f.write(page)
+        check = subprocess.run([promtool, "check", "metrics"], input=page, capture_output=True, text=True)
+        if check.returncode != 0:
+            raise Failure("promtool check metrics rejected the scrape (%s):\n%s%s"
+                          % (scrape_path, check.stdout, check.stderr))
+        log("promtool check metrics: ok (%d lines)" % len(page.splitlines()))
+
+        def value(name, labels=""):
+            m = re.search(r"^%s%s (\S+)$" % (re.escape(name), re.escape(labels)), page, re.M)
+            if m is None:
+                raise Failure("no %s%s in the scrape:\n%s" % (name, labels, page))
+            return float(m.group(1))
+        checks = [("hipr_sessions", '{phase="admitted"}', lambda v: v == 1),
+                  ("hipr_sessions_started_total", "", lambda v: v >= 1),
+                  ("hipr_calls_total", '{op="Malloc"}', lambda v: v > 0),
+                  ("hipr_bulk_bytes_total", '{direction="to_device"}', lambda v: v > 0),
+                  ("hipr_bulk_bytes_total", '{direction="from_device"}', lambda v: v > 0),
+                  ("hipr_call_duration_seconds_count", "", lambda v: v > 0),
+                  ("hipr_ready", "", lambda v: v == 0)]
+        for name, labels, ok in checks:
+            v = value(name, labels)
+            if not ok(v):
+                raise Failure("%s%s is %g" % (name, labels, v))
+        status, body = self.scrape(port, "/healthz")
+        if status != 200:
+            raise Failure("/healthz: %d %s" % (status, body))
+        status, _ = self.scrape(port, "/nowhere")
+        if status != 404:
+            raise Failure("/nowhere: %d, expected 404" % status)
+        # The ended session is counted once the zygote has reaped it.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            _, page = self.scrape(port, "/metrics")
+            if value("hipr_sessions_ended_total", '{how="clean"}') >= 1:
+                break
+            time.sleep(0.1)
+        else:
+            raise Failure("the ended session was never counted:\n%s" % page)
+        if not w.alive():
+            raise Failure("the worker died during the metrics run")
+
     # 4. worker_killed / session_killed
 
     def start_copy_loop(self, w, name):

@@ -1,0 +1,45 @@
+// The worker's metrics and health endpoints (--metrics-listen): a small
+// HTTP/1.1 server on the acceptor's event loop, apart from the HIPR
+// listener, answering
+//   GET /metrics  the ledger's counters in Prometheus' text format
+//   GET /healthz  200 while the acceptor and the zygote run
+//   GET /readyz   200 when a new client would be served: the device probe
+//                 passed, the zygote runs, the worker is not stopping and
+//                 not at --max-sessions; 503 with the reason otherwise.
+// Every process bumps the ledger's counters (ledger.h); this one reads them.
+#pragma once
+
+#include <asio.hpp>
+
+#include <functional>
+#include <string>
+
+#include "protocol/status.h"
+#include "worker_service/config.h"
+#include "worker_service/ledger.h"
+
+namespace hipr::worker {
+
+// Why the worker would not serve a new client now; empty when it would.
+using ReadinessProbe = std::function<std::string()>;
+
+// The /metrics page.
+std::string RenderMetrics(const Ledger& ledger, const WorkerConfig& config, bool ready);
+
+class MetricsServer {
+ public:
+  MetricsServer(asio::io_context& io, const WorkerConfig& config, const Ledger& ledger, ReadinessProbe ready);
+  // Binds config.metrics_listen; writes --metrics-port-file.
+  Status Listen();
+  void Close();
+
+ private:
+  void Accept();
+
+  const WorkerConfig& config_;
+  const Ledger& ledger_;
+  ReadinessProbe ready_;
+  asio::ip::tcp::acceptor acceptor_;
+};
+
+}  // namespace hipr::worker
