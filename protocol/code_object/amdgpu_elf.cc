@@ -85,7 +85,7 @@ bool LooksLikeAmdgpuElf(Bytes data) {
 Status ParseCodeObject(Bytes data, CodeObjectInfo* out) {
   if (!LooksLikeAmdgpuElf(data)) return Malformed("not a 64-bit little-endian EM_AMDGPU ELF");
   ElfReader elf;
-  HIPR_RETURN_IF_ERROR(elf.Open(data));
+  HIPR_RETURN_IF_ERROR(elf.Open(data, internal::kMaxAmdgpuElfBytes));
   Bytes desc;
   bool found = false;
   for (const ElfSection& s : elf.sections()) {

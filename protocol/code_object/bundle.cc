@@ -28,6 +28,10 @@ constexpr std::string_view kCcobMagic = "CCOB";
 constexpr uint64_t kPlainHeaderSize = 24 + 8;  // Magic, entry count.
 constexpr uint64_t kEntryFixedSize = 24;       // Offset, size, id length.
 constexpr uint64_t kMaxIdLength = 1024;        // Real ids are under 100 bytes.
+// Real bundles hold the host entry and one per target (tens at most); a
+// count beyond this is a lie that would have us read entry after entry of
+// whatever memory follows a bundle passed with no size.
+constexpr uint64_t kMaxEntries = 4096;
 
 Status Malformed(const std::string& what) { return InvalidArgument("malformed offload bundle: " + what); }
 
@@ -41,7 +45,7 @@ Status ParsePlain(Bytes data, Bundle* out) {
   uint64_t count = 0;
   if (!LoadLe(data, 24, &count)) return Malformed("truncated header");
   // Each entry needs at least its fixed fields: bound the count before use.
-  if (count > (data.size() - kPlainHeaderSize) / kEntryFixedSize) {
+  if (count > kMaxEntries || count > (data.size() - kPlainHeaderSize) / kEntryFixedSize) {
     return Malformed("entry count " + std::to_string(count) + " exceeds the data");
   }
   // Grown entry by entry rather than sized by `count`: callers such as
@@ -343,8 +347,10 @@ Status ImageSize(Bytes data, uint64_t* size) {
     return Status::Ok();
   }
   if (LooksLikeAmdgpuElf(data)) {
+    // `data` may be only an upper bound here (hipModuleLoadData): the
+    // reader also refuses implausible headers (elf_reader.h).
     internal::ElfReader elf;
-    HIPR_RETURN_IF_ERROR(elf.Open(data));
+    HIPR_RETURN_IF_ERROR(elf.Open(data, internal::kMaxAmdgpuElfBytes));
     *size = elf.extent();
     return Status::Ok();
   }

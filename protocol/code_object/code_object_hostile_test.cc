@@ -2,6 +2,8 @@
 // reads out of bounds (run under ASan/UBSan too; see the report in
 // protocol/code_object/CMakeLists.txt).
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <functional>
@@ -217,6 +219,111 @@ TEST(HostileElfTest, HeaderFieldsOutOfRange) {
     EXPECT_FALSE(ParseCodeObject(b, &info).ok()) << p.what;
     ParseAll(b);
   }
+}
+
+// A file-header field and the value it lies with.
+struct HeaderLie {
+  const char* what;
+  size_t at;
+  uint64_t value;
+  int width;
+};
+
+void Apply(Blob* b, const HeaderLie& lie) {
+  if (lie.width == 8) PutAt<uint64_t>(b, lie.at, lie.value);
+  if (lie.width == 4) PutAt<uint32_t>(b, lie.at, static_cast<uint32_t>(lie.value));
+  if (lie.width == 2) PutAt<uint16_t>(b, lie.at, static_cast<uint16_t>(lie.value));
+}
+
+// Lies the file header alone gives away: refused before either header
+// table is read.
+const HeaderLie kHeaderLies[] = {
+    {"e_shnum 0xffff", 60, 0xffff, 2},
+    {"e_shnum 0xff00 (SHN_LORESERVE)", 60, 0xff00, 2},
+    {"e_shstrndx 0xff00", 62, 0xff00, 2},
+    {"e_shstrndx 0xfffe", 62, 0xfffe, 2},
+    {"e_shstrndx past e_shnum", 62, 0x00ff, 2},
+    {"e_shentsize 65", 58, 65, 2},
+    {"e_shentsize 128", 58, 128, 2},
+    {"e_shentsize 0xffff", 58, 0xffff, 2},
+    {"e_shentsize 0", 58, 0, 2},
+    {"e_shoff inside the file header", 40, 8, 8},
+    {"e_shoff past 1 GiB", 40, uint64_t{1} << 30, 8},
+    {"e_shoff 2^64-64", 40, ~uint64_t{0} - 63, 8},
+    {"e_phnum 0xffff (PN_XNUM)", 56, 0xffff, 2},
+    {"e_phentsize 57", 54, 57, 2},
+    {"e_phentsize 0", 54, 0, 2},
+    {"e_phoff inside the file header", 32, 8, 8},
+    {"e_phoff past 1 GiB", 32, (uint64_t{1} << 30) - 8, 8},
+    {"e_phoff 2^64-8", 32, ~uint64_t{0} - 7, 8},
+};
+
+TEST(HostileElfTest, HeaderCountAndSizeLies) {
+  const Blob good = testing::DefaultCodeObject(testing::MetadataV4());
+  uint64_t size = 0;
+  ASSERT_TRUE(ImageSize(good, &size).ok());
+  for (const HeaderLie& lie : kHeaderLies) {
+    Blob b = good;
+    Apply(&b, lie);
+    CodeObjectInfo info;
+    EXPECT_FALSE(ParseCodeObject(b, &info).ok()) << lie.what;
+    EXPECT_FALSE(ImageSize(b, &size).ok()) << lie.what;
+    ParseAll(b);
+  }
+  // Extended numbering (e_shnum 0: the count is section 0's sh_size).
+  uint64_t shoff = 0;
+  std::memcpy(&shoff, good.data() + 40, 8);
+  for (uint64_t count : {uint64_t{0xffff}, (uint64_t{1} << 20) + 1, uint64_t{1} << 32, ~uint64_t{0}}) {
+    Blob b = good;
+    PutAt<uint16_t>(&b, 60, 0);
+    PutAt<uint64_t>(&b, shoff + 32, count);
+    CodeObjectInfo info;
+    EXPECT_FALSE(ParseCodeObject(b, &info).ok()) << count;
+    EXPECT_FALSE(ImageSize(b, &size).ok()) << count;
+    ParseAll(b);
+  }
+  {  // e_shstrndx SHN_XINDEX with section 0's sh_link past the count.
+    Blob b = good;
+    PutAt<uint16_t>(&b, 62, 0xffff);
+    PutAt<uint32_t>(&b, shoff + 40, 0x10000);
+    EXPECT_FALSE(ImageSize(b, &size).ok());
+    ParseAll(b);
+  }
+}
+
+// hipModuleLoadData gives a pointer and no size: ImageSize then sees a view
+// far larger than the image. A file header followed by unreadable memory,
+// in a view that claims 2 GiB, with each lie above: refused without a read
+// past the header (one would fault on the PROT_NONE pages).
+TEST(HostileElfTest, HeaderLiesRefusedWithNoStatedSize) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t claimed = (size_t{2} << 30) + page;
+  void* m = mmap(nullptr, claimed, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(m, MAP_FAILED);
+  auto* base = static_cast<uint8_t*>(m);
+  ASSERT_EQ(mprotect(base, page, PROT_READ | PROT_WRITE), 0);
+  uint8_t* elf = base + page - 64;  // The header fills the end of the only readable page.
+  Blob header = testing::DefaultCodeObject(testing::MetadataV4());
+  header.resize(64);
+  for (const HeaderLie& lie : kHeaderLies) {
+    Blob b = header;
+    Apply(&b, lie);
+    std::memcpy(elf, b.data(), b.size());
+    ASSERT_TRUE(LooksLikeAmdgpuElf(Bytes(elf, 64)));
+    uint64_t size = 0;
+    EXPECT_FALSE(ImageSize(Bytes(elf, claimed - page + 64), &size).ok()) << lie.what;
+    CodeObjectInfo info;
+    EXPECT_FALSE(ParseCodeObject(Bytes(elf, claimed - page + 64), &info).ok()) << lie.what;
+  }
+  {  // A plain bundle's entry count: no real bundle has thousands of entries.
+    uint8_t* bundle = base + page - 32;
+    std::memcpy(bundle, "__CLANG_OFFLOAD_BUNDLE__", 24);
+    const uint64_t count = 4097;
+    std::memcpy(bundle + 24, &count, 8);
+    uint64_t size = 0;
+    EXPECT_FALSE(ImageSize(Bytes(bundle, claimed - page + 32), &size).ok());
+  }
+  munmap(m, claimed);
 }
 
 TEST(HostileElfTest, NoteFieldsOutOfRange) {

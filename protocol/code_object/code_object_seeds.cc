@@ -1,10 +1,12 @@
 // code_object_seeds OUT_DIR [HOST_ELF...]: writes the fuzz seed corpus:
 // constructed bundles (plain; CCOB v1-v3 with zlib and zstd), code objects
-// v4 and v5, a host ELF with a .hip_fatbin, and, for each HOST_ELF given
+// v4 and v5, code objects whose file header lies about its tables (counts,
+// entry sizes, offsets), a host ELF with a .hip_fatbin, and, for each HOST_ELF given
 // (e.g. a hipcc-built libkern.so), every bundle of its .hip_fatbin and every
 // non-empty entry of those. Exits 1 if a HOST_ELF is unreadable or has no
 // bundle.
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -40,6 +42,34 @@ bool WriteConstructed(const std::filesystem::path& dir) {
   }
   ok = ok && Write(dir, "host.elf", t::MakeHostElf({bundle, t::MakeCcob(bundle, 3, 1)}));
   ok = ok && Write(dir, "meta_v5.msgpack", t::Pack(t::MetadataV5()));
+  // Header lies (code_object_hostile_test.cc): near misses the fuzzer can
+  // mutate from, each refused by a different check.
+  struct Lie {
+    const char* name;
+    size_t at;
+    uint64_t value;
+    int width;
+  };
+  uint64_t shoff = 0;
+  std::memcpy(&shoff, v4.data() + 40, 8);
+  const Lie lies[] = {
+      {"lie_shnum_ffff.co", 60, 0xffff, 2},
+      {"lie_shnum_0.co", 60, 0, 2},  // Extended numbering: section 0's sh_size (2^21 below) is the count.
+      {"lie_shentsize_65.co", 58, 65, 2},
+      {"lie_shoff_header.co", 40, 8, 8},
+      {"lie_shoff_1g.co", 40, uint64_t{1} << 30, 8},
+      {"lie_shstrndx_ff00.co", 62, 0xff00, 2},
+      {"lie_phnum_ffff.co", 56, 0xffff, 2},
+      {"lie_phentsize_57.co", 54, 57, 2},
+      {"lie_phoff_huge.co", 32, ~uint64_t{0} - 7, 8},
+  };
+  for (const Lie& lie : lies) {
+    t::Blob b = v4;
+    if (lie.width == 8) t::PutAt<uint64_t>(&b, lie.at, lie.value);
+    if (lie.width == 2) t::PutAt<uint16_t>(&b, lie.at, static_cast<uint16_t>(lie.value));
+    t::PutAt<uint64_t>(&b, shoff + 32, uint64_t{1} << 21);  // Section 0's sh_size, read only with e_shnum 0.
+    ok = ok && Write(dir, lie.name, b);
+  }
   return ok;
 }
 

@@ -9,7 +9,9 @@ namespace {
 constexpr uint64_t kEhdrSize = 64;
 constexpr uint64_t kShdrSize = 64;
 constexpr uint64_t kPhdrSize = 56;
-constexpr uint32_t kShnXindex = 0xffff;
+constexpr uint32_t kShnLoreserve = 0xff00;  // e_shnum and e_shstrndx stay below it...
+constexpr uint32_t kShnXindex = 0xffff;     // ...or say "see section 0" (e_shstrndx).
+constexpr uint32_t kPnXnum = 0xffff;        // e_phnum: "see section 0"; never in the files read here.
 
 Status Malformed(const std::string& what) { return InvalidArgument("malformed ELF: " + what); }
 
@@ -20,12 +22,13 @@ bool LooksLikeElf64Le(Bytes data) {
          data[3] == 'F' && data[4] == 2 /*ELFCLASS64*/ && data[5] == 1 /*ELFDATA2LSB*/;
 }
 
-Status ElfReader::Open(Bytes data) {
+Status ElfReader::Open(Bytes data, uint64_t max_extent) {
   data_ = data;
+  limit_ = std::min<uint64_t>(data.size(), max_extent);
   sections_.clear();
   segments_.clear();
   if (!LooksLikeElf64Le(data)) return Malformed("not a 64-bit little-endian ELF");
-  if (data.size() < kEhdrSize) return Malformed("truncated file header");
+  if (limit_ < kEhdrSize) return Malformed("truncated file header");
   uint64_t phoff = 0, shoff = 0;
   uint16_t ehsize = 0, phentsize = 0, phnum = 0, shentsize = 0, shnum = 0, shstrndx = 0;
   (void)LoadLe(data, 16, &type_);
@@ -41,36 +44,55 @@ Status ElfReader::Open(Bytes data) {
   if (ehsize < kEhdrSize) return Malformed("file header size too small");
   extent_ = kEhdrSize;
 
+  // Everything the header says about the two tables is checked before
+  // either is read: where `data` is only an upper bound, a read is the
+  // damage (elf_reader.h).
+  const bool has_segments = phoff != 0 && phnum != 0;
+  if (has_segments) {
+    if (phentsize != kPhdrSize) return Malformed("program header entry size is not 56");
+    if (phnum == kPnXnum) return Malformed("extended program header numbering is not supported");
+    if (phoff < kEhdrSize) return Malformed("program header table overlaps the file header");
+    if (phnum > limit_ / phentsize || !InBounds(phoff, phnum * phentsize, limit_)) {
+      return Malformed("program header table out of range");
+    }
+  }
   // Extended numbering: section 0 holds the real count and string index.
-  uint64_t real_shnum = shnum;
-  uint32_t real_shstrndx = shstrndx;
+  uint64_t real_shnum = 0;
+  uint32_t real_shstrndx = 0;
   if (shoff != 0) {
-    if (shentsize < kShdrSize) return Malformed("section header entry size too small");
+    // Every ELF64 writer uses exactly sizeof(Elf64_Shdr); anything else is
+    // a lie about the table, which is refused rather than walked.
+    if (shentsize != kShdrSize) return Malformed("section header entry size is not 64");
+    if (shoff < kEhdrSize) return Malformed("section header table overlaps the file header");
+    // Counts this large must be given in section 0 (e_shnum 0): an e_shnum
+    // of 0xffff is a lie, refused before the table it claims is touched.
+    if (shnum >= kShnLoreserve) return Malformed("section count " + std::to_string(shnum) + " is reserved");
+    if (shstrndx >= kShnLoreserve && shstrndx != kShnXindex) return Malformed("section name table index is reserved");
+    real_shnum = shnum;
+    real_shstrndx = shstrndx;
     if (shnum == 0 || shstrndx == kShnXindex) {
       uint64_t size0 = 0;
       uint32_t link0 = 0;
-      if (!InBounds(shoff, kShdrSize, data.size())) return Malformed("section header table out of range");
+      if (!InBounds(shoff, kShdrSize, limit_)) return Malformed("section header table out of range");
       (void)LoadLe(data, shoff + 32, &size0);
       (void)LoadLe(data, shoff + 40, &link0);
       if (shnum == 0) real_shnum = size0;
       if (shstrndx == kShnXindex) real_shstrndx = link0;
     }
-  } else {
-    real_shnum = 0;
+    if (real_shnum > kMaxElfSections) return Malformed("section count " + std::to_string(real_shnum) + " too large");
+    if (real_shstrndx != 0 && real_shstrndx >= real_shnum) return Malformed("section name table index out of range");
   }
   HIPR_RETURN_IF_ERROR(ReadSections(shoff, shentsize, real_shnum, real_shstrndx));
-  if (phoff != 0 && phnum != 0) {
-    if (phentsize < kPhdrSize) return Malformed("program header entry size too small");
-    HIPR_RETURN_IF_ERROR(ReadSegments(phoff, phentsize, phnum));
-  }
+  if (has_segments) HIPR_RETURN_IF_ERROR(ReadSegments(phoff, phentsize, phnum));
   return Status::Ok();
 }
 
 Status ElfReader::ReadSections(uint64_t shoff, uint16_t shentsize, uint64_t shnum,
                                uint32_t shstrndx) {
   if (shnum == 0) return Status::Ok();
-  // Checked before allocating: the table must fit in the buffer.
-  if (shnum > data_.size() / shentsize || !InBounds(shoff, shnum * shentsize, data_.size())) {
+  // Checked before allocating or reading: the table must fit below the
+  // limit (shnum <= kMaxElfSections, so the product cannot overflow).
+  if (shnum > limit_ / shentsize || !InBounds(shoff, shnum * shentsize, limit_)) {
     return Malformed("section header table out of range");
   }
   extent_ = std::max(extent_, shoff + shnum * shentsize);
@@ -86,7 +108,7 @@ Status ElfReader::ReadSections(uint64_t shoff, uint16_t shentsize, uint64_t shnu
     (void)LoadLe(data_, at + 40, &s.link);
     (void)LoadLe(data_, at + 56, &s.entsize);
     if (s.has_file_data()) {
-      if (!InBounds(s.offset, s.size, data_.size())) {
+      if (!InBounds(s.offset, s.size, limit_)) {
         return Malformed("section " + std::to_string(i) + " out of range");
       }
       extent_ = std::max(extent_, s.offset + s.size);
@@ -110,7 +132,7 @@ Status ElfReader::ReadSections(uint64_t shoff, uint16_t shentsize, uint64_t shnu
 }
 
 Status ElfReader::ReadSegments(uint64_t phoff, uint16_t phentsize, uint64_t phnum) {
-  if (phnum > data_.size() / phentsize || !InBounds(phoff, phnum * phentsize, data_.size())) {
+  if (phnum > limit_ / phentsize || !InBounds(phoff, phnum * phentsize, limit_)) {
     return Malformed("program header table out of range");
   }
   extent_ = std::max(extent_, phoff + phnum * phentsize);
@@ -122,7 +144,7 @@ Status ElfReader::ReadSegments(uint64_t phoff, uint16_t phentsize, uint64_t phnu
     (void)LoadLe(data_, at + 8, &p.offset);
     (void)LoadLe(data_, at + 32, &p.filesz);
     if (p.filesz != 0) {
-      if (!InBounds(p.offset, p.filesz, data_.size())) {
+      if (!InBounds(p.offset, p.filesz, limit_)) {
         return Malformed("segment " + std::to_string(i) + " out of range");
       }
       extent_ = std::max(extent_, p.offset + p.filesz);

@@ -6,6 +6,15 @@
 // than the section and segment tables the file declares, and those are
 // checked to fit in the buffer first.
 //
+// Where the buffer is only an upper bound (hipModuleLoadData passes a
+// pointer and no size: the caller's view is the readable memory there),
+// bounds against it prove little, so the headers must also be plausible,
+// and are checked before either table is read: table entries of exactly the
+// ELF64 sizes, e_shnum and e_shstrndx below SHN_LORESERVE (0xff00) as the
+// ELF spec requires (larger values live in section 0), tables that do not
+// overlap the file header, at most kMaxElfSections sections, and, with
+// Open's `max_extent`, nothing declared past that many bytes.
+//
 // Thread-safety: ElfReader is immutable after Open().
 // Lifetime: the reader borrows `data`; it must outlive the reader.
 #pragma once
@@ -28,6 +37,15 @@ inline constexpr uint32_t kShtNobits = 8;
 inline constexpr uint32_t kShtDynsym = 11;
 inline constexpr uint32_t kPtNote = 4;
 inline constexpr uint8_t kSttObject = 1;
+
+// Extended section numbering (e_shnum 0, the count in section 0) is for
+// relocatable objects with more than 0xff00 sections; this many is already
+// far past any loadable file, and bounds the table a lie can make us read.
+inline constexpr uint64_t kMaxElfSections = uint64_t{1} << 20;
+// An AMDGPU code object is a few MiB (the largest libraries' are tens): one
+// whose headers declare anything past 1 GiB is refused before it is read.
+// The worker accepts no larger module either (wire.h kMaxModuleBytes).
+inline constexpr uint64_t kMaxAmdgpuElfBytes = uint64_t{1} << 30;
 
 // Reads a little-endian integer at `off`; false if it does not fit.
 template <typename T>
@@ -63,8 +81,10 @@ struct ElfSegment {
 class ElfReader {
  public:
   // Parses the file header, section headers and program headers. Every
-  // section and segment with file data must lie inside `data`.
-  Status Open(Bytes data);
+  // header table, and every section and segment with file data, must lie
+  // inside `data` and below `max_extent`; both are checked before a table
+  // entry is read.
+  Status Open(Bytes data, uint64_t max_extent = UINT64_MAX);
 
   uint16_t machine() const { return machine_; }
   uint16_t type() const { return type_; }
@@ -82,6 +102,7 @@ class ElfReader {
   Status ReadSegments(uint64_t phoff, uint16_t phentsize, uint64_t phnum);
 
   Bytes data_;
+  uint64_t limit_ = 0;  // min(data_.size(), max_extent): nothing is read at or past it.
   uint16_t machine_ = 0;
   uint16_t type_ = 0;
   uint64_t extent_ = 0;

@@ -2,7 +2,8 @@
 # run_fuzz.sh [SECONDS]: builds the code-object fuzz target with clang-15 and
 # libFuzzer (-fsanitize=fuzzer,address,undefined) and runs it for SECONDS
 # (default 120) over a seed corpus of constructed inputs plus the bundles of
-# a hipcc-built library.
+# a hipcc-built library. (tests/fuzz/run_fuzz.sh fuzzes the same target from
+# the CMake build, beside the wire and session targets.)
 #
 # Needs clang-15 and its libclang_rt.fuzzer-x86_64.a, which Debian 12 ships in
 # libclang-common-15-dev (a dependency of clang-15):

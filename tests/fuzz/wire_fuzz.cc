@@ -1,0 +1,275 @@
+// Fuzz target: what decodes the wire before any session logic sees it. Frame
+// headers (wire.h), msgpack bodies of every message type (codec.h,
+// messages.h), and a peer's frame stream as frame_io.h reads it: headers,
+// bodies, and bulk in kData and kDataLz4 chunks (chunk_lz4.h).
+//
+// Input: byte 0 below kMessageCount names a message type (wire_messages.h)
+// and the rest is one body, decoded as that type. Any other byte 0: the rest
+// is a frame stream, read as a worker or a client reads one (kDataLz4
+// agreed when byte 0 is odd); each body is decoded as the type its op code
+// carries, and the bulk a request or reply announces is read after it.
+//
+// Invariants beyond the sanitizers': a decoded message encodes to a body
+// that decodes again to the same message; a header accepted by ReadHeader
+// is within the limits of wire.h; EncodeHeader inverts DecodeHeader.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "protocol/chunk_lz4.h"
+#include "protocol/codec.h"
+#include "protocol/frame_io.h"
+#include "protocol/messages.h"
+#include "protocol/wire.h"
+#include "tests/fuzz/memory_connection.h"
+#include "tests/fuzz/wire_messages.h"
+
+namespace {
+
+using namespace hipr;
+using wire::Op;
+
+void Check(bool ok) {
+  if (!ok) __builtin_trap();
+}
+
+// Decodes `body` as T; when that succeeds, T's encoding must decode to a
+// message that encodes the same way.
+template <class T>
+Status Decode(std::span<const uint8_t> body, T* m) {
+  Status st = codec::DecodeBody(body.data(), body.size(), m);
+  if (!st.ok()) return st;
+  codec::BodyWriter first;
+  first.Encode(*m);
+  // A value packed more compactly than msgpack-c packs it (a float as a
+  // fixint) grows: only a re-encoding within the limit must decode.
+  if (first.size() > wire::kMaxBodyBytes) return st;
+  T again;
+  Check(codec::DecodeBody(first.data(), first.size(), &again).ok());
+  codec::BodyWriter second;
+  second.Encode(again);
+  Check(first.size() == second.size() && std::memcmp(first.data(), second.data(), first.size()) == 0);
+  return st;
+}
+
+// Decodes a body as the type op `op` carries (a reply's when `reply`). Sets
+// *bulk to the bytes of bulk that follow it (0: none).
+Status DecodeForOp(uint16_t op, bool reply, std::span<const uint8_t> body, uint64_t* bulk);
+
+template <class Request, class Reply = msg::CallReply>
+Status Either(bool reply, std::span<const uint8_t> body) {
+  if (reply) {
+    Reply r;
+    return Decode(body, &r);
+  }
+  Request q;
+  return Decode(body, &q);
+}
+
+Status DecodeForOp(uint16_t op, bool reply, std::span<const uint8_t> body, uint64_t* bulk) {
+  *bulk = 0;
+  switch (static_cast<Op>(op)) {
+    case Op::kDeviceSynchronize:
+    case Op::kDeviceReset:
+      return Either<msg::DeviceRequest>(reply, body);
+    case Op::kMemGetInfo:
+      return Either<msg::DeviceRequest, msg::MemInfoReply>(reply, body);
+    case Op::kMalloc:
+      return Either<msg::MallocRequest, msg::MallocReply>(reply, body);
+    case Op::kFree:
+      return Either<msg::FreeRequest>(reply, body);
+    case Op::kMemset:
+      return Either<msg::MemsetRequest>(reply, body);
+    case Op::kHostRegister:
+    case Op::kHostUnregister:
+      return Either<msg::HostRangeRequest>(reply, body);
+    case Op::kIpcGetMemHandle:
+      return Either<msg::IpcGetMemHandleRequest, msg::IpcGetMemHandleReply>(reply, body);
+    case Op::kIpcOpenMemHandle:
+      return Either<msg::IpcOpenMemHandleRequest, msg::IpcOpenMemHandleReply>(reply, body);
+    case Op::kIpcCloseMemHandle:
+      return Either<msg::IpcCloseMemHandleRequest>(reply, body);
+    case Op::kTextureCreate:
+      return Either<msg::TextureCreateRequest, msg::TextureCreateReply>(reply, body);
+    case Op::kTextureDestroy:
+      return Either<msg::TextureDestroyRequest>(reply, body);
+    case Op::kVmmReserve:
+      return Either<msg::VmmReserveRequest, msg::VmmReserveReply>(reply, body);
+    case Op::kVmmFree:
+    case Op::kVmmUnmap:
+      return Either<msg::VmmRangeRequest>(reply, body);
+    case Op::kVmmCreate:
+      return Either<msg::VmmCreateRequest>(reply, body);
+    case Op::kVmmRelease:
+      return Either<msg::VmmHandleRequest>(reply, body);
+    case Op::kVmmExport:
+      return Either<msg::VmmHandleRequest, msg::IpcGetMemHandleReply>(reply, body);
+    case Op::kVmmImport:
+      return Either<msg::VmmImportRequest, msg::VmmImportReply>(reply, body);
+    case Op::kVmmMap:
+      return Either<msg::VmmMapRequest>(reply, body);
+    case Op::kVmmSetAccess:
+      return Either<msg::VmmSetAccessRequest>(reply, body);
+    case Op::kCopyToDevice: {
+      if (reply) return Either<msg::CallReply>(true, body);
+      msg::CopyToDeviceRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(body, &m));
+      if (!m.host.used) *bulk = m.dst.bytes();
+      return Status::Ok();
+    }
+    case Op::kCopyFromDevice: {
+      if (!reply) return Either<msg::CopyFromDeviceRequest>(false, body);
+      msg::CallReply r;
+      HIPR_RETURN_IF_ERROR(Decode(body, &r));
+      if (r.error == 0) *bulk = 64u << 10;  // The size is the request's; any will do here.
+      return Status::Ok();
+    }
+    case Op::kCopyOnDevice:
+      return Either<msg::CopyOnDeviceRequest>(reply, body);
+    case Op::kModuleLoad: {
+      if (reply) return Either<msg::CallReply, msg::ModuleLoadReply>(true, body);
+      msg::ModuleLoadRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(body, &m));
+      if (m.code_bytes > 0) *bulk = m.bulk_bytes;
+      return Status::Ok();
+    }
+    case Op::kModuleUnload:
+      return Either<msg::ModuleUnloadRequest>(reply, body);
+    case Op::kLaunchKernel:
+      return Either<msg::LaunchRequest>(reply, body);
+    case Op::kStreamCreate:
+      return Either<msg::StreamCreateRequest>(reply, body);
+    case Op::kStreamDestroy:
+    case Op::kStreamSynchronize:
+    case Op::kStreamQuery:
+      return Either<msg::StreamRequest>(reply, body);
+    case Op::kStreamWaitEvent:
+      return Either<msg::StreamWaitEventRequest>(reply, body);
+    case Op::kStreamHostCallback:
+      return Either<msg::StreamHostCallbackRequest>(reply, body);
+    case Op::kHostCallbackDone:
+      return Either<msg::HostCallbackDone>(reply, body);
+    case Op::kStreamWaitValue:
+      return Either<msg::StreamWaitValueRequest>(reply, body);
+    case Op::kStreamWriteValue:
+      return Either<msg::StreamWriteValueRequest>(reply, body);
+    case Op::kEventCreate:
+      return Either<msg::EventCreateRequest>(reply, body);
+    case Op::kEventDestroy:
+    case Op::kEventSynchronize:
+    case Op::kEventQuery:
+      return Either<msg::EventRequest>(reply, body);
+    case Op::kEventRecord:
+      return Either<msg::EventRecordRequest>(reply, body);
+    case Op::kEventElapsedTime:
+      return Either<msg::EventElapsedRequest, msg::EventElapsedReply>(reply, body);
+    case Op::kIpcGetEventHandle:
+      return Either<msg::EventRequest, msg::IpcGetMemHandleReply>(reply, body);
+    case Op::kIpcOpenEventHandle:
+      return Either<msg::IpcOpenEventHandleRequest>(reply, body);
+    case Op::kGraphCreate: {
+      // Each node is the body of the stream op it replays.
+      msg::GraphCreateRequest m;
+      HIPR_RETURN_IF_ERROR(Decode(body, &m));
+      for (const msg::GraphNode& node : m.nodes) {
+        uint64_t node_bulk = 0;
+        if (node.op == static_cast<uint16_t>(Op::kGraphCreate)) continue;  // No graph in a graph.
+        (void)DecodeForOp(node.op, false, node.body, &node_bulk);
+      }
+      return Status::Ok();
+    }
+    case Op::kGraphLaunch:
+      return Either<msg::GraphLaunchRequest>(reply, body);
+    case Op::kGraphDestroy:
+      return Either<msg::GraphRequest>(reply, body);
+    case Op::kApiCall:
+      return Either<msg::ApiCallHead>(reply, body);
+    case Op::kHello:
+      return Either<msg::HelloRequest, msg::HelloReply>(reply, body);
+    case Op::kAuth:
+      return Either<msg::AuthRequest, msg::HelloReply>(reply, body);
+    case Op::kFatal:
+      return Either<msg::Fatal>(false, body);
+    case Op::kOutput:
+      return Either<msg::Output>(false, body);
+    case Op::kHostCallbackReady:
+      return Either<msg::HostCallbackReady>(false, body);
+    case Op::kShmSetup:
+      return Either<msg::ShmSetup>(false, body);
+    default:
+      return Status::Ok();  // kGoodbye, unknown ops: the body is not looked at.
+  }
+}
+
+// Reads `total` bytes of bulk for `request_id` in pieces of varying size,
+// keeping at most 1 MiB of it (the rest is discarded, as a session discards
+// a copy it refused).
+Status ReadAnnouncedBulk(Connection& conn, uint32_t request_id, uint64_t total, ChunkInflater* lz4) {
+  BulkReader reader(conn, request_id, total, lz4);
+  static std::array<uint8_t, 1u << 16> scratch;
+  uint64_t kept = 0;
+  for (uint64_t piece = 1; reader.remaining() > 0 && kept < (1u << 20); piece = piece * 7 % scratch.size() + 1) {
+    const uint64_t n = std::min<uint64_t>(piece, reader.remaining());
+    // Two slices, so a piece may end inside a chunk and go on in the next.
+    const iovec iov[2] = {{scratch.data(), n / 2}, {scratch.data() + n / 2, n - n / 2}};
+    HIPR_RETURN_IF_ERROR(reader.Read(iov, 2));
+    kept += n;
+  }
+  HIPR_RETURN_IF_ERROR(reader.DiscardRest());
+  Check(reader.remaining() == 0);
+  return Status::Ok();
+}
+
+void FuzzFrames(std::span<const uint8_t> stream, bool lz4) {
+  fuzz::MemoryConnection conn(stream);
+  ChunkInflater inflater;
+  ChunkInflater* agreed = lz4 ? &inflater : nullptr;
+  std::vector<uint8_t> body;
+  for (int frames = 0; frames < 256; ++frames) {
+    wire::FrameHeader h;
+    if (!ReadHeader(conn, &h).ok()) return;
+    Check(h.magic == wire::kMagic && h.version >= wire::kMinProtocolVersion && h.version <= wire::kProtocolVersion &&
+          h.payload_length <= wire::kMaxPayloadBytes);
+    const uint16_t op = h.op & static_cast<uint16_t>(~wire::kReplyBit);
+    const bool reply = (h.op & wire::kReplyBit) != 0;
+    Status st;
+    if (op == static_cast<uint16_t>(Op::kHeartbeat) || op == static_cast<uint16_t>(Op::kData)) {
+      st = SkipPayload(conn, h.payload_length);
+    } else if (op == static_cast<uint16_t>(Op::kDataLz4) && lz4) {
+      // A chunk on its own: the checks of ReadChunk and the block itself.
+      uint32_t raw = 0;
+      st = inflater.ReadChunk(conn, h.payload_length, wire::kMaxChunkBytes, &raw);
+      if (st.ok()) {
+        Check(raw >= 1 && raw <= wire::kMaxChunkBytes);
+        (void)inflater.InflateToScratch();
+      }
+    } else {
+      st = ReadBody(conn, h, &body);
+      uint64_t bulk = 0;
+      if (st.ok() && DecodeForOp(op, reply, body, &bulk).ok() && bulk > 0)
+        st = ReadAnnouncedBulk(conn, h.request_id, bulk, agreed);
+    }
+    if (!st.ok()) return;
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  if (size >= 1 + sizeof(wire::FrameHeader)) {
+    uint8_t again[sizeof(wire::FrameHeader)];
+    wire::EncodeHeader(wire::DecodeHeader(data + 1), again);
+    Check(std::memcmp(again, data + 1, sizeof again) == 0);
+  }
+  const std::span<const uint8_t> rest(data + 1, size - 1);
+  if (data[0] < fuzz::kMessageCount) {
+    fuzz::WithMessage(data[0], [&](auto m) { (void)Decode(rest, &m); });
+  } else {
+    FuzzFrames(rest, (data[0] & 1) != 0);
+  }
+  return 0;
+}
