@@ -77,13 +77,13 @@ hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, A
   return result;
 }
 
-hipError_t AfterSync(Session& s, int device, uint64_t stream, hipError_t result) {
+hipError_t AfterSync(Session& s, int device, uint64_t stream, hipError_t result, ReadBack order) {
   if (result != hipSuccess) return result;
   // A failed async copy into pinned memory is a deferred error.
   if (int32_t async = s.TakeAsyncError(); async != 0) return static_cast<hipError_t>(async);
   ManagedVars& managed = ManagedVars::Get();
   if (managed.empty()) return result;
-  return ToHipError(managed.AfterSync(s, device, stream));
+  return ToHipError(managed.AfterSync(s, device, stream, order));
 }
 
 hipError_t ToHipError(const Status& st) {

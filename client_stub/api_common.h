@@ -10,6 +10,7 @@
 #include "client_stub/api_result.h"
 #include "client_stub/client.h"
 #include "client_stub/log.h"
+#include "client_stub/managed_vars.h"
 #include "protocol/status.h"
 
 // Logs once per call site (the first caller wins), e.g. for "not supported"
@@ -99,7 +100,10 @@ bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_w
 // (Session::TakeAsyncError) as the call's deferred error, else brings the
 // mirrors of `__managed__` variables up to
 // date (managed_vars.h). Returns `result`, or the read-back's error.
-hipError_t AfterSync(Session& s, int device, uint64_t stream, hipError_t result);
+// `order`: ReadBack::kInStreamOrder when the read-back itself is the
+// synchronisation (before a blocking copy).
+hipError_t AfterSync(Session& s, int device, uint64_t stream, hipError_t result,
+                     ReadBack order = ReadBack::kAfterSync);
 
 // hipMemcpy's path (async: hipMemcpyAsync's), for entry points that work
 // out their addresses first (hipMemcpyToSymbol...). Defined in api_copy.cc.

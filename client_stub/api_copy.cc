@@ -175,7 +175,8 @@ hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, KindRule rule, hi
     // A blocking copy synchronises with the stream's earlier work; the
     // read-back of managed mirrors waits for that work first, so the copy
     // itself sees (and may overwrite) fresh mirrors.
-    if (hipError_t e = AfterSync(s, target.device, target.id, hipSuccess); e != hipSuccess) return e;
+    if (hipError_t e = AfterSync(s, target.device, target.id, hipSuccess, ReadBack::kInStreamOrder); e != hipSuccess)
+      return e;
   }
   // Managed memory (managed_vars.h): the host's changes reach the device
   // before the copy reads them; what it writes is read back at the stream's

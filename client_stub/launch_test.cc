@@ -311,6 +311,7 @@ TEST(ModuleTest, ConcurrentFirstUseLoadsOnceAndNamesBeforeUse) {
   constexpr int kLaunches = 300;
   int module_loads = 0;
   std::vector<msg::LaunchRequest> launches;
+  std::vector<msg::StreamCreateRequest> streams;
   FakeWorker w;
   w.Serve([&](Connection& c) {
     FakeWorker::AcceptHello(c, {FakeWorker::Device("gpu0")});
@@ -363,6 +364,7 @@ TEST(ModuleTest, LoadFailuresAndUnavailableKernels) {
   CodeModule* partial = CodeModule::NewLoaded(ProbeCode(), "partial");
   int module_loads = 0;
   std::vector<msg::LaunchRequest> launches;
+  std::vector<msg::StreamCreateRequest> streams;
   FakeWorker w;
   w.Serve([&](Connection& c) {
     FakeWorker::AcceptHello(c, {FakeWorker::Device("gpu0")});
@@ -477,6 +479,7 @@ TEST(RegistrationTest, ManagedVariableIsMirroredAttachedPushedAndReadBack) {
   std::vector<std::pair<msg::CopyToDeviceRequest, std::vector<uint8_t>>> copies;
   std::vector<msg::CopyFromDeviceRequest> reads;
   std::vector<msg::LaunchRequest> launches;
+  std::vector<msg::StreamCreateRequest> streams;
   FakeWorker w;
   w.Serve([&](Connection& c) {
     FakeWorker::AcceptHello(c, {FakeWorker::Device("gpu0")}, {}, true);
@@ -505,6 +508,9 @@ TEST(RegistrationTest, ManagedVariableIsMirroredAttachedPushedAndReadBack) {
         }
         case wire::Op::kLaunchKernel:
           launches.push_back(FakeWorker::Body<msg::LaunchRequest>(c, h));
+          break;
+        case wire::Op::kStreamCreate:  // Fire-and-forget.
+          streams.push_back(FakeWorker::Body<msg::StreamCreateRequest>(c, h));
           break;
         case wire::Op::kCopyFromDevice: {
           reads.push_back(FakeWorker::Body<msg::CopyFromDeviceRequest>(c, h));
@@ -567,6 +573,13 @@ TEST(RegistrationTest, ManagedVariableIsMirroredAttachedPushedAndReadBack) {
   EXPECT_EQ(arg, copy_address) << "a pointer into the mirror is sent as the device copy's address";
   ASSERT_EQ(reads.size(), 1u);
   EXPECT_EQ(reads[0].src.address, copy_address);
+  // Both exchanges after the first travel on hipr's own non-blocking
+  // stream, made once: never behind work queued on the null stream.
+  ASSERT_EQ(streams.size(), 1u);
+  EXPECT_EQ(streams[0].flags, static_cast<uint32_t>(hipStreamNonBlocking));
+  EXPECT_NE(streams[0].stream, 0u);
+  EXPECT_EQ(copies[2].first.stream, streams[0].stream);
+  EXPECT_EQ(reads[0].stream, streams[0].stream);
 
   UnregisterFatBinary(m);
   DeviceAllocation gone;

@@ -105,7 +105,30 @@ ManagedVar* ManagedVars::FindLocked(uint64_t address) const {
   return nullptr;
 }
 
-Status ManagedVars::PushLocked(Session& session, ManagedVar& var, int device, uint64_t stream) {
+Status ManagedVars::ExchangeStreamLocked(Session& session, int device, uint64_t* id) {
+  HandleTable& handles = Client::Get().handles();
+  StreamRecord record;
+  for (ExchangeStream& e : exchange_streams_) {
+    if (e.session != &session || e.device != device) continue;
+    if (handles.FindStream(static_cast<hipStream_t>(e.handle), &record)) {
+      *id = record.id;
+      return Status::Ok();
+    }
+    e.session = nullptr;  // Forgotten by hipDeviceReset: make another.
+  }
+  hipStream_t handle = handles.NewStream(device, hipStreamNonBlocking, 0, &record);
+  Status st = session.Post(wire::Op::kStreamCreate, msg::StreamCreateRequest{device, record.id, hipStreamNonBlocking, 0, {}});
+  if (!st.ok()) {
+    handles.RemoveStream(handle, &record);
+    return st;
+  }
+  std::erase_if(exchange_streams_, [](const ExchangeStream& e) { return e.session == nullptr; });
+  exchange_streams_.push_back(ExchangeStream{&session, device, handle});
+  *id = record.id;
+  return Status::Ok();
+}
+
+Status ManagedVars::PushLocked(Session& session, ManagedVar& var, int device) {
   if (var.session != &session || var.size == 0) return Status::Ok();
   // Only the changed span travels. Found block by block from each end.
   constexpr size_t kBlock = 4096;
@@ -125,6 +148,8 @@ Status ManagedVars::PushLocked(Session& session, ManagedVar& var, int device, ui
   const size_t n = end - first;
   // Blocking: the bytes must be in place before any later work, on any
   // stream, reads them.
+  uint64_t stream = 0;
+  HIPR_RETURN_IF_ERROR(ExchangeStreamLocked(session, device, &stream));
   const iovec bulk{var.mirror + first, n};
   const uint64_t address = var.device_address + first;
   msg::CallReply reply;
@@ -152,7 +177,7 @@ Status ManagedVars::Push(Session& session, int device, uint64_t stream, const vo
   if (empty()) return Status::Ok();
   std::lock_guard<std::mutex> lock(mu_);
   for (ManagedVar* var : vars_)
-    if (Overlaps(*var, p, n)) HIPR_RETURN_IF_ERROR(PushLocked(session, *var, device, stream));
+    if (Overlaps(*var, p, n)) HIPR_RETURN_IF_ERROR(PushLocked(session, *var, device));
   return Status::Ok();
 }
 
@@ -200,7 +225,7 @@ Status ManagedVars::BeforeLaunch(Session& session, int device, uint64_t stream,
   return Status::Ok();
 }
 
-Status ManagedVars::AfterSync(Session& session, int device, uint64_t stream) {
+Status ManagedVars::AfterSync(Session& session, int device, uint64_t stream, ReadBack order) {
   if (empty()) return Status::Ok();
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<uint8_t> now;
@@ -210,10 +235,12 @@ Status ManagedVars::AfterSync(Session& session, int device, uint64_t stream) {
     // every stream of the device.
     auto covered = [&](const ManagedWriter& w) { return w.device == device && (stream == 0 || w.stream == stream); };
     if (std::none_of(var->writers.begin(), var->writers.end(), covered)) continue;
+    uint64_t exchange = stream;
+    if (order == ReadBack::kAfterSync) HIPR_RETURN_IF_ERROR(ExchangeStreamLocked(session, device, &exchange));
     now.resize(var->size);
     iovec dst{now.data(), now.size()};
     msg::CallReply reply;
-    const msg::CopyFromDeviceRequest req{device, stream,
+    const msg::CopyFromDeviceRequest req{device, exchange,
                                          msg::Region{var->device_address, var->size, var->size, 1}, {}};
     Status st = session.Call(wire::Op::kCopyFromDevice, req, &reply, nullptr, 0, &dst, 1);
     if (st.ok() && reply.error != 0) st = HipStatus(reply.error, "the copy from the device failed");

@@ -79,6 +79,12 @@ namespace hipr::client {
 class CodeModule;
 struct ModuleLoad;
 
+// How a read-back (ManagedVars::AfterSync) is ordered.
+enum class ReadBack {
+  kAfterSync,      // The stream is synchronised: at once, on the exchange stream.
+  kInStreamOrder,  // On the stream itself, after its earlier work: the read-back is the synchronisation.
+};
+
 // Where device work that may have written a device copy was queued.
 struct ManagedWriter {
   int device = 0;
@@ -142,7 +148,8 @@ class ManagedVars {
 
   // Device work on (device, stream) is about to read [p, p + n) (p nullptr:
   // anything): sends the changed spans of the mirrors concerned, each with a
-  // blocking copy on that stream. Errors are logged and returned.
+  // blocking copy on the device's exchange stream (below). Errors are logged
+  // and returned.
   Status Push(Session& session, int device, uint64_t stream, const void* p = nullptr, uint64_t n = 0);
 
   // Device work on (device, stream) may write [p, p + n) (p nullptr:
@@ -152,9 +159,12 @@ class ManagedVars {
 
   // After a synchronising call on (device, stream) (stream 0: that device's
   // null stream, which hipr takes as the whole device) returned success:
-  // reads back, on that stream, the device copies written from it. Errors
-  // are logged and returned.
-  Status AfterSync(Session& session, int device, uint64_t stream);
+  // reads back, on the device's exchange stream, the device copies written
+  // from it. With ReadBack::kInStreamOrder, before a blocking copy, the
+  // read-back goes on `stream` instead and so waits for its earlier work
+  // (for the null stream: the device's blocking streams'). Errors are
+  // logged and returned.
+  Status AfterSync(Session& session, int device, uint64_t stream, ReadBack order = ReadBack::kAfterSync);
 
   // hipMallocManaged: records the allocation at `address` on `device`,
   // whose mirror the caller has mapped at the same address (zero-filled,
@@ -189,8 +199,16 @@ class ManagedVars {
   static void InstallForkHandlers();
 
   // Sends the span of `var`'s mirror that changed since the last exchange,
-  // with a blocking copy on (device, stream). REQUIRES mu_.
-  Status PushLocked(Session& session, ManagedVar& var, int device, uint64_t stream);
+  // with a blocking copy on `device`'s exchange stream. REQUIRES mu_.
+  Status PushLocked(Session& session, ManagedVar& var, int device);
+  // The exchange stream of (session, device): a non-blocking stream of
+  // hipr's own, made at first use (and again after hipDeviceReset), that
+  // carries the mirrors' pushes and read-backs. Never on the work's stream:
+  // a read-back there would wait for work queued after the synchronisation
+  // it follows, and a stream held at a host callback (which may itself touch
+  // managed memory, and so need mu_) would hold this lock with it. What a
+  // host access does on a GPU, it does at once. REQUIRES mu_.
+  Status ExchangeStreamLocked(Session& session, int device, uint64_t* id);
   ManagedVar* FindLocked(uint64_t address) const;  // REQUIRES mu_
   // Whether `var` holds a byte of [p, p + n) (p nullptr: always; n 0: p's byte).
   static bool Overlaps(const ManagedVar& var, const void* p, uint64_t n);
@@ -199,6 +217,12 @@ class ManagedVars {
 
   mutable std::mutex mu_;
   std::vector<ManagedVar*> vars_;    // GUARDED_BY(mu_)
+  struct ExchangeStream {
+    const Session* session = nullptr;
+    int device = 0;
+    void* handle = nullptr;  // A hipStream_t of the handle table.
+  };
+  std::vector<ExchangeStream> exchange_streams_;  // GUARDED_BY(mu_)
   std::atomic<size_t> count_{0};     // vars_.size(), readable without the lock.
 };
 

@@ -108,6 +108,33 @@ void CheckBlockingCopyIsSync() {
   printf("a blocking copy is a synchronisation point\n");
 }
 
+// A synchronisation's read-back must not queue behind work enqueued after
+// it: here the event's synchronisation (which covers the whole device)
+// comes while a blocking stream waits for a flag, which would hold a
+// read-back on the null stream for ever.
+void CheckReadBackBesideHeldStream() {
+  hipStream_t writer, held, releaser;
+  HIP_OK(hipStreamCreateWithFlags(&writer, hipStreamNonBlocking));
+  HIP_OK(hipStreamCreate(&held));
+  HIP_OK(hipStreamCreateWithFlags(&releaser, hipStreamNonBlocking));
+  uint32_t* flag = nullptr;
+  HIP_OK(hipMalloc(&flag, sizeof *flag));
+  HIP_OK(hipMemset(flag, 0, sizeof *flag));
+  hipEvent_t written;
+  HIP_OK(hipEventCreate(&written));
+  HIP_OK(hipStreamWaitValue32(held, flag, 1, hipStreamWaitValueEq, 0xffffffffu));
+  set_counter<<<1, 1, 0, writer>>>(4242);
+  HIP_OK(hipEventRecord(written, writer));
+  HIP_OK(hipEventSynchronize(written));
+  CHECK(counter == 4242, "counter after hipEventSynchronize with another stream held: %d", counter);
+  HIP_OK(hipStreamWriteValue32(releaser, flag, 1, 0));
+  HIP_OK(hipStreamSynchronize(held));
+  HIP_OK(hipEventDestroy(written));
+  HIP_OK(hipFree(flag));
+  for (hipStream_t s : {writer, held, releaser}) HIP_OK(hipStreamDestroy(s));
+  printf("a read-back does not wait for a stream held after the synchronisation\n");
+}
+
 void CheckLargeVariable() {
   int* d_out = nullptr;
   HIP_OK(hipMalloc(&d_out, sizeof(int)));
@@ -133,6 +160,7 @@ int main() {
   CheckPointerArgument();
   CheckMerge();
   CheckBlockingCopyIsSync();
+  CheckReadBackBesideHeldStream();
   CheckLargeVariable();
   return e2e::Finish("managed");
 }
