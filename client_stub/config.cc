@@ -111,6 +111,10 @@ Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* proble
   if (const char* v = p.Get("HIPR_SERVER"); v != nullptr) c.server = v;
   if (const char* v = p.Get("HIPR_TOKEN"); v != nullptr) c.token = v;
   if (const char* v = p.Get("HIPR_TOKEN_FILE"); v != nullptr) c.token_file = v;
+  if (const char* v = p.Get("HIPR_TLS_CA"); v != nullptr) c.tls_ca = v;
+  if (const char* v = p.Get("HIPR_TLS_CERT"); v != nullptr) c.tls_cert = v;
+  if (const char* v = p.Get("HIPR_TLS_KEY"); v != nullptr) c.tls_key = v;
+  if (const char* v = p.Get("HIPR_TLS_SERVER_NAME"); v != nullptr) c.tls_server_name = v;
   if (const char* v = p.Get("HIPR_LOG_LEVEL"); v != nullptr && !ParseLogLevel(v, &c.log_level))
     p.Problem("HIPR_LOG_LEVEL", v, "expected error, warn, info, debug, trace or off", "warn");
   p.Number("HIPR_CONNECT_TIMEOUT_MS", 1, 600000, false, &c.connect_timeout_ms);

@@ -35,6 +35,15 @@ struct Config {
   // proves it by challenge and response.
   std::string token;       // HIPR_TOKEN.
   std::string token_file;  // HIPR_TOKEN_FILE.
+  // TLS to a worker started with --tls-cert (tcp only; protocol/tls/): the
+  // CA file its certificate must chain to, which turns TLS on; a client
+  // certificate and key for a worker with --tls-client-ca; the name the
+  // certificate must carry, where it is not HIPR_SERVER's host.
+  std::string tls_ca;           // HIPR_TLS_CA.
+  std::string tls_cert;         // HIPR_TLS_CERT.
+  std::string tls_key;          // HIPR_TLS_KEY.
+  std::string tls_server_name;  // HIPR_TLS_SERVER_NAME.
+  bool tls() const { return !tls_ca.empty() || !tls_cert.empty() || !tls_key.empty(); }
   LogLevel log_level = LogLevel::kWarn;        // HIPR_LOG_LEVEL.
   int connect_timeout_ms = 3000;               // HIPR_CONNECT_TIMEOUT_MS.
   int peer_timeout_ms = 10000;                 // HIPR_PEER_TIMEOUT_MS: silence => link dead.

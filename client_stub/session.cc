@@ -14,6 +14,7 @@
 #include "protocol/auth.h"
 #include "protocol/shm/shm_connection.h"
 #include "protocol/tcp/tcp_connection.h"
+#include "protocol/tls/tls_connection.h"
 
 namespace hipr::client {
 namespace {
@@ -83,8 +84,9 @@ std::unique_ptr<Session> Session::Open(const Config& config, AddressRange* windo
   }
   st = s->Hello(window);
   if (!st.ok()) {
+    // Dead already (a link failure in the hello): the message is the first reason, whole.
     HIPR_LOG_ERROR("cannot start a session with worker at %s (HIPR_SERVER): %s", s->server_.c_str(),
-                   st.ToString().c_str());
+                   (s->dead() ? st.message() : st.ToString()).c_str());
     (void)s->MarkDead(st, /*log=*/false);
     return s;
   }
@@ -92,6 +94,7 @@ std::unique_ptr<Session> Session::Open(const Config& config, AddressRange* windo
                 static_cast<unsigned long long>(s->hello_.session_id), s->server_.c_str(),
                 s->hello_.device_kind.c_str(), s->device_count(), s->device_count() == 1 ? "" : "s",
                 s->hello_.version, Hex(window->base).c_str(), Hex(window->end()).c_str());
+  s->opened_.store(true);
   s->StartFlusher();
   return s;
 }
@@ -129,7 +132,23 @@ Status Session::Connect() {
   setsockopt(tcp_conn->fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   tcp_conn->set_spin_us(config_.spin_us);
   tcp_conn->set_zero_copy_min_bytes(config_.zero_copy_bytes);
-  conn_ = std::move(tcp_conn);
+  if (!config_.tls()) {
+    conn_ = std::move(tcp_conn);
+    return Status::Ok();
+  }
+  std::shared_ptr<tls::Context> ctx;
+  Status made = tls::Context::MakeClient({config_.tls_ca, config_.tls_cert, config_.tls_key}, &ctx);
+  if (!made.ok()) return Status(StatusCode::kInvalidArgument, made.message());
+  const std::string name = config_.tls_server_name.empty() ? endpoint.host : config_.tls_server_name;
+  std::unique_ptr<tls::TlsConnection> tls_conn;
+  Status st = tls::TlsConnection::Connect(std::move(tcp_conn), *ctx, name, config_.connect_timeout_ms, &tls_conn);
+  if (!st.ok()) {
+    return LinkDown(st.message() + " (HIPR_TLS_CA " + config_.tls_ca + ", name '" + name + "'" +
+                    (config_.tls_server_name.empty() ? "" : " from HIPR_TLS_SERVER_NAME") + ")");
+  }
+  tls_conn->set_recv_timeout_ms(read_timeout_ms);
+  HIPR_LOG_INFO("TLS with worker %s: %s", server_.c_str(), tls_conn->Describe().c_str());
+  conn_ = std::move(tls_conn);
   return Status::Ok();
 }
 
@@ -464,7 +483,8 @@ Status Session::AwaitUntil(const std::function<bool()>& done) {
     reading_ = true;
     lock.unlock();
     Status st = ReadOneFrame();
-    if (!st.ok()) (void)MarkDead(st);
+    // In the hello, Open() says why, once.
+    if (!st.ok()) (void)MarkDead(st, /*log=*/opened_.load());
     lock.lock();
     reading_ = false;
     recv_cv_.notify_all();  // Another waiter takes over the socket, or sees its answer.

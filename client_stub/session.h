@@ -265,6 +265,7 @@ class Session {
 
   const Config config_;
   const std::string server_;  // For messages.
+  std::atomic<bool> opened_{false};  // Past the hello: a link failure is logged where it is seen.
   std::unique_ptr<Connection> conn_;  // tcp or shm.
   std::unique_ptr<HostSegment> host_segment_;
   msg::HelloReply hello_;  // Immutable after Open.

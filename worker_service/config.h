@@ -49,7 +49,14 @@ struct WorkerConfig {
   int max_streams_per_session = 1024;
   int max_events_per_session = 65536;
   int max_modules_per_session = 4096;
-  int max_streams = 8192;  // All sessions together.  // End a session whose client sends nothing for this long; 0: never.
+  int max_streams = 8192;  // All sessions together.
+  // TLS for tcp clients (protocol/tls/): the worker's certificate chain and
+  // key, PEM, read again for each connection. Empty: plain tcp. With
+  // tls_client_ca, clients must also present a certificate that CA signed;
+  // its common name names the tenant where there is no --auth-file.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
   int heartbeat_ms = 1000;
   int hello_timeout_ms = 10000;
   uint32_t chunk_bytes = 4u << 20;

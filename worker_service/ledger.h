@@ -76,6 +76,7 @@ class Ledger {
     kRefusedTenantLimit,   // A tenant's sessions=.
     kRefusedHello,         // Version, protocol or timeout at the hello.
     kAuthFailures,         // Wrong, unknown or missing credential.
+    kTlsFailures,          // A tcp connection whose TLS handshake failed.
     kIdleEnded,            // --idle-timeout-s.
     kDeferredErrors,       // Errors of fire-and-forget calls.
     kCodeCacheHits,        // Module loads served without the client's bytes.

@@ -13,6 +13,7 @@
 #include <cstdio>
 
 #include "protocol/shm/shm_connection.h"
+#include "protocol/tls/tls_connection.h"
 #include "worker_service/acceptor.h"
 #include "worker_service/config.h"
 #include "worker_service/device_factory.h"
@@ -118,6 +119,13 @@ int main(int argc, char** argv) {
   app.add_flag("--insecure", config.insecure,
                "serve clients beyond loopback without --auth-file: anyone who reaches the port can run code on "
                "the GPU");
+  app.add_option("--tls-cert", config.tls_cert,
+                 "PEM certificate (chain) of this worker: tcp clients then speak TLS 1.3 and check it against "
+                 "HIPR_TLS_CA");
+  app.add_option("--tls-key", config.tls_key, "PEM private key of --tls-cert");
+  app.add_option("--tls-client-ca", config.tls_client_ca,
+                 "PEM CA: tcp clients must present a certificate it signed (HIPR_TLS_CERT/HIPR_TLS_KEY); its "
+                 "common name is the tenant where there is no --auth-file");
   std::string memory_budget, tenant_memory;
   app.add_option("--memory-budget", memory_budget,
                  "device memory all sessions together may hold, e.g. 48G (default: no limit beyond each device's)");
@@ -201,6 +209,21 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] [worker pid %P] %v");
   signal(SIGPIPE, SIG_IGN);
 
+  if (config.tls_cert.empty() != config.tls_key.empty() ||
+      (!config.tls_client_ca.empty() && config.tls_cert.empty())) {
+    spdlog::error("--tls-cert and --tls-key go together, and --tls-client-ca needs them");
+    return 2;
+  }
+  if (!config.tls_cert.empty()) {
+    std::shared_ptr<hipr::tls::Context> tls;
+    hipr::Status made = hipr::tls::Context::MakeServer({config.tls_cert, config.tls_key, config.tls_client_ca}, &tls);
+    if (!made.ok()) {
+      spdlog::error("{}", made.message());
+      return 2;
+    }
+    spdlog::info("TLS 1.3 on tcp: certificate {}{}", config.tls_cert,
+                 config.tls_client_ca.empty() ? "" : ", client certificates from " + config.tls_client_ca);
+  }
   if (!config.auth_file.empty()) {
     std::vector<hipr::worker::Tenant> tenants;
     bool world_readable = false;
@@ -212,11 +235,13 @@ int main(int argc, char** argv) {
     spdlog::info("authentication on: {} credential(s) in {}", tenants.size(), config.auth_file);
     if (world_readable)
       spdlog::warn("--auth-file {} is readable by every user on this host; chmod 0600 it", config.auth_file);
+  } else if (!config.tls_client_ca.empty()) {
+    spdlog::info("authentication by client certificate: tenants are the certificates' common names");
   } else if (!hipr::worker::IsLoopbackListen(config.listen)) {
     if (!config.insecure) {
       spdlog::error("refusing to listen on {} without --auth-file: anyone who reaches it could run code on this "
-                    "node's GPUs. Give --auth-file (docs/operations.md \"Security\"), listen on 127.0.0.1, or "
-                    "pass --insecure on a network you trust",
+                    "node's GPUs. Give --auth-file or --tls-client-ca (docs/operations.md \"Security\"), listen "
+                    "on 127.0.0.1, or pass --insecure on a network you trust",
                     config.listen);
       return 2;
     }

@@ -113,6 +113,7 @@ std::string RenderMetrics(const Ledger& ledger, const WorkerConfig& config, bool
   p.Sample("hipr_sessions_refused_total", "reason=\"tenant_limit\"", ledger.Counted(Ledger::kRefusedTenantLimit));
   p.Sample("hipr_sessions_refused_total", "reason=\"auth\"", ledger.Counted(Ledger::kAuthFailures));
   p.Sample("hipr_sessions_refused_total", "reason=\"hello\"", ledger.Counted(Ledger::kRefusedHello));
+  p.Sample("hipr_sessions_refused_total", "reason=\"tls\"", ledger.Counted(Ledger::kTlsFailures));
   p.Family("hipr_bulk_bytes_total", "counter", "Bytes copied to and from device memory.");
   p.Sample("hipr_bulk_bytes_total", "direction=\"to_device\"", ledger.Counted(Ledger::kBytesToDevice));
   p.Sample("hipr_bulk_bytes_total", "direction=\"from_device\"", ledger.Counted(Ledger::kBytesFromDevice));

@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -150,6 +151,59 @@ class Scenario(KernelScenarios, CompressScenarios):
         if len(failures) < 3:
             raise Failure("the worker logged %d authentication failures, expected 3:\n%s"
                           % (len(failures), w.log_text()))
+
+    # 3b'. tls
+
+    def scenario_tls(self):
+        """A worker with --tls-cert: a program with HIPR_TLS_CA runs whole over TLS 1.3 (memory's
+        copies are checked byte for byte); one that trusts another CA, and a plain one, fail at
+        their first call with one stub line saying why (certificate verify failed; set HIPR_TLS_CA).
+        With --tls-client-ca, a client certificate from that CA is admitted as the tenant its
+        common name names, and a client without one is refused."""
+        self.build.check_runtime()
+        pki = os.path.join(self.tmp, "pki")
+        tool = os.path.join(self.build.dir, "tests", "hipr-test-pki")
+        made = subprocess.run([tool, pki], capture_output=True, text=True, timeout=60)
+        if made.returncode != 0:
+            raise Failure("hipr-test-pki failed: %s" % made.stderr)
+        pem = lambda name: os.path.join(pki, name)
+        memory = [self.build.program("memory"), "--total-mem", str(SIM_MEMORY_BYTES)]
+
+        def refused(label, server, extra, words):
+            env = client_env(self.build, server, "preload")
+            env.update(extra)
+            program = run_to_pass("tls (%s)" % label, [self.build.program("unreachable")], env, 20)
+            stub_lines = [line for line in program.text("err") if line.startswith("hipr[")]
+            if len(stub_lines) != 1 or any(w not in stub_lines[0] for w in words):
+                raise Failure("tls (%s): expected one stub line saying %s, got:\n%s"
+                              % (label, " and ".join(repr(w) for w in words), "\n".join(stub_lines)))
+            log("tls (%s): the stub said: %s" % (label, stub_lines[0]))
+
+        w = self.worker(extra_args=["--tls-cert", pem("server.pem"), "--tls-key", pem("server.key")])
+        env = client_env(self.build, w.server, "preload")
+        env["HIPR_TLS_CA"] = pem("ca.pem")
+        run_to_pass("tls (memory)", memory, env, 200)
+        if not re.search(r"session \d+: TLSv1\.3 ", w.log_text()):
+            raise Failure("the worker did not log a TLS 1.3 session:\n%s" % w.log_text())
+        refused("another CA", w.server, {"HIPR_TLS_CA": pem("other-ca.pem")},
+                ["certificate verify failed", "HIPR_TLS_CA"])
+        refused("plain client", w.server, {}, ["set HIPR_TLS_CA"])
+        if not w.alive():
+            raise Failure("the worker died during the TLS runs (%s)" % describe_rc(w.proc.returncode))
+
+        m = self.worker(name="worker-mtls", extra_args=["--tls-cert", pem("server.pem"), "--tls-key", pem("server.key"),
+                                                        "--tls-client-ca", pem("ca.pem")])
+        env = client_env(self.build, m.server, "preload")
+        env.update({"HIPR_TLS_CA": pem("ca.pem"), "HIPR_TLS_CERT": pem("client.pem"), "HIPR_TLS_KEY": pem("client.key")})
+        run_to_pass("tls (client certificate)", memory, env, 200)
+        if "client certificate CN=tenant-a" not in m.log_text():
+            raise Failure("the worker did not log the client certificate:\n%s" % m.log_text())
+        refused("no client certificate", m.server, {"HIPR_TLS_CA": pem("ca.pem")}, ["certificate required"])
+        refused("a stranger's certificate", m.server,
+                {"HIPR_TLS_CA": pem("ca.pem"), "HIPR_TLS_CERT": pem("stranger.pem"),
+                 "HIPR_TLS_KEY": pem("stranger.key")}, ["HIPR_SERVER"])
+        if not m.alive():
+            raise Failure("the worker died during the TLS runs (%s)" % describe_rc(m.proc.returncode))
 
     # 3c. metrics
 

@@ -1,0 +1,360 @@
+#include "protocol/tls/tls_connection.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+namespace hipr::tls {
+namespace {
+
+// OpenSSL's queued errors, oldest first, then cleared.
+std::string ErrorQueue() {
+  std::string text;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof buf);
+    if (!text.empty()) text += "; ";
+    text += buf;
+  }
+  return text;
+}
+
+Status Failed(const std::string& what) {
+  std::string detail = ErrorQueue();
+  return Status(StatusCode::kInvalidArgument, detail.empty() ? what : what + ": " + detail);
+}
+
+// A private key OpenSSL would not take: not one, or not the certificate's.
+Status KeyFailed(const std::string& key, const std::string& cert) {
+  const unsigned long e = ERR_peek_last_error();
+  if (ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH) {
+    ERR_clear_error();
+    return Status(StatusCode::kInvalidArgument, key + " is not the key of " + cert);
+  }
+  return Failed(key + ": not a PEM private key");
+}
+
+Status CheckReadable(const std::string& path, const char* flag) {
+  if (path.empty()) return Status(StatusCode::kInvalidArgument, std::string(flag) + " is empty");
+  FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) return Status(StatusCode::kInvalidArgument, std::string(flag) + " " + path + ": " + std::strerror(errno));
+  std::fclose(f);
+  return Status::Ok();
+}
+
+// TLS 1.3 only, no tickets, kernel TLS where offered.
+SSL_CTX* NewContext(bool server) {
+  SSL_CTX* ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
+  if (ctx == nullptr) return nullptr;
+  SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+  SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION);
+  SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET | SSL_OP_ENABLE_KTLS);
+  SSL_CTX_set_num_tickets(ctx, 0);
+  SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  // Read what has arrived in one go, not a record header then its body.
+  SSL_CTX_set_read_ahead(ctx, 1);
+  SSL_CTX_set_default_read_buffer_len(ctx, 64u << 10);
+  return ctx;
+}
+
+std::string NameText(X509_NAME* name) {
+  if (name == nullptr) return "";
+  BIO* bio = BIO_new(BIO_s_mem());
+  if (bio == nullptr) return "";
+  X509_NAME_print_ex(bio, name, 0, XN_FLAG_RFC2253);
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(bio, &data);
+  std::string text(data, n > 0 ? static_cast<size_t>(n) : 0);
+  BIO_free(bio);
+  return text;
+}
+
+std::string CommonName(X509_NAME* name) {
+  if (name == nullptr) return "";
+  char buf[256] = {};
+  const int n = X509_NAME_get_text_by_NID(name, NID_commonName, buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+int RemainingMs(std::chrono::steady_clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return left.count() > 0 ? static_cast<int>(left.count()) : 0;
+}
+
+}  // namespace
+
+Context::~Context() { SSL_CTX_free(ctx_); }
+
+Status Context::MakeServer(const ServerOptions& o, std::shared_ptr<Context>* out) {
+  HIPR_RETURN_IF_ERROR(CheckReadable(o.cert_file, "--tls-cert"));
+  HIPR_RETURN_IF_ERROR(CheckReadable(o.key_file, "--tls-key"));
+  std::shared_ptr<Context> c(new Context);
+  c->ctx_ = NewContext(true);
+  if (c->ctx_ == nullptr) return Failed("cannot make a TLS context");
+  if (SSL_CTX_use_certificate_chain_file(c->ctx_, o.cert_file.c_str()) != 1)
+    return Failed("--tls-cert " + o.cert_file + ": not a PEM certificate");
+  if (SSL_CTX_use_PrivateKey_file(c->ctx_, o.key_file.c_str(), SSL_FILETYPE_PEM) != 1)
+    return KeyFailed("--tls-key " + o.key_file, "--tls-cert " + o.cert_file);
+  if (SSL_CTX_check_private_key(c->ctx_) != 1)
+    return Failed("--tls-key " + o.key_file + " is not the key of --tls-cert " + o.cert_file);
+  if (!o.client_ca_file.empty()) {
+    HIPR_RETURN_IF_ERROR(CheckReadable(o.client_ca_file, "--tls-client-ca"));
+    if (SSL_CTX_load_verify_locations(c->ctx_, o.client_ca_file.c_str(), nullptr) != 1)
+      return Failed("--tls-client-ca " + o.client_ca_file + ": no PEM certificate");
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(o.client_ca_file.c_str());
+    if (names != nullptr) SSL_CTX_set_client_CA_list(c->ctx_, names);
+    SSL_CTX_set_verify(c->ctx_, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    c->requires_client_certificate_ = true;
+  }
+  *out = std::move(c);
+  return Status::Ok();
+}
+
+Status Context::MakeClient(const ClientOptions& o, std::shared_ptr<Context>* out) {
+  HIPR_RETURN_IF_ERROR(CheckReadable(o.ca_file, "HIPR_TLS_CA"));
+  std::shared_ptr<Context> c(new Context);
+  c->ctx_ = NewContext(false);
+  if (c->ctx_ == nullptr) return Failed("cannot make a TLS context");
+  if (SSL_CTX_load_verify_locations(c->ctx_, o.ca_file.c_str(), nullptr) != 1)
+    return Failed("HIPR_TLS_CA " + o.ca_file + ": no PEM certificate");
+  SSL_CTX_set_verify(c->ctx_, SSL_VERIFY_PEER, nullptr);
+  if (o.cert_file.empty() != o.key_file.empty())
+    return Status(StatusCode::kInvalidArgument, "HIPR_TLS_CERT and HIPR_TLS_KEY go together");
+  if (!o.cert_file.empty()) {
+    HIPR_RETURN_IF_ERROR(CheckReadable(o.cert_file, "HIPR_TLS_CERT"));
+    HIPR_RETURN_IF_ERROR(CheckReadable(o.key_file, "HIPR_TLS_KEY"));
+    if (SSL_CTX_use_certificate_chain_file(c->ctx_, o.cert_file.c_str()) != 1)
+      return Failed("HIPR_TLS_CERT " + o.cert_file + ": not a PEM certificate");
+    if (SSL_CTX_use_PrivateKey_file(c->ctx_, o.key_file.c_str(), SSL_FILETYPE_PEM) != 1)
+      return KeyFailed("HIPR_TLS_KEY " + o.key_file, "HIPR_TLS_CERT " + o.cert_file);
+    if (SSL_CTX_check_private_key(c->ctx_) != 1)
+      return Failed("HIPR_TLS_KEY " + o.key_file + " is not the key of HIPR_TLS_CERT " + o.cert_file);
+  }
+  *out = std::move(c);
+  return Status::Ok();
+}
+
+TlsConnection::TlsConnection(std::unique_ptr<tcp::TcpConnection> tcp, SSL* ssl) : tcp_(std::move(tcp)), ssl_(ssl) {
+  gather_.reserve(kGatherBytes);
+}
+
+TlsConnection::~TlsConnection() { SSL_free(ssl_); }
+
+Status TlsConnection::Accept(std::unique_ptr<tcp::TcpConnection> tcp, const Context& ctx, int timeout_ms,
+                             std::unique_ptr<TlsConnection>* out) {
+  return Handshake(std::move(tcp), ctx, true, "", timeout_ms, out);
+}
+
+Status TlsConnection::Connect(std::unique_ptr<tcp::TcpConnection> tcp, const Context& ctx, const std::string& host,
+                              int timeout_ms, std::unique_ptr<TlsConnection>* out) {
+  return Handshake(std::move(tcp), ctx, false, host, timeout_ms, out);
+}
+
+Status TlsConnection::Handshake(std::unique_ptr<tcp::TcpConnection> tcp, const Context& ctx, bool server,
+                                const std::string& host, int timeout_ms, std::unique_ptr<TlsConnection>* out) {
+  ERR_clear_error();
+  const int fd = tcp->fd();
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
+    return LinkDown(std::string("TLS: O_NONBLOCK: ") + std::strerror(errno));
+  SSL* ssl = SSL_new(ctx.ctx_);
+  if (ssl == nullptr) return LinkDown("TLS: " + ErrorQueue());
+  std::unique_ptr<TlsConnection> conn(new TlsConnection(std::move(tcp), ssl));
+  if (SSL_set_fd(ssl, fd) != 1) return LinkDown("TLS: " + ErrorQueue());
+  if (!server) {
+    in6_addr ip6;
+    in_addr ip4;
+    const bool is_ip = inet_pton(AF_INET, host.c_str(), &ip4) == 1 || inet_pton(AF_INET6, host.c_str(), &ip6) == 1;
+    X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+    if (is_ip) {
+      X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str());
+    } else {
+      SSL_set_tlsext_host_name(ssl, host.c_str());
+      SSL_set1_host(ssl, host.c_str());
+    }
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const int rc = server ? SSL_accept(ssl) : SSL_connect(ssl);
+    if (rc == 1) break;
+    const int err = SSL_get_error(ssl, rc);
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+      const int left = RemainingMs(deadline);
+      if (left == 0) return LinkDown("TLS handshake: no answer within " + std::to_string(timeout_ms) + " ms");
+      Status waited = conn->Await(err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, left, "TLS handshake");
+      if (waited.code() == StatusCode::kTimeout)
+        return LinkDown("TLS handshake: no answer within " + std::to_string(timeout_ms) + " ms");
+      HIPR_RETURN_IF_ERROR(waited);
+      continue;
+    }
+    std::string why;
+    const long verify = SSL_get_verify_result(ssl);
+    if (verify != X509_V_OK) why = std::string("certificate verify failed: ") + X509_verify_cert_error_string(verify);
+    const std::string queue = ErrorQueue();
+    if (why.empty()) why = queue;
+    if (why.empty() && err == SSL_ERROR_SYSCALL)
+      why = errno != 0 ? std::strerror(errno) : "the peer closed the connection (does it speak TLS?)";
+    if (why.empty()) why = "OpenSSL error " + std::to_string(err);
+    return LinkDown("TLS handshake failed: " + why);
+  }
+  if (X509* cert = SSL_get1_peer_certificate(ssl)) {
+    conn->peer_subject_ = NameText(X509_get_subject_name(cert));
+    conn->peer_common_name_ = CommonName(X509_get_subject_name(cert));
+    X509_free(cert);
+  }
+  *out = std::move(conn);
+  return Status::Ok();
+}
+
+Status TlsConnection::Await(short events, int timeout_ms, const char* what) {
+  pollfd p{tcp_->fd(), events, 0};
+  for (;;) {
+    if (shut_down_.load()) return LinkDown("connection shut down");
+    const int rc = poll(&p, 1, timeout_ms);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) return LinkDown(std::string(what) + ": poll: " + std::strerror(errno));
+    if (rc == 0) return Status(StatusCode::kTimeout, std::string(what) + ": timed out");
+    if (shut_down_.load()) return LinkDown("connection shut down");
+    return Status::Ok();
+  }
+}
+
+Status TlsConnection::WriteAll(const uint8_t* p, size_t n) {
+  while (n > 0) {
+    size_t written = 0;
+    int rc;
+    int err = SSL_ERROR_NONE;
+    {
+      std::lock_guard<std::mutex> lock(ssl_mu_);
+      if (abandoned_.load()) return LinkDown("connection abandoned");
+      ERR_clear_error();
+      rc = SSL_write_ex(ssl_, p, n, &written);
+      if (rc != 1) err = SSL_get_error(ssl_, rc);
+    }
+    if (rc == 1) {
+      p += written;
+      n -= written;
+      continue;
+    }
+    if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ) {
+      Status st = Await(err == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN, -1, "send");
+      if (!st.ok()) return st;
+      continue;
+    }
+    if (shut_down_.load()) return LinkDown("connection shut down");
+    if (err == SSL_ERROR_SYSCALL && errno != 0) return LinkDown(std::string("send: ") + std::strerror(errno));
+    const std::string queue = ErrorQueue();
+    return LinkDown("send: TLS: " + (queue.empty() ? "OpenSSL error " + std::to_string(err) : queue));
+  }
+  return Status::Ok();
+}
+
+Status TlsConnection::SendV(const iovec* iov, int count) {
+  // Gathers small pieces (a frame header, a body) into one record; a piece
+  // of a record's size or more goes out from the caller's buffer.
+  gather_.clear();
+  for (int i = 0; i < count; ++i) {
+    const auto* p = static_cast<const uint8_t*>(iov[i].iov_base);
+    const size_t n = iov[i].iov_len;
+    if (n == 0) continue;
+    if (gather_.size() + n <= kGatherBytes) {
+      gather_.insert(gather_.end(), p, p + n);
+      continue;
+    }
+    if (!gather_.empty()) {
+      HIPR_RETURN_IF_ERROR(WriteAll(gather_.data(), gather_.size()));
+      gather_.clear();
+    }
+    if (n < kGatherBytes) {
+      gather_.insert(gather_.end(), p, p + n);
+      continue;
+    }
+    HIPR_RETURN_IF_ERROR(WriteAll(p, n));
+  }
+  if (!gather_.empty()) HIPR_RETURN_IF_ERROR(WriteAll(gather_.data(), gather_.size()));
+  return Status::Ok();
+}
+
+Status TlsConnection::RecvV(const iovec* iov, int count) {
+  for (int i = 0; i < count; ++i) {
+    auto* p = static_cast<uint8_t*>(iov[i].iov_base);
+    size_t n = iov[i].iov_len;
+    while (n > 0) {
+      size_t got = 0;
+      int rc;
+      int err = SSL_ERROR_NONE;
+      {
+        std::lock_guard<std::mutex> lock(ssl_mu_);
+        if (abandoned_.load()) return LinkDown("connection abandoned");
+        ERR_clear_error();
+        errno = 0;
+        rc = SSL_read_ex(ssl_, p, n, &got);
+        if (rc != 1) err = SSL_get_error(ssl_, rc);
+      }
+      if (rc == 1) {
+        p += got;
+        n -= got;
+        continue;
+      }
+      if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+        Status st = Await(err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, recv_timeout_ms_, "receive");
+        if (st.code() == StatusCode::kTimeout)
+          return LinkDown("receive: no bytes for " + std::to_string(recv_timeout_ms_) + " ms");
+        if (!st.ok()) return st;
+        continue;
+      }
+      if (shut_down_.load()) return LinkDown("connection shut down");
+      if (err == SSL_ERROR_ZERO_RETURN) return LinkDown("connection closed by peer");
+      if (err == SSL_ERROR_SYSCALL)
+        return LinkDown(errno != 0 ? std::string("receive: ") + std::strerror(errno) : "connection closed by peer");
+      const std::string queue = ErrorQueue();
+      return LinkDown("receive: TLS: " + (queue.empty() ? "OpenSSL error " + std::to_string(err) : queue));
+    }
+  }
+  return Status::Ok();
+}
+
+Status TlsConnection::WaitReadable(int timeout_ms) {
+  {
+    std::lock_guard<std::mutex> lock(ssl_mu_);
+    if (abandoned_.load()) return LinkDown("connection abandoned");
+    if (SSL_has_pending(ssl_) == 1) return Status::Ok();
+  }
+  return Await(POLLIN, timeout_ms, "wait");
+}
+
+void TlsConnection::Shutdown() {
+  shut_down_.store(true);
+  tcp_->Shutdown();
+}
+
+std::string TlsConnection::PeerName() const {
+  std::string name = tcp_->PeerName();
+  if (name.rfind("tcp:", 0) == 0) name.replace(0, 3, "tls");
+  return name;
+}
+
+void TlsConnection::Abandon() {
+  // The parent's session state stays the parent's: nothing is sent.
+  std::lock_guard<std::mutex> lock(ssl_mu_);
+  abandoned_.store(true);
+  tcp_->Abandon();
+}
+
+bool TlsConnection::ktls_send() const { return BIO_get_ktls_send(SSL_get_wbio(ssl_)) != 0; }
+bool TlsConnection::ktls_recv() const { return BIO_get_ktls_recv(SSL_get_rbio(ssl_)) != 0; }
+
+std::string TlsConnection::Describe() const {
+  return std::string(SSL_get_version(ssl_)) + " " + SSL_CIPHER_get_name(SSL_get_current_cipher(ssl_)) +
+         ", kernel TLS send " + (ktls_send() ? "on" : "off") + ", receive " + (ktls_recv() ? "on" : "off");
+}
+
+}  // namespace hipr::tls

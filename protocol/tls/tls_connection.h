@@ -1,0 +1,121 @@
+// TLS over tcp (OpenSSL, TLS 1.3 only): a Connection whose bytes are
+// encrypted and authenticated on the wire. The worker proves itself with a
+// certificate the client checks against a CA file and the name or address
+// it dialled; the worker may also require client certificates from a CA of
+// its own (a second way to authenticate, beside the hello's challenge).
+//
+// I/O: the socket is non-blocking and one mutex serialises the calls into
+// the SSL object (OpenSSL does not allow a read and a write on one SSL at
+// once); a sender or receiver that must wait polls the socket with the
+// mutex released, so one sender and one receiver may still use the
+// connection at once, as transport.h promises. Small pieces of a send are
+// gathered into one record; large ones are written from the caller's
+// buffers. Kernel TLS is asked for (SSL_OP_ENABLE_KTLS): where the kernel
+// offers the `tls` upper layer and OpenSSL agrees, records are sealed in
+// the kernel; ktls_send()/ktls_recv() say whether that happened.
+//
+// Session tickets are off (a worker session is one connection), so no
+// record but application data follows the handshake.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "protocol/tcp/tcp_connection.h"
+#include "protocol/transport.h"
+
+typedef struct ssl_ctx_st SSL_CTX;
+typedef struct ssl_st SSL;
+
+namespace hipr::tls {
+
+struct ServerOptions {
+  std::string cert_file;       // PEM: the worker's certificate (and its chain).
+  std::string key_file;        // PEM: its private key.
+  std::string client_ca_file;  // PEM; not empty: clients must present a certificate this CA signed.
+};
+
+struct ClientOptions {
+  std::string ca_file;    // PEM: the CA(s) the worker's certificate must chain to.
+  std::string cert_file;  // PEM, optional: a client certificate (with key_file).
+  std::string key_file;
+};
+
+// An SSL_CTX: certificates, keys and settings loaded once, shared by every
+// connection made with it (read-only after Make*).
+class Context {
+ public:
+  static Status MakeServer(const ServerOptions& options, std::shared_ptr<Context>* out);
+  static Status MakeClient(const ClientOptions& options, std::shared_ptr<Context>* out);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  bool requires_client_certificate() const { return requires_client_certificate_; }
+
+ private:
+  friend class TlsConnection;
+  Context() = default;
+  SSL_CTX* ctx_ = nullptr;
+  bool requires_client_certificate_ = false;
+};
+
+class TlsConnection final : public Connection {
+ public:
+  // Handshakes as the server over `tcp` within `timeout_ms`.
+  static Status Accept(std::unique_ptr<tcp::TcpConnection> tcp, const Context& ctx, int timeout_ms,
+                       std::unique_ptr<TlsConnection>* out);
+  // Handshakes as the client; the worker's certificate must name `host` (a
+  // DNS name, or an IP address in its subjectAltName).
+  static Status Connect(std::unique_ptr<tcp::TcpConnection> tcp, const Context& ctx, const std::string& host,
+                        int timeout_ms, std::unique_ptr<TlsConnection>* out);
+  ~TlsConnection() override;
+
+  Status SendV(const iovec* iov, int count) override;
+  Status RecvV(const iovec* iov, int count) override;
+  Status WaitReadable(int timeout_ms) override;
+  void Shutdown() override;
+  std::string PeerName() const override;
+  void Abandon() override;
+  bool PeerIsLocal() const override { return tcp_->PeerIsLocal(); }
+
+  // A receive that waits longer than this for bytes fails with kLinkDown,
+  // as SO_RCVTIMEO makes a tcp receive fail (-1: never).
+  void set_recv_timeout_ms(int ms) { recv_timeout_ms_ = ms; }
+
+  // The subject of the certificate the peer presented and the handshake
+  // verified ("" when none), e.g. "CN=tenant-a".
+  const std::string& peer_subject() const { return peer_subject_; }
+  // The peer certificate's common name ("" when none).
+  const std::string& peer_common_name() const { return peer_common_name_; }
+  // "TLSv1.3 TLS_AES_256_GCM_SHA384, kernel TLS send off, receive off".
+  std::string Describe() const;
+  bool ktls_send() const;
+  bool ktls_recv() const;
+
+  static constexpr size_t kGatherBytes = 16u << 10;  // One TLS record's worth of plaintext.
+
+ private:
+  TlsConnection(std::unique_ptr<tcp::TcpConnection> tcp, SSL* ssl);
+  static Status Handshake(std::unique_ptr<tcp::TcpConnection> tcp, const Context& ctx, bool server,
+                          const std::string& host, int timeout_ms, std::unique_ptr<TlsConnection>* out);
+  // Writes all of [p, p + n) as records.
+  Status WriteAll(const uint8_t* p, size_t n);
+  // Waits for the socket to be ready for `events` (POLLIN/POLLOUT).
+  Status Await(short events, int timeout_ms, const char* what);
+
+  std::unique_ptr<tcp::TcpConnection> tcp_;
+  SSL* ssl_ = nullptr;
+  std::mutex ssl_mu_;  // Every call into ssl_.
+  std::vector<uint8_t> gather_;  // The sender's: small pieces of one SendV.
+  int recv_timeout_ms_ = -1;
+  std::atomic<bool> shut_down_{false};
+  std::atomic<bool> abandoned_{false};
+  std::string peer_subject_;
+  std::string peer_common_name_;
+};
+
+}  // namespace hipr::tls
