@@ -147,6 +147,7 @@ Status Session::Connect() {
                     (config_.tls_server_name.empty() ? "" : " from HIPR_TLS_SERVER_NAME") + ")");
   }
   tls_conn->set_recv_timeout_ms(read_timeout_ms);
+  tls_conn->set_spin_us(config_.spin_us);
   HIPR_LOG_INFO("TLS with worker %s: %s", server_.c_str(), tls_conn->Describe().c_str());
   conn_ = std::move(tls_conn);
   return Status::Ok();

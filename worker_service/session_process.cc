@@ -107,6 +107,7 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
       }
       spdlog::info("session {}: {}{}", session_id, tls_conn->Describe(),
                    tls_conn->peer_subject().empty() ? "" : ", client certificate " + tls_conn->peer_subject());
+      tls_conn->set_spin_us(config.spin_us);
       tls_peer = tls_conn.get();
       conn = std::move(tls_conn);
     }

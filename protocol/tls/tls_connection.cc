@@ -2,7 +2,10 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -61,7 +64,7 @@ SSL_CTX* NewContext(bool server) {
   SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   // Read what has arrived in one go, not a record header then its body.
   SSL_CTX_set_read_ahead(ctx, 1);
-  SSL_CTX_set_default_read_buffer_len(ctx, 64u << 10);
+  SSL_CTX_set_default_read_buffer_len(ctx, 256u << 10);
   return ctx;
 }
 
@@ -216,6 +219,14 @@ Status TlsConnection::Handshake(std::unique_ptr<tcp::TcpConnection> tcp, const C
 
 Status TlsConnection::Await(short events, int timeout_ms, const char* what) {
   pollfd p{tcp_->fd(), events, 0};
+  if (events == POLLIN && spin_us_ > 0 && timeout_ms != 0) {
+    // As tcp's receive: a reply that comes within spin_us costs no wake-up.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
+    do {
+      if (shut_down_.load()) return LinkDown("connection shut down");
+      if (poll(&p, 1, 0) > 0) return Status::Ok();
+    } while (std::chrono::steady_clock::now() < until);
+  }
   for (;;) {
     if (shut_down_.load()) return LinkDown("connection shut down");
     const int rc = poll(&p, 1, timeout_ms);
@@ -258,6 +269,23 @@ Status TlsConnection::WriteAll(const uint8_t* p, size_t n) {
 }
 
 Status TlsConnection::SendV(const iovec* iov, int count) {
+  // A large send is corked: OpenSSL writes each 16 KiB record with its own
+  // system call, and over loopback or a fast link each would otherwise
+  // travel (and wake the receiver) alone. Uncorking at the end pushes the
+  // rest. (Gathering sealed records in a memory BIO and writing them in
+  // 256 KiB pieces measured no better: it adds two copies.)
+  size_t total = 0;
+  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+  const bool cork = total >= kCorkBytes;
+  const int on = 1;
+  if (cork) (void)setsockopt(tcp_->fd(), IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+  Status st = SendPieces(iov, count);
+  const int off = 0;
+  if (cork) (void)setsockopt(tcp_->fd(), IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+  return st;
+}
+
+Status TlsConnection::SendPieces(const iovec* iov, int count) {
   // Gathers small pieces (a frame header, a body) into one record; a piece
   // of a record's size or more goes out from the caller's buffer.
   gather_.clear();

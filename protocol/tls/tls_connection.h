@@ -85,6 +85,9 @@ class TlsConnection final : public Connection {
   // A receive that waits longer than this for bytes fails with kLinkDown,
   // as SO_RCVTIMEO makes a tcp receive fail (-1: never).
   void set_recv_timeout_ms(int ms) { recv_timeout_ms_ = ms; }
+  // Spin this long for bytes before sleeping in a receive or a wait, as
+  // tcp::TcpConnection::set_spin_us (0: sleep at once).
+  void set_spin_us(int us) { spin_us_ = us; }
 
   // The subject of the certificate the peer presented and the handshake
   // verified ("" when none), e.g. "CN=tenant-a".
@@ -97,11 +100,13 @@ class TlsConnection final : public Connection {
   bool ktls_recv() const;
 
   static constexpr size_t kGatherBytes = 16u << 10;  // One TLS record's worth of plaintext.
+  static constexpr size_t kCorkBytes = 64u << 10;    // Sends this large are corked (SendV).
 
  private:
   TlsConnection(std::unique_ptr<tcp::TcpConnection> tcp, SSL* ssl);
   static Status Handshake(std::unique_ptr<tcp::TcpConnection> tcp, const Context& ctx, bool server,
                           const std::string& host, int timeout_ms, std::unique_ptr<TlsConnection>* out);
+  Status SendPieces(const iovec* iov, int count);
   // Writes all of [p, p + n) as records.
   Status WriteAll(const uint8_t* p, size_t n);
   // Waits for the socket to be ready for `events` (POLLIN/POLLOUT).
@@ -112,6 +117,7 @@ class TlsConnection final : public Connection {
   std::mutex ssl_mu_;  // Every call into ssl_.
   std::vector<uint8_t> gather_;  // The sender's: small pieces of one SendV.
   int recv_timeout_ms_ = -1;
+  int spin_us_ = 0;
   std::atomic<bool> shut_down_{false};
   std::atomic<bool> abandoned_{false};
   std::string peer_subject_;
