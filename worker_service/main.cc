@@ -153,6 +153,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-modules-per-session", config.max_modules_per_session, "modules one session may hold")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
+  app.add_option("--max-graphs-per-session", config.max_graphs_per_session,
+                 "executable graphs one session may hold (and 64 nodes per graph allowed, over all of them)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   app.add_option("--max-streams", config.max_streams,
                  "streams all sessions together may hold (each sim stream is a thread)")
       ->check(CLI::Range(1, 10000000))

@@ -10,6 +10,8 @@
 // another on that stream: correct, not concurrent.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <iterator>
 
 #include "worker_service/session.h"
@@ -19,8 +21,8 @@ namespace {
 
 using wire::Op;
 
-constexpr size_t kMaxGraphs = 1 << 14;
-constexpr size_t kMaxGraphNodes = size_t{1} << 20;  // Over every graph of a session.
+// Nodes over every graph of a session, per graph allowed (--max-graphs-per-session).
+constexpr size_t kMaxNodesPerGraph = 64;
 
 // A node that does not decode is a bad argument of this call (the frame
 // itself was fine): the session goes on.
@@ -36,8 +38,12 @@ Status Session::CreateGraph(msg::GraphCreateRequest m) {
   auto existing = graphs_.find(m.graph);
   if (m.append ? existing == graphs_.end() : existing != graphs_.end())
     return InvalidArgument("graph id " + std::to_string(m.graph) + (m.append ? " does not exist" : " is in use"));
-  if ((!m.append && graphs_.size() >= kMaxGraphs) || graph_nodes_ + m.nodes.size() > kMaxGraphNodes)
-    return Status(StatusCode::kResourceExhausted, "too many graphs or graph nodes in one session");
+  if (!m.append && graphs_.size() >= static_cast<size_t>(config_.max_graphs_per_session))
+    return OverLimit("graphs", graphs_.size(), config_.max_graphs_per_session, "--max-graphs-per-session");
+  const size_t max_nodes = kMaxNodesPerGraph * static_cast<size_t>(config_.max_graphs_per_session);
+  if (graph_nodes_ + m.nodes.size() > max_nodes)
+    return OverLimit("graph nodes", graph_nodes_, static_cast<int>(std::min<size_t>(max_nodes, INT32_MAX)),
+                     "64 x --max-graphs-per-session");
   if (m.append && existing->second.device != m.device)
     return InvalidArgument("graph " + std::to_string(m.graph) + " continued for another device");
   Graph g;
