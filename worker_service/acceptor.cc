@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
 
@@ -15,6 +16,7 @@
 #include "protocol/messages.h"
 #include "protocol/tcp/tcp_connection.h"
 #include "protocol/wire.h"
+#include "worker_service/device_factory.h"
 
 namespace hipr::worker {
 
@@ -40,6 +42,10 @@ Acceptor::Acceptor(const WorkerConfig& config, Zygote zygote, Ledger* ledger)
 
 std::string Acceptor::NotReady() const {
   if (stopping_) return "the worker is shutting down";
+  {
+    MutexLock lock(probe_mu_);
+    if (!probe_failure_.empty()) return "the device probe failed: " + probe_failure_;
+  }
   if (zygote_.pid <= 0) return "the zygote is gone; no session can start";
   if (static_cast<int>(live_.size()) >= config_.max_sessions)
     return "at --max-sessions (" + std::to_string(config_.max_sessions) + ")";
@@ -109,7 +115,9 @@ int Acceptor::Run() {
   Accept();
   if (unix_acceptor_.is_open()) AcceptUnix();
   ReadZygote();
+  if (config_.device == "hip" && config_.probe_interval_s > 0) prober_ = std::thread([this] { ProbeLoop(); });
   io_.run();
+  StopProbing();
   if (zygote_.pid > 0) {
     int ws = 0;
     waitpid(zygote_.pid, &ws, 0);
@@ -134,6 +142,35 @@ void Acceptor::WaitSignal() {
     }
     WaitSignal();
   });
+}
+
+void Acceptor::ProbeLoop() {
+  MutexLock lock(probe_mu_);
+  for (;;) {
+    const auto next = std::chrono::steady_clock::now() + std::chrono::seconds(config_.probe_interval_s);
+    while (!probe_stop_ && probe_cv_.wait_until(lock.native(), next) == std::cv_status::no_timeout) {
+    }
+    if (probe_stop_) return;
+    lock.Unlock();
+    std::string summary;
+    const Status st = ProbeDevice(config_, &summary);
+    lock.Lock();
+    const std::string failure = st.ok() ? "" : st.message();
+    if (failure != probe_failure_) {
+      if (failure.empty()) spdlog::info("device probe passes again: {}", summary);
+      else spdlog::error("device probe failed: {}; /readyz says not ready until it passes", failure);
+    }
+    probe_failure_ = failure;
+  }
+}
+
+void Acceptor::StopProbing() {
+  {
+    MutexLock lock(probe_mu_);
+    probe_stop_ = true;
+  }
+  probe_cv_.notify_all();
+  if (prober_.joinable()) prober_.join();
 }
 
 void Acceptor::Shutdown(const std::string& why) {

@@ -9,13 +9,17 @@
 
 #include <asio.hpp>
 
+#include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "protocol/status.h"
+#include "protocol/thread_annotations.h"
 #include "worker_service/config.h"
 #include "worker_service/ledger.h"
 #include "worker_service/metrics.h"
@@ -56,6 +60,11 @@ class Acceptor {
   void Shutdown(const std::string& why);
   // Why a new client would not be served now; empty when it would (/readyz).
   std::string NotReady() const;
+  // --probe-interval-s on the hip device: the start-up probe again, on a
+  // thread of its own (it forks a child and waits for it), so /readyz says
+  // when the GPU or its runtime went away.
+  void ProbeLoop();
+  void StopProbing();
 
   const WorkerConfig& config_;
   Zygote zygote_;
@@ -75,6 +84,11 @@ class Acceptor {
   std::map<std::string, int> per_peer_;      // Peer key -> live sessions.
   int exit_code_ = 0;
   bool stopping_ = false;
+  std::thread prober_;
+  mutable Mutex probe_mu_;
+  std::condition_variable probe_cv_;
+  bool probe_stop_ HIPR_GUARDED_BY(probe_mu_) = false;
+  std::string probe_failure_ HIPR_GUARDED_BY(probe_mu_);  // The last probe's error; empty when it passed.
   MetricsServer metrics_;
 };
 

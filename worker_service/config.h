@@ -49,7 +49,8 @@ struct WorkerConfig {
   int max_streams_per_session = 1024;
   int max_events_per_session = 65536;
   int max_modules_per_session = 4096;
-  int max_graphs_per_session = 16384;  // And 64 nodes per graph allowed, over all of them.
+  int max_graphs_per_session = 16384;
+  int probe_interval_s = 30;  // The hip device's probe again, for /readyz; 0: only at start.  // And 64 nodes per graph allowed, over all of them.
   int max_streams = 8192;  // All sessions together.
   // TLS for tcp clients (protocol/tls/): the worker's certificate chain and
   // key, PEM, read again for each connection. Empty: plain tcp. With

@@ -153,6 +153,11 @@ int main(int argc, char** argv) {
   app.add_option("--max-modules-per-session", config.max_modules_per_session, "modules one session may hold")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
+  app.add_option("--probe-interval-s", config.probe_interval_s,
+                 "--device hip: run the start-up device probe again this often; /readyz fails while it does "
+                 "(0: only at start)")
+      ->check(CLI::Range(0, 86400))
+      ->capture_default_str();
   app.add_option("--max-graphs-per-session", config.max_graphs_per_session,
                  "executable graphs one session may hold (and 64 nodes per graph allowed, over all of them)")
       ->check(CLI::Range(1, 1000000))

@@ -4,8 +4,10 @@
 //   GET /metrics  the ledger's counters in Prometheus' text format
 //   GET /healthz  200 while the acceptor and the zygote run
 //   GET /readyz   200 when a new client would be served: the device probe
-//                 passed, the zygote runs, the worker is not stopping and
-//                 not at --max-sessions; 503 with the reason otherwise.
+//                 passed (at start and, on the hip device, at the last
+//                 --probe-interval-s), the zygote runs, the worker is not
+//                 stopping and not at --max-sessions; 503 with the reason
+//                 otherwise.
 // Every process bumps the ledger's counters (ledger.h); this one reads them.
 #pragma once
 

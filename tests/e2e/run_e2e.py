@@ -221,14 +221,16 @@ class Scenario(KernelScenarios, CompressScenarios):
     def scenario_metrics(self):
         """--metrics-listen: a scrape taken while a program runs through the stub passes
         `promtool check metrics` (Debian's prometheus package) and counts what the program did;
-        /healthz answers 200; /readyz 200, and 503 naming --max-sessions while the worker is full."""
+        /healthz answers 200; /readyz 200, and 503 naming --max-sessions while the worker is full;
+        in the chain, 503 naming the device probe once the device behind the hip runtime is gone
+        (--probe-interval-s)."""
         self.build.check_runtime()
         promtool = shutil.which("promtool")
         if promtool is None:
             raise Failure("promtool is missing: apt-get install prometheus (deploy/hipr-dev installs it)")
         port_file = os.path.join(self.tmp, "metrics.port")
         w = self.worker(extra_args=["--metrics-listen", "127.0.0.1:0", "--metrics-port-file", port_file,
-                                    "--max-sessions", "1"])
+                                    "--max-sessions", "1", "--probe-interval-s", "1"])
         with open(port_file) as f:
             port = int(f.read().strip())
         status, body = self.scrape(port, "/readyz")
@@ -288,6 +290,19 @@ class Scenario(KernelScenarios, CompressScenarios):
             time.sleep(0.1)
         else:
             raise Failure("the ended session was never counted:\n%s" % page)
+        if w.inner is not None:
+            # The chain: the hip device's runtime forwards to the inner sim worker. Without it the
+            # periodic probe fails, and /readyz says so.
+            w.inner.kill()
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                status, body = self.scrape(port, "/readyz")
+                if status == 503 and "device probe failed" in body:
+                    break
+                time.sleep(0.2)
+            else:
+                raise Failure("/readyz after the device went away: %d %s" % (status, body))
+            log("/readyz with the device gone: %d %s" % (status, body.strip()))
         if not w.alive():
             raise Failure("the worker died during the metrics run")
 
