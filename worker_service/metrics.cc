@@ -190,6 +190,18 @@ Status MetricsServer::Listen() {
   return Status::Ok();
 }
 
+std::string MetricsServer::GpuHealthPage() {
+  if (!gpu_health_tried_) {
+    gpu_health_tried_ = true;
+    std::string why = "--device " + config_.device + " uses no GPU";
+    if (config_.device == "hip") gpu_health_ = GpuHealth::Open(&why);
+    if (gpu_health_ == nullptr) spdlog::warn("no GPU health in /metrics: {}", why);
+    else spdlog::info("GPU health in /metrics from librocm-smi");
+  }
+  if (gpu_health_ == nullptr) return RenderGpuHealth({}, false);
+  return RenderGpuHealth(gpu_health_->Read(), true);
+}
+
 void MetricsServer::Close() {
   asio::error_code ignored;
   acceptor_.close(ignored);
@@ -253,7 +265,7 @@ void MetricsServer::Accept() {
         const std::string path = get ? line.substr(4, line.find(' ', 4) - 4) : "";
         if (path == "/metrics") {
           *status = "200 OK";
-          *body = RenderMetrics(ledger_, config_, ready_().empty());
+          *body = RenderMetrics(ledger_, config_, ready_().empty()) + GpuHealthPage();
         } else if (path == "/healthz") {
           *status = "200 OK";
           *body = "ok\n";

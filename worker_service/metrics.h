@@ -2,6 +2,8 @@
 // HTTP/1.1 server on the acceptor's event loop, apart from the HIPR
 // listener, answering
 //   GET /metrics  the ledger's counters in Prometheus' text format
+//                 With --device hip, also the node's GPU health from
+//                 librocm-smi (gpu_health.h).
 //   GET /healthz  200 while the acceptor and the zygote run
 //   GET /readyz   200 when a new client would be served: the device probe
 //                 passed (at start and, on the hip device, at the last
@@ -14,10 +16,12 @@
 #include <asio.hpp>
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "protocol/status.h"
 #include "worker_service/config.h"
+#include "worker_service/gpu_health.h"
 #include "worker_service/ledger.h"
 
 namespace hipr::worker {
@@ -37,11 +41,16 @@ class MetricsServer {
 
  private:
   void Accept();
+  // The GPU health families (gpu_health.h): librocm-smi opened at the first
+  // scrape on --device hip; why not logged once.
+  std::string GpuHealthPage();
 
   const WorkerConfig& config_;
   const Ledger& ledger_;
   ReadinessProbe ready_;
   asio::ip::tcp::acceptor acceptor_;
+  bool gpu_health_tried_ = false;
+  std::unique_ptr<GpuHealth> gpu_health_;
 };
 
 }  // namespace hipr::worker
