@@ -421,30 +421,36 @@ void OwnHellos() {
   Write("hello_then_auth", kOwnHello, auth);
 }
 
-// Inputs that show the known issues of tests/fuzz/known_issues.txt, each
-// deterministically, for whoever fixes them (never in the corpus: they hang
-// or crash the target).
-void KnownIssues() {
+// Inputs that hung or crashed the target before their fixes (the replay
+// thread waited for streams held at a value wait or a host callback; a
+// device reset released memory a peer copy still used): seeds now, so the
+// corpus run keeps them fixed.
+void FixedIssues() {
   const msg::StreamWaitValueRequest held{0, 0, kA, 1, 0xff, 0, 4};  // Device 0's null stream waits for *kA >= 1.
   FrameScript ipc;
   Allocate(ipc).Add(Op::kStreamWaitValue, 4, held).Add(Op::kIpcGetMemHandle, 5, msg::IpcGetMemHandleRequest{kA});
-  Write("hang_ipc_get_mem_handle_behind_wait_value", kAfterHello, ipc);
+  Write("fixed_ipc_get_mem_handle_behind_wait_value", kAfterHello, ipc);
   FrameScript callback;
   Allocate(callback)
       .Add(Op::kStreamHostCallback, 4, msg::StreamHostCallbackRequest{0, 0, 100})
       .Add(Op::kIpcGetMemHandle, 5, msg::IpcGetMemHandleRequest{kA})
       .Add(Op::kHostCallbackDone, 6, msg::HostCallbackDone{100});
-  Write("hang_ipc_get_mem_handle_behind_host_callback", kAfterHello, callback);
+  Write("fixed_ipc_get_mem_handle_behind_host_callback", kAfterHello, callback);
   FrameScript reset;
   Allocate(reset).Add(Op::kStreamWaitValue, 4, held).Add(Op::kDeviceReset, 5, msg::DeviceRequest{0});
-  Write("hang_device_reset_behind_wait_value", kAfterHello, reset);
+  Write("fixed_device_reset_behind_wait_value", kAfterHello, reset);
   FrameScript peer;
   Allocate(peer)
       .Add(Op::kStreamWaitValue, 4, held)
       .Add(Op::kCopyOnDevice, 5, msg::CopyOnDeviceRequest{0, 0, Row(kB, 4096), Row(kA, 4096), false})
       .Add(Op::kDeviceReset, 6, msg::DeviceRequest{1});
-  Write("crash_peer_copy_after_device_reset", kAfterHello, peer);
+  Write("fixed_peer_copy_after_device_reset", kAfterHello, peer);
 }
+
+// Inputs that show the known issues of tests/fuzz/known_issues.txt, each
+// deterministically, for whoever fixes them (never in the corpus: they hang
+// or crash the target). None now.
+void KnownIssues() {}
 
 }  // namespace
 
@@ -462,6 +468,7 @@ int main(int argc, char** argv) {
     return ok ? 0 : 1;
   }
   Memory();
+  FixedIssues();
   StreamsAndEvents();
   HostCallbacks();
   Graphs();

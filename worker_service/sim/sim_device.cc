@@ -231,9 +231,11 @@ Status SimDevice::Prepare(int device, uint64_t stream, SimStream** out) {
       if (auto latch = null_streams_[static_cast<size_t>(target->device())]->Mark()) waits.push_back(std::move(latch));
   }
   if (!waits.empty())
-    target->SubmitMarker([waits = std::move(waits)] {
-      for (const auto& latch : waits) latch->Wait();
-    });
+    target->SubmitMarker(
+        [waits = std::move(waits)] {
+          for (const auto& latch : waits) latch->Wait();
+        },
+        /*parks=*/true);
   *out = target;
   return Status::Ok();
 }
@@ -363,7 +365,7 @@ Status SimDevice::StreamWaitValue(int device, uint64_t stream, uint64_t address,
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
   const uint64_t width_mask = bytes == 4 ? 0xffffffffull : ~uint64_t{0};
-  s->Submit([this, address, value, mask, flags, bytes, width_mask] {
+  s->SubmitParking([this, address, value, mask, flags, bytes, width_mask] {
     for (unsigned polls = 0; !stopping_.load(std::memory_order_relaxed); ++polls) {
       const uint64_t now = bytes == 4 ? __atomic_load_n(reinterpret_cast<const uint32_t*>(address), __ATOMIC_ACQUIRE)
                                       : __atomic_load_n(reinterpret_cast<const uint64_t*>(address), __ATOMIC_ACQUIRE);
@@ -403,8 +405,24 @@ Status SimDevice::StreamWriteValue(int device, uint64_t stream, uint64_t address
 
 Status SimDevice::IpcGetMemHandle(uint64_t address, IpcHandle* handle) {
   // The export moves the allocation's bytes into a memfd: nothing may touch
-  // them meanwhile (rare, so the replay simply waits for the streams).
-  for (SimStream* s : StreamsOf(-1, false)) s->WaitIdle();
+  // them meanwhile (rare, so the replay simply waits for the streams). A
+  // stream parked at a value wait or a host callback touches nothing until
+  // released, and what releases it (another stream, a later frame) cannot
+  // run meanwhile: waiting for it would hold the session for good. (Memory
+  // another session opened by IPC could release a value wait here; the
+  // move is a remap of the same bytes, so what it then reads is the same.)
+  // A stream parked on another's progress stays parked only while that one
+  // is still too: passes until two in a row saw every stream idle or
+  // parked with nothing run in between.
+  const std::vector<SimStream*> streams = StreamsOf(-1, false);
+  std::vector<uint64_t> before;
+  for (;;) {
+    for (SimStream* s : streams) s->WaitIdleOrParked();
+    std::vector<uint64_t> now;
+    for (SimStream* s : streams) now.push_back(s->Completed());
+    if (now == before) break;
+    before = std::move(now);
+  }
   SimMemory::Exported e;
   HIPR_RETURN_IF_ERROR(memory_.Export(address, &e));
   SimIpcHandle h{};
@@ -843,14 +861,14 @@ Status SimDevice::StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flag
   if (generation == 0) return Status::Ok();
   if (shared) {
     // Another session's record completes no stream item here: poll.
-    s->Submit([this, ev, generation] {
+    s->SubmitParking([this, ev, generation] {
       (void)PollUntil(stopping_, [&] {
         MutexLock lock(ev->mu);
         return ev->Reached(generation);
       });
     });
   } else {
-    s->Submit([ev, generation] { ev->WaitFor(generation); });
+    s->SubmitParking([ev, generation] { ev->WaitFor(generation); });
   }
   return Status::Ok();
 }
@@ -860,7 +878,7 @@ Status SimDevice::StreamHostCallback(int device, uint64_t stream, std::function<
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
   // Work, not a marker: the stream is busy until the client has run it.
-  s->Submit([this, reached = std::move(reached), gate = std::move(gate)] {
+  s->SubmitParking([this, reached = std::move(reached), gate = std::move(gate)] {
     reached(PeekFault());
     gate->Wait();
   });
@@ -1012,14 +1030,30 @@ Status SimDevice::Wait(void (SimDevice::*async)(Arg, Completion), Arg arg) {
 
 Status SimDevice::DeviceReset(int device) {
   HIPR_RETURN_IF_ERROR(CheckDevice(device));
-  SynchronizeAll(device);
-  for (auto it = streams_.begin(); it != streams_.end();)
-    it = it->second->device() == device ? streams_.erase(it) : std::next(it);
+  // The device's streams, events and modules go now, in order with the
+  // calls around this one (later calls refuse them; ones made after are
+  // untouched); its memory is retired now (refused, counted free, not
+  // handed out again) and released once every stream, of every device, has
+  // finished the work queued before this: a peer copy on another device may
+  // still use it. The replay does not wait: a stream may be held at a value
+  // wait or a host callback that only a later frame, or nothing, releases.
+  std::erase_if(retired_, [](const std::unique_ptr<SimStream>& s) { return s->Idle(); });
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    if (it->second->device() != device) {
+      ++it;
+      continue;
+    }
+    retired_.push_back(std::move(it->second));  // Its queued work still runs, as a destroyed stream's.
+    it = streams_.erase(it);
+  }
   for (auto it = events_.begin(); it != events_.end();)
     it = it->second->device == device ? events_.erase(it) : std::next(it);
   for (auto it = modules_.begin(); it != modules_.end();)
     it = it->second.device == device ? modules_.erase(it) : std::next(it);
-  memory_.ReleaseAll(device);
+  std::vector<uint64_t> retired = memory_.RetireAll(device);
+  WhenReached(StreamsOf(-1, false), [this, retired = std::move(retired)] {
+    for (uint64_t a : retired) ReleaseQuietly(a);
+  });
   api_.DeviceReset(device);
   return Status::Ok();
 }

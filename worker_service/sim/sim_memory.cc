@@ -255,6 +255,21 @@ Status SimMemory::Release(uint64_t address, int* device) {
   return Status::Ok();
 }
 
+std::vector<uint64_t> SimMemory::RetireAll(int device) {
+  MutexLock lock(mu_);
+  std::vector<uint64_t> bases;
+  for (auto& [base, a] : allocations_) {
+    if (a.device != device || a.vmm || a.retired) continue;
+    if (!a.imported) {
+      used_[a.device] -= a.size;
+      RefundLocked(a.size);
+    }
+    a.retired = true;
+    bases.push_back(base);
+  }
+  return bases;
+}
+
 void SimMemory::ReleaseAll(int device) {
   std::vector<uint64_t> mine;
   {

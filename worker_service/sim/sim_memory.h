@@ -53,6 +53,10 @@ class SimMemory {
   Status Release(uint64_t address, int* device);
   // Frees every allocation of `device`.
   void ReleaseAll(int device);
+  // Retires (as Retire) every allocation of `device` not retired yet,
+  // imported ones too; returns their bases, for Release once no queued
+  // work can touch them.
+  std::vector<uint64_t> RetireAll(int device);
   uint64_t Used(int device) const;
   uint64_t budget() const { return budget_; }
   // Charged with every byte of this session's device memory besides

@@ -26,7 +26,22 @@ void SimStream::Push(Item item) {
 
 void SimStream::Submit(std::function<void()> work) { Push(Item{std::move(work), true}); }
 
-void SimStream::SubmitMarker(std::function<void()> marker) { Push(Item{std::move(marker), false, false}); }
+void SimStream::SubmitParking(std::function<void()> work) {
+  Item item{std::move(work), true};
+  item.parks = true;
+  Push(std::move(item));
+}
+
+void SimStream::SubmitMarker(std::function<void()> marker, bool parks) {
+  Item item{std::move(marker), false, false};
+  item.parks = parks;
+  Push(std::move(item));
+}
+
+uint64_t SimStream::Completed() {
+  MutexLock lock(mu_);
+  return completed_;
+}
 
 void SimStream::SubmitRecord(std::function<void()> record) { Push(Item{std::move(record), true, false}); }
 
@@ -44,6 +59,11 @@ std::shared_ptr<Latch> SimStream::Mark() {
 void SimStream::WaitIdle() {
   MutexLock lock(mu_);
   while (!(queue_.empty() && !running_item_)) cv_.wait(lock.native());
+}
+
+void SimStream::WaitIdleOrParked() {
+  MutexLock lock(mu_);
+  while (!(queue_.empty() && !running_item_) && !running_parks_) cv_.wait(lock.native());
 }
 
 bool SimStream::Empty() {
@@ -73,12 +93,16 @@ void SimStream::Run() {
     running_item_ = true;
     running_work_ = item.work;
     running_busy_ = item.busy;
+    running_parks_ = item.parks;
+    if (item.parks) cv_.notify_all();  // Parked: a WaitIdleOrParked may go on.
     lock.Unlock();
     item.run();
     lock.Lock();
     running_item_ = false;
     running_work_ = false;
     running_busy_ = false;
+    running_parks_ = false;
+    ++completed_;
     cv_.notify_all();
   }
 }

@@ -52,7 +52,7 @@ class SimStream {
   // of a synchronization): runs like work but does not make the stream
   // busy for Idle(), so a query right after a synchronization that ended
   // with such an item says idle, as HIP's does.
-  void SubmitMarker(std::function<void()> marker);
+  void SubmitMarker(std::function<void()> marker, bool parks = false);
   // An event record: work that synchronizations wait for, but that does not
   // make the stream busy for IdleForQuery(), since it completes the waits
   // for its event from inside the stream: a query right after such a wait
@@ -61,8 +61,17 @@ class SimStream {
   // A latch opened once the stream has run everything submitted so far;
   // nullptr when it has no work queued or running now.
   std::shared_ptr<Latch> Mark();
+  // Work that may block for something outside the device: a value wait, a
+  // host callback. While it runs, the stream is parked: it touches no
+  // memory until it is released.
+  void SubmitParking(std::function<void()> work);
   // Blocks until every submitted item, markers included, has run.
   void WaitIdle();
+  // Blocks until the stream is idle, or parked with nothing else running
+  // (WaitIdle, less what only a later frame or nothing may release).
+  void WaitIdleOrParked();
+  // Items run to their end so far.
+  uint64_t Completed();
   // No work (markers aside) queued or running.
   bool Idle();
   // What hipStreamQuery says: no work but event records queued or running.
@@ -86,6 +95,7 @@ class SimStream {
     std::function<void()> run;
     bool work = true;  // False for markers.
     bool busy = true;  // Counts for Idle(): work other than event records.
+    bool parks = false;  // Blocks for something outside the device (SubmitParking).
   };
   void Push(Item item);
   std::deque<Item> queue_ HIPR_GUARDED_BY(mu_);
@@ -94,6 +104,8 @@ class SimStream {
   bool running_work_ HIPR_GUARDED_BY(mu_) = false;
   size_t queued_busy_ HIPR_GUARDED_BY(mu_) = 0;  // items in queue_ that are busy.
   bool running_busy_ HIPR_GUARDED_BY(mu_) = false;
+  bool running_parks_ HIPR_GUARDED_BY(mu_) = false;
+  uint64_t completed_ HIPR_GUARDED_BY(mu_) = 0;
   bool stopping_ HIPR_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
