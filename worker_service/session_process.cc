@@ -129,7 +129,7 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
     ledger->Count(Ledger::kAuthFailures);
     msg::HelloReply reply;
     reply.status = st.code();
-    reply.message = "the worker refused the session: " + st.message();
+    reply.message = st.message();
     RefuseAdmission(*conn, admission, std::move(reply));
     return kSessionExitReported;
   }
@@ -141,7 +141,7 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
     ledger->Count(Ledger::kRefusedTenantLimit);
     msg::HelloReply reply;
     reply.status = st.code();
-    reply.message = "the worker refused the session: " + st.message();
+    reply.message = st.message();
     RefuseAdmission(*conn, admission, std::move(reply));
     return kSessionExitReported;
   }

@@ -10,6 +10,7 @@
 
 #include <signal.h>
 
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "protocol/auth.h"
 #include "tests/support/raw_client.h"
+#include "tests/support/test_pki.h"
 #include "worker_service/tenants.h"
 
 namespace hipr {
@@ -185,6 +187,29 @@ TEST(WorkerSecurityTest, AWorkerWithoutCredentialsStaysOnLoopbackUnlessInsecure)
   WorkerProcess insecure({"--listen", "0.0.0.0:0", "--insecure"});
   std::unique_ptr<RawClient> c;
   EXPECT_TRUE(RawClient::Connect(insecure.endpoint(), &c).ok());
+}
+
+TEST(WorkerSecurityTest, TlsFlagsAreCheckedAtStartAndClientCertificatesAuthenticate) {
+  char dir[] = "/tmp/hipr-worker-tls-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  hipr::test::TestPki pki;
+  ASSERT_TRUE(hipr::test::MakeTestPki(dir, &pki).ok());
+  WorkerRun lone = RunWorkerToExit({"--listen", "127.0.0.1:0", "--tls-cert", pki.server_cert});
+  EXPECT_EQ(lone.status, 2) << lone.text;
+  EXPECT_NE(lone.text.find("--tls-cert and --tls-key go together"), std::string::npos) << lone.text;
+  WorkerRun mismatch =
+      RunWorkerToExit({"--listen", "127.0.0.1:0", "--tls-cert", pki.server_cert, "--tls-key", pki.client_key});
+  EXPECT_EQ(mismatch.status, 2) << mismatch.text;
+  EXPECT_NE(mismatch.text.find("is not the key of --tls-cert"), std::string::npos) << mismatch.text;
+  // Client certificates authenticate: beyond loopback without --auth-file or --insecure.
+  WorkerProcess mtls({"--listen", "0.0.0.0:0", "--tls-cert", pki.server_cert, "--tls-key", pki.server_key,
+                      "--tls-client-ca", pki.ca});
+  EXPECT_TRUE(mtls.Alive());
+  // TLS alone does not: it says who the worker is, not who the client is.
+  WorkerRun tls_only = RunWorkerToExit(
+      {"--listen", "0.0.0.0:0", "--tls-cert", pki.server_cert, "--tls-key", pki.server_key});
+  EXPECT_EQ(tls_only.status, 2) << tls_only.text;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(WorkerSecurityTest, TheUnixSocketAdmitsOnlyTheWorkersUserAndGroup) {

@@ -205,6 +205,23 @@ class Scenario(KernelScenarios, CompressScenarios):
         if not m.alive():
             raise Failure("the worker died during the TLS runs (%s)" % describe_rc(m.proc.returncode))
 
+        # Both a credential and a client certificate: they must name the same tenant.
+        tenants = os.path.join(self.tmp, "tls-tenants")
+        with open(tenants, "w") as f:
+            f.write("tenant-a secret-a-0123456789abcdef\nteam-b secret-b-0123456789abcdef\n")
+        os.chmod(tenants, 0o600)
+        both = self.worker(name="worker-both", extra_args=[
+            "--tls-cert", pem("server.pem"), "--tls-key", pem("server.key"), "--tls-client-ca", pem("ca.pem"),
+            "--auth-file", tenants])
+        mine = {"HIPR_TLS_CA": pem("ca.pem"), "HIPR_TLS_CERT": pem("client.pem"), "HIPR_TLS_KEY": pem("client.key")}
+        env = client_env(self.build, both.server, "preload")
+        env.update(mine)
+        env["HIPR_TOKEN"] = "tenant-a:secret-a-0123456789abcdef"
+        run_to_pass("tls (certificate and credential agree)", memory, env, 200)
+        refused("certificate and credential disagree", both.server,
+                dict(mine, HIPR_TOKEN="team-b:secret-b-0123456789abcdef"),
+                ["the client certificate names 'tenant-a', the credential tenant 'team-b'"])
+
     # 3c. metrics
 
     def scrape(self, port, path):
