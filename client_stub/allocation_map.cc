@@ -51,7 +51,7 @@ bool OverlapsAny(const Map& m, uint64_t base, uint64_t size) {
 
 bool AllocationMap::AddDevice(const DeviceAllocation& a) {
   if (a.size == 0 || a.base + a.size < a.base) return false;
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   if (OverlapsAny(device_, a.base, a.size))
     return false;
   device_.emplace(a.base, a);
@@ -59,7 +59,7 @@ bool AllocationMap::AddDevice(const DeviceAllocation& a) {
 }
 
 bool AllocationMap::FindDevice(uint64_t p, uint64_t n, DeviceAllocation* out) const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   auto it = Containing(device_, p);
   if (it == device_.end()) return false;
   DeviceAllocation run = it->second;
@@ -73,7 +73,7 @@ bool AllocationMap::FindDevice(uint64_t p, uint64_t n, DeviceAllocation* out) co
 }
 
 bool AllocationMap::RemoveDevice(uint64_t p, DeviceAllocation* removed) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   auto it = Containing(device_, p);
   if (it == device_.end()) return false;
   *removed = it->second;
@@ -82,13 +82,13 @@ bool AllocationMap::RemoveDevice(uint64_t p, DeviceAllocation* removed) {
 }
 
 bool AllocationMap::TouchesDevice(uint64_t p, uint64_t n) const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   return OverlapsAny(device_, p, n);
 }
 
 std::vector<DeviceAllocation> AllocationMap::RemoveDevicesOf(int device) {
   std::vector<DeviceAllocation> out;
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   for (auto it = device_.begin(); it != device_.end();) {
     if (device < 0 || (it->second.device == device && !it->second.vmm)) {
       out.push_back(it->second);
@@ -102,14 +102,14 @@ std::vector<DeviceAllocation> AllocationMap::RemoveDevicesOf(int device) {
 
 bool AllocationMap::AddPinned(const PinnedAllocation& a) {
   if (a.size == 0 || a.mapped_size < a.size) return false;
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   if (OverlapsAny(pinned_, a.base, a.mapped_size)) return false;
   pinned_.emplace(a.base, a);
   return true;
 }
 
 bool AllocationMap::FindPinned(uint64_t p, uint64_t n, PinnedAllocation* out) const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   auto it = Containing(pinned_, p);
   if (it == pinned_.end() || !Holds(it->second, p, n)) return false;
   *out = it->second;
@@ -117,7 +117,7 @@ bool AllocationMap::FindPinned(uint64_t p, uint64_t n, PinnedAllocation* out) co
 }
 
 bool AllocationMap::RemovePinned(uint64_t p, PinnedAllocation* removed) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   auto it = Containing(pinned_, p);
   if (it == pinned_.end()) return false;
   *removed = it->second;
@@ -126,7 +126,7 @@ bool AllocationMap::RemovePinned(uint64_t p, PinnedAllocation* removed) {
 }
 
 bool AllocationMap::SetSyncMemops(uint64_t p, bool value) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   if (auto it = Containing(device_, p); it != device_.end()) {
     it->second.sync_memops = value;
     return true;
@@ -139,12 +139,12 @@ bool AllocationMap::SetSyncMemops(uint64_t p, bool value) {
 }
 
 size_t AllocationMap::device_count() const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   return device_.size();
 }
 
 size_t AllocationMap::pinned_count() const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   return pinned_.size();
 }
 

@@ -15,6 +15,8 @@
 #include <shared_mutex>
 #include <vector>
 
+#include "protocol/thread_annotations.h"
+
 
 namespace hipr::client {
 
@@ -91,14 +93,14 @@ class AllocationMap {
   // inherits consistent contents; the parent then unlocks it, the child
   // re-creates it (its copy is owned by a thread that does not exist there,
   // and a glibc rwlock cannot be unlocked by another thread id).
-  void LockForFork() { mu_.lock(); }
-  void UnlockInParent() { mu_.unlock(); }
-  void ResetLockInChild() { new (&mu_) decltype(mu_)(); }
+  void LockForFork() HIPR_NO_THREAD_SAFETY_ANALYSIS { mu_.lock(); }
+  void UnlockInParent() HIPR_NO_THREAD_SAFETY_ANALYSIS { mu_.unlock(); }
+  void ResetLockInChild() HIPR_NO_THREAD_SAFETY_ANALYSIS { new (&mu_) decltype(mu_)(); }
 
  private:
-  mutable std::shared_mutex mu_;
-  std::map<uint64_t, DeviceAllocation> device_;  // GUARDED_BY(mu_), keyed by base.
-  std::map<uint64_t, PinnedAllocation> pinned_;  // GUARDED_BY(mu_), keyed by base.
+  mutable SharedMutex mu_;
+  std::map<uint64_t, DeviceAllocation> device_ HIPR_GUARDED_BY(mu_);  // keyed by base.
+  std::map<uint64_t, PinnedAllocation> pinned_ HIPR_GUARDED_BY(mu_);  // keyed by base.
 };
 
 }  // namespace hipr::client

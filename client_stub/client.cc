@@ -43,7 +43,7 @@ Client::Client() : config_(ConfigFromEnvironment()) {
 Session* Client::LiveSession() {
   Session* s = session_.load(std::memory_order_acquire);
   if (s == nullptr) {
-    std::lock_guard<std::mutex> lock(open_mu_);
+    MutexLock lock(open_mu_);
     s = session_.load(std::memory_order_relaxed);
     if (s == nullptr) {
       // A runtime loaded since the stub claimed its names would serve some
@@ -79,7 +79,7 @@ void Client::set_device_flags(int device, unsigned flags) {
 // thread is in the middle of changing what it guards at the instant of the
 // fork; the parent then releases them and the child re-creates them. No code
 // path holds two of these at once, so the order here cannot deadlock.
-void Client::PrepareFork() {
+void Client::PrepareFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   Client* c = g_client.load(std::memory_order_acquire);
   if (c == nullptr) return;
   c->open_mu_.lock();
@@ -89,7 +89,7 @@ void Client::PrepareFork() {
   GraphsLockForFork();
 }
 
-void Client::ParentAfterFork() {
+void Client::ParentAfterFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   Client* c = g_client.load(std::memory_order_acquire);
   if (c == nullptr) return;
   GraphsUnlockInParent();
@@ -99,7 +99,7 @@ void Client::ParentAfterFork() {
   c->open_mu_.unlock();
 }
 
-void Client::ChildAfterFork() {
+void Client::ChildAfterFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   Client* c = g_client.load(std::memory_order_acquire);
   if (c == nullptr) return;
   // The locks were taken by the parent's thread; re-create them (see
@@ -107,7 +107,7 @@ void Client::ChildAfterFork() {
   c->handles_.ResetLockInChild();
   c->reservations_.ResetLockInChild();
   c->allocations_.ResetLockInChild();
-  new (&c->open_mu_) std::mutex();
+  new (&c->open_mu_) Mutex();
   GraphsResetInChild();
   // The parent's session is the parent's: close our copy of its socket, leak
   // the object (its locks may be held by threads that do not exist here) and

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "protocol/thread_annotations.h"
 #include "client_stub/address_window.h"
 #include "client_stub/allocation_map.h"
 #include "client_stub/config.h"
@@ -75,9 +76,9 @@ class Client {
   DeviceReservations reservations_;
   HandleTable handles_;
 
-  std::mutex open_mu_;                      // Serializes opening the session.
+  Mutex open_mu_;                      // Serializes opening the session.
   std::atomic<Session*> session_{nullptr};  // Leaked; replaced only in a forked child.
-  AddressRange reserved_;                   // GUARDED_BY(open_mu_): the window held.
+  AddressRange reserved_ HIPR_GUARDED_BY(open_mu_);  // the window held.
   std::atomic<uint64_t> window_base_{0};
   std::atomic<uint64_t> window_size_{0};
   std::atomic<unsigned> device_flags_[kMaxDevices];

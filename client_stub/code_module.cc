@@ -23,14 +23,14 @@ constinit std::atomic<uint64_t> g_next_function_id{1};
 
 // Every module ever made (never freed), and which are live.
 struct ModuleList {
-  std::mutex mu;
-  std::unordered_set<const void*> live;  // GUARDED_BY(mu)
-  std::vector<CodeModule*> all;          // GUARDED_BY(mu)
+  Mutex mu;
+  std::unordered_set<const void*> live HIPR_GUARDED_BY(mu);
+  std::vector<CodeModule*> all HIPR_GUARDED_BY(mu);
   // Unloaded modules, oldest first. Each outlives its unload by
   // kRetiredKept later unloads (a thread still inside a call on it
   // finishes), then is deleted: a program that loads and unloads forever
   // keeps a bounded number of them.
-  std::deque<CodeModule*> retired;  // GUARDED_BY(mu)
+  std::deque<CodeModule*> retired HIPR_GUARDED_BY(mu);
 };
 constexpr size_t kRetiredKept = 64;
 
@@ -141,7 +141,7 @@ uint64_t ReadableBytesAt(const void* p, uint64_t max) {
 CodeModule* CodeModule::NewRegistered(const void* bundle) {
   auto* m = new CodeModule(bundle, {}, {});  // Never deleted: see the header.
   ModuleList& list = Modules();
-  std::lock_guard<std::mutex> lock(list.mu);
+  MutexLock lock(list.mu);
   list.all.push_back(m);
   list.live.insert(m);
   return m;
@@ -150,7 +150,7 @@ CodeModule* CodeModule::NewRegistered(const void* bundle) {
 CodeModule* CodeModule::NewLoaded(std::vector<uint8_t> image, std::string name) {
   auto* m = new CodeModule(nullptr, std::move(image), std::move(name));
   ModuleList& list = Modules();
-  std::lock_guard<std::mutex> lock(list.mu);
+  MutexLock lock(list.mu);
   list.all.push_back(m);
   list.live.insert(m);
   return m;
@@ -159,7 +159,7 @@ CodeModule* CodeModule::NewLoaded(std::vector<uint8_t> image, std::string name) 
 bool CodeModule::IsLive(const void* p) {
   if (p == nullptr) return false;
   ModuleList& list = Modules();
-  std::lock_guard<std::mutex> lock(list.mu);
+  MutexLock lock(list.mu);
   return list.live.count(p) != 0;
 }
 
@@ -177,19 +177,19 @@ std::string CodeModule::name() const {
 
 Status CodeModule::Image(const std::string& target, std::shared_ptr<const IsaImage>* out) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = images_.find(target); it != images_.end()) {
       *out = it->second;
       return Status::Ok();
     }
   }
-  std::lock_guard<std::mutex> work(work_mu_);
+  MutexLock work(work_mu_);
   return ImageLocked(target, out);
 }
 
 Status CodeModule::ImageLocked(const std::string& target, std::shared_ptr<const IsaImage>* out) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!live()) return HipStatus(hipErrorInvalidResourceHandle, "the module was unloaded");
     if (auto it = images_.find(target); it != images_.end()) {
       *out = it->second;
@@ -202,7 +202,7 @@ Status CodeModule::ImageLocked(const std::string& target, std::shared_ptr<const 
     HIPR_LOG_ERROR("module %s: %s", name().c_str(), st.message().c_str());
     return st;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!live()) return HipStatus(hipErrorInvalidResourceHandle, "the module was unloaded");
   images_.emplace(target, image);
   *out = std::move(image);
@@ -223,7 +223,7 @@ Status CodeModule::BuildImage(const std::string& target, std::shared_ptr<const I
     data = co::Bytes(p, size);
   } else {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       bytes = owned_;
     }
     if (bytes == nullptr) return HipStatus(hipErrorInvalidResourceHandle, "the module was unloaded");
@@ -277,16 +277,16 @@ Status CodeModule::Load(Session& session, int device, std::shared_ptr<const Modu
   if (device < 0 || device >= session.device_count())
     return HipStatus(hipErrorInvalidDevice, "device " + std::to_string(device) + " does not exist");
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!live()) return HipStatus(hipErrorInvalidResourceHandle, "the module was unloaded");
     if (auto l = FindLoad(&session, device)) {
       *out = l;
       return l->status;
     }
   }
-  std::lock_guard<std::mutex> work(work_mu_);
+  MutexLock work(work_mu_);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto l = FindLoad(&session, device)) {
       *out = l;
       return l->status;
@@ -299,7 +299,7 @@ Status CodeModule::Load(Session& session, int device, std::shared_ptr<const Modu
   HIPR_RETURN_IF_ERROR(ImageLocked(session.devices()[device].gcn_arch_name, &load->image));
   std::vector<ManagedVar*> managed;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     managed = managed_vars_;
   }
   load->id = g_next_module_id.fetch_add(1, std::memory_order_relaxed);
@@ -327,7 +327,7 @@ Status CodeModule::Load(Session& session, int device, std::shared_ptr<const Modu
                    module_name.c_str(), static_cast<unsigned long long>(load->id), device,
                    load->image->info.kernels.size(), load->globals.size(), managed.size(), load->unavailable.size());
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   loads_.push_back(load);
   *out = load;
   return load->status;
@@ -341,7 +341,7 @@ Status CodeModule::Bind(Session& session, int device, const std::string& kernel,
     return HipStatus(hipErrorInvalidDeviceFunction,
                      "module " + name() + " has no kernel '" + kernel + "' for " + load.image->target);
   const bool unavailable = load.all_unavailable || load.unavailable.count(kernel) != 0;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (unavailable) {
     std::string why = "kernel '" + kernel + "' cannot run on device " + std::to_string(device) + ": " +
                       (load.unavailable_message.empty() ? "the worker says so" : load.unavailable_message);
@@ -357,14 +357,14 @@ Status CodeModule::Bind(Session& session, int device, const std::string& kernel,
 }
 
 void CodeModule::MarkNamed(const ModuleLoad& load, const std::string& kernel) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto ids = function_ids_.find(load.id);
   if (ids == function_ids_.end()) return;
   if (auto it = ids->second.find(kernel); it != ids->second.end()) it->second.named = true;
 }
 
 void CodeModule::AddManagedVar(ManagedVar* var) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   managed_vars_.push_back(var);
 }
 
@@ -372,7 +372,7 @@ void CodeModule::Retire() {
   CodeModule* expired = nullptr;
   {
     ModuleList& list = Modules();
-    std::lock_guard<std::mutex> lock(list.mu);
+    MutexLock lock(list.mu);
     list.live.erase(this);
     // Registered modules are never deleted (their objects may register
     // again); loaded ones go kRetiredKept unloads later.
@@ -388,7 +388,7 @@ void CodeModule::Retire() {
   delete expired;
   std::vector<std::shared_ptr<const ModuleLoad>> loads;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     live_.store(false, std::memory_order_release);
     loads.swap(loads_);
     images_.clear();
@@ -404,7 +404,7 @@ void CodeModule::Retire() {
 }
 
 void CodeModule::ForgetLoads(const Session* session, int device) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = loads_.begin(); it != loads_.end();) {
     if ((*it)->session == session && (device < 0 || (*it)->device == device)) {
       function_ids_.erase((*it)->id);
@@ -424,7 +424,7 @@ void ForgetModuleLoads(const Session* session, int device) {
   std::vector<CodeModule*> all;
   {
     ModuleList& list = Modules();
-    std::lock_guard<std::mutex> lock(list.mu);
+    MutexLock lock(list.mu);
     all = list.all;
   }
   for (CodeModule* m : all) m->ForgetLoads(session, device);
@@ -437,28 +437,28 @@ void ModuleForkGuard::Install() {
 
 // Lock order: the list, then each module's state lock in list order. No
 // other path holds two of these at once.
-void ModuleForkGuard::Prepare() {
+void ModuleForkGuard::Prepare() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   ModuleList& list = Modules();
   list.mu.lock();
   for (CodeModule* m : list.all) m->mu_.lock();
 }
 
-void ModuleForkGuard::Parent() {
+void ModuleForkGuard::Parent() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   ModuleList& list = Modules();
   for (CodeModule* m : list.all) m->mu_.unlock();
   list.mu.unlock();
 }
 
-void ModuleForkGuard::Child() {
+void ModuleForkGuard::Child() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   // Only this thread exists: locks held by the parent's other threads can
   // never be released here, so every lock is made anew. The parent's loads
   // stay keyed by the parent's session, which this child never uses.
   ModuleList& list = Modules();
   for (CodeModule* m : list.all) {
-    new (&m->mu_) std::mutex();
-    new (&m->work_mu_) std::mutex();
+    new (&m->mu_) Mutex();
+    new (&m->work_mu_) Mutex();
   }
-  new (&list.mu) std::mutex();
+  new (&list.mu) Mutex();
 }
 
 }  // namespace hipr::client

@@ -41,6 +41,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "protocol/thread_annotations.h"
 #include "client_stub/managed_vars.h"
 #include "client_stub/session.h"
 #include "protocol/code_object/code_object.h"
@@ -159,29 +160,29 @@ class CodeModule {
   CodeModule(const void* borrowed, std::vector<uint8_t> owned, std::string name);
   friend class ModuleForkGuard;
 
-  Status ImageLocked(const std::string& target, std::shared_ptr<const IsaImage>* out);  // REQUIRES work_mu_
+  Status ImageLocked(const std::string& target, std::shared_ptr<const IsaImage>* out) HIPR_REQUIRES(work_mu_);
   Status BuildImage(const std::string& target, std::shared_ptr<const IsaImage>* out);
-  std::shared_ptr<const ModuleLoad> FindLoad(const Session* session, int device) const;
+  std::shared_ptr<const ModuleLoad> FindLoad(const Session* session, int device) const HIPR_REQUIRES(mu_);
 
   const void* const borrowed_;  // Registered bundle (nullptr for loaded images).
   // Loaded image bytes; released when the module is retired (images made
   // from them keep their own reference).
-  std::shared_ptr<const std::vector<uint8_t>> owned_;  // GUARDED_BY(mu_)
+  std::shared_ptr<const std::vector<uint8_t>> owned_ HIPR_GUARDED_BY(mu_);
   const std::string given_name_;
   std::atomic<bool> live_{true};
 
-  std::mutex work_mu_;  // Serializes parsing and loading; guards no state.
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<const IsaImage>> images_;  // GUARDED_BY(mu_)
-  std::vector<std::shared_ptr<const ModuleLoad>> loads_;                    // GUARDED_BY(mu_)
+  Mutex work_mu_;  // Serializes parsing and loading; guards no state.
+  mutable Mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const IsaImage>> images_ HIPR_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<const ModuleLoad>> loads_ HIPR_GUARDED_BY(mu_);
   struct FunctionId {
     uint64_t id = 0;
     bool named = false;  // A launch carrying the name has been queued.
   };
   // Per load id: kernel name -> function id.
-  std::unordered_map<uint64_t, std::unordered_map<std::string, FunctionId>> function_ids_;  // GUARDED_BY(mu_)
-  std::unordered_set<std::string> logged_unavailable_;  // GUARDED_BY(mu_)
-  std::vector<ManagedVar*> managed_vars_;               // GUARDED_BY(mu_)
+  std::unordered_map<uint64_t, std::unordered_map<std::string, FunctionId>> function_ids_ HIPR_GUARDED_BY(mu_);
+  std::unordered_set<std::string> logged_unavailable_ HIPR_GUARDED_BY(mu_);
+  std::vector<ManagedVar*> managed_vars_ HIPR_GUARDED_BY(mu_);
 };
 
 // Forgets every module's loads of `session` on `device` (< 0: all).

@@ -20,7 +20,7 @@ Status DeviceReservations::Reserve(uint64_t addr, uint64_t size) {
   if (size == 0 || addr + size < addr) return InvalidArgument("bad device range");
   const uint64_t page = PageSize();
   const Span s = SpanOf(addr, size);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   // Edge pages first (shared ones just gain a user), then the interior.
   uint64_t edges[2] = {s.first_page, s.last_page};
   const int edge_count = s.last_page == s.first_page ? 1 : 2;
@@ -51,7 +51,7 @@ Status DeviceReservations::Reserve(uint64_t addr, uint64_t size) {
 void DeviceReservations::Release(uint64_t addr, uint64_t size) {
   if (size == 0) return;
   const Span s = SpanOf(addr, size);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   UnrefPageLocked(s.first_page);
   if (s.last_page != s.first_page) UnrefPageLocked(s.last_page);
   if (s.interior_end > s.interior_begin && interiors_.erase(s.interior_begin) != 0)
@@ -72,7 +72,7 @@ bool DeviceReservations::Overlaps(uint64_t addr, uint64_t len) const {
   uint64_t last = addr + (len - 1);
   if (last < addr) last = UINT64_MAX;
   const uint64_t page = PageSize();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   // Edge pages: any page in [floor(addr), floor(last)].
   auto e = edge_pages_.lower_bound(addr & ~(page - 1));
   if (e != edge_pages_.end() && e->first <= last) return true;
@@ -84,7 +84,7 @@ bool DeviceReservations::Overlaps(uint64_t addr, uint64_t len) const {
 }
 
 size_t DeviceReservations::shared_page_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return edge_pages_.size();
 }
 

@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 
+#include "protocol/thread_annotations.h"
 #include "protocol/status.h"
 
 namespace hipr::client {
@@ -38,9 +39,9 @@ class DeviceReservations {
   // inherits consistent contents; the parent then unlocks it, the child
   // re-creates it (its copy is owned by a thread that does not exist there,
   // and a glibc rwlock cannot be unlocked by another thread id).
-  void LockForFork() { mu_.lock(); }
-  void UnlockInParent() { mu_.unlock(); }
-  void ResetLockInChild() { new (&mu_) decltype(mu_)(); }
+  void LockForFork() HIPR_NO_THREAD_SAFETY_ANALYSIS { mu_.lock(); }
+  void UnlockInParent() HIPR_NO_THREAD_SAFETY_ANALYSIS { mu_.unlock(); }
+  void ResetLockInChild() HIPR_NO_THREAD_SAFETY_ANALYSIS { new (&mu_) decltype(mu_)(); }
 
  private:
   struct Span {
@@ -50,11 +51,11 @@ class DeviceReservations {
     uint64_t interior_end = 0;  // Empty when begin == end.
   };
   static Span SpanOf(uint64_t addr, uint64_t size);
-  void UnrefPageLocked(uint64_t page);
+  void UnrefPageLocked(uint64_t page) HIPR_REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::map<uint64_t, uint32_t> edge_pages_;  // GUARDED_BY(mu_): page -> allocations using it.
-  std::map<uint64_t, uint64_t> interiors_;   // GUARDED_BY(mu_): begin -> end.
+  mutable Mutex mu_;
+  std::map<uint64_t, uint32_t> edge_pages_ HIPR_GUARDED_BY(mu_);  // page -> allocations using it.
+  std::map<uint64_t, uint64_t> interiors_ HIPR_GUARDED_BY(mu_);  // begin -> end.
 };
 
 }  // namespace hipr::client

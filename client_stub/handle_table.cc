@@ -39,7 +39,7 @@ void RemoveOf(Map& m, int device) {
 uint64_t HandleTable::NextId() { return next_id_++; }
 
 hipStream_t HandleTable::NewStream(int device, unsigned flags, int priority, StreamRecord* out) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   auto* record = new StreamRecord{NextId(), device, flags, priority};
   streams_.emplace(record, record);
   *out = *record;
@@ -47,7 +47,7 @@ hipStream_t HandleTable::NewStream(int device, unsigned flags, int priority, Str
 }
 
 hipEvent_t HandleTable::NewEvent(int device, unsigned flags, EventRecord* out) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   auto* record = new EventRecord{NextId(), device, flags, 0, 0};
   events_.emplace(record, record);
   *out = *record;
@@ -55,39 +55,39 @@ hipEvent_t HandleTable::NewEvent(int device, unsigned flags, EventRecord* out) {
 }
 
 bool HandleTable::FindStream(hipStream_t stream, StreamRecord* out) const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   return Find(streams_, stream, out);
 }
 
 bool HandleTable::FindEvent(hipEvent_t event, EventRecord* out) const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   return Find(events_, event, out);
 }
 
 uint64_t HandleTable::NoteEventRecorded(hipEvent_t event) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   auto it = events_.find(event);
   return it == events_.end() ? 0 : ++it->second->recorded;
 }
 
 void HandleTable::NoteEventDone(hipEvent_t event, uint64_t recorded) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   auto it = events_.find(event);
   if (it != events_.end() && recorded > it->second->known_done) it->second->known_done = recorded;
 }
 
 bool HandleTable::RemoveStream(hipStream_t stream, StreamRecord* out) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   return Remove(streams_, stream, out);
 }
 
 bool HandleTable::RemoveEvent(hipEvent_t event, EventRecord* out) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   return Remove(events_, event, out);
 }
 
 void HandleTable::RemoveAllOf(int device) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   RemoveOf(streams_, device);
   RemoveOf(events_, device);
 }

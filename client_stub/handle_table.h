@@ -19,6 +19,8 @@
 
 #include <hip/hip_runtime_api.h>
 
+#include "protocol/thread_annotations.h"
+
 namespace hipr::client {
 
 struct StreamRecord {
@@ -68,17 +70,17 @@ class HandleTable {
   // inherits consistent contents; the parent then unlocks it, the child
   // re-creates it (its copy is owned by a thread that does not exist there,
   // and a glibc rwlock cannot be unlocked by another thread id).
-  void LockForFork() { mu_.lock(); }
-  void UnlockInParent() { mu_.unlock(); }
-  void ResetLockInChild() { new (&mu_) decltype(mu_)(); }
+  void LockForFork() HIPR_NO_THREAD_SAFETY_ANALYSIS { mu_.lock(); }
+  void UnlockInParent() HIPR_NO_THREAD_SAFETY_ANALYSIS { mu_.unlock(); }
+  void ResetLockInChild() HIPR_NO_THREAD_SAFETY_ANALYSIS { new (&mu_) decltype(mu_)(); }
 
  private:
-  uint64_t NextId();
+  uint64_t NextId() HIPR_REQUIRES(mu_);
 
-  mutable std::shared_mutex mu_;
-  uint64_t next_id_ = 1;                                   // GUARDED_BY(mu_)
-  std::unordered_map<const void*, StreamRecord*> streams_;  // GUARDED_BY(mu_)
-  std::unordered_map<const void*, EventRecord*> events_;    // GUARDED_BY(mu_)
+  mutable SharedMutex mu_;
+  uint64_t next_id_ HIPR_GUARDED_BY(mu_) = 1;
+  std::unordered_map<const void*, StreamRecord*> streams_ HIPR_GUARDED_BY(mu_);
+  std::unordered_map<const void*, EventRecord*> events_ HIPR_GUARDED_BY(mu_);
 };
 
 }  // namespace hipr::client

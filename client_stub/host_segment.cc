@@ -22,7 +22,7 @@ HostSegment::HostSegment(uint8_t* base, uint64_t bytes) : base_(base), bytes_(by
 void* HostSegment::Allocate(uint64_t bytes) {
   if (bytes == 0 || bytes > bytes_) return nullptr;
   const uint64_t n = RoundUp(bytes);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     if (it->second < n) continue;
     const uint64_t offset = it->first;
@@ -39,7 +39,7 @@ void HostSegment::Free(void* p, uint64_t bytes) {
   uint64_t n = RoundUp(bytes);
   // The pages go back to the system now; the range reads as zeros if reused.
   (void)madvise(p, n, MADV_REMOVE);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto next = free_.lower_bound(offset);
   if (next != free_.end() && offset + n == next->first) {
     n += next->second;

@@ -13,6 +13,8 @@
 #include <map>
 #include <mutex>
 
+#include "protocol/thread_annotations.h"
+
 namespace hipr::client {
 
 class HostSegment {
@@ -32,7 +34,7 @@ class HostSegment {
  private:
   uint8_t* const base_;
   const uint64_t bytes_;
-  std::mutex mu_;
+  Mutex mu_;
   std::map<uint64_t, uint64_t> free_;  // offset -> length, coalesced. GUARDED_BY(mu_)
 };
 

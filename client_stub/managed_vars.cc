@@ -38,11 +38,12 @@ ManagedVars& ManagedVars::Get() {
 }
 
 void ManagedVars::InstallForkHandlers() {
-  pthread_atfork([] { Get().mu_.lock(); }, [] { Get().mu_.unlock(); },
+  pthread_atfork([]() HIPR_NO_THREAD_SAFETY_ANALYSIS { Get().mu_.lock(); },
+                 []() HIPR_NO_THREAD_SAFETY_ANALYSIS { Get().mu_.unlock(); },
                  // The child's copy of the lock is owned by a thread that does
                  // not exist there: re-create it. Device copies are keyed by
                  // session, so the child's new session makes its own.
-                 [] { new (&Get().mu_) std::mutex(); });
+                 []() HIPR_NO_THREAD_SAFETY_ANALYSIS { new (&Get().mu_) Mutex(); });
 }
 
 ManagedVar* ManagedVars::Register(CodeModule* module, std::string name, const void* init, size_t size,
@@ -63,7 +64,7 @@ ManagedVar* ManagedVars::Register(CodeModule* module, std::string name, const vo
   var->name = std::move(name);
   var->size = size;
   var->mirror = mirror;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   vars_.push_back(var);
   count_.store(vars_.size(), std::memory_order_release);
   return var;
@@ -71,7 +72,7 @@ ManagedVar* ManagedVars::Register(CodeModule* module, std::string name, const vo
 
 Status ManagedVars::Attach(Session& session, int device, const ModuleLoad& load,
                            const std::vector<ManagedVar*>& vars) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (ManagedVar* var : vars) {
     auto global = load.globals.find(var->name);
     if (global == load.globals.end() || global->second.size != sizeof(uint64_t))
@@ -175,7 +176,7 @@ bool ManagedVars::Overlaps(const ManagedVar& var, const void* p, uint64_t n) {
 
 Status ManagedVars::Push(Session& session, int device, uint64_t stream, const void* p, uint64_t n) {
   if (empty()) return Status::Ok();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (ManagedVar* var : vars_)
     if (Overlaps(*var, p, n)) HIPR_RETURN_IF_ERROR(PushLocked(session, *var, device));
   return Status::Ok();
@@ -183,7 +184,7 @@ Status ManagedVars::Push(Session& session, int device, uint64_t stream, const vo
 
 void ManagedVars::MarkWritten(const Session& session, int device, uint64_t stream, const void* p, uint64_t n) {
   if (empty()) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const ManagedWriter w{device, stream};
   for (ManagedVar* var : vars_) {
     if (var->session != &session || !Overlaps(*var, p, n)) continue;
@@ -202,7 +203,7 @@ Status ManagedVars::BeforeLaunch(Session& session, int device, uint64_t stream,
     std::memcpy(&value, kernarg->data() + offset, sizeof(value));
     CodeModule* module = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       ManagedVar* var = FindLocked(value);
       if (var == nullptr || var->session == &session) continue;
       module = var->module;
@@ -212,7 +213,7 @@ Status ManagedVars::BeforeLaunch(Session& session, int device, uint64_t stream,
   }
   HIPR_RETURN_IF_ERROR(Push(session, device, stream));
   MarkWritten(session, device, stream);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (uint32_t offset : pointer_offsets) {
     if (offset + sizeof(uint64_t) > kernarg->size()) continue;
     uint64_t value = 0;
@@ -227,7 +228,7 @@ Status ManagedVars::BeforeLaunch(Session& session, int device, uint64_t stream,
 
 Status ManagedVars::AfterSync(Session& session, int device, uint64_t stream, ReadBack order) {
   if (empty()) return Status::Ok();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<uint8_t> now;
   for (ManagedVar* var : vars_) {
     if (var->session != &session || var->size == 0) continue;
@@ -287,14 +288,14 @@ Status ManagedVars::AddAllocation(Session& session, int device, uint64_t address
     delete var;
     return Status(StatusCode::kResourceExhausted, "out of memory for the managed allocation's exchange copy");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   vars_.push_back(var);
   count_.store(vars_.size(), std::memory_order_release);
   return Status::Ok();
 }
 
 bool ManagedVars::RemoveAllocation(uint64_t address, size_t* size) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = vars_.begin(); it != vars_.end(); ++it) {
     ManagedVar* var = *it;
     if (!var->allocation() || reinterpret_cast<uint64_t>(var->mirror) != address) continue;
@@ -309,7 +310,7 @@ bool ManagedVars::RemoveAllocation(uint64_t address, size_t* size) {
 
 std::vector<std::pair<uint64_t, size_t>> ManagedVars::ForgetDevice(const Session* session, int device) {
   std::vector<std::pair<uint64_t, size_t>> dropped;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = vars_.begin(); it != vars_.end();) {
     ManagedVar* var = *it;
     if (var->session != session || (device >= 0 && var->device != device)) {
@@ -333,7 +334,7 @@ std::vector<std::pair<uint64_t, size_t>> ManagedVars::ForgetDevice(const Session
 
 bool ManagedVars::WithAllocation(const void* p, uint64_t n, const std::function<void(ManagedVar&)>& fn) {
   if (empty()) return false;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const auto a = reinterpret_cast<uint64_t>(p);
   ManagedVar* var = FindLocked(a);
   if (var == nullptr || !var->allocation() || n > var->size - (a - reinterpret_cast<uint64_t>(var->mirror)))
@@ -344,7 +345,7 @@ bool ManagedVars::WithAllocation(const void* p, uint64_t n, const std::function<
 
 bool ManagedVars::Touches(const void* p, uint64_t n) const {
   if (empty() || p == nullptr) return false;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return std::any_of(vars_.begin(), vars_.end(), [&](const ManagedVar* v) { return Overlaps(*v, p, n); });
 }
 
@@ -357,7 +358,7 @@ std::string ManagedVars::Describe(const ManagedVar& var) {
 
 const ManagedVar* ManagedVars::FindMirror(const void* p, size_t n) const {
   if (empty()) return nullptr;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const auto a = reinterpret_cast<uint64_t>(p);
   ManagedVar* var = FindLocked(a);
   if (var == nullptr) return nullptr;

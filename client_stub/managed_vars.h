@@ -71,6 +71,7 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/thread_annotations.h"
 #include "client_stub/session.h"
 #include "protocol/status.h"
 
@@ -200,7 +201,7 @@ class ManagedVars {
 
   // Sends the span of `var`'s mirror that changed since the last exchange,
   // with a blocking copy on `device`'s exchange stream. REQUIRES mu_.
-  Status PushLocked(Session& session, ManagedVar& var, int device);
+  Status PushLocked(Session& session, ManagedVar& var, int device) HIPR_REQUIRES(mu_);
   // The exchange stream of (session, device): a non-blocking stream of
   // hipr's own, made at first use (and again after hipDeviceReset), that
   // carries the mirrors' pushes and read-backs. Never on the work's stream:
@@ -208,21 +209,21 @@ class ManagedVars {
   // it follows, and a stream held at a host callback (which may itself touch
   // managed memory, and so need mu_) would hold this lock with it. What a
   // host access does on a GPU, it does at once. REQUIRES mu_.
-  Status ExchangeStreamLocked(Session& session, int device, uint64_t* id);
-  ManagedVar* FindLocked(uint64_t address) const;  // REQUIRES mu_
+  Status ExchangeStreamLocked(Session& session, int device, uint64_t* id) HIPR_REQUIRES(mu_);
+  ManagedVar* FindLocked(uint64_t address) const HIPR_REQUIRES(mu_);
   // Whether `var` holds a byte of [p, p + n) (p nullptr: always; n 0: p's byte).
   static bool Overlaps(const ManagedVar& var, const void* p, uint64_t n);
   static std::string Describe(const ManagedVar& var);
   static void Merge(uint8_t* mirror, const uint8_t* exchanged, const uint8_t* now, size_t size);
 
-  mutable std::mutex mu_;
-  std::vector<ManagedVar*> vars_;    // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::vector<ManagedVar*> vars_ HIPR_GUARDED_BY(mu_);
   struct ExchangeStream {
     const Session* session = nullptr;
     int device = 0;
     void* handle = nullptr;  // A hipStream_t of the handle table.
   };
-  std::vector<ExchangeStream> exchange_streams_;  // GUARDED_BY(mu_)
+  std::vector<ExchangeStream> exchange_streams_ HIPR_GUARDED_BY(mu_);
   std::atomic<size_t> count_{0};     // vars_.size(), readable without the lock.
 };
 

@@ -10,6 +10,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <shared_mutex>
 
 #if defined(__clang__)
 #define HIPR_THREAD_ANNOTATION(x) __attribute__((x))
@@ -25,6 +26,10 @@
 #define HIPR_EXCLUDES(...) HIPR_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
 #define HIPR_ACQUIRE(...) HIPR_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define HIPR_RELEASE(...) HIPR_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+#define HIPR_ACQUIRE_SHARED(...) HIPR_THREAD_ANNOTATION(acquire_shared_capability(__VA_ARGS__))
+#define HIPR_RELEASE_SHARED(...) HIPR_THREAD_ANNOTATION(release_shared_capability(__VA_ARGS__))
+#define HIPR_REQUIRES_SHARED(...) HIPR_THREAD_ANNOTATION(requires_shared_capability(__VA_ARGS__))
+#define HIPR_RELEASE_GENERIC(...) HIPR_THREAD_ANNOTATION(release_generic_capability(__VA_ARGS__))
 #define HIPR_TRY_ACQUIRE(...) HIPR_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
 #define HIPR_NO_THREAD_SAFETY_ANALYSIS HIPR_THREAD_ANNOTATION(no_thread_safety_analysis)
 
@@ -60,6 +65,43 @@ class HIPR_SCOPED_CAPABILITY MutexLock {
 
  private:
   std::unique_lock<std::mutex> lock_;
+};
+
+// std::shared_mutex, as a capability: exclusive for changes, shared for
+// lookups.
+class HIPR_CAPABILITY("mutex") SharedMutex {
+ public:
+  void lock() HIPR_ACQUIRE() { mu_.lock(); }
+  void unlock() HIPR_RELEASE() { mu_.unlock(); }
+  void lock_shared() HIPR_ACQUIRE_SHARED() { mu_.lock_shared(); }
+  void unlock_shared() HIPR_RELEASE_SHARED() { mu_.unlock_shared(); }
+
+ private:
+  std::shared_mutex mu_;
+};
+
+// Holds `mu` exclusively from construction to destruction.
+class HIPR_SCOPED_CAPABILITY WriterLock {
+ public:
+  explicit WriterLock(SharedMutex& mu) HIPR_ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
+  ~WriterLock() HIPR_RELEASE() { mu_.unlock(); }
+  WriterLock(const WriterLock&) = delete;
+  WriterLock& operator=(const WriterLock&) = delete;
+
+ private:
+  SharedMutex& mu_;
+};
+
+// Holds `mu` shared from construction to destruction.
+class HIPR_SCOPED_CAPABILITY ReaderLock {
+ public:
+  explicit ReaderLock(SharedMutex& mu) HIPR_ACQUIRE_SHARED(mu) : mu_(mu) { mu_.lock_shared(); }
+  ~ReaderLock() HIPR_RELEASE() { mu_.unlock_shared(); }
+  ReaderLock(const ReaderLock&) = delete;
+  ReaderLock& operator=(const ReaderLock&) = delete;
+
+ private:
+  SharedMutex& mu_;
 };
 
 }  // namespace hipr
