@@ -371,8 +371,9 @@ std::string TlsConnection::PeerName() const {
 }
 
 void TlsConnection::Abandon() {
-  // The parent's session state stays the parent's: nothing is sent.
-  std::lock_guard<std::mutex> lock(ssl_mu_);
+  // In a forked child: the parent's session state stays the parent's, and
+  // nothing is sent. No lock: a parent thread may have held it at the fork,
+  // and only this thread exists here.
   abandoned_.store(true);
   tcp_->Abandon();
 }
