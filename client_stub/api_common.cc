@@ -41,7 +41,7 @@ hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, A
   hipError_t result = hipErrorOutOfMemory;
   for (int attempt = 0; attempt < kMallocPlacementAttempts; ++attempt) {
     msg::MallocReply reply;
-    Status st = s.Call(wire::Op::kMalloc, msg::MallocRequest{device, size, flags}, &reply);
+    Status st = s.Call<wire::Op::kMalloc>(msg::MallocRequest{device, size, flags}, &reply);
     if (!st.ok()) return ToHipError(st);  // The session is dead: nothing to free.
     if (reply.error != hipSuccess) {
       result = static_cast<hipError_t>(reply.error);
@@ -70,7 +70,7 @@ hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, A
     result = hipSuccess;
     break;
   }
-  for (uint64_t address : rejected) (void)s.Post(wire::Op::kFree, msg::FreeRequest{address});
+  for (uint64_t address : rejected) (void)s.Post<wire::Op::kFree>(msg::FreeRequest{address});
   if (result == hipErrorOutOfMemory && !rejected.empty())
     HIPR_LOG_ERROR("hipMalloc: %zu device addresses in a row collided with this process's memory",
                    rejected.size());
@@ -136,7 +136,7 @@ hipError_t PerThreadStreamOf(Session& s, int device, StreamTarget* out) {
     p.session = nullptr;  // Forgotten (hipDeviceReset): make a new one.
   }
   hipStream_t handle = handles.NewStream(device, hipStreamDefault, 0, &record);
-  Status st = s.Post(wire::Op::kStreamCreate, msg::StreamCreateRequest{device, record.id, hipStreamDefault, 0, {}});
+  Status st = s.Post<wire::Op::kStreamCreate>(msg::StreamCreateRequest{device, record.id, hipStreamDefault, 0, {}});
   if (!st.ok()) {
     handles.RemoveStream(handle, &record);
     return ToHipError(st);

@@ -218,14 +218,14 @@ hipError_t Transfer(Session& s, const Rect& r, const Place& dst, const Place& sr
     msg::CopyToDeviceRequest req{target.device, target.id, dst_region, mode == Mode::kBlocking,
                                  msg::SharedHost{true, offset, r.spitch}};
     if (mode == Mode::kAsync) return ToHipError(s.PostCopy(req, nullptr, 0));
-    return CallReplyResult(s.Call(wire::Op::kCopyToDevice, req, &reply), reply);
+    return CallReplyResult(s.Call<wire::Op::kCopyToDevice>(req, &reply), reply);
   }
   if (!dst.device && src.device && in_segment(r.dst, dst_extent, &offset)) {
     // Into the shm host segment: the worker writes the rows there before it
     // replies; async copies complete by the stream's next synchronization.
     msg::CopyFromDeviceRequest req{target.device, target.id, src_region, msg::SharedHost{true, offset, r.dpitch}};
     if (mode == Mode::kAsync) return ToHipError(s.PostCopyFromDevice(req, nullptr, 0));
-    return CallReplyResult(s.Call(wire::Op::kCopyFromDevice, req, &reply), reply);
+    return CallReplyResult(s.Call<wire::Op::kCopyFromDevice>(req, &reply), reply);
   }
   if (dst.device && !src.device) {
     const std::vector<iovec> rows = HostRows(r.src, r.spitch, r.width, r.height);
@@ -235,7 +235,7 @@ hipError_t Transfer(Session& s, const Rect& r, const Place& dst, const Place& sr
         Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(r.src), src_extent, &pinned);
     if (mode == Mode::kAsync)
       return ToHipError(s.PostCopy(req, rows.data(), static_cast<int>(rows.size()), from_pinned));
-    Status st = s.Call(wire::Op::kCopyToDevice, req, &reply, rows.data(), static_cast<int>(rows.size()), nullptr,
+    Status st = s.Call<wire::Op::kCopyToDevice>(req, &reply, rows.data(), static_cast<int>(rows.size()), nullptr,
                        0, from_pinned);
     return CallReplyResult(st, reply);
   }
@@ -249,13 +249,13 @@ hipError_t Transfer(Session& s, const Rect& r, const Place& dst, const Place& sr
       // synchronization point reports completion.
       return ToHipError(s.PostCopyFromDevice(req, rows.data(), static_cast<int>(rows.size())));
     }
-    Status st = s.Call(wire::Op::kCopyFromDevice, req, &reply, nullptr, 0, rows.data(),
+    Status st = s.Call<wire::Op::kCopyFromDevice>(req, &reply, nullptr, 0, rows.data(),
                        static_cast<int>(rows.size()));
     return CallReplyResult(st, reply);
   }
   msg::CopyOnDeviceRequest req{target.device, target.id, dst_region, src_region, mode == Mode::kBlocking};
-  if (mode == Mode::kAsync) return ToHipError(s.Post(wire::Op::kCopyOnDevice, req));
-  return CallReplyResult(s.Call(wire::Op::kCopyOnDevice, req, &reply), reply);
+  if (mode == Mode::kAsync) return ToHipError(s.Post<wire::Op::kCopyOnDevice>(req));
+  return CallReplyResult(s.Call<wire::Op::kCopyOnDevice>(req, &reply), reply);
 }
 
 // hipMemcpy and friends. HIP checks the size before the direction for
@@ -313,7 +313,7 @@ hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count,
   if (hipError_t captured = hipSuccess; AnyCapture() && CaptureNode(target.device, target.id, req, &captured))
     return captured;
   ManagedVars::Get().MarkWritten(*s, target.device, target.id, dst, extent);
-  return ToHipError(s->Post(wire::Op::kMemset, req));
+  return ToHipError(s->Post<wire::Op::kMemset>(req));
 }
 
 }  // namespace

@@ -679,7 +679,7 @@ hipError_t SynchronizeCurrentDevice() {
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
   if (hipError_t e = CheckNotCapturing(device, 0, true); e != hipSuccess) return e;
   msg::CallReply reply;
-  Status st = s->Call(wire::Op::kDeviceSynchronize, msg::DeviceRequest{device}, &reply);
+  Status st = s->Call<wire::Op::kDeviceSynchronize>(msg::DeviceRequest{device}, &reply);
   return AfterSync(*s, device, 0, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
 }
 
@@ -687,7 +687,7 @@ hipError_t SynchronizeCurrentDevice() {
 // hipDevicePrimaryCtxReset for any).
 hipError_t ResetDevice(Session* s, int device) {
   msg::CallReply reply;
-  Status st = s->Call(wire::Op::kDeviceReset, msg::DeviceRequest{device}, &reply);
+  Status st = s->Call<wire::Op::kDeviceReset>(msg::DeviceRequest{device}, &reply);
   if (!st.ok()) return ToHipError(st);
   if (reply.error == hipSuccess) {
     // The worker freed the device's memory, streams and events.

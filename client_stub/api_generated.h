@@ -20,7 +20,7 @@ namespace hipr::client {
 template <class In, class Out>
 hipError_t CallGenerated(Session& s, uint32_t fn, int device, const In& in, Out* out) {
   msg::ApiCallReply<Out> reply;
-  Status st = s.Call(wire::Op::kApiCall, msg::ApiCallRequest<In>{fn, device, true, in}, &reply);
+  Status st = s.Call<wire::Op::kApiCall>(msg::ApiCallRequest<In>{fn, device, true, in}, &reply);
   if (!st.ok()) return ToHipError(st);
   if (reply.error != 0) return static_cast<hipError_t>(reply.error);
   *out = std::move(reply.out);
@@ -31,7 +31,7 @@ hipError_t CallGenerated(Session& s, uint32_t fn, int device, const In& in, Out*
 // the next synchronizing call.
 template <class In>
 hipError_t PostGenerated(Session& s, uint32_t fn, int device, const In& in) {
-  Status st = s.Post(wire::Op::kApiCall, msg::ApiCallRequest<In>{fn, device, false, in});
+  Status st = s.Post<wire::Op::kApiCall>(msg::ApiCallRequest<In>{fn, device, false, in});
   return st.ok() ? hipSuccess : ToHipError(st);
 }
 

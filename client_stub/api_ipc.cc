@@ -25,7 +25,7 @@ HIPR_EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* dev_p
     if (!Client::Get().allocations().FindDevice(p, 1, &a) || a.module_global || a.ipc_opened || a.vmm)
       return hipErrorInvalidValue;  // Not an allocation of this process's own (mappings: hipMemExportToShareableHandle).
     msg::IpcGetMemHandleReply reply;
-    Status st = s->Call(wire::Op::kIpcGetMemHandle, msg::IpcGetMemHandleRequest{p}, &reply);
+    Status st = s->Call<wire::Op::kIpcGetMemHandle>(msg::IpcGetMemHandleRequest{p}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     if (reply.handle.size() != sizeof *handle) {
@@ -51,7 +51,7 @@ HIPR_EXPORT hipError_t hipIpcOpenMemHandle(void** dev_ptr, hipIpcMemHandle_t han
     req.handle.assign(reinterpret_cast<const uint8_t*>(&handle), reinterpret_cast<const uint8_t*>(&handle) + sizeof handle);
     req.flags = flags;
     msg::IpcOpenMemHandleReply reply;
-    Status st = s->Call(wire::Op::kIpcOpenMemHandle, req, &reply);
+    Status st = s->Call<wire::Op::kIpcOpenMemHandle>(req, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     Client& c = Client::Get();
@@ -66,7 +66,7 @@ HIPR_EXPORT hipError_t hipIpcOpenMemHandle(void** dev_ptr, hipIpcMemHandle_t han
       HIPR_LOG_ERROR("hipIpcOpenMemHandle: the worker mapped it at 0x%llx (+%llu), where this process cannot use it",
                      static_cast<unsigned long long>(a.base), static_cast<unsigned long long>(a.size));
       msg::CallReply closed;
-      (void)s->Call(wire::Op::kIpcCloseMemHandle, msg::IpcCloseMemHandleRequest{reply.base}, &closed);
+      (void)s->Call<wire::Op::kIpcCloseMemHandle>(msg::IpcCloseMemHandleRequest{reply.base}, &closed);
       return hipErrorOutOfMemory;
     }
     *dev_ptr = reinterpret_cast<void*>(reply.address);
@@ -84,7 +84,7 @@ HIPR_EXPORT hipError_t hipIpcCloseMemHandle(void* dev_ptr) {
     if (dev_ptr == nullptr || !c.allocations().FindDevice(p, 1, &a) || !a.ipc_opened) return hipErrorInvalidValue;
     if (!c.allocations().RemoveDevice(p, &a)) return hipErrorInvalidValue;
     msg::CallReply reply;
-    Status st = s->Call(wire::Op::kIpcCloseMemHandle, msg::IpcCloseMemHandleRequest{a.base}, &reply);
+    Status st = s->Call<wire::Op::kIpcCloseMemHandle>(msg::IpcCloseMemHandleRequest{a.base}, &reply);
     if (a.outside_window) c.reservations().Release(a.base, a.size);
     if (!st.ok()) return ToHipError(st);
     return static_cast<hipError_t>(reply.error);
@@ -102,7 +102,7 @@ HIPR_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t* handle, hipEven
     // requires hipEventDisableTiming).
     if ((e.flags & hipEventInterprocess) == 0) return hipErrorInvalidConfiguration;
     msg::IpcGetMemHandleReply reply;
-    Status st = s->Call(wire::Op::kIpcGetEventHandle, msg::EventRequest{e.id}, &reply);
+    Status st = s->Call<wire::Op::kIpcGetEventHandle>(msg::EventRequest{e.id}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     if (reply.handle.size() != sizeof *handle) {
@@ -135,7 +135,7 @@ HIPR_EXPORT hipError_t hipIpcOpenEventHandle(hipEvent_t* event, hipIpcEventHandl
     req.handle.assign(reinterpret_cast<const uint8_t*>(&handle),
                       reinterpret_cast<const uint8_t*>(&handle) + sizeof handle);
     msg::CallReply reply;
-    Status st = s->Call(wire::Op::kIpcOpenEventHandle, req, &reply);
+    Status st = s->Call<wire::Op::kIpcOpenEventHandle>(req, &reply);
     const hipError_t result = st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
     if (result != hipSuccess) {
       handles.RemoveEvent(opened, &record);

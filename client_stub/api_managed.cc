@@ -94,8 +94,8 @@ hipError_t MallocManaged(void** ptr, size_t size, unsigned flags) {
   clear.value = 0;
   clear.element_size = 1;
   msg::CallReply reply;
-  Status st = s->Post(wire::Op::kMemset, clear);
-  if (st.ok()) st = s->Call(wire::Op::kDeviceSynchronize, msg::DeviceRequest{device}, &reply);
+  Status st = s->Post<wire::Op::kMemset>(clear);
+  if (st.ok()) st = s->Call<wire::Op::kDeviceSynchronize>(msg::DeviceRequest{device}, &reply);
   if (st.ok() && reply.error != hipSuccess) st = HipStatus(reply.error, "clearing the device copy failed");
   if (st.ok()) st = MapHostPages(address, bytes);
   if (st.ok()) st = ManagedVars::Get().AddAllocation(*s, device, address, size);

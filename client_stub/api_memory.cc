@@ -30,7 +30,7 @@ hipError_t RegisterInSegment(Session& s, void* p, uint64_t bytes) {
   uint64_t offset = 0;
   if (!s.host_segment()->Contains(p, bytes, &offset)) return hipErrorInvalidValue;
   msg::CallReply reply;
-  Status st = s.Call(wire::Op::kHostRegister, msg::HostRangeRequest{offset, bytes}, &reply);
+  Status st = s.Call<wire::Op::kHostRegister>(msg::HostRangeRequest{offset, bytes}, &reply);
   if (!st.ok()) return ToHipError(st);
   if (reply.error != hipSuccess) {
     static constinit std::atomic<bool> logged{false};
@@ -48,7 +48,7 @@ hipError_t UnregisterInSegment(Session& s, void* p, uint64_t bytes) {
   uint64_t offset = 0;
   if (!s.host_segment()->Contains(p, bytes, &offset)) return hipErrorInvalidValue;
   msg::CallReply reply;
-  Status st = s.Call(wire::Op::kHostUnregister, msg::HostRangeRequest{offset, bytes}, &reply);
+  Status st = s.Call<wire::Op::kHostUnregister>(msg::HostRangeRequest{offset, bytes}, &reply);
   if (!st.ok()) return ToHipError(st);
   return static_cast<hipError_t>(reply.error);
 }
@@ -117,7 +117,7 @@ hipError_t HostFree(void* ptr) {
     // the same), as natively.
     for (int d = 0; d < s->device_count() && deferred == hipSuccess; ++d) {
       msg::CallReply reply;
-      Status st = s->Call(wire::Op::kDeviceSynchronize, msg::DeviceRequest{d}, &reply);
+      Status st = s->Call<wire::Op::kDeviceSynchronize>(msg::DeviceRequest{d}, &reply);
       if (!st.ok()) return ToHipError(st);
       deferred = static_cast<hipError_t>(reply.error);
     }
@@ -246,7 +246,7 @@ hipError_t FreeAllocation(void* ptr, bool synchronizing, AllocationRole role = A
   // window its pages return to the reservation.
   size_t managed_size = 0;
   const bool managed = ManagedVars::Get().RemoveAllocation(a.base, &managed_size);
-  Status st = s->Post(wire::Op::kFree, msg::FreeRequest{a.base});
+  Status st = s->Post<wire::Op::kFree>(msg::FreeRequest{a.base});
   // The pages may hold host memory again once the worker has freed them;
   // should the device reuse them before that, hipMalloc sees a collision.
   if (a.outside_window) c.reservations().Release(a.base, a.size);
@@ -767,7 +767,7 @@ HIPR_EXPORT hipError_t hipMemGetInfo(size_t* free, size_t* total) {
     int device = 0;
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
     msg::MemInfoReply reply;
-    Status st = s->Call(wire::Op::kMemGetInfo, msg::DeviceRequest{device}, &reply);
+    Status st = s->Call<wire::Op::kMemGetInfo>(msg::DeviceRequest{device}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     if (free != nullptr) *free = reply.free_bytes;

@@ -77,7 +77,7 @@ hipError_t CreateStream(hipStream_t* stream, unsigned flags, int priority, std::
   hipStream_t handle = Client::Get().handles().NewStream(device, flags, priority, &record);
   msg::StreamCreateRequest request{device, record.id, flags, priority, {}};
   request.cu_mask = cu_mask;
-  Status st = s->Post(wire::Op::kStreamCreate, request);
+  Status st = s->Post<wire::Op::kStreamCreate>(request);
   if (!st.ok()) {
     Client::Get().handles().RemoveStream(handle, &record);
     return ToHipError(st);
@@ -91,14 +91,15 @@ hipError_t CreateStream(hipStream_t* stream, unsigned flags, int priority, std::
 }
 
 // A synchronous stream call (synchronize, query): the worker's error.
-hipError_t StreamCall(wire::Op op, hipStream_t stream) {
+template <wire::Op op>
+hipError_t StreamCall(hipStream_t stream) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   StreamTarget target;
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
   if (hipError_t e = CheckNotCapturing(target.device, target.id, false); e != hipSuccess) return e;
   msg::CallReply reply;
-  Status st = s->Call(op, msg::StreamRequest{target.id}, &reply);
+  Status st = s->Call<op>(msg::StreamRequest{target.id}, &reply);
   // A query answering hipSuccess is a synchronisation point too.
   return AfterSync(*s, target.device, target.id, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
 }
@@ -117,7 +118,7 @@ hipError_t CreateEvent(hipEvent_t* event, unsigned flags) {
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
   EventRecord record;
   hipEvent_t handle = Client::Get().handles().NewEvent(device, flags, &record);
-  Status st = s->Post(wire::Op::kEventCreate, msg::EventCreateRequest{device, record.id, flags});
+  Status st = s->Post<wire::Op::kEventCreate>(msg::EventCreateRequest{device, record.id, flags});
   if (!st.ok()) {
     Client::Get().handles().RemoveEvent(handle, &record);
     return ToHipError(st);
@@ -127,7 +128,8 @@ hipError_t CreateEvent(hipEvent_t* event, unsigned flags) {
 }
 
 // A synchronous event call (synchronize, query): the worker's error.
-hipError_t EventCall(wire::Op op, hipEvent_t event) {
+template <wire::Op op>
+hipError_t EventCall(hipEvent_t event) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   HandleTable& handles = Client::Get().handles();
@@ -139,7 +141,7 @@ hipError_t EventCall(wire::Op op, hipEvent_t event) {
   // Not for an interprocess event: other processes record it too.
   if (record.known_done == record.recorded && (record.flags & hipEventInterprocess) == 0) return hipSuccess;
   msg::CallReply reply;
-  Status st = s->Call(op, msg::EventRequest{record.id}, &reply);
+  Status st = s->Call<op>(msg::EventRequest{record.id}, &reply);
   const hipError_t result = st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
   if (result == hipSuccess) handles.NoteEventDone(event, record.recorded);
   // The event's stream is not tracked here: read back on its device's null
@@ -171,29 +173,29 @@ HIPR_EXPORT hipError_t hipStreamDestroy(hipStream_t stream) {
     StreamRecord record;
     if (!Client::Get().handles().RemoveStream(stream, &record)) return hipErrorInvalidHandle;
     ForgetStreamState(StreamTarget{record.id, record.device});
-    return ToHipError(s->Post(wire::Op::kStreamDestroy, msg::StreamRequest{record.id}));
+    return ToHipError(s->Post<wire::Op::kStreamDestroy>(msg::StreamRequest{record.id}));
   });
 }
 
 HIPR_EXPORT hipError_t hipStreamSynchronize(hipStream_t stream) {
-  return ApiCall("hipStreamSynchronize", [&] { return StreamCall(wire::Op::kStreamSynchronize, stream); });
+  return ApiCall("hipStreamSynchronize", [&] { return StreamCall<wire::Op::kStreamSynchronize>(stream); });
 }
 
 HIPR_EXPORT hipError_t hipStreamQuery(hipStream_t stream) {
-  return ApiCall("hipStreamQuery", [&] { return StreamCall(wire::Op::kStreamQuery, stream); });
+  return ApiCall("hipStreamQuery", [&] { return StreamCall<wire::Op::kStreamQuery>(stream); });
 }
 
 // The _spt forms: the null stream means the calling thread's per-thread
 // stream.
 HIPR_EXPORT hipError_t hipStreamSynchronize_spt(hipStream_t stream) {
   return ApiCall("hipStreamSynchronize_spt", [&] {
-    return StreamCall(wire::Op::kStreamSynchronize, stream == nullptr ? hipStreamPerThread : stream);
+    return StreamCall<wire::Op::kStreamSynchronize>(stream == nullptr ? hipStreamPerThread : stream);
   });
 }
 
 HIPR_EXPORT hipError_t hipStreamQuery_spt(hipStream_t stream) {
   return ApiCall("hipStreamQuery_spt", [&] {
-    return StreamCall(wire::Op::kStreamQuery, stream == nullptr ? hipStreamPerThread : stream);
+    return StreamCall<wire::Op::kStreamQuery>(stream == nullptr ? hipStreamPerThread : stream);
   });
 }
 
@@ -209,7 +211,7 @@ HIPR_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, 
     if (hipError_t captured = hipSuccess; CaptureStreamWaitEvent(target.device, target.id, e.id, &captured))
       return captured;
     return ToHipError(
-        s->Post(wire::Op::kStreamWaitEvent, msg::StreamWaitEventRequest{target.id, e.id, flags}));
+        s->Post<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{target.id, e.id, flags}));
   });
 }
 
@@ -476,7 +478,7 @@ HIPR_EXPORT hipError_t hipEventDestroy(hipEvent_t event) {
     if (s == nullptr) return hipErrorNoDevice;
     EventRecord record;
     if (!Client::Get().handles().RemoveEvent(event, &record)) return hipErrorInvalidHandle;
-    return ToHipError(s->Post(wire::Op::kEventDestroy, msg::EventRequest{record.id}));
+    return ToHipError(s->Post<wire::Op::kEventDestroy>(msg::EventRequest{record.id}));
   });
 }
 
@@ -494,7 +496,7 @@ HIPR_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
     // Counted before it is posted: a query racing with this record must not
     // be answered from an older completion.
     Client::Get().handles().NoteEventRecorded(event);
-    return ToHipError(s->Post(wire::Op::kEventRecord, msg::EventRecordRequest{e.id, target.id}));
+    return ToHipError(s->Post<wire::Op::kEventRecord>(msg::EventRecordRequest{e.id, target.id}));
   });
 }
 
@@ -521,11 +523,11 @@ HIPR_EXPORT hipError_t hipEventRecordWithFlags(hipEvent_t event, hipStream_t str
 }
 
 HIPR_EXPORT hipError_t hipEventSynchronize(hipEvent_t event) {
-  return ApiCall("hipEventSynchronize", [&] { return EventCall(wire::Op::kEventSynchronize, event); });
+  return ApiCall("hipEventSynchronize", [&] { return EventCall<wire::Op::kEventSynchronize>(event); });
 }
 
 HIPR_EXPORT hipError_t hipEventQuery(hipEvent_t event) {
-  return ApiCall("hipEventQuery", [&] { return EventCall(wire::Op::kEventQuery, event); });
+  return ApiCall("hipEventQuery", [&] { return EventCall<wire::Op::kEventQuery>(event); });
 }
 
 HIPR_EXPORT hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop) {
@@ -541,7 +543,7 @@ HIPR_EXPORT hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent
     if (a.device != b.device || ((a.flags | b.flags) & hipEventDisableTiming) != 0)
       return hipErrorInvalidHandle;
     msg::EventElapsedReply reply;
-    Status st = s->Call(wire::Op::kEventElapsedTime, msg::EventElapsedRequest{a.id, b.id}, &reply);
+    Status st = s->Call<wire::Op::kEventElapsedTime>(msg::EventElapsedRequest{a.id, b.id}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error == hipSuccess) *ms = reply.milliseconds;
     return static_cast<hipError_t>(reply.error);
@@ -573,7 +575,7 @@ hipError_t WriteValue(hipStream_t stream, void* ptr, uint64_t value, size_t byte
   msg::StreamWriteValueRequest req{target.device, target.id, reinterpret_cast<uint64_t>(ptr), value,
                                    static_cast<uint8_t>(bytes)};
   ManagedVars::Get().MarkWritten(*LiveSession(), target.device, target.id, ptr, bytes);
-  return ToHipError(LiveSession()->Post(wire::Op::kStreamWriteValue, req));
+  return ToHipError(LiveSession()->Post<wire::Op::kStreamWriteValue>(req));
 }
 
 hipError_t WaitValue(hipStream_t stream, void* ptr, uint64_t value, unsigned flags, uint64_t mask, size_t bytes) {
@@ -585,7 +587,7 @@ hipError_t WaitValue(hipStream_t stream, void* ptr, uint64_t value, unsigned fla
   // A flag the host wrote into managed memory must be on the device first.
   if (Status st = ManagedVars::Get().Push(*LiveSession(), target.device, target.id, ptr, bytes); !st.ok())
     return ToHipError(st);
-  return ToHipError(LiveSession()->Post(wire::Op::kStreamWaitValue, req));
+  return ToHipError(LiveSession()->Post<wire::Op::kStreamWaitValue>(req));
 }
 
 }  // namespace
@@ -659,11 +661,11 @@ HIPR_EXPORT hipError_t hipStreamBatchMemOp(hipStream_t stream, unsigned int coun
       if (auto* w = std::get_if<msg::StreamWaitValueRequest>(&op)) {
         w->device = target.device;
         w->stream = target.id;
-        st = s->Post(wire::Op::kStreamWaitValue, *w);
+        st = s->Post<wire::Op::kStreamWaitValue>(*w);
       } else if (auto* r = std::get_if<msg::StreamWriteValueRequest>(&op)) {
         r->device = target.device;
         r->stream = target.id;
-        st = s->Post(wire::Op::kStreamWriteValue, *r);
+        st = s->Post<wire::Op::kStreamWriteValue>(*r);
       }
       if (!st.ok()) return ToHipError(st);
     }

@@ -123,7 +123,7 @@ hipError_t CreateTextureObject(hipTextureObject_t* out, const hipResourceDesc* r
   r.min_mipmap_level_clamp = tex->minMipmapLevelClamp;
   r.max_mipmap_level_clamp = tex->maxMipmapLevelClamp;
   msg::TextureCreateReply reply;
-  if (Status st = s->Call(wire::Op::kTextureCreate, r, &reply); !st.ok()) return ToHipError(st);
+  if (Status st = s->Call<wire::Op::kTextureCreate>(r, &reply); !st.ok()) return ToHipError(st);
   if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
   Textures& t = Registry();
   {
@@ -143,7 +143,7 @@ hipError_t DestroyTextureObject(hipTextureObject_t object) {
     std::lock_guard lock(t.mu);
     if (t.live.erase(reinterpret_cast<uint64_t>(object)) == 0) return hipErrorInvalidValue;
   }
-  return ToHipError(s->Post(wire::Op::kTextureDestroy, msg::TextureDestroyRequest{reinterpret_cast<uint64_t>(object)}));
+  return ToHipError(s->Post<wire::Op::kTextureDestroy>(msg::TextureDestroyRequest{reinterpret_cast<uint64_t>(object)}));
 }
 
 bool TextureResource(hipTextureObject_t object, hipResourceDesc* out) {

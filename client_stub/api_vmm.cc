@@ -128,7 +128,7 @@ hipError_t MaybeRelease(VmmState& st, Session& s, PhysicalRecord* p) {
   if (p->refs > 0 || p->maps > 0) return hipSuccess;
   st.live.erase(p);
   msg::CallReply reply;
-  Status status = s.Call(wire::Op::kVmmRelease, msg::VmmHandleRequest{p->id}, &reply);
+  Status status = s.Call<wire::Op::kVmmRelease>(msg::VmmHandleRequest{p->id}, &reply);
   if (!status.ok()) return ToHipError(status);
   return static_cast<hipError_t>(reply.error);
 }
@@ -232,8 +232,7 @@ HIPR_EXPORT hipError_t hipMemAddressReserve(void** ptr, size_t size, size_t alig
     if (size == 0 || size % g != 0 || (alignment & (alignment - 1)) != 0) return hipErrorMemoryAllocation;
     *ptr = nullptr;
     msg::VmmReserveReply reply;
-    Status st = s->Call(wire::Op::kVmmReserve,
-                        msg::VmmReserveRequest{size, alignment, reinterpret_cast<uint64_t>(addr)}, &reply);
+    Status st = s->Call<wire::Op::kVmmReserve>(msg::VmmReserveRequest{size, alignment, reinterpret_cast<uint64_t>(addr)}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     Client& c = Client::Get();
@@ -242,7 +241,7 @@ HIPR_EXPORT hipError_t hipMemAddressReserve(void** ptr, size_t size, size_t alig
       HIPR_LOG_ERROR("hipMemAddressReserve: the worker reserved 0x%llx (+%zu), which collides with this process's "
                      "memory", static_cast<unsigned long long>(reply.address), size);
       msg::CallReply ignored;
-      (void)s->Call(wire::Op::kVmmFree, msg::VmmRangeRequest{reply.address, size}, &ignored);
+      (void)s->Call<wire::Op::kVmmFree>(msg::VmmRangeRequest{reply.address, size}, &ignored);
       return hipErrorOutOfMemory;
     }
     VmmState& vmm = State();
@@ -270,7 +269,7 @@ HIPR_EXPORT hipError_t hipMemAddressFree(void* dev_ptr, size_t size) {
       return hipErrorInvalidValue;
     }
     msg::CallReply reply;
-    Status st = s->Call(wire::Op::kVmmFree, msg::VmmRangeRequest{base, size}, &reply);
+    Status st = s->Call<wire::Op::kVmmFree>(msg::VmmRangeRequest{base, size}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     if (it->second.outside_window) Client::Get().reservations().Release(base, size);
@@ -305,7 +304,7 @@ HIPR_EXPORT hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* handle, siz
     p->prop = *prop;
     p->refs = 1;
     msg::CallReply reply;
-    Status st = s->Call(wire::Op::kVmmCreate, msg::VmmCreateRequest{prop->location.id, p->id, size}, &reply);
+    Status st = s->Call<wire::Op::kVmmCreate>(msg::VmmCreateRequest{prop->location.id, p->id, size}, &reply);
     if (!st.ok() || reply.error != hipSuccess) {
       delete p;  // Never handed out.
       return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
@@ -379,7 +378,7 @@ HIPR_EXPORT hipError_t hipMemMap(void* ptr, size_t size, size_t offset, hipMemGe
       return hipErrorInvalidValue;
     }
     msg::CallReply reply;
-    Status st = s->Call(wire::Op::kVmmMap, msg::VmmMapRequest{base, size, offset, p->id}, &reply);
+    Status st = s->Call<wire::Op::kVmmMap>(msg::VmmMapRequest{base, size, offset, p->id}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     DeviceAllocation a;
@@ -409,7 +408,7 @@ HIPR_EXPORT hipError_t hipMemUnmap(void* ptr, size_t size) {
     std::vector<uint64_t> bases;
     if (!WholeMappings(vmm, base, size, &bases)) return hipErrorInvalidValue;
     msg::CallReply reply;
-    Status st = s->Call(wire::Op::kVmmUnmap, msg::VmmRangeRequest{base, size}, &reply);
+    Status st = s->Call<wire::Op::kVmmUnmap>(msg::VmmRangeRequest{base, size}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     hipError_t result = hipSuccess;
@@ -450,7 +449,7 @@ HIPR_EXPORT hipError_t hipMemSetAccess(void* ptr, size_t size, const hipMemAcces
       return hipErrorInvalidValue;
     }
     msg::CallReply reply;
-    Status st = s->Call(wire::Op::kVmmSetAccess, req, &reply);
+    Status st = s->Call<wire::Op::kVmmSetAccess>(req, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     for (uint64_t b : bases)
@@ -503,7 +502,7 @@ HIPR_EXPORT hipError_t hipMemExportToShareableHandle(void* shareable_handle, hip
       return hipErrorInvalidValue;
     if (!s->HasCapability(wire::kCapabilityShareableMemory)) return NoShareableMemory("hipMemExportToShareableHandle");
     msg::IpcGetMemHandleReply reply;
-    Status st = s->Call(wire::Op::kVmmExport, msg::VmmHandleRequest{p->id}, &reply);
+    Status st = s->Call<wire::Op::kVmmExport>(msg::VmmHandleRequest{p->id}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     if (reply.handle.size() != msg::kIpcMemHandleBytes) {
@@ -554,7 +553,7 @@ HIPR_EXPORT hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocationHa
     p->refs = 1;
     req.handle = p->id;
     msg::VmmImportReply reply;
-    Status st = s->Call(wire::Op::kVmmImport, req, &reply);
+    Status st = s->Call<wire::Op::kVmmImport>(req, &reply);
     if (!st.ok() || reply.error != hipSuccess) {
       delete p;  // Never handed out.
       return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);

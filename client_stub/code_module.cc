@@ -399,7 +399,7 @@ void CodeModule::Retire() {
     if (!l->status.ok() || l->id == 0) continue;
     RemoveGlobals(*l);
     auto* s = const_cast<Session*>(l->session);
-    if (!s->dead()) (void)s->Post(wire::Op::kModuleUnload, msg::ModuleUnloadRequest{l->id});
+    if (!s->dead()) (void)s->Post<wire::Op::kModuleUnload>(msg::ModuleUnloadRequest{l->id});
   }
 }
 

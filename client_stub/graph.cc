@@ -284,6 +284,21 @@ std::vector<uint8_t> EncodeBody(const T& m) {
   return std::vector<uint8_t>(w.data(), w.data() + w.size());
 }
 
+// A graph node: the op's own request (protocol/ops.h says which ops a graph
+// may hold).
+template <wire::Op op, class T>
+msg::GraphNode WorkerNode(const T& m) {
+  static_assert(ops::Has<op>(ops::kGraphNode), "op cannot be a graph node (protocol/ops.h)");
+  static_assert(ops::kRequestFits<op, T>, "this is not the request type of op (protocol/ops.h)");
+  return {static_cast<uint16_t>(op), EncodeBody(m)};
+}
+// A host node: kStreamHostCallback with an empty body; the launch names
+// its callback.
+msg::GraphNode WorkerHostNode() {
+  static_assert(ops::Has<wire::Op::kStreamHostCallback>(ops::kGraphNode));
+  return {static_cast<uint16_t>(wire::Op::kStreamHostCallback), {}};
+}
+
 // Graph frames stay well inside the body limits (wire.h): nodes go in
 // chunks, each node's body must fit a msgpack bin.
 constexpr size_t kNodesPerFrame = 1024;
@@ -298,21 +313,21 @@ bool BuildWorkerGraph(const Exec& exec, std::vector<msg::GraphCreateRequest>* fr
   for (const GraphOp& op : exec.ops) {
     msg::GraphNode n;
     if (const auto* k = std::get_if<KernelNode>(&op)) {
-      n = {static_cast<uint16_t>(wire::Op::kLaunchKernel), EncodeBody(k->request)};
+      n = WorkerNode<wire::Op::kLaunchKernel>(k->request);
     } else if (const auto* r = std::get_if<EventRecordNode>(&op)) {
-      n = {static_cast<uint16_t>(wire::Op::kEventRecord), EncodeBody(msg::EventRecordRequest{r->id, 0})};
+      n = WorkerNode<wire::Op::kEventRecord>(msg::EventRecordRequest{r->id, 0});
     } else if (const auto* w = std::get_if<EventWaitNode>(&op)) {
-      n = {static_cast<uint16_t>(wire::Op::kStreamWaitEvent), EncodeBody(msg::StreamWaitEventRequest{0, w->id, 0})};
+      n = WorkerNode<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{0, w->id, 0});
     } else if (const auto* m = std::get_if<msg::MemsetRequest>(&op)) {
-      n = {static_cast<uint16_t>(wire::Op::kMemset), EncodeBody(*m)};
+      n = WorkerNode<wire::Op::kMemset>(*m);
     } else if (const auto* c = std::get_if<msg::CopyOnDeviceRequest>(&op)) {
-      n = {static_cast<uint16_t>(wire::Op::kCopyOnDevice), EncodeBody(*c)};
+      n = WorkerNode<wire::Op::kCopyOnDevice>(*c);
     } else if (std::holds_alternative<HostFnNode>(op)) {
-      n = {static_cast<uint16_t>(wire::Op::kStreamHostCallback), {}};
+      n = WorkerHostNode();
     } else if (const auto* wv = std::get_if<msg::StreamWaitValueRequest>(&op)) {
-      n = {static_cast<uint16_t>(wire::Op::kStreamWaitValue), EncodeBody(*wv)};
+      n = WorkerNode<wire::Op::kStreamWaitValue>(*wv);
     } else if (const auto* wr = std::get_if<msg::StreamWriteValueRequest>(&op)) {
-      n = {static_cast<uint16_t>(wire::Op::kStreamWriteValue), EncodeBody(*wr)};
+      n = WorkerNode<wire::Op::kStreamWriteValue>(*wr);
     } else {
       return false;  // Host copies.
     }
@@ -347,38 +362,38 @@ hipError_t Replay(Session& s, const Exec& exec, hipStream_t stream, int device, 
       msg::LaunchRequest r = k->request;
       r.device = device;
       r.stream = stream_id;
-      st = s.Post(wire::Op::kLaunchKernel, r);
+      st = s.Post<wire::Op::kLaunchKernel>(r);
       if (st.ok()) stats::Add(stats::Get().launches);
     } else if (const auto* m = std::get_if<msg::MemsetRequest>(&op)) {
       msg::MemsetRequest r = *m;
       r.device = device;
       r.stream = stream_id;
-      st = s.Post(wire::Op::kMemset, r);
+      st = s.Post<wire::Op::kMemset>(r);
     } else if (const auto* c = std::get_if<msg::CopyOnDeviceRequest>(&op)) {
       msg::CopyOnDeviceRequest r = *c;
       r.device = device;
       r.stream = stream_id;
       r.want_reply = false;
-      st = s.Post(wire::Op::kCopyOnDevice, r);
+      st = s.Post<wire::Op::kCopyOnDevice>(r);
     } else if (const auto* h = std::get_if<HostCopyNode>(&op)) {
       if (hipError_t e = copy(*h, stream); e != hipSuccess) return e;
     } else if (const auto* f = std::get_if<HostFnNode>(&op)) {
       st = s.PostHostCallback(device, stream_id, HostFunction(*f, stream));
     } else if (const auto* ev = std::get_if<EventRecordNode>(&op)) {
       Client::Get().handles().NoteEventRecorded(ev->event);
-      st = s.Post(wire::Op::kEventRecord, msg::EventRecordRequest{ev->id, stream_id});
+      st = s.Post<wire::Op::kEventRecord>(msg::EventRecordRequest{ev->id, stream_id});
     } else if (const auto* w = std::get_if<EventWaitNode>(&op)) {
-      st = s.Post(wire::Op::kStreamWaitEvent, msg::StreamWaitEventRequest{stream_id, w->id, 0});
+      st = s.Post<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{stream_id, w->id, 0});
     } else if (const auto* wv = std::get_if<msg::StreamWaitValueRequest>(&op)) {
       msg::StreamWaitValueRequest r = *wv;
       r.device = device;
       r.stream = stream_id;
-      st = s.Post(wire::Op::kStreamWaitValue, r);
+      st = s.Post<wire::Op::kStreamWaitValue>(r);
     } else if (const auto* wr = std::get_if<msg::StreamWriteValueRequest>(&op)) {
       msg::StreamWriteValueRequest r = *wr;
       r.device = device;
       r.stream = stream_id;
-      st = s.Post(wire::Op::kStreamWriteValue, r);
+      st = s.Post<wire::Op::kStreamWriteValue>(r);
     }
     if (!st.ok()) return ToHipError(st);
   }
@@ -491,9 +506,9 @@ hipError_t Publish(uint64_t old_id, const std::vector<msg::GraphCreateRequest>& 
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (old_id != 0)
-    if (Status st = s->Post(wire::Op::kGraphDestroy, msg::GraphRequest{old_id}); !st.ok()) return ToHipError(st);
+    if (Status st = s->Post<wire::Op::kGraphDestroy>(msg::GraphRequest{old_id}); !st.ok()) return ToHipError(st);
   for (const auto& f : frames)
-    if (Status st = s->Post(wire::Op::kGraphCreate, f); !st.ok()) return ToHipError(st);
+    if (Status st = s->Post<wire::Op::kGraphCreate>(f); !st.ok()) return ToHipError(st);
   return hipSuccess;
 }
 
@@ -548,7 +563,7 @@ GraphMemory::~GraphMemory() {
   if (!c.allocations().FindDevice(address, 0, &a) || !a.graph || a.base != address) return;
   (void)c.allocations().RemoveDevice(address, &a);
   Session* s = c.LiveSession();
-  if (s != nullptr && s == session) (void)s->Post(wire::Op::kFree, msg::FreeRequest{address});
+  if (s != nullptr && s == session) (void)s->Post<wire::Op::kFree>(msg::FreeRequest{address});
   if (a.outside_window) c.reservations().Release(a.base, a.size);
 }
 
@@ -1227,7 +1242,7 @@ hipError_t GraphExecDestroy(hipGraphExec_t exec) {
   }
   if (!e->on_worker) return hipSuccess;
   if (s == nullptr) return hipErrorNoDevice;
-  return ToHipError(s->Post(wire::Op::kGraphDestroy, msg::GraphRequest{e->id}));
+  return ToHipError(s->Post<wire::Op::kGraphDestroy>(msg::GraphRequest{e->id}));
 }
 
 hipError_t GraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags) {
@@ -1436,7 +1451,7 @@ hipError_t GraphLaunch(hipGraphExec_t exec, hipStream_t stream, int device, uint
     if (Status pushed = managed.Push(*s, device, stream_id); !pushed.ok()) return ToHipError(pushed);
     managed.MarkWritten(*s, device, stream_id);
   }
-  Status st = s->Post(wire::Op::kGraphLaunch, req);
+  Status st = s->Post<wire::Op::kGraphLaunch>(req);
   if (!st.ok()) {
     for (uint64_t id : req.callbacks) s->DropHostCallback(id);
     return ToHipError(st);

@@ -254,7 +254,7 @@ Status LaunchKernel(Session& session, CodeModule& module, const std::string& nam
       if (!a.hidden() && a.value_kind == "global_buffer" && a.size == sizeof(uint64_t)) pointers.push_back(a.offset);
     HIPR_RETURN_IF_ERROR(managed.BeforeLaunch(session, spec.device, spec.stream, pointers, &request.kernarg));
   }
-  HIPR_RETURN_IF_ERROR(session.Post(wire::Op::kLaunchKernel, request));
+  HIPR_RETURN_IF_ERROR(session.Post<wire::Op::kLaunchKernel>(request));
   stats::Add(stats::Get().launches);
   // Posts are queued in order: launches bound from now on follow this one.
   if (binding.first_launch) module.MarkNamed(*binding.load, name);

@@ -70,7 +70,7 @@ LaunchSpec Spec(uint32_t grid, uint32_t block, uint64_t shared = 0) {
 
 int32_t Sync(Session& s) {
   msg::CallReply reply;
-  EXPECT_TRUE(s.Call(wire::Op::kDeviceSynchronize, msg::DeviceRequest{0}, &reply).ok());
+  EXPECT_TRUE(s.Call<wire::Op::kDeviceSynchronize>(msg::DeviceRequest{0}, &reply).ok());
   return reply.error;
 }
 

@@ -118,7 +118,7 @@ Status ManagedVars::ExchangeStreamLocked(Session& session, int device, uint64_t*
     e.session = nullptr;  // Forgotten by hipDeviceReset: make another.
   }
   hipStream_t handle = handles.NewStream(device, hipStreamNonBlocking, 0, &record);
-  Status st = session.Post(wire::Op::kStreamCreate, msg::StreamCreateRequest{device, record.id, hipStreamNonBlocking, 0, {}});
+  Status st = session.Post<wire::Op::kStreamCreate>(msg::StreamCreateRequest{device, record.id, hipStreamNonBlocking, 0, {}});
   if (!st.ok()) {
     handles.RemoveStream(handle, &record);
     return st;
@@ -154,8 +154,7 @@ Status ManagedVars::PushLocked(Session& session, ManagedVar& var, int device) {
   const iovec bulk{var.mirror + first, n};
   const uint64_t address = var.device_address + first;
   msg::CallReply reply;
-  Status st = session.Call(wire::Op::kCopyToDevice,
-                           msg::CopyToDeviceRequest{device, stream, msg::Region{address, n, n, 1}, true, {}},
+  Status st = session.Call<wire::Op::kCopyToDevice>(msg::CopyToDeviceRequest{device, stream, msg::Region{address, n, n, 1}, true, {}},
                            &reply, &bulk, 1);
   if (st.ok() && reply.error != 0) st = HipStatus(reply.error, "the copy to the device failed");
   if (!st.ok()) {
@@ -243,7 +242,7 @@ Status ManagedVars::AfterSync(Session& session, int device, uint64_t stream, Rea
     msg::CallReply reply;
     const msg::CopyFromDeviceRequest req{device, exchange,
                                          msg::Region{var->device_address, var->size, var->size, 1}, {}};
-    Status st = session.Call(wire::Op::kCopyFromDevice, req, &reply, nullptr, 0, &dst, 1);
+    Status st = session.Call<wire::Op::kCopyFromDevice>(req, &reply, nullptr, 0, &dst, 1);
     if (st.ok() && reply.error != 0) st = HipStatus(reply.error, "the copy from the device failed");
     if (!st.ok()) {
       HIPR_LOG_ERROR("managed memory %s: reading it back: %s", Describe(*var).c_str(), st.message().c_str());

@@ -30,7 +30,7 @@ Status ShipModule(Session& session, int device, uint64_t id, const IsaImage& ima
   request.module = id;
   request.sha256.assign(image.sha256.begin(), image.sha256.end());
   request.name = name;
-  HIPR_RETURN_IF_ERROR(session.Call(wire::Op::kModuleLoad, request, reply));
+  HIPR_RETURN_IF_ERROR(session.Call<wire::Op::kModuleLoad>(request, reply));
   if (!reply->need_code) {
     if (reply->error == 0) stats::Add(stats::Get().modules_loaded);
     return Status::Ok();
@@ -54,7 +54,7 @@ Status ShipModule(Session& session, int device, uint64_t id, const IsaImage& ima
   HIPR_LOG_DEBUG("shipping module %llu '%s' (%zu bytes%s%llu)", static_cast<unsigned long long>(id), name.c_str(),
                  image.elf.size(), lz4 ? ", lz4 " : ", raw ", static_cast<unsigned long long>(request.bulk_bytes));
   *reply = msg::ModuleLoadReply{};
-  HIPR_RETURN_IF_ERROR(session.Call(wire::Op::kModuleLoad, request, reply, &bulk, 1));
+  HIPR_RETURN_IF_ERROR(session.Call<wire::Op::kModuleLoad>(request, reply, &bulk, 1));
   stats::Add(stats::Get().modules_shipped);
   stats::Add(stats::Get().code_bytes, request.code_bytes);
   stats::Add(stats::Get().code_wire_bytes, request.bulk_bytes);

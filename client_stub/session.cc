@@ -660,7 +660,7 @@ void Session::DropHostCallback(uint64_t id) {
 Status Session::PostHostCallback(int device, uint64_t stream, std::function<void(int32_t error)> fn) {
   if (dead()) return DeadStatus();
   const uint64_t id = AddHostCallback(std::move(fn));
-  Status st = Post(wire::Op::kStreamHostCallback, msg::StreamHostCallbackRequest{device, stream, id});
+  Status st = Post<wire::Op::kStreamHostCallback>(msg::StreamHostCallbackRequest{device, stream, id});
   if (!st.ok()) DropHostCallback(id);
   return st;
 }
@@ -675,7 +675,7 @@ void Session::CallbackLoop() {
       lock.unlock();
       cb.fn(cb.error);
       // The stream waits for this: send it now.
-      if (Post(wire::Op::kHostCallbackDone, msg::HostCallbackDone{cb.id}).ok()) (void)Flush();
+      if (Post<wire::Op::kHostCallbackDone>(msg::HostCallbackDone{cb.id}).ok()) (void)Flush();
       lock.lock();
       continue;
     }

@@ -65,6 +65,7 @@
 #include "protocol/codec.h"
 #include "protocol/frame_io.h"
 #include "protocol/messages.h"
+#include "protocol/op_traits.h"
 #include "client_stub/host_segment.h"
 #include "protocol/transport.h"
 
@@ -123,8 +124,13 @@ class Session {
   }
 
   // Fire-and-forget. Ok means queued (or sent), not executed.
-  template <class Req>
-  Status Post(wire::Op op, const Req& request) {
+  // The op comes with its message type (protocol/ops.h): a request that is
+  // not the op's, or an op that is never fire-and-forget, does not compile.
+  template <wire::Op op, class Req>
+  Status Post(const Req& request) {
+    static_assert(ops::kRequestFits<op, Req>, "this is not the request type of op (protocol/ops.h)");
+    static_assert(ops::kModeOf<op> == ops::Mode::kPost || ops::kModeOf<op> == ops::Mode::kCallOrPost,
+                  "op is not fire-and-forget (protocol/ops.h)");
     Encoded body(request);
     return PostEncoded(static_cast<uint16_t>(op), body.data(), body.size(), nullptr, 0);
   }
@@ -155,10 +161,14 @@ class Session {
   // decides from its error whether bulk follows).
   // `send_pinned`: send_bulk is pinned memory (it stays put), which a large
   // send over tcp may hand to the kernel without a copy (MSG_ZEROCOPY).
-  template <class Req, class Rep>
-  Status Call(wire::Op op, const Req& request, Rep* reply, const iovec* send_bulk = nullptr,
-              int send_count = 0, const iovec* recv_bulk = nullptr, int recv_count = 0,
-              bool send_pinned = false) {
+  // As Post, the request and reply types must be the op's.
+  template <wire::Op op, class Req, class Rep>
+  Status Call(const Req& request, Rep* reply, const iovec* send_bulk = nullptr, int send_count = 0,
+              const iovec* recv_bulk = nullptr, int recv_count = 0, bool send_pinned = false) {
+    static_assert(ops::kRequestFits<op, Req>, "this is not the request type of op (protocol/ops.h)");
+    static_assert(ops::kReplyFits<op, Rep>, "this is not the reply type of op (protocol/ops.h)");
+    static_assert(ops::kModeOf<op> == ops::Mode::kCall || ops::kModeOf<op> == ops::Mode::kCallOrPost,
+                  "op has no reply (protocol/ops.h)");
     Encoded body(request);
     Pending p;
     p.recv_bulk = recv_bulk;

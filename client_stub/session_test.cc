@@ -50,7 +50,7 @@ void AnswerSync(Connection& conn, int32_t error = 0) {
 
 Status Sync(Session& s, int32_t* error) {
   msg::CallReply reply;
-  Status st = s.Call(wire::Op::kDeviceSynchronize, msg::DeviceRequest{0}, &reply);
+  Status st = s.Call<wire::Op::kDeviceSynchronize>(msg::DeviceRequest{0}, &reply);
   *error = reply.error;
   return st;
 }
@@ -207,9 +207,9 @@ TEST(SessionTest, UnreachableWorkerIsDeadAtOnce) {
   ASSERT_TRUE(s->dead());
   EXPECT_TRUE(window.empty());  // Nothing reserved for a session that never started.
   msg::CallReply reply;
-  EXPECT_EQ(s->Call(wire::Op::kDeviceSynchronize, msg::DeviceRequest{0}, &reply).scope(),
+  EXPECT_EQ(s->Call<wire::Op::kDeviceSynchronize>(msg::DeviceRequest{0}, &reply).scope(),
             StatusScope::kSession);
-  EXPECT_EQ(s->Post(wire::Op::kFree, msg::FreeRequest{1}).scope(), StatusScope::kSession);
+  EXPECT_EQ(s->Post<wire::Op::kFree>(msg::FreeRequest{1}).scope(), StatusScope::kSession);
 }
 
 TEST(SessionTest, UnsetServerNamesTheVariable) {
@@ -239,8 +239,8 @@ TEST(SessionTest, BatchedFramesPrecedeTheCallInOrder) {
   AddressRange window;
   auto s = Session::Open(TestConfig(w), &window);
   ASSERT_FALSE(s->dead());
-  for (uint32_t v = 1; v <= 3; ++v) ASSERT_TRUE(s->Post(wire::Op::kMemset, Memset(window.base, v)).ok());
-  ASSERT_TRUE(s->Post(wire::Op::kFree, msg::FreeRequest{window.base}).ok());
+  for (uint32_t v = 1; v <= 3; ++v) ASSERT_TRUE(s->Post<wire::Op::kMemset>(Memset(window.base, v)).ok());
+  ASSERT_TRUE(s->Post<wire::Op::kFree>(msg::FreeRequest{window.base}).ok());
   int32_t error = -1;
   ASSERT_TRUE(Sync(*s, &error).ok());
   w.Join();
@@ -264,7 +264,7 @@ TEST(SessionTest, FlusherSendsAnOldBatchWithoutACall) {
   AddressRange window;
   auto s = Session::Open(config, &window);
   ASSERT_FALSE(s->dead());
-  ASSERT_TRUE(s->Post(wire::Op::kFree, msg::FreeRequest{window.base}).ok());
+  ASSERT_TRUE(s->Post<wire::Op::kFree>(msg::FreeRequest{window.base}).ok());
   const auto deadline = std::chrono::steady_clock::now() + 5s;
   while (!got && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
   EXPECT_TRUE(got.load());
@@ -290,11 +290,11 @@ TEST(SessionTest, BatchOverTheThresholdIsSentAtOnce) {
   AddressRange window;
   auto s = Session::Open(config, &window);
   ASSERT_FALSE(s->dead());
-  for (uint32_t v = 0; v < 3; ++v) ASSERT_TRUE(s->Post(wire::Op::kMemset, Memset(window.base, v)).ok());
+  for (uint32_t v = 0; v < 3; ++v) ASSERT_TRUE(s->Post<wire::Op::kMemset>(Memset(window.base, v)).ok());
   const auto deadline = std::chrono::steady_clock::now() + 5s;
   while (got < 3 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
   EXPECT_EQ(got.load(), 3);
-  ASSERT_TRUE(s->Post(wire::Op::kMemset, Memset(window.base, 9)).ok());
+  ASSERT_TRUE(s->Post<wire::Op::kMemset>(Memset(window.base, 9)).ok());
   int32_t error = -1;
   ASSERT_TRUE(Sync(*s, &error).ok());
   w.Join();
@@ -344,7 +344,7 @@ TEST(SessionTest, SilentWorkerTimesOutAndLaterCallsFailFast) {
   EXPECT_EQ(st.scope(), StatusScope::kSession);
   EXPECT_TRUE(s->dead());
   EXPECT_NE(s->DeadStatus().message().find("HIPR_PEER_TIMEOUT_MS"), std::string::npos);
-  EXPECT_EQ(s->Post(wire::Op::kFree, msg::FreeRequest{1}).scope(), StatusScope::kSession);
+  EXPECT_EQ(s->Post<wire::Op::kFree>(msg::FreeRequest{1}).scope(), StatusScope::kSession);
   w.Join();
   ReleaseRange(window);
 }
@@ -440,7 +440,7 @@ TEST(SessionTest, DeviceToHostStreamsChunksIntoTheCallersBuffers) {
   iovec dst[2] = {{a.data(), a.size()}, {b.data(), b.size()}};
   msg::CallReply reply;
   msg::CopyFromDeviceRequest req{0, 0, msg::Region{window.base, n, n, 1}, {}};
-  ASSERT_TRUE(s->Call(wire::Op::kCopyFromDevice, req, &reply, nullptr, 0, dst, 2).ok());
+  ASSERT_TRUE(s->Call<wire::Op::kCopyFromDevice>(req, &reply, nullptr, 0, dst, 2).ok());
   EXPECT_EQ(reply.error, 0);
   EXPECT_TRUE(std::equal(a.begin(), a.end(), data.begin()));
   EXPECT_TRUE(std::equal(b.begin(), b.end(), data.begin() + 1000));
@@ -464,7 +464,7 @@ TEST(SessionTest, FailedDeviceToHostReadsNoBulk) {
   std::vector<uint8_t> out(100, 0xAB);
   iovec dst{out.data(), out.size()};
   msg::CallReply reply;
-  ASSERT_TRUE(s->Call(wire::Op::kCopyFromDevice, msg::CopyFromDeviceRequest{0, 0, {window.base, 100, 100, 1}, {}},
+  ASSERT_TRUE(s->Call<wire::Op::kCopyFromDevice>(msg::CopyFromDeviceRequest{0, 0, {window.base, 100, 100, 1}, {}},
                       &reply, nullptr, 0, &dst, 1)
                   .ok());
   EXPECT_EQ(reply.error, hipErrorInvalidValue);
@@ -546,7 +546,7 @@ TEST(SessionTest, BlockingHostToDeviceSendsBulkAndWaits) {
   iovec src{const_cast<uint8_t*>(data.data()), n};
   msg::CallReply reply;
   msg::CopyToDeviceRequest req{0, 0, msg::Region{window.base, n, n, 1}, true, {}};
-  ASSERT_TRUE(s->Call(wire::Op::kCopyToDevice, req, &reply, &src, 1).ok());
+  ASSERT_TRUE(s->Call<wire::Op::kCopyToDevice>(req, &reply, &src, 1).ok());
   EXPECT_EQ(reply.error, 0);
   w.Join();
   EXPECT_EQ(received, data);
@@ -623,7 +623,7 @@ TEST(SessionTest, ConcurrentCallersShareTheSession) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < kCalls; ++i) {
-        (void)s->Post(wire::Op::kFree, msg::FreeRequest{window.base});
+        (void)s->Post<wire::Op::kFree>(msg::FreeRequest{window.base});
         int32_t error = -1;
         if (Sync(*s, &error).ok() && error == 0) ++ok;
       }
@@ -678,7 +678,7 @@ TEST(SessionTest, OutOfOrderRepliesReachTheirCallers) {
   iovec dst{got.data(), n};
   msg::CallReply reply;
   msg::CopyFromDeviceRequest req{0, 0, msg::Region{window.base, n, n, 1}, {}};
-  ASSERT_TRUE(s->Call(wire::Op::kCopyFromDevice, req, &reply, nullptr, 0, &dst, 1).ok());
+  ASSERT_TRUE(s->Call<wire::Op::kCopyFromDevice>(req, &reply, nullptr, 0, &dst, 1).ok());
   waiter.join();
   w.Join();
   EXPECT_EQ(reply.error, 0);
@@ -729,7 +729,7 @@ TEST(SessionTest, ConcurrentCallsAnsweredInReverseOrder) {
       for (int i = 0; i < kCalls; ++i) {
         const int32_t tag = t * 100000 + i;
         msg::MemInfoReply r;
-        if (s->Call(wire::Op::kMemGetInfo, msg::DeviceRequest{tag}, &r).ok() &&
+        if (s->Call<wire::Op::kMemGetInfo>(msg::DeviceRequest{tag}, &r).ok() &&
             r.free_bytes == static_cast<uint64_t>(tag) * 3 && r.total_bytes == static_cast<uint64_t>(tag))
           ++right;
       }

@@ -23,6 +23,7 @@
 #include "protocol/wire.h"
 
 #define HIPR_FIELDS(...)                                        \
+  static constexpr const char* kFieldNames = #__VA_ARGS__;      \
   auto Fields() { return std::tie(__VA_ARGS__); }               \
   auto Fields() const { return std::tie(__VA_ARGS__); }
 

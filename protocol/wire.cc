@@ -31,65 +31,11 @@ FrameHeader DecodeHeader(const uint8_t in[sizeof(FrameHeader)]) {
 
 const char* OpName(uint16_t code) {
   switch (static_cast<Op>(code & ~kReplyBit)) {
-    case Op::kDeviceSynchronize: return "DeviceSynchronize";
-    case Op::kDeviceReset: return "DeviceReset";
-    case Op::kMemGetInfo: return "MemGetInfo";
-    case Op::kMalloc: return "Malloc";
-    case Op::kFree: return "Free";
-    case Op::kMemset: return "Memset";
-    case Op::kHostRegister: return "HostRegister";
-    case Op::kHostUnregister: return "HostUnregister";
-    case Op::kIpcGetMemHandle: return "IpcGetMemHandle";
-    case Op::kIpcOpenMemHandle: return "IpcOpenMemHandle";
-    case Op::kIpcCloseMemHandle: return "IpcCloseMemHandle";
-    case Op::kTextureCreate: return "TextureCreate";
-    case Op::kTextureDestroy: return "TextureDestroy";
-    case Op::kVmmReserve: return "VmmReserve";
-    case Op::kVmmFree: return "VmmFree";
-    case Op::kVmmCreate: return "VmmCreate";
-    case Op::kVmmRelease: return "VmmRelease";
-    case Op::kVmmMap: return "VmmMap";
-    case Op::kVmmUnmap: return "VmmUnmap";
-    case Op::kVmmSetAccess: return "VmmSetAccess";
-    case Op::kVmmExport: return "VmmExport";
-    case Op::kVmmImport: return "VmmImport";
-    case Op::kCopyToDevice: return "CopyToDevice";
-    case Op::kCopyFromDevice: return "CopyFromDevice";
-    case Op::kCopyOnDevice: return "CopyOnDevice";
-    case Op::kModuleLoad: return "ModuleLoad";
-    case Op::kModuleUnload: return "ModuleUnload";
-    case Op::kLaunchKernel: return "LaunchKernel";
-    case Op::kStreamCreate: return "StreamCreate";
-    case Op::kStreamDestroy: return "StreamDestroy";
-    case Op::kStreamSynchronize: return "StreamSynchronize";
-    case Op::kStreamQuery: return "StreamQuery";
-    case Op::kStreamWaitEvent: return "StreamWaitEvent";
-    case Op::kStreamHostCallback: return "StreamHostCallback";
-    case Op::kHostCallbackDone: return "HostCallbackDone";
-    case Op::kStreamWaitValue: return "StreamWaitValue";
-    case Op::kStreamWriteValue: return "StreamWriteValue";
-    case Op::kEventCreate: return "EventCreate";
-    case Op::kEventDestroy: return "EventDestroy";
-    case Op::kEventRecord: return "EventRecord";
-    case Op::kEventSynchronize: return "EventSynchronize";
-    case Op::kEventQuery: return "EventQuery";
-    case Op::kEventElapsedTime: return "EventElapsedTime";
-    case Op::kIpcGetEventHandle: return "IpcGetEventHandle";
-    case Op::kIpcOpenEventHandle: return "IpcOpenEventHandle";
-    case Op::kGraphCreate: return "GraphCreate";
-    case Op::kGraphLaunch: return "GraphLaunch";
-    case Op::kGraphDestroy: return "GraphDestroy";
-    case Op::kApiCall: return "ApiCall";
-    case Op::kHello: return "Hello";
-    case Op::kGoodbye: return "Goodbye";
-    case Op::kHeartbeat: return "Heartbeat";
-    case Op::kData: return "Data";
-    case Op::kFatal: return "Fatal";
-    case Op::kOutput: return "Output";
-    case Op::kHostCallbackReady: return "HostCallbackReady";
-    case Op::kShmSetup: return "ShmSetup";
-    case Op::kDataLz4: return "DataLz4";
-    case Op::kAuth: return "Auth";
+#define HIPR_OP_NAME(name, ...) \
+  case Op::k##name:             \
+    return #name;
+    HIPR_OPS(HIPR_OP_NAME)
+#undef HIPR_OP_NAME
   }
   return nullptr;
 }

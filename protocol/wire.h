@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "protocol/ops.h"
+
 namespace hipr::wire {
 
 inline constexpr uint32_t kMagic = 0x48495052;  // "HIPR" as a big-endian read; on the wire: R P I H.
@@ -31,80 +33,12 @@ static_assert(alignof(FrameHeader) == 4);
 
 inline constexpr uint16_t kReplyBit = 0x8000;
 
-// Op codes, grouped by family in the high byte.
+// Op codes: one per row of the table in ops.h, which says what each op
+// carries and how it is answered.
 enum class Op : uint16_t {
-  // Device 0x00xx.
-  kDeviceSynchronize = 0x0001,
-  kDeviceReset = 0x0002,
-  kMemGetInfo = 0x0003,
-  // Memory 0x01xx.
-  kMalloc = 0x0101,
-  kFree = 0x0102,
-  kMemset = 0x0103,
-  kHostRegister = 0x0104,    // A range of the shm host segment now holds pinned memory.
-  kHostUnregister = 0x0105,  // ...and no longer does.
-  kIpcGetMemHandle = 0x0106,    // A handle another session of this worker can open.
-  kIpcOpenMemHandle = 0x0107,   // Maps another session's exported allocation.
-  kIpcCloseMemHandle = 0x0108,  // Unmaps it.
-  kTextureCreate = 0x0109,      // A texture object over device memory; replied with its handle.
-  kTextureDestroy = 0x010A,     // Fire-and-forget.
-  // Virtual memory management (hipMemAddressReserve, hipMemCreate, hipMemMap...).
-  kVmmReserve = 0x010B,     // An address range the worker chooses; replied with its base.
-  kVmmFree = 0x010C,        // Gives a reserved range back (nothing mapped in it).
-  kVmmCreate = 0x010D,      // Physical memory, named by the client.
-  kVmmRelease = 0x010E,     // Lets go of it; its pages live on while mapped.
-  kVmmMap = 0x010F,         // Maps physical memory into a reserved range.
-  kVmmUnmap = 0x0110,       // Unmaps whole mappings once their queued work has run.
-  kVmmSetAccess = 0x0111,   // Which devices may read or write whole mappings.
-  kVmmExport = 0x0112,      // A handle to physical memory another session of this worker can import.
-  kVmmImport = 0x0113,      // Names another session's exported physical memory with a new id.
-  // Copies 0x02xx. Every copy names a rectangular device region
-  // (address, pitch, width, height); 1-D copies have height 1.
-  kCopyToDevice = 0x0201,    // Bulk: width*height bytes, packed.
-  kCopyFromDevice = 0x0202,  // Reply bulk: width*height bytes, packed.
-  kCopyOnDevice = 0x0203,
-  // Modules and kernels 0x03xx. Modules and functions are named by the
-  // client (ids it chooses), like streams and events.
-  kModuleLoad = 0x0301,    // Bulk (when code_bytes > 0): the code object, maybe lz4.
-  kModuleUnload = 0x0302,  // Fire-and-forget.
-  kLaunchKernel = 0x0311,  // Fire-and-forget.
-  // Streams and events 0x04xx. Handles are ids chosen by the client.
-  kStreamCreate = 0x0401,
-  kStreamDestroy = 0x0402,
-  kStreamSynchronize = 0x0403,
-  kStreamQuery = 0x0404,
-  kStreamWaitEvent = 0x0405,
-  kStreamHostCallback = 0x0406,  // Fire-and-forget: a host callback in stream order.
-  kHostCallbackDone = 0x0407,    // Fire-and-forget: the client ran it; the stream goes on.
-  kStreamWaitValue = 0x0408,     // Fire-and-forget: the stream waits for a value in device memory.
-  kStreamWriteValue = 0x0409,    // Fire-and-forget: the stream writes a value to device memory.
-  kEventCreate = 0x0411,
-  kEventDestroy = 0x0412,
-  kEventRecord = 0x0413,
-  kEventSynchronize = 0x0414,
-  kEventQuery = 0x0415,
-  kEventElapsedTime = 0x0416,
-  kIpcGetEventHandle = 0x0417,   // A handle another session of this worker can open.
-  kIpcOpenEventHandle = 0x0418,  // Names another session's exported event with a new id.
-  // Graphs 0x042x: executable graphs named by the client (see messages.h).
-  kGraphCreate = 0x0421,   // Fire-and-forget: the nodes, in an order their edges allow.
-  kGraphLaunch = 0x0422,   // Fire-and-forget: every node, in stream order.
-  kGraphDestroy = 0x0423,  // Fire-and-forget.
-  // Generated calls 0x05xx: HIP functions whose remoting shim_gen writes
-  // (shim_gen/annotations.txt). One op for all of them; the body names the
-  // function by a 32-bit id (messages.h ApiCallHead).
-  kApiCall = 0x0501,  // A round trip, or fire-and-forget when want_reply is false.
-  // Session 0x0Fxx.
-  kHello = 0x0F01,
-  kGoodbye = 0x0F02,
-  kHeartbeat = 0x0F03,  // No body, no reply; proves the sender is alive.
-  kData = 0x0F04,       // A chunk of bulk bytes; payload is raw.
-  kFatal = 0x0F05,      // Worker -> client: the session ends; body says why.
-  kOutput = 0x0F06,     // Worker -> client, unsolicited: text device code printed.
-  kHostCallbackReady = 0x0F07,  // Worker -> client, unsolicited: a stream reached a host callback.
-  kShmSetup = 0x0F08,  // Worker -> client, first on a unix socket: the shm segment (SCM_RIGHTS).
-  kDataLz4 = 0x0F09,  // A chunk of bulk bytes, lz4-compressed (see below); only where negotiated.
-  kAuth = 0x0F0A,     // Client -> worker: the answer to the hello's challenge (messages.h AuthRequest).
+#define HIPR_OP_ENUMERATOR(name, code, ...) k##name = code,
+  HIPR_OPS(HIPR_OP_ENUMERATOR)
+#undef HIPR_OP_ENUMERATOR
 };
 
 inline constexpr uint16_t ReplyOp(Op op) { return static_cast<uint16_t>(op) | kReplyBit; }

@@ -26,7 +26,9 @@ int64_t NowNs() {
       .count();
 }
 
+// The op's name, or its code when it has none.
 std::string OpName(uint16_t op) {
+  if (const char* name = wire::OpName(op)) return name;
   char buf[8];
   std::snprintf(buf, sizeof buf, "0x%04x", op);
   return buf;
@@ -311,400 +313,407 @@ void Session::HeartbeatLoop() {
   }
 }
 
+// Frames reach their handler through the table of ops (protocol/ops.h):
+// each op the worker serves has one On() overload, and an op without one
+// does not compile. The body is read and decoded first.
 Status Session::Dispatch(const wire::FrameHeader& h) {
-  const auto op = static_cast<Op>(h.op);
-  if (op == Op::kCopyToDevice) return HandleCopyToDevice(h);
-  if (op == Op::kModuleLoad) return HandleModuleLoad(h);
-  if (op == Op::kHeartbeat || op == Op::kData) {
-    if (op == Op::kData) return ProtocolError("data frame outside a transfer");
-    return SkipPayload(*conn_, h.payload_length);
+  switch (static_cast<Op>(h.op)) {
+#define HIPR_DISPATCH(name, code, request, reply, mode, flags, note) \
+  case Op::k##name:                                                  \
+    return Serve<Op::k##name>(h);
+    HIPR_OPS(HIPR_DISPATCH)
+#undef HIPR_DISPATCH
   }
-  HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &body_));
-  switch (op) {
-    case Op::kGoodbye:
-      goodbye_ = true;
-      return Status::Ok();
-    case Op::kDeviceSynchronize: {
-      msg::DeviceRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      device_->DeviceSynchronizeAsync(m.device, ReplyLater(h));
-      return Status::Ok();
+  return ProtocolError("unknown op " + OpName(h.op));
+}
+
+template <Op op>
+Status Session::Serve(const wire::FrameHeader& h) {
+  constexpr ops::Mode mode = ops::kModeOf<op>;
+  if constexpr (op == Op::kHeartbeat) {
+    return SkipPayload(*conn_, h.payload_length);
+  } else if constexpr (mode == ops::Mode::kLink) {
+    return ProtocolError("data frame outside a transfer");
+  } else if constexpr (mode != ops::Mode::kCall && mode != ops::Mode::kPost && mode != ops::Mode::kCallOrPost) {
+    return ProtocolError(OpName(h.op) + " is not a request the session serves");
+  } else {
+    HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &body_));
+    if constexpr (op == Op::kApiCall) {
+      return ServeApiCall(h);  // Decodes its head and arguments in one pass (session_api.cc).
+    } else {
+      ops::Request<op> m;
+      if constexpr (!std::is_same_v<ops::Request<op>, msg::NoBody>) HIPR_RETURN_IF_ERROR(Decode(&m));
+      return On(ops::Tag<op>{}, h, m);
     }
-    case Op::kDeviceReset: {
-      msg::DeviceRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      // The reset waits for every stream here, on the replay thread: a
-      // stream held at a host callback would wait for a "done" queued
-      // behind this frame. The reset discards the streams' work anyway, so
-      // let them past their callbacks (the client still runs them).
-      for (auto& [id, gate] : host_gates_) gate->Open();
-      Status st = device_->DeviceReset(m.device);
-      if (st.ok()) ForgetDevice(m.device);
-      return ReplySync(h, st);
-    }
-    case Op::kMemGetInfo: {
-      msg::DeviceRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      msg::MemInfoReply r;
-      r.error = ToHipError(device_->MemInfo(m.device, &r.free_bytes, &r.total_bytes));
-      return Reply(h, r);
-    }
-    case Op::kMalloc: {
-      msg::MallocRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      msg::MallocReply r;
-      // As hipMalloc: size 0 is success with a null pointer, on any device.
-      Status st = (m.flags & ~msg::kMallocKnownFlags) != 0
-                      ? Status(StatusCode::kInvalidArgument, "unknown malloc flags " + std::to_string(m.flags))
-                  : m.size == 0 ? Status::Ok()
-                                : device_->Malloc(m.device, m.size, m.flags, &r.address);
-      if (!st.ok()) spdlog::info("session {}: malloc of {} bytes failed: {}", id_, m.size, st.ToString());
-      r.error = ToHipError(st);
-      return Reply(h, r);
-    }
-    case Op::kFree: {
-      msg::FreeRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      if (m.address != 0) Defer(h, device_->Free(m.address));  // hipFree(nullptr) does nothing.
-      return Status::Ok();
-    }
-    case Op::kMemset: {
-      msg::MemsetRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, device_->Memset(m.device, m.stream, m.dst, m.value, m.element_size));
-      return Status::Ok();
-    }
-    case Op::kHostRegister:
-      return HandleHostRange(h, true);
-    case Op::kHostUnregister:
-      return HandleHostRange(h, false);
-    case Op::kIpcGetMemHandle: {
-      msg::IpcGetMemHandleRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Device::IpcHandle handle{};
-      Status st = device_->IpcGetMemHandle(m.address, &handle);
-      msg::IpcGetMemHandleReply r;
-      r.error = ToHipError(st);
-      if (st.ok()) r.handle.assign(handle.begin(), handle.end());
-      return Reply(h, r);
-    }
-    case Op::kIpcOpenMemHandle: {
-      msg::IpcOpenMemHandleRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      msg::IpcOpenMemHandleReply r;
-      Status st = m.handle.size() == msg::kIpcMemHandleBytes
-                      ? Status::Ok()
-                      : InvalidArgument("an IPC memory handle has " + std::to_string(msg::kIpcMemHandleBytes) + " bytes");
-      if (st.ok()) {
-        Device::IpcHandle handle{};
-        std::copy(m.handle.begin(), m.handle.end(), handle.begin());
-        st = device_->IpcOpenMemHandle(m.device, handle, m.flags, &r.address, &r.base, &r.size);
-      }
-      if (!st.ok()) spdlog::info("session {}: opening an IPC memory handle failed: {}", id_, st.ToString());
-      r.error = ToHipError(st);
-      return Reply(h, r);
-    }
-    case Op::kIpcCloseMemHandle: {
-      msg::IpcCloseMemHandleRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      return Reply(h, msg::CallReply{ToHipError(device_->IpcCloseMemHandle(m.base))});
-    }
-    case Op::kVmmReserve: {
-      msg::VmmReserveRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      msg::VmmReserveReply r;
-      Status st = device_->VmmReserve(m.size, m.alignment, m.hint, &r.address);
-      if (!st.ok()) spdlog::info("session {}: address reservation of {} bytes refused: {}", id_, m.size, st.ToString());
-      r.error = ToHipError(st);
-      if (!st.ok()) r.address = 0;
-      return Reply(h, r);
-    }
-    case Op::kVmmFree: {
-      msg::VmmRangeRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Status st = device_->VmmFree(m.address, m.size);
-      if (!st.ok())
-        spdlog::info("session {}: freeing the reservation 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
-      return Reply(h, msg::CallReply{ToHipError(st)});
-    }
-    case Op::kVmmUnmap: {
-      // Replied once the streams reach it, from wherever that happens: the
-      // replay thread goes on meanwhile (a stream may be held at a host
-      // callback whose "done" is still to come).
-      msg::VmmRangeRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Device::Completion reply = ReplyLater(h);
-      device_->VmmUnmapAsync(m.address, m.size, [this, m, reply = std::move(reply)](Status st) {
-        if (!st.ok()) spdlog::info("session {}: unmap of 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
-        reply(std::move(st));
-      });
-      return Status::Ok();
-    }
-    case Op::kVmmCreate: {
-      msg::VmmCreateRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Status st = device_->VmmCreate(m.device, m.handle, m.size);
-      if (!st.ok()) spdlog::info("session {}: physical memory of {} bytes refused: {}", id_, m.size, st.ToString());
-      return Reply(h, msg::CallReply{ToHipError(st)});
-    }
-    case Op::kVmmRelease: {
-      msg::VmmHandleRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      return Reply(h, msg::CallReply{ToHipError(device_->VmmRelease(m.handle))});
-    }
-    case Op::kVmmExport: {
-      msg::VmmHandleRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Device::IpcHandle token{};
-      Status st = device_->VmmExport(m.handle, &token);
-      if (!st.ok()) spdlog::info("session {}: exporting physical memory {} failed: {}", id_, m.handle, st.ToString());
-      msg::IpcGetMemHandleReply r;
-      r.error = ToHipError(st);
-      if (st.ok()) r.handle.assign(token.begin(), token.end());
-      return Reply(h, r);
-    }
-    case Op::kVmmImport: {
-      msg::VmmImportRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      msg::VmmImportReply r;
-      Status st = m.token.size() == msg::kIpcMemHandleBytes
-                      ? Status::Ok()
-                      : InvalidArgument("a shareable handle has " + std::to_string(msg::kIpcMemHandleBytes) + " bytes");
-      if (st.ok()) {
-        Device::IpcHandle token{};
-        std::copy(m.token.begin(), m.token.end(), token.begin());
-        st = device_->VmmImport(m.device, m.handle, token, &r.size);
-      }
-      if (!st.ok()) spdlog::info("session {}: importing physical memory failed: {}", id_, st.ToString());
-      r.error = ToHipError(st);
-      if (!st.ok()) r.size = 0;
-      return Reply(h, r);
-    }
-    case Op::kVmmMap: {
-      msg::VmmMapRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Status st = device_->VmmMap(m.address, m.size, m.offset, m.handle);
-      if (!st.ok()) spdlog::info("session {}: mapping at 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
-      return Reply(h, msg::CallReply{ToHipError(st)});
-    }
-    case Op::kVmmSetAccess: {
-      msg::VmmSetAccessRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Status st = device_->VmmSetAccess(m.address, m.size, m.access);
-      if (!st.ok()) spdlog::info("session {}: access change at 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
-      return Reply(h, msg::CallReply{ToHipError(st)});
-    }
-    case Op::kTextureCreate: {
-      msg::TextureCreateRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      msg::TextureCreateReply r;
-      Status st = device_->CreateTexture(m, &r.handle);
-      if (!st.ok()) spdlog::info("session {}: texture object refused: {}", id_, st.ToString());
-      r.error = ToHipError(st);
-      if (!st.ok()) r.handle = 0;
-      return Reply(h, r);
-    }
-    case Op::kTextureDestroy: {
-      msg::TextureDestroyRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, device_->DestroyTexture(m.handle));
-      return Status::Ok();
-    }
-    case Op::kIpcGetEventHandle: {
-      msg::EventRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Device::IpcEventHandle handle{};
-      Status st = device_->IpcGetEventHandle(m.event, &handle);
-      if (!st.ok()) spdlog::info("session {}: exporting event {} failed: {}", id_, m.event, st.ToString());
-      msg::IpcGetMemHandleReply r;
-      r.error = ToHipError(st);
-      if (st.ok()) r.handle.assign(handle.begin(), handle.end());
-      return Reply(h, r);
-    }
-    case Op::kIpcOpenEventHandle: {
-      msg::IpcOpenEventHandleRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Status st = m.handle.size() == msg::kIpcEventHandleBytes
-                      ? Status::Ok()
-                      : InvalidArgument("an IPC event handle has " + std::to_string(msg::kIpcEventHandleBytes) + " bytes");
-      if (st.ok()) {
-        Device::IpcEventHandle handle{};
-        std::copy(m.handle.begin(), m.handle.end(), handle.begin());
-        st = device_->IpcOpenEventHandle(m.device, m.event, handle);
-      }
-      if (!st.ok()) spdlog::info("session {}: opening an IPC event handle failed: {}", id_, st.ToString());
-      return Reply(h, msg::CallReply{ToHipError(st)});
-    }
-    case Op::kCopyFromDevice:
-      return HandleCopyFromDevice(h);
-    case Op::kCopyOnDevice: {
-      msg::CopyOnDeviceRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Status st = device_->CopyOnDevice(m.device, m.stream, m.dst, m.src);
-      if (!m.want_reply) {
-        Defer(h, st);
-        return Status::Ok();
-      }
-      if (!st.ok()) return ReplySync(h, st);
-      device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
-      return Status::Ok();
-    }
-    case Op::kModuleUnload: {
-      msg::ModuleUnloadRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      std::erase_if(functions_, [&](const auto& f) { return f.second.module == m.module; });
-      Status st = device_->UnloadModule(m.module);
-      if (st.ok()) modules_.erase(m.module);
-      Defer(h, st);
-      return Status::Ok();
-    }
-    case Op::kLaunchKernel:
-      return HandleLaunch(h);
-    case Op::kApiCall:
-      return HandleApiCall(h);
-    case Op::kStreamCreate: {
-      msg::StreamCreateRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      if (streams_.size() >= static_cast<size_t>(config_.max_streams_per_session)) {
-        Defer(h, OverLimit("streams", streams_.size(), config_.max_streams_per_session, "--max-streams-per-session"));
-        return Status::Ok();
-      }
-      if (ledger_ != nullptr) {
-        if (Status st = ledger_->TakeStream(slot_, config_.max_streams); !st.ok()) {
-          Defer(h, st);
-          return Status::Ok();
-        }
-      }
-      Status st = device_->StreamCreate(m.device, m.stream, m.flags, m.priority, m.cu_mask);
-      if (st.ok())
-        streams_[m.stream] = m.device;
-      else if (ledger_ != nullptr)
-        ledger_->ReturnStream(slot_);
-      Defer(h, st);
-      return Status::Ok();
-    }
-    case Op::kStreamDestroy: {
-      msg::StreamRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Status st = device_->StreamDestroy(m.stream);
-      if (st.ok() && streams_.erase(m.stream) != 0 && ledger_ != nullptr) ledger_->ReturnStream(slot_);
-      Defer(h, st);
-      return Status::Ok();
-    }
-    case Op::kStreamSynchronize: {
-      msg::StreamRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
-      return Status::Ok();
-    }
-    case Op::kStreamQuery: {
-      msg::StreamRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      return Reply(h, msg::CallReply{ToHipError(device_->StreamQuery(m.stream))});
-    }
-    case Op::kStreamWaitEvent: {
-      msg::StreamWaitEventRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, device_->StreamWaitEvent(m.stream, m.event, m.flags));
-      return Status::Ok();
-    }
-    case Op::kStreamWaitValue: {
-      msg::StreamWaitValueRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, device_->StreamWaitValue(m.device, m.stream, m.address, m.value, m.mask, m.flags, m.bytes));
-      return Status::Ok();
-    }
-    case Op::kStreamWriteValue: {
-      msg::StreamWriteValueRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, device_->StreamWriteValue(m.device, m.stream, m.address, m.value, m.bytes));
-      return Status::Ok();
-    }
-    case Op::kStreamHostCallback: {
-      msg::StreamHostCallbackRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, AddHostCallback(m));
-      return Status::Ok();
-    }
-    case Op::kGraphCreate: {
-      msg::GraphCreateRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, CreateGraph(std::move(m)));
-      return Status::Ok();
-    }
-    case Op::kGraphLaunch: {
-      msg::GraphLaunchRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, LaunchGraph(m));
-      return Status::Ok();
-    }
-    case Op::kGraphDestroy: {
-      msg::GraphRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, DestroyGraph(m.graph));
-      return Status::Ok();
-    }
-    case Op::kHostCallbackDone: {
-      msg::HostCallbackDone m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      auto it = host_gates_.find(m.callback);
-      if (it == host_gates_.end()) {
-        Defer(h, Status(StatusCode::kInvalidHandle, "no host callback " + std::to_string(m.callback) + " waits"));
-        return Status::Ok();
-      }
-      it->second->Open();
-      host_gates_.erase(it);
-      pending_replies_.fetch_sub(1);
-      return Status::Ok();
-    }
-    case Op::kEventCreate: {
-      msg::EventCreateRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      if (events_.size() >= static_cast<size_t>(config_.max_events_per_session)) {
-        Defer(h, OverLimit("events", events_.size(), config_.max_events_per_session, "--max-events-per-session"));
-        return Status::Ok();
-      }
-      Status st = device_->EventCreate(m.device, m.event, m.flags);
-      if (st.ok()) events_[m.event] = m.device;
-      Defer(h, st);
-      return Status::Ok();
-    }
-    case Op::kEventDestroy: {
-      msg::EventRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Status st = device_->EventDestroy(m.event);
-      if (st.ok()) events_.erase(m.event);
-      Defer(h, st);
-      return Status::Ok();
-    }
-    case Op::kEventRecord: {
-      msg::EventRecordRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      Defer(h, device_->EventRecord(m.event, m.stream));
-      return Status::Ok();
-    }
-    case Op::kEventSynchronize: {
-      msg::EventRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      device_->EventSynchronizeAsync(m.event, ReplyLater(h));
-      return Status::Ok();
-    }
-    case Op::kEventQuery: {
-      msg::EventRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      return Reply(h, msg::CallReply{ToHipError(device_->EventQuery(m.event))});
-    }
-    case Op::kEventElapsedTime: {
-      msg::EventElapsedRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(&m));
-      msg::EventElapsedReply r;
-      r.error = ToHipError(device_->EventElapsedTime(m.start, m.stop, &r.milliseconds));
-      return Reply(h, r);
-    }
-    default:
-      return ProtocolError("unknown op " + OpName(h.op));
   }
 }
+
+Status Session::On(ops::Tag<Op::kGoodbye>, const wire::FrameHeader& h, msg::NoBody& m) {
+  goodbye_ = true;
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kDeviceSynchronize>, const wire::FrameHeader& h, msg::DeviceRequest& m) {
+  device_->DeviceSynchronizeAsync(m.device, ReplyLater(h));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kDeviceReset>, const wire::FrameHeader& h, msg::DeviceRequest& m) {
+  // The reset waits for every stream here, on the replay thread: a
+  // stream held at a host callback would wait for a "done" queued
+  // behind this frame. The reset discards the streams' work anyway, so
+  // let them past their callbacks (the client still runs them).
+  for (auto& [id, gate] : host_gates_) gate->Open();
+  Status st = device_->DeviceReset(m.device);
+  if (st.ok()) ForgetDevice(m.device);
+  return ReplySync(h, st);
+}
+
+Status Session::On(ops::Tag<Op::kMemGetInfo>, const wire::FrameHeader& h, msg::DeviceRequest& m) {
+  msg::MemInfoReply r;
+  r.error = ToHipError(device_->MemInfo(m.device, &r.free_bytes, &r.total_bytes));
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kMalloc>, const wire::FrameHeader& h, msg::MallocRequest& m) {
+  msg::MallocReply r;
+  // As hipMalloc: size 0 is success with a null pointer, on any device.
+  Status st = (m.flags & ~msg::kMallocKnownFlags) != 0
+                  ? Status(StatusCode::kInvalidArgument, "unknown malloc flags " + std::to_string(m.flags))
+              : m.size == 0 ? Status::Ok()
+                            : device_->Malloc(m.device, m.size, m.flags, &r.address);
+  if (!st.ok()) spdlog::info("session {}: malloc of {} bytes failed: {}", id_, m.size, st.ToString());
+  r.error = ToHipError(st);
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kFree>, const wire::FrameHeader& h, msg::FreeRequest& m) {
+  if (m.address != 0) Defer(h, device_->Free(m.address));  // hipFree(nullptr) does nothing.
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kMemset>, const wire::FrameHeader& h, msg::MemsetRequest& m) {
+  Defer(h, Replay(m));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kHostRegister>, const wire::FrameHeader& h, msg::HostRangeRequest& m) {
+  return HostRange(h, m, true);
+}
+
+Status Session::On(ops::Tag<Op::kHostUnregister>, const wire::FrameHeader& h, msg::HostRangeRequest& m) {
+  return HostRange(h, m, false);
+}
+
+Status Session::On(ops::Tag<Op::kIpcGetMemHandle>, const wire::FrameHeader& h, msg::IpcGetMemHandleRequest& m) {
+  Device::IpcHandle handle{};
+  Status st = device_->IpcGetMemHandle(m.address, &handle);
+  msg::IpcGetMemHandleReply r;
+  r.error = ToHipError(st);
+  if (st.ok()) r.handle.assign(handle.begin(), handle.end());
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kIpcOpenMemHandle>, const wire::FrameHeader& h, msg::IpcOpenMemHandleRequest& m) {
+  msg::IpcOpenMemHandleReply r;
+  Status st = m.handle.size() == msg::kIpcMemHandleBytes
+                  ? Status::Ok()
+                  : InvalidArgument("an IPC memory handle has " + std::to_string(msg::kIpcMemHandleBytes) + " bytes");
+  if (st.ok()) {
+    Device::IpcHandle handle{};
+    std::copy(m.handle.begin(), m.handle.end(), handle.begin());
+    st = device_->IpcOpenMemHandle(m.device, handle, m.flags, &r.address, &r.base, &r.size);
+  }
+  if (!st.ok()) spdlog::info("session {}: opening an IPC memory handle failed: {}", id_, st.ToString());
+  r.error = ToHipError(st);
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kIpcCloseMemHandle>, const wire::FrameHeader& h, msg::IpcCloseMemHandleRequest& m) {
+  return Reply(h, msg::CallReply{ToHipError(device_->IpcCloseMemHandle(m.base))});
+}
+
+Status Session::On(ops::Tag<Op::kVmmReserve>, const wire::FrameHeader& h, msg::VmmReserveRequest& m) {
+  msg::VmmReserveReply r;
+  Status st = device_->VmmReserve(m.size, m.alignment, m.hint, &r.address);
+  if (!st.ok()) spdlog::info("session {}: address reservation of {} bytes refused: {}", id_, m.size, st.ToString());
+  r.error = ToHipError(st);
+  if (!st.ok()) r.address = 0;
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kVmmFree>, const wire::FrameHeader& h, msg::VmmRangeRequest& m) {
+  Status st = device_->VmmFree(m.address, m.size);
+  if (!st.ok())
+    spdlog::info("session {}: freeing the reservation 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
+  return Reply(h, msg::CallReply{ToHipError(st)});
+}
+
+// Replied once the streams reach it, from wherever that happens: the
+// replay thread goes on meanwhile (a stream may be held at a host callback
+// whose "done" is still to come).
+Status Session::On(ops::Tag<Op::kVmmUnmap>, const wire::FrameHeader& h, msg::VmmRangeRequest& m) {
+  Device::Completion reply = ReplyLater(h);
+  device_->VmmUnmapAsync(m.address, m.size, [this, m, reply = std::move(reply)](Status st) {
+    if (!st.ok()) spdlog::info("session {}: unmap of 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
+    reply(std::move(st));
+  });
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kVmmCreate>, const wire::FrameHeader& h, msg::VmmCreateRequest& m) {
+  Status st = device_->VmmCreate(m.device, m.handle, m.size);
+  if (!st.ok()) spdlog::info("session {}: physical memory of {} bytes refused: {}", id_, m.size, st.ToString());
+  return Reply(h, msg::CallReply{ToHipError(st)});
+}
+
+Status Session::On(ops::Tag<Op::kVmmRelease>, const wire::FrameHeader& h, msg::VmmHandleRequest& m) {
+  return Reply(h, msg::CallReply{ToHipError(device_->VmmRelease(m.handle))});
+}
+
+Status Session::On(ops::Tag<Op::kVmmExport>, const wire::FrameHeader& h, msg::VmmHandleRequest& m) {
+  Device::IpcHandle token{};
+  Status st = device_->VmmExport(m.handle, &token);
+  if (!st.ok()) spdlog::info("session {}: exporting physical memory {} failed: {}", id_, m.handle, st.ToString());
+  msg::IpcGetMemHandleReply r;
+  r.error = ToHipError(st);
+  if (st.ok()) r.handle.assign(token.begin(), token.end());
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kVmmImport>, const wire::FrameHeader& h, msg::VmmImportRequest& m) {
+  msg::VmmImportReply r;
+  Status st = m.token.size() == msg::kIpcMemHandleBytes
+                  ? Status::Ok()
+                  : InvalidArgument("a shareable handle has " + std::to_string(msg::kIpcMemHandleBytes) + " bytes");
+  if (st.ok()) {
+    Device::IpcHandle token{};
+    std::copy(m.token.begin(), m.token.end(), token.begin());
+    st = device_->VmmImport(m.device, m.handle, token, &r.size);
+  }
+  if (!st.ok()) spdlog::info("session {}: importing physical memory failed: {}", id_, st.ToString());
+  r.error = ToHipError(st);
+  if (!st.ok()) r.size = 0;
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kVmmMap>, const wire::FrameHeader& h, msg::VmmMapRequest& m) {
+  Status st = device_->VmmMap(m.address, m.size, m.offset, m.handle);
+  if (!st.ok()) spdlog::info("session {}: mapping at 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
+  return Reply(h, msg::CallReply{ToHipError(st)});
+}
+
+Status Session::On(ops::Tag<Op::kVmmSetAccess>, const wire::FrameHeader& h, msg::VmmSetAccessRequest& m) {
+  Status st = device_->VmmSetAccess(m.address, m.size, m.access);
+  if (!st.ok()) spdlog::info("session {}: access change at 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
+  return Reply(h, msg::CallReply{ToHipError(st)});
+}
+
+Status Session::On(ops::Tag<Op::kTextureCreate>, const wire::FrameHeader& h, msg::TextureCreateRequest& m) {
+  msg::TextureCreateReply r;
+  Status st = device_->CreateTexture(m, &r.handle);
+  if (!st.ok()) spdlog::info("session {}: texture object refused: {}", id_, st.ToString());
+  r.error = ToHipError(st);
+  if (!st.ok()) r.handle = 0;
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kTextureDestroy>, const wire::FrameHeader& h, msg::TextureDestroyRequest& m) {
+  Defer(h, device_->DestroyTexture(m.handle));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kIpcGetEventHandle>, const wire::FrameHeader& h, msg::EventRequest& m) {
+  Device::IpcEventHandle handle{};
+  Status st = device_->IpcGetEventHandle(m.event, &handle);
+  if (!st.ok()) spdlog::info("session {}: exporting event {} failed: {}", id_, m.event, st.ToString());
+  msg::IpcGetMemHandleReply r;
+  r.error = ToHipError(st);
+  if (st.ok()) r.handle.assign(handle.begin(), handle.end());
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kIpcOpenEventHandle>, const wire::FrameHeader& h, msg::IpcOpenEventHandleRequest& m) {
+  Status st = m.handle.size() == msg::kIpcEventHandleBytes
+                  ? Status::Ok()
+                  : InvalidArgument("an IPC event handle has " + std::to_string(msg::kIpcEventHandleBytes) + " bytes");
+  if (st.ok()) {
+    Device::IpcEventHandle handle{};
+    std::copy(m.handle.begin(), m.handle.end(), handle.begin());
+    st = device_->IpcOpenEventHandle(m.device, m.event, handle);
+  }
+  if (!st.ok()) spdlog::info("session {}: opening an IPC event handle failed: {}", id_, st.ToString());
+  return Reply(h, msg::CallReply{ToHipError(st)});
+}
+
+Status Session::On(ops::Tag<Op::kCopyOnDevice>, const wire::FrameHeader& h, msg::CopyOnDeviceRequest& m) {
+  Status st = Replay(m);
+  if (!m.want_reply) {
+    Defer(h, st);
+    return Status::Ok();
+  }
+  if (!st.ok()) return ReplySync(h, st);
+  device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kModuleUnload>, const wire::FrameHeader& h, msg::ModuleUnloadRequest& m) {
+  std::erase_if(functions_, [&](const auto& f) { return f.second.module == m.module; });
+  Status st = device_->UnloadModule(m.module);
+  if (st.ok()) modules_.erase(m.module);
+  Defer(h, st);
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kStreamCreate>, const wire::FrameHeader& h, msg::StreamCreateRequest& m) {
+  if (streams_.size() >= static_cast<size_t>(config_.max_streams_per_session)) {
+    Defer(h, OverLimit("streams", streams_.size(), config_.max_streams_per_session, "--max-streams-per-session"));
+    return Status::Ok();
+  }
+  if (ledger_ != nullptr) {
+    if (Status st = ledger_->TakeStream(slot_, config_.max_streams); !st.ok()) {
+      Defer(h, st);
+      return Status::Ok();
+    }
+  }
+  Status st = device_->StreamCreate(m.device, m.stream, m.flags, m.priority, m.cu_mask);
+  if (st.ok())
+    streams_[m.stream] = m.device;
+  else if (ledger_ != nullptr)
+    ledger_->ReturnStream(slot_);
+  Defer(h, st);
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kStreamDestroy>, const wire::FrameHeader& h, msg::StreamRequest& m) {
+  Status st = device_->StreamDestroy(m.stream);
+  if (st.ok() && streams_.erase(m.stream) != 0 && ledger_ != nullptr) ledger_->ReturnStream(slot_);
+  Defer(h, st);
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kStreamSynchronize>, const wire::FrameHeader& h, msg::StreamRequest& m) {
+  device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kStreamQuery>, const wire::FrameHeader& h, msg::StreamRequest& m) {
+  return Reply(h, msg::CallReply{ToHipError(device_->StreamQuery(m.stream))});
+}
+
+Status Session::On(ops::Tag<Op::kStreamWaitEvent>, const wire::FrameHeader& h, msg::StreamWaitEventRequest& m) {
+  Defer(h, Replay(m));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kStreamWaitValue>, const wire::FrameHeader& h, msg::StreamWaitValueRequest& m) {
+  Defer(h, Replay(m));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kStreamWriteValue>, const wire::FrameHeader& h, msg::StreamWriteValueRequest& m) {
+  Defer(h, Replay(m));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kStreamHostCallback>, const wire::FrameHeader& h, msg::StreamHostCallbackRequest& m) {
+  Defer(h, Replay(m));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kGraphCreate>, const wire::FrameHeader& h, msg::GraphCreateRequest& m) {
+  Defer(h, CreateGraph(std::move(m)));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kGraphLaunch>, const wire::FrameHeader& h, msg::GraphLaunchRequest& m) {
+  Defer(h, LaunchGraph(m));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kGraphDestroy>, const wire::FrameHeader& h, msg::GraphRequest& m) {
+  Defer(h, DestroyGraph(m.graph));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kHostCallbackDone>, const wire::FrameHeader& h, msg::HostCallbackDone& m) {
+  auto it = host_gates_.find(m.callback);
+  if (it == host_gates_.end()) {
+    Defer(h, Status(StatusCode::kInvalidHandle, "no host callback " + std::to_string(m.callback) + " waits"));
+    return Status::Ok();
+  }
+  it->second->Open();
+  host_gates_.erase(it);
+  pending_replies_.fetch_sub(1);
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kEventCreate>, const wire::FrameHeader& h, msg::EventCreateRequest& m) {
+  if (events_.size() >= static_cast<size_t>(config_.max_events_per_session)) {
+    Defer(h, OverLimit("events", events_.size(), config_.max_events_per_session, "--max-events-per-session"));
+    return Status::Ok();
+  }
+  Status st = device_->EventCreate(m.device, m.event, m.flags);
+  if (st.ok()) events_[m.event] = m.device;
+  Defer(h, st);
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kEventDestroy>, const wire::FrameHeader& h, msg::EventRequest& m) {
+  Status st = device_->EventDestroy(m.event);
+  if (st.ok()) events_.erase(m.event);
+  Defer(h, st);
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kEventRecord>, const wire::FrameHeader& h, msg::EventRecordRequest& m) {
+  Defer(h, Replay(m));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kEventSynchronize>, const wire::FrameHeader& h, msg::EventRequest& m) {
+  device_->EventSynchronizeAsync(m.event, ReplyLater(h));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kEventQuery>, const wire::FrameHeader& h, msg::EventRequest& m) {
+  return Reply(h, msg::CallReply{ToHipError(device_->EventQuery(m.event))});
+}
+
+Status Session::On(ops::Tag<Op::kEventElapsedTime>, const wire::FrameHeader& h, msg::EventElapsedRequest& m) {
+  msg::EventElapsedReply r;
+  r.error = ToHipError(device_->EventElapsedTime(m.start, m.stop, &r.milliseconds));
+  return Reply(h, r);
+}
+
+// ---- Stream work: one function per graph-node op, for its frame and its
+// graph nodes alike ------------------------------------------------------
+
+Status Session::Replay(msg::LaunchRequest m) { return Launch(std::move(m)); }
+
+Status Session::Replay(const msg::MemsetRequest& m) {
+  return device_->Memset(m.device, m.stream, m.dst, m.value, m.element_size);
+}
+
+Status Session::Replay(const msg::CopyOnDeviceRequest& m) {
+  return device_->CopyOnDevice(m.device, m.stream, m.dst, m.src);
+}
+
+Status Session::Replay(const msg::StreamWaitEventRequest& m) {
+  return device_->StreamWaitEvent(m.stream, m.event, m.flags);
+}
+
+Status Session::Replay(const msg::StreamHostCallbackRequest& m) { return AddHostCallback(m); }
+
+Status Session::Replay(const msg::StreamWaitValueRequest& m) {
+  return device_->StreamWaitValue(m.device, m.stream, m.address, m.value, m.mask, m.flags, m.bytes);
+}
+
+Status Session::Replay(const msg::StreamWriteValueRequest& m) {
+  return device_->StreamWriteValue(m.device, m.stream, m.address, m.value, m.bytes);
+}
+
+Status Session::Replay(const msg::EventRecordRequest& m) { return device_->EventRecord(m.event, m.stream); }
 
 Status Session::AddHostCallback(const msg::StreamHostCallbackRequest& m) {
   if (host_gates_.size() >= kMaxHostCallbacks)
@@ -731,10 +740,7 @@ Status Session::AddHostCallback(const msg::StreamHostCallbackRequest& m) {
   return st;
 }
 
-Status Session::HandleCopyToDevice(const wire::FrameHeader& h) {
-  HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &body_));
-  msg::CopyToDeviceRequest m;
-  HIPR_RETURN_IF_ERROR(Decode(&m));
+Status Session::On(ops::Tag<Op::kCopyToDevice>, const wire::FrameHeader& h, msg::CopyToDeviceRequest& m) {
   const uint64_t total = m.dst.bytes();
   if (m.dst.height != 0 && total / m.dst.height != m.dst.width) return ProtocolError("copy size overflows");
   if (ledger_ != nullptr) ledger_->Count(Ledger::kBytesToDevice, total);
@@ -768,9 +774,7 @@ Status Session::HandleCopyToDevice(const wire::FrameHeader& h) {
   return Status::Ok();
 }
 
-Status Session::HandleCopyFromDevice(const wire::FrameHeader& h) {
-  msg::CopyFromDeviceRequest m;
-  HIPR_RETURN_IF_ERROR(Decode(&m));
+Status Session::On(ops::Tag<Op::kCopyFromDevice>, const wire::FrameHeader& h, msg::CopyFromDeviceRequest& m) {
   // No bulk comes from the client here, so a bad size fails this call only.
   if (m.src.height != 0 && m.src.bytes() / m.src.height != m.src.width)
     return ReplySync(h, InvalidArgument("copy size overflows"));
@@ -834,9 +838,7 @@ Status Session::HandleCopyFromDevice(const wire::FrameHeader& h) {
   return Status::Ok();
 }
 
-Status Session::HandleHostRange(const wire::FrameHeader& h, bool add) {
-  msg::HostRangeRequest m;
-  HIPR_RETURN_IF_ERROR(Decode(&m));
+Status Session::HostRange(const wire::FrameHeader& h, const msg::HostRangeRequest& m, bool add) {
   uint8_t* at = nullptr;
   Status st;
   if (add) {

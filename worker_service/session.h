@@ -29,12 +29,14 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "protocol/chunk_lz4.h"
 #include "protocol/codec.h"
 #include "protocol/messages.h"
+#include "protocol/op_traits.h"
 #include "protocol/thread_annotations.h"
 #include "protocol/transport.h"
 #include "worker_service/code_cache.h"
@@ -45,6 +47,10 @@
 #include "worker_service/shared_segment.h"
 
 namespace hipr::worker {
+
+// std::variant of the requests of the ops a graph may hold.
+template <size_t... I>
+auto GraphNodeVariant(std::index_sequence<I...>) -> std::variant<ops::Request<ops::kGraphNodeOps[I]>...>;
 
 class Session {
  public:
@@ -70,17 +76,49 @@ class Session {
   // Logs what bulk lz4 did in this session (when it was agreed).
   void LogLz4();
   Status Dispatch(const wire::FrameHeader& header);
-  Status HandleCopyToDevice(const wire::FrameHeader& header);
-  Status HandleCopyFromDevice(const wire::FrameHeader& header);
+  // Reads and decodes the body of `op` and calls its handler.
+  template <wire::Op op>
+  Status Serve(const wire::FrameHeader& header);
+
+  // One handler per op the session serves, with its decoded request: the
+  // rows of protocol/ops.h whose mode is Call, Post or CallOrPost. Ops with
+  // bulk read it from the connection (session.cc, session_modules.cc).
+#define HIPR_SESSION_ON_Call(name, request) \
+  Status On(ops::Tag<wire::Op::k##name>, const wire::FrameHeader& h, msg::request& m);
+#define HIPR_SESSION_ON_Post HIPR_SESSION_ON_Call
+#define HIPR_SESSION_ON_CallOrPost HIPR_SESSION_ON_Call
+#define HIPR_SESSION_ON_Handshake(name, request)
+#define HIPR_SESSION_ON_ToClient(name, request)
+#define HIPR_SESSION_ON_Link(name, request)
+#define HIPR_SESSION_ON(name, code, request, reply, mode, flags, note) HIPR_SESSION_ON_##mode(name, request)
+  HIPR_OPS(HIPR_SESSION_ON)
+#undef HIPR_SESSION_ON
+#undef HIPR_SESSION_ON_Call
+#undef HIPR_SESSION_ON_Post
+#undef HIPR_SESSION_ON_CallOrPost
+#undef HIPR_SESSION_ON_Handshake
+#undef HIPR_SESSION_ON_ToClient
+#undef HIPR_SESSION_ON_Link
+  // kApiCall reads its head and its function's arguments in one pass, so
+  // it has no On() (session_api.cc).
+  Status ServeApiCall(const wire::FrameHeader& header);
   // kHostRegister / kHostUnregister.
-  Status HandleHostRange(const wire::FrameHeader& header, bool add);
-  Status HandleModuleLoad(const wire::FrameHeader& header);
+  Status HostRange(const wire::FrameHeader& header, const msg::HostRangeRequest& m, bool add);
   // Reads the module's bulk (maybe lz4) and checks it against its name.
   Status ReceiveModule(const wire::FrameHeader& header, const msg::ModuleLoadRequest& m,
                        std::vector<uint8_t>* code, Status* call_error);
-  Status HandleLaunch(const wire::FrameHeader& header);
-  // A generated call (session_api.cc).
-  Status HandleApiCall(const wire::FrameHeader& header);
+
+  // Stream work: the ops a graph may hold (kGraphNode in protocol/ops.h).
+  // The same function runs a frame's request and a graph's node, so each
+  // such op needs one, or graph replay (session_graphs.cc) does not compile.
+  Status Replay(msg::LaunchRequest m);
+  Status Replay(const msg::MemsetRequest& m);
+  Status Replay(const msg::CopyOnDeviceRequest& m);
+  Status Replay(const msg::StreamWaitEventRequest& m);
+  Status Replay(const msg::StreamHostCallbackRequest& m);
+  Status Replay(const msg::StreamWaitValueRequest& m);
+  Status Replay(const msg::StreamWriteValueRequest& m);
+  Status Replay(const msg::EventRecordRequest& m);
   // A kernel launch (kLaunchKernel, or a graph's kernel node).
   Status Launch(msg::LaunchRequest m);
   // A host callback (kStreamHostCallback, or a graph's host node).
@@ -149,10 +187,9 @@ class Session {
   std::unordered_map<uint64_t, Function> functions_;  // Client-named function ids.
   // Executable graphs by client-named id: the nodes, decoded once, in the
   // order a launch replays them.
-  struct HostNode {};
-  using GraphNodeOp = std::variant<msg::LaunchRequest, msg::MemsetRequest, msg::CopyOnDeviceRequest, HostNode,
-                                   msg::StreamWaitValueRequest, msg::StreamWriteValueRequest,
-                                   msg::EventRecordRequest, msg::StreamWaitEventRequest>;
+  // A node is the request of one of the ops a graph may hold (a host
+  // node: a StreamHostCallbackRequest whose callback the launch names).
+  using GraphNodeOp = decltype(GraphNodeVariant(std::make_index_sequence<ops::kGraphNodeCount>{}));
   struct Graph {
     int32_t device = 0;
     std::vector<GraphNodeOp> nodes;

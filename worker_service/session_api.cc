@@ -9,7 +9,7 @@
 
 namespace hipr::worker {
 
-Status Session::HandleApiCall(const wire::FrameHeader& h) {
+Status Session::ServeApiCall(const wire::FrameHeader& h) {
   msgpack::object_handle oh;
   HIPR_RETURN_IF_ERROR(codec::ParseBody(body_.data(), body_.size(), &oh));
   const msgpack::object& body = oh.get();

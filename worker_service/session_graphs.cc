@@ -13,6 +13,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <type_traits>
+#include <utility>
+#include <variant>
 
 #include "worker_service/session.h"
 
@@ -30,6 +33,51 @@ template <class T>
 Status DecodeNode(const msg::GraphNode& n, T* out) {
   Status st = codec::DecodeBody(n.body.data(), n.body.size(), out);
   return st.ok() ? st : InvalidArgument(st.message());
+}
+
+// What a node must say beyond its op's own checks.
+Status CheckNode(msg::LaunchRequest& r) {
+  return r.kernel.empty() ? InvalidArgument("a kernel node must name its kernel") : Status::Ok();
+}
+Status CheckNode(msg::StreamWaitEventRequest& r) {
+  return r.flags != 0 ? InvalidArgument("an event wait node takes no flags") : Status::Ok();
+}
+Status CheckNode(msg::CopyOnDeviceRequest& r) {
+  r.want_reply = false;
+  return Status::Ok();
+}
+template <class T>
+Status CheckNode(T&) {
+  return Status::Ok();
+}
+
+// The node as the request of `op`; a host node's body is not read (the
+// launch names its callback).
+template <Op op, class Node>
+Status DecodeNodeAs(const msg::GraphNode& n, Node* out) {
+  ops::Request<op> r;
+  if constexpr (op != Op::kStreamHostCallback) HIPR_RETURN_IF_ERROR(DecodeNode(n, &r));
+  Status st = CheckNode(r);
+  *out = std::move(r);
+  return st;
+}
+
+// Decodes `n` as whichever graph-node op it names.
+template <class Node, size_t... I>
+Status DecodeAnyNode(const msg::GraphNode& n, Node* out, std::index_sequence<I...>) {
+  Status st = InvalidArgument("op " + std::to_string(n.op) + " cannot be a graph node");
+  (void)((n.op == static_cast<uint16_t>(ops::kGraphNodeOps[I])
+              ? (st = DecodeNodeAs<ops::kGraphNodeOps[I]>(n, out), true)
+              : false) ||
+         ...);
+  return st;
+}
+
+// A node's request aimed at the launch's device and stream.
+template <class T>
+void Retarget(T& r, int32_t device, uint64_t stream) {
+  if constexpr (requires { r.device; }) r.device = device;
+  if constexpr (requires { r.stream; }) r.stream = stream;
 }
 
 }  // namespace
@@ -51,63 +99,13 @@ Status Session::CreateGraph(msg::GraphCreateRequest m) {
   g.nodes.reserve(m.nodes.size());
   for (size_t i = 0; i < m.nodes.size(); ++i) {
     const msg::GraphNode& n = m.nodes[i];
-    Status st;
-    switch (static_cast<Op>(n.op)) {
-      case Op::kLaunchKernel: {
-        msg::LaunchRequest r;
-        st = DecodeNode(n, &r);
-        if (st.ok() && r.kernel.empty()) st = InvalidArgument("a kernel node must name its kernel");
-        g.nodes.emplace_back(std::move(r));
-        break;
-      }
-      case Op::kMemset: {
-        msg::MemsetRequest r;
-        st = DecodeNode(n, &r);
-        g.nodes.emplace_back(r);
-        break;
-      }
-      case Op::kCopyOnDevice: {
-        msg::CopyOnDeviceRequest r;
-        st = DecodeNode(n, &r);
-        r.want_reply = false;
-        g.nodes.emplace_back(r);
-        break;
-      }
-      case Op::kEventRecord: {
-        msg::EventRecordRequest r;
-        st = DecodeNode(n, &r);
-        g.nodes.emplace_back(r);
-        break;
-      }
-      case Op::kStreamWaitEvent: {
-        msg::StreamWaitEventRequest r;
-        st = DecodeNode(n, &r);
-        if (st.ok() && r.flags != 0) st = InvalidArgument("an event wait node takes no flags");
-        g.nodes.emplace_back(r);
-        break;
-      }
-      case Op::kStreamWaitValue: {
-        msg::StreamWaitValueRequest r;
-        st = DecodeNode(n, &r);
-        g.nodes.emplace_back(r);
-        break;
-      }
-      case Op::kStreamWriteValue: {
-        msg::StreamWriteValueRequest r;
-        st = DecodeNode(n, &r);
-        g.nodes.emplace_back(r);
-        break;
-      }
-      case Op::kStreamHostCallback:
-        g.nodes.emplace_back(HostNode{});
-        ++g.host_nodes;
-        break;
-      default:
-        st = InvalidArgument("op " + std::to_string(n.op) + " cannot be a graph node");
-    }
+    GraphNodeOp node;
+    Status st = DecodeAnyNode(n, &node, std::make_index_sequence<ops::kGraphNodeCount>{});
     if (!st.ok())
       return Status(st.code(), "graph " + std::to_string(m.graph) + " node " + std::to_string(i) + ": " +
                                    st.message());
+    if (std::holds_alternative<msg::StreamHostCallbackRequest>(node)) ++g.host_nodes;
+    g.nodes.push_back(std::move(node));
   }
   graph_nodes_ += g.nodes.size();
   if (m.append) {
@@ -136,29 +134,16 @@ Status Session::LaunchGraph(const msg::GraphLaunchRequest& m) {
   Status first;
   size_t callback = 0;
   for (const GraphNodeOp& node : g.nodes) {
-    Status st;
-    if (std::holds_alternative<HostNode>(node)) {
-      st = AddHostCallback(msg::StreamHostCallbackRequest{m.device, m.stream, m.callbacks[callback++]});
-    } else if (!first.ok()) {
-      continue;
-    } else if (const auto* launch = std::get_if<msg::LaunchRequest>(&node)) {
-      msg::LaunchRequest r = *launch;
-      r.device = m.device;
-      r.stream = m.stream;
-      st = Launch(std::move(r));
-    } else if (const auto* set = std::get_if<msg::MemsetRequest>(&node)) {
-      st = device_->Memset(m.device, m.stream, set->dst, set->value, set->element_size);
-    } else if (const auto* copy = std::get_if<msg::CopyOnDeviceRequest>(&node)) {
-      st = device_->CopyOnDevice(m.device, m.stream, copy->dst, copy->src);
-    } else if (const auto* record = std::get_if<msg::EventRecordRequest>(&node)) {
-      st = device_->EventRecord(record->event, m.stream);
-    } else if (const auto* wait = std::get_if<msg::StreamWaitEventRequest>(&node)) {
-      st = device_->StreamWaitEvent(m.stream, wait->event, 0);
-    } else if (const auto* wv = std::get_if<msg::StreamWaitValueRequest>(&node)) {
-      st = device_->StreamWaitValue(m.device, m.stream, wv->address, wv->value, wv->mask, wv->flags, wv->bytes);
-    } else if (const auto* wr = std::get_if<msg::StreamWriteValueRequest>(&node)) {
-      st = device_->StreamWriteValue(m.device, m.stream, wr->address, wr->value, wr->bytes);
-    }
+    const bool host = std::holds_alternative<msg::StreamHostCallbackRequest>(node);
+    if (!first.ok() && !host) continue;
+    Status st = std::visit(
+        [&](const auto& n) {
+          auto r = n;
+          Retarget(r, m.device, m.stream);
+          if constexpr (std::is_same_v<decltype(r), msg::StreamHostCallbackRequest>) r.callback = m.callbacks[callback++];
+          return Replay(std::move(r));
+        },
+        node);
     if (!st.ok() && first.ok()) first = st;
   }
   return first;

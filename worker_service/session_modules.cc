@@ -90,10 +90,7 @@ Status Session::ReceiveModule(const wire::FrameHeader& h, const msg::ModuleLoadR
   return Status::Ok();
 }
 
-Status Session::HandleModuleLoad(const wire::FrameHeader& h) {
-  HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &body_));
-  msg::ModuleLoadRequest m;
-  HIPR_RETURN_IF_ERROR(Decode(&m));
+Status Session::On(ops::Tag<wire::Op::kModuleLoad>, const wire::FrameHeader& h, msg::ModuleLoadRequest& m) {
   if (m.sha256.size() != std::tuple_size_v<co::Sha256Digest>) return ProtocolError("module SHA-256 is not 32 bytes");
   co::Sha256Digest digest;
   std::copy(m.sha256.begin(), m.sha256.end(), digest.begin());
@@ -177,10 +174,8 @@ Status Session::HandleModuleLoad(const wire::FrameHeader& h) {
   return Reply(h, r);
 }
 
-Status Session::HandleLaunch(const wire::FrameHeader& h) {
-  msg::LaunchRequest m;
-  HIPR_RETURN_IF_ERROR(Decode(&m));
-  Defer(h, Launch(std::move(m)));
+Status Session::On(ops::Tag<wire::Op::kLaunchKernel>, const wire::FrameHeader& h, msg::LaunchRequest& m) {
+  Defer(h, Replay(std::move(m)));
   return Status::Ok();
 }
 

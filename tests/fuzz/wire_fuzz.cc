@@ -17,12 +17,14 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "protocol/chunk_lz4.h"
 #include "protocol/codec.h"
 #include "protocol/frame_io.h"
 #include "protocol/messages.h"
+#include "protocol/op_traits.h"
 #include "protocol/wire.h"
 #include "tests/fuzz/memory_connection.h"
 #include "tests/fuzz/wire_messages.h"
@@ -59,149 +61,67 @@ Status Decode(std::span<const uint8_t> body, T* m) {
 // *bulk to the bytes of bulk that follow it (0: none).
 Status DecodeForOp(uint16_t op, bool reply, std::span<const uint8_t> body, uint64_t* bulk);
 
-template <class Request, class Reply = msg::CallReply>
-Status Either(bool reply, std::span<const uint8_t> body) {
-  if (reply) {
-    Reply r;
-    return Decode(body, &r);
-  }
-  Request q;
-  return Decode(body, &q);
-}
-
-Status DecodeForOp(uint16_t op, bool reply, std::span<const uint8_t> body, uint64_t* bulk) {
-  *bulk = 0;
-  switch (static_cast<Op>(op)) {
-    case Op::kDeviceSynchronize:
-    case Op::kDeviceReset:
-      return Either<msg::DeviceRequest>(reply, body);
-    case Op::kMemGetInfo:
-      return Either<msg::DeviceRequest, msg::MemInfoReply>(reply, body);
-    case Op::kMalloc:
-      return Either<msg::MallocRequest, msg::MallocReply>(reply, body);
-    case Op::kFree:
-      return Either<msg::FreeRequest>(reply, body);
-    case Op::kMemset:
-      return Either<msg::MemsetRequest>(reply, body);
-    case Op::kHostRegister:
-    case Op::kHostUnregister:
-      return Either<msg::HostRangeRequest>(reply, body);
-    case Op::kIpcGetMemHandle:
-      return Either<msg::IpcGetMemHandleRequest, msg::IpcGetMemHandleReply>(reply, body);
-    case Op::kIpcOpenMemHandle:
-      return Either<msg::IpcOpenMemHandleRequest, msg::IpcOpenMemHandleReply>(reply, body);
-    case Op::kIpcCloseMemHandle:
-      return Either<msg::IpcCloseMemHandleRequest>(reply, body);
-    case Op::kTextureCreate:
-      return Either<msg::TextureCreateRequest, msg::TextureCreateReply>(reply, body);
-    case Op::kTextureDestroy:
-      return Either<msg::TextureDestroyRequest>(reply, body);
-    case Op::kVmmReserve:
-      return Either<msg::VmmReserveRequest, msg::VmmReserveReply>(reply, body);
-    case Op::kVmmFree:
-    case Op::kVmmUnmap:
-      return Either<msg::VmmRangeRequest>(reply, body);
-    case Op::kVmmCreate:
-      return Either<msg::VmmCreateRequest>(reply, body);
-    case Op::kVmmRelease:
-      return Either<msg::VmmHandleRequest>(reply, body);
-    case Op::kVmmExport:
-      return Either<msg::VmmHandleRequest, msg::IpcGetMemHandleReply>(reply, body);
-    case Op::kVmmImport:
-      return Either<msg::VmmImportRequest, msg::VmmImportReply>(reply, body);
-    case Op::kVmmMap:
-      return Either<msg::VmmMapRequest>(reply, body);
-    case Op::kVmmSetAccess:
-      return Either<msg::VmmSetAccessRequest>(reply, body);
-    case Op::kCopyToDevice: {
-      if (reply) return Either<msg::CallReply>(true, body);
+// The body of `op` as the table of ops (protocol/ops.h) types it; the ops
+// with bulk say how much follows.
+template <Op op>
+Status DecodeAs(bool reply, std::span<const uint8_t> body, uint64_t* bulk) {
+  if constexpr (op == Op::kCopyToDevice) {
+    if (!reply) {
       msg::CopyToDeviceRequest m;
       HIPR_RETURN_IF_ERROR(Decode(body, &m));
       if (!m.host.used) *bulk = m.dst.bytes();
       return Status::Ok();
     }
-    case Op::kCopyFromDevice: {
-      if (!reply) return Either<msg::CopyFromDeviceRequest>(false, body);
+  } else if constexpr (op == Op::kCopyFromDevice) {
+    if (reply) {
       msg::CallReply r;
       HIPR_RETURN_IF_ERROR(Decode(body, &r));
       if (r.error == 0) *bulk = 64u << 10;  // The size is the request's; any will do here.
       return Status::Ok();
     }
-    case Op::kCopyOnDevice:
-      return Either<msg::CopyOnDeviceRequest>(reply, body);
-    case Op::kModuleLoad: {
-      if (reply) return Either<msg::CallReply, msg::ModuleLoadReply>(true, body);
+  } else if constexpr (op == Op::kModuleLoad) {
+    if (!reply) {
       msg::ModuleLoadRequest m;
       HIPR_RETURN_IF_ERROR(Decode(body, &m));
       if (m.code_bytes > 0) *bulk = m.bulk_bytes;
       return Status::Ok();
     }
-    case Op::kModuleUnload:
-      return Either<msg::ModuleUnloadRequest>(reply, body);
-    case Op::kLaunchKernel:
-      return Either<msg::LaunchRequest>(reply, body);
-    case Op::kStreamCreate:
-      return Either<msg::StreamCreateRequest>(reply, body);
-    case Op::kStreamDestroy:
-    case Op::kStreamSynchronize:
-    case Op::kStreamQuery:
-      return Either<msg::StreamRequest>(reply, body);
-    case Op::kStreamWaitEvent:
-      return Either<msg::StreamWaitEventRequest>(reply, body);
-    case Op::kStreamHostCallback:
-      return Either<msg::StreamHostCallbackRequest>(reply, body);
-    case Op::kHostCallbackDone:
-      return Either<msg::HostCallbackDone>(reply, body);
-    case Op::kStreamWaitValue:
-      return Either<msg::StreamWaitValueRequest>(reply, body);
-    case Op::kStreamWriteValue:
-      return Either<msg::StreamWriteValueRequest>(reply, body);
-    case Op::kEventCreate:
-      return Either<msg::EventCreateRequest>(reply, body);
-    case Op::kEventDestroy:
-    case Op::kEventSynchronize:
-    case Op::kEventQuery:
-      return Either<msg::EventRequest>(reply, body);
-    case Op::kEventRecord:
-      return Either<msg::EventRecordRequest>(reply, body);
-    case Op::kEventElapsedTime:
-      return Either<msg::EventElapsedRequest, msg::EventElapsedReply>(reply, body);
-    case Op::kIpcGetEventHandle:
-      return Either<msg::EventRequest, msg::IpcGetMemHandleReply>(reply, body);
-    case Op::kIpcOpenEventHandle:
-      return Either<msg::IpcOpenEventHandleRequest>(reply, body);
-    case Op::kGraphCreate: {
-      // Each node is the body of the stream op it replays.
-      msg::GraphCreateRequest m;
-      HIPR_RETURN_IF_ERROR(Decode(body, &m));
-      for (const msg::GraphNode& node : m.nodes) {
-        uint64_t node_bulk = 0;
-        if (node.op == static_cast<uint16_t>(Op::kGraphCreate)) continue;  // No graph in a graph.
-        (void)DecodeForOp(node.op, false, node.body, &node_bulk);
-      }
-      return Status::Ok();
+  } else if constexpr (op == Op::kGraphCreate) {
+    // Each node is the body of the stream op it replays.
+    msg::GraphCreateRequest m;
+    HIPR_RETURN_IF_ERROR(Decode(body, &m));
+    for (const msg::GraphNode& node : m.nodes) {
+      uint64_t node_bulk = 0;
+      if (node.op == static_cast<uint16_t>(Op::kGraphCreate)) continue;  // No graph in a graph.
+      (void)DecodeForOp(node.op, false, node.body, &node_bulk);
     }
-    case Op::kGraphLaunch:
-      return Either<msg::GraphLaunchRequest>(reply, body);
-    case Op::kGraphDestroy:
-      return Either<msg::GraphRequest>(reply, body);
-    case Op::kApiCall:
-      return Either<msg::ApiCallHead>(reply, body);
-    case Op::kHello:
-      return Either<msg::HelloRequest, msg::HelloReply>(reply, body);
-    case Op::kAuth:
-      return Either<msg::AuthRequest, msg::HelloReply>(reply, body);
-    case Op::kFatal:
-      return Either<msg::Fatal>(false, body);
-    case Op::kOutput:
-      return Either<msg::Output>(false, body);
-    case Op::kHostCallbackReady:
-      return Either<msg::HostCallbackReady>(false, body);
-    case Op::kShmSetup:
-      return Either<msg::ShmSetup>(false, body);
-    default:
-      return Status::Ok();  // kGoodbye, unknown ops: the body is not looked at.
+    return Status::Ok();
   }
+  auto decode = [&](auto* m) -> Status {
+    using T = std::remove_pointer_t<decltype(m)>;
+    if constexpr (codec::Message<T>)
+      return Decode(body, m);
+    else
+      return Status::Ok();  // No body, raw bytes, or no reply: not looked at.
+  };
+  if (reply) {
+    ops::Reply<op> r;
+    return decode(&r);
+  }
+  ops::Request<op> q;
+  return decode(&q);
+}
+
+Status DecodeForOp(uint16_t op, bool reply, std::span<const uint8_t> body, uint64_t* bulk) {
+  *bulk = 0;
+  switch (static_cast<Op>(op)) {
+#define HIPR_FUZZ_DECODE(name, ...) \
+  case Op::k##name:                 \
+    return DecodeAs<Op::k##name>(reply, body, bulk);
+    HIPR_OPS(HIPR_FUZZ_DECODE)
+#undef HIPR_FUZZ_DECODE
+  }
+  return Status::Ok();  // Unknown ops: the body is not looked at.
 }
 
 // Reads `total` bytes of bulk for `request_id` in pieces of varying size,
