@@ -23,6 +23,7 @@
 #include "client_stub/api_common.h"
 #include "client_stub/rtc_compiler.h"
 #include "protocol/code_object/code_object.h"
+#include "protocol/thread_annotations.h"
 
 // The handle types the headers forward-declare: hiprtcProgram (5.2's
 // hiprtc.h), hiprtcLinkState and hipLinkState_t (6.x).
@@ -55,21 +56,21 @@ template <class T>
 class Registry {
  public:
   void Add(T* p) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     live_.insert(p);
   }
   bool Remove(T* p) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return live_.erase(p) == 1;
   }
   bool Live(T* p) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return live_.count(p) == 1;
   }
 
  private:
-  std::mutex mu_;
-  std::unordered_set<T*> live_;
+  Mutex mu_;
+  std::unordered_set<T*> live_ HIPR_GUARDED_BY(mu_);
 };
 
 Registry<_hiprtcProgram>& Programs() {

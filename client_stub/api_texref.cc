@@ -32,6 +32,7 @@
 #include "client_stub/api_common.h"
 #include "client_stub/hip_arrays.h"
 #include "client_stub/kernel_registry.h"
+#include "protocol/thread_annotations.h"
 
 using namespace hipr;
 using namespace hipr::client;
@@ -59,11 +60,11 @@ struct ModuleRef {
 };
 
 struct References {
-  std::mutex mu;
+  Mutex mu;
   // hipModuleGetTexRef's references, by (module, name), and what each names.
-  std::map<std::pair<hipModule_t, std::string>, std::unique_ptr<textureReference>> owned;  // GUARDED_BY(mu)
-  std::unordered_map<const textureReference*, ModuleRef> module_refs;                      // GUARDED_BY(mu)
-  std::unordered_map<const textureReference*, BorderColor> borders;                        // GUARDED_BY(mu)
+  std::map<std::pair<hipModule_t, std::string>, std::unique_ptr<textureReference>> owned HIPR_GUARDED_BY(mu);
+  std::unordered_map<const textureReference*, ModuleRef> module_refs HIPR_GUARDED_BY(mu);
+  std::unordered_map<const textureReference*, BorderColor> borders HIPR_GUARDED_BY(mu);
 };
 
 References& Refs() {
@@ -78,7 +79,7 @@ hipError_t DeviceVariable(const textureReference* ref, void** address) {
   bool from_module = false;
   {
     References& r = Refs();
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     auto it = r.module_refs.find(ref);
     if (it != r.module_refs.end()) {
       m = it->second;
@@ -116,7 +117,7 @@ hipTextureDesc DescOf(const textureReference& ref) {
   d.minMipmapLevelClamp = ref.minMipmapLevelClamp;
   d.maxMipmapLevelClamp = ref.maxMipmapLevelClamp;
   References& r = Refs();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   auto it = r.borders.find(&ref);
   if (it != r.borders.end()) std::memcpy(d.borderColor, it->second.rgba, sizeof d.borderColor);
   return d;
@@ -291,7 +292,7 @@ HIPR_EXPORT hipError_t hipModuleGetTexRef(textureReference** texRef, hipModule_t
     if (hipError_t e = ModuleGlobal(hmod, name, &address, &size); e != hipSuccess) return e;
     if (size != sizeof(textureReference)) return hipErrorNotFound;  // Not a texture<> variable.
     References& r = Refs();
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     auto& owned = r.owned[{hmod, name}];
     if (owned == nullptr) {
       owned = std::make_unique<textureReference>();
@@ -545,7 +546,7 @@ HIPR_EXPORT hipError_t hipTexRefSetBorderColor(textureReference* texRef, float* 
   return ApiCall("hipTexRefSetBorderColor", [&] {
     if (texRef == nullptr || pBorderColor == nullptr) return hipErrorInvalidValue;
     References& r = Refs();
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     std::memcpy(r.borders[texRef].rgba, pBorderColor, sizeof(BorderColor::rgba));
     return hipSuccess;
   });
@@ -556,7 +557,7 @@ HIPR_EXPORT hipError_t hipTexRefGetBorderColor(float* pBorderColor, const textur
     if (pBorderColor == nullptr || texRef == nullptr) return hipErrorInvalidValue;
     BorderColor c;
     References& r = Refs();
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     if (auto it = r.borders.find(texRef); it != r.borders.end()) c = it->second;
     std::memcpy(pBorderColor, c.rgba, sizeof c.rgba);
     return hipSuccess;

@@ -41,6 +41,7 @@
 
 #include "client_stub/abi_major.h"
 #include "client_stub/api_common.h"
+#include "protocol/thread_annotations.h"
 
 using namespace hipr;
 using namespace hipr::client;
@@ -70,12 +71,12 @@ struct Mapping {
 // The session's virtual memory. Lookups compare `session` with the live
 // session: a forked child's new session starts with none.
 struct VmmState {
-  std::mutex mu;
-  const Session* session = nullptr;                // GUARDED_BY(mu)
-  std::set<PhysicalRecord*> live;                  // GUARDED_BY(mu): referenced or mapped.
-  std::map<uint64_t, Reservation> reservations;    // GUARDED_BY(mu), by base.
-  std::map<uint64_t, Mapping> mappings;            // GUARDED_BY(mu), by base.
-  uint64_t next_id = 1;                            // GUARDED_BY(mu)
+  Mutex mu;
+  const Session* session HIPR_GUARDED_BY(mu) = nullptr;
+  std::set<PhysicalRecord*> live HIPR_GUARDED_BY(mu);                // Referenced or mapped.
+  std::map<uint64_t, Reservation> reservations HIPR_GUARDED_BY(mu);  // By base.
+  std::map<uint64_t, Mapping> mappings HIPR_GUARDED_BY(mu);          // By base.
+  uint64_t next_id HIPR_GUARDED_BY(mu) = 1;
 };
 
 VmmState& State() {
@@ -83,35 +84,33 @@ VmmState& State() {
   return *state;
 }
 
-// The state, locked, for session `s` (forgetting another session's).
-std::unique_lock<std::mutex> Lock(VmmState& st, const Session* s) {
-  std::unique_lock lock(st.mu);
+// Makes the state session `s`'s (forgetting another session's).
+void Adopt(VmmState& st, const Session* s) HIPR_REQUIRES(st.mu) {
   if (st.session != s) {
     st.session = s;
     st.live.clear();
     st.reservations.clear();
     st.mappings.clear();
   }
-  return lock;
 }
 
-// REQUIRES: st.mu held. The live record `handle` names, or nullptr.
-PhysicalRecord* Live(VmmState& st, hipMemGenericAllocationHandle_t handle) {
+// The live record `handle` names, or nullptr.
+PhysicalRecord* Live(VmmState& st, hipMemGenericAllocationHandle_t handle) HIPR_REQUIRES(st.mu) {
   auto* p = reinterpret_cast<PhysicalRecord*>(handle);
   return st.live.count(p) != 0 ? p : nullptr;
 }
 
-// REQUIRES: st.mu held. The mapping holding `address`, or end().
-std::map<uint64_t, Mapping>::iterator MappingAt(VmmState& st, uint64_t address) {
+// The mapping holding `address`, or end().
+std::map<uint64_t, Mapping>::iterator MappingAt(VmmState& st, uint64_t address) HIPR_REQUIRES(st.mu) {
   auto it = st.mappings.upper_bound(address);
   if (it == st.mappings.begin()) return st.mappings.end();
   --it;
   return address - it->first < it->second.size ? it : st.mappings.end();
 }
 
-// REQUIRES: st.mu held. The bases of the adjacent mappings that are exactly
+// The bases of the adjacent mappings that are exactly
 // [address, address + size); false when the range is anything else.
-bool WholeMappings(VmmState& st, uint64_t address, uint64_t size, std::vector<uint64_t>* bases) {
+bool WholeMappings(VmmState& st, uint64_t address, uint64_t size, std::vector<uint64_t>* bases) HIPR_REQUIRES(st.mu) {
   if (size == 0 || address + size < address) return false;
   uint64_t at = address;
   for (auto it = st.mappings.find(address); at < address + size; ++it) {
@@ -122,9 +121,9 @@ bool WholeMappings(VmmState& st, uint64_t address, uint64_t size, std::vector<ui
   return at == address + size;
 }
 
-// REQUIRES: st.mu held. Tells the worker to let go of `p` once nothing
+// Tells the worker to let go of `p` once nothing
 // references or maps it.
-hipError_t MaybeRelease(VmmState& st, Session& s, PhysicalRecord* p) {
+hipError_t MaybeRelease(VmmState& st, Session& s, PhysicalRecord* p) HIPR_REQUIRES(st.mu) {
   if (p->refs > 0 || p->maps > 0) return hipSuccess;
   st.live.erase(p);
   msg::CallReply reply;
@@ -245,7 +244,8 @@ HIPR_EXPORT hipError_t hipMemAddressReserve(void** ptr, size_t size, size_t alig
       return hipErrorOutOfMemory;
     }
     VmmState& vmm = State();
-    auto lock = Lock(vmm, s);
+    MutexLock lock(vmm.mu);
+    Adopt(vmm, s);
     vmm.reservations[reply.address] = r;
     *ptr = reinterpret_cast<void*>(reply.address);
     return hipSuccess;
@@ -259,7 +259,8 @@ HIPR_EXPORT hipError_t hipMemAddressFree(void* dev_ptr, size_t size) {
     if (dev_ptr == nullptr || size == 0) return hipErrorInvalidValue;
     const uint64_t base = reinterpret_cast<uint64_t>(dev_ptr);
     VmmState& vmm = State();
-    auto lock = Lock(vmm, s);
+    MutexLock lock(vmm.mu);
+    Adopt(vmm, s);
     auto it = vmm.reservations.find(base);
     if (it == vmm.reservations.end() || it->second.size != size) return hipErrorInvalidValue;
     auto mapped = vmm.mappings.lower_bound(base);
@@ -296,7 +297,8 @@ HIPR_EXPORT hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* handle, siz
     if (g == 0) return NoGranularity();
     if (size % g != 0) return hipErrorInvalidValue;
     VmmState& vmm = State();
-    auto lock = Lock(vmm, s);
+    MutexLock lock(vmm.mu);
+    Adopt(vmm, s);
     auto* p = new PhysicalRecord;
     p->session = s;
     p->id = vmm.next_id++;
@@ -321,7 +323,8 @@ HIPR_EXPORT hipError_t hipMemRelease(hipMemGenericAllocationHandle_t handle) {
     if (s == nullptr) return hipErrorNoDevice;
     if (handle == nullptr) return hipErrorInvalidValue;
     VmmState& vmm = State();
-    auto lock = Lock(vmm, s);
+    MutexLock lock(vmm.mu);
+    Adopt(vmm, s);
     PhysicalRecord* p = Live(vmm, handle);
     if (p == nullptr || p->refs == 0) return hipErrorInvalidValue;
     --p->refs;
@@ -337,7 +340,8 @@ HIPR_EXPORT hipError_t hipMemGetAllocationPropertiesFromHandle(hipMemAllocationP
     if (s == nullptr) return hipErrorNoDevice;
     if (prop == nullptr || handle == nullptr) return hipErrorInvalidValue;
     VmmState& vmm = State();
-    auto lock = Lock(vmm, s);
+    MutexLock lock(vmm.mu);
+    Adopt(vmm, s);
     PhysicalRecord* p = Live(vmm, handle);
     if (p == nullptr || p->refs == 0) return hipErrorInvalidValue;
     PropTo(p->prop, major, prop);
@@ -351,7 +355,8 @@ HIPR_EXPORT hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandl
     if (s == nullptr) return hipErrorNoDevice;
     if (handle == nullptr || addr == nullptr) return hipErrorInvalidValue;
     VmmState& vmm = State();
-    auto lock = Lock(vmm, s);
+    MutexLock lock(vmm.mu);
+    Adopt(vmm, s);
     auto it = MappingAt(vmm, reinterpret_cast<uint64_t>(addr));
     if (it == vmm.mappings.end()) return hipErrorInvalidValue;
     ++it->second.physical->refs;
@@ -368,7 +373,8 @@ HIPR_EXPORT hipError_t hipMemMap(void* ptr, size_t size, size_t offset, hipMemGe
     if (ptr == nullptr || handle == nullptr || size == 0 || offset != 0 || flags != 0) return hipErrorInvalidValue;
     const uint64_t base = reinterpret_cast<uint64_t>(ptr);
     VmmState& vmm = State();
-    auto lock = Lock(vmm, s);
+    MutexLock lock(vmm.mu);
+    Adopt(vmm, s);
     PhysicalRecord* p = Live(vmm, handle);
     if (p == nullptr || p->refs == 0 || size > p->size || base + size < base) return hipErrorInvalidValue;
     auto r = vmm.reservations.upper_bound(base);
@@ -404,7 +410,8 @@ HIPR_EXPORT hipError_t hipMemUnmap(void* ptr, size_t size) {
     if (ptr == nullptr || size == 0) return hipErrorInvalidValue;
     const uint64_t base = reinterpret_cast<uint64_t>(ptr);
     VmmState& vmm = State();
-    auto lock = Lock(vmm, s);
+    MutexLock lock(vmm.mu);
+    Adopt(vmm, s);
     std::vector<uint64_t> bases;
     if (!WholeMappings(vmm, base, size, &bases)) return hipErrorInvalidValue;
     msg::CallReply reply;
@@ -441,7 +448,8 @@ HIPR_EXPORT hipError_t hipMemSetAccess(void* ptr, size_t size, const hipMemAcces
       req.access.push_back(msg::VmmAccess{d.location.id, static_cast<uint32_t>(d.flags)});
     }
     VmmState& vmm = State();
-    auto lock = Lock(vmm, s);
+    MutexLock lock(vmm.mu);
+    Adopt(vmm, s);
     std::vector<uint64_t> bases;
     if (!WholeMappings(vmm, req.address, size, &bases)) {
       HIPR_LOG_DEBUG("hipMemSetAccess: 0x%llx (+%zu) is not whole mappings", static_cast<unsigned long long>(req.address),
@@ -466,7 +474,8 @@ HIPR_EXPORT hipError_t hipMemGetAccess(unsigned long long* flags, const hipMemLo
         location->id < 0 || location->id >= static_cast<int>(s->devices().size()))
       return hipErrorInvalidValue;
     VmmState& vmm = State();
-    auto lock = Lock(vmm, s);
+    MutexLock lock(vmm.mu);
+    Adopt(vmm, s);
     auto it = MappingAt(vmm, reinterpret_cast<uint64_t>(ptr));
     if (it == vmm.mappings.end()) return hipErrorInvalidValue;
     *flags = it->second.access[static_cast<size_t>(location->id)];
@@ -494,7 +503,8 @@ HIPR_EXPORT hipError_t hipMemExportToShareableHandle(void* shareable_handle, hip
     if (s == nullptr) return hipErrorNoDevice;
     if (shareable_handle == nullptr || handle == nullptr || flags != 0) return hipErrorInvalidValue;
     VmmState& vmm = State();
-    auto lock = Lock(vmm, s);
+    MutexLock lock(vmm.mu);
+    Adopt(vmm, s);
     PhysicalRecord* p = Live(vmm, handle);
     // As clr: the type asked for at hipMemCreate, and only a descriptor.
     if (p == nullptr || p->refs == 0 || handle_type != p->prop.requestedHandleType ||
@@ -542,7 +552,8 @@ HIPR_EXPORT hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocationHa
     }
     if (hipError_t e = CurrentDeviceOf(*s, &req.device); e != hipSuccess) return e;
     VmmState& vmm = State();
-    auto lock = Lock(vmm, s);
+    MutexLock lock(vmm.mu);
+    Adopt(vmm, s);
     auto* p = new PhysicalRecord;
     p->session = s;
     p->id = vmm.next_id++;

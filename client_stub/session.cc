@@ -48,12 +48,12 @@ Session::Session(const Config& config, std::string server)
 
 Session::~Session() {
   {
-    std::lock_guard<std::mutex> lock(batch_mu_);
+    MutexLock lock(batch_mu_);
     stopping_ = true;
   }
   batch_cv_.notify_all();
   {
-    std::lock_guard<std::mutex> lock(recv_mu_);
+    MutexLock lock(recv_mu_);
     stopping_callbacks_ = true;
   }
   recv_cv_.notify_all();
@@ -183,7 +183,7 @@ Status Session::Handshake(wire::Op op, const Encoded& body, msg::HelloReply* rep
   p.id = NextRequestId();
   p.reply_op = wire::ReplyOp(op);
   {
-    std::lock_guard<std::mutex> lock(recv_mu_);
+    MutexLock lock(recv_mu_);
     pending_[p.id] = &p;
   }
   std::vector<uint8_t> frame;
@@ -256,7 +256,10 @@ Status Session::Hello(AddressRange* window) {
   }
   // "on" compresses whatever compresses; "auto" also asks whether the link
   // is slower than lz4 (ChunkCompressor's link guard).
-  compressor_.set_link_guard(config_.compress == Compress::kAuto);
+  {
+    MutexLock lock(send_mu_);  // No other thread yet; the rule holds anyway.
+    compressor_.set_link_guard(config_.compress == Compress::kAuto);
+  }
   stats::Get().lz4_directions.store((lz4_to_device_ ? 1 : 0) | (lz4_from_device_ ? 2 : 0));
   HIPR_LOG_INFO("bulk lz4: to the device %s, from the device %s (HIPR_COMPRESS: %s%s)", lz4_to_device_ ? "on" : "off",
                 lz4_from_device_ ? "on" : "off",
@@ -331,30 +334,30 @@ void Session::StartFlusher() {
 }
 
 void Session::FlusherLoop() {
-  std::unique_lock<std::mutex> lock(batch_mu_);
+  MutexLock lock(batch_mu_);
   const auto max_age = std::chrono::microseconds(config_.flush_us);
   for (;;) {
-    batch_cv_.wait(lock, [&] { return stopping_ || dead() || !batch_.empty(); });
+    while (!stopping_ && !dead() && batch_.empty()) batch_cv_.wait(lock.native());
     if (stopping_ || dead()) return;
     const auto deadline = batch_.oldest() + max_age;
     if (SendBatch::Clock::now() < deadline) {
-      batch_cv_.wait_until(lock, deadline);
+      batch_cv_.wait_until(lock.native(), deadline);
       continue;  // Re-check: a call may have taken the batch meanwhile.
     }
-    lock.unlock();
+    lock.Unlock();
     (void)Flush();  // A failure has made the session dead and was logged.
-    lock.lock();
+    lock.Lock();
   }
 }
 
 Status Session::DeadStatus() const {
-  std::lock_guard<std::mutex> lock(dead_mu_);
+  MutexLock lock(dead_mu_);
   return Status(StatusCode::kDeviceLost, dead_reason_.empty() ? "session ended" : dead_reason_);
 }
 
 Status Session::MarkDead(const Status& why, bool log) {
   {
-    std::lock_guard<std::mutex> lock(dead_mu_);
+    MutexLock lock(dead_mu_);
     if (dead_.load(std::memory_order_relaxed)) {
       // Already dead: keep the first reason.
     } else {
@@ -366,9 +369,9 @@ Status Session::MarkDead(const Status& why, bool log) {
     }
   }
   if (conn_ != nullptr && !abandoned_.load()) conn_->Shutdown();
-  { std::lock_guard<std::mutex> lock(batch_mu_); }
+  { MutexLock lock(batch_mu_); }
   batch_cv_.notify_all();
-  { std::lock_guard<std::mutex> lock(recv_mu_); }
+  { MutexLock lock(recv_mu_); }
   recv_cv_.notify_all();  // Waiters see the session dead.
   return DeadStatus();
 }
@@ -381,7 +384,7 @@ Status Session::PostEncoded(uint16_t op, const uint8_t* body, size_t len, const 
   bool flush_now = false;
   bool was_empty = false;
   {
-    std::lock_guard<std::mutex> lock(batch_mu_);
+    MutexLock lock(batch_mu_);
     was_empty = batch_.empty();
     batch_.Append(op, id, body, len, bulk, count, chunk_bytes_, SendBatch::Clock::now());
     flush_now = !has_flusher_ || batch_.bytes() > config_.batch_bytes;
@@ -400,12 +403,12 @@ Status Session::PostCopy(const msg::CopyToDeviceRequest& request, const iovec* s
   if (dead()) return DeadStatus();
   stats::Add(stats::Get().calls);
   const uint32_t id = NextRequestId();
-  std::lock_guard<std::mutex> send(send_mu_);
+  MutexLock send(send_mu_);
   return SendLocked(op, id, body.data(), body.size(), src, src_count, src_pinned);
 }
 
 Status Session::Flush() {
-  std::lock_guard<std::mutex> send(send_mu_);
+  MutexLock send(send_mu_);
   return SendLocked(0, 0, nullptr, 0, nullptr, 0);
 }
 
@@ -413,7 +416,7 @@ Status Session::SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t
                            const iovec* bulk, int count, bool bulk_pinned) {
   if (dead()) return DeadStatus();
   {
-    std::lock_guard<std::mutex> lock(batch_mu_);
+    MutexLock lock(batch_mu_);
     batch_.TakeInto(&outgoing_);
   }
   if (op != 0) AppendFrame(&outgoing_, op, id, body, len, nullptr, 0, chunk_bytes_);
@@ -447,16 +450,16 @@ Status Session::Exchange(uint16_t op, const uint8_t* body, size_t len, const iov
   {
     // Registered before it is sent: the reply may be read by another waiter
     // as soon as the request leaves.
-    std::lock_guard<std::mutex> lock(recv_mu_);
+    MutexLock lock(recv_mu_);
     pending_[p->id] = p;
   }
   Status st;
   {
-    std::lock_guard<std::mutex> send(send_mu_);
+    MutexLock send(send_mu_);
     st = SendLocked(op, p->id, body, len, bulk, count, p->send_pinned);
   }
   if (!st.ok()) {
-    std::lock_guard<std::mutex> lock(recv_mu_);
+    MutexLock lock(recv_mu_);
     pending_.erase(p->id);
     return st;
   }
@@ -466,7 +469,7 @@ Status Session::Exchange(uint16_t op, const uint8_t* body, size_t len, const iov
 Status Session::AwaitReply(Pending* p) {
   Status st = AwaitUntil([p] { return p->done; });
   if (!st.ok()) {
-    std::lock_guard<std::mutex> lock(recv_mu_);
+    MutexLock lock(recv_mu_);
     pending_.erase(p->id);
     return st;
   }
@@ -474,19 +477,19 @@ Status Session::AwaitReply(Pending* p) {
 }
 
 Status Session::AwaitUntil(const std::function<bool()>& done) {
-  std::unique_lock<std::mutex> lock(recv_mu_);
+  MutexLock lock(recv_mu_);
   while (!done()) {
     if (dead() && !reading_) return DeadStatus();
     if (reading_) {
-      recv_cv_.wait(lock);
+      recv_cv_.wait(lock.native());
       continue;
     }
     reading_ = true;
-    lock.unlock();
+    lock.Unlock();
     Status st = ReadOneFrame();
     // In the hello, Open() says why, once.
     if (!st.ok()) (void)MarkDead(st, /*log=*/opened_.load());
-    lock.lock();
+    lock.Lock();
     reading_ = false;
     recv_cv_.notify_all();  // Another waiter takes over the socket, or sees its answer.
   }
@@ -507,7 +510,7 @@ Status Session::PostCopyFromDevice(const msg::CopyFromDeviceRequest& request, co
   const uint32_t id = p->id;
   {
     // Registered before it is sent, as in Exchange.
-    std::lock_guard<std::mutex> lock(recv_mu_);
+    MutexLock lock(recv_mu_);
     pending_[id] = p.release();
     ++detached_copies_;
   }
@@ -515,7 +518,7 @@ Status Session::PostCopyFromDevice(const msg::CopyFromDeviceRequest& request, co
   stats::Add(stats::Get().calls);
   bool flush_now = false;
   {
-    std::lock_guard<std::mutex> lock(batch_mu_);
+    MutexLock lock(batch_mu_);
     batch_.Append(static_cast<uint16_t>(wire::Op::kCopyFromDevice), id, body.data(), body.size(), nullptr, 0,
                   chunk_bytes_, SendBatch::Clock::now());
     flush_now = !has_flusher_ || batch_.bytes() > config_.batch_bytes;
@@ -526,15 +529,15 @@ Status Session::PostCopyFromDevice(const msg::CopyFromDeviceRequest& request, co
 
 Status Session::AwaitAsyncCopies() {
   {
-    std::lock_guard<std::mutex> lock(recv_mu_);
+    MutexLock lock(recv_mu_);
     if (detached_copies_ == 0) return Status::Ok();
   }
   HIPR_RETURN_IF_ERROR(Flush());
-  return AwaitUntil([this] { return detached_copies_ == 0; });
+  return AwaitUntil([this]() HIPR_REQUIRES(recv_mu_) { return detached_copies_ == 0; });  // Run under recv_mu_.
 }
 
 int32_t Session::TakeAsyncError() {
-  std::lock_guard<std::mutex> lock(recv_mu_);
+  MutexLock lock(recv_mu_);
   return std::exchange(async_error_, 0);
 }
 
@@ -564,7 +567,7 @@ Status Session::ReadOneFrame() {
     HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &scratch_));
     msg::HostCallbackReady ready;
     HIPR_RETURN_IF_ERROR(codec::DecodeBody(scratch_.data(), scratch_.size(), &ready));
-    std::lock_guard<std::mutex> lock(recv_mu_);
+    MutexLock lock(recv_mu_);
     auto it = waiting_callbacks_.find(ready.callback);
     if (it == waiting_callbacks_.end())
       return ProtocolError("the worker announced host callback " + std::to_string(ready.callback) +
@@ -584,7 +587,7 @@ Status Session::ReadOneFrame() {
   }
   Pending* p = nullptr;
   {
-    std::lock_guard<std::mutex> lock(recv_mu_);
+    MutexLock lock(recv_mu_);
     auto it = pending_.find(h.request_id);
     if (it != pending_.end()) p = it->second;
   }
@@ -615,7 +618,7 @@ Status Session::ReadOneFrame() {
       HIPR_RETURN_IF_ERROR(st);
     }
   }
-  std::lock_guard<std::mutex> lock(recv_mu_);
+  MutexLock lock(recv_mu_);
   pending_.erase(p->id);
   if (p->detached) {
     if (error != 0 && async_error_ == 0) async_error_ = error;
@@ -644,7 +647,7 @@ uint64_t Session::AddHostCallback(std::function<void(int32_t error)> fn) {
   StartCallbackThread();
   uint64_t id = 0;
   {
-    std::lock_guard<std::mutex> lock(recv_mu_);
+    MutexLock lock(recv_mu_);
     id = next_callback_id_++;
     waiting_callbacks_[id] = HostCallback{id, std::move(fn), 0};
   }
@@ -653,7 +656,7 @@ uint64_t Session::AddHostCallback(std::function<void(int32_t error)> fn) {
 }
 
 void Session::DropHostCallback(uint64_t id) {
-  std::lock_guard<std::mutex> lock(recv_mu_);
+  MutexLock lock(recv_mu_);
   waiting_callbacks_.erase(id);
 }
 
@@ -666,17 +669,17 @@ Status Session::PostHostCallback(int device, uint64_t stream, std::function<void
 }
 
 void Session::CallbackLoop() {
-  std::unique_lock<std::mutex> lock(recv_mu_);
+  MutexLock lock(recv_mu_);
   for (;;) {
     if (stopping_callbacks_) return;
     if (!ready_callbacks_.empty()) {
       HostCallback cb = std::move(ready_callbacks_.front());
       ready_callbacks_.pop_front();
-      lock.unlock();
+      lock.Unlock();
       cb.fn(cb.error);
       // The stream waits for this: send it now.
       if (Post<wire::Op::kHostCallbackDone>(msg::HostCallbackDone{cb.id}).ok()) (void)Flush();
-      lock.lock();
+      lock.Lock();
       continue;
     }
     if (dead()) {
@@ -684,20 +687,20 @@ void Session::CallbackLoop() {
       if (!waiting_callbacks_.empty())
         HIPR_LOG_WARN("%zu host callbacks will not run: the session ended", waiting_callbacks_.size());
       waiting_callbacks_.clear();
-      recv_cv_.wait(lock, [&] { return stopping_callbacks_; });
+      while (!stopping_callbacks_) recv_cv_.wait(lock.native());
       return;
     }
     if ((!waiting_callbacks_.empty() || detached_copies_ > 0) && !reading_) {
       reading_ = true;
-      lock.unlock();
+      lock.Unlock();
       Status st = ReadOneFrame();
       if (!st.ok()) (void)MarkDead(st);
-      lock.lock();
+      lock.Lock();
       reading_ = false;
       recv_cv_.notify_all();
       continue;
     }
-    recv_cv_.wait(lock);
+    recv_cv_.wait(lock.native());
   }
 }
 

@@ -32,8 +32,9 @@
 //    device code printed) are written to stdout, kFatal ends the session, a
 //    reply nobody waits for or with the wrong op is a protocol error.
 //
-// Thread-safety: every public method may be called from any thread. Locks,
-// in acquisition order: send_mu_ (writes to the socket), batch_mu_ (the
+// Thread-safety: every public method may be called from any thread. Locks
+// (HIPR_GUARDED_BY, checked by clang: ctest thread_safety), in acquisition
+// order: send_mu_ (writes to the socket), batch_mu_ (the
 // batch); recv_mu_ (the waiting calls and the reader role) is never held
 // with another. The flusher takes send_mu_ then batch_mu_; Post takes
 // batch_mu_ alone.
@@ -67,6 +68,7 @@
 #include "protocol/messages.h"
 #include "protocol/op_traits.h"
 #include "client_stub/host_segment.h"
+#include "protocol/thread_annotations.h"
 #include "protocol/transport.h"
 
 namespace hipr::client {
@@ -240,15 +242,15 @@ class Session {
     bool send_pinned = false;  // The request's bulk is pinned memory.
     std::vector<iovec> detached_bulk;
     std::vector<uint8_t> body;  // The reply's body.
-    bool done = false;          // GUARDED_BY(recv_mu_)
-    Status status;              // GUARDED_BY(recv_mu_)
+    bool done = false;          // Under the session's recv_mu_.
+    Status status;              // Under the session's recv_mu_.
   };
 
   Status PostEncoded(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk, int count);
-  // REQUIRES: send_mu_ held. Sends the batch and then `op` (if op != 0)
-  // with its bulk, in as few writevs as possible.
+  // Sends the batch and then `op` (if op != 0) with its bulk, in as few
+  // writevs as possible.
   Status SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t len, const iovec* bulk,
-                    int count, bool bulk_pinned = false);
+                    int count, bool bulk_pinned = false) HIPR_REQUIRES(send_mu_);
   // Registers `p`, sends the batch and the request, and waits for the reply.
   Status Exchange(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk, int count, Pending* p);
   // Waits until `p` is answered, reading the socket whenever no other waiter
@@ -288,15 +290,15 @@ class Session {
 
   std::atomic<bool> dead_{false};
   std::atomic<bool> abandoned_{false};
-  mutable std::mutex dead_mu_;
-  std::string dead_reason_;  // GUARDED_BY(dead_mu_)
+  mutable Mutex dead_mu_;
+  std::string dead_reason_ HIPR_GUARDED_BY(dead_mu_);
 
   std::atomic<uint32_t> next_id_{1};
 
-  std::mutex recv_mu_;
+  Mutex recv_mu_;
   std::condition_variable recv_cv_;  // A call was answered, the reader role freed, or the session died.
-  std::unordered_map<uint32_t, Pending*> pending_;  // GUARDED_BY(recv_mu_)
-  bool reading_ = false;                            // GUARDED_BY(recv_mu_): a waiter reads the socket.
+  std::unordered_map<uint32_t, Pending*> pending_ HIPR_GUARDED_BY(recv_mu_);
+  bool reading_ HIPR_GUARDED_BY(recv_mu_) = false;  // A waiter reads the socket.
   std::vector<uint8_t> scratch_;  // Used by the reader alone: bodies of frames that are not replies.
 
   struct HostCallback {
@@ -304,23 +306,23 @@ class Session {
     std::function<void(int32_t)> fn;
     int32_t error = 0;
   };
-  std::unordered_map<uint64_t, HostCallback> waiting_callbacks_;  // GUARDED_BY(recv_mu_): not announced yet.
-  std::deque<HostCallback> ready_callbacks_;                      // GUARDED_BY(recv_mu_): announced, to run.
-  uint64_t next_callback_id_ = 1;                                 // GUARDED_BY(recv_mu_)
-  bool stopping_callbacks_ = false;                               // GUARDED_BY(recv_mu_): only ~Session.
-  int detached_copies_ = 0;    // GUARDED_BY(recv_mu_): PostCopyFromDevice not landed yet.
-  int32_t async_error_ = 0;    // GUARDED_BY(recv_mu_): first error of one, not yet taken.
+  std::unordered_map<uint64_t, HostCallback> waiting_callbacks_ HIPR_GUARDED_BY(recv_mu_);  // Not announced yet.
+  std::deque<HostCallback> ready_callbacks_ HIPR_GUARDED_BY(recv_mu_);  // Announced, to run.
+  uint64_t next_callback_id_ HIPR_GUARDED_BY(recv_mu_) = 1;
+  bool stopping_callbacks_ HIPR_GUARDED_BY(recv_mu_) = false;  // Only ~Session.
+  int detached_copies_ HIPR_GUARDED_BY(recv_mu_) = 0;  // PostCopyFromDevice not landed yet.
+  int32_t async_error_ HIPR_GUARDED_BY(recv_mu_) = 0;  // First error of one, not yet taken.
   std::once_flag callback_thread_once_;
   std::thread callback_thread_;  // Joined only by ~Session.
 
-  std::mutex send_mu_;
-  std::vector<uint8_t> outgoing_;  // GUARDED_BY(send_mu_): the batch being sent.
-  ChunkCompressor compressor_;     // GUARDED_BY(send_mu_): bulk to the device, when lz4_to_device_.
+  Mutex send_mu_;
+  std::vector<uint8_t> outgoing_ HIPR_GUARDED_BY(send_mu_);  // The batch being sent.
+  ChunkCompressor compressor_ HIPR_GUARDED_BY(send_mu_);  // Bulk to the device, when lz4_to_device_.
 
-  std::mutex batch_mu_;
+  Mutex batch_mu_;
   std::condition_variable batch_cv_;  // Batch became non-empty, dead, or stopping.
-  SendBatch batch_;                   // GUARDED_BY(batch_mu_)
-  bool stopping_ = false;             // GUARDED_BY(batch_mu_): only ~Session (tests).
+  SendBatch batch_ HIPR_GUARDED_BY(batch_mu_);
+  bool stopping_ HIPR_GUARDED_BY(batch_mu_) = false;  // Only ~Session (tests).
   bool has_flusher_ = false;          // Set once before any Post.
   std::thread flusher_;  // Joined only by ~Session: production sessions are leaked.
 };
