@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "worker_service/ledger.h"
+
 namespace hipr::worker {
 namespace fs = std::filesystem;
 namespace {
@@ -93,13 +95,22 @@ bool CodeCache::Get(const co::Sha256Digest& digest, std::vector<uint8_t>* out) {
   return true;
 }
 
+void CodeCache::CountWriteFailure() {
+  if (ledger_ != nullptr) ledger_->Count(Ledger::kCodeCacheWriteFailures);
+}
+
 void CodeCache::Put(const co::Sha256Digest& digest, const std::vector<uint8_t>& bytes) {
-  if (bytes.size() > max_bytes_ || !PrepareDir()) return;
+  if (dir_.empty() || bytes.size() > max_bytes_) return;
+  if (!PrepareDir()) {
+    CountWriteFailure();
+    return;
+  }
   EvictToFit(bytes.size());
   std::string tmp = dir_ + "/.incoming-XXXXXX";
   int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) {
     spdlog::warn("code cache: cannot create a file in {}: {}", dir_, std::strerror(errno));
+    CountWriteFailure();
     return;
   }
   bool ok = WriteWhole(fd, bytes) && ::fchmod(fd, 0600) == 0;
@@ -109,6 +120,7 @@ void CodeCache::Put(const co::Sha256Digest& digest, const std::vector<uint8_t>& 
   spdlog::warn("code cache: cannot store {} ({} bytes) in {}: {}", co::ToHex(digest), bytes.size(), dir_,
                std::strerror(ok ? errno : saved));
   ::unlink(tmp.c_str());
+  CountWriteFailure();
 }
 
 void CodeCache::EvictToFit(uint64_t incoming) {
@@ -137,6 +149,20 @@ void CodeCache::EvictToFit(uint64_t incoming) {
                    e.size, max_bytes_);
     }
   }
+}
+
+uint64_t CodeCacheBytes(const std::string& dir) {
+  uint64_t total = 0;
+  if (dir.empty()) return total;
+  // Never throws: the acceptor renders /metrics with this.
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code entry_ec;
+    if (!it->is_regular_file(entry_ec) || it->path().extension() != kSuffix) continue;
+    const uint64_t size = it->file_size(entry_ec);
+    if (!entry_ec) total += size;
+  }
+  return total;
 }
 
 }  // namespace hipr::worker

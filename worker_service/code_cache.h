@@ -13,7 +13,9 @@
 // refreshed on every hit) until the total fits the bound.
 //
 // Failures to write (full disk, read-only directory) are logged and cost
-// only the cache: the module still loads from the bytes in hand.
+// only the cache: the module still loads from the bytes in hand. They are
+// counted in the worker's ledger when one is set
+// (hipr_code_cache_write_failures_total).
 //
 // Thread-safety: one instance per session process; methods are not
 // thread-safe (the session's replay thread uses it).
@@ -27,6 +29,8 @@
 #include "protocol/status.h"
 
 namespace hipr::worker {
+
+class Ledger;
 
 class CodeCache {
  public:
@@ -42,8 +46,12 @@ class CodeCache {
 
   const std::string& dir() const { return dir_; }
 
+  // Where failed writes are counted (nullptr: nowhere); it outlives this.
+  void set_ledger(Ledger* ledger) { ledger_ = ledger; }
+
  private:
   std::string PathOf(const co::Sha256Digest& digest) const;
+  void CountWriteFailure();
   void EvictToFit(uint64_t incoming);
   // Creates the directory once; false (logged once) when it cannot be used.
   bool PrepareDir();
@@ -52,6 +60,11 @@ class CodeCache {
   uint64_t max_bytes_;
   bool usable_ = false;  // The directory exists and is writable.
   bool failed_ = false;  // ...or it cannot be, and that was logged.
+  Ledger* ledger_ = nullptr;
 };
+
+// Bytes of the code objects in a cache directory (0 when it does not
+// exist): for /metrics. Reads the directory, blocking on it.
+uint64_t CodeCacheBytes(const std::string& dir);
 
 }  // namespace hipr::worker

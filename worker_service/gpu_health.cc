@@ -1,52 +1,44 @@
 #include "worker_service/gpu_health.h"
 
 #include <dlfcn.h>
+#include <spdlog/spdlog.h>
 
+#include <array>
 #include <cstdio>
+#include <cstring>
 
 namespace hipr::worker {
-
-// librocm-smi's entry points used here, as its 5.x header declares them
-// (rocm_smi/rocm_smi.h): enums are ints, status 0 is success. Units:
-// millidegrees Celsius, microwatts, bytes.
-struct GpuHealth::Api {
-  using Init = int (*)(uint64_t);
-  using ShutDown = int (*)();
-  using Count = int (*)(uint32_t*);
-  using StatusString = int (*)(int, const char**);
-  using Temp = int (*)(uint32_t, uint32_t, int, int64_t*);
-  using Power = int (*)(uint32_t, uint32_t, uint64_t*);
-  using Busy = int (*)(uint32_t, uint32_t*);
-  using Memory = int (*)(uint32_t, int, uint64_t*);
-  struct ErrorCount {
-    uint64_t correctable;
-    uint64_t uncorrectable;
-  };
-  using Ecc = int (*)(uint32_t, uint64_t, ErrorCount*);
-
-  Init init = nullptr;
-  ShutDown shut_down = nullptr;
-  Count count = nullptr;
-  StatusString status_string = nullptr;
-  Temp temp = nullptr;
-  Power power = nullptr;
-  Busy busy = nullptr;
-  Memory memory_total = nullptr;
-  Memory memory_usage = nullptr;
-  Ecc ecc = nullptr;
-};
-
 namespace {
 
 constexpr int kTempEdge = 0, kTempJunction = 1, kTempMemory = 2;  // rsmi_temperature_type_t
 constexpr int kTempCurrent = 0;                                    // rsmi_temperature_metric_t
 constexpr int kMemVram = 0;                                        // rsmi_memory_type_t
 constexpr uint64_t kFirstBlock = 1, kLastBlock = 1ull << 13;       // rsmi_gpu_block_t: UMC .. FUSE
+constexpr int kStatusNoData = 14;                                  // RSMI_STATUS_NO_DATA
+constexpr int kEventGpuPreReset = 3;                               // RSMI_EVT_NOTIF_GPU_PRE_RESET
+// rsmi_event_notification_mask_set's mask: bit (event - 1).
+constexpr uint64_t kResetMask = uint64_t{1} << (kEventGpuPreReset - 1);
+
+// rsmi_gpu_metrics_t: the library fills its own version of the table
+// (96 bytes in 5.x; later versions append fields, so the buffer is larger
+// than any). Read here: the header's format revision (1: a discrete GPU's
+// table, the layout below) and throttle_status, at its offset in every
+// version of that layout.
+constexpr size_t kMetricsTableBytes = 8192;
+constexpr size_t kFormatRevisionOffset = 2;
+constexpr size_t kThrottleStatusOffset = 68;
+constexpr uint32_t kNotReported = 0xffffffffu;  // All ones: a field the GPU's table lacks.
 
 template <class T>
 bool Bind(void* handle, const char* name, T* out) {
   *out = reinterpret_cast<T>(dlsym(handle, name));
   return *out != nullptr;
+}
+
+std::string StatusText(const GpuHealth::Api& a, int status) {
+  const char* text = nullptr;
+  if (a.status_string != nullptr) a.status_string(status, &text);
+  return text != nullptr ? text : "status " + std::to_string(status);
 }
 
 }  // namespace
@@ -58,10 +50,7 @@ std::unique_ptr<GpuHealth> GpuHealth::Open(std::string* why, const char* library
     *why = std::string("cannot load ") + library + " (Debian: librocm-smi64-1): " + (e != nullptr ? e : "?");
     return nullptr;
   }
-  std::unique_ptr<GpuHealth> h(new GpuHealth);
-  h->handle_ = handle;
-  h->api_ = std::make_unique<Api>();
-  Api& a = *h->api_;
+  Api a;
   if (!Bind(handle, "rsmi_init", &a.init) || !Bind(handle, "rsmi_shut_down", &a.shut_down) ||
       !Bind(handle, "rsmi_num_monitor_devices", &a.count) || !Bind(handle, "rsmi_status_string", &a.status_string) ||
       !Bind(handle, "rsmi_dev_temp_metric_get", &a.temp) || !Bind(handle, "rsmi_dev_power_ave_get", &a.power) ||
@@ -69,33 +58,91 @@ std::unique_ptr<GpuHealth> GpuHealth::Open(std::string* why, const char* library
       !Bind(handle, "rsmi_dev_memory_total_get", &a.memory_total) ||
       !Bind(handle, "rsmi_dev_memory_usage_get", &a.memory_usage) || !Bind(handle, "rsmi_dev_ecc_count_get", &a.ecc)) {
     *why = std::string(library) + " lacks an entry point this worker reads";
-    a.init = nullptr;  // Nothing to shut down.
-    return nullptr;
+    return nullptr;  // The library stays loaded (see ~GpuHealth).
   }
+  Bind(handle, "rsmi_dev_gpu_metrics_info_get", &a.gpu_metrics);
+  if (!Bind(handle, "rsmi_event_notification_init", &a.event_init) ||
+      !Bind(handle, "rsmi_event_notification_mask_set", &a.event_mask) ||
+      !Bind(handle, "rsmi_event_notification_get", &a.event_get) ||
+      !Bind(handle, "rsmi_event_notification_stop", &a.event_stop))
+    a.event_init = nullptr;
+  std::unique_ptr<GpuHealth> h = OpenWith(a, why);
+  if (h != nullptr) h->handle_ = handle;
+  return h;
+}
+
+std::unique_ptr<GpuHealth> GpuHealth::OpenWith(const Api& api, std::string* why) {
+  std::unique_ptr<GpuHealth> h(new GpuHealth);
+  h->api_ = api;
+  const Api& a = h->api_;
   if (int st = a.init(0); st != 0) {
-    const char* text = nullptr;
-    a.status_string(st, &text);
-    *why = std::string("rsmi_init failed: ") + (text != nullptr ? text : std::to_string(st)) +
-           " (no AMD GPU visible to this process?)";
-    a.init = nullptr;
+    *why = "rsmi_init failed: " + StatusText(a, st) + " (no AMD GPU visible to this process?)";
     return nullptr;
   }
+  h->initialised_ = true;
   if (a.count(&h->count_) != 0 || h->count_ == 0) {
     *why = "librocm-smi sees no GPU";
     return nullptr;
   }
+  h->WatchResets();
   return h;
 }
 
+void GpuHealth::WatchResets() {
+  const Api& a = api_;
+  if (a.event_init == nullptr || a.event_mask == nullptr || a.event_get == nullptr || a.event_stop == nullptr) {
+    spdlog::warn("GPU resets not counted: librocm-smi lacks event notification");
+    return;
+  }
+  // Needs /dev/kfd (as HIP does) and a kernel with KFD SMI events.
+  for (uint32_t i = 0; i < count_; ++i) {
+    int st = a.event_init(i);
+    if (st == 0) {
+      st = a.event_mask(i, kResetMask);
+      if (st != 0) a.event_stop(i);
+    }
+    if (st != 0) {
+      spdlog::warn("GPU resets not counted: librocm-smi event notification on GPU {}: {}", i, StatusText(a, st));
+      for (uint32_t j = 0; j < i; ++j) a.event_stop(j);
+      return;
+    }
+  }
+  watching_resets_ = true;
+  resets_.assign(count_, 0);
+}
+
 GpuHealth::~GpuHealth() {
-  if (api_ != nullptr && api_->init != nullptr) api_->shut_down();
+  if (watching_resets_)
+    for (uint32_t i = 0; i < count_; ++i) api_.event_stop(i);
+  if (initialised_) api_.shut_down();
   // The library stays loaded: unloading a runtime library with threads of
   // its own is not safe.
 }
 
-std::vector<GpuSample> GpuHealth::Read() const {
+std::vector<GpuSample> GpuHealth::Read() {
+  const Api& a = api_;
+  if (watching_resets_) {
+    // The events queued since the last scrape, without waiting for more; a
+    // bounded number of batches so a flood cannot hold the event loop.
+    std::array<Api::Event, 32> events;
+    for (int batch = 0; batch < 64; ++batch) {
+      auto n = static_cast<uint32_t>(events.size());
+      const int st = a.event_get(0, &n, events.data());
+      if (st != 0) {
+        if (st != kStatusNoData) spdlog::debug("rsmi_event_notification_get: {}", StatusText(a, st));
+        break;
+      }
+      for (uint32_t e = 0; e < n && e < events.size(); ++e)
+        if (events[e].type == kEventGpuPreReset && events[e].device < count_) {
+          ++resets_[events[e].device];
+          spdlog::warn("GPU {} is being reset by the driver (after a hang or a fatal RAS error; event {})",
+                       events[e].device,
+                       std::string(events[e].message, strnlen(events[e].message, sizeof events[e].message)));
+        }
+      if (n < events.size()) break;
+    }
+  }
   std::vector<GpuSample> out;
-  const Api& a = *api_;
   for (uint32_t i = 0; i < count_; ++i) {
     GpuSample s;
     s.index = i;
@@ -125,6 +172,15 @@ std::vector<GpuSample> GpuHealth::Read() const {
       s.ecc_correctable = correctable;
       s.ecc_uncorrectable = uncorrectable;
     }
+    if (a.gpu_metrics != nullptr) {
+      std::vector<uint64_t> table(kMetricsTableBytes / sizeof(uint64_t), 0);
+      const auto* bytes_of = reinterpret_cast<const unsigned char*>(table.data());
+      uint32_t throttle = kNotReported;
+      if (a.gpu_metrics(i, table.data()) == 0 && bytes_of[kFormatRevisionOffset] == 1)
+        std::memcpy(&throttle, bytes_of + kThrottleStatusOffset, sizeof throttle);
+      if (throttle != kNotReported) s.throttle_status = throttle;
+    }
+    if (watching_resets_) s.resets = resets_[i];
     out.push_back(s);
   }
   return out;
@@ -172,6 +228,18 @@ std::string RenderGpuHealth(const std::vector<GpuSample>& samples, bool availabl
       {"gpu_ecc_uncorrect_total", "counter", "Uncorrectable ECC errors over every block (librocm-smi).",
        [](const GpuSample& s) {
          return s.ecc_uncorrectable ? std::optional<double>(static_cast<double>(*s.ecc_uncorrectable)) : std::nullopt;
+       }},
+      {"hipr_gpu_throttle_status", "gauge",
+       "Limiters (power, current, temperature) holding the GPU's clocks down now: throttle_status of its metrics "
+       "table (librocm-smi); 0 when none, the bits are ASIC-specific.",
+       [](const GpuSample& s) {
+         return s.throttle_status ? std::optional<double>(static_cast<double>(*s.throttle_status)) : std::nullopt;
+       }},
+      {"hipr_gpu_resets_total", "counter",
+       "GPU resets the driver reported (KFD event through librocm-smi), after a hang or a fatal RAS error, since "
+       "the first scrape.",
+       [](const GpuSample& s) {
+         return s.resets ? std::optional<double>(static_cast<double>(*s.resets)) : std::nullopt;
        }},
   };
   for (const Family& f : kFamilies) {

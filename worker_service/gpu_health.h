@@ -5,7 +5,9 @@
 // serves every other metric and says why not once in the log. The metric
 // names are those of AMD's device-metrics-exporter (gpu_edge_temperature,
 // gpu_average_package_power, gpu_gfx_activity, gpu_used_vram, ...), with a
-// `gpu_id` label, so one dashboard reads both.
+// `gpu_id` label, so one dashboard reads both. Two families are hipr's own
+// (hipr_gpu_*): the throttle status of the GPU's metrics table and the GPU
+// resets the driver reports (KFD SMI events), the worker's view of a hang.
 #pragma once
 
 #include <cstdint>
@@ -23,27 +25,75 @@ struct GpuSample {
   std::optional<double> gfx_activity;    // Percent busy.
   std::optional<double> used_vram_mb, total_vram_mb;
   std::optional<uint64_t> ecc_correctable, ecc_uncorrectable;  // Over every block.
+  // The limiters (power, current, temperature) holding the clocks down now:
+  // gpu_metrics' throttle_status, whose bits are ASIC-specific; 0: none.
+  std::optional<uint32_t> throttle_status;
+  // GPU resets (the driver's answer to a hang or a fatal RAS error) seen
+  // since this GpuHealth was opened.
+  std::optional<uint64_t> resets;
 };
 
 class GpuHealth {
  public:
+  // librocm-smi's entry points used here, as its 5.x header
+  // (rocm_smi/rocm_smi.h) declares them: enums are ints, status 0 is
+  // success. Units: millidegrees Celsius, microwatts, bytes. The last five
+  // may be missing: their families are then left out.
+  struct Api {
+    struct ErrorCount {  // rsmi_error_count_t
+      uint64_t correctable;
+      uint64_t uncorrectable;
+    };
+    struct Event {  // rsmi_evt_notification_data_t
+      uint32_t device;
+      int32_t type;
+      char message[64];
+    };
+    int (*init)(uint64_t flags) = nullptr;
+    int (*shut_down)() = nullptr;
+    int (*count)(uint32_t*) = nullptr;
+    int (*status_string)(int status, const char**) = nullptr;
+    int (*temp)(uint32_t device, uint32_t sensor, int metric, int64_t*) = nullptr;
+    int (*power)(uint32_t device, uint32_t sensor, uint64_t*) = nullptr;
+    int (*busy)(uint32_t device, uint32_t*) = nullptr;
+    int (*memory_total)(uint32_t device, int type, uint64_t*) = nullptr;
+    int (*memory_usage)(uint32_t device, int type, uint64_t*) = nullptr;
+    int (*ecc)(uint32_t device, uint64_t block, ErrorCount*) = nullptr;
+    // Optional: rsmi_dev_gpu_metrics_info_get, into an rsmi_gpu_metrics_t.
+    int (*gpu_metrics)(uint32_t device, void* table) = nullptr;
+    // Optional: rsmi_event_notification_{init,mask_set,get,stop}.
+    int (*event_init)(uint32_t device) = nullptr;
+    int (*event_mask)(uint32_t device, uint64_t mask) = nullptr;
+    int (*event_get)(int timeout_ms, uint32_t* count, Event* events) = nullptr;
+    int (*event_stop)(uint32_t device) = nullptr;
+  };
+
   // Loads `library` (librocm_smi64.so.1 by default) and initialises it;
   // nullptr with `why` when it cannot, or it sees no GPU.
   static std::unique_ptr<GpuHealth> Open(std::string* why, const char* library = "librocm_smi64.so.1");
+  // The same with entry points the caller bound (tests: a double of the
+  // library). `api` is copied.
+  static std::unique_ptr<GpuHealth> OpenWith(const Api& api, std::string* why);
   ~GpuHealth();
   GpuHealth(const GpuHealth&) = delete;
   GpuHealth& operator=(const GpuHealth&) = delete;
 
   // One sample per GPU; a value the library or the GPU does not give is
-  // left out.
-  std::vector<GpuSample> Read() const;
+  // left out. Takes the reset events that came since the last call: one
+  // caller at a time (the acceptor's event loop); never blocks on them.
+  std::vector<GpuSample> Read();
 
  private:
-  struct Api;
   GpuHealth() = default;
+  // Listens for GPU resets on every GPU; logs why not once.
+  void WatchResets();
+
   void* handle_ = nullptr;
-  std::unique_ptr<Api> api_;
+  Api api_;
+  bool initialised_ = false;
   uint32_t count_ = 0;
+  bool watching_resets_ = false;
+  std::vector<uint64_t> resets_;  // Per GPU, while watching_resets_.
 };
 
 // The metric families of `samples` in Prometheus' text format (nothing for

@@ -81,6 +81,7 @@ class Ledger {
     kDeferredErrors,       // Errors of fire-and-forget calls.
     kCodeCacheHits,        // Module loads served without the client's bytes.
     kCodeCacheMisses,      // ... that needed them.
+    kCodeCacheWriteFailures,  // Code objects the cache could not store (full disk, unusable directory).
     kBytesToDevice,        // Bulk copied to device memory.
     kBytesFromDevice,      // Bulk copied from device memory.
     kEventCount

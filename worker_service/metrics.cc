@@ -8,6 +8,7 @@
 
 #include "protocol/tcp/tcp_connection.h"
 #include "protocol/wire.h"
+#include "worker_service/code_cache.h"
 
 namespace hipr::worker {
 namespace {
@@ -97,6 +98,9 @@ std::string RenderMetrics(const Ledger& ledger, const WorkerConfig& config, bool
       {"hipr_code_cache_hits_total", "Module loads served without the client's bytes (session or cache).",
        Ledger::kCodeCacheHits},
       {"hipr_code_cache_misses_total", "Module loads that needed the client's bytes.", Ledger::kCodeCacheMisses},
+      {"hipr_code_cache_write_failures_total",
+       "Code objects the --code-cache directory could not store (full disk, unusable directory; the log says which).",
+       Ledger::kCodeCacheWriteFailures},
   };
   for (const Counter& c : kCounters) {
     p.Family(c.name, "counter", c.help);
@@ -154,6 +158,12 @@ std::string RenderMetrics(const Ledger& ledger, const WorkerConfig& config, bool
   p.Family("hipr_tenant_sessions", "gauge", "Live sessions of each tenant.");
   for (const auto& t : tenants)
     p.Sample("hipr_tenant_sessions", "tenant=" + Quoted(t.name), static_cast<uint64_t>(t.sessions));
+  if (!config.code_cache_dir.empty()) {
+    p.Family("hipr_code_cache_bytes", "gauge", "Bytes of code objects in the --code-cache directory.");
+    p.Sample("hipr_code_cache_bytes", "", CodeCacheBytes(config.code_cache_dir));
+    p.Family("hipr_code_cache_limit_bytes", "gauge", "--code-cache-bytes.");
+    p.Sample("hipr_code_cache_limit_bytes", "", config.code_cache_bytes);
+  }
   p.Family("hipr_streams", "gauge", "Streams all sessions hold (each sim stream is a thread).");
   p.Sample("hipr_streams", "", static_cast<uint64_t>(std::max<int64_t>(0, ledger.streams())));
   return std::move(p.text());

@@ -69,6 +69,7 @@ class Session {
   void set_ledger(Ledger* ledger, int slot) {
     ledger_ = ledger;
     slot_ = slot;
+    code_cache_.set_ledger(ledger);
   }
 
  private:
