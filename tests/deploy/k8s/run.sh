@@ -75,10 +75,22 @@ else
   rm -rf "$npm_dir"
   mkdir -p "$npm_dir"
   cp "$here/package.json" "$here/package-lock.json" "$npm_dir/"
-  if (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error); then
+  # The system's CA bundle, where it has one: a registry reached through a
+  # TLS-inspecting proxy is trusted as the rest of the machine trusts it.
+  npm_ca=()
+  [[ -z ${NODE_EXTRA_CA_CERTS:-} && -s /etc/ssl/certs/ca-certificates.crt ]] &&
+    npm_ca=(--cafile=/etc/ssl/certs/ca-certificates.crt)
+  if (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error "${npm_ca[@]}") 2>&1 | tee "$npm_dir/npm-ci.log"; then
     pass "npm ci"
+  elif grep -Eq 'ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|CERT|certificate' "$npm_dir/npm-ci.log"; then
+    # No registry from here (no network, or a proxy whose CA this machine
+    # lacks): the schemas cannot be had, so nothing is validated. ctest
+    # shows the test as skipped (exit 77), not passed.
+    echo "SKIP  npm ci: the npm registry cannot be reached from this machine; the manifests were NOT validated"
+    rm -rf "$npm_dir"
+    exit 77
   else
-    fail "npm ci in $npm_dir (is the npm registry reachable?)"
+    fail "npm ci in $npm_dir"
     finish
   fi
 fi
