@@ -89,6 +89,10 @@ fi
 [[ -x $root/usr/bin/apt-get && -f $root/etc/debian_version ]] || { log "no Debian root in $root"; exit 1; }
 grep -q '^12\.' "$root/etc/debian_version" || log "warning: $(cat "$root/etc/debian_version") is not Debian 12"
 
+# The root directory itself: 0755 (a tarball made from a mktemp -d directory,
+# such as fresh-machine's, says 0700, and then no user but root can use the
+# image).
+chmod 0755 "$root"
 # apt: this machine's archive and suites.
 if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
   rm -f "$root"/etc/apt/sources.list.d/*
