@@ -4,9 +4,9 @@
 
 #include <new>
 
-#include "client_stub/graph.h"
-#include "client_stub/runtime_names.h"
-#include "client_stub/stats.h"
+#include "client_stub/graphs/graph.h"
+#include "client_stub/abi/runtime_names.h"
+#include "client_stub/base/stats.h"
 
 namespace hipr::client {
 namespace {

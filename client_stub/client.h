@@ -22,12 +22,12 @@
 #include <mutex>
 
 #include "protocol/thread_annotations.h"
-#include "client_stub/address_window.h"
-#include "client_stub/allocation_map.h"
-#include "client_stub/config.h"
-#include "client_stub/device_reservations.h"
-#include "client_stub/handle_table.h"
-#include "client_stub/session.h"
+#include "client_stub/memory/address_window.h"
+#include "client_stub/memory/allocation_map.h"
+#include "client_stub/base/config.h"
+#include "client_stub/memory/device_reservations.h"
+#include "client_stub/session/handle_table.h"
+#include "client_stub/session/session.h"
 
 namespace hipr::client {
 

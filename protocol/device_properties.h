@@ -3,7 +3,7 @@
 // field of ROCm 6/7's hipDeviceProp_t (arrays one entry per element), and the
 // facts behind hipDeviceGetAttribute answers that have no field
 // (HIP's attribute names). The client answers hipGetDeviceProperties* and
-// hipDeviceGetAttribute from them locally (client_stub/device_props.h).
+// hipDeviceGetAttribute from them locally (client_stub/abi/device_props.h).
 //
 // Names, not numbers, cross the wire: HIP's enum numbering and struct layouts
 // differ between majors, the names do not. A worker omits what its runtime
@@ -12,7 +12,7 @@
 //
 // To add one: a line here, a value in the sim's models and the hip device's
 // reader (worker_service/device_properties.cc), its use in
-// client_stub/device_props.cc.
+// client_stub/abi/device_props.cc.
 #pragma once
 
 #include <cstdint>

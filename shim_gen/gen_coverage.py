@@ -156,7 +156,7 @@ def main():
             "## Symbols whose meaning depends on the caller's major",
             "",
             "The stub answers these in the terms of the major the calling object was",
-            "linked against (`client_stub/abi_major.h`: its `DT_NEEDED`",
+            "linked against (`client_stub/abi/abi_major.h`: its `DT_NEEDED`",
             "`libamdhip64.so.N`), per object, not per process.",
             ""]
     for name in sorted(per_major):

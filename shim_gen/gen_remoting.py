@@ -384,8 +384,8 @@ def converters(static):
 
 def write_entries_cc(funcs, inputs):
     out = header(inputs) + [
-        "// The generated exported entry points (client_stub/api_generated.h).",
-        '#include "client_stub/api_generated.h"', "",
+        "// The generated exported entry points (client_stub/api/api_generated.h).",
+        '#include "client_stub/api/api_generated.h"', "",
         "#include <cstring>", "",
         '#include "api_calls.h"', "",
         "using namespace hipr;", "using namespace hipr::client;", "", "namespace {", ""]

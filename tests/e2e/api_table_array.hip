@@ -1,7 +1,7 @@
 // api_table_array: one row per hand-written function of HIP arrays,
 // mipmapped arrays and texture objects, against a sim worker with two
 // devices; see api_table.h. hipr keeps an array as pitched device memory
-// (client_stub/hip_arrays.h): every row that copies reads the bytes back,
+// (client_stub/textures/hip_arrays.h): every row that copies reads the bytes back,
 // through the array and through the memory it lives in. Texture rows sample
 // through kernels (on the sim, the twins' texture fetches). Linked against
 // the stub for the 6.x additions.

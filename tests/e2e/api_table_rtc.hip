@@ -1,5 +1,5 @@
 // api_table_rtc: the runtime-compilation functions (hiprtc and the hiprtc /
-// hip JIT linkers, client_stub/api_rtc.cc), one table row each (api_table.h).
+// hip JIT linkers, client_stub/api/api_rtc.cc), one table row each (api_table.h).
 //
 //  * rtc/rtc_kernels.hip (its directory in HIPR_RTC_DIR) compiled with a
 //    header handed over by name, a -D option and two name expressions; the

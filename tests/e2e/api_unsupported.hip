@@ -3,7 +3,7 @@
 // (names in the file given as argv[1], one per line, from the build's
 // client_stub/gen/unsupported_exports.cc) must return hipErrorNotSupported on
 // every call and leave it as the thread's last error; the hand-written ones
-// (client_stub/handwritten_unsupported.cc) fail in their own types. The
+// (client_stub/api/handwritten_unsupported.cc) fail in their own types. The
 // api_table scenario checks the stub's log: one line per function however
 // often it was called.
 #include <hip/hip_runtime.h>

@@ -6,7 +6,7 @@ import time
 
 from e2e_harness import Failure, client_env, log, run_to_pass
 
-# The stub's HIPR_STATS=1 lines (client_stub/stats.cc).
+# The stub's HIPR_STATS=1 lines (client_stub/base/stats.cc).
 STATS_DIRECTIONS = re.compile(r"hipr: stats: bulk lz4: to the device (on|off), from the device (on|off)")
 STATS_SENT = re.compile(r"hipr: stats: bulk lz4 sent: (\d+) chunks compressed \(([0-9.]+ \S+) as ([0-9.]+ \S+)\); "
                         r"sent raw: (\d+) chunks \(samples did not shrink\), (\d+) \(chunk did not shrink\), "

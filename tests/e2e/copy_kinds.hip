@@ -1,6 +1,6 @@
 // Copies whose hipMemcpyKind does not match the pointers, in every family:
 // the bytes go where the pointers say, byte-exact, as ROCm's runtime moves
-// them (client_stub/copy_kind.h); and the mismatches ROCm still refuses are
+// them (client_stub/copies/copy_kind.h); and the mismatches ROCm still refuses are
 // refused with its errors, nothing moved.
 #include "common.h"
 

@@ -1,7 +1,7 @@
 // mixed_majors: a program linked against Debian's libamdhip64.so.5 and a
 // library linked against the 6.x ABI (libmajor6.so, through the link-only
 // libamdhip64.so.6), in one process on one hipr stub. The same functions
-// must answer each caller in its own major's terms (client_stub/abi_major.h):
+// must answer each caller in its own major's terms (client_stub/abi/abi_major.h):
 // hipPointerGetAttributes' hipMemoryType numbering and unregistered memory,
 // HIP_MEMCPY3D's field widths, and hipGetLastError's rule.
 #include <hip/hip_runtime_api.h>

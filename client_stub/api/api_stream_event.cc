@@ -1,0 +1,674 @@
+// Stream and event entry points. Streams and events are named by the client
+// (HandleTable), so creating, destroying, recording and waiting cost no round
+// trip: they are fire-and-forget frames. Synchronize, query and elapsed time
+// are round trips. Handles are validated locally: an unknown or destroyed
+// handle is hipErrorInvalidHandle before anything is sent.
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "client_stub/api/api_common.h"
+#include "client_stub/graphs/graph.h"
+#include "client_stub/kernels/launch_attributes.h"
+#include "client_stub/managed/managed_vars.h"
+#include "client_stub/graphs/stream_memops.h"
+
+using namespace hipr;
+using namespace hipr::client;
+
+namespace {
+
+// ROCm/clr hip::Stream::Priority: High = -1, Normal = 0, Low = 1.
+constexpr int kGreatestPriority = -1;
+constexpr int kLeastPriority = 1;
+
+constexpr unsigned kEventFlags = hipEventDefault | hipEventBlockingSync | hipEventDisableTiming |
+                                 hipEventInterprocess | hipEventReleaseToDevice |
+                                 hipEventReleaseToSystem;
+
+// Client-side stream state beyond StreamRecord, under StreamStateMutex():
+// synchronization policies set with hipStreamSetAttribute and CU masks, by
+// (device, protocol stream id), since the null stream and per-thread streams
+// have no StreamRecord. Streams not listed have the default policy, Auto.
+std::mutex& StreamStateMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<std::pair<int, uint64_t>, int>& Policies() {
+  static auto* policies = new std::map<std::pair<int, uint64_t>, int>;  // Never destroyed: used at exit.
+  return *policies;
+}
+int SyncPolicyOf(const StreamTarget& t) {
+  std::lock_guard lock(StreamStateMutex());
+  auto it = Policies().find({t.device, t.id});
+  return it == Policies().end() ? kSyncPolicyAuto : it->second;
+}
+void SetSyncPolicy(const StreamTarget& t, int policy) {
+  std::lock_guard lock(StreamStateMutex());
+  if (policy == kSyncPolicyAuto)
+    Policies().erase({t.device, t.id});
+  else
+    Policies()[{t.device, t.id}] = policy;
+}
+// CU masks of streams made by hipExtStreamCreateWithCUMask, by (device,
+// protocol stream id); other streams use every compute unit.
+std::map<std::pair<int, uint64_t>, std::vector<uint32_t>>& CuMasks() {
+  static auto* masks = new std::map<std::pair<int, uint64_t>, std::vector<uint32_t>>;  // Never destroyed.
+  return *masks;
+}
+
+void ForgetStreamState(const StreamTarget& t) {
+  SetSyncPolicy(t, kSyncPolicyAuto);
+  std::lock_guard lock(StreamStateMutex());
+  CuMasks().erase({t.device, t.id});
+}
+
+hipError_t CreateStream(hipStream_t* stream, unsigned flags, int priority, std::vector<uint32_t> cu_mask = {}) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (stream == nullptr) return hipErrorInvalidValue;
+  if (flags != hipStreamDefault && flags != hipStreamNonBlocking) return hipErrorInvalidValue;
+  int device = 0;
+  if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+  priority = std::clamp(priority, kGreatestPriority, kLeastPriority);
+  StreamRecord record;
+  hipStream_t handle = Client::Get().handles().NewStream(device, flags, priority, &record);
+  msg::StreamCreateRequest request{device, record.id, flags, priority, {}};
+  request.cu_mask = cu_mask;
+  Status st = s->Post<wire::Op::kStreamCreate>(request);
+  if (!st.ok()) {
+    Client::Get().handles().RemoveStream(handle, &record);
+    return ToHipError(st);
+  }
+  if (!cu_mask.empty()) {
+    std::lock_guard lock(StreamStateMutex());
+    CuMasks()[{device, record.id}] = std::move(cu_mask);
+  }
+  *stream = handle;
+  return hipSuccess;
+}
+
+// A synchronous stream call (synchronize, query): the worker's error.
+template <wire::Op op>
+hipError_t StreamCall(hipStream_t stream) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  StreamTarget target;
+  if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+  if (hipError_t e = CheckNotCapturing(target.device, target.id, false); e != hipSuccess) return e;
+  msg::CallReply reply;
+  Status st = s->Call<op>(msg::StreamRequest{target.id}, &reply);
+  // A query answering hipSuccess is a synchronisation point too.
+  return AfterSync(*s, target.device, target.id, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
+}
+
+hipError_t CreateEvent(hipEvent_t* event, unsigned flags) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (event == nullptr) return hipErrorInvalidValue;
+  // As the runtime: known flags only, at most one release flag, and an
+  // interprocess event must not time.
+  const unsigned release = flags & (hipEventReleaseToDevice | hipEventReleaseToSystem);
+  if ((flags & ~kEventFlags) != 0 || release == (hipEventReleaseToDevice | hipEventReleaseToSystem) ||
+      ((flags & hipEventInterprocess) != 0 && (flags & hipEventDisableTiming) == 0))
+    return hipErrorInvalidValue;
+  int device = 0;
+  if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+  EventRecord record;
+  hipEvent_t handle = Client::Get().handles().NewEvent(device, flags, &record);
+  Status st = s->Post<wire::Op::kEventCreate>(msg::EventCreateRequest{device, record.id, flags});
+  if (!st.ok()) {
+    Client::Get().handles().RemoveEvent(handle, &record);
+    return ToHipError(st);
+  }
+  *event = handle;
+  return hipSuccess;
+}
+
+// A synchronous event call (synchronize, query): the worker's error.
+template <wire::Op op>
+hipError_t EventCall(hipEvent_t event) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  HandleTable& handles = Client::Get().handles();
+  EventRecord record;
+  if (!handles.FindEvent(event, &record)) return hipErrorInvalidHandle;
+  // Known complete (never recorded, or seen complete since its last
+  // record): answered here. Such an answer collects no deferred error; the
+  // next call that reaches the worker does.
+  // Not for an interprocess event: other processes record it too.
+  if (record.known_done == record.recorded && (record.flags & hipEventInterprocess) == 0) return hipSuccess;
+  msg::CallReply reply;
+  Status st = s->Call<op>(msg::EventRequest{record.id}, &reply);
+  const hipError_t result = st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
+  if (result == hipSuccess) handles.NoteEventDone(event, record.recorded);
+  // The event's stream is not tracked here: read back on its device's null
+  // stream (which the completed event precedes).
+  return AfterSync(*s, record.device, 0, result);
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipStreamCreate(hipStream_t* stream) {
+  return ApiCall("hipStreamCreate", [&] { return CreateStream(stream, hipStreamDefault, 0); });
+}
+
+HIPR_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t* stream, unsigned int flags) {
+  return ApiCall("hipStreamCreateWithFlags", [&] { return CreateStream(stream, flags, 0); });
+}
+
+HIPR_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t* stream, unsigned int flags,
+                                                   int priority) {
+  return ApiCall("hipStreamCreateWithPriority",
+                 [&] { return CreateStream(stream, flags, priority); });
+}
+
+HIPR_EXPORT hipError_t hipStreamDestroy(hipStream_t stream) {
+  return ApiCall("hipStreamDestroy", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (stream == nullptr || stream == hipStreamPerThread) return hipErrorInvalidHandle;
+    StreamRecord record;
+    if (!Client::Get().handles().RemoveStream(stream, &record)) return hipErrorInvalidHandle;
+    ForgetStreamState(StreamTarget{record.id, record.device});
+    return ToHipError(s->Post<wire::Op::kStreamDestroy>(msg::StreamRequest{record.id}));
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamSynchronize(hipStream_t stream) {
+  return ApiCall("hipStreamSynchronize", [&] { return StreamCall<wire::Op::kStreamSynchronize>(stream); });
+}
+
+HIPR_EXPORT hipError_t hipStreamQuery(hipStream_t stream) {
+  return ApiCall("hipStreamQuery", [&] { return StreamCall<wire::Op::kStreamQuery>(stream); });
+}
+
+// The _spt forms: the null stream means the calling thread's per-thread
+// stream.
+HIPR_EXPORT hipError_t hipStreamSynchronize_spt(hipStream_t stream) {
+  return ApiCall("hipStreamSynchronize_spt", [&] {
+    return StreamCall<wire::Op::kStreamSynchronize>(stream == nullptr ? hipStreamPerThread : stream);
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamQuery_spt(hipStream_t stream) {
+  return ApiCall("hipStreamQuery_spt", [&] {
+    return StreamCall<wire::Op::kStreamQuery>(stream == nullptr ? hipStreamPerThread : stream);
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags) {
+  return ApiCall("hipStreamWaitEvent", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    EventRecord e;
+    if (event == nullptr || !Client::Get().handles().FindEvent(event, &e)) return hipErrorInvalidHandle;
+    StreamTarget target;
+    if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return err;
+    if (flags != 0) return hipErrorInvalidValue;
+    if (hipError_t captured = hipSuccess; CaptureStreamWaitEvent(target.device, target.id, e.id, &captured))
+      return captured;
+    return ToHipError(
+        s->Post<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{target.id, e.id, flags}));
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event, unsigned int flags) {
+  return hipStreamWaitEvent(stream == nullptr ? hipStreamPerThread : stream, event, flags);
+}
+
+HIPR_EXPORT hipError_t hipStreamGetFlags_spt(hipStream_t stream, unsigned int* flags) {
+  return hipStreamGetFlags(stream == nullptr ? hipStreamPerThread : stream, flags);
+}
+
+HIPR_EXPORT hipError_t hipStreamGetPriority_spt(hipStream_t stream, int* priority) {
+  return hipStreamGetPriority(stream == nullptr ? hipStreamPerThread : stream, priority);
+}
+
+// Runs on the client, in stream order: the worker holds the stream at this
+// point until the session's callback thread has run `callback` with the
+// stream's status (Session::PostHostCallback).
+HIPR_EXPORT hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallback_t callback, void* user_data,
+                                            unsigned int flags) {
+  return ApiCall("hipStreamAddCallback", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (callback == nullptr || flags != 0) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    // Captured: a host node that calls back with the stream the graph is
+    // launched on.
+    if (hipError_t captured = hipSuccess;
+        AnyCapture() && CaptureNode(target.device, target.id, HostFnNode{nullptr, user_data, callback}, &captured))
+      return captured;
+    return ToHipError(s->PostHostCallback(target.device, target.id, [stream, callback, user_data](int32_t error) {
+      callback(stream, static_cast<hipError_t>(error), user_data);
+    }));
+  });
+}
+
+// hipLaunchHostFunc (exported by ROCm >= 5.3, not by 5.2's library; its
+// header declares it): a host function in stream order, run on the client
+// like a stream callback; in a capture it becomes a host node.
+HIPR_EXPORT hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void* user_data) {
+  return ApiCall("hipLaunchHostFunc", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (fn == nullptr) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    if (hipError_t captured = hipSuccess;
+        AnyCapture() && CaptureNode(target.device, target.id, HostFnNode{fn, user_data, nullptr}, &captured))
+      return captured;
+    return ToHipError(s->PostHostCallback(target.device, target.id, [fn, user_data](int32_t) { fn(user_data); }));
+  });
+}
+
+HIPR_EXPORT hipError_t hipLaunchHostFunc_spt(hipStream_t stream, hipHostFn_t fn, void* user_data) {
+  return hipLaunchHostFunc(stream == nullptr ? hipStreamPerThread : stream, fn, user_data);
+}
+
+HIPR_EXPORT hipError_t hipStreamAddCallback_spt(hipStream_t stream, hipStreamCallback_t callback, void* user_data,
+                                                unsigned int flags) {
+  return hipStreamAddCallback(stream == nullptr ? hipStreamPerThread : stream, callback, user_data, flags);
+}
+
+// ROCm 7.1: a stream's id, unique in the process: the protocol's stream id
+// (0 for the legacy null stream; the calling thread's per-thread stream has
+// one of its own).
+HIPR_EXPORT hipError_t hipStreamGetId(hipStream_t stream, unsigned long long* id) {
+  return ApiCall("hipStreamGetId", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (id == nullptr) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    *id = target.id;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipEventRecord_spt(hipEvent_t event, hipStream_t stream) {
+  return hipEventRecord(event, stream == nullptr ? hipStreamPerThread : stream);
+}
+
+// ROCm 6.x: the device a stream belongs to (the null stream: the calling
+// thread's current device). Answered locally.
+HIPR_EXPORT hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device) {
+  return ApiCall("hipStreamGetDevice", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (device == nullptr) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    *device = target.device;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int* flags) {
+  return ApiCall("hipStreamGetFlags", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    // As the runtime: the null stream has no flags to report.
+    if (flags == nullptr || stream == nullptr) return hipErrorInvalidValue;
+    if (stream == hipStreamPerThread) {
+      *flags = hipStreamDefault;
+      return hipSuccess;
+    }
+    StreamRecord record;
+    if (!Client::Get().handles().FindStream(stream, &record)) return hipErrorInvalidHandle;
+    *flags = record.flags;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamGetPriority(hipStream_t stream, int* priority) {
+  return ApiCall("hipStreamGetPriority", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (priority == nullptr) return hipErrorInvalidValue;
+    if (stream == nullptr || stream == hipStreamPerThread) {
+      *priority = 0;
+      return hipSuccess;
+    }
+    StreamRecord record;
+    if (!Client::Get().handles().FindStream(stream, &record)) return hipErrorInvalidHandle;
+    *priority = record.priority;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipDeviceGetStreamPriorityRange(int* least_priority, int* greatest_priority) {
+  return ApiCall("hipDeviceGetStreamPriorityRange", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (least_priority != nullptr) *least_priority = kLeastPriority;
+    if (greatest_priority != nullptr) *greatest_priority = kGreatestPriority;
+    return hipSuccess;
+  });
+}
+
+// --- Stream attributes (ROCm 7.1+), answered locally -------------------------
+// As ROCm's runtime: the synchronization policy can be set, read and copied;
+// the priority (fixed at creation) read. Any other attribute is
+// hipErrorInvalidValue. The policy is kept and reported, but it does not
+// change how this process waits: a synchronizing call waits for the
+// worker's reply in a blocking socket read whatever the policy (the
+// worker's own wait on the GPU is its runtime's default).
+HIPR_EXPORT hipError_t hipStreamGetAttribute(hipStream_t stream, int attr, HiprLaunchAttributeValue* value) {
+  return ApiCall("hipStreamGetAttribute", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (value == nullptr) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    switch (attr) {
+      case kLaunchAttributeSynchronizationPolicy:
+        value->sync_policy = SyncPolicyOf(target);
+        return hipSuccess;
+      case kLaunchAttributePriority: {
+        StreamRecord record;
+        value->priority = Client::Get().handles().FindStream(stream, &record) ? record.priority : 0;
+        return hipSuccess;
+      }
+      default:
+        return hipErrorInvalidValue;
+    }
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamSetAttribute(hipStream_t stream, int attr, const HiprLaunchAttributeValue* value) {
+  return ApiCall("hipStreamSetAttribute", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (value == nullptr) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    hipStreamCaptureStatus capture = hipStreamCaptureStatusNone;
+    if (target.id != 0 && CaptureInfo(target.id, &capture, nullptr, nullptr, nullptr, nullptr) == hipSuccess &&
+        capture != hipStreamCaptureStatusNone)
+      return hipErrorStreamCaptureUnsupported;
+    if (attr != kLaunchAttributeSynchronizationPolicy) return hipErrorInvalidValue;
+    if (value->sync_policy < kSyncPolicyAuto || value->sync_policy > kSyncPolicyBlockingSync)
+      return hipErrorInvalidValue;
+    SetSyncPolicy(target, value->sync_policy);
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT hipError_t hipStreamCopyAttributes(hipStream_t dst, hipStream_t src) {
+  return ApiCall("hipStreamCopyAttributes", [&] {
+    if (LiveSession() == nullptr) return hipErrorNoDevice;
+    StreamTarget from;
+    StreamTarget to;
+    if (hipError_t e = ResolveStream(src, &from); e != hipSuccess) return e;
+    if (hipError_t e = ResolveStream(dst, &to); e != hipSuccess) return e;
+    SetSyncPolicy(to, SyncPolicyOf(from));
+    return hipSuccess;
+  });
+}
+
+// --- CU-masked streams (hip_ext) ------------------------------------------
+// A stream restricted to the compute units whose bits are set (bit i of
+// word i / 32: unit i). The worker's `hip` device creates it with the
+// runtime's hipExtStreamCreateWithCUMask; the sim, which has no compute
+// units, runs it as any stream. A mask that selects none of the device's
+// units is hipErrorInvalidValue.
+HIPR_EXPORT hipError_t hipExtStreamCreateWithCUMask(hipStream_t* stream, uint32_t size, const uint32_t* mask) {
+  return ApiCall("hipExtStreamCreateWithCUMask", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (stream == nullptr || mask == nullptr || size == 0) return hipErrorInvalidValue;
+    int device = 0;
+    if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    const auto units = static_cast<uint32_t>(s->devices()[device].multi_processor_count);
+    std::vector<uint32_t> kept(std::min(size, (units + 31) / 32));
+    bool any = false;
+    for (uint32_t w = 0; w < kept.size(); ++w) {
+      const uint32_t valid = units - 32 * w >= 32 ? ~0u : (1u << (units - 32 * w)) - 1;
+      kept[w] = mask[w] & valid;
+      any = any || kept[w] != 0;
+    }
+    if (!any) return hipErrorInvalidValue;
+    return CreateStream(stream, hipStreamDefault, 0, std::move(kept));
+  });
+}
+
+// The stream's mask in `size` words (units past the device's are 0); a
+// stream without one (and the null stream) uses every unit.
+HIPR_EXPORT hipError_t hipExtStreamGetCUMask(hipStream_t stream, uint32_t size, uint32_t* out) {
+  return ApiCall("hipExtStreamGetCUMask", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (out == nullptr || size == 0) return hipErrorInvalidValue;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    const auto units = static_cast<uint32_t>(s->devices()[target.device].multi_processor_count);
+    std::vector<uint32_t> mask((units + 31) / 32);
+    for (uint32_t u = 0; u < units; ++u) mask[u / 32] |= 1u << (u % 32);
+    {
+      std::lock_guard lock(StreamStateMutex());
+      auto it = CuMasks().find({target.device, target.id});
+      if (it != CuMasks().end()) mask = it->second;
+    }
+    for (uint32_t w = 0; w < size; ++w) out[w] = w < mask.size() ? mask[w] : 0;
+    return hipSuccess;
+  });
+}
+
+HIPR_EXPORT int hipGetStreamDeviceId(hipStream_t stream) {
+  // Not a hipError_t function: does not touch the last error.
+  try {
+    if (stream == nullptr || stream == hipStreamPerThread) return CurrentDevice();
+    StreamRecord record;
+    return Client::Get().handles().FindStream(stream, &record) ? record.device : -1;
+  } catch (...) {
+    return -1;
+  }
+}
+
+HIPR_EXPORT hipError_t hipEventCreate(hipEvent_t* event) {
+  return ApiCall("hipEventCreate", [&] { return CreateEvent(event, hipEventDefault); });
+}
+
+HIPR_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t* event, unsigned flags) {
+  return ApiCall("hipEventCreateWithFlags", [&] { return CreateEvent(event, flags); });
+}
+
+HIPR_EXPORT hipError_t hipEventDestroy(hipEvent_t event) {
+  return ApiCall("hipEventDestroy", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    EventRecord record;
+    if (!Client::Get().handles().RemoveEvent(event, &record)) return hipErrorInvalidHandle;
+    return ToHipError(s->Post<wire::Op::kEventDestroy>(msg::EventRequest{record.id}));
+  });
+}
+
+HIPR_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
+  return ApiCall("hipEventRecord", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    EventRecord e;
+    if (!Client::Get().handles().FindEvent(event, &e)) return hipErrorInvalidHandle;
+    StreamTarget target;
+    if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return err;
+    if (e.device != target.device) return hipErrorInvalidHandle;  // As the runtime.
+    if (hipError_t captured = hipSuccess; CaptureEventRecord(target.device, target.id, e.id, &captured))
+      return captured;
+    // Counted before it is posted: a query racing with this record must not
+    // be answered from an older completion.
+    Client::Get().handles().NoteEventRecorded(event);
+    return ToHipError(s->Post<wire::Op::kEventRecord>(msg::EventRecordRequest{e.id, target.id}));
+  });
+}
+
+// ROCm 6.4: hipEventRecordDefault (0) or hipEventRecordExternal (1). An
+// external record in a capturing stream becomes an event record node of the
+// capture's graph (a plain record there only orders the capture's streams).
+HIPR_EXPORT hipError_t hipEventRecordWithFlags(hipEvent_t event, hipStream_t stream, unsigned int flags) {
+  if (flags == 1 && AnyCapture()) {
+    hipError_t result = hipSuccess;
+    bool captured = false;
+    (void)ApiCall("hipEventRecordWithFlags", [&] {
+      if (LiveSession() == nullptr) return hipErrorNoDevice;
+      EventRecord e;
+      if (!Client::Get().handles().FindEvent(event, &e)) return hipErrorInvalidHandle;
+      StreamTarget target;
+      if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return err;
+      captured = CaptureNode(target.device, target.id, EventRecordNode{event, e.id}, &result);
+      return captured ? result : hipSuccess;
+    });
+    if (captured || result != hipSuccess) return result;
+  }
+  if (flags > 1) return ApiCall("hipEventRecordWithFlags", [] { return hipErrorInvalidValue; });
+  return hipEventRecord(event, stream);
+}
+
+HIPR_EXPORT hipError_t hipEventSynchronize(hipEvent_t event) {
+  return ApiCall("hipEventSynchronize", [&] { return EventCall<wire::Op::kEventSynchronize>(event); });
+}
+
+HIPR_EXPORT hipError_t hipEventQuery(hipEvent_t event) {
+  return ApiCall("hipEventQuery", [&] { return EventCall<wire::Op::kEventQuery>(event); });
+}
+
+HIPR_EXPORT hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop) {
+  return ApiCall("hipEventElapsedTime", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (ms == nullptr) return hipErrorInvalidValue;
+    EventRecord a;
+    EventRecord b;
+    HandleTable& handles = Client::Get().handles();
+    if (!handles.FindEvent(start, &a) || !handles.FindEvent(stop, &b)) return hipErrorInvalidHandle;
+    // As the runtime: both on one device, and both timing.
+    if (a.device != b.device || ((a.flags | b.flags) & hipEventDisableTiming) != 0)
+      return hipErrorInvalidHandle;
+    msg::EventElapsedReply reply;
+    Status st = s->Call<wire::Op::kEventElapsedTime>(msg::EventElapsedRequest{a.id, b.id}, &reply);
+    if (!st.ok()) return ToHipError(st);
+    if (reply.error == hipSuccess) *ms = reply.milliseconds;
+    return static_cast<hipError_t>(reply.error);
+  });
+}
+
+// Stream memory operations on device memory (4 or 8 bytes, aligned). A
+// write is one store of the value in stream order (kStreamWriteValue); a wait holds the stream on
+// the worker until the value meets its condition. Host memory (signal
+// memory in pinned host allocations) is refused: the worker cannot watch
+// this process's memory. Not capturable here: refused during capture.
+namespace {
+
+hipError_t StreamValueTarget(hipStream_t stream, void* ptr, size_t bytes, StreamTarget* target) {
+  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (hipError_t e = ResolveStream(stream, target); e != hipSuccess) return e;
+  DeviceAllocation a;
+  const uint64_t p = reinterpret_cast<uint64_t>(ptr);
+  if (ptr == nullptr || p % bytes != 0 || !Client::Get().allocations().FindDevice(p, bytes, &a))
+    return hipErrorInvalidValue;
+  return CheckNotCapturing(target->device, target->id, false);
+}
+
+hipError_t WriteValue(hipStream_t stream, void* ptr, uint64_t value, size_t bytes, unsigned flags) {
+  StreamTarget target;
+  if (hipError_t e = StreamValueTarget(stream, ptr, bytes, &target); e != hipSuccess) return e;
+  (void)flags;  // Reserved; HIP ignores them.
+  if (bytes == 4) value = static_cast<uint32_t>(value);
+  msg::StreamWriteValueRequest req{target.device, target.id, reinterpret_cast<uint64_t>(ptr), value,
+                                   static_cast<uint8_t>(bytes)};
+  ManagedVars::Get().MarkWritten(*LiveSession(), target.device, target.id, ptr, bytes);
+  return ToHipError(LiveSession()->Post<wire::Op::kStreamWriteValue>(req));
+}
+
+hipError_t WaitValue(hipStream_t stream, void* ptr, uint64_t value, unsigned flags, uint64_t mask, size_t bytes) {
+  StreamTarget target;
+  if (hipError_t e = StreamValueTarget(stream, ptr, bytes, &target); e != hipSuccess) return e;
+  if (flags > hipStreamWaitValueNor) return hipErrorInvalidValue;
+  msg::StreamWaitValueRequest req{target.device, target.id, reinterpret_cast<uint64_t>(ptr), value, mask, flags,
+                                  static_cast<uint8_t>(bytes)};
+  // A flag the host wrote into managed memory must be on the device first.
+  if (Status st = ManagedVars::Get().Push(*LiveSession(), target.device, target.id, ptr, bytes); !st.ok())
+    return ToHipError(st);
+  return ToHipError(LiveSession()->Post<wire::Op::kStreamWaitValue>(req));
+}
+
+}  // namespace
+
+HIPR_EXPORT hipError_t hipStreamWriteValue32(hipStream_t stream, void* ptr, uint32_t value, unsigned int flags) {
+  return ApiCall("hipStreamWriteValue32", [&] { return WriteValue(stream, ptr, value, 4, flags); });
+}
+
+HIPR_EXPORT hipError_t hipStreamWriteValue64(hipStream_t stream, void* ptr, uint64_t value, unsigned int flags) {
+  return ApiCall("hipStreamWriteValue64", [&] { return WriteValue(stream, ptr, value, 8, flags); });
+}
+
+HIPR_EXPORT hipError_t hipStreamWaitValue32(hipStream_t stream, void* ptr, uint32_t value, unsigned int flags,
+                                            uint32_t mask) {
+  return ApiCall("hipStreamWaitValue32", [&] { return WaitValue(stream, ptr, value, flags, mask, 4); });
+}
+
+HIPR_EXPORT hipError_t hipStreamWaitValue64(hipStream_t stream, void* ptr, uint64_t value, unsigned int flags,
+                                            uint64_t mask) {
+  return ApiCall("hipStreamWaitValue64", [&] { return WaitValue(stream, ptr, value, flags, mask, 8); });
+}
+
+hipError_t hipr::client::BatchMemOps(const HiprBatchMemOp* ops, unsigned count, std::vector<StreamMemOp>* out,
+                                     int* device) {
+  if (ops == nullptr || count == 0 || count > kMaxBatchOps) return hipErrorInvalidValue;
+  std::vector<StreamMemOp> converted;
+  *device = -1;
+  for (unsigned i = 0; i < count; ++i) {
+    const HiprBatchMemOp& op = ops[i];
+    const bool wait = op.operation == kBatchWait32 || op.operation == kBatchWait64;
+    const bool write = op.operation == kBatchWrite32 || op.operation == kBatchWrite64;
+    if (op.operation == kBatchFlush || op.operation == kBatchBarrier) {
+      converted.emplace_back(std::monostate{});
+      continue;
+    }
+    if (!wait && !write) return hipErrorInvalidValue;
+    const uint8_t bytes = op.operation == kBatchWait64 || op.operation == kBatchWrite64 ? 8 : 4;
+    const uint64_t p = reinterpret_cast<uint64_t>(op.value_op.address);
+    DeviceAllocation a;
+    if (p == 0 || p % bytes != 0 || !Client::Get().allocations().FindDevice(p, bytes, &a)) return hipErrorInvalidValue;
+    if (*device < 0) *device = a.device;
+    const uint64_t value = bytes == 8 ? op.value_op.value64 : op.value_op.value;
+    if (wait) {
+      if (op.value_op.flags > hipStreamWaitValueNor) return hipErrorInvalidValue;
+      converted.emplace_back(msg::StreamWaitValueRequest{a.device, 0, p, value, bytes == 8 ? ~uint64_t{0} : 0xffffffffu,
+                                                         op.value_op.flags, bytes});
+    } else {
+      converted.emplace_back(msg::StreamWriteValueRequest{a.device, 0, p, value, bytes});
+    }
+  }
+  *out = std::move(converted);
+  return hipSuccess;
+}
+
+// The operations in array order on the stream, as the writes and waits
+// above. Every operation is checked before any is queued.
+HIPR_EXPORT hipError_t hipStreamBatchMemOp(hipStream_t stream, unsigned int count, HiprBatchMemOp* ops,
+                                           unsigned int flags) {
+  return ApiCall("hipStreamBatchMemOp", [&] {
+    Session* s = LiveSession();
+    if (s == nullptr) return hipErrorNoDevice;
+    if (flags != 0) return hipErrorInvalidValue;
+    std::vector<StreamMemOp> requests;
+    int device = 0;
+    if (hipError_t e = BatchMemOps(ops, count, &requests, &device); e != hipSuccess) return e;
+    StreamTarget target;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    if (hipError_t e = CheckNotCapturing(target.device, target.id, false); e != hipSuccess) return e;
+    for (StreamMemOp& op : requests) {
+      Status st;
+      if (auto* w = std::get_if<msg::StreamWaitValueRequest>(&op)) {
+        w->device = target.device;
+        w->stream = target.id;
+        st = s->Post<wire::Op::kStreamWaitValue>(*w);
+      } else if (auto* r = std::get_if<msg::StreamWriteValueRequest>(&op)) {
+        r->device = target.device;
+        r->stream = target.id;
+        st = s->Post<wire::Op::kStreamWriteValue>(*r);
+      }
+      if (!st.ok()) return ToHipError(st);
+    }
+    return hipSuccess;
+  });
+}

@@ -1,0 +1,87 @@
+// KernelRegistry: what compiler-generated module constructors told the
+// runtime (__hipRegisterFatBinary, __hipRegisterFunction, __hipRegisterVar,
+// __hipRegisterManagedVar), and the module functions handed out by
+// hipModuleGetFunction.
+//
+// Registration only records pointers and names: no parsing, hashing or
+// session, so a library registering ~12,000 kernels costs a few ms. Each fat
+// binary becomes a CodeModule (code_module.h) that reads its bundle at first
+// use; the handle compiled code keeps is that module's address.
+//
+// These functions run from constructors of DT_NEEDED libraries, before the
+// stub's own constructors: the registry is created on first use (a leaked
+// object behind a guarded function-local static), never by a static
+// initialiser.
+//
+// Thread-safety: all functions may be called from any thread. Lookups
+// (every launch) share a reader lock; fork() is handled as in code_module.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <hip/hip_runtime_api.h>
+
+#include "client_stub/kernels/code_module.h"
+
+namespace hipr::client {
+
+enum class VarKind { kVariable, kSurface, kTexture };
+
+// A kernel's host stub, as registered. `name` lives as long as the process.
+struct RegisteredKernel {
+  CodeModule* module = nullptr;
+  const std::string* name = nullptr;
+};
+
+struct RegisteredVar {
+  CodeModule* module = nullptr;
+  std::string name;  // The device-side name (as the code object has it).
+  size_t size = 0;
+  VarKind kind = VarKind::kVariable;
+  bool constant = false;
+  bool external = false;
+};
+
+// `wrapper` is what clang passes (HIPF magic, version 1, bundle pointer).
+// Returns the new module (the handle compiled code keeps), or nullptr when
+// the wrapper is not one (logged).
+CodeModule* RegisterFatBinary(const void* wrapper);
+// False (logged) when the handle is not a live module or the names are null.
+// A host stub registered twice keeps its first name.
+bool RegisterFunction(const void* handle, const void* host_function, const char* device_name);
+bool RegisterVar(const void* handle, const void* host_var, RegisteredVar var);
+// __managed__: makes the variable's mirror (managed_vars.h), holding
+// `init_value`'s `size` bytes, and writes its address to *pointer, so host
+// code reading through it right after registration sees the initial value.
+// Every load of the module then attaches the variable's device copy.
+bool RegisterManagedVar(const void* handle, void** pointer, const void* init_value, const char* name,
+                        size_t size, unsigned align);
+// Forgets the module's kernels and variables and retires it.
+void UnregisterFatBinary(const void* handle);
+
+bool FindRegisteredKernel(const void* host_function, RegisteredKernel* out);
+bool FindRegisteredVar(const void* host_var, RegisteredVar* out);
+
+// Module functions: a hipFunction_t is the address of a record that is never
+// freed, validated against the live set before use (a stale handle is
+// unknown, never another function). One record per (module, name).
+struct ModuleFunction {
+  CodeModule* module = nullptr;
+  const std::string* name = nullptr;  // Lives as long as the process.
+};
+hipFunction_t GetModuleFunction(CodeModule* module, const std::string& name);
+bool FindModuleFunction(hipFunction_t function, ModuleFunction* out);
+// Makes the module's functions unknown (hipModuleUnload).
+void ForgetModuleFunctions(const CodeModule* module);
+
+// Counts of live registrations, for tests and logs.
+struct RegistrationCounts {
+  size_t fat_binaries = 0;
+  size_t kernels = 0;
+  size_t variables = 0;
+};
+RegistrationCounts CountRegistrations();
+
+}  // namespace hipr::client

@@ -1,0 +1,95 @@
+#include "client_stub/session/handle_table.h"
+
+#include <mutex>
+
+namespace hipr::client {
+namespace {
+
+template <class Map, class Record>
+bool Find(const Map& m, const void* handle, Record* out) {
+  if (handle == nullptr) return false;
+  auto it = m.find(handle);
+  if (it == m.end()) return false;
+  *out = *it->second;
+  return true;
+}
+
+template <class Map, class Record>
+bool Remove(Map& m, const void* handle, Record* out) {
+  if (handle == nullptr) return false;
+  auto it = m.find(handle);
+  if (it == m.end()) return false;
+  *out = *it->second;
+  m.erase(it);  // The record itself stays allocated (see the header).
+  return true;
+}
+
+template <class Map>
+void RemoveOf(Map& m, int device) {
+  for (auto it = m.begin(); it != m.end();) {
+    if (device < 0 || it->second->device == device)
+      it = m.erase(it);
+    else
+      ++it;
+  }
+}
+
+}  // namespace
+
+uint64_t HandleTable::NextId() { return next_id_++; }
+
+hipStream_t HandleTable::NewStream(int device, unsigned flags, int priority, StreamRecord* out) {
+  WriterLock lock(mu_);
+  auto* record = new StreamRecord{NextId(), device, flags, priority};
+  streams_.emplace(record, record);
+  *out = *record;
+  return reinterpret_cast<hipStream_t>(record);
+}
+
+hipEvent_t HandleTable::NewEvent(int device, unsigned flags, EventRecord* out) {
+  WriterLock lock(mu_);
+  auto* record = new EventRecord{NextId(), device, flags, 0, 0};
+  events_.emplace(record, record);
+  *out = *record;
+  return reinterpret_cast<hipEvent_t>(record);
+}
+
+bool HandleTable::FindStream(hipStream_t stream, StreamRecord* out) const {
+  ReaderLock lock(mu_);
+  return Find(streams_, stream, out);
+}
+
+bool HandleTable::FindEvent(hipEvent_t event, EventRecord* out) const {
+  ReaderLock lock(mu_);
+  return Find(events_, event, out);
+}
+
+uint64_t HandleTable::NoteEventRecorded(hipEvent_t event) {
+  WriterLock lock(mu_);
+  auto it = events_.find(event);
+  return it == events_.end() ? 0 : ++it->second->recorded;
+}
+
+void HandleTable::NoteEventDone(hipEvent_t event, uint64_t recorded) {
+  WriterLock lock(mu_);
+  auto it = events_.find(event);
+  if (it != events_.end() && recorded > it->second->known_done) it->second->known_done = recorded;
+}
+
+bool HandleTable::RemoveStream(hipStream_t stream, StreamRecord* out) {
+  WriterLock lock(mu_);
+  return Remove(streams_, stream, out);
+}
+
+bool HandleTable::RemoveEvent(hipEvent_t event, EventRecord* out) {
+  WriterLock lock(mu_);
+  return Remove(events_, event, out);
+}
+
+void HandleTable::RemoveAllOf(int device) {
+  WriterLock lock(mu_);
+  RemoveOf(streams_, device);
+  RemoveOf(events_, device);
+}
+
+}  // namespace hipr::client

@@ -1,0 +1,713 @@
+#include "client_stub/session/session.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "client_stub/base/log.h"
+#include "client_stub/base/stats.h"
+#include "protocol/auth.h"
+#include "protocol/shm/shm_connection.h"
+#include "protocol/tcp/tcp_connection.h"
+#include "protocol/tls/tls_connection.h"
+
+namespace hipr::client {
+namespace {
+
+constexpr std::string_view kUnixPrefix = "unix:";
+
+std::string Hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string OpName(uint16_t op) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%04x", op);
+  return buf;
+}
+
+// "<program>@<host>", for the worker's logs.
+std::string ClientName() {
+  char host[256] = "?";
+  if (gethostname(host, sizeof host) != 0) std::strcpy(host, "?");
+  host[sizeof host - 1] = '\0';
+  return std::string(program_invocation_short_name) + "@" + host;
+}
+
+}  // namespace
+
+Session::Session(const Config& config, std::string server)
+    : config_(config), server_(std::move(server)), chunk_bytes_(config.chunk_bytes) {}
+
+Session::~Session() {
+  {
+    MutexLock lock(batch_mu_);
+    stopping_ = true;
+  }
+  batch_cv_.notify_all();
+  {
+    MutexLock lock(recv_mu_);
+    stopping_callbacks_ = true;
+  }
+  recv_cv_.notify_all();
+  if (conn_ != nullptr && !abandoned_.load()) conn_->Shutdown();
+  if (flusher_.joinable()) flusher_.join();
+  if (callback_thread_.joinable()) callback_thread_.join();
+  for (auto& [id, p] : pending_)
+    if (p->detached) delete p;  // Async copies that never landed.
+}
+
+std::unique_ptr<Session> Session::Open(const Config& config, AddressRange* window) {
+  std::unique_ptr<Session> s(new Session(config, config.ServerForLog()));
+  Status st = s->Connect();
+  if (!st.ok()) {
+    HIPR_LOG_ERROR("cannot reach worker at %s (HIPR_SERVER): %s", s->server_.c_str(),
+                   st.message().c_str());
+    (void)s->MarkDead(st, /*log=*/false);
+    return s;
+  }
+  if (window->empty()) {
+    st = ReserveAnywhere(config.window_bytes, window);
+    if (!st.ok()) {
+      HIPR_LOG_ERROR("cannot reserve the device address window (HIPR_WINDOW_BYTES=%llu): %s",
+                     static_cast<unsigned long long>(config.window_bytes), st.message().c_str());
+      (void)s->MarkDead(st, /*log=*/false);
+      return s;
+    }
+  }
+  st = s->Hello(window);
+  if (!st.ok()) {
+    // Dead already (a link failure in the hello): the message is the first reason, whole.
+    HIPR_LOG_ERROR("cannot start a session with worker at %s (HIPR_SERVER): %s", s->server_.c_str(),
+                   (s->dead() ? st.message() : st.ToString()).c_str());
+    (void)s->MarkDead(st, /*log=*/false);
+    return s;
+  }
+  HIPR_LOG_INFO("session %llu with worker %s (%s, %d device%s, protocol v%u, window [%s, %s))",
+                static_cast<unsigned long long>(s->hello_.session_id), s->server_.c_str(),
+                s->hello_.device_kind.c_str(), s->device_count(), s->device_count() == 1 ? "" : "s",
+                s->hello_.version, Hex(window->base).c_str(), Hex(window->end()).c_str());
+  s->opened_.store(true);
+  s->StartFlusher();
+  return s;
+}
+
+Status Session::Connect() {
+  if (config_.server.empty())
+    return LinkDown("HIPR_SERVER is not set; set it to host:port of a hipr-worker");
+  // Blocking reads (reply bodies, bulk chunks) must give up within the peer
+  // timeout too. SO_RCVTIMEO bounds one recvmsg: a read that got part of a
+  // chunk returns it at the timeout and the next one starts a new timeout, so
+  // a stall can cost two timeouts. Half the peer timeout each: silence of
+  // HIPR_PEER_TIMEOUT_MS always ends the session, silence shorter than half
+  // of it never does. The shm transport bounds its receives the same way.
+  const int read_timeout_ms = std::max(config_.peer_timeout_ms / 2, 50);
+  if (config_.server.rfind(kUnixPrefix, 0) == 0) {
+    shm::Options options;
+    options.spin_us = config_.spin_us;
+    options.recv_timeout_ms = read_timeout_ms;
+    options.send_timeout_ms = config_.peer_timeout_ms;
+    std::unique_ptr<shm::ShmConnection> shm_conn;
+    HIPR_RETURN_IF_ERROR(shm::ShmConnection::Connect(config_.server.substr(kUnixPrefix.size()),
+                                                     config_.connect_timeout_ms, options, &shm_conn));
+    conn_ = std::move(shm_conn);
+    const Connection::SharedRegion host = conn_->SharedHostRegion();
+    if (host.bytes > 0) host_segment_ = std::make_unique<HostSegment>(host.base, host.bytes);
+    return Status::Ok();
+  }
+  tcp::Endpoint endpoint;
+  HIPR_RETURN_IF_ERROR(tcp::ParseEndpoint(config_.server, &endpoint));
+  std::unique_ptr<tcp::TcpConnection> tcp_conn;
+  HIPR_RETURN_IF_ERROR(tcp::TcpConnection::Connect(endpoint, config_.connect_timeout_ms, &tcp_conn));
+  timeval tv{};
+  tv.tv_sec = read_timeout_ms / 1000;
+  tv.tv_usec = (read_timeout_ms % 1000) * 1000;
+  setsockopt(tcp_conn->fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  tcp_conn->set_spin_us(config_.spin_us);
+  tcp_conn->set_zero_copy_min_bytes(config_.zero_copy_bytes);
+  if (!config_.tls()) {
+    conn_ = std::move(tcp_conn);
+    return Status::Ok();
+  }
+  std::shared_ptr<tls::Context> ctx;
+  Status made = tls::Context::MakeClient({config_.tls_ca, config_.tls_cert, config_.tls_key}, &ctx);
+  if (!made.ok()) return Status(StatusCode::kInvalidArgument, made.message());
+  const std::string name = config_.tls_server_name.empty() ? endpoint.host : config_.tls_server_name;
+  std::unique_ptr<tls::TlsConnection> tls_conn;
+  Status st = tls::TlsConnection::Connect(std::move(tcp_conn), *ctx, name, config_.connect_timeout_ms, &tls_conn);
+  if (!st.ok()) {
+    return LinkDown(st.message() + " (HIPR_TLS_CA " + config_.tls_ca + ", name '" + name + "'" +
+                    (config_.tls_server_name.empty() ? "" : " from HIPR_TLS_SERVER_NAME") + ")");
+  }
+  tls_conn->set_recv_timeout_ms(read_timeout_ms);
+  tls_conn->set_spin_us(config_.spin_us);
+  HIPR_LOG_INFO("TLS with worker %s: %s", server_.c_str(), tls_conn->Describe().c_str());
+  conn_ = std::move(tls_conn);
+  return Status::Ok();
+}
+
+// The tenant's credential from HIPR_TOKEN or HIPR_TOKEN_FILE; `has` false
+// when neither is set.
+static Status LoadCredential(const Config& config, auth::Credential* out, bool* has) {
+  *has = false;
+  if (!config.token.empty()) {
+    Status st = auth::ParseCredential(config.token, out);
+    if (!st.ok()) return InvalidArgument("HIPR_TOKEN: " + st.message());
+    *has = true;
+    return Status::Ok();
+  }
+  if (config.token_file.empty()) return Status::Ok();
+  FILE* f = std::fopen(config.token_file.c_str(), "re");
+  if (f == nullptr)
+    return InvalidArgument("HIPR_TOKEN_FILE: cannot read " + config.token_file + ": " + std::strerror(errno));
+  char buf[2048];
+  const size_t n = std::fread(buf, 1, sizeof buf, f);
+  const bool more = std::fgetc(f) != EOF;
+  std::fclose(f);
+  if (more) return InvalidArgument("HIPR_TOKEN_FILE: " + config.token_file + " is larger than a credential");
+  Status st = auth::ParseCredential(std::string_view(buf, n), out);
+  if (!st.ok()) return InvalidArgument("HIPR_TOKEN_FILE " + config.token_file + ": " + st.message());
+  *has = true;
+  return Status::Ok();
+}
+
+Status Session::Handshake(wire::Op op, const Encoded& body, msg::HelloReply* reply) {
+  Pending p;
+  p.id = NextRequestId();
+  p.reply_op = wire::ReplyOp(op);
+  {
+    MutexLock lock(recv_mu_);
+    pending_[p.id] = &p;
+  }
+  std::vector<uint8_t> frame;
+  AppendFrame(&frame, static_cast<uint16_t>(op), p.id, body.data(), body.size(), nullptr, 0, chunk_bytes_);
+  HIPR_RETURN_IF_ERROR(conn_->SendAll(frame.data(), frame.size()));
+  HIPR_RETURN_IF_ERROR(AwaitReply(&p));
+  return codec::DecodeBody(p.body.data(), p.body.size(), reply);
+}
+
+Status Session::Hello(AddressRange* window) {
+  auth::Credential credential;
+  bool has_credential = false;
+  HIPR_RETURN_IF_ERROR(LoadCredential(config_, &credential, &has_credential));
+  msg::HelloRequest request;
+  request.min_version = wire::kMinProtocolVersion;
+  request.max_version = wire::kProtocolVersion;
+  request.client_name = ClientName();
+  request.client_pid = static_cast<uint32_t>(getpid());
+  request.window = msg::AddressWindow{window->base, window->size};
+  request.chunk_bytes = config_.chunk_bytes;
+  const bool want_lz4 = WantLz4();
+  if (want_lz4) request.features = {wire::kFeatureLz4ToDevice, wire::kFeatureLz4FromDevice};
+  HIPR_RETURN_IF_ERROR(auth::RandomNonce(&request.client_nonce));
+  HIPR_RETURN_IF_ERROR(Handshake(wire::Op::kHello, Encoded(request), &hello_));
+  const bool challenged = hello_.status == StatusCode::kUnauthenticated && !hello_.auth_challenge.empty();
+  if (challenged) {
+    const std::vector<uint8_t> challenge = hello_.auth_challenge;
+    msg::AuthRequest answer;
+    if (has_credential) {
+      answer.tenant = credential.tenant;
+      answer.mac = auth::Mac(auth::Role::kClient, credential.secret, challenge, request.client_nonce,
+                             credential.tenant);
+    }
+    // Without a credential the empty answer lets the worker log why.
+    HIPR_RETURN_IF_ERROR(Handshake(wire::Op::kAuth, Encoded(answer), &hello_));
+    if (!has_credential)
+      return Status(StatusCode::kUnauthenticated,
+                    "the worker requires authentication: set HIPR_TOKEN=TENANT:SECRET or HIPR_TOKEN_FILE=PATH");
+    if (hello_.status == StatusCode::kOk &&
+        !auth::MacEquals(hello_.auth_proof, auth::Mac(auth::Role::kWorker, credential.secret, challenge,
+                                                      request.client_nonce, credential.tenant)))
+      return Status(StatusCode::kUnauthenticated,
+                    "the worker accepted tenant '" + credential.tenant +
+                        "' but could not prove it holds the same secret: it is not the worker HIPR_TOKEN is for");
+  }
+  if (hello_.status != StatusCode::kOk)
+    return Status(hello_.status, "the worker refused the session: " + hello_.message);
+  if (has_credential && !challenged)
+    return Status(StatusCode::kUnauthenticated,
+                  "HIPR_TOKEN/HIPR_TOKEN_FILE is set but the worker did not authenticate, so it cannot prove it is "
+                  "the worker the credential is for; unset them to use a worker without --auth-file");
+  if (hello_.version < wire::kMinProtocolVersion || hello_.version > wire::kProtocolVersion)
+    return Status(StatusCode::kVersionMismatch,
+                  "the worker chose protocol v" + std::to_string(hello_.version) + "; this stub speaks v" +
+                      std::to_string(wire::kMinProtocolVersion) + "..v" +
+                      std::to_string(wire::kProtocolVersion));
+  if (hello_.chunk_bytes != 0) {
+    if (hello_.chunk_bytes < wire::kMinChunkBytes || hello_.chunk_bytes > wire::kMaxChunkBytes)
+      return ProtocolError("the worker chose a chunk size of " + std::to_string(hello_.chunk_bytes) +
+                           " bytes, outside the protocol's limits");
+    chunk_bytes_ = hello_.chunk_bytes;
+  }
+  HIPR_RETURN_IF_ERROR(AdoptWindow(hello_.window, window));
+  devices_ = hello_.devices;
+  for (const msg::DeviceInfo& d : devices_) answers_.push_back(std::make_unique<const DeviceAnswers>(d));
+  // Only what was offered counts.
+  for (const std::string& f : hello_.features) {
+    if (f == wire::kFeatureLz4ToDevice) lz4_to_device_ = want_lz4;
+    if (f == wire::kFeatureLz4FromDevice) lz4_from_device_ = want_lz4;
+  }
+  // "on" compresses whatever compresses; "auto" also asks whether the link
+  // is slower than lz4 (ChunkCompressor's link guard).
+  {
+    MutexLock lock(send_mu_);  // No other thread yet; the rule holds anyway.
+    compressor_.set_link_guard(config_.compress == Compress::kAuto);
+  }
+  stats::Get().lz4_directions.store((lz4_to_device_ ? 1 : 0) | (lz4_from_device_ ? 2 : 0));
+  HIPR_LOG_INFO("bulk lz4: to the device %s, from the device %s (HIPR_COMPRESS: %s%s)", lz4_to_device_ ? "on" : "off",
+                lz4_from_device_ ? "on" : "off",
+                config_.compress == Compress::kOn ? "on" : config_.compress == Compress::kOff ? "off" : "auto",
+                want_lz4 && !lz4_to_device_ && !lz4_from_device_ ? "; the worker declined" : "");
+  if (hello_.heartbeat_ms != 0 && hello_.heartbeat_ms * uint64_t{2} > uint64_t(config_.peer_timeout_ms))
+    HIPR_LOG_WARN("the worker sends heartbeats every %u ms but HIPR_PEER_TIMEOUT_MS is %d: long "
+                  "calls may be taken for a dead link; raise HIPR_PEER_TIMEOUT_MS",
+                  hello_.heartbeat_ms, config_.peer_timeout_ms);
+  return Status::Ok();
+}
+
+bool Session::WantLz4() const {
+  switch (config_.compress) {
+    case Compress::kOn: return true;
+    case Compress::kOff: return false;
+    case Compress::kAuto: return !conn_->PeerIsLocal();
+  }
+  return false;
+}
+
+Status Session::AdoptWindow(const msg::AddressWindow& offered, AddressRange* window) {
+  if (offered.base == window->base && offered.size == window->size) return Status::Ok();
+  if (offered.size == 0) {
+    // A device that places memory itself (`hip`): no window; the client
+    // reserves each allocation's pages instead.
+    HIPR_LOG_INFO("the worker places device memory itself; releasing the offered window");
+    ReleaseRange(*window);
+    *window = AddressRange{};
+    return Status::Ok();
+  }
+  if (offered.base % PageSize() != 0 || offered.base + offered.size < offered.base)
+    return ProtocolError("the worker counter-offered an invalid window [" + Hex(offered.base) + ", +" +
+                         Hex(offered.size) + ")");
+  // A worker's free space often overlaps our offer (both processes lay out
+  // their mappings alike): then the offer must go first.
+  const bool overlaps_offer = window->Overlaps(offered.base, offered.size);
+  const AddressRange offer = *window;
+  if (overlaps_offer) {
+    ReleaseRange(*window);
+    *window = AddressRange{};
+  }
+  AddressRange adopted;
+  Status st = ReserveAt(offered.base, offered.size, &adopted);
+  if (!st.ok())
+    return Status(StatusCode::kFailedPrecondition,
+                  "the worker counter-offered the device window [" + Hex(offered.base) + ", " +
+                      Hex(offered.base + offered.size) + ") but this process cannot reserve it (" +
+                      st.message() + "); try another HIPR_WINDOW_BYTES");
+  HIPR_LOG_INFO("worker counter-offered window [%s, %s) instead of [%s, %s)", Hex(adopted.base).c_str(),
+                Hex(adopted.end()).c_str(), Hex(offer.base).c_str(), Hex(offer.end()).c_str());
+  if (!overlaps_offer) ReleaseRange(*window);
+  *window = adopted;
+  return Status::Ok();
+}
+
+void Session::StartFlusher() {
+  if (config_.flush_us == 0) return;  // Every post flushes at once.
+  // The flusher must not take signals meant for the application's threads.
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  try {
+    flusher_ = std::thread([this] { FlusherLoop(); });
+    has_flusher_ = true;
+  } catch (const std::exception& e) {
+    HIPR_LOG_WARN("cannot start the batch flusher thread (%s); fire-and-forget calls are sent at once",
+                  e.what());
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+void Session::FlusherLoop() {
+  MutexLock lock(batch_mu_);
+  const auto max_age = std::chrono::microseconds(config_.flush_us);
+  for (;;) {
+    while (!stopping_ && !dead() && batch_.empty()) batch_cv_.wait(lock.native());
+    if (stopping_ || dead()) return;
+    const auto deadline = batch_.oldest() + max_age;
+    if (SendBatch::Clock::now() < deadline) {
+      batch_cv_.wait_until(lock.native(), deadline);
+      continue;  // Re-check: a call may have taken the batch meanwhile.
+    }
+    lock.Unlock();
+    (void)Flush();  // A failure has made the session dead and was logged.
+    lock.Lock();
+  }
+}
+
+Status Session::DeadStatus() const {
+  MutexLock lock(dead_mu_);
+  return Status(StatusCode::kDeviceLost, dead_reason_.empty() ? "session ended" : dead_reason_);
+}
+
+Status Session::MarkDead(const Status& why, bool log) {
+  {
+    MutexLock lock(dead_mu_);
+    if (dead_.load(std::memory_order_relaxed)) {
+      // Already dead: keep the first reason.
+    } else {
+      dead_reason_ = why.ToString();
+      dead_.store(true, std::memory_order_release);
+      if (log)
+        HIPR_LOG_ERROR("session with worker %s ended: %s; every later HIP call returns hipErrorNoDevice",
+                       server_.c_str(), dead_reason_.c_str());
+    }
+  }
+  if (conn_ != nullptr && !abandoned_.load()) conn_->Shutdown();
+  { MutexLock lock(batch_mu_); }
+  batch_cv_.notify_all();
+  { MutexLock lock(recv_mu_); }
+  recv_cv_.notify_all();  // Waiters see the session dead.
+  return DeadStatus();
+}
+
+Status Session::PostEncoded(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk,
+                            int count) {
+  if (dead()) return DeadStatus();
+  stats::Add(stats::Get().calls);
+  const uint32_t id = NextRequestId();
+  bool flush_now = false;
+  bool was_empty = false;
+  {
+    MutexLock lock(batch_mu_);
+    was_empty = batch_.empty();
+    batch_.Append(op, id, body, len, bulk, count, chunk_bytes_, SendBatch::Clock::now());
+    flush_now = !has_flusher_ || batch_.bytes() > config_.batch_bytes;
+  }
+  if (flush_now) return Flush();
+  if (was_empty) batch_cv_.notify_one();
+  return Status::Ok();
+}
+
+Status Session::PostCopy(const msg::CopyToDeviceRequest& request, const iovec* src, int src_count,
+                         bool src_pinned) {
+  Encoded body(request);
+  const uint16_t op = static_cast<uint16_t>(wire::Op::kCopyToDevice);
+  if (IovBytes(src, src_count) <= kInlineBulkBytes)
+    return PostEncoded(op, body.data(), body.size(), src, src_count);
+  if (dead()) return DeadStatus();
+  stats::Add(stats::Get().calls);
+  const uint32_t id = NextRequestId();
+  MutexLock send(send_mu_);
+  return SendLocked(op, id, body.data(), body.size(), src, src_count, src_pinned);
+}
+
+Status Session::Flush() {
+  MutexLock send(send_mu_);
+  return SendLocked(0, 0, nullptr, 0, nullptr, 0);
+}
+
+Status Session::SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t len,
+                           const iovec* bulk, int count, bool bulk_pinned) {
+  if (dead()) return DeadStatus();
+  {
+    MutexLock lock(batch_mu_);
+    batch_.TakeInto(&outgoing_);
+  }
+  if (op != 0) AppendFrame(&outgoing_, op, id, body, len, nullptr, 0, chunk_bytes_);
+  if (outgoing_.empty()) return Status::Ok();
+  stats::Add(stats::Get().bytes_sent, outgoing_.size() + (op != 0 ? IovBytes(bulk, count) : 0));
+  Status st = SendPrefixAndBulk(*conn_, outgoing_, id, bulk, op != 0 ? count : 0, chunk_bytes_, bulk_pinned,
+                                lz4_to_device_ ? &compressor_ : nullptr);
+  outgoing_.clear();
+  if (lz4_to_device_) {
+    const ChunkCompressor::Counters c = compressor_.TakeCounters();
+    stats::Counters& s = stats::Get();
+    stats::Add(s.lz4_sent_chunks, c.compressed);
+    stats::Add(s.lz4_sent_raw_bytes, c.raw_bytes);
+    stats::Add(s.lz4_sent_wire_bytes, c.wire_bytes);
+    stats::Add(s.lz4_raw_sampled, c.raw_sampled);
+    stats::Add(s.lz4_raw_whole, c.raw_whole);
+    stats::Add(s.lz4_raw_backoff, c.raw_backoff);
+    stats::Add(s.lz4_raw_link, c.raw_link);
+    stats::Add(s.lz4_ns, c.ns);
+  }
+  return Check(st);
+}
+
+Status Session::Exchange(uint16_t op, const uint8_t* body, size_t len, const iovec* bulk, int count,
+                         Pending* p) {
+  if (dead()) return DeadStatus();
+  stats::Add(stats::Get().calls);
+  stats::Add(stats::Get().round_trips);
+  p->id = NextRequestId();
+  p->reply_op = wire::ReplyOp(static_cast<wire::Op>(op));
+  {
+    // Registered before it is sent: the reply may be read by another waiter
+    // as soon as the request leaves.
+    MutexLock lock(recv_mu_);
+    pending_[p->id] = p;
+  }
+  Status st;
+  {
+    MutexLock send(send_mu_);
+    st = SendLocked(op, p->id, body, len, bulk, count, p->send_pinned);
+  }
+  if (!st.ok()) {
+    MutexLock lock(recv_mu_);
+    pending_.erase(p->id);
+    return st;
+  }
+  return AwaitReply(p);
+}
+
+Status Session::AwaitReply(Pending* p) {
+  Status st = AwaitUntil([p] { return p->done; });
+  if (!st.ok()) {
+    MutexLock lock(recv_mu_);
+    pending_.erase(p->id);
+    return st;
+  }
+  return p->status;
+}
+
+Status Session::AwaitUntil(const std::function<bool()>& done) {
+  MutexLock lock(recv_mu_);
+  while (!done()) {
+    if (dead() && !reading_) return DeadStatus();
+    if (reading_) {
+      recv_cv_.wait(lock.native());
+      continue;
+    }
+    reading_ = true;
+    lock.Unlock();
+    Status st = ReadOneFrame();
+    // In the hello, Open() says why, once.
+    if (!st.ok()) (void)MarkDead(st, /*log=*/opened_.load());
+    lock.Lock();
+    reading_ = false;
+    recv_cv_.notify_all();  // Another waiter takes over the socket, or sees its answer.
+  }
+  return Status::Ok();
+}
+
+Status Session::PostCopyFromDevice(const msg::CopyFromDeviceRequest& request, const iovec* dst, int dst_count) {
+  if (dead()) return DeadStatus();
+  StartCallbackThread();
+  Encoded body(request);
+  auto p = std::make_unique<Pending>();
+  p->reply_op = wire::ReplyOp(wire::Op::kCopyFromDevice);
+  p->id = NextRequestId();
+  p->detached = true;
+  p->detached_bulk.assign(dst, dst + dst_count);
+  p->recv_bulk = p->detached_bulk.data();
+  p->recv_count = dst_count;
+  const uint32_t id = p->id;
+  {
+    // Registered before it is sent, as in Exchange.
+    MutexLock lock(recv_mu_);
+    pending_[id] = p.release();
+    ++detached_copies_;
+  }
+  recv_cv_.notify_all();  // The callback thread reads while it is outstanding.
+  stats::Add(stats::Get().calls);
+  bool flush_now = false;
+  {
+    MutexLock lock(batch_mu_);
+    batch_.Append(static_cast<uint16_t>(wire::Op::kCopyFromDevice), id, body.data(), body.size(), nullptr, 0,
+                  chunk_bytes_, SendBatch::Clock::now());
+    flush_now = !has_flusher_ || batch_.bytes() > config_.batch_bytes;
+  }
+  batch_cv_.notify_one();
+  return flush_now ? Flush() : Status::Ok();
+}
+
+Status Session::AwaitAsyncCopies() {
+  {
+    MutexLock lock(recv_mu_);
+    if (detached_copies_ == 0) return Status::Ok();
+  }
+  HIPR_RETURN_IF_ERROR(Flush());
+  return AwaitUntil([this]() HIPR_REQUIRES(recv_mu_) { return detached_copies_ == 0; });  // Run under recv_mu_.
+}
+
+int32_t Session::TakeAsyncError() {
+  MutexLock lock(recv_mu_);
+  return std::exchange(async_error_, 0);
+}
+
+Status Session::ReadOneFrame() {
+  if (dead()) return DeadStatus();
+  Status st = conn_->WaitReadable(config_.peer_timeout_ms);
+  if (st.code() == StatusCode::kTimeout)
+    return Status(StatusCode::kTimeout, "no reply and no heartbeat from the worker for " +
+                                            std::to_string(config_.peer_timeout_ms) +
+                                            " ms (HIPR_PEER_TIMEOUT_MS)");
+  HIPR_RETURN_IF_ERROR(st);
+  wire::FrameHeader h;
+  HIPR_RETURN_IF_ERROR(ReadHeader(*conn_, &h));
+  stats::Add(stats::Get().bytes_received, sizeof(wire::FrameHeader) + h.payload_length);
+  if (h.op == static_cast<uint16_t>(wire::Op::kHeartbeat)) return SkipPayload(*conn_, h.payload_length);
+  if (h.op == static_cast<uint16_t>(wire::Op::kOutput)) {
+    HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &scratch_));
+    msg::Output output;
+    HIPR_RETURN_IF_ERROR(codec::DecodeBody(scratch_.data(), scratch_.size(), &output));
+    if (!output.text.empty()) {
+      std::fwrite(output.text.data(), 1, output.text.size(), stdout);
+      std::fflush(stdout);
+    }
+    return Status::Ok();
+  }
+  if (h.op == static_cast<uint16_t>(wire::Op::kHostCallbackReady)) {
+    HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &scratch_));
+    msg::HostCallbackReady ready;
+    HIPR_RETURN_IF_ERROR(codec::DecodeBody(scratch_.data(), scratch_.size(), &ready));
+    MutexLock lock(recv_mu_);
+    auto it = waiting_callbacks_.find(ready.callback);
+    if (it == waiting_callbacks_.end())
+      return ProtocolError("the worker announced host callback " + std::to_string(ready.callback) +
+                           ", which is not waiting");
+    it->second.error = ready.error;
+    ready_callbacks_.push_back(std::move(it->second));
+    waiting_callbacks_.erase(it);
+    recv_cv_.notify_all();
+    return Status::Ok();
+  }
+  if (h.op == static_cast<uint16_t>(wire::Op::kFatal)) {
+    HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &scratch_));
+    msg::Fatal fatal;
+    HIPR_RETURN_IF_ERROR(codec::DecodeBody(scratch_.data(), scratch_.size(), &fatal));
+    return Status(StatusCode::kDeviceLost, "the worker ended the session (" +
+                                               std::string(StatusCodeName(fatal.status)) + "): " + fatal.message);
+  }
+  Pending* p = nullptr;
+  {
+    MutexLock lock(recv_mu_);
+    auto it = pending_.find(h.request_id);
+    if (it != pending_.end()) p = it->second;
+  }
+  if (p == nullptr)
+    return ProtocolError("got op " + OpName(h.op) + " with request id " + std::to_string(h.request_id) +
+                         ", which no call is waiting for");
+  if (h.op != p->reply_op)
+    return ProtocolError("expected the reply " + OpName(p->reply_op) + " to request " + std::to_string(p->id) +
+                         ", got op " + OpName(h.op));
+  // `p` stays valid: its owner waits until it is marked done (a detached
+  // one is ours to delete).
+  HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &p->body));
+  int32_t error = 0;
+  if (p->recv_count > 0 || p->detached) {
+    // A detached copy's error is ours to keep; its bytes (if any) follow.
+    msg::CallReply reply;
+    HIPR_RETURN_IF_ERROR(codec::DecodeBody(p->body.data(), p->body.size(), &reply));
+    error = reply.error;
+    if (reply.error == 0 && p->recv_count > 0) {
+      stats::Add(stats::Get().bytes_received, IovBytes(p->recv_bulk, p->recv_count));
+      Status st = ReadBulk(*conn_, p->id, p->recv_bulk, p->recv_count, lz4_from_device_ ? &inflater_ : nullptr);
+      if (lz4_from_device_) {
+        const ChunkInflater::Counters c = inflater_.TakeCounters();
+        stats::Add(stats::Get().lz4_received_chunks, c.chunks);
+        stats::Add(stats::Get().lz4_received_raw_bytes, c.raw_bytes);
+        stats::Add(stats::Get().lz4_received_wire_bytes, c.wire_bytes);
+      }
+      HIPR_RETURN_IF_ERROR(st);
+    }
+  }
+  MutexLock lock(recv_mu_);
+  pending_.erase(p->id);
+  if (p->detached) {
+    if (error != 0 && async_error_ == 0) async_error_ = error;
+    --detached_copies_;
+    delete p;
+    return Status::Ok();
+  }
+  p->done = true;
+  p->status = Status::Ok();
+  return Status::Ok();
+}
+
+void Session::StartCallbackThread() {
+  std::call_once(callback_thread_once_, [this] {
+    // Like the flusher: no signals meant for the application's threads.
+    sigset_t all;
+    sigset_t old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    callback_thread_ = std::thread([this] { CallbackLoop(); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  });
+}
+
+uint64_t Session::AddHostCallback(std::function<void(int32_t error)> fn) {
+  StartCallbackThread();
+  uint64_t id = 0;
+  {
+    MutexLock lock(recv_mu_);
+    id = next_callback_id_++;
+    waiting_callbacks_[id] = HostCallback{id, std::move(fn), 0};
+  }
+  recv_cv_.notify_all();  // The callback thread now reads when no caller does.
+  return id;
+}
+
+void Session::DropHostCallback(uint64_t id) {
+  MutexLock lock(recv_mu_);
+  waiting_callbacks_.erase(id);
+}
+
+Status Session::PostHostCallback(int device, uint64_t stream, std::function<void(int32_t error)> fn) {
+  if (dead()) return DeadStatus();
+  const uint64_t id = AddHostCallback(std::move(fn));
+  Status st = Post<wire::Op::kStreamHostCallback>(msg::StreamHostCallbackRequest{device, stream, id});
+  if (!st.ok()) DropHostCallback(id);
+  return st;
+}
+
+void Session::CallbackLoop() {
+  MutexLock lock(recv_mu_);
+  for (;;) {
+    if (stopping_callbacks_) return;
+    if (!ready_callbacks_.empty()) {
+      HostCallback cb = std::move(ready_callbacks_.front());
+      ready_callbacks_.pop_front();
+      lock.Unlock();
+      cb.fn(cb.error);
+      // The stream waits for this: send it now.
+      if (Post<wire::Op::kHostCallbackDone>(msg::HostCallbackDone{cb.id}).ok()) (void)Flush();
+      lock.Lock();
+      continue;
+    }
+    if (dead()) {
+      // Never announced now: they will not run (the session is gone).
+      if (!waiting_callbacks_.empty())
+        HIPR_LOG_WARN("%zu host callbacks will not run: the session ended", waiting_callbacks_.size());
+      waiting_callbacks_.clear();
+      while (!stopping_callbacks_) recv_cv_.wait(lock.native());
+      return;
+    }
+    if ((!waiting_callbacks_.empty() || detached_copies_ > 0) && !reading_) {
+      reading_ = true;
+      lock.Unlock();
+      Status st = ReadOneFrame();
+      if (!st.ok()) (void)MarkDead(st);
+      lock.Lock();
+      reading_ = false;
+      recv_cv_.notify_all();
+      continue;
+    }
+    recv_cv_.wait(lock.native());
+  }
+}
+
+void Session::AbandonInChild() {
+  abandoned_.store(true);
+  dead_.store(true);
+  if (conn_ != nullptr) conn_->Abandon();
+}
+
+}  // namespace hipr::client
