@@ -4,7 +4,6 @@
 
 #include <new>
 
-#include "client_stub/graphs/graph.h"
 #include "client_stub/abi/runtime_names.h"
 #include "client_stub/base/stats.h"
 
@@ -86,13 +85,11 @@ void Client::PrepareFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   c->allocations_.LockForFork();
   c->reservations_.LockForFork();
   c->handles_.LockForFork();
-  GraphsLockForFork();
 }
 
 void Client::ParentAfterFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   Client* c = g_client.load(std::memory_order_acquire);
   if (c == nullptr) return;
-  GraphsUnlockInParent();
   c->handles_.UnlockInParent();
   c->reservations_.UnlockInParent();
   c->allocations_.UnlockInParent();
@@ -108,7 +105,6 @@ void Client::ChildAfterFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   c->reservations_.ResetLockInChild();
   c->allocations_.ResetLockInChild();
   new (&c->open_mu_) Mutex();
-  GraphsResetInChild();
   // The parent's session is the parent's: close our copy of its socket, leak
   // the object (its locks may be held by threads that do not exist here) and
   // never write to it. The child's first call opens its own session.

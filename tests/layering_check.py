@@ -9,14 +9,22 @@ Rules (STYLE.md, "Layers you can see from the folder tree"):
     knows nothing of HIP entry points or sessions;
   * client_stub/ and worker_service/ never include each other;
   * nothing in the product (protocol/, client_stub/, worker_service/)
-    includes tests/; unit tests beside the code (*_test.cc) may.
-Exits 1 listing every include that breaks a rule (file:line: include).
+    includes tests/; unit tests beside the code (*_test.cc) may;
+  * inside client_stub/, the engines (every folder but api/, and client.h
+    at the root) never include api/, the exported HIP entry points: state
+    is passed down from the API edge;
+  * no engine calls Client::Get(): only api/ (and client.cc, which defines
+    it) reach the process-wide client;
+  * no include cycle between client_stub/'s components (a component: one
+    .h and its .cc, unit tests aside).
+Exits 1 listing every include or call that breaks a rule.
 """
 import os
 import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+CLIENT_GET = re.compile(r'\bClient::Get\s*\(')
 SOURCE_SUFFIXES = (".h", ".hpp", ".cc", ".cpp", ".c", ".hip", ".S")
 
 # (folder whose files are checked, predicate on (quote, path) -> reason or None)
@@ -34,10 +42,54 @@ RULES = {
 }
 
 
+def is_engine(rel):
+    """client_stub/ files outside api/: the engines and the root."""
+    return rel.startswith("client_stub/") and not rel.startswith("client_stub/api/")
+
+
+def component(rel):
+    """client_stub/kernels/code_module.cc -> client_stub/kernels/code_module."""
+    return re.sub(r"(_test)?\.(h|hpp|cc|cpp|c|S)$", "", rel)
+
+
+def find_cycles(edges):
+    """Strongly connected components of more than one node (Tarjan)."""
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            scc = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                scc.append(w)
+                if w == v:
+                    break
+            if len(scc) > 1:
+                out.append(sorted(scc))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
 def main():
     top = os.path.abspath(sys.argv[1])
     broken = []
     checked = 0
+    edges = {}  # client_stub/ component -> components it includes.
     for folder, rule in RULES.items():
         for root, _, files in os.walk(os.path.join(top, folder)):
             for name in sorted(files):
@@ -45,20 +97,35 @@ def main():
                     continue
                 path = os.path.join(root, name)
                 is_test = name.endswith(("_test.cc", "_test_util.h"))
+                rel = os.path.relpath(path, top).replace(os.sep, "/")
                 checked += 1
                 with open(path, encoding="utf-8", errors="replace") as f:
                     for number, line in enumerate(f, 1):
+                        if (not is_test and is_engine(rel) and rel != "client_stub/client.cc"
+                                and CLIENT_GET.search(line.split("//")[0])):
+                            broken.append("%s:%d: %s (an engine may not call Client::Get(): "
+                                          "take the client from the API edge)" % (rel, number, line.strip()))
                         m = INCLUDE.match(line)
                         if not m:
                             continue
                         why = rule(m.group(1), m.group(2))
                         if why and is_test and m.group(2).startswith("tests/"):
                             why = None
+                        if (not why and not is_test and is_engine(rel) and m.group(1) == '"'
+                                and m.group(2).startswith("client_stub/api/")):
+                            why = "an engine may not include client_stub/api/, the exported entry points"
+                        if (not is_test and folder == "client_stub" and m.group(1) == '"'
+                                and m.group(2).startswith("client_stub/")):
+                            src, dst = component(rel), component(m.group(2))
+                            if src != dst:
+                                edges.setdefault(src, set()).add(dst)
                         if why:
                             broken.append("%s:%d: %s (%s)" % (os.path.relpath(path, top), number, line.strip(), why))
     if checked < 50:
         print("layering_check: only %d files found under %s: wrong source directory?" % (checked, top))
         return 1
+    for cycle in find_cycles(edges):
+        broken.append("include cycle between client_stub/ components: %s" % " <-> ".join(cycle))
     for b in broken:
         print(b)
     if broken:

@@ -21,7 +21,8 @@ hipError_t NewArray(ArrayInfo a, hipArray_t* out) {
   if (hipError_t e = CurrentDeviceOf(*s, &a.device); e != hipSuccess) return e;
   a.pitch = RowPitch(*s, a.device, a.row_bytes());
   void* data = nullptr;
-  if (hipError_t e = AllocateDevice(*s, a.device, a.bytes(), 0, AllocationRole::kArray, &data); e != hipSuccess)
+  if (hipError_t e = AllocateDevice(Client::Get(), *s, a.device, a.bytes(), 0, AllocationRole::kArray, &data);
+      e != hipSuccess)
     return e;
   a.data = data;
   *out = AddArray(&a);

@@ -1,5 +1,7 @@
 #include "client_stub/api/api_common.h"
 
+#include "client_stub/kernels/code_module.h"
+#include "client_stub/kernels/kernel_registry.h"
 #include "client_stub/managed/managed_vars.h"
 
 #include <vector>
@@ -8,107 +10,65 @@ namespace hipr::client {
 
 namespace {
 
-// How many addresses AllocateDevice accepts from a `hip` worker before
-// giving up when each collides with this process's own memory.
-constexpr int kMallocPlacementAttempts = 8;
+// Records the module's globals as device memory of the session, so copies
+// to them (hipMemcpyToSymbol, or their address from hipGetSymbolAddress) pass
+// the client's bounds checks. Outside the window (a `hip` worker) their pages
+// are reserved like any allocation's.
+void AddGlobals(Client& c, const ModuleLoad& load) {
+  const AddressRange window = c.window();
+  for (const auto& [name, g] : load.globals) {
+    if (g.size == 0) continue;
+    DeviceAllocation a;
+    a.base = g.address;
+    a.size = g.size;
+    a.device = load.device;
+    a.module_global = true;
+    if (!window.empty() && window.Contains(g.address) && g.size <= window.end() - g.address) {
+      a.outside_window = false;
+    } else if (window.Overlaps(g.address, g.size) || !c.reservations().Reserve(g.address, g.size).ok()) {
+      HIPR_LOG_WARN("module global '%s' at 0x%llx (+%llu) collides with this process's memory; "
+                    "copies to it will be refused", name.c_str(), static_cast<unsigned long long>(g.address),
+                    static_cast<unsigned long long>(g.size));
+      continue;
+    } else {
+      a.outside_window = true;
+    }
+    if (!c.allocations().AddDevice(a)) {
+      if (a.outside_window) c.reservations().Release(a.base, a.size);
+      HIPR_LOG_DEBUG("module global '%s' overlaps recorded device memory; not recorded", name.c_str());
+    }
+  }
+}
+
+void RemoveGlobals(Client& c, const ModuleLoad& load) {
+  for (const auto& [name, g] : load.globals) {
+    DeviceAllocation a;
+    if (g.size == 0 || !c.allocations().FindDevice(g.address, g.size, &a)) continue;
+    if (!a.module_global || a.base != g.address || a.device != load.device) continue;
+    if (c.allocations().RemoveDevice(g.address, &a) && a.outside_window) c.reservations().Release(a.base, a.size);
+  }
+}
+
+// The exported API's ModuleHooks: a module's globals are device memory of
+// the process's client, and its __managed__ variables are attached in the
+// loading session.
+class ClientModuleHooks final : public ModuleHooks {
+ public:
+  Status Loaded(Session& session, int device, const ModuleLoad& load,
+                const std::vector<ManagedVar*>& managed) override {
+    Client& c = Client::Get();
+    AddGlobals(c, load);
+    if (managed.empty()) return Status::Ok();
+    return ManagedVars::Get().Attach(c, session, device, load, managed);
+  }
+  void Unloaded(const ModuleLoad& load) override { RemoveGlobals(Client::Get(), load); }
+};
 
 }  // namespace
 
-// Decides whether a new allocation at [address, address + size) can be used
-// here: inside the session window, or outside it with its pages reserved
-// now. False when the range collides with this process's memory.
-bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_window) {
-  const AddressRange window = c.window();
-  if (!window.empty() && window.Contains(address) && size <= window.end() - address) {
-    *outside_window = false;
-    return true;
-  }
-  if (window.Overlaps(address, size)) return false;  // Straddles the window edge.
-  Status st = c.reservations().Reserve(address, size);
-  if (!st.ok()) {
-    HIPR_LOG_DEBUG("device allocation at 0x%llx (+%llu) collides with host memory: %s",
-                   static_cast<unsigned long long>(address), static_cast<unsigned long long>(size),
-                   st.message().c_str());
-    return false;
-  }
-  *outside_window = true;
-  return true;
-}
-
-hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, AllocationRole role, void** out) {
-  Client& c = Client::Get();
-  std::vector<uint64_t> rejected;  // Colliding allocations, kept until placed.
-  hipError_t result = hipErrorOutOfMemory;
-  for (int attempt = 0; attempt < kMallocPlacementAttempts; ++attempt) {
-    msg::MallocReply reply;
-    Status st = s.Call<wire::Op::kMalloc>(msg::MallocRequest{device, size, flags}, &reply);
-    if (!st.ok()) return ToHipError(st);  // The session is dead: nothing to free.
-    if (reply.error != hipSuccess) {
-      result = static_cast<hipError_t>(reply.error);
-      break;
-    }
-    DeviceAllocation a;
-    a.base = reply.address;
-    a.size = size;
-    a.device = device;
-    a.flags = flags;
-    a.module_global = role == AllocationRole::kModuleGlobal;
-    a.array = role == AllocationRole::kArray;
-    a.graph = role == AllocationRole::kGraph;
-    if (!PlaceAllocation(c, a.base, a.size, &a.outside_window)) {
-      rejected.push_back(a.base);
-      continue;
-    }
-    if (!c.allocations().AddDevice(a)) {
-      HIPR_LOG_ERROR("hipMalloc: the worker returned 0x%llx (+%zu), overlapping a live allocation",
-                     static_cast<unsigned long long>(a.base), size);
-      if (a.outside_window) c.reservations().Release(a.base, a.size);
-      result = hipErrorUnknown;
-      break;
-    }
-    *out = reinterpret_cast<void*>(a.base);
-    result = hipSuccess;
-    break;
-  }
-  for (uint64_t address : rejected) (void)s.Post<wire::Op::kFree>(msg::FreeRequest{address});
-  if (result == hipErrorOutOfMemory && !rejected.empty())
-    HIPR_LOG_ERROR("hipMalloc: %zu device addresses in a row collided with this process's memory",
-                   rejected.size());
-  return result;
-}
-
-hipError_t AfterSync(Session& s, int device, uint64_t stream, hipError_t result, ReadBack order) {
-  if (result != hipSuccess) return result;
-  // A failed async copy into pinned memory is a deferred error.
-  if (int32_t async = s.TakeAsyncError(); async != 0) return static_cast<hipError_t>(async);
-  ManagedVars& managed = ManagedVars::Get();
-  if (managed.empty()) return result;
-  return ToHipError(managed.AfterSync(s, device, stream, order));
-}
-
-hipError_t ToHipError(const Status& st) {
-  if (st.ok()) return hipSuccess;
-  if (st.native() != 0) return static_cast<hipError_t>(st.native());
-  switch (st.scope()) {
-    case StatusScope::kSession:
-    case StatusScope::kLink:
-      return hipErrorNoDevice;
-    default:
-      break;
-  }
-  switch (st.code()) {
-    case StatusCode::kInvalidArgument:
-    case StatusCode::kOutOfRange:
-      return hipErrorInvalidValue;
-    case StatusCode::kNotFound: return hipErrorNotFound;
-    case StatusCode::kResourceExhausted: return hipErrorOutOfMemory;
-    case StatusCode::kNotSupported: return hipErrorNotSupported;
-    case StatusCode::kNotReady: return hipErrorNotReady;
-    case StatusCode::kInvalidDevice: return hipErrorInvalidDevice;
-    case StatusCode::kInvalidHandle: return hipErrorInvalidHandle;
-    case StatusCode::kInvalidDevicePointer: return hipErrorInvalidDevicePointer;
-    default: return hipErrorUnknown;
-  }
+ModuleHooks& ApiModuleHooks() {
+  static constinit ClientModuleHooks hooks;
+  return hooks;
 }
 
 namespace {
@@ -166,5 +126,25 @@ hipError_t ResolveStream(hipStream_t stream, StreamTarget* out) {
   *out = StreamTarget{record.id, record.device};
   return hipSuccess;
 }
+
+bool RegisterManagedVar(const void* handle, void** pointer, const void* init_value, const char* name,
+                        size_t size, unsigned align) {
+  if (pointer == nullptr || name == nullptr || !IsRegisteredModule(handle)) {
+    HIPR_LOG_ERROR("__hipRegisterManagedVar: bad registration of '%s'", name != nullptr ? name : "(null)");
+    return false;
+  }
+  auto* module = static_cast<CodeModule*>(const_cast<void*>(handle));
+  ManagedVar* var = ManagedVars::Get().Register(module, name, init_value, size, align);
+  if (var == nullptr) {
+    HIPR_LOG_ERROR("__hipRegisterManagedVar: cannot allocate %zu bytes for '%s'", size, name);
+    *pointer = nullptr;
+    return false;
+  }
+  *pointer = var->mirror;
+  module->AddManagedVar(var);
+  HIPR_LOG_DEBUG("__managed__ variable '%s' (%zu bytes): mirror at %p", name, size, static_cast<void*>(var->mirror));
+  return true;
+}
+
 
 }  // namespace hipr::client

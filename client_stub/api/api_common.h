@@ -9,25 +9,14 @@
 
 #include "client_stub/api/api_result.h"
 #include "client_stub/client.h"
+#include "client_stub/kernels/code_module.h"
 #include "client_stub/base/log.h"
 #include "client_stub/managed/managed_vars.h"
+#include "client_stub/memory/device_memory.h"
+#include "client_stub/session/hip_status.h"
 #include "protocol/status.h"
 
-// Logs once per call site (the first caller wins), e.g. for "not supported"
-// notes that would otherwise repeat for every call.
-#define HIPR_LOG_ONCE(level, ...)                                              \
-  do {                                                                         \
-    static constinit std::atomic<bool> hipr_logged_once_{false};               \
-    if (!hipr_logged_once_.exchange(true, std::memory_order_relaxed))          \
-      HIPR_LOG(level, __VA_ARGS__);                                            \
-  } while (0)
-
 namespace hipr::client {
-
-// The one Status -> hipError_t mapping of the stub. A status carrying the
-// runtime's own error number returns it; any session- or link-scope status
-// (the session is dead or unreachable) is hipErrorNoDevice.
-hipError_t ToHipError(const Status& st);
 
 // Runs `body` (returning hipError_t) and records its result as the calling
 // thread's last error (Result). No exception escapes: std::bad_alloc becomes
@@ -63,47 +52,36 @@ inline hipError_t CurrentDeviceOf(const Session& s, int* device) {
   return CheckDevice(s, *device);
 }
 
-// Where a stream operation goes: the protocol id and the device it runs on.
-struct StreamTarget {
-  uint64_t id = 0;  // 0: the null stream.
-  int device = 0;
-};
-
 // The null stream (nullptr) is id 0 on the calling thread's device;
 // hipStreamPerThread is the calling thread's own blocking stream on its
 // device (made at first use, no round trip); any other handle must be
 // live, else hipErrorInvalidHandle.
 hipError_t ResolveStream(hipStream_t stream, StreamTarget* out);
 
-// Allocates `size` (> 0) bytes of device memory on `device` through the
-// worker (MallocRequest with `flags`, e.g. msg::kMallocManaged) and records
-// it in the allocation map, reserving its pages when it lies outside the
-// session window; an address that collides with this process's memory is
-// set aside and another requested (up to 8 times). `role`: whether the
-// allocation is the application's (hipFree frees it) or belongs to a module
-// or a HIP array (hipFree refuses it). hipMalloc's path.
-enum class AllocationRole { kPlain, kModuleGlobal, kArray, kGraph };
-hipError_t AllocateDevice(Session& s, int device, size_t size, uint32_t flags, AllocationRole role, void** out);
+// The hooks every module is made with (code_module.h): its globals are
+// recorded as device memory of Client::Get(), its __managed__ variables
+// attached by ManagedVars. api_common.cc.
+ModuleHooks& ApiModuleHooks();
+
+// __managed__: makes the variable's mirror (managed_vars.h), holding
+// `init_value`'s `size` bytes, and writes its address to *pointer, so host
+// code reading through it right after registration sees the initial value.
+// Every load of the module then attaches the variable's device copy
+// (ApiModuleHooks).
+bool RegisterManagedVar(const void* handle, void** pointer, const void* init_value, const char* name,
+                        size_t size, unsigned align);
+
 // hipMallocPitch's row pitch for rows of `width` bytes on `device` (also
 // the rows of HIP arrays). api_memory.cc.
 size_t RowPitch(const Session& s, int device, size_t width);
 // Frees a device allocation of the given role by its base address (hipFree
 // for kPlain; an array's memory with the array). api_memory.cc.
 hipError_t FreeDevice(void* ptr, AllocationRole role);
-// Whether a device allocation at [address, address + size) can be used
-// here: inside the session window, or outside it with its pages reserved
-// now (*outside_window). False when it collides with this process's memory.
-bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_window);
-
-// After a synchronising call on (device, stream) that returned `result`:
-// when it succeeded, reports a failed async copy into pinned memory
-// (Session::TakeAsyncError) as the call's deferred error, else brings the
-// mirrors of `__managed__` variables up to
-// date (managed_vars.h). Returns `result`, or the read-back's error.
-// `order`: ReadBack::kInStreamOrder when the read-back itself is the
-// synchronisation (before a blocking copy).
-hipError_t AfterSync(Session& s, int device, uint64_t stream, hipError_t result,
-                     ReadBack order = ReadBack::kAfterSync);
+// AfterSync (managed/managed_vars.h) for the process's client.
+inline hipError_t AfterSync(Session& s, int device, uint64_t stream, hipError_t result,
+                            ReadBack order = ReadBack::kAfterSync) {
+  return AfterSync(Client::Get(), s, device, stream, result, order);
+}
 
 // hipMemcpy's path (async: hipMemcpyAsync's), for entry points that work
 // out their addresses first (hipMemcpyToSymbol...). Defined in api_copy.cc.

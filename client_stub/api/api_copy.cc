@@ -39,6 +39,7 @@
 
 #include "client_stub/abi/abi_major.h"
 #include "client_stub/api/api_common.h"
+#include "client_stub/copies/copy_engine.h"
 #include "client_stub/copies/copy_kind.h"
 #include "client_stub/graphs/graph.h"
 #include "client_stub/textures/hip_arrays.h"
@@ -49,213 +50,16 @@ using namespace hipr::client;
 
 namespace {
 
-enum class Mode { kBlocking, kAsync };
+using Mode = CopyMode;
+using Rect = CopyRect;
 
-// One side of a copy as the allocation map sees it.
-struct Place {
-  bool device = false;
-  bool pinned = false;  // Host memory of hipHostMalloc/hipHostRegister.
-  CopySideClass cls() const {
-    return device ? CopySideClass::kDevice : pinned ? CopySideClass::kPinned : CopySideClass::kPageable;
-  }
-};
+bool Extent(size_t pitch, size_t width, size_t height, uint64_t* out) { return CopyExtent(pitch, width, height, out); }
 
-// Classifies [p, p + extent): wholly inside one device allocation, or host
-// memory that touches no device address (window, allocation or reserved
-// page). Anything else is hipErrorInvalidValue.
-hipError_t Locate(const void* p, uint64_t extent, Place* out) {
-  const uint64_t a = reinterpret_cast<uint64_t>(p);
-  Client& c = Client::Get();
-  DeviceAllocation d;
-  if (c.allocations().FindDevice(a, extent, &d)) {
-    out->device = true;
-    return hipSuccess;
-  }
-  if (c.window().Overlaps(a, extent) || c.allocations().TouchesDevice(a, extent) ||
-      c.reservations().Overlaps(a, extent))
-    return hipErrorInvalidValue;
-  out->device = false;
-  PinnedAllocation pinned;
-  out->pinned = c.allocations().FindPinned(a, extent, &pinned);
-  return hipSuccess;
-}
-
-// True when every page of [p, p + n) is mapped (msync fails with ENOMEM on
-// a hole); n > 0.
-bool IsMapped(const void* p, uint64_t n) {
-  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  const uint64_t a = reinterpret_cast<uint64_t>(p);
-  const uint64_t begin = a & ~(page - 1);
-  if (a > UINT64_MAX - n) return false;
-  return msync(reinterpret_cast<void*>(begin), a + n - begin, MS_ASYNC) == 0;
-}
-
-// Bytes spanned by `height` rows of `width` bytes `pitch` apart; false on
-// overflow.
-bool Extent(size_t pitch, size_t width, size_t height, uint64_t* out) {
-  const uint64_t rows = height - 1;
-  if (pitch != 0 && rows > (UINT64_MAX - width) / pitch) return false;
-  *out = rows * pitch + width;
-  return true;
-}
-
-// The host side's rows as iovecs: one entry when they are contiguous.
-std::vector<iovec> HostRows(const void* base, size_t pitch, size_t width, size_t height) {
-  auto* p = static_cast<char*>(const_cast<void*>(base));
-  if (pitch == width || height == 1) return {iovec{p, width * height}};
-  std::vector<iovec> rows(height);
-  for (size_t i = 0; i < height; ++i) rows[i] = iovec{p + i * pitch, width};
-  return rows;
-}
-
-// A validated rectangular copy: `height` rows of `width` bytes.
-struct Rect {
-  void* dst = nullptr;
-  size_t dpitch = 0;
-  const void* src = nullptr;
-  size_t spitch = 0;
-  size_t width = 0;
-  size_t height = 1;
-};
-
-hipError_t CallReplyResult(const Status& st, const msg::CallReply& reply) {
-  return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
-}
-
-hipError_t Transfer(Session& s, const Rect& r, const Place& dst, const Place& src, const StreamTarget& target,
-                    uint64_t dst_extent, uint64_t src_extent, Mode mode);
-
-// REQUIRES: dst and src non-null, width and height > 0, pitches >= width.
-// `rule`: how ROCm's entry point weighs the kind (copy_kind.h).
+// A validated copy (copy_engine.h) on the application's `stream`.
 hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, KindRule rule, hipStream_t stream, Mode mode) {
   StreamTarget target;
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
-  uint64_t dst_extent = 0;
-  uint64_t src_extent = 0;
-  if (!Extent(r.dpitch, r.width, r.height, &dst_extent) || !Extent(r.spitch, r.width, r.height, &src_extent))
-    return hipErrorInvalidValue;
-  Place dst;
-  Place src;
-  if (hipError_t e = Locate(r.dst, dst_extent, &dst); e != hipSuccess) return e;
-  if (hipError_t e = Locate(r.src, src_extent, &src); e != hipSuccess) return e;
-  if (hipError_t e = CheckCopyKind(kind, rule, dst.cls(), src.cls()); e != hipSuccess) return e;
-  // A pageable side the kind called device memory: the pointers win, but
-  // such a pointer is often not memory at all; refuse an unmapped one here
-  // rather than fail the socket (and the session) on it.
-  if ((KindClaimsDevice(kind, /*source=*/false) && dst.cls() == CopySideClass::kPageable &&
-       !IsMapped(r.dst, dst_extent)) ||
-      (KindClaimsDevice(kind, /*source=*/true) && src.cls() == CopySideClass::kPageable &&
-       !IsMapped(r.src, src_extent)))
-    return hipErrorInvalidValue;
-
-  const msg::Region dst_region{reinterpret_cast<uint64_t>(r.dst), r.dpitch, r.width, r.height};
-  const msg::Region src_region{reinterpret_cast<uint64_t>(r.src), r.spitch, r.width, r.height};
-  msg::CallReply reply;
-  if (AnyCapture()) {
-    if (mode == Mode::kBlocking) {
-      // A blocking copy waits for its stream: not while any capture runs
-      // in global mode, as natively.
-      if (hipError_t e = CheckNotCapturing(target.device, target.id, true); e != hipSuccess) return e;
-    } else {
-      GraphOp node = dst.device && src.device
-                         ? GraphOp(msg::CopyOnDeviceRequest{target.device, target.id, dst_region, src_region, false})
-                         : GraphOp(HostCopyNode{r.dst, r.dpitch, r.src, r.spitch, r.width, r.height, kind,
-                                                rule == KindRule::kPointers});
-      hipError_t captured = hipSuccess;
-      if (CaptureNode(target.device, target.id, std::move(node), &captured)) return captured;
-    }
-  }
-  if (!dst.device && !src.device) {
-    for (size_t i = 0; i < r.height; ++i)
-      std::memmove(static_cast<char*>(r.dst) + i * r.dpitch, static_cast<const char*>(r.src) + i * r.spitch,
-                   r.width);
-    return hipSuccess;
-  }
-  if (mode == Mode::kBlocking) {
-    // A blocking copy synchronises with the stream's earlier work; the
-    // read-back of managed mirrors waits for that work first, so the copy
-    // itself sees (and may overwrite) fresh mirrors.
-    if (hipError_t e = AfterSync(s, target.device, target.id, hipSuccess, ReadBack::kInStreamOrder); e != hipSuccess)
-      return e;
-  }
-  // Managed memory (managed_vars.h): the host's changes reach the device
-  // before the copy reads them; what it writes is read back at the stream's
-  // synchronisation, for a blocking copy before it returns.
-  ManagedVars& managed = ManagedVars::Get();
-  bool managed_dst = false;
-  if (!managed.empty()) {
-    if (src.device) {
-      if (Status st = managed.Push(s, target.device, target.id, r.src, src_extent); !st.ok()) return ToHipError(st);
-    }
-    if (dst.device && managed.Touches(r.dst, dst_extent)) {
-      managed_dst = true;
-      managed.MarkWritten(s, target.device, target.id, r.dst, dst_extent);
-    }
-  }
-  const hipError_t result = Transfer(s, r, dst, src, target, dst_extent, src_extent, mode);
-  if (result != hipSuccess || !managed_dst || mode != Mode::kBlocking) return result;
-  return AfterSync(s, target.device, target.id, result);
-}
-
-// Sends a validated copy (Copy).
-hipError_t Transfer(Session& s, const Rect& r, const Place& dst, const Place& src, const StreamTarget& target,
-                    uint64_t dst_extent, uint64_t src_extent, Mode mode) {
-  const msg::Region dst_region{reinterpret_cast<uint64_t>(r.dst), r.dpitch, r.width, r.height};
-  const msg::Region src_region{reinterpret_cast<uint64_t>(r.src), r.spitch, r.width, r.height};
-  msg::CallReply reply;
-  // Host rows inside one pinned allocation of the shm host segment are
-  // named by offset: the worker holds that range registered (kHostRegister).
-  HostSegment* segment = s.host_segment();
-  auto in_segment = [&](const void* p, uint64_t extent, uint64_t* offset) {
-    PinnedAllocation a;
-    return segment != nullptr && Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(p), extent, &a) &&
-           a.in_host_segment && segment->Contains(p, extent, offset);
-  };
-  uint64_t offset = 0;
-  if (dst.device && !src.device && in_segment(r.src, src_extent, &offset)) {
-    // From the shm host segment: the worker reads the rows there, in stream
-    // order (as a GPU reads pinned memory), so no bytes cross.
-    msg::CopyToDeviceRequest req{target.device, target.id, dst_region, mode == Mode::kBlocking,
-                                 msg::SharedHost{true, offset, r.spitch}};
-    if (mode == Mode::kAsync) return ToHipError(s.PostCopy(req, nullptr, 0));
-    return CallReplyResult(s.Call<wire::Op::kCopyToDevice>(req, &reply), reply);
-  }
-  if (!dst.device && src.device && in_segment(r.dst, dst_extent, &offset)) {
-    // Into the shm host segment: the worker writes the rows there before it
-    // replies; async copies complete by the stream's next synchronization.
-    msg::CopyFromDeviceRequest req{target.device, target.id, src_region, msg::SharedHost{true, offset, r.dpitch}};
-    if (mode == Mode::kAsync) return ToHipError(s.PostCopyFromDevice(req, nullptr, 0));
-    return CallReplyResult(s.Call<wire::Op::kCopyFromDevice>(req, &reply), reply);
-  }
-  if (dst.device && !src.device) {
-    const std::vector<iovec> rows = HostRows(r.src, r.spitch, r.width, r.height);
-    msg::CopyToDeviceRequest req{target.device, target.id, dst_region, mode == Mode::kBlocking, {}};
-    PinnedAllocation pinned;
-    const bool from_pinned =
-        Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(r.src), src_extent, &pinned);
-    if (mode == Mode::kAsync)
-      return ToHipError(s.PostCopy(req, rows.data(), static_cast<int>(rows.size()), from_pinned));
-    Status st = s.Call<wire::Op::kCopyToDevice>(req, &reply, rows.data(), static_cast<int>(rows.size()), nullptr,
-                       0, from_pinned);
-    return CallReplyResult(st, reply);
-  }
-  if (!dst.device && src.device) {
-    const std::vector<iovec> rows = HostRows(r.dst, r.dpitch, r.width, r.height);
-    msg::CopyFromDeviceRequest req{target.device, target.id, src_region, {}};
-    PinnedAllocation pinned;
-    if (mode == Mode::kAsync &&
-        Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(r.dst), dst_extent, &pinned)) {
-      // Into pinned memory: the bytes land later, before the stream's next
-      // synchronization point reports completion.
-      return ToHipError(s.PostCopyFromDevice(req, rows.data(), static_cast<int>(rows.size())));
-    }
-    Status st = s.Call<wire::Op::kCopyFromDevice>(req, &reply, nullptr, 0, rows.data(),
-                       static_cast<int>(rows.size()));
-    return CallReplyResult(st, reply);
-  }
-  msg::CopyOnDeviceRequest req{target.device, target.id, dst_region, src_region, mode == Mode::kBlocking};
-  if (mode == Mode::kAsync) return ToHipError(s.Post<wire::Op::kCopyOnDevice>(req));
-  return CallReplyResult(s.Call<wire::Op::kCopyOnDevice>(req, &reply), reply);
+  return CopyRows(Client::Get(), s, r, kind, rule, target, mode);
 }
 
 // hipMemcpy and friends. HIP checks the size before the direction for

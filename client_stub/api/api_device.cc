@@ -691,7 +691,13 @@ hipError_t ResetDevice(Session* s, int device) {
   if (!st.ok()) return ToHipError(st);
   if (reply.error == hipSuccess) {
     // The worker freed the device's memory, streams and events.
-    Client::Get().ForgetDeviceState(device);
+    Client& c = Client::Get();
+    c.ForgetDeviceState(device);
+    // Managed allocations on the device are gone with its memory: inside the
+    // window their mirrors' pages return to the reservation (outside it, the
+    // allocation's own reservation was released with the allocation map).
+    for (const auto& [address, size] : ManagedVars::Get().ForgetDevice(s, device))
+      if (c.window().Contains(address)) ReserveAgain(address, RoundUpToPage(size));
     // Modules are loaded again, under new ids, at their next use.
     ForgetModuleLoads(s, device);
   }

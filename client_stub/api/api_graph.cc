@@ -397,8 +397,9 @@ hipError_t hipr::client::NewGraphMemory(Session& s, int device, size_t size, con
                                         const hipMemAccessDesc* access, size_t access_count,
                                         std::shared_ptr<GraphMemory>* out) {
   void* p = nullptr;
-  if (hipError_t e = AllocateDevice(s, device, size, 0, AllocationRole::kGraph, &p); e != hipSuccess) return e;
-  auto memory = std::make_shared<GraphMemory>(&s, device, reinterpret_cast<uint64_t>(p), size);
+  if (hipError_t e = AllocateDevice(Client::Get(), s, device, size, 0, AllocationRole::kGraph, &p); e != hipSuccess)
+    return e;
+  auto memory = std::make_shared<GraphMemory>(&Client::Get(), &s, device, reinterpret_cast<uint64_t>(p), size);
   if (pool != nullptr) memory->pool = *pool;
   if (access_count > 0) memory->access.assign(access, access + access_count);
   *out = std::move(memory);
@@ -555,7 +556,7 @@ HIPR_EXPORT hipError_t hipGraphExecBatchMemOpNodeSetParams(hipGraphExec_t exec, 
     BatchMemOpNode op;
     int device = 0;
     if (hipError_t e = BatchNodeOf(params, &op, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(exec, node, std::move(op));
+    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -686,7 +687,7 @@ HIPR_EXPORT hipError_t hipGraphNodeGetDependentNodes(hipGraphNode_t node, hipGra
 HIPR_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t* exec, hipGraph_t graph, hipGraphNode_t* error_node,
                                            char* log, size_t log_size) {
   return ApiCall("hipGraphInstantiate", [&] {
-    hipError_t e = GraphInstantiate(graph, exec, error_node);
+    hipError_t e = GraphInstantiate(LiveSession(), graph, exec, error_node);
     if (log != nullptr && log_size > 0) {
       const char* text = e == hipSuccess ? "" : hipGetErrorString(e);
       std::snprintf(log, log_size, "%s", text);
@@ -723,7 +724,7 @@ hipError_t CheckInstantiateFlags(unsigned long long flags) {
 HIPR_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* exec, hipGraph_t graph, unsigned long long flags) {
   return ApiCall("hipGraphInstantiateWithFlags", [&] {
     if (hipError_t e = CheckInstantiateFlags(flags); e != hipSuccess) return e;
-    return GraphInstantiate(graph, exec, nullptr, flags);
+    return GraphInstantiate(LiveSession(), graph, exec, nullptr, flags);
   });
 }
 
@@ -752,7 +753,7 @@ HIPR_EXPORT hipError_t hipGraphInstantiateWithParams(hipGraphExec_t* exec, hipGr
       StreamTarget target;
       if (hipError_t e = ResolveStream(params->upload_stream, &target); e != hipSuccess) return e;
     }
-    hipError_t e = GraphInstantiate(graph, exec, &params->error_node, params->flags);
+    hipError_t e = GraphInstantiate(LiveSession(), graph, exec, &params->error_node, params->flags);
     params->result = e == hipSuccess                      ? kSuccess
                      : params->error_node != nullptr     ? kMultipleDevices
                      : e == hipErrorInvalidValue && graph != nullptr ? kInvalidStructure
@@ -766,14 +767,16 @@ HIPR_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream) {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
-    return GraphLaunch(exec, stream, target.device, target.id, [](const HostCopyNode& n, hipStream_t on) {
-      return CopyMemory2DAsync(n.dst, n.dpitch, n.src, n.spitch, n.width, n.height, n.launch_kind(), on);
-    });
+    return GraphLaunch(Client::Get(), LiveSession(), exec, stream, target.device, target.id,
+                       [](const HostCopyNode& n, hipStream_t on) {
+                         return CopyMemory2DAsync(n.dst, n.dpitch, n.src, n.spitch, n.width, n.height,
+                                                  n.launch_kind(), on);
+                       });
   });
 }
 
 HIPR_EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t exec) {
-  return ApiCall("hipGraphExecDestroy", [&] { return GraphExecDestroy(exec); });
+  return ApiCall("hipGraphExecDestroy", [&] { return GraphExecDestroy(LiveSession(), exec); });
 }
 
 HIPR_EXPORT hipError_t hipGraphLaunch_spt(hipGraphExec_t exec, hipStream_t stream) {
@@ -1106,7 +1109,7 @@ HIPR_EXPORT hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t exec, hipG
     KernelNode k;
     int device = 0;
     if (hipError_t e = KernelNodeOf(params, &k, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(exec, node, std::move(k));
+    return ExecSetNodeOp(LiveSession(), exec, node, std::move(k));
   });
 }
 
@@ -1118,7 +1121,7 @@ HIPR_EXPORT hipError_t hipGraphExecMemsetNodeSetParams(hipGraphExec_t exec, hipG
     const hipMemsetParams* params = MemsetParamsFrom(caller_params, major >= 7, &storage);
     msg::MemsetRequest req;
     if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
-    return ExecSetNodeOp(exec, node, req);
+    return ExecSetNodeOp(LiveSession(), exec, node, req);
   });
 }
 
@@ -1128,7 +1131,7 @@ HIPR_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams(hipGraphExec_t exec, hipG
     GraphOp op;
     int device = 0;
     if (hipError_t e = Memcpy3DNodeOf(params, &op, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(exec, node, std::move(op));
+    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1138,7 +1141,7 @@ HIPR_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams1D(hipGraphExec_t exec, hi
     GraphOp op;
     int device = 0;
     if (hipError_t e = Memcpy1DNodeOf(dst, src, count, kind, &op, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(exec, node, std::move(op));
+    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1149,7 +1152,7 @@ HIPR_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsToSymbol(hipGraphExec_t ex
     GraphOp op;
     int device = 0;
     if (hipError_t e = ToSymbolNodeOf(symbol, src, count, offset, kind, &op, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(exec, node, std::move(op));
+    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1160,7 +1163,7 @@ HIPR_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsFromSymbol(hipGraphExec_t 
     GraphOp op;
     int device = 0;
     if (hipError_t e = FromSymbolNodeOf(dst, symbol, count, offset, kind, &op, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(exec, node, std::move(op));
+    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1168,7 +1171,7 @@ HIPR_EXPORT hipError_t hipGraphExecHostNodeSetParams(hipGraphExec_t exec, hipGra
                                                      const hipHostNodeParams* params) {
   return ApiCall("hipGraphExecHostNodeSetParams", [&] {
     if (params == nullptr || params->fn == nullptr) return hipErrorInvalidValue;
-    return ExecSetNodeOp(exec, node, HostFnNode{params->fn, params->userData, nullptr});
+    return ExecSetNodeOp(LiveSession(), exec, node, HostFnNode{params->fn, params->userData, nullptr});
   });
 }
 
@@ -1177,7 +1180,7 @@ HIPR_EXPORT hipError_t hipGraphExecEventRecordNodeSetEvent(hipGraphExec_t exec, 
   return ApiCall("hipGraphExecEventRecordNodeSetEvent", [&] {
     GraphOp op;
     if (hipError_t e = EventNodeOf<EventRecordNode>(event, &op); e != hipSuccess) return e;
-    return ExecSetNodeOp(exec, node, std::move(op));
+    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1185,7 +1188,7 @@ HIPR_EXPORT hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t exec, hi
   return ApiCall("hipGraphExecEventWaitNodeSetEvent", [&] {
     GraphOp op;
     if (hipError_t e = EventNodeOf<EventWaitNode>(event, &op); e != hipSuccess) return e;
-    return ExecSetNodeOp(exec, node, std::move(op));
+    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1193,12 +1196,12 @@ HIPR_EXPORT hipError_t hipGraphExecChildGraphNodeSetParams(hipGraphExec_t exec, 
                                                            hipGraph_t child) {
   return ApiCall("hipGraphExecChildGraphNodeSetParams", [&] {
     if (child == nullptr) return hipErrorInvalidValue;
-    return ExecSetNodeOp(exec, node, ChildGraphNode{child});
+    return ExecSetNodeOp(LiveSession(), exec, node, ChildGraphNode{child});
   });
 }
 
 HIPR_EXPORT hipError_t hipGraphNodeSetEnabled(hipGraphExec_t exec, hipGraphNode_t node, unsigned int enabled) {
-  return ApiCall("hipGraphNodeSetEnabled", [&] { return ExecSetEnabled(exec, node, enabled != 0); });
+  return ApiCall("hipGraphNodeSetEnabled", [&] { return ExecSetEnabled(LiveSession(), exec, node, enabled != 0); });
 }
 
 HIPR_EXPORT hipError_t hipGraphNodeGetEnabled(hipGraphExec_t exec, hipGraphNode_t node, unsigned int* enabled) {
@@ -1213,7 +1216,7 @@ HIPR_EXPORT hipError_t hipGraphNodeGetEnabled(hipGraphExec_t exec, hipGraphNode_
 
 HIPR_EXPORT hipError_t hipGraphExecUpdate(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
                                           hipGraphExecUpdateResult* result) {
-  return ApiCall("hipGraphExecUpdate", [&] { return ExecUpdate(exec, graph, error_node, result); });
+  return ApiCall("hipGraphExecUpdate", [&] { return ExecUpdate(LiveSession(), exec, graph, error_node, result); });
 }
 
 // ---- Driver-API graph nodes (ROCm 6.x): HIP_MEMCPY3D in the caller's
@@ -1270,7 +1273,7 @@ HIPR_EXPORT hipError_t hipDrvGraphExecMemcpyNodeSetParams(hipGraphExec_t exec, h
     GraphOp op;
     int device = 0;
     if (hipError_t e = DrvMemcpyNodeOf(params, major, &op, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(exec, node, std::move(op));
+    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1292,7 +1295,7 @@ HIPR_EXPORT hipError_t hipDrvGraphExecMemsetNodeSetParams(hipGraphExec_t exec, h
     const hipMemsetParams* params = MemsetParamsFrom(caller_params, true, &storage);
     msg::MemsetRequest req;
     if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
-    return ExecSetNodeOp(exec, node, req);
+    return ExecSetNodeOp(LiveSession(), exec, node, req);
   });
 }
 
@@ -1407,7 +1410,7 @@ HIPR_EXPORT hipError_t hipGraphExecNodeSetParams(hipGraphExec_t exec, hipGraphNo
     GraphOp op;
     int device = 0;
     if (hipError_t e = GenericNodeOf(params, major, &op, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(exec, node, std::move(op));
+    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 

@@ -81,7 +81,7 @@ hipError_t MallocManaged(void** ptr, size_t size, unsigned flags) {
   const uint64_t bytes = RoundUpToPage(size);
   if (bytes < size) return hipErrorOutOfMemory;
   void* p = nullptr;
-  if (hipError_t e = AllocateDevice(*s, device, bytes, msg::kMallocManaged, AllocationRole::kPlain, &p);
+  if (hipError_t e = AllocateDevice(Client::Get(), *s, device, bytes, msg::kMallocManaged, AllocationRole::kPlain, &p);
       e != hipSuccess)
     return e;
   const auto address = reinterpret_cast<uint64_t>(p);
@@ -123,7 +123,7 @@ hipError_t Prefetch(const void* ptr, size_t count, int device, hipStream_t strea
     managed.MarkWritten(*s, target.device, target.id, ptr, count);
     return hipSuccess;
   }
-  return ToHipError(managed.Push(*s, target.device, target.id, ptr, count));
+  return ToHipError(managed.Push(Client::Get(), *s, target.device, target.id, ptr, count));
 }
 
 hipError_t Advise(const void* ptr, size_t count, int advice, int device) {

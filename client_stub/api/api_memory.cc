@@ -152,7 +152,7 @@ hipError_t MallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
     return hipSuccess;
   }
   if (height > SIZE_MAX / *pitch) return hipErrorInvalidValue;
-  return AllocateDevice(*s, device, *pitch * height, 0, AllocationRole::kPlain, ptr);
+  return AllocateDevice(Client::Get(), *s, device, *pitch * height, 0, AllocationRole::kPlain, ptr);
 }
 
 }  // namespace
@@ -168,7 +168,7 @@ HIPR_EXPORT hipError_t hipMalloc(void** ptr, size_t size) {
     }
     int device = 0;
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-    return AllocateDevice(*s, device, size, 0, AllocationRole::kPlain, ptr);
+    return AllocateDevice(Client::Get(), *s, device, size, 0, AllocationRole::kPlain, ptr);
   });
 }
 
@@ -215,7 +215,7 @@ HIPR_EXPORT hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned i
     }
     int device = 0;
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-    return AllocateDevice(*s, device, size, 0, AllocationRole::kPlain, ptr);
+    return AllocateDevice(Client::Get(), *s, device, size, 0, AllocationRole::kPlain, ptr);
   });
 }
 
@@ -336,7 +336,7 @@ HIPR_EXPORT hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t strea
       *ptr = nullptr;
       return hipSuccess;
     }
-    return AllocateDevice(*s, target.device, size, 0, AllocationRole::kPlain, ptr);
+    return AllocateDevice(Client::Get(), *s, target.device, size, 0, AllocationRole::kPlain, ptr);
   });
 }
 
@@ -359,7 +359,7 @@ HIPR_EXPORT hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPoo
       *ptr = nullptr;
       return hipSuccess;
     }
-    return AllocateDevice(*s, target.device, size, 0, AllocationRole::kPlain, ptr);
+    return AllocateDevice(Client::Get(), *s, target.device, size, 0, AllocationRole::kPlain, ptr);
   });
 }
 

@@ -75,7 +75,7 @@ hipError_t NewModule(hipModule_t* module, std::vector<uint8_t> image, std::strin
   if (s == nullptr) return hipErrorNoDevice;
   int device = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-  CodeModule* m = CodeModule::NewLoaded(std::move(image), std::move(name));
+  CodeModule* m = CodeModule::NewLoaded(std::move(image), std::move(name), ApiModuleHooks());
   std::shared_ptr<const IsaImage> isa;
   Status st = m->Image(s->devices()[device].gcn_arch_name, &isa);
   if (!st.ok()) {
@@ -155,7 +155,7 @@ hipError_t LaunchModuleFunction(const char* api, ModuleLaunch l) {
     *id = record.id;
     Client::Get().handles().NoteEventRecorded(event);  // As in api_launch.cc.
   }
-  Status st = LaunchKernel(*s, *mf.module, *mf.name, l.spec, args);
+  Status st = LaunchKernel(Client::Get(), *s, *mf.module, *mf.name, l.spec, args);
   if (!st.ok()) HIPR_LOG_INFO("%s: %s", api, st.message().c_str());
   return ToHipError(st);
 }

@@ -585,7 +585,8 @@ hipError_t WaitValue(hipStream_t stream, void* ptr, uint64_t value, unsigned fla
   msg::StreamWaitValueRequest req{target.device, target.id, reinterpret_cast<uint64_t>(ptr), value, mask, flags,
                                   static_cast<uint8_t>(bytes)};
   // A flag the host wrote into managed memory must be on the device first.
-  if (Status st = ManagedVars::Get().Push(*LiveSession(), target.device, target.id, ptr, bytes); !st.ok())
+  if (Status st = ManagedVars::Get().Push(Client::Get(), *LiveSession(), target.device, target.id, ptr, bytes);
+      !st.ok())
     return ToHipError(st);
   return ToHipError(LiveSession()->Post<wire::Op::kStreamWaitValue>(req));
 }

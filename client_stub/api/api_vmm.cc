@@ -36,101 +36,18 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <set>
 #include <vector>
 
 #include "client_stub/abi/abi_major.h"
 #include "client_stub/api/api_common.h"
+#include "client_stub/vmm/vmm_state.h"
 #include "protocol/thread_annotations.h"
 
 using namespace hipr;
 using namespace hipr::client;
+using namespace hipr::client::vmm;
 
 namespace {
-
-struct PhysicalRecord {
-  const Session* session = nullptr;
-  uint64_t id = 0;  // The worker's name for it.
-  uint64_t size = 0;
-  hipMemAllocationProp prop{};
-  int refs = 0;
-  int maps = 0;
-};
-
-struct Reservation {
-  uint64_t size = 0;
-  bool outside_window = false;  // Its pages are held in the client's DeviceReservations.
-};
-
-struct Mapping {
-  uint64_t size = 0;
-  PhysicalRecord* physical = nullptr;
-  std::vector<uint8_t> access;  // hipMemAccessFlags per device.
-};
-
-// The session's virtual memory. Lookups compare `session` with the live
-// session: a forked child's new session starts with none.
-struct VmmState {
-  Mutex mu;
-  const Session* session HIPR_GUARDED_BY(mu) = nullptr;
-  std::set<PhysicalRecord*> live HIPR_GUARDED_BY(mu);                // Referenced or mapped.
-  std::map<uint64_t, Reservation> reservations HIPR_GUARDED_BY(mu);  // By base.
-  std::map<uint64_t, Mapping> mappings HIPR_GUARDED_BY(mu);          // By base.
-  uint64_t next_id HIPR_GUARDED_BY(mu) = 1;
-};
-
-VmmState& State() {
-  static auto* state = new VmmState;  // Never destroyed: exit-time calls still find it.
-  return *state;
-}
-
-// Makes the state session `s`'s (forgetting another session's).
-void Adopt(VmmState& st, const Session* s) HIPR_REQUIRES(st.mu) {
-  if (st.session != s) {
-    st.session = s;
-    st.live.clear();
-    st.reservations.clear();
-    st.mappings.clear();
-  }
-}
-
-// The live record `handle` names, or nullptr.
-PhysicalRecord* Live(VmmState& st, hipMemGenericAllocationHandle_t handle) HIPR_REQUIRES(st.mu) {
-  auto* p = reinterpret_cast<PhysicalRecord*>(handle);
-  return st.live.count(p) != 0 ? p : nullptr;
-}
-
-// The mapping holding `address`, or end().
-std::map<uint64_t, Mapping>::iterator MappingAt(VmmState& st, uint64_t address) HIPR_REQUIRES(st.mu) {
-  auto it = st.mappings.upper_bound(address);
-  if (it == st.mappings.begin()) return st.mappings.end();
-  --it;
-  return address - it->first < it->second.size ? it : st.mappings.end();
-}
-
-// The bases of the adjacent mappings that are exactly
-// [address, address + size); false when the range is anything else.
-bool WholeMappings(VmmState& st, uint64_t address, uint64_t size, std::vector<uint64_t>* bases) HIPR_REQUIRES(st.mu) {
-  if (size == 0 || address + size < address) return false;
-  uint64_t at = address;
-  for (auto it = st.mappings.find(address); at < address + size; ++it) {
-    if (it == st.mappings.end() || it->first != at) return false;
-    bases->push_back(at);
-    at += it->second.size;
-  }
-  return at == address + size;
-}
-
-// Tells the worker to let go of `p` once nothing
-// references or maps it.
-hipError_t MaybeRelease(VmmState& st, Session& s, PhysicalRecord* p) HIPR_REQUIRES(st.mu) {
-  if (p->refs > 0 || p->maps > 0) return hipSuccess;
-  st.live.erase(p);
-  msg::CallReply reply;
-  Status status = s.Call<wire::Op::kVmmRelease>(msg::VmmHandleRequest{p->id}, &reply);
-  if (!status.ok()) return ToHipError(status);
-  return static_cast<hipError_t>(reply.error);
-}
 
 // The session's virtual memory granularity on `device`, or 0 (an older
 // worker that does not report it: virtual memory is then not supported).

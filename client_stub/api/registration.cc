@@ -31,7 +31,7 @@ HIPR_EXPORT void** __hipRegisterFatBinary(const void* data) {
   RegistrationTimer timer;
   try {
     stats::Add(stats::Get().fat_binaries);
-    return reinterpret_cast<void**>(RegisterFatBinary(data));
+    return reinterpret_cast<void**>(RegisterFatBinary(data, ApiModuleHooks()));
   } catch (...) {
     HIPR_LOG_ERROR("__hipRegisterFatBinary: out of memory");
     return nullptr;

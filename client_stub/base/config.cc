@@ -84,18 +84,6 @@ const char* ProcessEnv(const char* name, void*) { return std::getenv(name); }
 
 }  // namespace
 
-bool ParseLogLevel(std::string_view text, LogLevel* out) {
-  const std::string s = Lower(text);
-  if (s == "error") *out = LogLevel::kError;
-  else if (s == "warn" || s == "warning") *out = LogLevel::kWarn;
-  else if (s == "info") *out = LogLevel::kInfo;
-  else if (s == "debug") *out = LogLevel::kDebug;
-  else if (s == "trace") *out = LogLevel::kTrace;
-  else if (s == "off" || s == "none") *out = LogLevel::kOff;
-  else return false;
-  return true;
-}
-
 bool ParseCompress(std::string_view text, Compress* out) {
   const std::string s = Lower(text);
   if (s == "off") *out = Compress::kOff;

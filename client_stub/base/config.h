@@ -2,7 +2,7 @@
 // creation) and passed down; nothing else in the stub calls getenv, except
 // where an answer is needed before a Config exists (other libraries'
 // constructors call into the stub first): log.cc reads HIPR_LOG_LEVEL
-// through ParseLogLevel below, and abi_major.cc reads HIPR_ABI_MAJOR.
+// through ParseLogLevel (log.h), and abi_major.cc reads HIPR_ABI_MAJOR.
 //
 // A bad value never stops the program: it is reported (one line each) and the
 // default is used. HIPR_SERVER has no default: unset, it is left empty and the
@@ -76,9 +76,6 @@ Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* proble
 
 // ParseConfig over the process environment; logs each problem at warn level.
 Config ConfigFromEnvironment();
-
-// "error", "warn", "info", "debug", "trace" or "off" (case-insensitive).
-bool ParseLogLevel(std::string_view text, LogLevel* out);
 
 // "off", "on" or "auto" (case-insensitive).
 bool ParseCompress(std::string_view text, Compress* out);

@@ -3,12 +3,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
-#include "client_stub/base/config.h"
+#include <string>
 
 namespace hipr::client {
 namespace {
@@ -32,6 +32,19 @@ int Level() {
 }
 
 }  // namespace
+
+bool ParseLogLevel(std::string_view text, LogLevel* out) {
+  std::string s(text);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s == "error") *out = LogLevel::kError;
+  else if (s == "warn" || s == "warning") *out = LogLevel::kWarn;
+  else if (s == "info") *out = LogLevel::kInfo;
+  else if (s == "debug") *out = LogLevel::kDebug;
+  else if (s == "trace") *out = LogLevel::kTrace;
+  else if (s == "off" || s == "none") *out = LogLevel::kOff;
+  else return false;
+  return true;
+}
 
 bool LogEnabled(LogLevel level) {
   return level != LogLevel::kOff && static_cast<int>(level) >= Level();

@@ -2,6 +2,8 @@
 
 #include "client_stub/managed/managed_vars.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -15,7 +17,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "client_stub/api/api_common.h"
+#include "client_stub/base/log.h"
+#include "client_stub/client.h"
+#include "client_stub/session/hip_status.h"
 #include "client_stub/base/stats.h"
 #include "protocol/codec.h"
 
@@ -108,6 +112,12 @@ class Registry {
  public:
   static Registry& Get() {
     static Registry* r = new Registry;  // Leaked: used until exit.
+    // fork() handlers (graph.h), installed once the registry exists.
+    [[maybe_unused]] static const bool forks = [] {
+      if (int rc = pthread_atfork(&GraphsLockForFork, &GraphsUnlockInParent, &GraphsResetInChild); rc != 0)
+        HIPR_LOG_WARN("pthread_atfork failed (%d): a forked child could inherit a held graph lock", rc);
+      return true;
+    }();
     return *r;
   }
 
@@ -355,7 +365,8 @@ std::function<void(int32_t)> HostFunction(const HostFnNode& h, hipStream_t strea
 }
 
 // Replays `exec` on the client, node by node, as the stream calls they were.
-hipError_t Replay(Session& s, const Exec& exec, hipStream_t stream, int device, uint64_t stream_id, HostCopyFn copy) {
+hipError_t Replay(HandleTable& handles, Session& s, const Exec& exec, hipStream_t stream, int device,
+                  uint64_t stream_id, HostCopyFn copy) {
   for (const GraphOp& op : exec.ops) {
     Status st;
     if (const auto* k = std::get_if<KernelNode>(&op)) {
@@ -380,7 +391,7 @@ hipError_t Replay(Session& s, const Exec& exec, hipStream_t stream, int device, 
     } else if (const auto* f = std::get_if<HostFnNode>(&op)) {
       st = s.PostHostCallback(device, stream_id, HostFunction(*f, stream));
     } else if (const auto* ev = std::get_if<EventRecordNode>(&op)) {
-      Client::Get().handles().NoteEventRecorded(ev->event);
+      handles.NoteEventRecorded(ev->event);
       st = s.Post<wire::Op::kEventRecord>(msg::EventRecordRequest{ev->id, stream_id});
     } else if (const auto* w = std::get_if<EventWaitNode>(&op)) {
       st = s.Post<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{stream_id, w->id, 0});
@@ -501,9 +512,8 @@ void Rebuild(Exec& e, std::atomic<uint64_t>& next_id, uint64_t* old_id, std::vec
 }
 
 // Sends what Rebuild prepared (outside the registry's lock).
-hipError_t Publish(uint64_t old_id, const std::vector<msg::GraphCreateRequest>& frames) {
+hipError_t Publish(Session* s, uint64_t old_id, const std::vector<msg::GraphCreateRequest>& frames) {
   if (old_id == 0 && frames.empty()) return hipSuccess;
-  Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (old_id != 0)
     if (Status st = s->Post<wire::Op::kGraphDestroy>(msg::GraphRequest{old_id}); !st.ok()) return ToHipError(st);
@@ -542,8 +552,9 @@ void ResetGraphMemoryHigh(int device) {
   high = current;
 }
 
-GraphMemory::GraphMemory(const void* session, int device, uint64_t address, uint64_t size)
-    : session(session), device(device), address(address), size(size) {
+GraphMemory::GraphMemory(Client* client, const void* session, int device, uint64_t address, uint64_t size)
+    : client(client),
+      session(session), device(device), address(address), size(size) {
   GraphMemoryCounts& c = Counts();
   std::lock_guard lock(c.mu);
   auto& [current, high] = c.by_device[device];
@@ -557,7 +568,7 @@ GraphMemory::~GraphMemory() {
     std::lock_guard lock(counts.mu);
     counts.by_device[device].first -= size;
   }
-  Client& c = Client::Get();
+  Client& c = *client;
   DeviceAllocation a;
   // Gone already where a forked child abandoned its parent's allocations.
   if (!c.allocations().FindDevice(address, 0, &a) || !a.graph || a.base != address) return;
@@ -1162,11 +1173,11 @@ hipError_t GraphDebugDot(hipGraph_t graph, const char* path) {
   return hipSuccess;
 }
 
-hipError_t GraphInstantiate(hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode_t* error_node,
+hipError_t GraphInstantiate(Session* s, hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode_t* error_node,
                             unsigned long long flags) {
   if (exec == nullptr) return hipErrorInvalidValue;
   if (error_node != nullptr) *error_node = nullptr;
-  if (LiveSession() == nullptr) return hipErrorNoDevice;
+  if (s == nullptr) return hipErrorNoDevice;
   Registry& r = Registry::Get();
   auto e = std::make_unique<Exec>();
   e->flags = flags;
@@ -1198,7 +1209,7 @@ hipError_t GraphInstantiate(hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode
     r.TakeRefs(*g, &e->user_refs);
     HoldMemory(*g, &e->memory);
   }
-  if (hipError_t err = Publish(old_id, frames); err != hipSuccess) {
+  if (hipError_t err = Publish(s, old_id, frames); err != hipSuccess) {
     {
       std::lock_guard lock(r.mu);
       r.ReleaseAll(e->user_refs);
@@ -1212,7 +1223,7 @@ hipError_t GraphInstantiate(hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode
   return hipSuccess;
 }
 
-hipError_t GraphExecDestroy(hipGraphExec_t exec) {
+hipError_t GraphExecDestroy(Session* s, hipGraphExec_t exec) {
   Registry& r = Registry::Get();
   std::unique_ptr<Exec> e;
   {
@@ -1221,7 +1232,6 @@ hipError_t GraphExecDestroy(hipGraphExec_t exec) {
     if (r.execs.erase(p) == 0) return hipErrorInvalidValue;
     e.reset(p);
   }
-  Session* s = LiveSession();
   if (!e->user_refs.empty()) {
     // Its user objects outlive the launches already made: released when
     // every stream it was launched on has reached this point.
@@ -1276,7 +1286,7 @@ ExecNode* FindExecNode(Exec& e, hipGraphNode_t node) {
 // Applies `change` to the exec's entry for `node` under the lock, then
 // republishes the exec.
 template <class Change>
-hipError_t ChangeExec(hipGraphExec_t exec, hipGraphNode_t node, Change change) {
+hipError_t ChangeExec(Session* s, hipGraphExec_t exec, hipGraphNode_t node, Change change) {
   Registry& r = Registry::Get();
   uint64_t old_id = 0;
   std::vector<msg::GraphCreateRequest> frames;
@@ -1297,13 +1307,13 @@ hipError_t ChangeExec(hipGraphExec_t exec, hipGraphNode_t node, Change change) {
     }
     Rebuild(*e, r.next_exec, &old_id, &frames);
   }
-  return Publish(old_id, frames);
+  return Publish(s, old_id, frames);
 }
 
 }  // namespace
 
-hipError_t ExecSetNodeOp(hipGraphExec_t exec, hipGraphNode_t node, GraphOp op) {
-  return ChangeExec(exec, node, [&](Registry& r, ExecNode& n) {
+hipError_t ExecSetNodeOp(Session* s, hipGraphExec_t exec, hipGraphNode_t node, GraphOp op) {
+  return ChangeExec(s, exec, node, [&](Registry& r, ExecNode& n) {
     if (n.type != NodeTypeOf(op)) return hipErrorInvalidValue;
     int device = 0;
     if (const auto* c = std::get_if<ChildGraphNode>(&op)) {
@@ -1328,8 +1338,8 @@ hipError_t ExecSetNodeOp(hipGraphExec_t exec, hipGraphNode_t node, GraphOp op) {
   });
 }
 
-hipError_t ExecSetEnabled(hipGraphExec_t exec, hipGraphNode_t node, bool enabled) {
-  return ChangeExec(exec, node, [&](Registry&, ExecNode& n) {
+hipError_t ExecSetEnabled(Session* s, hipGraphExec_t exec, hipGraphNode_t node, bool enabled) {
+  return ChangeExec(s, exec, node, [&](Registry&, ExecNode& n) {
     // As natively: kernel, memset and memcpy nodes can be turned off.
     if (n.type != hipGraphNodeTypeKernel && n.type != hipGraphNodeTypeMemset && n.type != hipGraphNodeTypeMemcpy)
       return hipErrorInvalidValue;
@@ -1352,7 +1362,7 @@ hipError_t ExecGetEnabled(hipGraphExec_t exec, hipGraphNode_t node, bool* enable
   return hipSuccess;
 }
 
-hipError_t ExecUpdate(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
+hipError_t ExecUpdate(Session* s, hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
                       hipGraphExecUpdateResult* result) {
   if (error_node == nullptr || result == nullptr) return hipErrorInvalidValue;
   *error_node = nullptr;
@@ -1399,7 +1409,7 @@ hipError_t ExecUpdate(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* err
     *result = hipGraphExecUpdateSuccess;
     Rebuild(*e, r.next_exec, &old_id, &frames);
   }
-  return Publish(old_id, frames);
+  return Publish(s, old_id, frames);
 }
 
 void GraphsLockForFork() { Registry::Get().mu.lock(); }
@@ -1417,8 +1427,8 @@ void GraphsResetInChild() {
   for (Exec* e : r.execs) e->on_worker = false;
 }
 
-hipError_t GraphLaunch(hipGraphExec_t exec, hipStream_t stream, int device, uint64_t stream_id, HostCopyFn copy) {
-  Session* s = LiveSession();
+hipError_t GraphLaunch(Client& c, Session* s, hipGraphExec_t exec, hipStream_t stream, int device, uint64_t stream_id,
+                       HostCopyFn copy) {
   if (s == nullptr) return hipErrorNoDevice;
   Registry& r = Registry::Get();
   const Exec* e = nullptr;
@@ -1439,16 +1449,16 @@ hipError_t GraphLaunch(hipGraphExec_t exec, hipStream_t stream, int device, uint
       return hipErrorStreamCaptureUnsupported;
     }
   }
-  if (!e->on_worker) return Replay(*s, *e, stream, device, stream_id, copy);
+  if (!e->on_worker) return Replay(c.handles(), *s, *e, stream, device, stream_id, copy);
   msg::GraphLaunchRequest req{e->id, device, stream_id, {}};
   for (const GraphOp& op : e->ops) {
     if (const auto* h = std::get_if<HostFnNode>(&op)) req.callbacks.push_back(s->AddHostCallback(HostFunction(*h, stream)));
     // Counted before it is posted, as hipEventRecord does.
-    if (const auto* ev = std::get_if<EventRecordNode>(&op)) Client::Get().handles().NoteEventRecorded(ev->event);
+    if (const auto* ev = std::get_if<EventRecordNode>(&op)) c.handles().NoteEventRecorded(ev->event);
   }
   // A graph may read and write any managed memory, as a kernel may.
   if (ManagedVars& managed = ManagedVars::Get(); !managed.empty()) {
-    if (Status pushed = managed.Push(*s, device, stream_id); !pushed.ok()) return ToHipError(pushed);
+    if (Status pushed = managed.Push(c, *s, device, stream_id); !pushed.ok()) return ToHipError(pushed);
     managed.MarkWritten(*s, device, stream_id);
   }
   Status st = s->Post<wire::Op::kGraphLaunch>(req);

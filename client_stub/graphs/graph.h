@@ -33,6 +33,9 @@
 
 namespace hipr::client {
 
+class Client;
+class Session;
+
 // A copy with host memory on one side, replayed through the copy API.
 struct HostCopyNode {
   void* dst = nullptr;
@@ -103,10 +106,11 @@ struct ChildGraphNode {
 // between the allocation and free nodes and beyond, which HIP allows, and
 // a hipFree(Async) of it outside the graph ends only the application's use.
 struct GraphMemory {
-  GraphMemory(const void* session, int device, uint64_t address, uint64_t size);
+  GraphMemory(Client* client, const void* session, int device, uint64_t address, uint64_t size);
   ~GraphMemory();
   GraphMemory(const GraphMemory&) = delete;
   GraphMemory& operator=(const GraphMemory&) = delete;
+  Client* client;       // Whose allocation map and reservations hold it.
   const void* session;  // The Session it came from (compared, never dereferenced).
   int device;
   uint64_t address;
@@ -142,7 +146,6 @@ struct BatchMemOpNode {
 void GraphMemoryUse(int device, uint64_t* current, uint64_t* high);
 void ResetGraphMemoryHigh(int device);
 
-class Session;
 // Allocates `size` bytes on `device` for a memory allocation node (pool
 // properties and access as given, for its GetParams). api_graph.cc.
 hipError_t NewGraphMemory(Session& s, int device, size_t size, const hipMemPoolProps* pool,
@@ -245,29 +248,32 @@ hipError_t KernelNodeCopyAttributes(hipGraphNode_t from, hipGraphNode_t to);
 // Writes `graph` as a Graphviz digraph to `path` (hipGraphDebugDotPrint).
 hipError_t GraphDebugDot(hipGraph_t graph, const char* path);
 
-// Executable graphs.
-hipError_t GraphInstantiate(hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode_t* error_node,
+// Executable graphs. `s`: the live session the API edge found (nullptr:
+// none; calls that must reach the worker then return hipErrorNoDevice).
+hipError_t GraphInstantiate(Session* s, hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode_t* error_node,
                             unsigned long long flags = 0);
-hipError_t GraphExecDestroy(hipGraphExec_t exec);
+hipError_t GraphExecDestroy(Session* s, hipGraphExec_t exec);
 hipError_t GraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags);
 // Launches `exec` on `stream` (the application's handle, for host copies and
-// callbacks) resolved to (device, stream_id).
+// callbacks) resolved to (device, stream_id), in `c`'s session `s` (c's
+// handle table counts its event records; its managed memory is pushed).
 // `copy` performs a host copy node as hipMemcpy2DAsync on `stream` (the
 // copy API lives above this layer).
 using HostCopyFn = hipError_t (*)(const HostCopyNode& node, hipStream_t stream);
-hipError_t GraphLaunch(hipGraphExec_t exec, hipStream_t stream, int device, uint64_t stream_id, HostCopyFn copy);
+hipError_t GraphLaunch(Client& c, Session* s, hipGraphExec_t exec, hipStream_t stream, int device, uint64_t stream_id,
+                       HostCopyFn copy);
 // hipGraphUpload: the executable graph is on the worker from instantiation;
 // checks the pair.
 hipError_t GraphUpload(hipGraphExec_t exec, int device);
 // hipGraphExec*SetParams: replaces what `node` (a node of the graph `exec`
 // was instantiated from) does in `exec`, with an operation of the same node
 // type. A ChildGraphNode must have the child's topology.
-hipError_t ExecSetNodeOp(hipGraphExec_t exec, hipGraphNode_t node, GraphOp op);
-hipError_t ExecSetEnabled(hipGraphExec_t exec, hipGraphNode_t node, bool enabled);
+hipError_t ExecSetNodeOp(Session* s, hipGraphExec_t exec, hipGraphNode_t node, GraphOp op);
+hipError_t ExecSetEnabled(Session* s, hipGraphExec_t exec, hipGraphNode_t node, bool enabled);
 hipError_t ExecGetEnabled(hipGraphExec_t exec, hipGraphNode_t node, bool* enabled);
 // hipGraphExecUpdate: takes every node's operation from `graph` when its
 // topology and node types match the exec's.
-hipError_t ExecUpdate(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
+hipError_t ExecUpdate(Session* s, hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
                       hipGraphExecUpdateResult* result);
 
 // User objects (hipUserObject*, hipGraphRetain/ReleaseUserObject): a
@@ -286,7 +292,8 @@ hipError_t UserObjectRelease(UserObject* object, unsigned count);
 hipError_t GraphRetainUserObject(hipGraph_t graph, UserObject* object, unsigned count, bool move);
 hipError_t GraphReleaseUserObject(hipGraph_t graph, UserObject* object, unsigned count);
 
-// fork() support (client.cc): the registry's lock is held across fork(); in
+// fork() support, installed with pthread_atfork by the graph registry when
+// it is first used: the registry's lock is held across fork(); in
 // the child it is re-created, captures in progress are dropped (their
 // streams were the parent's) and executable graphs the parent's worker held
 // are replayed by the client from then on (the child's session has none).

@@ -10,7 +10,6 @@
 
 #include <hip/hip_runtime_api.h>
 
-#include "client_stub/client.h"
 #include "client_stub/base/log.h"
 #include "client_stub/kernels/module_shipper.h"
 
@@ -59,57 +58,13 @@ std::string EntryTargets(const co::Bundle& bundle) {
   return out.empty() ? "none" : out;
 }
 
-// Records the module's globals as device memory of the session, so copies
-// to them (hipMemcpyToSymbol, or their address from hipGetSymbolAddress) pass
-// the client's bounds checks. Outside the window (a `hip` worker) their pages
-// are reserved like any allocation's.
-void AddGlobals(const ModuleLoad& load) {
-  Client& c = Client::Get();
-  const AddressRange window = c.window();
-  for (const auto& [name, g] : load.globals) {
-    if (g.size == 0) continue;
-    DeviceAllocation a;
-    a.base = g.address;
-    a.size = g.size;
-    a.device = load.device;
-    a.module_global = true;
-    if (!window.empty() && window.Contains(g.address) && g.size <= window.end() - g.address) {
-      a.outside_window = false;
-    } else if (window.Overlaps(g.address, g.size) || !c.reservations().Reserve(g.address, g.size).ok()) {
-      HIPR_LOG_WARN("module global '%s' at 0x%llx (+%llu) collides with this process's memory; "
-                    "copies to it will be refused", name.c_str(), static_cast<unsigned long long>(g.address),
-                    static_cast<unsigned long long>(g.size));
-      continue;
-    } else {
-      a.outside_window = true;
-    }
-    if (!c.allocations().AddDevice(a)) {
-      if (a.outside_window) c.reservations().Release(a.base, a.size);
-      HIPR_LOG_DEBUG("module global '%s' overlaps recorded device memory; not recorded", name.c_str());
-    }
-  }
-}
-
-void RemoveGlobals(const ModuleLoad& load) {
-  Client& c = Client::Get();
-  for (const auto& [name, g] : load.globals) {
-    DeviceAllocation a;
-    if (g.size == 0 || !c.allocations().FindDevice(g.address, g.size, &a)) continue;
-    if (!a.module_global || a.base != g.address || a.device != load.device) continue;
-    if (c.allocations().RemoveDevice(g.address, &a) && a.outside_window) c.reservations().Release(a.base, a.size);
-  }
-}
-
 }  // namespace
 
-Status HipStatus(int error, std::string message) {
-  return Status(StatusCode::kInvalidArgument, std::move(message), error);
-}
-
-CodeModule::CodeModule(const void* borrowed, std::vector<uint8_t> owned, std::string name)
+CodeModule::CodeModule(const void* borrowed, std::vector<uint8_t> owned, std::string name, ModuleHooks& hooks)
     : borrowed_(borrowed),
       owned_(borrowed != nullptr ? nullptr : std::make_shared<const std::vector<uint8_t>>(std::move(owned))),
-      given_name_(std::move(name)) {}
+      given_name_(std::move(name)),
+      hooks_(hooks) {}
 
 uint64_t ReadableBytesAt(const void* p, uint64_t max) {
   FILE* maps = std::fopen("/proc/self/maps", "re");
@@ -138,8 +93,8 @@ uint64_t ReadableBytesAt(const void* p, uint64_t max) {
   return std::min<uint64_t>(max, end - a);
 }
 
-CodeModule* CodeModule::NewRegistered(const void* bundle) {
-  auto* m = new CodeModule(bundle, {}, {});  // Never deleted: see the header.
+CodeModule* CodeModule::NewRegistered(const void* bundle, ModuleHooks& hooks) {
+  auto* m = new CodeModule(bundle, {}, {}, hooks);  // Never deleted: see the header.
   ModuleList& list = Modules();
   MutexLock lock(list.mu);
   list.all.push_back(m);
@@ -147,8 +102,8 @@ CodeModule* CodeModule::NewRegistered(const void* bundle) {
   return m;
 }
 
-CodeModule* CodeModule::NewLoaded(std::vector<uint8_t> image, std::string name) {
-  auto* m = new CodeModule(nullptr, std::move(image), std::move(name));
+CodeModule* CodeModule::NewLoaded(std::vector<uint8_t> image, std::string name, ModuleHooks& hooks) {
+  auto* m = new CodeModule(nullptr, std::move(image), std::move(name), hooks);
   ModuleList& list = Modules();
   MutexLock lock(list.mu);
   list.all.push_back(m);
@@ -304,7 +259,8 @@ Status CodeModule::Load(Session& session, int device, std::shared_ptr<const Modu
   }
   load->id = g_next_module_id.fetch_add(1, std::memory_order_relaxed);
   msg::ModuleLoadReply reply;
-  HIPR_RETURN_IF_ERROR(ShipModule(session, device, load->id, *load->image, module_name, &reply));
+  HIPR_RETURN_IF_ERROR(
+      ShipModule(session, device, load->id, load->image->elf, load->image->sha256, module_name, &reply));
   if (reply.error != 0) {
     load->status = HipStatus(reply.error, "module " + module_name + " failed to load on device " +
                                               std::to_string(device) + ": " + reply.message);
@@ -314,14 +270,11 @@ Status CodeModule::Load(Session& session, int device, std::shared_ptr<const Modu
     load->unavailable.insert(reply.unavailable_kernels.begin(), reply.unavailable_kernels.end());
     load->all_unavailable = reply.all_kernels_unavailable;
     load->unavailable_message = std::move(reply.message);
-    AddGlobals(*load);
-    if (!managed.empty()) {
-      // Its kernels read __managed__ variables through pointers set here.
-      Status st = ManagedVars::Get().Attach(session, device, *load, managed);
-      if (!st.ok()) {
-        load->status = st;
-        HIPR_LOG_ERROR("module %s: %s", module_name.c_str(), st.message().c_str());
-      }
+    // Its globals become device memory of the client; its kernels read
+    // __managed__ variables through pointers set here.
+    if (Status st = hooks_.Loaded(session, device, *load, managed); !st.ok()) {
+      load->status = st;
+      HIPR_LOG_ERROR("module %s: %s", module_name.c_str(), st.message().c_str());
     }
     HIPR_LOG_DEBUG("module %s loaded as %llu on device %d (%zu kernels, %zu globals, %zu managed, %zu unavailable)",
                    module_name.c_str(), static_cast<unsigned long long>(load->id), device,
@@ -397,7 +350,7 @@ void CodeModule::Retire() {
   }
   for (const auto& l : loads) {
     if (!l->status.ok() || l->id == 0) continue;
-    RemoveGlobals(*l);
+    hooks_.Unloaded(*l);
     auto* s = const_cast<Session*>(l->session);
     if (!s->dead()) (void)s->Post<wire::Op::kModuleUnload>(msg::ModuleUnloadRequest{l->id});
   }
@@ -416,11 +369,6 @@ void CodeModule::ForgetLoads(const Session* session, int device) {
 }
 
 void ForgetModuleLoads(const Session* session, int device) {
-  // Managed allocations on the device are gone with its memory: inside the
-  // window their mirrors' pages return to the reservation (outside it, the
-  // allocation's own reservation was released with the allocation map).
-  for (const auto& [address, size] : ManagedVars::Get().ForgetDevice(session, device))
-    if (Client::Get().window().Contains(address)) ReserveAgain(address, RoundUpToPage(size));
   std::vector<CodeModule*> all;
   {
     ModuleList& list = Modules();

@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "protocol/thread_annotations.h"
-#include "client_stub/managed/managed_vars.h"
+#include "client_stub/session/hip_status.h"
 #include "client_stub/session/session.h"
 #include "protocol/code_object/code_object.h"
 #include "protocol/messages.h"
@@ -50,9 +50,8 @@
 
 namespace hipr::client {
 
-// Status carrying a HIP error number (Status::native()), the form module and
-// launch errors take inside the client; ToHipError() returns `error`.
-Status HipStatus(int error, std::string message);
+struct ManagedVar;  // managed/managed_vars.h
+struct ModuleLoad;
 
 // One ISA's code object of a module. Immutable once built.
 struct IsaImage {
@@ -104,15 +103,33 @@ struct KernelBinding {
   bool first_launch = false;
 };
 
+// What a module's loads owe the layers above modules, which the module
+// cannot see: recording its globals as device memory of the client, and
+// attaching its __managed__ variables. Given to each module when it is made
+// (the exported API's, api_common.h); it outlives every module.
+class ModuleHooks {
+ public:
+  // After the worker loaded the module (`load`, its globals known) in
+  // `session` on `device`; `managed` are the module's __managed__ variables.
+  // Not ok fails the load with that status.
+  virtual Status Loaded(Session& session, int device, const ModuleLoad& load,
+                        const std::vector<ManagedVar*>& managed) = 0;
+  // The load is dropped (the module retired): its globals are gone.
+  virtual void Unloaded(const ModuleLoad& load) = 0;
+
+ protected:
+  ~ModuleHooks() = default;
+};
+
 class CodeModule {
  public:
   // A fat binary's offload bundle, borrowed from the registering object;
   // nothing is read until first use.
-  static CodeModule* NewRegistered(const void* bundle);
+  static CodeModule* NewRegistered(const void* bundle, ModuleHooks& hooks);
   // An image (bundle or bare ELF) whose bytes the module keeps. Deleted a
   // while after Retire() (64 later unloads): a handle used after its
   // unload is refused by IsLive until then, and undefined after, as in HIP.
-  static CodeModule* NewLoaded(std::vector<uint8_t> image, std::string name);
+  static CodeModule* NewLoaded(std::vector<uint8_t> image, std::string name, ModuleHooks& hooks);
   // Is `p` a module made by one of the above and not retired? Never
   // dereferences `p`.
   static bool IsLive(const void* p);
@@ -157,7 +174,7 @@ class CodeModule {
   void ForgetLoads(const Session* session, int device);
 
  private:
-  CodeModule(const void* borrowed, std::vector<uint8_t> owned, std::string name);
+  CodeModule(const void* borrowed, std::vector<uint8_t> owned, std::string name, ModuleHooks& hooks);
   friend class ModuleForkGuard;
 
   Status ImageLocked(const std::string& target, std::shared_ptr<const IsaImage>* out) HIPR_REQUIRES(work_mu_);
@@ -169,6 +186,7 @@ class CodeModule {
   // from them keep their own reference).
   std::shared_ptr<const std::vector<uint8_t>> owned_ HIPR_GUARDED_BY(mu_);
   const std::string given_name_;
+  ModuleHooks& hooks_;
   std::atomic<bool> live_{true};
 
   Mutex work_mu_;  // Serializes parsing and loading; guards no state.
@@ -185,7 +203,8 @@ class CodeModule {
   std::vector<ManagedVar*> managed_vars_ HIPR_GUARDED_BY(mu_);
 };
 
-// Forgets every module's loads of `session` on `device` (< 0: all).
+// Forgets every module's loads of `session` on `device` (< 0: all); the
+// caller forgets what the hooks recorded for them.
 void ForgetModuleLoads(const Session* session, int device);
 
 // fork() support: the prepare handler takes every module's state lock (and

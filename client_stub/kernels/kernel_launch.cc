@@ -6,6 +6,7 @@
 #include "client_stub/graphs/graph.h"
 #include "client_stub/base/log.h"
 #include "client_stub/base/stats.h"
+#include "client_stub/managed/managed_vars.h"
 
 namespace hipr::client {
 namespace {
@@ -231,8 +232,8 @@ Status BuildKernelNode(Session& session, CodeModule& module, const std::string& 
   return Status::Ok();
 }
 
-Status LaunchKernel(Session& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
-                    const KernelArgs& args) {
+Status LaunchKernel(Client& client, Session& session, CodeModule& module, const std::string& name,
+                    const LaunchSpec& spec, const KernelArgs& args) {
   msg::LaunchRequest request;
   KernelBinding binding;
   std::shared_ptr<const IsaImage> image;
@@ -252,7 +253,7 @@ Status LaunchKernel(Session& session, CodeModule& module, const std::string& nam
     std::vector<uint32_t> pointers;
     for (const co::KernelArg& a : kernel->args)
       if (!a.hidden() && a.value_kind == "global_buffer" && a.size == sizeof(uint64_t)) pointers.push_back(a.offset);
-    HIPR_RETURN_IF_ERROR(managed.BeforeLaunch(session, spec.device, spec.stream, pointers, &request.kernarg));
+    HIPR_RETURN_IF_ERROR(managed.BeforeLaunch(client, session, spec.device, spec.stream, pointers, &request.kernarg));
   }
   HIPR_RETURN_IF_ERROR(session.Post<wire::Op::kLaunchKernel>(request));
   stats::Add(stats::Get().launches);

@@ -27,6 +27,7 @@
 
 #include <hip/hip_runtime_api.h>
 
+#include "client_stub/client.h"
 #include "client_stub/kernels/code_module.h"
 #include "client_stub/graphs/graph.h"
 #include "client_stub/session/session.h"
@@ -99,9 +100,10 @@ Status BuildKernelNode(Session& session, CodeModule& module, const std::string& 
 // posts kLaunchKernel for kernel `name` of `module`. Blocks only on a first
 // use; otherwise fire-and-forget: errors of the kernel itself surface at the
 // next synchronizing call. While spec.stream captures, the launch becomes a
-// node of the capture's graph instead (graph.h).
-Status LaunchKernel(Session& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
-                    const KernelArgs& args);
+// node of the capture's graph instead (graph.h). `client`: whose managed
+// memory the kernel may read (managed_vars.h).
+Status LaunchKernel(Client& client, Session& session, CodeModule& module, const std::string& name,
+                    const LaunchSpec& spec, const KernelArgs& args);
 
 // ---- Occupancy and attributes --------------------------------------------
 //

@@ -159,7 +159,7 @@ class Registry {
 
 }  // namespace
 
-CodeModule* RegisterFatBinary(const void* data) {
+CodeModule* RegisterFatBinary(const void* data, ModuleHooks& hooks) {
   const auto* wrapper = static_cast<const FatBinaryWrapper*>(data);
   if (wrapper == nullptr || wrapper->magic != kFatBinaryMagic || wrapper->version != kFatBinaryVersion ||
       wrapper->binary == nullptr) {
@@ -167,7 +167,7 @@ CodeModule* RegisterFatBinary(const void* data) {
                    wrapper != nullptr ? wrapper->magic : 0u, wrapper != nullptr ? wrapper->version : 0u);
     return nullptr;
   }
-  CodeModule* m = CodeModule::NewRegistered(wrapper->binary);
+  CodeModule* m = CodeModule::NewRegistered(wrapper->binary, hooks);
   Registry::Get().AddModule(m);
   HIPR_LOG_DEBUG("registered fat binary %p (bundle %p)", data, wrapper->binary);
   return m;
@@ -194,24 +194,7 @@ bool RegisterVar(const void* handle, const void* host_var, RegisteredVar var) {
   return true;
 }
 
-bool RegisterManagedVar(const void* handle, void** pointer, const void* init_value, const char* name,
-                        size_t size, unsigned align) {
-  if (pointer == nullptr || name == nullptr || !Registry::Get().IsModule(handle)) {
-    HIPR_LOG_ERROR("__hipRegisterManagedVar: bad registration of '%s'", name != nullptr ? name : "(null)");
-    return false;
-  }
-  auto* module = static_cast<CodeModule*>(const_cast<void*>(handle));
-  ManagedVar* var = ManagedVars::Get().Register(module, name, init_value, size, align);
-  if (var == nullptr) {
-    HIPR_LOG_ERROR("__hipRegisterManagedVar: cannot allocate %zu bytes for '%s'", size, name);
-    *pointer = nullptr;
-    return false;
-  }
-  *pointer = var->mirror;
-  module->AddManagedVar(var);
-  HIPR_LOG_DEBUG("__managed__ variable '%s' (%zu bytes): mirror at %p", name, size, static_cast<void*>(var->mirror));
-  return true;
-}
+bool IsRegisteredModule(const void* handle) { return Registry::Get().IsModule(handle); }
 
 void UnregisterFatBinary(const void* handle) {
   if (!Registry::Get().RemoveModule(handle)) return;

@@ -45,19 +45,15 @@ struct RegisteredVar {
 };
 
 // `wrapper` is what clang passes (HIPF magic, version 1, bundle pointer).
-// Returns the new module (the handle compiled code keeps), or nullptr when
-// the wrapper is not one (logged).
-CodeModule* RegisterFatBinary(const void* wrapper);
+// Returns the new module (the handle compiled code keeps, made with
+// `hooks`), or nullptr when the wrapper is not one (logged).
+CodeModule* RegisterFatBinary(const void* wrapper, ModuleHooks& hooks);
+// Is `handle` a module RegisterFatBinary made and not yet unregistered?
+bool IsRegisteredModule(const void* handle);
 // False (logged) when the handle is not a live module or the names are null.
 // A host stub registered twice keeps its first name.
 bool RegisterFunction(const void* handle, const void* host_function, const char* device_name);
 bool RegisterVar(const void* handle, const void* host_var, RegisteredVar var);
-// __managed__: makes the variable's mirror (managed_vars.h), holding
-// `init_value`'s `size` bytes, and writes its address to *pointer, so host
-// code reading through it right after registration sees the initial value.
-// Every load of the module then attaches the variable's device copy.
-bool RegisterManagedVar(const void* handle, void** pointer, const void* init_value, const char* name,
-                        size_t size, unsigned align);
 // Forgets the module's kernels and variables and retires it.
 void UnregisterFatBinary(const void* handle);
 

@@ -23,12 +23,12 @@ bool CompressIfSmaller(co::Bytes in, std::vector<uint8_t>* out) {
   return true;
 }
 
-Status ShipModule(Session& session, int device, uint64_t id, const IsaImage& image,
+Status ShipModule(Session& session, int device, uint64_t id, co::Bytes elf, const co::Sha256Digest& sha256,
                   const std::string& name, msg::ModuleLoadReply* reply) {
   msg::ModuleLoadRequest request;
   request.device = device;
   request.module = id;
-  request.sha256.assign(image.sha256.begin(), image.sha256.end());
+  request.sha256.assign(sha256.begin(), sha256.end());
   request.name = name;
   HIPR_RETURN_IF_ERROR(session.Call<wire::Op::kModuleLoad>(request, reply));
   if (!reply->need_code) {
@@ -38,10 +38,10 @@ Status ShipModule(Session& session, int device, uint64_t id, const IsaImage& ima
 
   // The worker lacks it: send the bytes.
   std::vector<uint8_t> compressed;
-  const bool lz4 = CompressIfSmaller(image.elf, &compressed);
-  request.code_bytes = image.elf.size();
+  const bool lz4 = CompressIfSmaller(elf, &compressed);
+  request.code_bytes = elf.size();
   request.compression = lz4 ? msg::Compression::kLz4Block : msg::Compression::kNone;
-  request.bulk_bytes = lz4 ? compressed.size() : image.elf.size();
+  request.bulk_bytes = lz4 ? compressed.size() : elf.size();
   if (request.code_bytes > wire::kMaxModuleBytes || request.bulk_bytes > wire::kMaxModuleBytes) {
     reply->error = hipErrorInvalidImage;
     reply->need_code = false;
@@ -49,10 +49,10 @@ Status ShipModule(Session& session, int device, uint64_t id, const IsaImage& ima
                      " bytes) exceeds the protocol's limit on modules";
     return Status::Ok();
   }
-  iovec bulk{lz4 ? static_cast<void*>(compressed.data()) : const_cast<uint8_t*>(image.elf.data()),
+  iovec bulk{lz4 ? static_cast<void*>(compressed.data()) : const_cast<uint8_t*>(elf.data()),
              static_cast<size_t>(request.bulk_bytes)};
   HIPR_LOG_DEBUG("shipping module %llu '%s' (%zu bytes%s%llu)", static_cast<unsigned long long>(id), name.c_str(),
-                 image.elf.size(), lz4 ? ", lz4 " : ", raw ", static_cast<unsigned long long>(request.bulk_bytes));
+                 elf.size(), lz4 ? ", lz4 " : ", raw ", static_cast<unsigned long long>(request.bulk_bytes));
   *reply = msg::ModuleLoadReply{};
   HIPR_RETURN_IF_ERROR(session.Call<wire::Op::kModuleLoad>(request, reply, &bulk, 1));
   stats::Add(stats::Get().modules_shipped);

@@ -13,19 +13,20 @@
 #include <string>
 #include <vector>
 
-#include "client_stub/kernels/code_module.h"
 #include "client_stub/session/session.h"
+#include "protocol/code_object/code_object.h"
 #include "protocol/messages.h"
 #include "protocol/status.h"
 
 namespace hipr::client {
 
-// Loads `image` as module `id` on `device` of `session`: one round trip
+// Loads the code object `elf` (whose SHA-256 is `sha256`) as module `id` on
+// `device` of `session`: one round trip
 // when the worker has the code object, two when it must be sent. Blocks.
 // Returns not ok only when the session failed (it is then dead); the
 // worker's verdict is in *reply (error, globals, unavailable kernels). A
 // worker that asks for the bytes twice is answered with a failed load.
-Status ShipModule(Session& session, int device, uint64_t id, const IsaImage& image,
+Status ShipModule(Session& session, int device, uint64_t id, co::Bytes elf, const co::Sha256Digest& sha256,
                   const std::string& name, msg::ModuleLoadReply* reply);
 
 // LZ4 block compression of `in`: true and the compressed bytes in *out when

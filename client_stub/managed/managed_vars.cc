@@ -9,9 +9,10 @@
 #include <cstring>
 #include <new>
 
-#include "client_stub/api/api_common.h"
 #include "client_stub/kernels/code_module.h"
 #include "client_stub/base/log.h"
+#include "client_stub/memory/device_memory.h"
+#include "client_stub/session/hip_status.h"
 #include "protocol/messages.h"
 
 namespace hipr::client {
@@ -70,7 +71,7 @@ ManagedVar* ManagedVars::Register(CodeModule* module, std::string name, const vo
   return var;
 }
 
-Status ManagedVars::Attach(Session& session, int device, const ModuleLoad& load,
+Status ManagedVars::Attach(Client& client, Session& session, int device, const ModuleLoad& load,
                            const std::vector<ManagedVar*>& vars) {
   MutexLock lock(mu_);
   for (ManagedVar* var : vars) {
@@ -80,7 +81,9 @@ Status ManagedVars::Attach(Session& session, int device, const ModuleLoad& load,
                                                   "' for the __managed__ variable of that name");
     if (var->session != &session && var->size != 0) {
       void* p = nullptr;
-      if (hipError_t e = AllocateDevice(session, device, var->size, msg::kMallocManaged, AllocationRole::kModuleGlobal, &p); e != hipSuccess)
+      if (hipError_t e = AllocateDevice(client, session, device, var->size, msg::kMallocManaged,
+                                        AllocationRole::kModuleGlobal, &p);
+          e != hipSuccess)
         return HipStatus(e, "cannot allocate the device copy of __managed__ variable '" + var->name + "' (" +
                                 std::to_string(var->size) + " bytes)");
       var->session = &session;
@@ -106,8 +109,8 @@ ManagedVar* ManagedVars::FindLocked(uint64_t address) const {
   return nullptr;
 }
 
-Status ManagedVars::ExchangeStreamLocked(Session& session, int device, uint64_t* id) {
-  HandleTable& handles = Client::Get().handles();
+Status ManagedVars::ExchangeStreamLocked(Client& client, Session& session, int device, uint64_t* id) {
+  HandleTable& handles = client.handles();
   StreamRecord record;
   for (ExchangeStream& e : exchange_streams_) {
     if (e.session != &session || e.device != device) continue;
@@ -129,7 +132,7 @@ Status ManagedVars::ExchangeStreamLocked(Session& session, int device, uint64_t*
   return Status::Ok();
 }
 
-Status ManagedVars::PushLocked(Session& session, ManagedVar& var, int device) {
+Status ManagedVars::PushLocked(Client& client, Session& session, ManagedVar& var, int device) {
   if (var.session != &session || var.size == 0) return Status::Ok();
   // Only the changed span travels. Found block by block from each end.
   constexpr size_t kBlock = 4096;
@@ -150,7 +153,7 @@ Status ManagedVars::PushLocked(Session& session, ManagedVar& var, int device) {
   // Blocking: the bytes must be in place before any later work, on any
   // stream, reads them.
   uint64_t stream = 0;
-  HIPR_RETURN_IF_ERROR(ExchangeStreamLocked(session, device, &stream));
+  HIPR_RETURN_IF_ERROR(ExchangeStreamLocked(client, session, device, &stream));
   const iovec bulk{var.mirror + first, n};
   const uint64_t address = var.device_address + first;
   msg::CallReply reply;
@@ -173,11 +176,11 @@ bool ManagedVars::Overlaps(const ManagedVar& var, const void* p, uint64_t n) {
   return a < base + var.size && (n == 0 ? a >= base : a + n > base);
 }
 
-Status ManagedVars::Push(Session& session, int device, uint64_t stream, const void* p, uint64_t n) {
+Status ManagedVars::Push(Client& client, Session& session, int device, uint64_t stream, const void* p, uint64_t n) {
   if (empty()) return Status::Ok();
   MutexLock lock(mu_);
   for (ManagedVar* var : vars_)
-    if (Overlaps(*var, p, n)) HIPR_RETURN_IF_ERROR(PushLocked(session, *var, device));
+    if (Overlaps(*var, p, n)) HIPR_RETURN_IF_ERROR(PushLocked(client, session, *var, device));
   return Status::Ok();
 }
 
@@ -191,7 +194,7 @@ void ManagedVars::MarkWritten(const Session& session, int device, uint64_t strea
   }
 }
 
-Status ManagedVars::BeforeLaunch(Session& session, int device, uint64_t stream,
+Status ManagedVars::BeforeLaunch(Client& client, Session& session, int device, uint64_t stream,
                                  const std::vector<uint32_t>& pointer_offsets, std::vector<uint8_t>* kernarg) {
   if (empty()) return Status::Ok();
   // Variables a pointer argument refers to whose module has not been loaded
@@ -210,7 +213,7 @@ Status ManagedVars::BeforeLaunch(Session& session, int device, uint64_t stream,
     std::shared_ptr<const ModuleLoad> load;
     HIPR_RETURN_IF_ERROR(module->Load(session, device, &load));
   }
-  HIPR_RETURN_IF_ERROR(Push(session, device, stream));
+  HIPR_RETURN_IF_ERROR(Push(client, session, device, stream));
   MarkWritten(session, device, stream);
   MutexLock lock(mu_);
   for (uint32_t offset : pointer_offsets) {
@@ -225,7 +228,7 @@ Status ManagedVars::BeforeLaunch(Session& session, int device, uint64_t stream,
   return Status::Ok();
 }
 
-Status ManagedVars::AfterSync(Session& session, int device, uint64_t stream, ReadBack order) {
+Status ManagedVars::AfterSync(Client& client, Session& session, int device, uint64_t stream, ReadBack order) {
   if (empty()) return Status::Ok();
   MutexLock lock(mu_);
   std::vector<uint8_t> now;
@@ -236,7 +239,7 @@ Status ManagedVars::AfterSync(Session& session, int device, uint64_t stream, Rea
     auto covered = [&](const ManagedWriter& w) { return w.device == device && (stream == 0 || w.stream == stream); };
     if (std::none_of(var->writers.begin(), var->writers.end(), covered)) continue;
     uint64_t exchange = stream;
-    if (order == ReadBack::kAfterSync) HIPR_RETURN_IF_ERROR(ExchangeStreamLocked(session, device, &exchange));
+    if (order == ReadBack::kAfterSync) HIPR_RETURN_IF_ERROR(ExchangeStreamLocked(client, session, device, &exchange));
     now.resize(var->size);
     iovec dst{now.data(), now.size()};
     msg::CallReply reply;
@@ -363,6 +366,15 @@ const ManagedVar* ManagedVars::FindMirror(const void* p, size_t n) const {
   if (var == nullptr) return nullptr;
   const auto base = reinterpret_cast<uint64_t>(var->mirror);
   return n <= var->size - (a - base) ? var : nullptr;
+}
+
+hipError_t AfterSync(Client& c, Session& s, int device, uint64_t stream, hipError_t result, ReadBack order) {
+  if (result != hipSuccess) return result;
+  // A failed async copy into pinned memory is a deferred error.
+  if (int32_t async = s.TakeAsyncError(); async != 0) return static_cast<hipError_t>(async);
+  ManagedVars& managed = ManagedVars::Get();
+  if (managed.empty()) return result;
+  return ToHipError(managed.AfterSync(c, s, device, stream, order));
 }
 
 }  // namespace hipr::client

@@ -71,7 +71,10 @@
 #include <utility>
 #include <vector>
 
+#include <hip/hip_runtime_api.h>
+
 #include "protocol/thread_annotations.h"
+#include "client_stub/client.h"
 #include "client_stub/session/session.h"
 #include "protocol/status.h"
 
@@ -136,7 +139,8 @@ class ManagedVars {
   // mirrors' bytes) and stores their addresses in the load's pointer
   // variables. Blocks (one kMalloc round trip per new variable). An error
   // fails the load.
-  Status Attach(Session& session, int device, const ModuleLoad& load, const std::vector<ManagedVar*>& vars);
+  Status Attach(Client& client, Session& session, int device, const ModuleLoad& load,
+                const std::vector<ManagedVar*>& vars);
 
   // Before a launch on (device, stream) in `session`: pushes changed
   // mirrors, marks every mirror written from that stream, and rewrites
@@ -144,14 +148,14 @@ class ManagedVars {
   // `pointer_offsets` are the kernarg offsets of 8-byte global_buffer
   // arguments. Loads the module of a variable referenced that way when it
   // has no device copy yet.
-  Status BeforeLaunch(Session& session, int device, uint64_t stream, const std::vector<uint32_t>& pointer_offsets,
-                      std::vector<uint8_t>* kernarg);
+  Status BeforeLaunch(Client& client, Session& session, int device, uint64_t stream,
+                      const std::vector<uint32_t>& pointer_offsets, std::vector<uint8_t>* kernarg);
 
   // Device work on (device, stream) is about to read [p, p + n) (p nullptr:
   // anything): sends the changed spans of the mirrors concerned, each with a
   // blocking copy on the device's exchange stream (below). Errors are logged
   // and returned.
-  Status Push(Session& session, int device, uint64_t stream, const void* p = nullptr, uint64_t n = 0);
+  Status Push(Client& client, Session& session, int device, uint64_t stream, const void* p = nullptr, uint64_t n = 0);
 
   // Device work on (device, stream) may write [p, p + n) (p nullptr:
   // anything): the mirrors concerned are read back at the next
@@ -165,7 +169,8 @@ class ManagedVars {
   // read-back goes on `stream` instead and so waits for its earlier work
   // (for the null stream: the device's blocking streams'). Errors are
   // logged and returned.
-  Status AfterSync(Session& session, int device, uint64_t stream, ReadBack order = ReadBack::kAfterSync);
+  Status AfterSync(Client& client, Session& session, int device, uint64_t stream,
+                   ReadBack order = ReadBack::kAfterSync);
 
   // hipMallocManaged: records the allocation at `address` on `device`,
   // whose mirror the caller has mapped at the same address (zero-filled,
@@ -201,7 +206,7 @@ class ManagedVars {
 
   // Sends the span of `var`'s mirror that changed since the last exchange,
   // with a blocking copy on `device`'s exchange stream. REQUIRES mu_.
-  Status PushLocked(Session& session, ManagedVar& var, int device) HIPR_REQUIRES(mu_);
+  Status PushLocked(Client& client, Session& session, ManagedVar& var, int device) HIPR_REQUIRES(mu_);
   // The exchange stream of (session, device): a non-blocking stream of
   // hipr's own, made at first use (and again after hipDeviceReset), that
   // carries the mirrors' pushes and read-backs. Never on the work's stream:
@@ -209,7 +214,7 @@ class ManagedVars {
   // it follows, and a stream held at a host callback (which may itself touch
   // managed memory, and so need mu_) would hold this lock with it. What a
   // host access does on a GPU, it does at once. REQUIRES mu_.
-  Status ExchangeStreamLocked(Session& session, int device, uint64_t* id) HIPR_REQUIRES(mu_);
+  Status ExchangeStreamLocked(Client& client, Session& session, int device, uint64_t* id) HIPR_REQUIRES(mu_);
   ManagedVar* FindLocked(uint64_t address) const HIPR_REQUIRES(mu_);
   // Whether `var` holds a byte of [p, p + n) (p nullptr: always; n 0: p's byte).
   static bool Overlaps(const ManagedVar& var, const void* p, uint64_t n);
@@ -226,5 +231,15 @@ class ManagedVars {
   std::vector<ExchangeStream> exchange_streams_ HIPR_GUARDED_BY(mu_);
   std::atomic<size_t> count_{0};     // vars_.size(), readable without the lock.
 };
+
+// After a synchronising call on (device, stream) that returned `result`:
+// when it succeeded, reports a failed async copy into pinned memory
+// (Session::TakeAsyncError) as the call's deferred error, else brings the
+// mirrors of `__managed__` variables up to
+// date (managed_vars.h). Returns `result`, or the read-back's error.
+// `order`: ReadBack::kInStreamOrder when the read-back itself is the
+// synchronisation (before a blocking copy).
+hipError_t AfterSync(Client& c, Session& s, int device, uint64_t stream, hipError_t result,
+                     ReadBack order = ReadBack::kAfterSync);
 
 }  // namespace hipr::client

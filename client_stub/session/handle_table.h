@@ -23,6 +23,12 @@
 
 namespace hipr::client {
 
+// Where a stream operation goes: the protocol id and the device it runs on.
+struct StreamTarget {
+  uint64_t id = 0;  // 0: the null stream.
+  int device = 0;
+};
+
 struct StreamRecord {
   uint64_t id = 0;
   int device = 0;

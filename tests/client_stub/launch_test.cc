@@ -23,6 +23,11 @@ namespace {
 
 using testing::FakeWorker;
 
+// LaunchKernel for the process's client, as the API edge calls it.
+Status Launch(Session& s, CodeModule& m, const std::string& name, const LaunchSpec& spec, const KernelArgs& args) {
+  return LaunchKernel(Client::Get(), s, m, name, spec, args);
+}
+
 constexpr const char* kTarget = "gfx90a:sramecc+:xnack-";
 
 std::vector<uint8_t> ProbeCode() {
@@ -80,7 +85,7 @@ struct Pair {
 };
 
 TEST(KernargTest, PackedAtHipccMetadataOffsets) {
-  CodeModule* m = CodeModule::NewLoaded(ProbeCode(), "launch_probe.co");
+  CodeModule* m = CodeModule::NewLoaded(ProbeCode(), "launch_probe.co", ApiModuleHooks());
   std::shared_ptr<const IsaImage> image;
   const co::KernelInfo& k = Kernel(*m, "mixed", &image);
   ASSERT_EQ(k.explicit_arg_count(), 6u);
@@ -141,7 +146,7 @@ TEST(KernargTest, PackedAtHipccMetadataOffsets) {
 }
 
 TEST(LaunchCheckTest, ErrorsMatchHip) {
-  CodeModule* m = CodeModule::NewLoaded(ProbeCode(), "launch_probe.co");
+  CodeModule* m = CodeModule::NewLoaded(ProbeCode(), "launch_probe.co", ApiModuleHooks());
   std::shared_ptr<const IsaImage> image;
   const msg::DeviceInfo d = FakeWorker::Device("gpu0");
   const co::KernelInfo& mixed = Kernel(*m, "mixed", &image);
@@ -181,7 +186,7 @@ TEST(LaunchCheckTest, ErrorsMatchHip) {
 }
 
 TEST(OccupancyTest, SimpleModel) {
-  CodeModule* m = CodeModule::NewLoaded(ProbeCode(), "launch_probe.co");
+  CodeModule* m = CodeModule::NewLoaded(ProbeCode(), "launch_probe.co", ApiModuleHooks());
   std::shared_ptr<const IsaImage> image;
   const msg::DeviceInfo d = FakeWorker::Device("gpu0");
   const co::KernelInfo& fill = Kernel(*m, "_Z4fillIiEvPT_S0_i", &image);
@@ -210,14 +215,15 @@ TEST(OccupancyTest, SimpleModel) {
 }
 
 TEST(ModuleTest, WrongIsaIsNoBinaryForGpu) {
-  CodeModule* m = CodeModule::NewLoaded(ProbeCode(), "launch_probe.co");
+  CodeModule* m = CodeModule::NewLoaded(ProbeCode(), "launch_probe.co", ApiModuleHooks());
   std::shared_ptr<const IsaImage> image;
   EXPECT_EQ(ToHipError(m->Image("gfx908:sramecc+:xnack-", &image)), hipErrorNoBinaryForGpu);
-  CodeModule* junk = CodeModule::NewLoaded(std::vector<uint8_t>(64, 7), "junk");
+  CodeModule* junk = CodeModule::NewLoaded(std::vector<uint8_t>(64, 7), "junk", ApiModuleHooks());
   EXPECT_EQ(ToHipError(junk->Image(kTarget, &image)), hipErrorInvalidImage);
   // A bare ELF (a bundle's entry) loads like the bundle.
   ASSERT_TRUE(m->Image(kTarget, &image).ok());
-  CodeModule* elf = CodeModule::NewLoaded(std::vector<uint8_t>(image->elf.begin(), image->elf.end()), "elf");
+  CodeModule* elf =
+      CodeModule::NewLoaded(std::vector<uint8_t>(image->elf.begin(), image->elf.end()), "elf", ApiModuleHooks());
   std::shared_ptr<const IsaImage> elf_image;
   ASSERT_TRUE(elf->Image(kTarget, &elf_image).ok());
   EXPECT_EQ(elf_image->sha256, image->sha256);
@@ -228,7 +234,7 @@ TEST(ModuleTest, WrongIsaIsNoBinaryForGpu) {
 }
 
 TEST(ModuleTest, ShippedOnceAtFirstUseAndLoadedPerSession) {
-  CodeModule* m = CodeModule::NewLoaded(ProbeCode(), "launch_probe.co");
+  CodeModule* m = CodeModule::NewLoaded(ProbeCode(), "launch_probe.co", ApiModuleHooks());
   std::vector<FakeWorker::ReceivedModule> loads;
   std::vector<msg::LaunchRequest> launches;
   std::vector<uint16_t> ops;
@@ -261,11 +267,11 @@ TEST(ModuleTest, ShippedOnceAtFirstUseAndLoadedPerSession) {
     w.Serve(script(false));
     TestSession t(w);
     ASSERT_FALSE(t.session->dead());
-    for (int i = 0; i < 3; ++i) ASSERT_TRUE(LaunchKernel(*t.session, *m, "bounded", Spec(2, 64), a).ok());
-    ASSERT_TRUE(LaunchKernel(*t.session, *m, "no_args", Spec(1, 1), KernelArgs{}).ok());
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(Launch(*t.session, *m, "bounded", Spec(2, 64), a).ok());
+    ASSERT_TRUE(Launch(*t.session, *m, "no_args", Spec(1, 1), KernelArgs{}).ok());
     // A refused launch never reaches the worker.
-    EXPECT_EQ(ToHipError(LaunchKernel(*t.session, *m, "bounded", Spec(1, 256), a)), hipErrorLaunchFailure);
-    EXPECT_EQ(ToHipError(LaunchKernel(*t.session, *m, "nope", Spec(1, 1), a)), hipErrorInvalidDeviceFunction);
+    EXPECT_EQ(ToHipError(Launch(*t.session, *m, "bounded", Spec(1, 256), a)), hipErrorLaunchFailure);
+    EXPECT_EQ(ToHipError(Launch(*t.session, *m, "nope", Spec(1, 1), a)), hipErrorInvalidDeviceFunction);
     EXPECT_EQ(Sync(*t.session), 0);
     w.Join();
   }
@@ -293,7 +299,7 @@ TEST(ModuleTest, ShippedOnceAtFirstUseAndLoadedPerSession) {
     FakeWorker w;
     w.Serve(script(true));
     TestSession t(w);
-    ASSERT_TRUE(LaunchKernel(*t.session, *m, "bounded", Spec(2, 64), a).ok());
+    ASSERT_TRUE(Launch(*t.session, *m, "bounded", Spec(2, 64), a).ok());
     EXPECT_EQ(Sync(*t.session), 0);
     w.Join();
   }
@@ -306,7 +312,7 @@ TEST(ModuleTest, ShippedOnceAtFirstUseAndLoadedPerSession) {
 }
 
 TEST(ModuleTest, ConcurrentFirstUseLoadsOnceAndNamesBeforeUse) {
-  CodeModule* m = CodeModule::NewLoaded(ProbeCode(), "launch_probe.co");
+  CodeModule* m = CodeModule::NewLoaded(ProbeCode(), "launch_probe.co", ApiModuleHooks());
   constexpr int kThreads = 8;
   constexpr int kLaunches = 300;
   int module_loads = 0;
@@ -341,7 +347,7 @@ TEST(ModuleTest, ConcurrentFirstUseLoadsOnceAndNamesBeforeUse) {
       KernelArgs a;
       a.pointers = args;
       for (int j = 0; j < kLaunches; ++j)
-        if (!LaunchKernel(*t.session, *m, "bounded", Spec(4, 64), a).ok()) ++failures;
+        if (!Launch(*t.session, *m, "bounded", Spec(4, 64), a).ok()) ++failures;
     });
   }
   for (auto& th : threads) th.join();
@@ -360,8 +366,8 @@ TEST(ModuleTest, ConcurrentFirstUseLoadsOnceAndNamesBeforeUse) {
 }
 
 TEST(ModuleTest, LoadFailuresAndUnavailableKernels) {
-  CodeModule* bad = CodeModule::NewLoaded(ProbeCode(), "bad");
-  CodeModule* partial = CodeModule::NewLoaded(ProbeCode(), "partial");
+  CodeModule* bad = CodeModule::NewLoaded(ProbeCode(), "bad", ApiModuleHooks());
+  CodeModule* partial = CodeModule::NewLoaded(ProbeCode(), "partial", ApiModuleHooks());
   int module_loads = 0;
   std::vector<msg::LaunchRequest> launches;
   std::vector<msg::StreamCreateRequest> streams;
@@ -393,9 +399,9 @@ TEST(ModuleTest, LoadFailuresAndUnavailableKernels) {
   KernelArgs none;
   // The failed load is remembered: one round trip, every launch fails.
   for (int i = 0; i < 3; ++i)
-    EXPECT_EQ(ToHipError(LaunchKernel(*t.session, *bad, "no_args", Spec(1, 1), none)), hipErrorInvalidImage);
+    EXPECT_EQ(ToHipError(Launch(*t.session, *bad, "no_args", Spec(1, 1), none)), hipErrorInvalidImage);
   // A kernel the device cannot run fails in the client; its siblings run.
-  EXPECT_EQ(ToHipError(LaunchKernel(*t.session, *partial, "no_args", Spec(1, 1), none)), hipSuccess);
+  EXPECT_EQ(ToHipError(Launch(*t.session, *partial, "no_args", Spec(1, 1), none)), hipSuccess);
   char c = 0;
   int i = 0;
   double d = 0;
@@ -405,7 +411,7 @@ TEST(ModuleTest, LoadFailuresAndUnavailableKernels) {
   void* args[] = {&c, &i, &d, &p, &s, &h};
   KernelArgs a;
   a.pointers = args;
-  EXPECT_EQ(ToHipError(LaunchKernel(*t.session, *partial, "mixed", Spec(1, 1), a)), hipErrorNoBinaryForGpu);
+  EXPECT_EQ(ToHipError(Launch(*t.session, *partial, "mixed", Spec(1, 1), a)), hipErrorNoBinaryForGpu);
   EXPECT_EQ(Sync(*t.session), 0);
   w.Join();
   EXPECT_EQ(module_loads, 2);
@@ -428,7 +434,7 @@ TEST(RegistrationTest, ThousandsOfKernelsCostLittleAndParseNothing) {
   std::vector<std::string> names(12000);
   for (size_t i = 0; i < names.size(); ++i) names[i] = "_Z6kernel" + std::to_string(i) + "Pfi";
   const auto start = std::chrono::steady_clock::now();
-  CodeModule* m = RegisterFatBinary(&wrapper);
+  CodeModule* m = RegisterFatBinary(&wrapper, ApiModuleHooks());
   ASSERT_NE(m, nullptr);
   for (size_t i = 0; i < names.size(); ++i) ASSERT_TRUE(RegisterFunction(m, &stubs[i], names[i].c_str()));
   const auto elapsed = std::chrono::steady_clock::now() - start;
@@ -439,7 +445,7 @@ TEST(RegistrationTest, ThousandsOfKernelsCostLittleAndParseNothing) {
   EXPECT_EQ(*k.name, "_Z6kernel4321Pfi");
   EXPECT_EQ(k.module, m);
   wrapper.magic = 0;
-  EXPECT_EQ(RegisterFatBinary(&wrapper), nullptr);
+  EXPECT_EQ(RegisterFatBinary(&wrapper, ApiModuleHooks()), nullptr);
   UnregisterFatBinary(m);
   EXPECT_FALSE(FindRegisteredKernel(&stubs[4321], &k));
   EXPECT_FALSE(RegisterFunction(m, &stubs[0], "late"));
@@ -459,7 +465,7 @@ TEST(RegistrationTest, ManagedVariableIsMirroredAttachedPushedAndReadBack) {
   } wrapper{0x48495046, 1, nullptr, nullptr};
   std::vector<uint8_t> code = ProbeCode();
   wrapper.binary = code.data();
-  CodeModule* m = RegisterFatBinary(&wrapper);
+  CodeModule* m = RegisterFatBinary(&wrapper, ApiModuleHooks());
   ASSERT_NE(m, nullptr);
   void* pointer = nullptr;
   const double init = 2.75;
@@ -527,13 +533,13 @@ TEST(RegistrationTest, ManagedVariableIsMirroredAttachedPushedAndReadBack) {
     }
   });
   TestSession t(w);
-  ASSERT_TRUE(LaunchKernel(*t.session, *m, "no_args", Spec(1, 1), KernelArgs{}).ok());
+  ASSERT_TRUE(Launch(*t.session, *m, "no_args", Spec(1, 1), KernelArgs{}).ok());
   *mirror = 4.0;  // Host code writes between launches.
   int* target = reinterpret_cast<int*>(mirror);
   void* args[] = {&target};
   KernelArgs a;
   a.pointers = args;
-  ASSERT_TRUE(LaunchKernel(*t.session, *m, "bounded", Spec(1, 64), a).ok());
+  ASSERT_TRUE(Launch(*t.session, *m, "bounded", Spec(1, 64), a).ok());
   EXPECT_EQ(AfterSync(*t.session, 0, 0, hipSuccess), hipSuccess);
   EXPECT_EQ(*mirror, device_value) << "the device's write reached the mirror";
   EXPECT_EQ(AfterSync(*t.session, 0, 0, hipSuccess), hipSuccess);  // No launch since: no read.

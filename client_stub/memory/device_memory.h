@@ -1,0 +1,35 @@
+// Device memory as the client records it: allocating through the worker
+// and placing what it returns in this process's address space (inside the
+// session window, or outside it with its pages reserved so that nothing
+// else of the process lands there).
+//
+// Thread-safety: as Client and Session; any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <hip/hip_runtime_api.h>
+
+#include "client_stub/client.h"
+
+namespace hipr::client {
+
+// Whose an allocation is: the application's (hipFree frees it), or a
+// module's, a HIP array's or a graph's (hipFree refuses it).
+enum class AllocationRole { kPlain, kModuleGlobal, kArray, kGraph };
+
+// Allocates `size` (> 0) bytes of device memory on `device` through the
+// worker (MallocRequest with `flags`, e.g. msg::kMallocManaged) and records
+// it in c's allocation map, reserving its pages when it lies outside the
+// session window; an address that collides with this process's memory is
+// set aside and another requested (up to 8 times). hipMalloc's path.
+hipError_t AllocateDevice(Client& c, Session& s, int device, size_t size, uint32_t flags, AllocationRole role,
+                          void** out);
+
+// Whether a device allocation at [address, address + size) can be used
+// here: inside the session window, or outside it with its pages reserved
+// now (*outside_window). False when it collides with this process's memory.
+bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_window);
+
+}  // namespace hipr::client
