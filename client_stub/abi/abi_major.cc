@@ -23,6 +23,7 @@
 
 #include "client_stub/base/log.h"
 #include "protocol/code_object/code_object.h"
+#include "protocol/thread_annotations.h"
 
 namespace hipr::client {
 namespace {
@@ -39,8 +40,8 @@ struct ObjectRange {
 
 // Leaked: used until the very end of the process, from any thread.
 struct Table {
-  std::shared_mutex mu;
-  std::vector<ObjectRange> objects;  // GUARDED_BY(mu)
+  SharedMutex mu;
+  std::vector<ObjectRange> objects HIPR_GUARDED_BY(mu);
 };
 
 Table& GetTable() {
@@ -345,7 +346,7 @@ int CallerMajor(const void* return_address) {
   const auto a = reinterpret_cast<uintptr_t>(return_address);
   Table& t = GetTable();
   {
-    std::shared_lock lock(t.mu);
+    ReaderLock lock(t.mu);
     for (const ObjectRange& o : t.objects)
       if (a >= o.begin && a < o.end) return o.major != 0 ? o.major : FallbackMajor();
   }
@@ -361,7 +362,7 @@ int CallerMajor(const void* return_address) {
     HIPR_LOG_DEBUG("ABI major %d for %s: %s", q.range.major, ObjectName(lm), why.c_str());
   dl_iterate_phdr(FindRange, &q);
   if (q.found) {
-    std::unique_lock lock(t.mu);
+    WriterLock lock(t.mu);
     t.objects.push_back(q.range);
   }
   return q.range.major != 0 ? q.range.major : FallbackMajor();

@@ -19,6 +19,7 @@
 #include "client_stub/abi/device_props.h"
 #include "protocol/device_properties.h"
 #include "client_stub/graphs/graph.h"
+#include "protocol/thread_annotations.h"
 
 using namespace hipr;
 using namespace hipr::client;
@@ -307,8 +308,8 @@ hipError_t PrimaryContextCall(int device) {
 
 // Peer access enabled by hipDeviceEnablePeerAccess: (device, peer) pairs.
 struct PeerTable {
-  std::mutex mu;
-  std::set<std::pair<int, int>> enabled;  // GUARDED_BY(mu)
+  Mutex mu;
+  std::set<std::pair<int, int>> enabled HIPR_GUARDED_BY(mu);
 };
 PeerTable& Peers() {
   static PeerTable* t = new PeerTable;  // Leaked: used until exit.
@@ -451,7 +452,7 @@ hipError_t EnablePeer(int peer, unsigned int flags) {
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
   if (flags != 0) return hipErrorInvalidValue;
   if (CheckDevice(*s, peer) != hipSuccess || !CanAccessPeer(*s, device, peer)) return hipErrorInvalidDevice;
-  std::lock_guard lock(Peers().mu);
+  MutexLock lock(Peers().mu);
   return Peers().enabled.insert({device, peer}).second ? hipSuccess : hipErrorPeerAccessAlreadyEnabled;
 }
 
@@ -461,7 +462,7 @@ hipError_t DisablePeer(int peer) {
   int device = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
   if (CheckDevice(*s, peer) != hipSuccess) return hipErrorInvalidDevice;
-  std::lock_guard lock(Peers().mu);
+  MutexLock lock(Peers().mu);
   return Peers().enabled.erase({device, peer}) == 1 ? hipSuccess : hipErrorPeerAccessNotEnabled;
 }
 

@@ -12,6 +12,7 @@
 
 #include "client_stub/api/api_common.h"
 #include "client_stub/textures/hip_arrays.h"
+#include "protocol/thread_annotations.h"
 
 using namespace hipr;
 using namespace hipr::client;
@@ -24,8 +25,8 @@ struct TextureRecord {
 };
 
 struct Textures {
-  std::mutex mu;
-  std::unordered_map<uint64_t, TextureRecord> live;  // GUARDED_BY(mu)
+  Mutex mu;
+  std::unordered_map<uint64_t, TextureRecord> live HIPR_GUARDED_BY(mu);
 };
 
 Textures& Registry() {
@@ -35,7 +36,7 @@ Textures& Registry() {
 
 bool FindTexture(hipTextureObject_t object, TextureRecord* out) {
   Textures& t = Registry();
-  std::lock_guard lock(t.mu);
+  MutexLock lock(t.mu);
   auto it = t.live.find(reinterpret_cast<uint64_t>(object));
   if (it == t.live.end()) return false;
   *out = it->second;
@@ -127,7 +128,7 @@ hipError_t CreateTextureObject(hipTextureObject_t* out, const hipResourceDesc* r
   if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
   Textures& t = Registry();
   {
-    std::lock_guard lock(t.mu);
+    MutexLock lock(t.mu);
     t.live[reply.handle] = TextureRecord{*res, *tex};
   }
   *out = reinterpret_cast<hipTextureObject_t>(reply.handle);
@@ -140,7 +141,7 @@ hipError_t DestroyTextureObject(hipTextureObject_t object) {
   if (object == nullptr) return hipSuccess;
   Textures& t = Registry();
   {
-    std::lock_guard lock(t.mu);
+    MutexLock lock(t.mu);
     if (t.live.erase(reinterpret_cast<uint64_t>(object)) == 0) return hipErrorInvalidValue;
   }
   return ToHipError(s->Post<wire::Op::kTextureDestroy>(msg::TextureDestroyRequest{reinterpret_cast<uint64_t>(object)}));

@@ -81,7 +81,7 @@ struct Exec {
 struct UserObject {
   void* ptr = nullptr;
   hipHostFn_t destroy = nullptr;
-  uint64_t refs = 0;  // GUARDED_BY(Registry::mu)
+  uint64_t refs = 0;  // Under the graph registry's lock (Registry::mu).
 };
 
 namespace {
@@ -121,30 +121,30 @@ class Registry {
     return *r;
   }
 
-  std::mutex mu;
+  Mutex mu;
   std::atomic<int> captures{0};  // Live capturing streams; 0 keeps the launch path lock-free.
-  std::unordered_set<Graph*> graphs;
-  std::unordered_set<Node*> nodes;
-  std::unordered_set<Exec*> execs;
-  std::unordered_map<uint64_t, StreamCapture> streams;  // By protocol stream id.
-  std::unordered_map<uint64_t, CapturedEvent> events;   // By protocol event id.
-  std::unordered_set<UserObject*> user_objects;
+  std::unordered_set<Graph*> graphs HIPR_GUARDED_BY(mu);
+  std::unordered_set<Node*> nodes HIPR_GUARDED_BY(mu);
+  std::unordered_set<Exec*> execs HIPR_GUARDED_BY(mu);
+  std::unordered_map<uint64_t, StreamCapture> streams HIPR_GUARDED_BY(mu);  // By protocol stream id.
+  std::unordered_map<uint64_t, CapturedEvent> events HIPR_GUARDED_BY(mu);  // By protocol event id.
+  std::unordered_set<UserObject*> user_objects HIPR_GUARDED_BY(mu);
   // Destructors of user objects whose last reference went, to run once the
   // lock is released (RunDestructors).
-  std::vector<std::pair<hipHostFn_t, void*>> dying;
-  unsigned long long next_capture = 1;
+  std::vector<std::pair<hipHostFn_t, void*>> dying HIPR_GUARDED_BY(mu);
+  unsigned long long next_capture HIPR_GUARDED_BY(mu) = 1;
   std::atomic<uint64_t> next_exec{1};
 
-  Graph* FindGraph(hipGraph_t g) {
+  Graph* FindGraph(hipGraph_t g) HIPR_REQUIRES(mu) {
     auto* p = reinterpret_cast<Graph*>(g);
     return graphs.count(p) != 0 ? p : nullptr;
   }
-  Node* FindNode(hipGraphNode_t n) {
+  Node* FindNode(hipGraphNode_t n) HIPR_REQUIRES(mu) {
     auto* p = reinterpret_cast<Node*>(n);
     return nodes.count(p) != 0 ? p : nullptr;
   }
 
-  Node* AddNode(Graph* g, int device, GraphOp op, const std::vector<Node*>& deps) {
+  Node* AddNode(Graph* g, int device, GraphOp op, const std::vector<Node*>& deps) HIPR_REQUIRES(mu) {
     auto node = std::make_unique<Node>();
     node->op = std::move(op);
     node->device = device;
@@ -158,18 +158,18 @@ class Registry {
   }
 
   // Drops `count` references; the last one queues the destructor.
-  void Release(UserObject* o, uint64_t count) {
+  void Release(UserObject* o, uint64_t count) HIPR_REQUIRES(mu) {
     o->refs -= count;
     if (o->refs != 0) return;
     user_objects.erase(o);
     dying.emplace_back(o->destroy, o->ptr);
     delete o;
   }
-  void ReleaseAll(const std::unordered_map<UserObject*, uint64_t>& refs) {
+  void ReleaseAll(const std::unordered_map<UserObject*, uint64_t>& refs) HIPR_REQUIRES(mu) {
     for (const auto& [o, count] : refs) Release(o, count);
   }
   // Adds the references `g` (and its child graphs) hold to *out, retaining them.
-  void TakeRefs(const Graph& g, std::unordered_map<UserObject*, uint64_t>* out) {
+  void TakeRefs(const Graph& g, std::unordered_map<UserObject*, uint64_t>* out) HIPR_REQUIRES(mu) {
     for (const auto& [o, count] : g.user_refs) {
       o->refs += count;
       (*out)[o] += count;
@@ -178,7 +178,7 @@ class Registry {
       if (const auto* c = std::get_if<ChildGraphNode>(&n->op)) TakeRefs(*reinterpret_cast<const Graph*>(c->graph), out);
   }
 
-  void DeleteGraph(Graph* g) {
+  void DeleteGraph(Graph* g) HIPR_REQUIRES(mu) {
     ReleaseAll(g->user_refs);
     for (auto& n : g->nodes) {
       if (const auto* c = std::get_if<ChildGraphNode>(&n->op)) DeleteGraph(reinterpret_cast<Graph*>(c->graph));
@@ -189,7 +189,7 @@ class Registry {
   }
 
   // Removes `n` and its edges from its graph.
-  void DeleteNode(Node* n) {
+  void DeleteNode(Node* n) HIPR_REQUIRES(mu) {
     for (Node* d : n->deps) std::erase(d->dependents, n);
     for (Node* d : n->dependents) std::erase(d->deps, n);
     if (const auto* c = std::get_if<ChildGraphNode>(&n->op)) DeleteGraph(reinterpret_cast<Graph*>(c->graph));
@@ -198,7 +198,7 @@ class Registry {
   }
 
   // A live copy of `from`, its child graphs copied too.
-  Graph* Clone(const Graph& from, Node* owner) {
+  Graph* Clone(const Graph& from, Node* owner) HIPR_REQUIRES(mu) {
     auto* g = new Graph;
     g->owner = owner;
     g->cloned_from = &from;
@@ -223,7 +223,7 @@ class Registry {
   }
 
   // A capture's graph under construction (not yet a live graph).
-  void DeleteGraphOf(const std::shared_ptr<CaptureSeq>& seq) {
+  void DeleteGraphOf(const std::shared_ptr<CaptureSeq>& seq) HIPR_REQUIRES(mu) {
     if (seq->into_existing) return;  // The application's graph keeps what was captured.
     graphs.insert(seq->graph);
     DeleteGraph(seq->graph);
@@ -231,7 +231,7 @@ class Registry {
   }
 
   // Ends every stream's part in `seq` (and forgets its events).
-  void EndSeq(const std::shared_ptr<CaptureSeq>& seq) {
+  void EndSeq(const std::shared_ptr<CaptureSeq>& seq) HIPR_REQUIRES(mu) {
     for (auto it = streams.begin(); it != streams.end();) {
       if (it->second.seq == seq) {
         it = streams.erase(it);
@@ -251,7 +251,7 @@ void RunDestructors() {
   Registry& r = Registry::Get();
   std::vector<std::pair<hipHostFn_t, void*>> dying;
   {
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     dying.swap(r.dying);
   }
   for (const auto& [destroy, ptr] : dying) destroy(ptr);
@@ -527,8 +527,8 @@ hipError_t Publish(Session* s, uint64_t old_id, const std::vector<msg::GraphCrea
 namespace {
 
 struct GraphMemoryCounts {
-  std::mutex mu;
-  std::map<int, std::pair<uint64_t, uint64_t>> by_device;  // GUARDED_BY(mu): current, high.
+  Mutex mu;
+  std::map<int, std::pair<uint64_t, uint64_t>> by_device HIPR_GUARDED_BY(mu);  // current, high.
 };
 GraphMemoryCounts& Counts() {
   static auto* counts = new GraphMemoryCounts;  // Never destroyed: graphs may outlive static destruction.
@@ -539,7 +539,7 @@ GraphMemoryCounts& Counts() {
 
 void GraphMemoryUse(int device, uint64_t* current, uint64_t* high) {
   GraphMemoryCounts& c = Counts();
-  std::lock_guard lock(c.mu);
+  MutexLock lock(c.mu);
   auto it = c.by_device.find(device);
   *current = it == c.by_device.end() ? 0 : it->second.first;
   *high = it == c.by_device.end() ? 0 : it->second.second;
@@ -547,7 +547,7 @@ void GraphMemoryUse(int device, uint64_t* current, uint64_t* high) {
 
 void ResetGraphMemoryHigh(int device) {
   GraphMemoryCounts& c = Counts();
-  std::lock_guard lock(c.mu);
+  MutexLock lock(c.mu);
   auto& [current, high] = c.by_device[device];
   high = current;
 }
@@ -556,7 +556,7 @@ GraphMemory::GraphMemory(Client* client, const void* session, int device, uint64
     : client(client),
       session(session), device(device), address(address), size(size) {
   GraphMemoryCounts& c = Counts();
-  std::lock_guard lock(c.mu);
+  MutexLock lock(c.mu);
   auto& [current, high] = c.by_device[device];
   current += size;
   high = std::max(high, current);
@@ -565,7 +565,7 @@ GraphMemory::GraphMemory(Client* client, const void* session, int device, uint64
 GraphMemory::~GraphMemory() {
   {
     GraphMemoryCounts& counts = Counts();
-    std::lock_guard lock(counts.mu);
+    MutexLock lock(counts.mu);
     counts.by_device[device].first -= size;
   }
   Client& c = *client;
@@ -599,7 +599,7 @@ bool AnyCapture() { return Registry::Get().captures.load(std::memory_order_relax
 bool CaptureNode(int device, uint64_t stream, GraphOp op, hipError_t* result) {
   Registry& r = Registry::Get();
   if (r.captures.load(std::memory_order_relaxed) == 0) return false;
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   if (stream == 0) {
     // The legacy null stream waits for every blocking stream of its device:
     // it would wait for a capture that has no work to wait for yet.
@@ -629,7 +629,7 @@ bool CaptureNode(int device, uint64_t stream, GraphOp op, hipError_t* result) {
 bool CaptureEventRecord(int device, uint64_t stream, uint64_t event, hipError_t* result) {
   Registry& r = Registry::Get();
   if (r.captures.load(std::memory_order_relaxed) == 0) return false;
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   auto it = r.streams.find(stream);
   if (it == r.streams.end()) {
     r.events.erase(event);  // Recorded outside any capture again.
@@ -652,7 +652,7 @@ bool CaptureEventRecord(int device, uint64_t stream, uint64_t event, hipError_t*
 bool CaptureStreamWaitEvent(int device, uint64_t stream, uint64_t event, hipError_t* result) {
   Registry& r = Registry::Get();
   if (r.captures.load(std::memory_order_relaxed) == 0) return false;
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   auto ev = r.events.find(event);
   auto st = r.streams.find(stream);
   if (ev == r.events.end()) {
@@ -696,7 +696,7 @@ bool CaptureStreamWaitEvent(int device, uint64_t stream, uint64_t event, hipErro
 hipError_t CheckNotCapturing(int device, uint64_t stream, bool any_capture) {
   Registry& r = Registry::Get();
   if (r.captures.load(std::memory_order_relaxed) == 0) return hipSuccess;
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   for (auto& [id, c] : r.streams) {
     const bool hit = id == stream || (any_capture && c.seq->device == device &&
                                       c.seq->mode != hipStreamCaptureModeRelaxed);
@@ -713,7 +713,7 @@ hipError_t BeginCapture(int device, uint64_t stream, unsigned stream_flags, hipS
   if (mode < hipStreamCaptureModeGlobal || mode > hipStreamCaptureModeRelaxed) return hipErrorInvalidValue;
   if (dep_count > 0 && deps == nullptr) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   if (r.streams.count(stream) != 0) return hipErrorIllegalState;
   auto seq = std::make_shared<CaptureSeq>();
   StreamCapture c;
@@ -743,7 +743,7 @@ hipError_t BeginCapture(int device, uint64_t stream, unsigned stream_flags, hipS
 hipError_t EndCapture(uint64_t stream, hipGraph_t* graph) {
   if (graph == nullptr) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   auto it = r.streams.find(stream);
   if (it == r.streams.end()) return hipErrorIllegalState;
   std::shared_ptr<CaptureSeq> seq = it->second.seq;
@@ -767,7 +767,7 @@ hipError_t CaptureInfo(uint64_t stream, hipStreamCaptureStatus* status, unsigned
                        const hipGraphNode_t** deps, size_t* dep_count) {
   if (status == nullptr) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   auto it = r.streams.find(stream);
   if (it == r.streams.end()) {
     *status = hipStreamCaptureStatusNone;
@@ -791,7 +791,7 @@ hipError_t CaptureInfo(uint64_t stream, hipStreamCaptureStatus* status, unsigned
 hipError_t UpdateCaptureDependencies(uint64_t stream, const hipGraphNode_t* nodes, size_t count, bool replace) {
   if (count > 0 && nodes == nullptr) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   auto it = r.streams.find(stream);
   if (it == r.streams.end()) return hipErrorIllegalState;
   StreamCapture& c = it->second;
@@ -812,7 +812,7 @@ hipStreamCaptureMode ExchangeThreadCaptureMode(hipStreamCaptureMode mode) {
 hipError_t GraphCreate(hipGraph_t* graph) {
   if (graph == nullptr) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   auto* g = new Graph;
   r.graphs.insert(g);
   *graph = reinterpret_cast<hipGraph_t>(g);
@@ -822,7 +822,7 @@ hipError_t GraphCreate(hipGraph_t* graph) {
 hipError_t GraphDestroy(hipGraph_t graph) {
   Registry& r = Registry::Get();
   {
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     Graph* g = r.FindGraph(graph);
     if (g == nullptr || g->owner != nullptr) return hipErrorInvalidValue;  // A child graph goes with its node.
     r.DeleteGraph(g);
@@ -835,7 +835,7 @@ hipError_t GraphAddNode(hipGraph_t graph, const hipGraphNode_t* deps, size_t dep
                         hipGraphNode_t* out) {
   if (out == nullptr || (dep_count > 0 && deps == nullptr)) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr) return hipErrorInvalidValue;
   std::vector<Node*> d;
@@ -862,7 +862,7 @@ hipError_t GraphAddDependencies(hipGraph_t graph, const hipGraphNode_t* from, co
                                 size_t count) {
   if (count > 0 && (from == nullptr || to == nullptr)) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr) return hipErrorInvalidValue;
   for (size_t i = 0; i < count; ++i) {
@@ -884,7 +884,7 @@ hipError_t GraphRemoveDependencies(hipGraph_t graph, const hipGraphNode_t* from,
                                    size_t count) {
   if (count > 0 && (from == nullptr || to == nullptr)) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr) return hipErrorInvalidValue;
   for (size_t i = 0; i < count; ++i) {
@@ -905,7 +905,7 @@ hipError_t GraphRemoveDependencies(hipGraph_t graph, const hipGraphNode_t* from,
 hipError_t DestroyNode(hipGraphNode_t node) {
   Registry& r = Registry::Get();
   {
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     Node* n = r.FindNode(node);
     if (n == nullptr) return hipErrorInvalidValue;
     for (const auto& [id, c] : r.streams)
@@ -919,7 +919,7 @@ hipError_t DestroyNode(hipGraphNode_t node) {
 hipError_t GraphClone(hipGraph_t graph, hipGraph_t* clone) {
   if (clone == nullptr) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr) return hipErrorInvalidValue;
   *clone = reinterpret_cast<hipGraph_t>(r.Clone(*g, nullptr));
@@ -929,7 +929,7 @@ hipError_t GraphClone(hipGraph_t graph, hipGraph_t* clone) {
 hipError_t NodeFindInClone(hipGraphNode_t node, hipGraph_t clone, hipGraphNode_t* out) {
   if (out == nullptr) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   Node* n = r.FindNode(node);
   Graph* g = r.FindGraph(clone);
   if (n == nullptr || g == nullptr || g->cloned_from != n->graph) return hipErrorInvalidValue;
@@ -944,7 +944,7 @@ hipError_t NodeFindInClone(hipGraphNode_t node, hipGraph_t clone, hipGraphNode_t
 
 hipError_t GraphGetNodes(hipGraph_t graph, hipGraphNode_t* out, size_t* count, bool roots_only) {
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr) return hipErrorInvalidValue;
   std::vector<Node*> list;
@@ -956,7 +956,7 @@ hipError_t GraphGetNodes(hipGraph_t graph, hipGraphNode_t* out, size_t* count, b
 hipError_t GraphGetEdges(hipGraph_t graph, hipGraphNode_t* from, hipGraphNode_t* to, size_t* count) {
   if (count == nullptr || ((from == nullptr) != (to == nullptr))) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr) return hipErrorInvalidValue;
   std::vector<Node*> a;
@@ -979,7 +979,7 @@ hipError_t GraphGetEdges(hipGraph_t graph, hipGraphNode_t* from, hipGraphNode_t*
 hipError_t NodeGetType(hipGraphNode_t node, hipGraphNodeType* type) {
   if (type == nullptr) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   Node* n = r.FindNode(node);
   if (n == nullptr) return hipErrorInvalidValue;
   *type = NodeTypeOf(n->op);
@@ -988,7 +988,7 @@ hipError_t NodeGetType(hipGraphNode_t node, hipGraphNodeType* type) {
 
 hipError_t NodeGetDependencies(hipGraphNode_t node, hipGraphNode_t* out, size_t* count, bool dependents) {
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   Node* n = r.FindNode(node);
   if (n == nullptr) return hipErrorInvalidValue;
   return FillList(dependents ? n->dependents : n->deps, out, count);
@@ -996,7 +996,7 @@ hipError_t NodeGetDependencies(hipGraphNode_t node, hipGraphNode_t* out, size_t*
 
 hipError_t NodeGetOp(hipGraphNode_t node, GraphOp* op) {
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   Node* n = r.FindNode(node);
   if (n == nullptr) return hipErrorInvalidValue;
   *op = n->op;
@@ -1005,7 +1005,7 @@ hipError_t NodeGetOp(hipGraphNode_t node, GraphOp* op) {
 
 hipError_t NodeSetOp(hipGraphNode_t node, GraphOp op) {
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   Node* n = r.FindNode(node);
   if (n == nullptr || NodeTypeOf(n->op) != NodeTypeOf(op) || std::holds_alternative<ChildGraphNode>(op))
     return hipErrorInvalidValue;
@@ -1022,7 +1022,7 @@ hipError_t NodeSetOp(hipGraphNode_t node, GraphOp op) {
 hipError_t KernelNodeGetParams(hipGraphNode_t node, hipKernelNodeParams* params) {
   if (params == nullptr) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   Node* n = r.FindNode(node);
   if (n == nullptr) return hipErrorInvalidValue;
   auto* k = std::get_if<KernelNode>(&n->op);
@@ -1040,7 +1040,7 @@ hipError_t KernelNodeGetParams(hipGraphNode_t node, hipKernelNodeParams* params)
 }
 
 namespace {
-KernelNode* KernelOf(Registry& r, hipGraphNode_t node) {
+KernelNode* KernelOf(Registry& r, hipGraphNode_t node) HIPR_REQUIRES(r.mu) {
   Node* n = r.FindNode(node);
   return n == nullptr ? nullptr : std::get_if<KernelNode>(&n->op);
 }
@@ -1049,7 +1049,7 @@ KernelNode* KernelOf(Registry& r, hipGraphNode_t node) {
 hipError_t KernelNodeGetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr, hipKernelNodeAttrValue* value) {
   if (value == nullptr) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   KernelNode* k = KernelOf(r, node);
   if (k == nullptr) return hipErrorInvalidValue;
   switch (attr) {
@@ -1063,7 +1063,7 @@ hipError_t KernelNodeGetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr,
 
 hipError_t KernelNodeSetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr, const hipKernelNodeAttrValue& value) {
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   KernelNode* k = KernelOf(r, node);
   if (k == nullptr) return hipErrorInvalidValue;
   switch (attr) {
@@ -1087,7 +1087,7 @@ hipError_t KernelNodeSetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr,
 
 hipError_t KernelNodeCopyAttributes(hipGraphNode_t from, hipGraphNode_t to) {
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   KernelNode* a = KernelOf(r, from);
   KernelNode* b = KernelOf(r, to);
   if (a == nullptr || b == nullptr) return hipErrorInvalidValue;
@@ -1153,7 +1153,7 @@ void WriteDot(std::FILE* f, const Graph& g, const std::string& prefix, std::unor
 hipError_t GraphDebugDot(hipGraph_t graph, const char* path) {
   if (path == nullptr) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr) return hipErrorInvalidValue;
   std::FILE* f = std::fopen(path, "w");
@@ -1184,7 +1184,7 @@ hipError_t GraphInstantiate(Session* s, hipGraph_t graph, hipGraphExec_t* exec, 
   uint64_t old_id = 0;
   std::vector<msg::GraphCreateRequest> frames;
   {
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     Graph* g = r.FindGraph(graph);
     if (g == nullptr) return hipErrorInvalidValue;
     std::vector<const Node*> order;
@@ -1211,13 +1211,13 @@ hipError_t GraphInstantiate(Session* s, hipGraph_t graph, hipGraphExec_t* exec, 
   }
   if (hipError_t err = Publish(s, old_id, frames); err != hipSuccess) {
     {
-      std::lock_guard lock(r.mu);
+      MutexLock lock(r.mu);
       r.ReleaseAll(e->user_refs);
     }
     RunDestructors();
     return err;
   }
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   r.execs.insert(e.get());
   *exec = reinterpret_cast<hipGraphExec_t>(e.release());
   return hipSuccess;
@@ -1227,7 +1227,7 @@ hipError_t GraphExecDestroy(Session* s, hipGraphExec_t exec) {
   Registry& r = Registry::Get();
   std::unique_ptr<Exec> e;
   {
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     auto* p = reinterpret_cast<Exec*>(exec);
     if (r.execs.erase(p) == 0) return hipErrorInvalidValue;
     e.reset(p);
@@ -1241,7 +1241,7 @@ hipError_t GraphExecDestroy(Session* s, hipGraphExec_t exec) {
       if (pending->fetch_sub(1) != 1) return;
       {
         Registry& reg = Registry::Get();
-        std::lock_guard lock(reg.mu);
+        MutexLock lock(reg.mu);
         reg.ReleaseAll(*refs);
       }
       RunDestructors();
@@ -1258,7 +1258,7 @@ hipError_t GraphExecDestroy(Session* s, hipGraphExec_t exec) {
 hipError_t GraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags) {
   if (flags == nullptr) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   auto* p = reinterpret_cast<Exec*>(exec);
   if (r.execs.count(p) == 0) return hipErrorInvalidValue;
   *flags = p->flags;
@@ -1267,7 +1267,7 @@ hipError_t GraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags) {
 
 hipError_t GraphUpload(hipGraphExec_t exec, int device) {
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   auto* p = reinterpret_cast<Exec*>(exec);
   if (r.execs.count(p) == 0) return hipErrorInvalidValue;
   if (device != p->device && !p->ops.empty()) return hipErrorInvalidValue;
@@ -1291,7 +1291,7 @@ hipError_t ChangeExec(Session* s, hipGraphExec_t exec, hipGraphNode_t node, Chan
   uint64_t old_id = 0;
   std::vector<msg::GraphCreateRequest> frames;
   {
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     auto* e = reinterpret_cast<Exec*>(exec);
     if (r.execs.count(e) == 0) return hipErrorInvalidValue;
     ExecNode* n = FindExecNode(*e, node);
@@ -1313,7 +1313,9 @@ hipError_t ChangeExec(Session* s, hipGraphExec_t exec, hipGraphNode_t node, Chan
 }  // namespace
 
 hipError_t ExecSetNodeOp(Session* s, hipGraphExec_t exec, hipGraphNode_t node, GraphOp op) {
-  return ChangeExec(s, exec, node, [&](Registry& r, ExecNode& n) {
+  // ChangeExec calls this under r.mu (the analysis cannot follow a lock
+  // into a lambda through a template parameter).
+  return ChangeExec(s, exec, node, [&](Registry& r, ExecNode& n) HIPR_NO_THREAD_SAFETY_ANALYSIS {
     if (n.type != NodeTypeOf(op)) return hipErrorInvalidValue;
     int device = 0;
     if (const auto* c = std::get_if<ChildGraphNode>(&op)) {
@@ -1351,7 +1353,7 @@ hipError_t ExecSetEnabled(Session* s, hipGraphExec_t exec, hipGraphNode_t node, 
 hipError_t ExecGetEnabled(hipGraphExec_t exec, hipGraphNode_t node, bool* enabled) {
   if (enabled == nullptr) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   auto* e = reinterpret_cast<Exec*>(exec);
   if (r.execs.count(e) == 0) return hipErrorInvalidValue;
   const ExecNode* n = FindExecNode(*e, node);
@@ -1370,7 +1372,7 @@ hipError_t ExecUpdate(Session* s, hipGraphExec_t exec, hipGraph_t graph, hipGrap
   uint64_t old_id = 0;
   std::vector<msg::GraphCreateRequest> frames;
   {
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     auto* e = reinterpret_cast<Exec*>(exec);
     Graph* g = r.FindGraph(graph);
     if (r.execs.count(e) == 0 || g == nullptr) return hipErrorInvalidValue;
@@ -1412,13 +1414,14 @@ hipError_t ExecUpdate(Session* s, hipGraphExec_t exec, hipGraph_t graph, hipGrap
   return Publish(s, old_id, frames);
 }
 
-void GraphsLockForFork() { Registry::Get().mu.lock(); }
+void GraphsLockForFork() HIPR_NO_THREAD_SAFETY_ANALYSIS { Registry::Get().mu.lock(); }
 
-void GraphsUnlockInParent() { Registry::Get().mu.unlock(); }
+void GraphsUnlockInParent() HIPR_NO_THREAD_SAFETY_ANALYSIS { Registry::Get().mu.unlock(); }
 
-void GraphsResetInChild() {
+// Only the child's one thread runs here, and it re-creates the lock.
+void GraphsResetInChild() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   Registry& r = Registry::Get();
-  new (&r.mu) std::mutex();
+  new (&r.mu) Mutex();
   for (auto& [stream, capture] : r.streams)
     if (capture.seq->origin == stream) r.DeleteGraphOf(capture.seq);
   r.streams.clear();
@@ -1433,7 +1436,7 @@ hipError_t GraphLaunch(Client& c, Session* s, hipGraphExec_t exec, hipStream_t s
   Registry& r = Registry::Get();
   const Exec* e = nullptr;
   {
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     auto* p = reinterpret_cast<Exec*>(exec);
     if (r.execs.count(p) == 0) return hipErrorInvalidValue;
     if (!p->user_refs.empty()) p->launched_on.emplace(device, stream_id);
@@ -1442,7 +1445,7 @@ hipError_t GraphLaunch(Client& c, Session* s, hipGraphExec_t exec, hipStream_t s
   if (device != e->device && !e->ops.empty()) return hipErrorInvalidValue;
   {
     // Launching a graph into a capture (a child graph node) is not supported.
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     if (r.streams.count(stream_id) != 0) {
       HIPR_LOG_ONCE(kWarn, "hipGraphLaunch into a capturing stream is not supported; "
                                      "returning hipErrorStreamCaptureUnsupported");
@@ -1477,7 +1480,7 @@ namespace hipr::client {
 hipError_t UserObjectCreate(UserObject** out, void* ptr, hipHostFn_t destroy, unsigned refs) {
   if (out == nullptr || destroy == nullptr || refs == 0) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   auto* o = new UserObject{ptr, destroy, refs};
   r.user_objects.insert(o);
   *out = o;
@@ -1487,7 +1490,7 @@ hipError_t UserObjectCreate(UserObject** out, void* ptr, hipHostFn_t destroy, un
 hipError_t UserObjectRetain(UserObject* object, unsigned count) {
   if (count == 0) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   if (r.user_objects.count(object) == 0) return hipErrorInvalidValue;
   object->refs += count;
   return hipSuccess;
@@ -1497,7 +1500,7 @@ hipError_t UserObjectRelease(UserObject* object, unsigned count) {
   if (count == 0) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
   {
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     if (r.user_objects.count(object) == 0 || object->refs < count) return hipErrorInvalidValue;
     r.Release(object, count);
   }
@@ -1508,7 +1511,7 @@ hipError_t UserObjectRelease(UserObject* object, unsigned count) {
 hipError_t GraphRetainUserObject(hipGraph_t graph, UserObject* object, unsigned count, bool move) {
   if (count == 0) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr || r.user_objects.count(object) == 0) return hipErrorInvalidValue;
   if (move && object->refs < count) return hipErrorInvalidValue;  // The caller holds fewer.
@@ -1521,7 +1524,7 @@ hipError_t GraphReleaseUserObject(hipGraph_t graph, UserObject* object, unsigned
   if (count == 0) return hipErrorInvalidValue;
   Registry& r = Registry::Get();
   {
-    std::lock_guard lock(r.mu);
+    MutexLock lock(r.mu);
     Graph* g = r.FindGraph(graph);
     if (g == nullptr || r.user_objects.count(object) == 0) return hipErrorInvalidValue;
     auto it = g->user_refs.find(object);

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "client_stub/base/log.h"
+#include "protocol/thread_annotations.h"
 
 namespace hipr::client {
 namespace {
@@ -49,29 +50,29 @@ class Registry {
   }
 
   void AddModule(CodeModule* m) {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     modules_.insert(m);
   }
 
   bool IsModule(const void* handle) const {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     return modules_.count(handle) != 0;
   }
 
   void AddKernel(CodeModule* m, const void* host_function, const char* name) {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     // The compiler may register one host stub twice; the first name stays.
     if (kernels_.count(host_function) != 0) return;
     kernels_.emplace(host_function, new KernelRecord{m, name});  // Never freed: names outlive it.
   }
 
   void AddVar(const void* host_var, RegisteredVar var) {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     vars_.insert_or_assign(host_var, std::move(var));
   }
 
   bool FindKernel(const void* host_function, RegisteredKernel* out) const {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     auto it = kernels_.find(host_function);
     if (it == kernels_.end()) return false;
     *out = RegisteredKernel{it->second->module, &it->second->name};
@@ -79,7 +80,7 @@ class Registry {
   }
 
   bool FindVar(const void* host_var, RegisteredVar* out) const {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     auto it = vars_.find(host_var);
     if (it == vars_.end()) return false;
     *out = it->second;
@@ -88,7 +89,7 @@ class Registry {
 
   // Forgets the module's kernels and variables; the caller retires it.
   bool RemoveModule(const void* handle) {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     if (modules_.erase(handle) == 0) return false;
     for (auto k = kernels_.begin(); k != kernels_.end();)
       k = k->second->module == handle ? kernels_.erase(k) : std::next(k);
@@ -98,7 +99,7 @@ class Registry {
   }
 
   hipFunction_t Function(CodeModule* m, const std::string& name) {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     auto& by_name = functions_by_module_[m];
     auto it = by_name.find(name);
     if (it != by_name.end()) return it->second;
@@ -110,7 +111,7 @@ class Registry {
   }
 
   bool FindFunction(hipFunction_t f, ModuleFunction* out) const {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     if (functions_.count(f) == 0) return false;
     const auto* r = reinterpret_cast<const FunctionRecord*>(f);
     *out = ModuleFunction{r->module, &r->name};
@@ -118,7 +119,7 @@ class Registry {
   }
 
   void ForgetFunctions(const CodeModule* m) {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     auto it = functions_by_module_.find(const_cast<CodeModule*>(m));
     if (it == functions_by_module_.end()) return;
     for (const auto& [name, f] : it->second) {
@@ -136,25 +137,25 @@ class Registry {
   }
 
   RegistrationCounts Counts() const {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     return RegistrationCounts{modules_.size(), kernels_.size(), vars_.size()};
   }
 
  private:
-  static void PrepareFork() { Get().mu_.lock(); }
-  static void ParentAfterFork() { Get().mu_.unlock(); }
+  static void PrepareFork() HIPR_NO_THREAD_SAFETY_ANALYSIS { Get().mu_.lock(); }
+  static void ParentAfterFork() HIPR_NO_THREAD_SAFETY_ANALYSIS { Get().mu_.unlock(); }
   // The child's only thread re-creates the lock its parent held at fork.
-  static void ChildAfterFork() { new (&Get().mu_) std::shared_mutex(); }
+  static void ChildAfterFork() { new (&Get().mu_) SharedMutex(); }
 
-  mutable std::shared_mutex mu_;
-  std::unordered_set<const void*> modules_;                        // GUARDED_BY(mu_): registered, live.
-  std::unordered_map<const void*, KernelRecord*> kernels_;         // GUARDED_BY(mu_)
-  std::unordered_map<const void*, RegisteredVar> vars_;            // GUARDED_BY(mu_)
-  std::unordered_set<hipFunction_t> functions_;                    // GUARDED_BY(mu_): live.
+  mutable SharedMutex mu_;
+  std::unordered_set<const void*> modules_ HIPR_GUARDED_BY(mu_);  // registered, live.
+  std::unordered_map<const void*, KernelRecord*> kernels_ HIPR_GUARDED_BY(mu_);
+  std::unordered_map<const void*, RegisteredVar> vars_ HIPR_GUARDED_BY(mu_);
+  std::unordered_set<hipFunction_t> functions_ HIPR_GUARDED_BY(mu_);  // live.
   static constexpr size_t kRetiredFunctionsKept = 1024;
-  std::deque<FunctionRecord*> retired_functions_;                  // GUARDED_BY(mu_): oldest first.
+  std::deque<FunctionRecord*> retired_functions_ HIPR_GUARDED_BY(mu_);  // oldest first.
   std::unordered_map<CodeModule*, std::unordered_map<std::string, hipFunction_t>>
-      functions_by_module_;                                        // GUARDED_BY(mu_)
+      functions_by_module_ HIPR_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -115,7 +115,7 @@ struct ManagedVar {
   std::string name;  // A variable's device pointer variable's name in the code object.
   size_t size = 0;
   uint8_t* mirror = nullptr;
-  // GUARDED_BY(ManagedVars::mu_) from here on.
+  // From here on, under the lock of ManagedVars (mu_), which owns the records.
   std::vector<uint8_t> exchanged;  // The bytes last sent to or read from the device copy.
   const Session* session = nullptr;  // Where the device copy lives; nullptr: none yet.
   uint64_t device_address = 0;

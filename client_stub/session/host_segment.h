@@ -35,7 +35,7 @@ class HostSegment {
   uint8_t* const base_;
   const uint64_t bytes_;
   Mutex mu_;
-  std::map<uint64_t, uint64_t> free_;  // offset -> length, coalesced. GUARDED_BY(mu_)
+  std::map<uint64_t, uint64_t> free_ HIPR_GUARDED_BY(mu_);  // offset -> length, coalesced.
 };
 
 }  // namespace hipr::client

@@ -1,4 +1,5 @@
 #include "client_stub/textures/hip_arrays.h"
+#include "protocol/thread_annotations.h"
 
 #include <algorithm>
 #include <memory>
@@ -23,9 +24,9 @@ struct MipmapRecord {
 static_assert(offsetof(MipmapRecord, api) == 0);
 
 struct Registry {
-  std::mutex mu;
-  std::unordered_map<const void*, ArrayRecord*> arrays;    // GUARDED_BY(mu): live ones.
-  std::unordered_map<const void*, MipmapRecord*> mipmaps;  // GUARDED_BY(mu)
+  Mutex mu;
+  std::unordered_map<const void*, ArrayRecord*> arrays HIPR_GUARDED_BY(mu);  // live ones.
+  std::unordered_map<const void*, MipmapRecord*> mipmaps HIPR_GUARDED_BY(mu);
 };
 
 Registry& Get() {
@@ -131,14 +132,14 @@ hipArray_t AddArray(ArrayInfo* a) {
   a->handle = &r->api;
   r->info = *a;
   Registry& reg = Get();
-  std::lock_guard lock(reg.mu);
+  MutexLock lock(reg.mu);
   reg.arrays[a->handle] = r;
   return a->handle;
 }
 
 bool FindArray(const void* handle, ArrayInfo* out) {
   Registry& reg = Get();
-  std::lock_guard lock(reg.mu);
+  MutexLock lock(reg.mu);
   auto it = reg.arrays.find(handle);
   if (it == reg.arrays.end()) return false;
   *out = it->second->info;
@@ -147,7 +148,7 @@ bool FindArray(const void* handle, ArrayInfo* out) {
 
 bool RemoveArray(const void* handle, ArrayInfo* removed) {
   Registry& reg = Get();
-  std::lock_guard lock(reg.mu);
+  MutexLock lock(reg.mu);
   auto it = reg.arrays.find(handle);
   if (it == reg.arrays.end()) return false;
   *removed = it->second->info;
@@ -196,14 +197,14 @@ hipMipmappedArray_t AddMipmap(MipmapInfo* m) {
   m->handle = &r->api;
   r->info = *m;
   Registry& reg = Get();
-  std::lock_guard lock(reg.mu);
+  MutexLock lock(reg.mu);
   reg.mipmaps[m->handle] = r;
   return m->handle;
 }
 
 bool FindMipmap(const void* handle, MipmapInfo* out) {
   Registry& reg = Get();
-  std::lock_guard lock(reg.mu);
+  MutexLock lock(reg.mu);
   auto it = reg.mipmaps.find(handle);
   if (it == reg.mipmaps.end()) return false;
   *out = it->second->info;
@@ -212,7 +213,7 @@ bool FindMipmap(const void* handle, MipmapInfo* out) {
 
 bool RemoveMipmap(const void* handle, MipmapInfo* removed) {
   Registry& reg = Get();
-  std::lock_guard lock(reg.mu);
+  MutexLock lock(reg.mu);
   auto it = reg.mipmaps.find(handle);
   if (it == reg.mipmaps.end()) return false;
   *removed = it->second->info;
