@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <thread>
@@ -27,6 +28,9 @@ struct Ledger::Slot {
   std::atomic<uint64_t> memory{0};
   std::atomic<uint64_t> session_id{0};
   std::atomic<int64_t> streams{0};
+  // What the session process said before it died (SetLastWords).
+  std::atomic<uint32_t> last_words_size{0};
+  char last_words[Ledger::kLastWordsBytes] = {};
 };
 
 struct Ledger::TenantEntry {
@@ -89,6 +93,7 @@ void Ledger::OpenSlot(int slot, uint64_t session_id) {
   s.memory.store(0);
   s.session_id.store(session_id);
   s.streams.store(0);
+  s.last_words_size.store(0);
   s.state.store(kHandshake);
 }
 
@@ -189,7 +194,21 @@ void Ledger::CloseSlot(int slot) {
     tenants_[index].memory.fetch_sub(held);
     tenants_[index].sessions.fetch_sub(1);
   }
+  s.last_words_size.store(0);
   s.state.store(kFree);
+}
+
+void Ledger::SetLastWords(int slot, const char* text, size_t size) {
+  Slot& s = slots_[slot];
+  if (size > kLastWordsBytes) size = kLastWordsBytes;
+  std::memcpy(s.last_words, text, size);
+  s.last_words_size.store(static_cast<uint32_t>(size), std::memory_order_release);
+}
+
+std::string Ledger::LastWords(int slot) const {
+  const Slot& s = slots_[slot];
+  const uint32_t size = s.last_words_size.load(std::memory_order_acquire);
+  return std::string(s.last_words, std::min<size_t>(size, kLastWordsBytes));
 }
 
 void Ledger::Count(Event event, uint64_t n) { header_->events[event].fetch_add(n, std::memory_order_relaxed); }

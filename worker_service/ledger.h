@@ -114,6 +114,14 @@ class Ledger {
   // Zygote, once the slot's process has been reaped.
   void CloseSlot(int slot);
 
+  // Session process: a line to report should it die (a fault in twin code,
+  // twin_fault.h), at most kLastWordsBytes. Async-signal-safe. The zygote
+  // reads it (LastWords) when it reaps a process that did not end cleanly;
+  // opening and closing the slot clear it.
+  static constexpr size_t kLastWordsBytes = 512;
+  void SetLastWords(int slot, const char* text, size_t size);
+  std::string LastWords(int slot) const;
+
   // Reads, for logs, metrics and tests.
   uint64_t memory_used() const;
   int64_t streams() const;

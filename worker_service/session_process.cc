@@ -18,6 +18,7 @@
 #include "worker_service/device_factory.h"
 #include "worker_service/handshake.h"
 #include "worker_service/session.h"
+#include "worker_service/sim/twin/twin_fault.h"
 
 namespace hipr::worker {
 namespace {
@@ -62,6 +63,16 @@ Status TenantFromCertificate(const tls::TlsConnection& conn, Admission* admissio
   return Status::Ok();
 }
 
+// Where a fault in twin code is reported (twin_fault.h): the slot's last
+// words, which the zygote logs and sends to the client when it reaps this
+// process.
+Ledger* g_fault_ledger = nullptr;
+int g_fault_slot = -1;
+
+void ReportTwinFault(const char* line, size_t size) {
+  if (g_fault_ledger != nullptr) g_fault_ledger->SetLastWords(g_fault_slot, line, size);
+}
+
 }  // namespace
 
 int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint64_t session_id, int client_fd,
@@ -76,6 +87,9 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
   sigaddset(&term, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &term, nullptr);
   spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] [session " + std::to_string(session_id) + " pid %P] %v");
+  g_fault_ledger = ledger;
+  g_fault_slot = slot;
+  sim::InstallTwinFaultHandlers(&ReportTwinFault);
   std::unique_ptr<Connection> conn;
   const tls::TlsConnection* tls_peer = nullptr;  // conn, when it is TLS.
   if (transport == Transport::kShm) {

@@ -78,9 +78,12 @@ Status ReceiveMessage(int fd, ZygoteMessage* m, int* passed_fd) {
 
 // Best effort: a session process that died without a word leaves its client
 // a kFatal frame saying how it died.
-void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status) {
+// `last_words`: what the process reported before it died (a twin's fault,
+// Ledger::SetLastWords), empty when nothing.
+void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status, const std::string& last_words = {}) {
   msg::Fatal fatal{StatusCode::kDeviceLost, "worker session " + std::to_string(session_id) + " (process " +
-                                                std::to_string(pid) + ") " + DescribeWaitStatus(wait_status)};
+                                                std::to_string(pid) + ") " + DescribeWaitStatus(wait_status) +
+                                                (last_words.empty() ? "" : ": " + last_words)};
   codec::BodyWriter w;
   w.Encode(fatal);
   uint8_t header[sizeof(wire::FrameHeader)];
@@ -171,7 +174,11 @@ void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status) {
         if (it == children.end()) continue;
         bool clean = WIFEXITED(ws) && (WEXITSTATUS(ws) == 0 || WEXITSTATUS(ws) == kSessionExitReported);
         int cfd = it->second.client_fd;
-        if (!clean) TellClient(cfd, it->second.session_id, pid, ws);
+        if (!clean) {
+          const std::string last_words = ledger->LastWords(it->second.slot);
+          if (!last_words.empty()) spdlog::error("session {}: {}", it->second.session_id, last_words);
+          TellClient(cfd, it->second.session_id, pid, ws, last_words);
+        }
         if (!clean && !shutting_down) {
           shutdown(cfd, SHUT_WR);
           fcntl(cfd, F_SETFL, fcntl(cfd, F_GETFL) | O_NONBLOCK);

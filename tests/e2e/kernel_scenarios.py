@@ -534,6 +534,27 @@ class KernelScenarios:
         if not w.alive():
             raise Failure("the worker died")
 
+    def scenario_twin_fault(self):
+        """A kernel whose twin writes past its shared memory faults on the sim: the session ends with
+        an error naming the kernel, the block, the thread and the address, in the client's log and in
+        the worker's, and the worker goes on serving (twin_fault.hip)."""
+        self.build.check_runtime()
+        w = self.worker()
+        env = client_env(self.build, w.server, "preload")
+        cases = (("dynamic", "write_past_dynamic_shared(int*, int)"),)
+        for mode, kernel in cases:
+            program = run_to_pass("twin_fault " + mode, [self.build.program("twin_fault"), mode], env, 60)
+            want = "kernel %s faulted in block (1, 0, 0), thread (3, 0, 0): SIGSEGV at address 0x" % kernel
+            err = "\n".join(program.text("err"))
+            if want not in err or "killed by signal 11" not in err:
+                raise Failure("twin_fault %s: the client's log does not name the fault (%r):\n%s" % (mode, want, err))
+            if want not in w.log_text():
+                raise Failure("twin_fault %s: the worker's log does not name the fault (%r):\n%s"
+                              % (mode, want, w.log_text()[-3000:]))
+            log("twin_fault %s: %s" % (mode, next(l for l in err.splitlines() if want in l).strip()))
+        run_to_pass("kernel_user after the faults", [self.build.program("kernel_user")], env, 60)
+        log("the worker served a new session after the faulting ones")
+
     def scenario_stress(self):
         """16 threads x 1,000 mixed async calls through one session, every result checked (stress.hip)."""
         self.build.check_runtime()

@@ -573,6 +573,8 @@ CHAIN_EXCLUDED = {
                     "load; a hip device's runtime loads the whole code object or none",
     "twin_mismatch": "checks the sim's refusal of a twin built from other code; the hip device has no twins",
     "rocm_libs": "checks that a sim without the libraries' twins refuses their kernels; the same",
+    "twin_fault": "checks the sim's report of a fault in twin code, which ends the sim worker's session; "
+                  "a hip device in front of it sees only that its own session to the sim ended",
     "generated_api": "the hip device is built against Debian's HIP 5.2 headers, which lack functions the "
                      "generated table remotes (hipDeviceSetLimit and others): it answers them "
                      "hipErrorNotSupported, as it would on a 5.2 node",

@@ -1,11 +1,15 @@
 #include "worker_service/sim/twin/kernel_runner.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 
 #include "worker_service/sim/twin/fiber.h"
+#include "worker_service/sim/twin/twin_fault.h"
 
 namespace hipr::worker::sim {
 
@@ -13,6 +17,7 @@ namespace hipr::worker::sim {
 // only touches it between claiming a chunk and reporting that chunk done.
 struct KernelRunner::Grid {
   const HiprTwinKernel* kernel = nullptr;
+  const char* display_name = nullptr;  // For fault reports (twin_fault.h).
   const HiprTwinThread** (*current_thread)() = nullptr;
   HiprTwinDim3 grid_dim{};
   HiprTwinDim3 block_dim{};
@@ -43,11 +48,11 @@ class BlockExecutor {
       : stacks_(KernelRunner::kStackBytes, KernelRunner::kMaxBlockThreads),
         fibers_(KernelRunner::kMaxBlockThreads),
         threads_(KernelRunner::kMaxBlockThreads),
-        shared_(static_cast<uint8_t*>(std::aligned_alloc(64, KernelRunner::kMaxDynamicSharedBytes))) {
+        shared_(MapShared()) {
     runnable_.reserve(KernelRunner::kMaxBlockThreads);
     waiting_.reserve(KernelRunner::kMaxBlockThreads);
   }
-  ~BlockExecutor() { std::free(shared_); }
+  ~BlockExecutor() { munmap(shared_, SharedMappingBytes()); }
 
   template <typename GridT>
   void Run(GridT* grid, uint64_t block_linear);
@@ -59,6 +64,28 @@ class BlockExecutor {
     bool done = false;
   };
 
+  // Dynamic shared memory: kMaxDynamicSharedBytes followed by a page that
+  // is never accessible, so that a block reading or writing past the end of
+  // its dynamic shared memory (placed to end there) faults and is named
+  // (twin_fault.h) instead of corrupting other memory.
+  static size_t SharedMappingBytes() {
+    return KernelRunner::kMaxDynamicSharedBytes + static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  }
+  static uint8_t* MapShared() {
+    void* p = mmap(nullptr, SharedMappingBytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      std::perror("hipr sim: cannot map a block's shared memory");
+      std::abort();
+    }
+    auto* base = static_cast<uint8_t*>(p);
+    if (mprotect(base + KernelRunner::kMaxDynamicSharedBytes, SharedMappingBytes() - KernelRunner::kMaxDynamicSharedBytes,
+                 PROT_NONE) != 0) {
+      std::perror("hipr sim: cannot protect the guard page after a block's shared memory");
+      std::abort();
+    }
+    return base;
+  }
+
   static void FiberMain(void* arg);
   static uint32_t Barrier(const HiprTwinThread* self, int predicate);
   static void WriteOutput(const HiprTwinThread* self, const char* text, size_t size);
@@ -66,6 +93,7 @@ class BlockExecutor {
 
   static constexpr HiprTwinServices kServices = {&BlockExecutor::Barrier, &BlockExecutor::WriteOutput};
 
+  TwinAltStack alt_stack_;  // Fault reports from a fiber that overflowed its stack.
   StackPool stacks_;
   FiberContext scheduler_;
   std::vector<Fiber> fibers_;
@@ -136,6 +164,10 @@ void BlockExecutor::Run(GridT* grid, uint64_t block_linear) {
   if (block_idx.y == g.y - 1) b.y = grid->last_block_dim.y;
   if (block_idx.z == g.z - 1) b.z = grid->last_block_dim.z;
   const uint32_t n = b.x * b.y * b.z;
+  // The launch's dynamic shared memory ends at the guard page (16-byte
+  // aligned start, as the GPU's).
+  const uint32_t shared_bytes = (grid->dynamic_shared_bytes + 15u) & ~15u;
+  uint8_t* const dynamic_shared = shared_ + KernelRunner::kMaxDynamicSharedBytes - shared_bytes;
   runnable_.clear();
   waiting_.clear();
   for (uint32_t i = 0; i < n; ++i) {
@@ -144,7 +176,7 @@ void BlockExecutor::Run(GridT* grid, uint64_t block_linear) {
     t.block_idx = block_idx;
     t.block_dim = b;
     t.grid_dim = g;
-    t.dynamic_shared = shared_;
+    t.dynamic_shared = dynamic_shared;
     t.dynamic_shared_bytes = grid->dynamic_shared_bytes;
     t.flat_thread_id = i;
     t.variables = grid->variables.data();
@@ -157,6 +189,8 @@ void BlockExecutor::Run(GridT* grid, uint64_t block_linear) {
   barrier_count_[0] = barrier_count_[1] = 0;
   phase_ = 0;
   const HiprTwinThread** slot = grid->current_thread();
+  TwinFaultScope& scope = CurrentTwinFaultScope();
+  scope.kernel = grid->display_name;
   for (;;) {
     for (uint32_t i : runnable_) {
       Fiber& f = fibers_[i];
@@ -165,7 +199,9 @@ void BlockExecutor::Run(GridT* grid, uint64_t block_linear) {
         PrepareFiber(&f.context, f.stack, stacks_.stack_bytes(), &BlockExecutor::FiberMain, &threads_[i]);
       }
       *slot = &threads_[i];
+      scope.thread = &threads_[i];
       SwitchFiber(&scheduler_, &f.context);
+      scope.thread = nullptr;
       if (f.done) {
         // Checked once per thread: reading every stack's far end at each
         // barrier would cost more than the switch itself.
@@ -184,6 +220,7 @@ void BlockExecutor::Run(GridT* grid, uint64_t block_linear) {
     waiting_.clear();
   }
   *slot = nullptr;
+  scope.kernel = nullptr;
 }
 
 thread_local std::unique_ptr<BlockExecutor> tls_executor;
@@ -196,7 +233,11 @@ BlockExecutor& ThisThreadExecutor() {
 }  // namespace
 
 KernelRunner::KernelRunner(unsigned pool_threads)
-    : pool_size_(pool_threads != 0 ? pool_threads : std::max(1u, std::thread::hardware_concurrency())) {}
+    : pool_size_(pool_threads != 0 ? pool_threads : std::max(1u, std::thread::hardware_concurrency())) {
+  // A fault in twin code names its kernel before the process ends (the
+  // session process sets where the report goes).
+  InstallTwinFaultHandlers(nullptr);
+}
 
 KernelRunner::~KernelRunner() {
   std::vector<std::thread> threads;
@@ -282,6 +323,7 @@ Status KernelRunner::Launch(const TwinKernel& kernel, std::array<uint32_t, 3> gr
 
   Grid grid;
   grid.kernel = &kernel.descriptor();
+  grid.display_name = kernel.display_name().c_str();
   grid.current_thread = module.descriptor().current_thread;
   grid.grid_dim = {grid_dim[0], grid_dim[1], grid_dim[2]};
   grid.block_dim = {block_dim[0], block_dim[1], block_dim[2]};

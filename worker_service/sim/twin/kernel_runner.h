@@ -18,7 +18,10 @@
 // Failure: Launch validates before running anything and returns a Status;
 // once running, a grid always completes. A fault inside twin code (bad
 // pointer, assert, __trap) kills the process (the session process on the
-// worker), as a GPU fault ends a HIP program. kStackBytes is far above the
+// worker), as a GPU fault ends a HIP program; a SIGSEGV or SIGBUS is
+// first reported with the kernel, block, thread and address (twin_fault.h).
+// Dynamic shared memory ends at an inaccessible page, so an access past it
+// is such a fault. kStackBytes is far above the
 // private memory a gfx90a work-item can have, but host frames are larger
 // and deep recursion can overflow it; an overflow is caught by a canary
 // when the thread ends (the process is ended with a message naming the

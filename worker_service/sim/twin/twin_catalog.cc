@@ -1,8 +1,10 @@
 #include "worker_service/sim/twin/twin_catalog.h"
 
+#include <cxxabi.h>
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -35,7 +37,12 @@ std::string ArgText(uint32_t offset, uint32_t size) {
 }  // namespace
 
 TwinKernel::TwinKernel(const TwinModule* module, const HiprTwinKernel* descriptor)
-    : module_(module), descriptor_(descriptor) {}
+    : module_(module), descriptor_(descriptor) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(descriptor->name, nullptr, nullptr, &status);
+  display_name_ = status == 0 && demangled != nullptr ? demangled : descriptor->name;
+  std::free(demangled);
+}
 
 uint32_t TwinKernel::explicit_kernarg_size() const {
   uint32_t end = 0;

@@ -39,6 +39,9 @@ class TwinKernel {
   TwinKernel(const TwinModule* module, const HiprTwinKernel* descriptor);
 
   std::string_view name() const { return descriptor_->name; }
+  // The name demangled (the mangled one when it does not demangle), for
+  // messages, fault reports included.
+  const std::string& display_name() const { return display_name_; }
   std::span<const HiprTwinArg> args() const { return {descriptor_->args, descriptor_->arg_count}; }
   // Bytes the explicit arguments occupy: end of the last one.
   uint32_t explicit_kernarg_size() const;
@@ -48,6 +51,7 @@ class TwinKernel {
  private:
   const TwinModule* module_;
   const HiprTwinKernel* descriptor_;
+  std::string display_name_;
 };
 
 // A twin loaded for one module the client loaded: its kernels, and the
