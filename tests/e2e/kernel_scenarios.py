@@ -541,10 +541,11 @@ class KernelScenarios:
         self.build.check_runtime()
         w = self.worker()
         env = client_env(self.build, w.server, "preload")
-        cases = (("dynamic", "write_past_dynamic_shared(int*, int)"),)
-        for mode, kernel in cases:
+        cases = (("dynamic", "write_past_dynamic_shared(int*, int)", "(1, 0, 0)", "(3, 0, 0)"),
+                 ("static", "write_past_static_shared(int*, int)", "(0, 1, 0)", "(5, 0, 0)"))
+        for mode, kernel, block, thread in cases:
             program = run_to_pass("twin_fault " + mode, [self.build.program("twin_fault"), mode], env, 60)
-            want = "kernel %s faulted in block (1, 0, 0), thread (3, 0, 0): SIGSEGV at address 0x" % kernel
+            want = "kernel %s faulted in block %s, thread %s: SIGSEGV at address 0x" % (kernel, block, thread)
             err = "\n".join(program.text("err"))
             if want not in err or "killed by signal 11" not in err:
                 raise Failure("twin_fault %s: the client's log does not name the fault (%r):\n%s" % (mode, want, err))
@@ -554,6 +555,17 @@ class KernelScenarios:
             log("twin_fault %s: %s" % (mode, next(l for l in err.splitlines() if want in l).strip()))
         run_to_pass("kernel_user after the faults", [self.build.program("kernel_user")], env, 60)
         log("the worker served a new session after the faulting ones")
+
+    def scenario_warp_ops(self):
+        """Shuffles at every width and votes, on full, partial and divergent wavefronts, checked
+        element by element against a host reference (warp_ops.hip)."""
+        self.build.check_runtime()
+        w = self.worker()
+        env = client_env(self.build, w.server, "preload")
+        program = run_to_pass("warp_ops", [self.build.program("warp_ops")], env, 120)
+        for line in program.text("out"):
+            if line.startswith("[warp_ops]"):
+                log(line)
 
     def scenario_stress(self):
         """16 threads x 1,000 mixed async calls through one session, every result checked (stress.hip)."""

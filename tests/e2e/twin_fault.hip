@@ -8,6 +8,8 @@
 //   twin_fault dynamic   one past the end of the launch's dynamic shared
 //                        memory (extern __shared__), from thread 3 of
 //                        block (1, 0, 0)
+//   twin_fault static    one past the end of a __shared__ array, from
+//                        thread 5 of block (0, 1, 0)
 #include "common.h"
 
 __global__ void write_past_dynamic_shared(int* out, int count) {
@@ -18,13 +20,25 @@ __global__ void write_past_dynamic_shared(int* out, int count) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = buf[threadIdx.x];
 }
 
+__global__ void write_past_static_shared(int* out, int index) {
+  __shared__ int tile[64];
+  tile[threadIdx.x] = static_cast<int>(threadIdx.x);
+  __syncthreads();
+  if (blockIdx.y == 1 && threadIdx.x == 5) tile[index] = 1;  // `index` is 64.
+  out[(blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x] = tile[threadIdx.x];
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "dynamic";
-  CHECK(strcmp(mode, "dynamic") == 0, "unknown mode '%s'", mode);
+  const bool dynamic = strcmp(mode, "dynamic") == 0;
+  CHECK(dynamic || strcmp(mode, "static") == 0, "unknown mode '%s'", mode);
   const int threads = 64;
   int* out = nullptr;
   HIP_OK(hipMalloc(&out, 2 * threads * sizeof(int)));
-  hipLaunchKernelGGL(write_past_dynamic_shared, dim3(2), dim3(threads), threads * sizeof(int), 0, out, threads);
+  if (dynamic)
+    hipLaunchKernelGGL(write_past_dynamic_shared, dim3(2), dim3(threads), threads * sizeof(int), 0, out, threads);
+  else
+    hipLaunchKernelGGL(write_past_static_shared, dim3(1, 2), dim3(threads), 0, 0, out, threads);
   // The launch is queued; the fault ends the session, so the next call
   // that waits for the device reports it.
   const hipError_t e = hipDeviceSynchronize();

@@ -12,10 +12,14 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <random>
 #include <thread>
 
 #include "protocol/code_object/code_object.h"
 #include "protocol/code_object/host_fatbin.h"
+#include "tests/sim_twins/twin_bits_reference.h"
+#include "tests/sim_twins/twin_bits_slots.h"
+#include "tests/sim_twins/twin_macros_slots.h"
 #include "worker_service/sim/twin/kernel_runner.h"
 #include "worker_service/sim/twin/twin_catalog.h"
 
@@ -166,7 +170,7 @@ TEST_F(SimTwinTest, DeviceAndConstantVariables) {
   EXPECT_EQ(*static_cast<int*>(vars.at("g_counter")), 42);
   auto* hits = static_cast<unsigned long long*>(vars.at("_ZN9twin_test6g_hitsE"));
   EXPECT_EQ(*hits, 0u);
-  ASSERT_EQ(m->variables().size(), 3u);
+  ASSERT_EQ(m->variables().size(), 5u);  // kScale, g_counter, g_hits, g_lo, g_hi.
 
   const int n = 500;
   std::vector<int> out(n);
@@ -190,6 +194,24 @@ TEST_F(SimTwinTest, DeviceAndConstantVariables) {
   EXPECT_EQ(out[7], 49);
   EXPECT_EQ(*static_cast<unsigned long long*>(vars2.at("_ZN9twin_test6g_hitsE")), static_cast<unsigned long long>(n));
   EXPECT_EQ(*hits, 2u * n);
+}
+
+// `__device__ int g_lo = 5, g_hi[2] = {6, 7};`: two code-object variables
+// from one declaration, next to a kept constant and typedefs whose
+// declarations also declare host variables the twin drops.
+TEST_F(SimTwinTest, SeveralVariablesToADeclaration) {
+  std::shared_ptr<TwinModule> m;
+  Variables vars;
+  ASSERT_NO_FATAL_FAILURE(Open(HIPR_TWIN_BASIC, &m, &vars));
+  EXPECT_EQ(*static_cast<int*>(vars.at("g_lo")), 5);
+  const int* hi = static_cast<const int*>(vars.at("g_hi"));
+  EXPECT_EQ(std::vector<int>(hi, hi + 2), (std::vector<int>{6, 7}));
+  std::vector<int> out(3, -1);
+  Kernarg args(Info("_Z9use_pairsPi"));
+  args.Set(0, out.data());
+  ASSERT_TRUE(Launch(*m, "_Z9use_pairsPi", {1, 1, 1}, {1, 1, 1}, args).ok());
+  EXPECT_EQ(out, (std::vector<int>{6, 7, 6}));  // g_lo + kOne, g_hi[1], g_hi[0]++.
+  EXPECT_EQ(hi[0], 7);
 }
 
 TEST_F(SimTwinTest, UnboundVariablesRefuseLaunch) {
@@ -437,6 +459,79 @@ TEST_F(SimTwinTest, LanguageCoverage) {
     EXPECT_EQ(buffer[i], 64 + x);
   }
   EXPECT_EQ(buffer[63], static_cast<float>(1u << 31) * 2.0f);  // 1.0 doubled by each of 32 threads.
+}
+
+// Every #if on a macro of the gfx90a device compile takes the device's
+// branch in the twin, as in the code object.
+TEST_F(SimTwinTest, DeviceCompileMacros) {
+  std::shared_ptr<TwinModule> m;
+  ASSERT_NO_FATAL_FAILURE(Open(HIPR_TWIN_MACROS, &m));
+  std::vector<int> out(twin_macros::kSlotCount + 1, -1);
+  Kernarg args(Info("_Z6macrosPi"));
+  args.Set(0, out.data());
+  ASSERT_TRUE(Launch(*m, "_Z6macrosPi", {1, 1, 1}, {1, 1, 1}, args).ok());
+  ASSERT_EQ(out[twin_macros::kSlotCount], twin_macros::kSlotCount);
+  for (int i = 0; i < twin_macros::kSlotCount; ++i)
+    EXPECT_EQ(out[i], 1) << twin_macros::kSlotNames[i] << ": the twin does not see the device compile's value";
+}
+
+// HIP's integer and bit intrinsics, edge cases and random rows, against a
+// reference written from HIP's documentation (twin_bits_reference.h).
+TEST_F(SimTwinTest, BitIntrinsicsMatchTheDevice) {
+  std::vector<twin_bits::Case> cases = {
+      {0, 0, 0, 0, 0, 0},  // Zeros: __clz 32, __ffs 0, __lastbit ~0, width 0, no set bit.
+      {1, 1, 1, 1, 0, 1},
+      {~0ull, ~0ull, 31, 31, 63, 1},
+      {0x80000000, 0x7FFFFFFF, 32, 32, 31, 0},  // Counts of 32 are 0 (modulo 32) or 32 (_lc, _rc); base 31.
+      {0x8000000000000000, 1, 63, 1, 63, -1},
+      {0x0123456789ABCDEF, 0xFEDCBA9876543210, 0x3210, 8, 4, 3},    // __byte_perm: x.
+      {0x0123456789ABCDEF, 0xFEDCBA9876543210, 0x7654, 4, 12, -2},  // __byte_perm: y.
+      {0x89ABCDEF, 0x76543210, 0xFEDC, 12, 5, 0},                   // Selector bit 3 is ignored.
+      {0xF0F0, 0x76543210, 0x4170, 16, 8, 0},                       // Offset 0 on a clear bit: -1.
+      {0xDEADBEEF, 0x12345678, 20, 20, 0, 9},                       // A bit field past bit 31.
+      {0xDEADBEEF, 0x12345678, 36, 70, 70, 1},                      // Counts past 32 and 64.
+      {0x00FFFFFF, 0x00FFFFFF, 8, 24, 0, 64},                       // 24-bit operands; no 64th set bit.
+      {0x00800000, 0xFF7FFFFF, 0, 16, 23, -24},                     // -2^23 * (2^23 - 1).
+      {0x7FFFFFFF, 0x7FFFFFFF, 5, 3, 30, -31},                      // Sums past INT_MAX.
+      {0xFFFFFFFF, 1, 0, 0, 0, -1},                                 // __uhadd's sum wraps to 0.
+      {0x80000000, 0x7FFFFFFF, 0x100, 31, 31, 1},                   // __sad(INT_MIN, INT_MAX, 256) wraps.
+      {static_cast<unsigned long long>(-5), 3, 7, 5, 0, 2},         // Negative products.
+      {0x10000000000, 0x8000000000000001, 40, 24, 31, 0},           // __fns base 31: finds bit 40.
+      {0x10000000100, 0xF0F0, 4, 4, 40, 0},                         // __fns base 40, offset 0: none.
+      {0x5555555555555555, 0xAAAAAAAAAAAAAAAA, 17, 9, 63, -32},
+      {0xFFFFFFFF00000000, 0x00000000FFFFFFFF, 33, 40, 32, 32},  // A 64-bit field past bit 63.
+      {0x0000000100000000, 0xFFFFFFFFFFFFFFFF, 64, 63, 95, 0},   // base 95: as 31.
+  };
+  std::mt19937_64 rng(22);
+  for (int i = 0; i < 256; ++i) {
+    twin_bits::Case c;
+    c.a = rng(), c.b = rng();
+    c.s = static_cast<unsigned>(rng() % 80), c.w = static_cast<unsigned>(rng() % 80);
+    c.base = static_cast<unsigned>(rng() % 100), c.offset = static_cast<int>(rng() % 141) - 70;
+    if (i % 2) c.a &= rng();  // Sparser masks for __fns.
+    cases.push_back(c);
+  }
+  std::shared_ptr<TwinModule> m;
+  ASSERT_NO_FATAL_FAILURE(Open(HIPR_TWIN_BITS, &m));
+  const int n = static_cast<int>(cases.size());
+  std::vector<unsigned long long> out(cases.size() * twin_bits::kSlotCount, 0xABABABABABABABABull);
+  constexpr char kBits[] = "_Z4bitsPKN9twin_bits4CaseEPyi";
+  Kernarg args(Info(kBits));
+  args.Set(0, static_cast<const twin_bits::Case*>(cases.data())).Set(1, out.data()).Set(2, n);
+  ASSERT_TRUE(Launch(*m, kBits, {static_cast<uint32_t>((n + 63) / 64), 1, 1}, {64, 1, 1}, args).ok());
+  int failures = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto want = twin_bits::Expected(cases[i]);
+    for (int k = 0; k < twin_bits::kSlotCount; ++k) {
+      const unsigned long long got = out[static_cast<size_t>(i) * twin_bits::kSlotCount + k];
+      if (got == want[k]) continue;
+      const twin_bits::Case& c = cases[i];
+      ADD_FAILURE() << twin_bits::kSlotNames[k] << std::hex << " a=0x" << c.a << " b=0x" << c.b << " s=" << std::dec
+                    << c.s << " w=" << c.w << " base=" << c.base << " offset=" << c.offset << ": twin 0x" << std::hex
+                    << got << ", reference 0x" << want[k];
+      if (++failures == 40) return;
+    }
+  }
 }
 
 TEST_F(SimTwinTest, LayoutMismatchIsRefused) {

@@ -4,8 +4,9 @@
 // exp10f, sincosf, ...) comes from the host's libm unchanged. Added here:
 // HIP's global min/max overloads, the single-precision intrinsics
 // (__expf, __fdividef, rsqrtf, __saturatef, ...) computed at full
-// precision, rounding-mode conversions and integer intrinsics. Results may
-// differ from the GPU's in the last bits, as between two GPU generations.
+// precision, rounding-mode conversions and __ldg. Results may differ from
+// the GPU's in the last bits, as between two GPU generations. The integer
+// and bit intrinsics are in hipr_twin_bits.h.
 #ifndef HIPR_TWIN_MATH_H_
 #define HIPR_TWIN_MATH_H_
 
@@ -110,33 +111,7 @@ inline float __uint_as_float(unsigned int x) { return ::hipr_twin::BitCast<float
 inline long long __double_as_longlong(double x) { return ::hipr_twin::BitCast<long long>(x); }
 inline double __longlong_as_double(long long x) { return ::hipr_twin::BitCast<double>(x); }
 
-// ---- Integer intrinsics -------------------------------------------------------------
-
-inline int __popc(unsigned int x) { return __builtin_popcount(x); }
-inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
-inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(static_cast<unsigned int>(x)); }
-inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(x)); }
-inline int __ffs(int x) { return __builtin_ffs(x); }
-inline int __ffsll(long long x) { return __builtin_ffsll(x); }
-inline unsigned int __brev(unsigned int x) { return __builtin_bitreverse32(x); }
-inline unsigned long long __brevll(unsigned long long x) { return __builtin_bitreverse64(x); }
-inline int __mul24(int x, int y) { return ((x << 8) >> 8) * ((y << 8) >> 8); }
-inline unsigned int __umul24(unsigned int x, unsigned int y) { return (x & 0xFFFFFFu) * (y & 0xFFFFFFu); }
-inline int __mulhi(int x, int y) { return static_cast<int>((static_cast<long long>(x) * y) >> 32); }
-inline unsigned int __umulhi(unsigned int x, unsigned int y) {
-  return static_cast<unsigned int>((static_cast<unsigned long long>(x) * y) >> 32);
-}
-inline long long __mul64hi(long long x, long long y) {
-  return static_cast<long long>((static_cast<__int128>(x) * y) >> 64);
-}
-inline unsigned long long __umul64hi(unsigned long long x, unsigned long long y) {
-  return static_cast<unsigned long long>((static_cast<unsigned __int128>(x) * y) >> 64);
-}
-inline int __hadd(int x, int y) { return static_cast<int>((static_cast<long long>(x) + y) >> 1); }
-inline int __rhadd(int x, int y) { return static_cast<int>((static_cast<long long>(x) + y + 1) >> 1); }
-inline unsigned int __sad(int x, int y, unsigned int z) {
-  return z + static_cast<unsigned int>(x > y ? static_cast<long long>(x) - y : static_cast<long long>(y) - x);
-}
+// ---- Loads ---------------------------------------------------------------------------
 
 template <typename T>
 inline T __ldg(const T* p) {

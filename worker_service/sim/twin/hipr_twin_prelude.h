@@ -8,24 +8,47 @@
 //
 // Supported: __global__ / __device__ / __host__ / __forceinline__ /
 // __noinline__ / __launch_bounds__ / __restrict__ / __align__;
-// __shared__ (per block: thread_local storage, one block per OS thread at a
-// time); extern __shared__ and HIP_DYNAMIC_SHARED (dynamic shared memory);
+// __shared__ (per block: storage per OS thread, one block per OS thread at a
+// time, ending at an inaccessible page so that an access past it is a named
+// fault, see hipr_twin_shared.h); extern __shared__ and HIP_DYNAMIC_SHARED
+// (dynamic shared memory, also ending at such a page);
 // threadIdx, blockIdx, blockDim, gridDim and hipThreadIdx_x-style macros;
 // warpSize (64); dim3, uint3 and the HIP vector types with make_* helpers;
-// __syncthreads (a real barrier), __syncthreads_count/_and/_or;
+// __syncthreads (a real barrier), __syncthreads_count/_and/_or; warp-level
+// operations over wavefronts of 64 lanes (__shfl, __shfl_up, __shfl_down,
+// __shfl_xor at every width and type HIP declares, __ballot, __ballot64,
+// __any, __all, __activemask, __lane_id, __lanemask_lt/gt/eq), whose lanes
+// meet as on a GPU, with HIP's results for inactive lanes (hipr_twin_warp.h);
 // __threadfence*; atomics (atomicAdd/Sub/Exch/Min/Max/CAS/And/Or/Xor/Inc/Dec
 // for the usual integer and floating types, truly atomic across blocks
 // running on different OS threads); device printf (into the launch's
-// output); the usual math (host libm plus the __expf-style intrinsics and
-// integer intrinsics, see hipr_twin_math.h); clock64/wall_clock64;
-// __managed__ variables (twin_rewrite.py reads them through the code
-// object's pointer variable, as clang's device code does).
-// Texture objects: tex1Dfetch, tex1D and tex2D over the textures hipr
-// creates (hipr_twin_texture.h).
+// output); the usual math (host libm plus the __expf-style intrinsics, see
+// hipr_twin_math.h); every integer and bit intrinsic of HIP 5.2's
+// amd_device_functions.h (__popc, __clz, __ffs, __brev, __byte_perm,
+// __bitextract/__bitinsert, __funnelshift*, __fns32/64, __lastbit_u32_u64,
+// __mul24, __mulhi, __mul64hi, __hadd, __rhadd, __sad and their unsigned
+// forms) with the signatures and results of its device code, see
+// hipr_twin_bits.h; clock64/wall_clock64; __device__, __constant__ and
+// __managed__ variables, several to a declaration too (twin_rewrite.py reads
+// a managed one through the code object's pointer variable, as clang's
+// device code does). Texture objects: tex1Dfetch, tex1D and tex2D over the
+// textures hipr creates (hipr_twin_texture.h).
 //
-// Not supported (a compile error names them): warp-level intrinsics
-// (__shfl*, __ballot, __any, __all, __activemask), half precision
-// (hip_fp16.h), cooperative groups, AMDGCN builtins.
+// The program sees the macros the device compile predefines for the twin's
+// target (__HIP_DEVICE_COMPILE__, __HIP__, __AMDGCN__, __AMDGPU__, __gfx90a__,
+// __GFX9__, __AMDGCN_WAVEFRONT_SIZE, __amdgcn_processor__,
+// __amdgcn_target_id__, __HIP_MEMORY_SCOPE_*, FP_FAST_FMA(F), ...):
+// twin_rewrite.py defines them after this header (twin_macros.py), which
+// itself, like the system headers it includes, is configured for the host.
+//
+// Not supported (a compile error names them): the masked warp intrinsics of
+// later HIP (__shfl_sync and the other *_sync forms, __syncwarp), half
+// precision (hip_fp16.h), cooperative groups, AMDGCN builtins. Refused by
+// twin_rewrite.py: the long double layout macros (__LDBL_*,
+// __SIZEOF_LONG_DOUBLE__, float.h's LDBL_*), where the device's 64-bit long
+// double cannot be had on the host; a device variable whose initialiser
+// refers to another one; a declaration whose first declarator is a host
+// variable the twin drops while it keeps a later one.
 #ifndef HIPR_TWIN_PRELUDE_H_
 #define HIPR_TWIN_PRELUDE_H_
 
@@ -91,9 +114,11 @@ inline void* VariableAddress(unsigned index) { return Self().variables[index]; }
 }  // namespace hipr_twin
 
 #include "hipr_twin_atomics.h"
+#include "hipr_twin_bits.h"
 #include "hipr_twin_math.h"
 #include "hipr_twin_vector_types.h"
 #include "hipr_twin_texture.h"
+#include "hipr_twin_shared.h"
 
 struct dim3 {
   uint32_t x, y, z;
@@ -160,7 +185,9 @@ inline long long wall_clock64() {
   return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
-// ---- Unsupported warp-level intrinsics -----------------------------------------
+#include "hipr_twin_warp.h"
+
+// ---- Unsupported warp-level intrinsics (the masked forms of later HIP) --------
 
 namespace hipr_twin {
 template <typename... A>
@@ -174,21 +201,13 @@ struct Unsupported : std::false_type {};
                   "hipr sim twins: " #name " (a warp-level intrinsic) is not supported by the sim device"); \
     return 0;                                                                                          \
   }
-HIPR_TWIN_UNSUPPORTED(__shfl)
-HIPR_TWIN_UNSUPPORTED(__shfl_up)
-HIPR_TWIN_UNSUPPORTED(__shfl_down)
-HIPR_TWIN_UNSUPPORTED(__shfl_xor)
 HIPR_TWIN_UNSUPPORTED(__shfl_sync)
 HIPR_TWIN_UNSUPPORTED(__shfl_up_sync)
 HIPR_TWIN_UNSUPPORTED(__shfl_down_sync)
 HIPR_TWIN_UNSUPPORTED(__shfl_xor_sync)
-HIPR_TWIN_UNSUPPORTED(__ballot)
 HIPR_TWIN_UNSUPPORTED(__ballot_sync)
-HIPR_TWIN_UNSUPPORTED(__any)
-HIPR_TWIN_UNSUPPORTED(__all)
 HIPR_TWIN_UNSUPPORTED(__any_sync)
 HIPR_TWIN_UNSUPPORTED(__all_sync)
-HIPR_TWIN_UNSUPPORTED(__activemask)
 HIPR_TWIN_UNSUPPORTED(__syncwarp)
 #undef HIPR_TWIN_UNSUPPORTED
 

@@ -50,6 +50,7 @@ class BlockExecutor {
         threads_(KernelRunner::kMaxBlockThreads),
         shared_(MapShared()) {
     runnable_.reserve(KernelRunner::kMaxBlockThreads);
+    ran_.reserve(KernelRunner::kMaxBlockThreads);
     waiting_.reserve(KernelRunner::kMaxBlockThreads);
   }
   ~BlockExecutor() { munmap(shared_, SharedMappingBytes()); }
@@ -62,6 +63,18 @@ class BlockExecutor {
     FiberContext context;
     void* stack = nullptr;
     bool done = false;
+    // Waiting at a warp operation (WarpMeet): where, and what it offers.
+    bool at_warp = false;
+    uint64_t warp_site = 0;
+    uint64_t warp_value = 0;
+  };
+  static constexpr uint32_t kWave = HIPR_TWIN_WAVEFRONT_SIZE;
+  static constexpr uint32_t kMaxWaves = KernelRunner::kMaxBlockThreads / kWave;
+  // What the lanes of one wavefront that last met at a warp operation
+  // offered, and which lanes they were.
+  struct WaveMeeting {
+    uint64_t values[kWave] = {};
+    uint64_t mask = 0;
   };
 
   // Dynamic shared memory: kMaxDynamicSharedBytes followed by a page that
@@ -78,8 +91,8 @@ class BlockExecutor {
       std::abort();
     }
     auto* base = static_cast<uint8_t*>(p);
-    if (mprotect(base + KernelRunner::kMaxDynamicSharedBytes, SharedMappingBytes() - KernelRunner::kMaxDynamicSharedBytes,
-                 PROT_NONE) != 0) {
+    const size_t usable = KernelRunner::kMaxDynamicSharedBytes;
+    if (mprotect(base + usable, SharedMappingBytes() - usable, PROT_NONE) != 0) {
       std::perror("hipr sim: cannot protect the guard page after a block's shared memory");
       std::abort();
     }
@@ -88,10 +101,16 @@ class BlockExecutor {
 
   static void FiberMain(void* arg);
   static uint32_t Barrier(const HiprTwinThread* self, int predicate);
+  static uint64_t WarpMeet(const HiprTwinThread* self, uint64_t site, uint64_t value, const uint64_t** values);
+  // After a pass in which every runnable thread ran until it waited or
+  // ended: lets the next group of each wavefront's lanes waiting at a warp
+  // operation go on (appended to runnable_). False when none waits.
+  bool MeetWaves(uint32_t threads);
   static void WriteOutput(const HiprTwinThread* self, const char* text, size_t size);
   void CheckStack(uint32_t index);
 
-  static constexpr HiprTwinServices kServices = {&BlockExecutor::Barrier, &BlockExecutor::WriteOutput};
+  static constexpr HiprTwinServices kServices = {&BlockExecutor::Barrier, &BlockExecutor::WriteOutput,
+                                                 &BlockExecutor::WarpMeet};
 
   TwinAltStack alt_stack_;  // Fault reports from a fiber that overflowed its stack.
   StackPool stacks_;
@@ -100,7 +119,9 @@ class BlockExecutor {
   std::vector<HiprTwinThread> threads_;  // Never resized: twin code holds pointers.
   uint8_t* shared_;
   std::vector<uint32_t> runnable_;
-  std::vector<uint32_t> waiting_;
+  std::vector<uint32_t> ran_;      // The pass being run.
+  std::vector<uint32_t> waiting_;  // At __syncthreads.
+  WaveMeeting waves_[kMaxWaves];
   // The block being run.
   const HiprTwinKernel* kernel_ = nullptr;
   const uint8_t* kernarg_ = nullptr;
@@ -128,6 +149,47 @@ uint32_t BlockExecutor::Barrier(const HiprTwinThread* self, int predicate) {
   if (predicate != 0) ++ex->barrier_count_[ex->phase_];
   SwitchFiber(&ex->fibers_[self->flat_thread_id].context, &ex->scheduler_);
   return ex->barrier_result_;
+}
+
+uint64_t BlockExecutor::WarpMeet(const HiprTwinThread* self, uint64_t site, uint64_t value, const uint64_t** values) {
+  auto* ex = static_cast<BlockExecutor*>(self->executor);
+  Fiber& f = ex->fibers_[self->flat_thread_id];
+  f.at_warp = true;
+  f.warp_site = site;
+  f.warp_value = value;
+  SwitchFiber(&f.context, &ex->scheduler_);
+  const WaveMeeting& w = ex->waves_[self->flat_thread_id / kWave];
+  *values = w.values;
+  return w.mask;
+}
+
+bool BlockExecutor::MeetWaves(uint32_t threads) {
+  bool any = false;
+  for (uint32_t base = 0; base < threads; base += kWave) {
+    const uint32_t end = std::min(threads, base + kWave);
+    // The lowest site goes first (twin_abi.h).
+    uint32_t first = end;
+    for (uint32_t i = base; i < end; ++i) {
+      if (fibers_[i].at_warp && (first == end || fibers_[i].warp_site < fibers_[first].warp_site)) first = i;
+    }
+    if (first == end) continue;
+    WaveMeeting& w = waves_[base / kWave];
+    w.mask = 0;
+    for (uint32_t i = base; i < end; ++i) {
+      Fiber& f = fibers_[i];
+      w.values[i - base] = 0;
+      if (!f.at_warp || f.warp_site != fibers_[first].warp_site) continue;
+      w.mask |= uint64_t{1} << (i - base);
+      w.values[i - base] = f.warp_value;
+    }
+    for (uint32_t i = base; i < end; ++i) {
+      if ((w.mask >> (i - base) & 1) == 0) continue;
+      fibers_[i].at_warp = false;
+      runnable_.push_back(i);
+    }
+    any = true;
+  }
+  return any;
 }
 
 void BlockExecutor::WriteOutput(const HiprTwinThread* self, const char* text, size_t size) {
@@ -184,6 +246,7 @@ void BlockExecutor::Run(GridT* grid, uint64_t block_linear) {
     t.executor = this;
     fibers_[i].stack = nullptr;
     fibers_[i].done = false;
+    fibers_[i].at_warp = false;
     runnable_.push_back(i);
   }
   barrier_count_[0] = barrier_count_[1] = 0;
@@ -192,7 +255,9 @@ void BlockExecutor::Run(GridT* grid, uint64_t block_linear) {
   TwinFaultScope& scope = CurrentTwinFaultScope();
   scope.kernel = grid->display_name;
   for (;;) {
-    for (uint32_t i : runnable_) {
+    ran_.swap(runnable_);
+    runnable_.clear();
+    for (uint32_t i : ran_) {
       Fiber& f = fibers_[i];
       if (f.stack == nullptr) {
         f.stack = stacks_.Take();
@@ -207,10 +272,14 @@ void BlockExecutor::Run(GridT* grid, uint64_t block_linear) {
         // barrier would cost more than the switch itself.
         CheckStack(i);
         stacks_.Give(f.stack);  // The next thread starts on it, still warm.
-      } else {
+      } else if (!f.at_warp) {
         waiting_.push_back(i);  // At a barrier.
       }
     }
+    // Every thread has run until it ended or waits: the lanes of a
+    // wavefront that wait at a warp operation meet first, since a barrier
+    // opens only when every thread of the block waits at it.
+    if (MeetWaves(n)) continue;
     if (waiting_.empty()) break;
     // Every thread that has not exited waits at the barrier: open it.
     barrier_result_ = barrier_count_[phase_];

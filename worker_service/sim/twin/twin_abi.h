@@ -40,7 +40,13 @@
 extern "C" {
 #endif
 
-#define HIPR_TWIN_ABI_VERSION 1u
+#define HIPR_TWIN_ABI_VERSION 2u
+/* Version 1 lacked HiprTwinServices::warp_meet; the executor still runs
+ * such twins (they never call it). */
+#define HIPR_TWIN_ABI_OLDEST_VERSION 1u
+/* Lanes of a wavefront (gfx9: 64): threads flat_thread_id / 64 of a block
+ * form one wavefront, lane flat_thread_id % 64. */
+#define HIPR_TWIN_WAVEFRONT_SIZE 64u
 #define HIPR_TWIN_ENTRY_SYMBOL "hipr_twin_module"
 
 typedef struct HiprTwinDim3 {
@@ -80,6 +86,20 @@ typedef struct HiprTwinServices {
   /* Device printf: appends `size` bytes of formatted text to the launch's
    * output, which the sim hands to the client. Thread-safe. */
   void (*write_output)(const HiprTwinThread* self, const char* text, size_t size);
+  /* A warp-level operation (shuffle, vote): the lanes of the caller's
+   * wavefront meet here, as they execute one instruction on a GPU. The
+   * caller offers `value` at call site `site` (any number naming the source
+   * location) and waits until every other lane of its wavefront that has
+   * not exited is waiting too (at a warp operation or at __syncthreads);
+   * the lanes waiting at the lowest site then go on together, the others
+   * wait for their own turn (divergent paths run one after the other, as a
+   * GPU runs them). The prelude numbers a site by its source line, then
+   * column (hipr_twin_warp.h), so that in structured code the operation in
+   * a divergent branch runs before the one where the lanes reconverge. Returns the mask of those lanes
+   * (bit = lane) and points *values at the 64 values they offered
+   * (entries of other lanes are 0); valid until the caller's next warp
+   * operation. Since ABI version 2. */
+  uint64_t (*warp_meet)(const HiprTwinThread* self, uint64_t site, uint64_t value, const uint64_t** values);
 } HiprTwinServices;
 
 /* One GPU thread's view of its launch. Owned by the executor; valid while

@@ -103,7 +103,7 @@ std::vector<void*> TwinModule::Bindings() const {
 Status CheckTwin(const HiprTwinModule& twin, std::string_view where, const co::Sha256Digest& code_object_hash,
                  const co::CodeObjectInfo& metadata) {
   const std::string w(where);
-  if (twin.abi_version != HIPR_TWIN_ABI_VERSION)
+  if (twin.abi_version < HIPR_TWIN_ABI_OLDEST_VERSION || twin.abi_version > HIPR_TWIN_ABI_VERSION)
     return Refuse("twin " + w + " speaks twin ABI version " + std::to_string(twin.abi_version) +
                   ", this worker speaks " + std::to_string(HIPR_TWIN_ABI_VERSION) + "; rebuild it");
   const std::string want = co::ToHex(code_object_hash);

@@ -126,7 +126,7 @@ TwinAltStack::TwinAltStack() {
   stack_t ss{};
   ss.ss_sp = p;
   ss.ss_size = kAltStackBytes;
-  if (sigaltstack(&ss, nullptr) != 0) {
+  if (sigaltstack(&ss, &previous_) != 0) {
     munmap(p, kAltStackBytes);
     return;
   }
@@ -136,9 +136,13 @@ TwinAltStack::TwinAltStack() {
 
 TwinAltStack::~TwinAltStack() {
   if (base_ == nullptr) return;
-  stack_t ss{};
-  ss.ss_flags = SS_DISABLE;
-  sigaltstack(&ss, nullptr);
+  if ((previous_.ss_flags & SS_DISABLE) == 0 && previous_.ss_sp != nullptr) {
+    sigaltstack(&previous_, nullptr);
+  } else {
+    stack_t ss{};
+    ss.ss_flags = SS_DISABLE;
+    sigaltstack(&ss, nullptr);
+  }
   munmap(base_, bytes_);
 }
 

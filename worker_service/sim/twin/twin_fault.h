@@ -19,6 +19,8 @@
 // calls the reporter: async-signal-safe code throughout.
 #pragma once
 
+#include <signal.h>
+
 #include <cstddef>
 
 #include "worker_service/sim/twin/twin_abi.h"
@@ -41,7 +43,8 @@ using TwinFaultReporter = void (*)(const char* line, size_t size);
 // nothing) and sets the reporter (nullptr: the line goes to stderr).
 void InstallTwinFaultHandlers(TwinFaultReporter reporter);
 
-// An alternate signal stack for the calling OS thread while it lives.
+// An alternate signal stack for the calling OS thread while it lives (the
+// one it had before, a sanitizer's say, is put back when it goes).
 class TwinAltStack {
  public:
   TwinAltStack();
@@ -52,6 +55,7 @@ class TwinAltStack {
  private:
   void* base_ = nullptr;
   size_t bytes_ = 0;
+  stack_t previous_{};
 };
 
 // The report for a fault at `address` with signal `signo` in `thread` of

@@ -3,7 +3,8 @@
 
 A twin is the device side of a HIP translation unit compiled for the host
 (twin_abi.h, hipr_twin_prelude.h). This tool parses the .hip file with
-libclang as HIP (device side, as hipcc does for gfx90a), keeps kernels,
+libclang as HIP (device side, as hipcc does for the target, gfx90a unless
+--target says otherwise), keeps kernels,
 __device__ functions, device variables and the types, templates and
 constants they need, drops host functions and host globals (so no host code
 or static initialiser of the program ever runs in the worker), rewrites
@@ -11,13 +12,18 @@ device variables so they live in device memory the sim binds, and appends the
 descriptor the sim loads: every kernel and variable of the code object's
 metadata (from `hipr-inspect --json`), explicit instantiations for its
 template kernels, and the code object's SHA-256. A kernel of the code object
-that the source cannot express is an error naming it. The program's own
+that the source cannot express is an error naming it. The twin source
+defines the macros the device compile predefines for the target
+(__HIP_DEVICE_COMPILE__, __gfx90a__, ...; twin_macros.py), so the program's
+#if branches are those of its code object; a program that uses the device's
+long double layout macros, which a host compile cannot honour, is refused.
+The program's own
 headers (every file it includes from outside the system include paths) are
 rewritten the same way, into copies next to the output; errors in a twin
 point at the original files and lines (#line).
 
   twin_rewrite.py rewrite --source F.hip --binary PROG --inspect hipr-inspect \
-      --output twin.cc [--manifest twin.json] [--depfile twin.d] [-I dir] [-D def]
+      --output twin.cc [--target gfx90a] [--manifest twin.json] [--depfile twin.d] [-I dir] [-D def]
   twin_rewrite.py install --library twin.so --manifest twin.json \
       --output-dir DIR --stamp NAME.twin
 
@@ -35,6 +41,7 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # No __pycache__ in the source tree.
+import twin_macros  # noqa: E402
 from twin_source import (  # noqa: E402
     CursorKind,
     SourceFiles,
@@ -46,6 +53,7 @@ from twin_source import (  # noqa: E402
     namespaces,
     parse_hip,
     qualified_name,
+    skipped_ranges,
     walk_scope,
 )
 
@@ -61,14 +69,15 @@ UNNAMEABLE = re.compile(r"'lambda|\{lambda|'unnamed|\{unnamed|\$_\d")
 INTERNAL_VARIABLE = re.compile(r"^(\.|__hip_|__oclc_|__ockl_|llvm\.)")
 
 
-def run_inspect(tool, binary):
-    out = subprocess.run([tool, binary, "--json", "--target", "gfx90a"], capture_output=True, text=True)
+def run_inspect(tool, binary, target):
+    out = subprocess.run([tool, binary, "--json", "--target", target], capture_output=True, text=True)
     if out.returncode != 0:
         raise TwinError("%s %s failed: %s" % (tool, binary, out.stderr.strip()))
     return json.loads(out.stdout)
 
 
-def code_object_entries(inspect, processor="gfx90a"):
+def code_object_entries(inspect, target):
+    processor = target.split(":")[0]
     entries = []
     for bundle in inspect.get("bundles", []):
         for entry in bundle.get("entries", []):
@@ -117,15 +126,16 @@ def split_template_kernel(demangled, qual):
 
 
 class Rewriter:
-    def __init__(self, source, clang_args):
+    def __init__(self, source, clang_args, target):
         self.source = os.path.realpath(source)
-        self.tu = parse_hip(self.source, clang_args)
+        self.tu = parse_hip(self.source, clang_args, target)
         self.files = SourceFiles(self.tu, self.source)
         self.kernels = {}      # mangled -> cursor (functions and specializations)
         self.templates = []    # (qualified name without '::', cursor)
         self.device_vars = []  # cursors, in source order
         self.kept = []         # top-level cursors kept
         self.types = []        # top-level type declarations (kept if needed)
+        self.declarators = []  # top-level variables and typedefs (resolve_declarations)
         self.stripped = set()  # (path, offset) of dropped host-only members
 
     # ---- Classification ------------------------------------------------------
@@ -136,6 +146,8 @@ class Rewriter:
     def _top_level(self, c):
         k = c.kind
         attrs = attributes(c)
+        if k in (CursorKind.VAR_DECL, CursorKind.TYPEDEF_DECL):
+            self.declarators.append(c)
         if k in (CursorKind.FUNCTION_DECL, CursorKind.FUNCTION_TEMPLATE, CursorKind.CXX_METHOD,
                  CursorKind.CONSTRUCTOR, CursorKind.DESTRUCTOR, CursorKind.CONVERSION_FUNCTION):
             if CursorKind.CUDAGLOBAL_ATTR in attrs:
@@ -271,48 +283,86 @@ class Rewriter:
                 self.files.blank(m)
                 self.stripped.add((self.files.path_of(m), m.extent.start.offset))
 
+    # ---- Declarations with several declarators ----------------------------------
+
+    def resolve_declarations(self):
+        """`static int a = 0, b;`, `typedef struct {...} T, *PT;`, `const
+        int k = 1, *p = &k;`, `struct S {...} s;`: libclang gives each
+        declarator a cursor whose extent runs from the start of the
+        declaration, so dropping one as a whole would drop those before it
+        and any type the declaration defines. After classify() and
+        prune_types(): typedefs of one declaration are kept together; a
+        dropped variable after a kept one goes as `, declarator`; a dropped
+        first declarator with kept ones after it cannot be expressed and is
+        refused; a type defined in a dropped declaration stays if device
+        code needs it."""
+        groups = {}
+        for c in self.declarators:
+            if c not in self.device_vars:  # Rewritten whole (rewrite_variables).
+                groups.setdefault((self.files.path_of(c), c.extent.start.offset), []).append(c)
+        for decls in groups.values():
+            decls.sort(key=lambda c: c.extent.end.offset)
+            dropped = [self.files.is_blanked(c) for c in decls]
+            if all(dropped):
+                self._keep_defined_type(decls)
+            elif not any(dropped):
+                continue
+            elif decls[0].kind == CursorKind.TYPEDEF_DECL:
+                for c in decls:
+                    self.files.unblank(c)
+            elif dropped[0]:
+                kept = [c.spelling for c, d in zip(decls, dropped) if not d]
+                raise TwinError("%s: the declaration of %s also declares %s, which the twin keeps; a twin cannot drop "
+                                "%s (a host variable) alone: declare it separately" % (
+                                    self.files.where(decls[0]), decls[0].spelling, ", ".join(kept),
+                                    decls[0].spelling))
+            else:
+                for prev, c, d in zip(decls, decls[1:], dropped[1:]):
+                    if d:
+                        self.files.blank(c, [(prev.extent.end.offset, c.extent.end.offset)])
+
+    def _keep_defined_type(self, decls):
+        """All of decls are dropped: keep a type their declaration defines
+        (`static struct S {...} s;` -> `struct S {...} ;`) if it is kept."""
+        for t in decls[0].get_children():
+            if t.kind in TYPE_KINDS and t.is_definition() and not self.files.is_blanked(t) and \
+                    any(self._same(t, k) for k in self.kept):
+                head = (self.files.blank_start(decls[0]), t.extent.start.offset)
+                for c in decls:
+                    self.files.blank(c, [head, (t.extent.end.offset, c.extent.end.offset)])
+                return
+
+    @staticmethod
+    def _same(a, b):
+        return a.kind == b.kind and a.extent.start.offset == b.extent.start.offset and \
+            a.extent.end.offset == b.extent.end.offset and a.location.file.name == b.location.file.name
+
+    # ---- Macros the twin cannot honour ---------------------------------------------
+
+    def check_layout_macros(self, macros):
+        """Refuses a program whose kept code or #if conditions use the
+        device's type layout macros (twin_macros.py)."""
+        uses = twin_macros.refused_uses(macros, self.files, skipped_ranges(self.tu), self.files.dropped)
+        if uses:
+            raise TwinError("%s uses macros of the device's type layout, which a twin cannot honour: it is compiled "
+                            "for the host, where long double is the 80-bit x87 type, not the device's 64-bit "
+                            "double:\n  %s" % (self.source, "\n  ".join(uses)))
+
     # ---- Device variables, dynamic shared memory ------------------------------
 
     def rewrite_variables(self, metadata_vars):
         """Returns [(code object name, C++ name of the initial-bytes storage)]
         in descriptor order."""
         table = []
-        usrs = {}
-        ends = []
+        usrs = {c.get_usr(): c for c in self.device_vars}
+        groups = {}  # One declaration may declare several (`__device__ int x, y;`).
         for c in self.device_vars:
-            where = self.files.where(c)
-            words = self.files.tokens(c)
-            managed = self._managed(c)
-            if "extern" in words:
-                raise TwinError(where + ": extern device variable " + c.spelling + " (relocatable device code) is "
-                                "not supported in twins")
-            if c.semantic_parent.kind not in (CursorKind.NAMESPACE, CursorKind.TRANSLATION_UNIT,
-                                              CursorKind.LINKAGE_SPEC) and not is_linkage_block(c.semantic_parent):
-                raise TwinError(where + ": device variable " + c.spelling + " must be at namespace scope")
-            for start, end in ends:
-                if start < c.extent.end.offset and c.extent.start.offset < end and \
-                        self.files.same_file(c, self.device_vars[0]):
-                    raise TwinError(where + ": declare one device variable per declaration (" + c.spelling + ")")
-            ends.append((c.extent.start.offset, c.extent.end.offset))
-            name = c.mangled_name
-            index = None
-            if managed:
-                # The code object has `name` (a pointer the runtime sets to the
-                # managed allocation) and `name.managed` (the initial bytes).
-                if name not in metadata_vars or name + ".managed" not in metadata_vars:
-                    raise TwinError(where + ": the code object lacks the variables %s and %s.managed of __managed__ "
-                                    "variable %s" % (name, name, c.spelling))
-                table.append((name + ".managed", qualified_name(c) + "__hipr_init"))
-                index = len(table)
-                table.append((name, qualified_name(c) + "__hipr_mptr"))
-            elif name in metadata_vars:
-                index = len(table)
-                table.append((name, qualified_name(c) + "__hipr_init"))
-            else:
-                print("twin_rewrite: note: " + where + ": device variable " + c.spelling + " (" + name + ") is not "
-                      "in the code object; the twin keeps it in host memory", file=sys.stderr)
-            self.files.rewrite_device_variable(c, index, managed)
-            usrs[c.get_usr()] = c
+            groups.setdefault((self.files.path_of(c), c.extent.start.offset), []).append(c)
+        for decls in groups.values():
+            decls.sort(key=lambda c: c.extent.end.offset)
+            managed = self._managed(decls[0])
+            entries = [(c, self._variable_entry(c, managed, metadata_vars, usrs, table)) for c in decls]
+            self.files.rewrite_device_variables(entries, managed)
         for name in sorted(metadata_vars - {n for n, _ in table}):
             if not INTERNAL_VARIABLE.search(name):
                 print("twin_rewrite: note: the code object's variable %s is not declared in %s; kernels of this twin "
@@ -325,7 +375,51 @@ class Rewriter:
                 elif node.kind == CursorKind.VAR_DECL and node.storage_class.name == "EXTERN" and \
                         CursorKind.CUDASHARED_ATTR in attributes(node):
                     self.files.rewrite_extern_shared(node)
+                elif node.kind == CursorKind.ASM_STMT:
+                    raise TwinError("%s: %s uses inline assembly (GCN instructions), which the sim cannot run on the "
+                                    "host; no twin is built for this program" % (self.files.where(node), top.spelling))
+                elif node.kind == CursorKind.DECL_STMT:
+                    decls = [d for d in node.get_children() if d.kind == CursorKind.VAR_DECL]
+                    if decls and all(CursorKind.CUDASHARED_ATTR in attributes(d) and
+                                     d.storage_class.name != "EXTERN" for d in decls):
+                        self.files.rewrite_static_shared(node, decls)
         return table
+
+    def _variable_entry(self, c, managed, metadata_vars, usrs, table):
+        """Checks device variable c and adds its code-object variables to
+        `table`; returns the index the accessor reads (None: not in the
+        code object)."""
+        where = self.files.where(c)
+        words = self.files.tokens(c)
+        if "extern" in words:
+            raise TwinError(where + ": extern device variable " + c.spelling + " (relocatable device code) is "
+                            "not supported in twins")
+        if c.semantic_parent.kind not in (CursorKind.NAMESPACE, CursorKind.TRANSLATION_UNIT,
+                                          CursorKind.LINKAGE_SPEC) and not is_linkage_block(c.semantic_parent):
+            raise TwinError(where + ": device variable " + c.spelling + " must be at namespace scope")
+        for node in c.walk_preorder():
+            if node.kind == CursorKind.DECL_REF_EXPR and node.referenced is not None and \
+                    node.referenced.get_usr() in usrs:
+                # The loader resolves `&x` to the device copy; the twin's
+                # initial bytes are copied, not relocated.
+                raise TwinError("%s: the initialiser of device variable %s refers to device variable %s, which "
+                                "twins cannot express" % (self.files.where(node), c.spelling, node.spelling))
+        name = c.mangled_name
+        if managed:
+            # The code object has `name` (a pointer the runtime sets to the
+            # managed allocation) and `name.managed` (the initial bytes).
+            if name not in metadata_vars or name + ".managed" not in metadata_vars:
+                raise TwinError(where + ": the code object lacks the variables %s and %s.managed of __managed__ "
+                                "variable %s" % (name, name, c.spelling))
+            table.append((name + ".managed", qualified_name(c) + "__hipr_init"))
+            table.append((name, qualified_name(c) + "__hipr_mptr"))
+            return len(table) - 1
+        if name in metadata_vars:
+            table.append((name, qualified_name(c) + "__hipr_init"))
+            return len(table) - 1
+        print("twin_rewrite: note: " + where + ": device variable " + c.spelling + " (" + name + ") is not "
+              "in the code object; the twin keeps it in host memory", file=sys.stderr)
+        return None
 
     # ---- Kernels --------------------------------------------------------------
 
@@ -413,10 +507,10 @@ def descriptor(entries, variables, sha, source):
     return "\n".join(out) + "\n"
 
 
-def choose_entry(rewriter, entries):
+def choose_entry(rewriter, entries, target):
     distinct = {e["sha256"]: e for e in entries}
     if not distinct:
-        raise TwinError("the binary has no gfx90a code object")
+        raise TwinError("the binary has no %s code object" % target)
     if len(distinct) == 1:
         return next(iter(distinct.values()))
     names = [k["name"] for e in distinct.values() for k in e["code_object"]["kernels"]]
@@ -424,23 +518,27 @@ def choose_entry(rewriter, entries):
     fits = [e for e in distinct.values() if e["code_object"]["kernels"] and
             all(rewriter.explains(k["name"], dm.get(k["name"], k["name"])) for k in e["code_object"]["kernels"])]
     if len(fits) != 1:
-        raise TwinError("cannot tell which of the binary's %d gfx90a code objects %s was compiled into (%d fit)"
-                        % (len(distinct), rewriter.source, len(fits)))
+        raise TwinError("cannot tell which of the binary's %d %s code objects %s was compiled into (%d fit)"
+                        % (len(distinct), target, rewriter.source, len(fits)))
     return fits[0]
 
 
 def cmd_rewrite(args):
     clang_args = ["-I" + d for d in args.include_dir] + ["-D" + d for d in args.define]
-    inspect = json.load(open(args.inspect_json)) if args.inspect_json else run_inspect(args.inspect, args.binary)
-    rw = Rewriter(args.source, clang_args)
+    macros = twin_macros.device_macros(args.target, clang_args)
+    inspect = json.load(open(args.inspect_json)) if args.inspect_json else run_inspect(args.inspect, args.binary,
+                                                                                        args.target)
+    rw = Rewriter(args.source, clang_args, args.target)
     rw.classify()
-    entry = choose_entry(rw, code_object_entries(inspect))
+    entry = choose_entry(rw, code_object_entries(inspect, args.target), args.target)
     co = entry["code_object"]
     rw.prune_types(demangle([k["name"] for k in co["kernels"]]).values())
+    rw.resolve_declarations()
+    rw.check_layout_macros(macros)
     variables = rw.rewrite_variables({v["name"] for v in co.get("variables", [])})
     entries, instantiations, templated = rw.kernel_entries(co["kernels"])
     output = os.path.abspath(args.output)
-    main, headers = rw.files.render(output, output + ".headers")
+    main, headers = rw.files.render(output, output + ".headers", macros.source_block())
     lines = main.count("\n") + 3
     tail = ["", '#line %d "%s"' % (lines, output),
             "// ---- Kernel twin descriptor (twin_rewrite.py) for code object " + entry["sha256"],
@@ -503,6 +601,9 @@ def main():
     r.add_argument("--inspect", default="hipr-inspect", help="the hipr-inspect executable")
     r.add_argument("--inspect-json", help="use this hipr-inspect --json output instead of running it")
     r.add_argument("--output", required=True)
+    r.add_argument("--target", default="gfx90a",
+                   help="the device the twin stands for (a target ID, as --offload-arch takes): it picks the code "
+                        "object and gives the parse and the twin the device compile's macros")
     r.add_argument("--manifest")
     r.add_argument("--depfile")
     r.add_argument("-I", dest="include_dir", action="append", default=[])

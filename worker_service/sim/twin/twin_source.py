@@ -6,6 +6,7 @@ point at the original lines (#line)."""
 
 import ctypes
 import os
+import re
 import subprocess
 
 import clang.cindex as ci
@@ -32,11 +33,11 @@ def _resource_dir():
                           text=True).stdout.strip()
 
 
-def parse_hip(source, extra_args):
-    """Parses `source` as hipcc does for gfx90a, device side only."""
+def parse_hip(source, extra_args, target="gfx90a"):
+    """Parses `source` as hipcc does for `target`, device side only."""
     _load_libclang()
     res = _resource_dir()
-    args = ["-x", "hip", "--cuda-device-only", "--rocm-path=/usr", "-nogpulib", "--offload-arch=gfx90a",
+    args = ["-x", "hip", "--cuda-device-only", "--rocm-path=/usr", "-nogpulib", "--offload-arch=" + target,
             "-std=c++17", "-resource-dir", res, "-isystem", os.path.join(res, ".."),
             # hipcc gets __managed__ from clang's HIP wrapper header, which this
             # parse (no HIP installation detected) does not include.
@@ -46,6 +47,29 @@ def parse_hip(source, extra_args):
     if errors:
         raise TwinError("libclang cannot parse %s as HIP:\n  %s" % (source, "\n  ".join(str(d) for d in errors)))
     return tu
+
+
+class _SourceRangeList(ctypes.Structure):
+    _fields_ = [("count", ctypes.c_uint), ("ranges", ctypes.POINTER(ci.SourceRange))]
+
+
+def skipped_ranges(tu):
+    """{real path: [(start, end)]}: the text the parse's preprocessor
+    skipped (#if branches not taken), from the detailed processing record."""
+    lib = ci.conf.lib
+    lib.clang_getAllSkippedRanges.argtypes = [ctypes.c_void_p]
+    lib.clang_getAllSkippedRanges.restype = ctypes.POINTER(_SourceRangeList)
+    lib.clang_disposeSourceRangeList.argtypes = [ctypes.POINTER(_SourceRangeList)]
+    ranges = lib.clang_getAllSkippedRanges(tu._as_parameter_)
+    out = {}
+    try:
+        for i in range(ranges.contents.count):
+            r = ranges.contents.ranges[i]
+            if r.start.file is not None:
+                out.setdefault(os.path.realpath(r.start.file.name), []).append((r.start.offset, r.end.offset))
+    finally:
+        lib.clang_disposeSourceRangeList(ranges)
+    return out
 
 
 _in_system_header = None
@@ -137,7 +161,7 @@ class SourceFiles:
         self.main = main
         self.data = {}      # path -> bytes
         self.edits = {}     # path -> {start: (end, replacement bytes)}
-        self.blanks = {}    # path -> [(start, end)]
+        self.blanks = {}    # path -> {key of a dropped cursor: [(start, end) to blank]}
         self.wider = {}     # (path, start) -> (start, end) to blank instead
         self.includes = []  # (includer, offset of the file name, included path or None, system name)
         self._system = {}
@@ -202,10 +226,33 @@ class SourceFiles:
         """Dropping c drops `outer` (an unbraced extern "C" around it) too."""
         self.wider[(self._path(c), c.extent.start.offset)] = (outer.extent.start.offset, outer.extent.end.offset)
 
-    def blank(self, c):
+    @staticmethod
+    def _key(c):
+        return (c.extent.start.offset, c.extent.end.offset, c.kind.name, c.spelling)
+
+    def blank(self, c, parts=None):
+        """Drops c; with parts [(start, end)], only those ranges of its
+        declaration (one declarator of several, or all but a type the
+        declaration defines)."""
         path = self._path(c)
-        start, end = self.wider.get((path, c.extent.start.offset), (c.extent.start.offset, c.extent.end.offset))
-        self.blanks.setdefault(path, []).append((self._attributes_before(path, start), end))
+        if parts is None:
+            start, end = self.wider.get((path, c.extent.start.offset), (c.extent.start.offset, c.extent.end.offset))
+            parts = [(self._attributes_before(path, start), end)]
+        self.blanks.setdefault(path, {})[self._key(c)] = parts
+
+    def blank_start(self, c):
+        """Where blanking c starts: before the attributes written ahead of it."""
+        return self._attributes_before(self._path(c), c.extent.start.offset)
+
+    def unblank(self, c):
+        self.blanks.get(self._path(c), {}).pop(self._key(c), None)
+
+    def is_blanked(self, c):
+        return self._key(c) in self.blanks.get(self._path(c), {})
+
+    def dropped(self, path, offset):
+        """Whether the byte at `offset` of `path` (a real path) is dropped."""
+        return any(s <= offset < e for parts in self.blanks.get(path, {}).values() for s, e in parts)
 
     def _attributes_before(self, path, start):
         """Moves `start` back over [[...]] and __attribute__((...)) written
@@ -242,9 +289,7 @@ class SourceFiles:
         expose as cursors)."""
         names = set()
         for path in self.user_files():
-            size = len(self._bytes(path))
-            extent = self.tu.get_extent(path, (0, size))
-            words = [t.spelling for t in self.tu.get_tokens(extent=extent)]
+            words = [t.spelling for t in self.file_tokens(path)]
             for i, w in enumerate(words):
                 if w != "template" or i + 1 >= len(words) or words[i + 1] == "<":
                     continue
@@ -256,13 +301,21 @@ class SourceFiles:
                         break
         return names
 
+    def file_tokens(self, path):
+        """All tokens of one of the program's files, as lexed (directives
+        and skipped #if branches included)."""
+        extent = self.tu.get_extent(path, (0, len(self._bytes(path))))
+        return self.tu.get_tokens(extent=extent)
+
     def _edit(self, path, start, end, text):
         self.edits.setdefault(path, {})[start] = (end, text.encode())
 
-    def rewrite_device_variable(self, c, index, managed=False):
-        """`__device__ T name = init;` -> storage for the initial bytes plus an
-        accessor returning the module's device copy (or, with index None,
-        the storage itself).
+    def rewrite_device_variables(self, decls, managed=False):
+        """One declaration of device variables, decls [(cursor, index)] in
+        declarator order: `__device__ T a = init, *b;` -> `static T
+        a__hipr_init = init, *b__hipr_init;` (the storage for the initial
+        bytes) plus, for each declarator, an accessor returning the module's
+        device copy (or, with index None, the storage itself).
 
         `__managed__ T name = init;` (managed=True; index is that of the
         code object's pointer variable `name`) -> the storage (the code
@@ -270,50 +323,56 @@ class SourceFiles:
         code object's `name`, which the runtime points at the managed
         allocation) and an accessor dereferencing the module's copy of that
         pointer, as the device code clang emits does."""
-        path = self._path(c)
+        first = decls[0][0]
+        path = self._path(first)
         src = self._bytes(path)
-        name = c.spelling
-        start, end = c.extent.start.offset, c.extent.end.offset
-        at = c.location.offset
-        if src[at:at + len(name)] != name.encode():
-            raise TwinError(self.where(c) + ": device variable %s is declared through a macro; twins cannot "
-                            "rewrite it" % name)
-        cut = [(at, at + len(name), name + "__hipr_init")]
+        start, end = first.extent.start.offset, decls[-1][0].extent.end.offset
         qualifiers = (b"__device__", b"__constant__", b"__managed__") if managed else (b"__device__", b"__constant__")
-        for a in c.get_children():
-            if a.kind in (CursorKind.CUDADEVICE_ATTR, CursorKind.CUDACONSTANT_ATTR) or \
-                    (managed and a.kind == CursorKind.UNEXPOSED_ATTR):
-                a0, a1 = a.extent.start.offset, a.extent.end.offset
-                if a0 == a1 and a.kind != CursorKind.UNEXPOSED_ATTR:
-                    continue  # Implicit (a managed variable is also __device__).
-                if src[a0:a1] not in qualifiers:
-                    raise TwinError(self.where(c) + ": cannot rewrite the qualifiers of device variable " + name)
-                cut.append((a0, a1, ""))
+        cut = {}
+        for c, _ in decls:
+            name = c.spelling
+            at = c.location.offset
+            if src[at:at + len(name)] != name.encode():
+                raise TwinError(self.where(c) + ": device variable %s is declared through a macro; twins cannot "
+                                "rewrite it" % name)
+            cut[(at, at + len(name))] = name + "__hipr_init"
+            for a in c.get_children():
+                if a.kind in (CursorKind.CUDADEVICE_ATTR, CursorKind.CUDACONSTANT_ATTR) or \
+                        (managed and a.kind == CursorKind.UNEXPOSED_ATTR):
+                    a0, a1 = a.extent.start.offset, a.extent.end.offset
+                    if a0 == a1 and a.kind != CursorKind.UNEXPOSED_ATTR:
+                        continue  # Implicit (a managed variable is also __device__).
+                    if src[a0:a1] not in qualifiers:
+                        raise TwinError(self.where(c) + ": cannot rewrite the qualifiers of device variable " + name)
+                    cut[(a0, a1)] = ""  # Each declarator lists the declaration's qualifiers again.
         pieces, pos = [], start
-        for a0, a1, repl in sorted(cut):
+        for (a0, a1), repl in sorted(cut.items()):
             pieces.append(src[pos:a0].decode())
             pieces.append(repl)
             pos = a1
         pieces.append(src[pos:end].decode())
         decl = "".join(pieces).strip()
-        if "static" not in self.tokens(c):
+        if "static" not in self.tokens(first):
             decl = "static " + decl
         semi = end
         while semi < len(src) and src[semi:semi + 1].isspace():
             semi += 1
         if src[semi:semi + 1] != b";":
-            raise TwinError(self.where(c) + ": declare one device variable per declaration (" + name + ")")
-        init = name + "__hipr_init"
-        if managed:
-            decl += "; static decltype(%s)* %s__hipr_mptr = nullptr" % (init, name)
-            body = "return **static_cast<decltype(%s)**>(::hipr_twin::VariableAddress(%d));" % (init, index)
-        elif index is not None:
-            body = "return *static_cast<decltype(%s)*>(::hipr_twin::VariableAddress(%d));" % (init, index)
-        else:
-            body = "return %s;" % init
-        accessor = " static inline decltype(%s)& %s__hipr() { %s }" % (init, name, body)
+            raise TwinError(self.where(first) + ": cannot find the end of the declaration of device variable " +
+                            first.spelling)
+        accessors = []
+        for c, index in decls:
+            init = c.spelling + "__hipr_init"
+            if managed:
+                decl += "; static decltype(%s)* %s__hipr_mptr = nullptr" % (init, c.spelling)
+                body = "return **static_cast<decltype(%s)**>(::hipr_twin::VariableAddress(%d));" % (init, index)
+            elif index is not None:
+                body = "return *static_cast<decltype(%s)*>(::hipr_twin::VariableAddress(%d));" % (init, index)
+            else:
+                body = "return %s;" % init
+            accessors.append(" static inline decltype(%s)& %s__hipr() { %s }" % (init, c.spelling, body))
         newlines = src[start:semi].count(b"\n")
-        self._edit(path, start, semi + 1, decl + ";" + accessor + "\n" * newlines)
+        self._edit(path, start, semi + 1, decl + ";" + "".join(accessors) + "\n" * newlines)
 
     def rewrite_variable_use(self, ref, name):
         path = self._path(ref)
@@ -340,10 +399,38 @@ class SourceFiles:
         text = "%s* const %s = reinterpret_cast<%s*>(::hipr_twin::DynamicShared())" % (elem, c.spelling, elem)
         self._edit(path, start, end, text + "\n" * src[start:end].count(b"\n"))
 
-    def render(self, main_dest, header_dir):
+    def rewrite_static_shared(self, stmt, decls):
+        """`__shared__ T a[N], b;` in a function -> the same declarators as
+        members of a local struct, one instance of it per OS thread placed
+        before an inaccessible page (hipr_twin_shared.h), and a reference
+        per variable: `struct hipr_shared_7 { T a[N], b; }; auto&
+        hipr_shared_7_v = ::hipr_twin::StaticShared<hipr_shared_7>(); auto& a
+        = hipr_shared_7_v.a; auto& b = hipr_shared_7_v.b;`. A declaration whose
+        __shared__ comes from a macro is left to the prelude's thread_local."""
+        path = self._path(stmt)
+        src = self._bytes(path)
+        attr = [a for a in decls[0].get_children() if a.kind == CursorKind.CUDASHARED_ATTR]
+        start, end = stmt.extent.start.offset, stmt.extent.end.offset
+        if not attr or src[attr[0].extent.start.offset:attr[0].extent.end.offset] != b"__shared__" or \
+                not (start <= attr[0].extent.start.offset < end) or not src[start:end].rstrip().endswith(b";"):
+            return
+        a0, a1 = attr[0].extent.start.offset, attr[0].extent.end.offset
+        body = (src[start:a0] + src[a1:end]).decode()
+        # A member cannot be static (a static local __shared__ is the same
+        # per-block storage).
+        body = re.sub(r"^(\s*(?:\w+\s+)*?)static\b", r"\1", body, count=1)
+        self.shared_count = getattr(self, "shared_count", 0) + 1
+        name = "hipr_shared_%d" % self.shared_count
+        # The declaration keeps its lines (and comments), so that messages
+        # still point at the original source.
+        text = "struct %s { %s }; auto& %s_v = ::hipr_twin::StaticShared<%s>();" % (name, body, name, name)
+        text += "".join(" auto& %s = %s_v.%s;" % (d.spelling, name, d.spelling) for d in decls)
+        self._edit(path, start, end, text)
+
+    def render(self, main_dest, header_dir, prologue=""):
         """Returns (main text, {copy path: text}) with every user include
         pointing at the rewritten copy and <hip/hip_runtime.h> at the
-        prelude."""
+        prelude. `prologue` goes between the prelude and the program."""
         dests = {self.main: main_dest}
         for i, f in enumerate(self.user_files()[1:]):
             dests[f] = os.path.join(header_dir, "%d_%s" % (i, os.path.basename(f)))
@@ -361,11 +448,16 @@ class SourceFiles:
         for f in self.user_files():
             out[dests[f]] = self._apply(f)
         main = out.pop(main_dest)
-        return '#include "hipr_twin_prelude.h"\n' + main, out
+        return '#include "hipr_twin_prelude.h"\n' + prologue + main, out
 
     def _apply(self, path):
         src = self._bytes(path)
-        blanks = sorted(self.blanks.get(path, []))
+        blanks = []  # Disjoint: the declarators of one declaration overlap.
+        for s, e in sorted(r for parts in self.blanks.get(path, {}).values() for r in parts):
+            if blanks and s <= blanks[-1][1]:
+                blanks[-1] = (blanks[-1][0], max(blanks[-1][1], e))
+            else:
+                blanks.append((s, e))
         edits = [(s, e, t) for s, (e, t) in self.edits.get(path, {}).items()
                  if not any(b0 <= s and e <= b1 for b0, b1 in blanks)]
         for s, e in blanks:
