@@ -567,6 +567,18 @@ class KernelScenarios:
             if line.startswith("[warp_ops]"):
                 log(line)
 
+    def scenario_coop_groups(self):
+        """Cooperative groups in a block (thread_block, run-time and compile-time tiles, coalesced
+        groups of a divergent branch) and the grid's ranks, checked against a host reference
+        (coop_groups.hip)."""
+        self.build.check_runtime()
+        w = self.worker()
+        env = client_env(self.build, w.server, "preload")
+        program = run_to_pass("coop_groups", [self.build.program("coop_groups")], env, 120)
+        for line in program.text("out"):
+            if line.startswith("[coop_groups]"):
+                log(line)
+
     def scenario_stress(self):
         """16 threads x 1,000 mixed async calls through one session, every result checked (stress.hip)."""
         self.build.check_runtime()

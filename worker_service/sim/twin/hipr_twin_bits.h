@@ -40,34 +40,29 @@ inline uint32_t AlignBit(uint32_t hi, uint32_t lo, uint32_t shift) {
 // The header's z & 0x7FFFFFFF >> 1 || z & 0x8000000 (sic: bit 27).
 inline uint32_t HalfAddFlag(uint32_t z) { return ((z & 0x7FFFFFFFu) >> 1) != 0 || (z & 0x8000000u) != 0; }
 
-// __fns64 as the header computes it (see above).
+// __fns64: the offset-th set bit of `mask` counting up from bit `base`
+// (offset > 0) or down from it (offset < 0), `base` included, or -1; offset
+// 0 asks for bit `base` itself, through the int-typed one-bit mask described
+// above. Out-of-range shifts are taken modulo the width, as on the device,
+// and offset INT_MIN, whose count does not fit the header's int, ends at
+// the last bit (0 counting down), as the device code's search does.
 inline int32_t FindNthSet(uint64_t mask, uint32_t base, int32_t offset) {
-  uint64_t temp_mask = mask;
-  int32_t temp_offset = offset;
-  if (offset == 0) {
-    const int32_t bit = static_cast<int32_t>(Shl32(1, base));  // An int: 1 << 31 is negative.
-    temp_mask &= static_cast<uint64_t>(static_cast<int64_t>(bit));
-    temp_offset = 1;
-  } else if (offset < 0) {
-    temp_mask = __builtin_bitreverse64(mask);
-    base = 63 - base;
-    temp_offset = static_cast<int32_t>(0u - static_cast<uint32_t>(offset));
+  uint64_t bits;
+  uint32_t n;
+  if (offset >= 0) {
+    bits = mask & Shl64(~0ull, base);
+    if (offset == 0) bits &= static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(Shl32(1, base))));
+    n = offset == 0 ? 1u : static_cast<uint32_t>(offset);
+  } else {
+    // Counting down is counting up in the bit-reversed mask.
+    bits = __builtin_bitreverse64(mask) & Shl64(~0ull, 63u - base);
+    n = 0u - static_cast<uint32_t>(offset);
   }
-  temp_mask &= Shl64(~0ull, base);
-  if (__builtin_popcountll(temp_mask) < temp_offset) return -1;
-  int32_t total = 0;
-  for (int i = 0x20; i > 0; i >>= 1) {
-    const uint64_t temp_mask_lo = temp_mask & ((1ull << i) - 1);
-    const uint32_t pcnt = static_cast<uint32_t>(__builtin_popcountll(temp_mask_lo));
-    if (pcnt < static_cast<uint32_t>(temp_offset)) {  // As the header's unsigned comparison.
-      temp_mask >>= i;
-      temp_offset = static_cast<int32_t>(static_cast<uint32_t>(temp_offset) - pcnt);
-      total += i;
-    } else {
-      temp_mask = temp_mask_lo;
-    }
-  }
-  return offset < 0 ? 63 - total : total;
+  if (static_cast<int32_t>(n) < 0) return offset < 0 ? 0 : 63;
+  if (static_cast<uint32_t>(__builtin_popcountll(bits)) < n) return -1;
+  for (; n > 1; --n) bits &= bits - 1;  // Drop the lower set bits.
+  const int32_t found = __builtin_ctzll(bits);
+  return offset < 0 ? 63 - found : found;
 }
 
 }  // namespace hipr_twin

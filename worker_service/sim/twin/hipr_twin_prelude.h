@@ -41,9 +41,14 @@
 // twin_rewrite.py defines them after this header (twin_macros.py), which
 // itself, like the system headers it includes, is configured for the host.
 //
+// Cooperative groups (<hip/hip_cooperative_groups.h>, the twin's own in
+// include/hip/): thread_block, tiles made at run time and at compile time,
+// coalesced groups, the grid's ranks; not a grid-wide sync.
+//
 // Not supported (a compile error names them): the masked warp intrinsics of
 // later HIP (__shfl_sync and the other *_sync forms, __syncwarp), half
-// precision (hip_fp16.h), cooperative groups, AMDGCN builtins. Refused by
+// precision (hip_fp16.h), grid_group::sync() and multi_grid_group::sync(),
+// AMDGCN builtins. Refused by
 // twin_rewrite.py: the long double layout macros (__LDBL_*,
 // __SIZEOF_LONG_DOUBLE__, float.h's LDBL_*), where the device's 64-bit long
 // double cannot be had on the host; a device variable whose initialiser
