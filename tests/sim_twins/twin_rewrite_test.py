@@ -349,6 +349,57 @@ __global__ void k(int* o) { o[0] = x + z[2] + (p == nullptr) + m1 + m2; o[1] = n
         self.assertIn("prog.hip:2:29: the initialiser of device variable p refers to device variable x", r.stderr)
 
 
+class ProgramFlags(unittest.TestCase):
+    """The program's compile flags after --: what reaches the twin."""
+
+    def test_flags_that_change_device_code_reach_the_twin(self):
+        b = TwinBuild(self, "#include <hip/hip_runtime.h>\n"
+                            "#ifndef SCALE\n#error SCALE did not reach the parse\n#endif\n"
+                            "__global__ void k(float* p) { p[threadIdx.x] *= SCALE; }\n", ["_Z1kPf"])
+        self.assertNotEqual(b.rewrite().returncode, 0)
+        r = b.rewrite("--", "-O3", "-Wall", "--offload-arch=gfx90a", "-DSCALE=2.5f", "-std=c++17")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(b.compile(("-fno-math-errno", "-DSCALE=2.5f")).returncode, 0)
+
+    def test_relocatable_device_code_is_refused(self):
+        b = TwinBuild(self, "__global__ void k(int* p) {}\n", ["_Z1kPi"])
+        r = b.rewrite("--", "-fgpu-rdc")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("-fgpu-rdc", r.stderr)
+
+    def test_a_source_without_kernels_needs_no_twin(self):
+        # A host-only file of a program whose kernels are in another file.
+        b = TwinBuild(self, "#include <hip/hip_runtime.h>\nint helper(int x) { return x + 1; }\n", ["_Z5otherPi"])
+        r = b.rewrite()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(b.output + ".json") as f:
+            manifest = json.load(f)
+        self.assertIsNone(manifest["sha256"])
+        self.assertIn("defines no kernels", manifest["none"])
+        stamp = os.path.join(b.dir.name, "prog.twin")
+        built = subprocess.run(
+            ["/usr/bin/python3", os.path.join(TWIN_DIR, "twin_rewrite.py"), "build", "--twin-source", b.output,
+             "--manifest", b.output + ".json", "--library", b.output + ".so", "--output-dir",
+             os.path.join(b.dir.name, "out"), "--stamp", stamp], capture_output=True, text=True)
+        self.assertEqual(built.returncode, 0, built.stderr)
+        self.assertIn("no twin for", built.stdout)
+        self.assertFalse(os.path.exists(b.output + ".so"))
+        with open(stamp) as f:
+            self.assertIn("none it defines no kernels", f.read())
+
+    def test_classify_flags(self):
+        sys.path.insert(0, TWIN_DIR)
+        import twin_rewrite
+        both, dropped, unknown = twin_rewrite.classify_flags(
+            ["-I", "inc", "-Iinc2", "-DX=1", "-UY", "-std=c++20", "-ffast-math", "-include", "pre.h", "-O3", "-g",
+             "-Wall", "--offload-arch=gfx90a", "-o", "prog", "a.hip", "-fPIC", "-Wl,-rpath,x", "-frobnicate"])
+        self.assertEqual(both, ["-I", "inc", "-Iinc2", "-DX=1", "-UY", "-std=c++20", "-ffast-math", "-include",
+                                "pre.h"])
+        self.assertEqual(dropped, ["-O3", "-g", "-Wall", "--offload-arch=gfx90a", "-o", "prog", "a.hip", "-fPIC",
+                                   "-Wl,-rpath,x"])
+        self.assertEqual(unknown, ["-frobnicate"])
+
+
 def main():
     global TWIN_DIR
     p = argparse.ArgumentParser()

@@ -24,8 +24,8 @@ compiler for both sets and sorts the differences:
   codegen    code generation details no program branches on meaningfully
              (__PIC__, __code_model_*__): the twin keeps its own.
 
-Both sets are taken at -std=c++17, the standard hipcc (tests/e2e/
-HiprHipcc.cmake) and the twin compile (cmake/HiprSimTwin.cmake) both use,
+Both sets are taken at -std=c++17, the standard hipcc (cmake/
+HiprHipcc.cmake) and the twin compile (twin_rewrite.py build) both use,
 so __cplusplus agrees.
 """
 

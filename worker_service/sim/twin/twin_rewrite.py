@@ -24,11 +24,22 @@ point at the original files and lines (#line).
 
   twin_rewrite.py rewrite --source F.hip --binary PROG --inspect hipr-inspect \
       --output twin.cc [--target gfx90a] [--manifest twin.json] [--depfile twin.d] [-I dir] [-D def]
+      [-- program compile flags]
+  twin_rewrite.py build --twin-source twin.cc --manifest twin.json \
+      --library twin.so --output-dir DIR --stamp NAME.twin [-- flags]
   twin_rewrite.py install --library twin.so --manifest twin.json \
       --output-dir DIR --stamp NAME.twin
 
-`install` checks the built library (every template kernel's symbol is
-defined) and copies it to DIR/<sha256>.so, the name the sim looks for.
+`build` compiles the twin source with clang++-15 and installs it: checks the
+library (every template kernel's symbol is defined) and copies it to
+DIR/<sha256>.so, the name the sim looks for; `install` does the second half
+for a library built otherwise. A source that needs no twin (no device code
+in the binary, or no kernels in a source of a several-source program) gets a
+manifest saying so, and `build` prints that and writes only the stamp.
+The program's compile flags are sorted by classify_flags: those that change
+what device code means (-I, -D, -std=, -ffast-math, ...) reach the parse and
+the compile, the rest are dropped; -fgpu-rdc is refused. hipr-twin is the
+command for users; cmake/HiprSimTwin.cmake calls rewrite and build.
 Run with Debian's /usr/bin/python3 (python3-clang-15).
 """
 
@@ -67,6 +78,66 @@ SCOPE_KINDS = (CursorKind.NAMESPACE, CursorKind.TRANSLATION_UNIT, CursorKind.LIN
 UNNAMEABLE = re.compile(r"'lambda|\{lambda|'unnamed|\{unnamed|\$_\d")
 # Compiler-made symbols of a code object that no source declares.
 INTERNAL_VARIABLE = re.compile(r"^(\.|__hip_|__oclc_|__ockl_|llvm\.)")
+
+
+# ---- The program's compile flags -------------------------------------------
+# A twin is built with the flags that change what its source means on the
+# device: given to the parse, to the device-macro probe and to the twin's
+# host compile. Flags that only steer the host program's build (optimisation,
+# warnings, debug info, targets, dependency files, linking) are dropped.
+
+# Taking their value as the next argument, or joined (-Idir, -DX=1).
+BOTH_WITH_VALUE = ("-I", "-D", "-U", "-isystem", "-iquote", "-idirafter", "-include", "-imacros")
+BOTH_EXACT = {"-ffast-math", "-fno-fast-math", "-funsafe-math-optimizations", "-fno-unsafe-math-optimizations",
+              "-ffinite-math-only", "-fno-finite-math-only", "-fno-math-errno", "-fmath-errno",
+              "-fno-signed-zeros", "-fsigned-zeros", "-freciprocal-math", "-fno-reciprocal-math",
+              "-fassociative-math", "-fno-associative-math", "-fhonor-nans", "-fno-honor-nans",
+              "-fhonor-infinities", "-fno-honor-infinities", "-fno-rtti", "-frtti", "-fchar8_t", "-fno-char8_t",
+              "-fsigned-char", "-funsigned-char"}
+BOTH_PREFIX = ("-std=", "-ffp-contract=", "-ffp-model=")
+IGNORED_WITH_VALUE = {"-o", "-MF", "-MT", "-MQ", "-x", "-L", "-l", "-Xlinker", "-rpath", "--rocm-path",
+                      "-Xclang", "-mllvm"}
+IGNORED_EXACT = {"-c", "-S", "-E", "-shared", "-static", "-fPIC", "-fpic", "-fPIE", "-fpie", "-pie", "-no-pie",
+                 "-pthread", "-MD", "-MMD", "-MP", "-M", "-MM", "-pipe", "-v", "-pedantic", "-pedantic-errors",
+                 "-fno-gpu-rdc", "-fexceptions", "-fno-exceptions", "-fopenmp", "-save-temps", "--genco",
+                 "-fno-omit-frame-pointer", "-fomit-frame-pointer", "-ffunction-sections", "-fdata-sections",
+                 "-w", "-nogpulib", "-nogpuinc"}
+IGNORED_PREFIX = ("-O", "-g", "-W", "--offload-arch=", "--amdgpu-target=", "-fgpu-default-stream=", "-march=",
+                  "-mtune=", "-mcpu=", "-fvisibility", "-fcolor-diagnostics", "-fno-color-diagnostics",
+                  "-fdiagnostics-", "-fstack-protector", "-fno-stack-protector", "-fsanitize", "-fno-sanitize",
+                  "-l", "-L", "--rocm-path=", "-fuse-ld=", "-flto", "-fno-lto", "--hip-link", "-rdynamic")
+
+
+def classify_flags(flags):
+    """(flags the twin takes, flags dropped, flags not known): a program's
+    compile flags as hipcc got them. -fgpu-rdc is refused: its device code
+    is linked across translation units, and a twin stands for one."""
+    both, dropped, unknown = [], [], []
+    i = 0
+    while i < len(flags):
+        f = flags[i]
+        nxt = [flags[i + 1]] if i + 1 < len(flags) else []
+        if f == "-fgpu-rdc":
+            raise TwinError("-fgpu-rdc (device code linked across translation units) is not supported: a twin "
+                            "stands for the code object of one translation unit; build without it")
+        if f in BOTH_WITH_VALUE:
+            if not nxt:
+                raise TwinError("compile flag %s needs a value" % f)
+            both += [f] + nxt
+            i += 2
+            continue
+        if f in IGNORED_WITH_VALUE:
+            dropped += [f] + nxt
+            i += 2
+            continue
+        if f.startswith(BOTH_WITH_VALUE) or f in BOTH_EXACT or f.startswith(BOTH_PREFIX):
+            both.append(f)
+        elif f in IGNORED_EXACT or f.startswith(IGNORED_PREFIX) or f.startswith("-Wl,") or not f.startswith("-"):
+            dropped.append(f)
+        else:
+            unknown.append(f)
+        i += 1
+    return both, dropped, unknown
 
 
 def run_inspect(tool, binary, target):
@@ -523,14 +594,30 @@ def choose_entry(rewriter, entries, target):
     return fits[0]
 
 
+def no_twin_reason(rw, entries):
+    """Why `rw`'s source needs no twin, or None when it does: it defines no
+    kernels and no device variables (hipcc makes no code object of such a
+    translation unit: a host-only file of a several-source program)."""
+    if not entries or rw.kernels or rw.templates or rw.device_vars:
+        return None  # No entries: choose_entry names the missing target.
+    return "it defines no kernels"
+
+
 def cmd_rewrite(args):
-    clang_args = ["-I" + d for d in args.include_dir] + ["-D" + d for d in args.define]
-    macros = twin_macros.device_macros(args.target, clang_args)
+    both, _, _ = classify_flags(args.flags)
+    clang_args = ["-I" + d for d in args.include_dir] + ["-D" + d for d in args.define] + both
     inspect = json.load(open(args.inspect_json)) if args.inspect_json else run_inspect(args.inspect, args.binary,
                                                                                         args.target)
+    if not inspect.get("bundles"):
+        return write_no_twin(args, os.path.realpath(args.source), "%s has no device code" % args.binary)
+    macros = twin_macros.device_macros(args.target, clang_args)
     rw = Rewriter(args.source, clang_args, args.target)
     rw.classify()
-    entry = choose_entry(rw, code_object_entries(inspect, args.target), args.target)
+    all_entries = code_object_entries(inspect, args.target)
+    reason = no_twin_reason(rw, all_entries)
+    if reason:
+        return write_no_twin(args, rw.source, reason)
+    entry = choose_entry(rw, all_entries, args.target)
     co = entry["code_object"]
     rw.prune_types(demangle([k["name"] for k in co["kernels"]]).values())
     rw.resolve_declarations()
@@ -559,6 +646,18 @@ def cmd_rewrite(args):
         write_if_changed(args.depfile, "%s: %s\n" % (args.output.replace(" ", "\\ "), deps))
 
 
+def write_no_twin(args, source, reason):
+    """A source that needs no twin: a twin source and a manifest that say
+    so (build then only writes the stamp), so build systems see their
+    outputs."""
+    write_if_changed(args.output, "// No kernel twin: %s.\n" % reason)
+    if args.manifest:
+        write_if_changed(args.manifest, json.dumps({
+            "sha256": None, "none": reason, "source": source, "binary": args.binary}, indent=1) + "\n")
+    if args.depfile:
+        write_if_changed(args.depfile, "%s: %s\n" % (args.output.replace(" ", "\\ "), source.replace(" ", "\\ ")))
+
+
 def write_if_changed(path, text):
     if os.path.exists(path) and open(path).read() == text:
         return
@@ -568,28 +667,66 @@ def write_if_changed(path, text):
 
 
 def cmd_install(args):
-    manifest = json.load(open(args.manifest))
+    install(args.library, args.manifest, args.output_dir, args.stamp)
+
+
+def install(library, manifest_path, output_dir, stamp):
+    """Checks the built library (every template kernel's symbol defined)
+    and copies it to output_dir/<sha256>.so; returns that path."""
+    manifest = json.load(open(manifest_path))
     sha = manifest["sha256"]
     if not re.fullmatch(r"[0-9a-f]{64}", sha):
-        raise TwinError("bad sha256 in " + args.manifest)
+        raise TwinError("bad sha256 in " + manifest_path)
     if manifest["template_kernels"]:
-        nm = subprocess.run(["llvm-nm-15", "--defined-only", args.library], capture_output=True, text=True)
+        nm = subprocess.run(["llvm-nm-15", "--defined-only", library], capture_output=True, text=True)
         if nm.returncode != 0:
-            raise TwinError("cannot list the symbols of %s: %s" % (args.library, nm.stderr.strip()))
+            raise TwinError("cannot list the symbols of %s: %s" % (library, nm.stderr.strip()))
         nm = nm.stdout
         defined = {line.split()[-1] for line in nm.splitlines() if line.strip()}
         missing = [k for k in manifest["template_kernels"] if k not in defined]
         if missing:
-            raise TwinError(args.library + ": template kernels whose instantiation has another name in the twin "
+            raise TwinError(library + ": template kernels whose instantiation has another name in the twin "
                             "(the host and device mangling differ): " + ", ".join(missing))
-    os.makedirs(args.output_dir, exist_ok=True)
-    target = os.path.join(args.output_dir, sha + ".so")
+    os.makedirs(output_dir, exist_ok=True)
+    target = os.path.join(output_dir, sha + ".so")
     tmp = target + ".tmp.%d" % os.getpid()
-    shutil.copyfile(args.library, tmp)
+    shutil.copyfile(library, tmp)
     os.chmod(tmp, 0o755)
     os.replace(tmp, target)  # A loaded older copy keeps its inode.
-    write_if_changed(args.stamp, "hipr-twin 1\nsha256 %s\nlibrary %s\nsource %s\nbinary %s\n"
+    write_if_changed(stamp, "hipr-twin 1\nsha256 %s\nlibrary %s\nsource %s\nbinary %s\n"
                      % (sha, target, manifest["source"], manifest["binary"]))
+    return target
+
+
+def twin_compile_command(twin_dir, twin_source, library, source_dir, flags):
+    """The host compile of a twin source. -fno-math-errno as the device
+    compile (the twin source checks __NO_MATH_ERRNO__); -std=c++17 as
+    hipr_hipcc_binary() (__cplusplus), unless the program's flags say
+    otherwise (they come after)."""
+    return ["clang++-15", "-x", "c++", "-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden",
+            "-fno-exceptions", "-fno-math-errno", "-Werror=global-constructors",
+            "-I" + os.path.join(twin_dir, "include"), "-I" + twin_dir, "-iquote", source_dir] + list(flags) + \
+        [twin_source, "-o", library, "-Wl,-z,defs", "-lm"]
+
+
+def cmd_build(args):
+    """Compiles a twin source and installs the library (or, for a source
+    that needs no twin, says so and writes the stamp)."""
+    manifest = json.load(open(args.manifest))
+    if manifest.get("sha256") is None:
+        print("hipr-twin: no twin for %s: %s" % (manifest["source"], manifest["none"]))
+        os.makedirs(os.path.dirname(os.path.abspath(args.stamp)), exist_ok=True)
+        write_if_changed(args.stamp, "hipr-twin 1\nnone %s\nsource %s\nbinary %s\n"
+                         % (manifest["none"], manifest["source"], manifest["binary"]))
+        return
+    both, _, _ = classify_flags(args.flags)
+    twin_dir = args.twin_dir or os.path.dirname(os.path.realpath(__file__))
+    source_dir = os.path.dirname(manifest["source"])
+    cc = subprocess.run(twin_compile_command(twin_dir, args.twin_source, args.library, source_dir, both))
+    if cc.returncode != 0:
+        raise TwinError("the twin of %s does not compile (clang++-15's errors above point at the program's own "
+                        "lines)" % manifest["source"])
+    install(args.library, args.manifest, args.output_dir, args.stamp)
 
 
 def main():
@@ -608,6 +745,15 @@ def main():
     r.add_argument("--depfile")
     r.add_argument("-I", dest="include_dir", action="append", default=[])
     r.add_argument("-D", dest="define", action="append", default=[])
+    r.add_argument("flags", nargs="*", help="after --: the program's compile flags (classify_flags)")
+    b = sub.add_parser("build")
+    b.add_argument("--twin-source", required=True, help="what rewrite wrote")
+    b.add_argument("--manifest", required=True)
+    b.add_argument("--library", required=True, help="where to build the twin library")
+    b.add_argument("--output-dir", required=True)
+    b.add_argument("--stamp", required=True)
+    b.add_argument("--twin-dir", help="the prelude's directory (default: this script's)")
+    b.add_argument("flags", nargs="*", help="after --: the program's compile flags, as given to rewrite")
     i = sub.add_parser("install")
     i.add_argument("--library", required=True)
     i.add_argument("--manifest", required=True)
@@ -615,7 +761,7 @@ def main():
     i.add_argument("--stamp", required=True)
     args = p.parse_args()
     try:
-        (cmd_rewrite if args.command == "rewrite" else cmd_install)(args)
+        {"rewrite": cmd_rewrite, "build": cmd_build, "install": cmd_install}[args.command](args)
     except TwinError as e:
         print("twin_rewrite: error: " + str(e), file=sys.stderr)
         return 1

@@ -10,7 +10,9 @@
 # GPU. The output goes to OUTPUT_DIR (default: the current binary dir) and a
 # target hipcc_<name> (part of ALL) builds it; HIPR_HIPCC_<name> holds the
 # output path in the caller's scope. DEPENDS lists files or hipcc_* targets
-# the command needs (e.g. a library it links).
+# the command needs (e.g. a library it links). The target keeps SOURCES,
+# INCLUDE_DIRS and COMPILE_OPTIONS for hipr_add_sim_twin(<name>). Part of
+# hipr's CMake package (find_package(hipr); docs/operations.md).
 #
 # GENCO: `hipcc --genco`, a bare offload bundle <name>.co of device code
 # only, as programs load with hipModuleLoad.
@@ -53,7 +55,10 @@ function(hipr_hipcc_binary name)
     list(APPEND sources ${abs})
   endforeach()
   set(includes)
+  set(include_dirs)
   foreach(dir IN LISTS ARG_INCLUDE_DIRS)
+    get_filename_component(dir ${dir} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    list(APPEND include_dirs ${dir})
     list(APPEND includes -I${dir})
   endforeach()
   set(file_deps)
@@ -102,5 +107,9 @@ function(hipr_hipcc_binary name)
   if(target_deps)
     add_dependencies(hipcc_${name} ${target_deps})
   endif()
+  # What hipr_add_sim_twin(<name>) builds the twins from by default.
+  set_target_properties(hipcc_${name} PROPERTIES
+    HIPR_OUTPUT ${output} HIPR_SOURCES "${sources}" HIPR_INCLUDE_DIRS "${include_dirs}"
+    HIPR_COMPILE_OPTIONS "${ARG_COMPILE_OPTIONS}")
   set(HIPR_HIPCC_${name} ${output} PARENT_SCOPE)
 endfunction()
