@@ -136,13 +136,13 @@ class PreludeRefusals(unittest.TestCase):
         c = b.compile()
         self.assertEqual(c.returncode, 0, c.stderr)
 
-    def test_half_precision_header_is_refused(self):
-        src = "#include <hip/hip_runtime.h>\n#include <hip/hip_fp16.h>\n__global__ void h() {}\n"
+    def test_bfloat16_header_is_refused(self):
+        src = "#include <hip/hip_runtime.h>\n#include <hip/hip_bfloat16.h>\n__global__ void h() {}\n"
         b = TwinBuild(self, src, ["_Z1hv"])
         self.assertEqual(b.rewrite().returncode, 0)
         c = b.compile()
         self.assertNotEqual(c.returncode, 0)
-        self.assertIn("half precision", c.stderr)
+        self.assertIn("bfloat16", c.stderr)
 
 
 class HostCodeIsDropped(unittest.TestCase):
