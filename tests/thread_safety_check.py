@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""clang's thread-safety analysis over the worker's and the client stub's sources (-Wthread-safety -Werror).
+"""clang's thread-safety analysis over the worker's, the client stub's and the rdma transport's sources (-Wthread-safety -Werror).
 
     /usr/bin/python3 thread_safety_check.py BUILD_DIR SOURCE_ROOT [CLANG]
 
 Reads BUILD_DIR/compile_commands.json and compiles, with clang++-15 and -fsyntax-only, every
 translation unit of worker_service/ (the sim, the hip device, the session and the acceptor) and
-client_stub/ (not the tests, not generated code, not the twins' sources) with the same flags plus
+client_stub/ and protocol/rdma/ (not the tests, not generated code, not the twins' sources) with the same flags plus
 -Wthread-safety -Werror=thread-safety. The lock rules those files state with
 protocol/thread_annotations.h are then checked by the compiler: an access to HIPR_GUARDED_BY state
 without its lock fails here. Exit 0 when every file passes; 1, with clang's messages, otherwise.
@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import sys
 
-CHECKED_DIRS = ("worker_service/", "client_stub/")
+CHECKED_DIRS = ("worker_service/", "client_stub/", "protocol/rdma/")
 SKIPPED = ("_test.cc", "/gen/")
 
 

@@ -1,0 +1,795 @@
+#include "protocol/rdma/rdma_connection.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+namespace hipr::rdma {
+namespace {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the rdma stream's headers are little-endian host structs");
+
+// Access flags as ints: verbs.h's ibv_reg_mr macro masks them with another
+// enum type, which C++20 deprecates for enum operands.
+constexpr int kLocalWrite = IBV_ACCESS_LOCAL_WRITE;
+constexpr int kRemoteWrite = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
+
+// Message types (first byte of every SEND).
+enum MsgType : uint8_t { kInline = 1, kRing = 2, kCredit = 3 };
+
+// Every SEND starts with this; kInline's bytes follow it.
+struct MsgHeader {
+  uint8_t type;
+  uint8_t reserved[3];
+  uint32_t credits;    // Grant: receives reposted since the last grant.
+  uint64_t ring_tail;  // Grant: bytes of the receiver's ring it has read (cumulative).
+  uint64_t pos;        // kRing: where in the stream of ring bytes the chunk is.
+  uint64_t len;        // kRing: its length.
+};
+static_assert(sizeof(MsgHeader) == 32);
+
+// Work request ids: kind in the top byte.
+enum WrKind : uint64_t { kWrRecv = 1, kWrSlot = 2, kWrInline = 3, kWrStaging = 4, kWrZeroCopy = 5 };
+uint64_t WrId(WrKind kind, uint64_t value) { return (uint64_t{kind} << 56) | value; }
+WrKind KindOf(uint64_t wr_id) { return static_cast<WrKind>(wr_id >> 56); }
+uint32_t ValueOf(uint64_t wr_id) { return static_cast<uint32_t>(wr_id & 0xFFFFFFFF); }
+
+std::string WcStatusName(ibv_wc_status s) {
+  switch (s) {
+    case IBV_WC_LOC_LEN_ERR: return "IBV_WC_LOC_LEN_ERR";
+    case IBV_WC_LOC_QP_OP_ERR: return "IBV_WC_LOC_QP_OP_ERR";
+    case IBV_WC_LOC_PROT_ERR: return "IBV_WC_LOC_PROT_ERR";
+    case IBV_WC_WR_FLUSH_ERR: return "IBV_WC_WR_FLUSH_ERR";
+    case IBV_WC_LOC_ACCESS_ERR: return "IBV_WC_LOC_ACCESS_ERR";
+    case IBV_WC_REM_INV_REQ_ERR: return "IBV_WC_REM_INV_REQ_ERR";
+    case IBV_WC_REM_ACCESS_ERR: return "IBV_WC_REM_ACCESS_ERR";
+    case IBV_WC_REM_OP_ERR: return "IBV_WC_REM_OP_ERR";
+    case IBV_WC_RETRY_EXC_ERR: return "IBV_WC_RETRY_EXC_ERR";
+    case IBV_WC_RNR_RETRY_EXC_ERR: return "IBV_WC_RNR_RETRY_EXC_ERR";
+    case IBV_WC_FATAL_ERR: return "IBV_WC_FATAL_ERR";
+    case IBV_WC_GENERAL_ERR: return "IBV_WC_GENERAL_ERR";
+    default: return "IBV_WC status " + std::to_string(static_cast<int>(s));
+  }
+}
+
+std::string WcText(const ibv_wc& wc) {
+  return WcStatusName(wc.status) + " (" + ibv_wc_status_str(wc.status) + ")";
+}
+
+const char* WrName(WrKind k) {
+  switch (k) {
+    case kWrRecv: return "a receive";
+    case kWrStaging:
+    case kWrZeroCopy: return "an RDMA WRITE";
+    default: return "a SEND";
+  }
+}
+
+std::string ErrnoText(const char* what, int err) { return std::string(what) + ": " + std::strerror(err); }
+
+void* MapBytes(size_t n) {
+  void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+RdmaConnection::RdmaConnection(const Options& options) : options_(options) {}
+
+RdmaConnection::~RdmaConnection() {
+  if (abandoned_.load()) {
+    // A forked child's copy: the verbs objects and registered memory belong
+    // to the parent's device context; leave them untouched.
+    return;
+  }
+  if (connected_ && !shut_down_.load()) {
+    // Let what was posted reach the peer before it sees us go.
+    MutexLock lock(mu_);
+    closing_ = true;
+    (void)WaitFor(lock, [&]() HIPR_REQUIRES(mu_) { return sq_outstanding_ == 0; }, options_.linger_ms);
+  }
+  if (sock_ >= 0) close(sock_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+  if (qp_ != nullptr) ibv_destroy_qp(qp_);
+  mr_cache_.reset();
+  for (ibv_mr* mr : {recv_mr_, slot_mr_, ring_mr_, staging_mr_})
+    if (mr != nullptr) ibv_dereg_mr(mr);
+  if (cq_ != nullptr) ibv_destroy_cq(cq_);
+  if (channel_ != nullptr) ibv_destroy_comp_channel(channel_);
+  if (pd_ != nullptr) ibv_dealloc_pd(pd_);
+  if (ctx_ != nullptr) ibv_close_device(ctx_);
+  if (recv_mem_ != nullptr) munmap(recv_mem_, recv_mem_bytes_);
+  if (slot_mem_ != nullptr) munmap(slot_mem_, slot_mem_bytes_);
+  if (ring_ != nullptr) munmap(ring_, local_.ring_bytes);
+  if (staging_ != nullptr) munmap(staging_, staging_bytes_);
+}
+
+Status RdmaConnection::Create(const Options& options, std::unique_ptr<RdmaConnection>* out) {
+  if (options.recv_buffers < 8 || options.recv_buffers > 4096 || options.buffer_bytes < 256 ||
+      options.buffer_bytes > (1u << 20) || options.chunk_bytes == 0 || options.chunk_bytes > options.ring_bytes / 4 ||
+      options.ring_bytes > (uint64_t{1} << 32) || options.staging_slots == 0 || options.bulk_min_bytes == 0 ||
+      options.max_inline < 32)
+    return InvalidArgument("rdma: inconsistent options (buffers, ring, chunk, staging or inline sizes)");
+  std::unique_ptr<RdmaConnection> c(new RdmaConnection(options));
+  HIPR_RETURN_IF_ERROR(c->Init());
+  *out = std::move(c);
+  return Status::Ok();
+}
+
+Status RdmaConnection::Init() {
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  if (list == nullptr)
+    return Status(StatusCode::kNotSupported, errno == ENOSYS ? "rdma: this kernel has no RDMA support"
+                                                             : ErrnoText("rdma: ibv_get_device_list", errno));
+  ibv_device* dev = nullptr;
+  for (int i = 0; i < n && dev == nullptr; ++i)
+    if (options_.device.empty() || options_.device == ibv_get_device_name(list[i])) dev = list[i];
+  if (dev != nullptr) ctx_ = ibv_open_device(dev);
+  const int open_errno = errno;
+  ibv_free_device_list(list);
+  if (dev == nullptr)
+    return Status(StatusCode::kNotSupported, options_.device.empty() ? "rdma: no RDMA device"
+                                                                     : "rdma: no RDMA device " + options_.device);
+  if (ctx_ == nullptr) return Status(StatusCode::kNotSupported, ErrnoText("rdma: ibv_open_device", open_errno));
+  ibv_port_attr port{};
+  if (ibv_query_port(ctx_, options_.port, &port) != 0 || port.state != IBV_PORT_ACTIVE)
+    return Status(StatusCode::kNotSupported, "rdma: port " + std::to_string(options_.port) + " of " +
+                                                 ibv_get_device_name(ctx_->device) + " is not active");
+  ibv_gid gid{};
+  if (ibv_query_gid(ctx_, options_.port, options_.gid_index, &gid) != 0)
+    return Status(StatusCode::kNotSupported, "rdma: no GID " + std::to_string(options_.gid_index));
+  // Non-blocking: we poll these descriptors and read what is there.
+  for (int fd : {ctx_->async_fd}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  pd_ = ibv_alloc_pd(ctx_);
+  channel_ = pd_ != nullptr ? ibv_create_comp_channel(ctx_) : nullptr;
+  if (channel_ == nullptr) return Status(StatusCode::kResourceExhausted, ErrnoText("rdma: protection domain", errno));
+  fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
+  // Two WRs per bulk chunk, staging and notices: far fewer than this in flight.
+  sq_depth_ = 256;
+  send_slots_ = 32;
+  cq_ = ibv_create_cq(ctx_, static_cast<int>(sq_depth_ + options_.recv_buffers + 16), this, channel_, 0);
+  if (cq_ == nullptr) return Status(StatusCode::kResourceExhausted, ErrnoText("rdma: ibv_create_cq", errno));
+  ibv_qp_init_attr init{};
+  init.send_cq = cq_;
+  init.recv_cq = cq_;
+  init.qp_type = IBV_QPT_RC;
+  init.cap.max_send_wr = sq_depth_;
+  init.cap.max_recv_wr = options_.recv_buffers;
+  init.cap.max_send_sge = 1;
+  init.cap.max_recv_sge = 1;
+  init.cap.max_inline_data = options_.max_inline;
+  qp_ = ibv_create_qp(pd_, &init);
+  if (qp_ == nullptr) return Status(StatusCode::kResourceExhausted, ErrnoText("rdma: ibv_create_qp", errno));
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.pkey_index = 0;
+  attr.port_num = options_.port;
+  attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  if (int rc = ibv_modify_qp(qp_, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+    return Status(StatusCode::kInternal, ErrnoText("rdma: queue pair to INIT", rc));
+
+  recv_mem_bytes_ = size_t{options_.recv_buffers} * options_.buffer_bytes;
+  slot_mem_bytes_ = size_t{send_slots_} * options_.buffer_bytes;
+  staging_bytes_ = size_t{options_.staging_slots} * options_.chunk_bytes;
+  recv_mem_ = static_cast<uint8_t*>(MapBytes(recv_mem_bytes_));
+  slot_mem_ = static_cast<uint8_t*>(MapBytes(slot_mem_bytes_));
+  ring_ = static_cast<uint8_t*>(MapBytes(options_.ring_bytes));
+  staging_ = static_cast<uint8_t*>(MapBytes(staging_bytes_));
+  if (recv_mem_ == nullptr || slot_mem_ == nullptr || ring_ == nullptr || staging_ == nullptr)
+    return Status(StatusCode::kResourceExhausted, "rdma: cannot allocate the connection's buffers");
+  local_.ring_bytes = options_.ring_bytes;  // (The destructor unmaps by it.)
+  recv_mr_ = ibv_reg_mr(pd_, recv_mem_, recv_mem_bytes_, kLocalWrite);
+  slot_mr_ = ibv_reg_mr(pd_, slot_mem_, slot_mem_bytes_, kLocalWrite);
+  ring_mr_ = ibv_reg_mr(pd_, ring_, options_.ring_bytes, kRemoteWrite);
+  staging_mr_ = ibv_reg_mr(pd_, staging_, staging_bytes_, kLocalWrite);
+  if (recv_mr_ == nullptr || slot_mr_ == nullptr || ring_mr_ == nullptr || staging_mr_ == nullptr)
+    return Status(StatusCode::kResourceExhausted, ErrnoText("rdma: ibv_reg_mr", errno));
+  mr_cache_ = std::make_unique<MrCache>(pd_, IBV_ACCESS_LOCAL_WRITE);
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return Status(StatusCode::kResourceExhausted, ErrnoText("rdma: eventfd", errno));
+  {
+    MutexLock lock(mu_);
+    for (uint32_t i = 0; i < send_slots_; ++i) free_slots_.push_back(send_slots_ - 1 - i);
+    for (uint32_t i = 0; i < options_.recv_buffers; ++i) {
+      Repost(i);
+      if (!error_.ok()) return error_;
+    }
+    owed_ = 0;  // The initial receives are the peer's initial credits.
+  }
+  std::random_device rd;
+  local_.qpn = qp_->qp_num;
+  local_.psn = rd() & 0xFFFFFF;
+  std::memcpy(local_.gid, gid.raw, 16);
+  local_.ring_addr = reinterpret_cast<uintptr_t>(ring_);
+  local_.ring_rkey = ring_mr_->rkey;
+  local_.recv_buffers = options_.recv_buffers;
+  local_.buffer_bytes = options_.buffer_bytes;
+  return Status::Ok();
+}
+
+Status RdmaConnection::Connect(const QpInfo& peer, int liveness_fd) {
+  sock_ = liveness_fd;
+  if (connected_) return Status(StatusCode::kFailedPrecondition, "rdma: already connected");
+  if (peer.buffer_bytes < sizeof(MsgHeader) + 1 || peer.recv_buffers < 8 || peer.ring_bytes < 4 * options_.chunk_bytes)
+    return ProtocolError("rdma: the peer's buffers are too small for this connection's chunks");
+  peer_ = peer;
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTR;
+  a.path_mtu = IBV_MTU_4096;
+  a.dest_qp_num = peer.qpn;
+  a.rq_psn = peer.psn;
+  a.max_dest_rd_atomic = 1;
+  a.min_rnr_timer = options_.min_rnr_timer;
+  a.ah_attr.is_global = 1;
+  std::memcpy(a.ah_attr.grh.dgid.raw, peer.gid, 16);
+  a.ah_attr.grh.sgid_index = static_cast<uint8_t>(options_.gid_index);
+  a.ah_attr.grh.hop_limit = 64;
+  a.ah_attr.port_num = options_.port;
+  if (int rc = ibv_modify_qp(qp_, &a,
+                             IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+    return LinkDown(ErrnoText("rdma: queue pair to RTR", rc));
+  a = ibv_qp_attr{};
+  a.qp_state = IBV_QPS_RTS;
+  a.sq_psn = local_.psn;
+  a.timeout = options_.timeout;
+  a.retry_cnt = options_.retry_cnt;
+  a.rnr_retry = options_.rnr_retry;
+  a.max_rd_atomic = 1;
+  if (int rc = ibv_modify_qp(qp_, &a,
+                             IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                 IBV_QP_MAX_QP_RD_ATOMIC))
+    return LinkDown(ErrnoText("rdma: queue pair to RTS", rc));
+  MutexLock lock(mu_);
+  credits_ = peer.recv_buffers;
+  connected_ = true;
+  return Status::Ok();
+}
+
+Status RdmaConnection::ConnectOverSocket(int fd, const Options& options, int timeout_ms,
+                                         std::unique_ptr<RdmaConnection>* out) {
+  std::unique_ptr<RdmaConnection> c;
+  Status st = Create(options, &c);
+  uint8_t mine[kQpInfoBytes];
+  uint8_t theirs[kQpInfoBytes];
+  if (st.ok()) {
+    EncodeQpInfo(c->local_info(), mine);
+    size_t sent = 0;
+    while (st.ok() && sent < sizeof mine) {
+      ssize_t k = send(fd, mine + sent, sizeof mine - sent, MSG_NOSIGNAL);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) st = LinkDown(ErrnoText("rdma set-up: send", errno));
+      else sent += static_cast<size_t>(k);
+    }
+  }
+  const int64_t deadline = NowMs() + timeout_ms;
+  size_t got = 0;
+  while (st.ok() && got < sizeof theirs) {
+    pollfd pfd{fd, POLLIN, 0};
+    int rc = poll(&pfd, 1, static_cast<int>(std::max<int64_t>(0, deadline - NowMs())));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc == 0) {
+      st = Status(StatusCode::kTimeout, "rdma set-up: no queue-pair information from the peer in time");
+      break;
+    }
+    ssize_t k = recv(fd, theirs + got, sizeof theirs - got, MSG_DONTWAIT);
+    if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (k <= 0) st = LinkDown(k == 0 ? "rdma set-up: the peer closed the connection" : ErrnoText("rdma set-up: receive", errno));
+    else got += static_cast<size_t>(k);
+  }
+  QpInfo peer;
+  if (st.ok()) st = DecodeQpInfo(theirs, sizeof theirs, &peer);
+  if (st.ok()) {
+    st = c->Connect(peer, fd);  // Owns fd from here.
+    fd = -1;
+  }
+  if (!st.ok()) {
+    if (fd >= 0) close(fd);
+    return st;
+  }
+  *out = std::move(c);
+  return Status::Ok();
+}
+
+void RdmaConnection::Fail(Status st) {
+  if (!error_.ok()) return;
+  error_ = std::move(st);
+  cv_.notify_all();
+  if (closing_) return;
+  const std::string line = error_.message() + " [" + PeerName() + "]";
+  if (options_.log)
+    options_.log(line);
+  else
+    std::fprintf(stderr, "hipr: %s\n", line.c_str());
+}
+
+Status RdmaConnection::ErrorStateReason(int wait_ms) {
+  ibv_async_event ev;
+  Status st;
+  // The event that says why may come after the flushed completions (verbs
+  // does not order the two): give it a moment.
+  pollfd pfd{ctx_->async_fd, POLLIN, 0};
+  (void)poll(&pfd, 1, wait_ms);
+  while (ibv_get_async_event(ctx_, &ev) == 0) {
+    const ibv_event_type type = ev.event_type;
+    ibv_ack_async_event(&ev);
+    if (type == IBV_EVENT_QP_ACCESS_ERR)
+      st = ProtocolError(
+          "rdma: the peer's RDMA access to our memory broke its registration (wrong key or out of bounds; "
+          "IBV_EVENT_QP_ACCESS_ERR): the queue pair is in the error state");
+    else if (st.ok() && (type == IBV_EVENT_QP_FATAL || type == IBV_EVENT_QP_REQ_ERR))
+      st = LinkDown(std::string("rdma: queue pair error (") + ibv_event_type_str(type) + ")");
+  }
+  return st;
+}
+
+void RdmaConnection::Repost(uint32_t buffer) {
+  ibv_sge sge{reinterpret_cast<uintptr_t>(Buffer(buffer)), options_.buffer_bytes, recv_mr_->lkey};
+  ibv_recv_wr wr{};
+  wr.wr_id = WrId(kWrRecv, buffer);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = ibv_post_recv(qp_, &wr, &bad)) {
+    Fail(LinkDown(ErrnoText("rdma: ibv_post_recv", rc)));
+    return;
+  }
+  ++owed_;
+}
+
+bool RdmaConnection::Progress() {
+  ibv_wc wc[32];
+  bool any = false;
+  for (;;) {
+    const int n = ibv_poll_cq(cq_, 32, wc);
+    if (n < 0) {
+      Fail(LinkDown("rdma: ibv_poll_cq failed (completion queue overrun)"));
+      return true;
+    }
+    for (int i = 0; i < n; ++i) {
+      const WrKind kind = KindOf(wc[i].wr_id);
+      if (wc[i].status != IBV_WC_SUCCESS) {
+        if (!error_.ok()) continue;
+        // A flush has its reason elsewhere; a failed request carries its own.
+        Status reason = ErrorStateReason(wc[i].status == IBV_WC_WR_FLUSH_ERR ? 100 : 0);
+        if (!reason.ok())
+          Fail(std::move(reason));
+        else if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
+          Fail(LinkDown("rdma: " + std::string(WrName(kind)) + " was flushed (" + WcText(wc[i]) +
+                        "): the queue pair is in the error state"));
+        else
+          Fail(LinkDown("rdma: " + std::string(WrName(kind)) + " failed: " + WcText(wc[i])));
+        continue;
+      }
+      switch (kind) {
+        case kWrRecv:
+          HandleMessage(ValueOf(wc[i].wr_id), wc[i].byte_len);
+          break;
+        case kWrSlot:
+          free_slots_.push_back(ValueOf(wc[i].wr_id));
+          --sq_outstanding_;
+          break;
+        case kWrInline:
+          --sq_outstanding_;
+          break;
+        case kWrStaging:
+          ++staging_tail_;
+          --sq_outstanding_;
+          break;
+        case kWrZeroCopy:
+          ++zc_done_;
+          --sq_outstanding_;
+          break;
+      }
+    }
+    if (n > 0) any = true;
+    if (n < 32) break;
+  }
+  if (any) {
+    if (error_.ok()) MaybeGrant();
+    cv_.notify_all();
+  }
+  return any;
+}
+
+void RdmaConnection::HandleMessage(uint32_t buffer, uint32_t byte_len) {
+  if (buffer >= options_.recv_buffers || byte_len < sizeof(MsgHeader) || byte_len > options_.buffer_bytes) {
+    Fail(ProtocolError("rdma: a message of " + std::to_string(byte_len) + " bytes is not a stream message"));
+    return;
+  }
+  MsgHeader h;
+  std::memcpy(&h, Buffer(buffer), sizeof h);
+  // The grant: never more credits than the peer has receives, and a ring
+  // tail between what we had and what we wrote.
+  if (h.credits > peer_.recv_buffers - std::min(credits_, peer_.recv_buffers) || h.ring_tail < peer_ring_tail_ ||
+      h.ring_tail > peer_ring_head_) {
+    Fail(ProtocolError("rdma: the peer granted credits or ring space it cannot have"));
+    return;
+  }
+  credits_ += h.credits;
+  peer_ring_tail_ = h.ring_tail;
+  const uint64_t ring = local_.ring_bytes;
+  switch (h.type) {
+    case kInline:
+      if (byte_len == sizeof(MsgHeader)) {
+        Repost(buffer);
+      } else {
+        // The buffer is held until the bytes are read, then reposted.
+        inbox_.push_back(Item{false, buffer, 0, byte_len - sizeof(MsgHeader), 0});
+      }
+      break;
+    case kRing:
+      if (h.pos != ring_expected_ || h.len == 0 || h.len > ring || h.pos % ring + h.len > ring ||
+          h.pos + h.len - ring_tail_ > ring) {
+        Fail(ProtocolError("rdma: the peer named bytes outside our receive ring"));
+        return;
+      }
+      ring_expected_ += h.len;
+      inbox_.push_back(Item{true, 0, h.pos, h.len, 0});
+      Repost(buffer);
+      break;
+    case kCredit:
+      Repost(buffer);
+      break;
+    default:
+      Fail(ProtocolError("rdma: unknown message type " + std::to_string(h.type)));
+  }
+}
+
+void RdmaConnection::MaybeGrant() {
+  if (!connected_ || credits_ == 0 || sq_outstanding_ >= sq_depth_) return;
+  const uint32_t threshold = std::max<uint32_t>(2, options_.recv_buffers / 4);
+  if (owed_ < threshold && ring_tail_ - ring_reported_ < local_.ring_bytes / 4) return;
+  if (PostMessage(kCredit, 0, 0, -1, 0, nullptr).ok()) ++stats_.credit_messages;
+}
+
+Status RdmaConnection::PostMessage(uint8_t type, uint64_t pos, uint64_t len, int slot, uint32_t body_len,
+                                   ibv_send_wr* write) {
+  MsgHeader h{};
+  h.type = type;
+  h.credits = owed_;
+  h.ring_tail = ring_tail_;
+  h.pos = pos;
+  h.len = len;
+  const uint32_t total = static_cast<uint32_t>(sizeof h) + body_len;
+  ibv_sge sge{};
+  ibv_send_wr wr{};
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  uint8_t small[sizeof(MsgHeader)];
+  if (slot >= 0) {
+    uint8_t* base = Slot(static_cast<uint32_t>(slot));
+    std::memcpy(base, &h, sizeof h);
+    sge = {reinterpret_cast<uintptr_t>(base), total, slot_mr_->lkey};
+    if (total <= options_.max_inline) {
+      wr.send_flags |= IBV_SEND_INLINE;
+      wr.wr_id = WrId(kWrInline, 0);
+    } else {
+      wr.wr_id = WrId(kWrSlot, static_cast<uint32_t>(slot));
+    }
+  } else {
+    std::memcpy(small, &h, sizeof h);
+    sge = {reinterpret_cast<uintptr_t>(small), total, 0};
+    wr.send_flags |= IBV_SEND_INLINE;
+    wr.wr_id = WrId(kWrInline, 0);
+  }
+  ibv_send_wr* first = &wr;
+  if (write != nullptr) {
+    write->next = &wr;
+    first = write;
+  }
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(qp_, first, &bad)) {
+    Status st = LinkDown(ErrnoText("rdma: ibv_post_send", rc));
+    Fail(st);
+    return st;
+  }
+  if (slot >= 0 && (wr.send_flags & IBV_SEND_INLINE)) free_slots_.push_back(static_cast<uint32_t>(slot));
+  sq_outstanding_ += write != nullptr ? 2 : 1;
+  --credits_;
+  owed_ = 0;
+  ring_reported_ = ring_tail_;
+  ++stats_.messages;
+  return Status::Ok();
+}
+
+template <class Ready>
+Status RdmaConnection::WaitFor(MutexLock& lock, Ready ready, int timeout_ms) {
+  const int64_t deadline = timeout_ms < 0 ? -1 : NowMs() + timeout_ms;
+  for (;;) {
+    Progress();
+    if (shut_down_.load()) return LinkDown("connection shut down");
+    if (ready()) return Status::Ok();
+    if (!error_.ok()) return error_;
+    if (peer_gone_) {
+      Fail(LinkDown("rdma: the peer closed the connection"));
+      return error_;
+    }
+    int wait_ms = -1;
+    if (deadline >= 0) {
+      const int64_t left = deadline - NowMs();
+      if (left <= 0) return Status(StatusCode::kTimeout, "no progress for " + std::to_string(timeout_ms) + " ms");
+      wait_ms = static_cast<int>(left);
+    }
+    if (poller_active_) {
+      // The other thread sleeps on the channel; it wakes us when it saw something.
+      cv_.wait_for(lock.native(), std::chrono::milliseconds(wait_ms < 0 ? 100 : std::min(wait_ms, 100)));
+      continue;
+    }
+    // Arm, then look once more: a completion that came before arming is in
+    // the queue now, one after it rings the channel.
+    ibv_req_notify_cq(cq_, 0);
+    if (Progress()) continue;
+    poller_active_ = true;
+    mu_.unlock();  // (The scoped lock is held again before it ends.)
+    pollfd pfds[3] = {{channel_->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {sock_, POLLIN | POLLRDHUP, 0}};
+    int rc = poll(pfds, sock_ >= 0 ? 3 : 2, wait_ms);
+    const int poll_errno = errno;
+    if (pfds[0].revents & POLLIN) {
+      ibv_cq* ev_cq;
+      void* ev_ctx;
+      unsigned events = 0;
+      while (ibv_get_cq_event(channel_, &ev_cq, &ev_ctx) == 0) ++events;
+      if (events > 0) ibv_ack_cq_events(cq_, events);
+    }
+    if (pfds[1].revents & POLLIN) {
+      uint64_t v;
+      (void)!read(wake_fd_, &v, sizeof v);
+    }
+    mu_.lock();
+    poller_active_ = false;
+    cv_.notify_all();
+    if (rc < 0 && poll_errno != EINTR) {
+      Fail(LinkDown(ErrnoText("rdma: poll", poll_errno)));
+      return error_;
+    }
+    if (sock_ >= 0 && pfds[2].revents != 0) CheckPeerSocket();
+  }
+}
+
+void RdmaConnection::CheckPeerSocket() {
+  char c;
+  ssize_t n = recv(sock_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+    // Whatever it sent before it went is in our CQ already (its sends had
+    // completed), so the next Progress() still delivers it.
+    peer_gone_ = true;
+  } else if (n > 0) {
+    Fail(ProtocolError("rdma: unexpected bytes on the set-up connection"));
+  }
+}
+
+Status RdmaConnection::SendV(const iovec* iov, int count) { return SendImpl(iov, count, false); }
+
+Status RdmaConnection::SendVZeroCopy(const iovec* iov, int count) { return SendImpl(iov, count, true); }
+
+Status RdmaConnection::SendImpl(const iovec* iov, int count, bool zero_copy) {
+  if (shut_down_.load()) return LinkDown("connection shut down");
+  MutexLock lock(mu_);
+  if (!connected_) return Status(StatusCode::kFailedPrecondition, "rdma: not connected");
+  if (!error_.ok()) return error_;
+  const uint32_t room = options_.buffer_bytes - static_cast<uint32_t>(sizeof(MsgHeader));
+  for (int i = 0; i < count; ++i) {
+    const uint8_t* src = static_cast<const uint8_t*>(iov[i].iov_base);
+    size_t left = iov[i].iov_len;
+    if (left >= options_.bulk_min_bytes) {
+      HIPR_RETURN_IF_ERROR(FlushSmall(lock));
+      HIPR_RETURN_IF_ERROR(WriteBulk(lock, src, left, zero_copy));
+      continue;
+    }
+    while (left > 0) {
+      if (fill_slot_ < 0) {
+        HIPR_RETURN_IF_ERROR(WaitFor(lock, [&]() HIPR_REQUIRES(mu_) { return !free_slots_.empty(); }, -1));
+        fill_slot_ = static_cast<int>(free_slots_.back());
+        free_slots_.pop_back();
+        fill_bytes_ = 0;
+      }
+      const size_t n = std::min<size_t>(left, room - fill_bytes_);
+      std::memcpy(Slot(static_cast<uint32_t>(fill_slot_)) + sizeof(MsgHeader) + fill_bytes_, src, n);
+      fill_bytes_ += static_cast<uint32_t>(n);
+      src += n;
+      left -= n;
+      if (fill_bytes_ == room) HIPR_RETURN_IF_ERROR(FlushSmall(lock));
+    }
+  }
+  HIPR_RETURN_IF_ERROR(FlushSmall(lock));
+  if (zero_copy) {
+    // The caller's bytes must be in the peer's memory before it may touch them.
+    const uint64_t target = zc_posted_;
+    HIPR_RETURN_IF_ERROR(WaitFor(lock, [&]() HIPR_REQUIRES(mu_) { return zc_done_ >= target; }, -1));
+  }
+  return Status::Ok();
+}
+
+Status RdmaConnection::FlushSmall(MutexLock& lock) {
+  if (fill_slot_ < 0 || fill_bytes_ == 0) return Status::Ok();
+  HIPR_RETURN_IF_ERROR(WaitFor(
+      lock, [&]() HIPR_REQUIRES(mu_) { return credits_ >= 2 && sq_outstanding_ + 1 <= sq_depth_; }, -1));
+  const int slot = fill_slot_;
+  const uint32_t body = fill_bytes_;
+  fill_slot_ = -1;
+  fill_bytes_ = 0;
+  Status st = PostMessage(kInline, 0, 0, slot, body, nullptr);
+  if (!st.ok()) free_slots_.push_back(static_cast<uint32_t>(slot));
+  return st;
+}
+
+Status RdmaConnection::WriteBulk(MutexLock& lock, const uint8_t* src, size_t len, bool zero_copy) {
+  ibv_mr* user_mr = nullptr;
+  if (zero_copy && !mr_cache_->Find(src, len, &user_mr).ok()) user_mr = nullptr;  // Staged instead.
+  const uint64_t ring = peer_.ring_bytes;
+  while (len > 0) {
+    const uint64_t off = peer_ring_head_ % ring;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>({len, options_.chunk_bytes, ring - off}));
+    ibv_sge sge{};
+    ibv_send_wr write{};
+    if (user_mr != nullptr) {
+      sge = {reinterpret_cast<uintptr_t>(src), static_cast<uint32_t>(n), user_mr->lkey};
+      write.wr_id = WrId(kWrZeroCopy, 0);
+    } else {
+      HIPR_RETURN_IF_ERROR(WaitFor(
+          lock, [&]() HIPR_REQUIRES(mu_) { return staging_head_ - staging_tail_ < options_.staging_slots; }, -1));
+      uint8_t* dst = staging_ + (staging_head_ % options_.staging_slots) * options_.chunk_bytes;
+      ++staging_head_;
+      // Only this sender touches the slot it took; copy without the lock.
+      mu_.unlock();  // (The scoped lock is held again before it ends.)
+      std::memcpy(dst, src, n);
+      mu_.lock();
+      stats_.bulk_bytes_copied_on_send += n;
+      sge = {reinterpret_cast<uintptr_t>(dst), static_cast<uint32_t>(n), staging_mr_->lkey};
+      write.wr_id = WrId(kWrStaging, 0);
+    }
+    Status st = WaitFor(
+        lock,
+        [&]() HIPR_REQUIRES(mu_) {
+          return credits_ >= 2 && sq_outstanding_ + 2 <= sq_depth_ && ring - (peer_ring_head_ - peer_ring_tail_) >= n;
+        },
+        -1);
+    if (!st.ok()) {
+      if (user_mr == nullptr) --staging_head_;
+      return st;
+    }
+    write.sg_list = &sge;
+    write.num_sge = 1;
+    write.opcode = IBV_WR_RDMA_WRITE;
+    write.send_flags = IBV_SEND_SIGNALED;
+    write.wr.rdma.remote_addr = peer_.ring_addr + off;
+    write.wr.rdma.rkey = peer_.ring_rkey;
+    HIPR_RETURN_IF_ERROR(PostMessage(kRing, peer_ring_head_, n, -1, 0, &write));
+    peer_ring_head_ += n;
+    if (user_mr != nullptr) ++zc_posted_;
+    ++stats_.writes;
+    stats_.bulk_bytes += n;
+    src += n;
+    len -= n;
+  }
+  return Status::Ok();
+}
+
+Status RdmaConnection::RecvV(const iovec* iov, int count) {
+  if (shut_down_.load()) return LinkDown("connection shut down");
+  MutexLock lock(mu_);
+  if (!connected_) return Status(StatusCode::kFailedPrecondition, "rdma: not connected");
+  for (int i = 0; i < count; ++i) {
+    uint8_t* dst = static_cast<uint8_t*>(iov[i].iov_base);
+    size_t left = iov[i].iov_len;
+    while (left > 0) {
+      if (inbox_.empty()) {
+        Status st = WaitFor(lock, [&]() HIPR_REQUIRES(mu_) { return !inbox_.empty(); }, -1);
+        if (!st.ok()) return st;
+      }
+      const Item item = inbox_.front();  // Only this receiver pops or changes the front.
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(left, item.len - item.done));
+      const uint8_t* src = item.in_ring ? ring_ + item.pos % local_.ring_bytes + item.done
+                                        : Buffer(item.buffer) + sizeof(MsgHeader) + item.done;
+      mu_.unlock();  // (The scoped lock is held again before it ends.)
+      std::memcpy(dst, src, n);
+      mu_.lock();
+      stats_.bytes_copied_on_receive += n;
+      dst += n;
+      left -= n;
+      Item& front = inbox_.front();
+      front.done += n;
+      if (front.done == front.len) {
+        if (front.in_ring)
+          ring_tail_ += front.len;
+        else
+          Repost(front.buffer);
+        inbox_.pop_front();
+        if (error_.ok()) MaybeGrant();
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status RdmaConnection::WaitReadable(int timeout_ms) {
+  if (shut_down_.load()) return LinkDown("connection shut down");
+  MutexLock lock(mu_);
+  if (!connected_) return Status(StatusCode::kFailedPrecondition, "rdma: not connected");
+  Status st = WaitFor(lock, [&]() HIPR_REQUIRES(mu_) { return !inbox_.empty(); }, timeout_ms);
+  if (st.code() == StatusCode::kTimeout) return Status(StatusCode::kTimeout, "no data");
+  return st;
+}
+
+void RdmaConnection::Shutdown() {
+  if (shut_down_.exchange(true)) return;
+  if (wake_fd_ >= 0) {
+    const uint64_t one = 1;
+    (void)!write(wake_fd_, &one, sizeof one);
+  }
+  // The peer sees the set-up connection end, as it would a tcp shutdown.
+  if (sock_ >= 0) shutdown(sock_, SHUT_RDWR);
+  MutexLock lock(mu_);
+  cv_.notify_all();
+}
+
+void RdmaConnection::Abandon() {
+  shut_down_.store(true);
+  abandoned_.store(true);
+  if (sock_ >= 0) close(sock_);
+  sock_ = -1;
+  if (wake_fd_ >= 0) close(wake_fd_);
+  wake_fd_ = -1;
+}
+
+std::string RdmaConnection::PeerName() const {
+  std::string where = "?";
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (sock_ >= 0 && getpeername(sock_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+    char host[INET6_ADDRSTRLEN] = "?";
+    if (ss.ss_family == AF_INET) {
+      auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+      inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+      where = std::string(host) + ":" + std::to_string(ntohs(a->sin_port));
+    } else if (ss.ss_family == AF_INET6) {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+      inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+      where = "[" + std::string(host) + "]:" + std::to_string(ntohs(a->sin6_port));
+    } else {
+      where = "local";
+    }
+  }
+  return "rdma:" + where + " qp " + std::to_string(peer_.qpn);
+}
+
+bool RdmaConnection::PeerIsLocal() const {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (sock_ < 0 || getpeername(sock_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return false;
+  if (ss.ss_family == AF_INET) return (ntohl(reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr.s_addr) >> 24) == 127;
+  if (ss.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
+    return IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) || (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && a->sin6_addr.s6_addr[12] == 127);
+  }
+  return true;
+}
+
+RdmaConnection::Stats RdmaConnection::stats() const {
+  MutexLock lock(mu_);
+  return stats_;
+}
+
+}  // namespace hipr::rdma
