@@ -9,7 +9,7 @@ import subprocess
 
 import time
 
-from e2e_harness import Failure, Worker, client_env, cpu_ticks, log, run_to_pass, Program
+from e2e_harness import Failure, Worker, client_env, cpu_ticks, describe_rc, log, run_to_pass, Program
 
 # What the worker logs for each module it loads (worker_service/session_modules.cc).
 MODULE_LOG = re.compile(r"session (\d+): module (\d+) '([^']*)' \(([0-9a-f]{64}), (\d+) bytes\) from ([a-z (4)]+):")
@@ -577,6 +577,40 @@ class KernelScenarios:
         program = run_to_pass("coop_groups", [self.build.program("coop_groups")], env, 120)
         for line in program.text("out"):
             if line.startswith("[coop_groups]"):
+                log(line)
+
+    def scenario_coop_grid(self):
+        """grid_group::sync() in a cooperative launch: rounds of a grid reduction whose every phase
+        needs every block's previous results, checked against a host reference; cooperative grids
+        larger than the device holds at once are hipErrorCooperativeLaunchTooLarge; on the sim, a
+        grid barrier in a plain launch fails the kernel, naming it in the worker's log (coop_grid.hip)."""
+        self.build.check_runtime()
+        w = self.worker()
+        env = client_env(self.build, w.server, "preload")
+        program = run_to_pass("coop_grid", [self.build.program("coop_grid")], env, 180)
+        for line in program.text("out"):
+            if line.startswith("[coop_grid]"):
+                log(line)
+        if not w.alive():
+            raise Failure("the worker died during the run (%s)" % describe_rc(w.proc.returncode))
+        if env.get("HIPR_E2E_DEVICE") == "sim":
+            want = "grid_group::sync() (a grid-wide barrier) in a launch that is not cooperative"
+            lines = [l for l in w.log_text().splitlines() if want in l]
+            if not lines or "grid_rounds" not in lines[0]:
+                raise Failure("coop_grid: the worker's log does not name the kernel whose grid barrier was in a "
+                              "plain launch (%r):\n%s" % (want, w.log_text()[-3000:]))
+            log("coop_grid: %s" % lines[0].strip())
+
+    def scenario_half_ops(self):
+        """__half and __half2 (hip_fp16.h): conversions, moves, arithmetic, comparisons and math,
+        bit-exact against a host reference on edge values (signed zeros, subnormals, ties, overflow,
+        NaN) and random triples; approximated math within 1-2 ulp (half_ops.hip)."""
+        self.build.check_runtime()
+        w = self.worker()
+        env = client_env(self.build, w.server, "preload")
+        program = run_to_pass("half_ops", [self.build.program("half_ops")], env, 180)
+        for line in program.text("out"):
+            if line.startswith("[half_ops]"):
                 log(line)
 
     def scenario_stress(self):

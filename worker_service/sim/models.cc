@@ -1,5 +1,6 @@
 #include "worker_service/sim/models.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "worker_service/device_properties.h"
@@ -120,6 +121,28 @@ Status ModelInfo(const std::string& name, uint64_t memory_bytes, int ordinal, ms
   msg::SetProperty(&d, DeviceProperty::kMemoryPoolSupportedHandleTypes, 0);
   *out = d;
   return Status::Ok();
+}
+
+uint64_t CooperativeBlockLimit(const msg::DeviceInfo& d, const co::KernelInfo& k, uint32_t block_threads,
+                               uint64_t dynamic_shared) {
+  const uint64_t wave = k.wavefront_size != 0 ? k.wavefront_size : d.warp_size > 0 ? d.warp_size : 64;
+  const uint64_t waves_per_simd = d.major >= 10 ? 16 : 8;
+  const uint64_t threads_per_cu = d.max_threads_per_multiprocessor > 0 ? d.max_threads_per_multiprocessor : 2048;
+  const uint64_t simds = std::max<uint64_t>(1, threads_per_cu / (wave * waves_per_simd));
+  const std::string& arch = d.gcn_arch_name;
+  const uint64_t vgprs_per_simd = arch.starts_with("gfx90a") || arch.starts_with("gfx94") ? 512 : 256;
+  uint64_t max_block = d.max_threads_per_block > 0 ? d.max_threads_per_block : 1024;
+  if (k.max_flat_workgroup_size != 0) max_block = std::min<uint64_t>(max_block, k.max_flat_workgroup_size);
+  if (block_threads == 0 || block_threads > max_block) return 0;
+  uint64_t waves = waves_per_simd;
+  if (k.vgpr_count > 0) waves = std::min(waves, vgprs_per_simd / ((k.vgpr_count + 7) / 8 * 8));
+  const uint64_t alu_threads = simds * waves * wave;
+  uint64_t per_cu = alu_threads / ((block_threads + wave - 1) / wave * wave);
+  const uint64_t lds = d.max_shared_memory_per_multiprocessor != 0 ? d.max_shared_memory_per_multiprocessor
+                                                                    : d.shared_mem_per_block;
+  const uint64_t lds_used = uint64_t{k.group_segment_fixed_size} + dynamic_shared;
+  if (lds_used != 0) per_cu = std::min(per_cu, lds / lds_used);
+  return per_cu * static_cast<uint64_t>(std::max(d.multi_processor_count, 1));
 }
 
 }  // namespace hipr::worker::sim

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "worker_service/launch_checks.h"
+#include "worker_service/sim/models.h"
 #include "worker_service/sim/sim_device.h"
 
 namespace hipr::worker::sim {
@@ -120,6 +121,21 @@ Status SimDevice::LaunchKernel(KernelLaunch l) {
   if (l.kernarg.size() < info->explicit_kernarg_size())
     return InvalidArgument("kernel " + l.kernel + " needs " + std::to_string(info->explicit_kernarg_size()) +
                            " argument bytes, got " + std::to_string(l.kernarg.size()));
+  const bool cooperative = (l.flags & msg::kLaunchCooperative) != 0;
+  if (cooperative) {
+    // Every block must be resident at once (checked by the client too; a
+    // graph node made cooperative later, or a hostile client, reaches here).
+    const msg::DeviceInfo& d = infos_[static_cast<size_t>(l.device)];
+    if (!d.cooperative_launch)
+      return Status(StatusCode::kNotSupported, "the device has no cooperative launch", hipErrorLaunchFailure);
+    const uint64_t blocks = uint64_t{l.grid[0]} * l.grid[1] * l.grid[2];
+    const uint64_t limit = CooperativeBlockLimit(d, *info, static_cast<uint32_t>(threads), l.shared_bytes);
+    if (blocks > limit)
+      return Status(StatusCode::kInvalidArgument,
+                    "a cooperative grid of " + std::to_string(blocks) + " blocks of kernel " + l.kernel +
+                        " exceeds the " + std::to_string(limit) + " the device holds at once",
+                    hipErrorCooperativeLaunchTooLarge);
+  }
   if (l.start_event != 0) HIPR_RETURN_IF_ERROR(EventRecord(l.start_event, l.stream));
   const uint64_t stream = l.stream;
   const uint64_t stop = l.stop_event;
@@ -129,11 +145,11 @@ Status SimDevice::LaunchKernel(KernelLaunch l) {
   const bool inject_failure = std::any_of(fail_kernels_.begin(), fail_kernels_.end(), [&](const std::string& f) {
     return l.kernel.find(f) != std::string::npos;
   });
-  s->Submit([this, twin = m.twin, kernel, inject_failure, l = std::move(l)]() {
+  s->Submit([this, twin = m.twin, kernel, inject_failure, cooperative, l = std::move(l)]() {
     std::string printed;
     Status st = inject_failure ? Status(StatusCode::kInternal, "injected failure (--sim-fail-kernel)")
                                : runner_.Launch(*kernel, l.grid, l.block, l.shared_bytes, l.kernarg, &printed,
-                                                GlobalSize(l));
+                                                GlobalSize(l), cooperative);
     if (!printed.empty() && sink_) sink_(printed);
     if (!st.ok()) {
       spdlog::error("sim: kernel {} failed: {}", l.kernel, st.ToString());

@@ -43,11 +43,12 @@
 //
 // Cooperative groups (<hip/hip_cooperative_groups.h>, the twin's own in
 // include/hip/): thread_block, tiles made at run time and at compile time,
-// coalesced groups, the grid's ranks; not a grid-wide sync.
+// coalesced groups, the grid's ranks, and grid_group::sync() in a
+// cooperative launch (a barrier across the grid); not multi_grid_group::sync().
 //
 // Not supported (a compile error names them): the masked warp intrinsics of
-// later HIP (__shfl_sync and the other *_sync forms, __syncwarp), half
-// precision (hip_fp16.h), grid_group::sync() and multi_grid_group::sync(),
+// later HIP (__shfl_sync and the other *_sync forms, __syncwarp), bfloat16
+// (hip_bf16.h, hip_bfloat16.h), multi_grid_group::sync(),
 // AMDGCN builtins. Refused by
 // twin_rewrite.py: the long double layout macros (__LDBL_*,
 // __SIZEOF_LONG_DOUBLE__, float.h's LDBL_*), where the device's 64-bit long

@@ -1,14 +1,19 @@
 #include "worker_service/sim/twin/kernel_runner.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <semaphore>
 
 #include "worker_service/sim/twin/fiber.h"
+#include "worker_service/sim/twin/grid_barrier.h"
 #include "worker_service/sim/twin/twin_fault.h"
 
 namespace hipr::worker::sim {
@@ -33,8 +38,30 @@ struct KernelRunner::Grid {
   uint64_t next_block = 0;  // GUARDED_BY(KernelRunner::mu_)
   uint64_t done_blocks = 0;  // GUARDED_BY(KernelRunner::mu_)
   std::condition_variable done_cv;
+  bool cooperative = false;
+  GridBarrier* barrier = nullptr;  // A cooperative grid's.
+  // Set when a block stops the grid (a grid-wide sync outside a cooperative
+  // launch): blocks not yet done are abandoned.
+  std::atomic<bool> stopped{false};
   Mutex output_mu;
   std::string output HIPR_GUARDED_BY(output_mu);
+  std::string failure HIPR_GUARDED_BY(output_mu);  // Why it stopped.
+
+  void Stop(std::string why) {
+    MutexLock lock(output_mu);
+    if (failure.empty()) failure = std::move(why);
+    stopped.store(true, std::memory_order_relaxed);
+  }
+};
+
+// A thread that runs one block of each cooperative grid it is given.
+struct KernelRunner::Resident {
+  KernelRunner* runner = nullptr;
+  pthread_t thread{};
+  std::binary_semaphore go{0};
+  // Written before `go` is released; null then means: end.
+  Grid* grid = nullptr;
+  uint64_t block = 0;
 };
 
 namespace {
@@ -44,15 +71,9 @@ namespace {
 // reused by every launch that thread works on.
 class BlockExecutor {
  public:
-  BlockExecutor()
-      : stacks_(KernelRunner::kStackBytes, KernelRunner::kMaxBlockThreads),
-        fibers_(KernelRunner::kMaxBlockThreads),
-        threads_(KernelRunner::kMaxBlockThreads),
-        shared_(MapShared()) {
-    runnable_.reserve(KernelRunner::kMaxBlockThreads);
-    ran_.reserve(KernelRunner::kMaxBlockThreads);
-    waiting_.reserve(KernelRunner::kMaxBlockThreads);
-  }
+  // Sized for the largest block run so far (resident threads of
+  // cooperative grids are many, their blocks often small).
+  BlockExecutor() : stacks_(KernelRunner::kStackBytes, KernelRunner::kMaxBlockThreads), shared_(MapShared()) {}
   ~BlockExecutor() { munmap(shared_, SharedMappingBytes()); }
 
   template <typename GridT>
@@ -67,6 +88,7 @@ class BlockExecutor {
     bool at_warp = false;
     uint64_t warp_site = 0;
     uint64_t warp_value = 0;
+    bool at_grid = false;  // Waiting at the grid barrier (GridSync).
   };
   static constexpr uint32_t kWave = HIPR_TWIN_WAVEFRONT_SIZE;
   static constexpr uint32_t kMaxWaves = KernelRunner::kMaxBlockThreads / kWave;
@@ -102,6 +124,13 @@ class BlockExecutor {
   static void FiberMain(void* arg);
   static uint32_t Barrier(const HiprTwinThread* self, int predicate);
   static uint64_t WarpMeet(const HiprTwinThread* self, uint64_t site, uint64_t value, const uint64_t** values);
+  static void GridSync(const HiprTwinThread* self);
+  // Makes room for a block of `n` threads. Only between blocks: twin code
+  // holds pointers into threads_ while its block runs.
+  void Reserve(uint32_t n);
+  // Ends the block where it is: its unfinished threads are never resumed
+  // and their stacks go back to the pool.
+  void Abandon(uint32_t n);
   // After a pass in which every runnable thread ran until it waited or
   // ended: lets the next group of each wavefront's lanes waiting at a warp
   // operation go on (appended to runnable_). False when none waits.
@@ -110,23 +139,27 @@ class BlockExecutor {
   void CheckStack(uint32_t index);
 
   static constexpr HiprTwinServices kServices = {&BlockExecutor::Barrier, &BlockExecutor::WriteOutput,
-                                                 &BlockExecutor::WarpMeet};
+                                                 &BlockExecutor::WarpMeet, &BlockExecutor::GridSync};
 
   TwinAltStack alt_stack_;  // Fault reports from a fiber that overflowed its stack.
   StackPool stacks_;
   FiberContext scheduler_;
   std::vector<Fiber> fibers_;
-  std::vector<HiprTwinThread> threads_;  // Never resized: twin code holds pointers.
+  std::vector<HiprTwinThread> threads_;  // Resized only between blocks (Reserve).
   uint8_t* shared_;
   std::vector<uint32_t> runnable_;
   std::vector<uint32_t> ran_;      // The pass being run.
   std::vector<uint32_t> waiting_;  // At __syncthreads.
+  std::vector<uint32_t> grid_waiting_;  // At grid_group::sync().
   WaveMeeting waves_[kMaxWaves];
   // The block being run.
   const HiprTwinKernel* kernel_ = nullptr;
   const uint8_t* kernarg_ = nullptr;
   Mutex* output_mu_ = nullptr;
   std::string* output_ = nullptr;
+  bool cooperative_ = false;
+  // A thread called GridSync in a launch that is not cooperative.
+  const HiprTwinThread* misplaced_grid_sync_ = nullptr;
   // Barrier: arrivals with a true predicate, counted in the current phase;
   // the count of the last opened barrier stays readable until the next one.
   uint32_t barrier_count_[2] = {0, 0};
@@ -161,6 +194,33 @@ uint64_t BlockExecutor::WarpMeet(const HiprTwinThread* self, uint64_t site, uint
   const WaveMeeting& w = ex->waves_[self->flat_thread_id / kWave];
   *values = w.values;
   return w.mask;
+}
+
+void BlockExecutor::GridSync(const HiprTwinThread* self) {
+  auto* ex = static_cast<BlockExecutor*>(self->executor);
+  Fiber& f = ex->fibers_[self->flat_thread_id];
+  if (!ex->cooperative_) ex->misplaced_grid_sync_ = self;
+  f.at_grid = true;
+  // Outside a cooperative launch the scheduler abandons the block: no return.
+  SwitchFiber(&f.context, &ex->scheduler_);
+}
+
+void BlockExecutor::Reserve(uint32_t n) {
+  if (threads_.size() >= n) return;
+  fibers_.resize(n);
+  threads_.resize(n);
+  runnable_.reserve(n);
+  ran_.reserve(n);
+  waiting_.reserve(n);
+  grid_waiting_.reserve(n);
+}
+
+void BlockExecutor::Abandon(uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) {
+    Fiber& f = fibers_[i];
+    if (f.stack != nullptr && !f.done) stacks_.Give(f.stack);
+    f.stack = nullptr;
+  }
 }
 
 bool BlockExecutor::MeetWaves(uint32_t threads) {
@@ -226,6 +286,13 @@ void BlockExecutor::Run(GridT* grid, uint64_t block_linear) {
   if (block_idx.y == g.y - 1) b.y = grid->last_block_dim.y;
   if (block_idx.z == g.z - 1) b.z = grid->last_block_dim.z;
   const uint32_t n = b.x * b.y * b.z;
+  if (grid->stopped.load(std::memory_order_relaxed)) {
+    if (grid->barrier != nullptr) grid->barrier->Leave();
+    return;
+  }
+  Reserve(n);
+  cooperative_ = grid->cooperative;
+  misplaced_grid_sync_ = nullptr;
   // The launch's dynamic shared memory ends at the guard page (16-byte
   // aligned start, as the GPU's).
   const uint32_t shared_bytes = (grid->dynamic_shared_bytes + 15u) & ~15u;
@@ -244,11 +311,15 @@ void BlockExecutor::Run(GridT* grid, uint64_t block_linear) {
     t.variables = grid->variables.data();
     t.services = &kServices;
     t.executor = this;
+    t.cooperative = grid->cooperative ? 1 : 0;
+    t.reserved = 0;
     fibers_[i].stack = nullptr;
     fibers_[i].done = false;
     fibers_[i].at_warp = false;
+    fibers_[i].at_grid = false;
     runnable_.push_back(i);
   }
+  grid_waiting_.clear();
   barrier_count_[0] = barrier_count_[1] = 0;
   phase_ = 0;
   const HiprTwinThread** slot = grid->current_thread();
@@ -272,22 +343,52 @@ void BlockExecutor::Run(GridT* grid, uint64_t block_linear) {
         // barrier would cost more than the switch itself.
         CheckStack(i);
         stacks_.Give(f.stack);  // The next thread starts on it, still warm.
+      } else if (f.at_grid) {
+        if (misplaced_grid_sync_ != nullptr) break;
+        grid_waiting_.push_back(i);
       } else if (!f.at_warp) {
         waiting_.push_back(i);  // At a barrier.
       }
+    }
+    if (misplaced_grid_sync_ != nullptr) {
+      const HiprTwinThread& t = *misplaced_grid_sync_;
+      char where[160];
+      snprintf(where, sizeof where, "thread (%u, %u, %u) of block (%u, %u, %u)", t.thread_idx.x, t.thread_idx.y,
+               t.thread_idx.z, t.block_idx.x, t.block_idx.y, t.block_idx.z);
+      grid->Stop(std::string("kernel ") + grid->display_name + ": " + where +
+                 " called grid_group::sync() (a grid-wide barrier) in a launch that is not cooperative; launch it "
+                 "with hipLaunchCooperativeKernel (on a GPU it would hang); the kernel was stopped there");
+      Abandon(n);
+      break;
     }
     // Every thread has run until it ended or waits: the lanes of a
     // wavefront that wait at a warp operation meet first, since a barrier
     // opens only when every thread of the block waits at it.
     if (MeetWaves(n)) continue;
-    if (waiting_.empty()) break;
-    // Every thread that has not exited waits at the barrier: open it.
-    barrier_result_ = barrier_count_[phase_];
-    phase_ ^= 1;
-    barrier_count_[phase_] = 0;
-    runnable_.swap(waiting_);
-    waiting_.clear();
+    if (grid->stopped.load(std::memory_order_relaxed)) {
+      Abandon(n);  // Another block stopped the grid.
+      break;
+    }
+    if (!waiting_.empty()) {
+      // Every thread that has not exited waits at a barrier: open the
+      // block's (those at the grid's wait on; mixing the two is undefined
+      // on a GPU).
+      barrier_result_ = barrier_count_[phase_];
+      phase_ ^= 1;
+      barrier_count_[phase_] = 0;
+      runnable_.swap(waiting_);
+      waiting_.clear();
+      continue;
+    }
+    if (grid_waiting_.empty()) break;  // Every thread has exited.
+    // Every thread that has not exited waits at the grid barrier: the block
+    // arrives, and goes on when every block has.
+    grid->barrier->ArriveAndWait();
+    for (uint32_t i : grid_waiting_) fibers_[i].at_grid = false;
+    runnable_.swap(grid_waiting_);
+    grid_waiting_.clear();
   }
+  if (grid->barrier != nullptr) grid->barrier->Leave();
   *slot = nullptr;
   scope.kernel = nullptr;
 }
@@ -317,6 +418,72 @@ KernelRunner::~KernelRunner() {
   }
   work_cv_.notify_all();
   for (std::thread& t : threads) t.join();
+  MutexLock coop(coop_mu_);
+  for (const std::unique_ptr<Resident>& r : residents_) {
+    r->grid = nullptr;
+    r->go.release();
+  }
+  for (const std::unique_ptr<Resident>& r : residents_) pthread_join(r->thread, nullptr);
+}
+
+size_t KernelRunner::resident_threads() const {
+  MutexLock coop(coop_mu_);
+  return residents_.size();
+}
+
+void* KernelRunner::ResidentMain(void* arg) {
+  auto* r = static_cast<Resident*>(arg);
+  for (;;) {
+    r->go.acquire();
+    Grid* grid = r->grid;
+    if (grid == nullptr) return nullptr;
+    r->runner->RunBlocks(grid, r->block, 1);
+    r->grid = nullptr;
+    MutexLock lock(r->runner->mu_);
+    r->runner->FinishBlocksLocked(grid, 1);
+  }
+}
+
+Status KernelRunner::GrowResidentsLocked(uint64_t count) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, kResidentStackBytes);
+  int error = 0;
+  while (residents_.size() < count) {
+    auto r = std::make_unique<Resident>();
+    r->runner = this;
+    error = pthread_create(&r->thread, &attr, &KernelRunner::ResidentMain, r.get());
+    if (error != 0) break;
+    residents_.push_back(std::move(r));
+  }
+  pthread_attr_destroy(&attr);
+  if (error != 0)
+    return Status(StatusCode::kResourceExhausted, "cannot start a thread for each of the " +
+                                                      std::to_string(count + 1) + " blocks of a cooperative grid (" +
+                                                      std::to_string(residents_.size()) +
+                                                      " started): " + std::strerror(error));
+  return Status::Ok();
+}
+
+Status KernelRunner::RunCooperative(Grid* grid) {
+  MutexLock coop(coop_mu_);  // One cooperative grid at a time.
+  const uint64_t others = grid->total_blocks - 1;
+  HIPR_RETURN_IF_ERROR(GrowResidentsLocked(others));
+  GridBarrier barrier(grid->total_blocks);
+  grid->barrier = &barrier;
+  // The pool never sees this grid: block 0 runs here, block i + 1 on
+  // resident thread i.
+  for (uint64_t i = 0; i < others; ++i) {
+    Resident& r = *residents_[i];
+    r.grid = grid;
+    r.block = i + 1;
+    r.go.release();
+  }
+  RunBlocks(grid, 0, 1);
+  MutexLock lock(mu_);
+  FinishBlocksLocked(grid, 1);
+  while (grid->done_blocks != grid->total_blocks) grid->done_cv.wait(lock.native());
+  return Status::Ok();
 }
 
 void KernelRunner::StartPoolLocked() {
@@ -368,7 +535,7 @@ void KernelRunner::FinishBlocksLocked(Grid* grid, uint64_t count) {
 Status KernelRunner::Launch(const TwinKernel& kernel, std::array<uint32_t, 3> grid_dim,
                             std::array<uint32_t, 3> block_dim, uint32_t dynamic_shared_bytes,
                             std::span<const uint8_t> kernarg, std::string* printf_output,
-                            std::array<uint32_t, 3> global) {
+                            std::array<uint32_t, 3> global, bool cooperative) {
   const std::string name(kernel.name());
   for (int i = 0; i < 3; ++i) {
     if (grid_dim[i] == 0 || block_dim[i] == 0)
@@ -416,28 +583,31 @@ Status KernelRunner::Launch(const TwinKernel& kernel, std::array<uint32_t, 3> gr
   grid.total_blocks = blocks;
   // Chunks amortise the lock over small blocks yet leave every thread work.
   grid.chunk = std::clamp<uint64_t>(blocks / (uint64_t{pool_size_ + 1} * 8), 1, 64);
+  grid.cooperative = cooperative;
 
-  MutexLock lock(mu_);
-  if (blocks > 1) {
-    StartPoolLocked();
-    grids_.push_back(&grid);
-    work_cv_.notify_all();
+  if (cooperative) {
+    HIPR_RETURN_IF_ERROR(RunCooperative(&grid));
+  } else {
+    MutexLock lock(mu_);
+    if (blocks > 1) {
+      StartPoolLocked();
+      grids_.push_back(&grid);
+      work_cv_.notify_all();
+    }
+    // The launching thread works on its own grid too.
+    uint64_t first = 0;
+    uint64_t count = 0;
+    while (ClaimLocked(&grid, &first, &count)) {
+      lock.Unlock();
+      RunBlocks(&grid, first, count);
+      lock.Lock();
+      FinishBlocksLocked(&grid, count);
+    }
+    while (grid.done_blocks != grid.total_blocks) grid.done_cv.wait(lock.native());
   }
-  // The launching thread works on its own grid too.
-  uint64_t first = 0;
-  uint64_t count = 0;
-  while (ClaimLocked(&grid, &first, &count)) {
-    lock.Unlock();
-    RunBlocks(&grid, first, count);
-    lock.Lock();
-    FinishBlocksLocked(&grid, count);
-  }
-  while (grid.done_blocks != grid.total_blocks) grid.done_cv.wait(lock.native());
-  lock.Unlock();
-  if (printf_output != nullptr) {
-    MutexLock out(grid.output_mu);  // Every block is done: nothing else holds it.
-    *printf_output = std::move(grid.output);
-  }
+  MutexLock out(grid.output_mu);  // Every block is done: nothing else holds it.
+  if (printf_output != nullptr) *printf_output = std::move(grid.output);
+  if (!grid.failure.empty()) return Status(StatusCode::kFailedPrecondition, grid.failure);
   return Status::Ok();
 }
 

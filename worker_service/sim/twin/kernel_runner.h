@@ -12,6 +12,21 @@
 // waiting hands its stack to the next, so a kernel that never synchronises
 // uses one stack per OS thread.
 //
+// Cooperative launches (hipLaunchCooperativeKernel and the like): every
+// block of the grid runs at once, each on an OS thread of its own (the
+// launching thread runs block 0; "resident" threads, started when a grid
+// first needs them and kept for later cooperative grids, run the others),
+// so that grid_group::sync() can be a barrier across the grid
+// (grid_barrier.h): a block arrives once all of its threads that have not
+// exited wait there. One cooperative grid runs at a time; ordinary grids go
+// on beside it on the pool. Every GPU thread of a cooperative grid holds its
+// fiber stack until its block ends, so a device-filling grid (as many
+// blocks as the device holds at once; the caller refuses larger ones, see
+// CooperativeBlockLimit in models.h) costs a few KiB of touched stack per
+// GPU thread. A grid_group::sync() in a launch that is not cooperative (on
+// a GPU: undefined, it hangs) stops the kernel: its blocks are abandoned
+// where they are and Launch fails naming the kernel and the thread.
+//
 // Thread-safety: Launch may be called concurrently from several threads
 // (e.g. one per sim stream); their blocks share the pool.
 //
@@ -34,6 +49,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -64,7 +80,8 @@ class KernelRunner {
   // explicit arguments as the code object's metadata lays them out (it must
   // cover the kernel's explicit arguments) and device pointers in it are
   // dereferenced directly. On success `printf_output` (if not null) is set
-  // to the text the launch's device printf calls produced.
+  // to the text the launch's device printf calls produced (also when the
+  // kernel failed).
   // kInvalidArgument: a zero dimension, a block over kMaxBlockThreads, more
   // than 2^32 blocks, dynamic shared memory over kMaxDynamicSharedBytes, or
   // a kernarg buffer too short. kFailedPrecondition: a variable of the
@@ -73,14 +90,30 @@ class KernelRunner {
   // of a dimension then holds only global - (grid-1)*block threads, and
   // its blockDim says so (kInvalidArgument unless the global size ends in
   // the last block).
+  // `cooperative`: every block at once (see above); the caller has checked
+  // that the device could hold the grid. kResourceExhausted when an OS
+  // thread for a block cannot be started (nothing has run then).
+  // kFailedPrecondition: the kernel called grid_group::sync() in a launch
+  // that is not cooperative (the grid was stopped there).
   Status Launch(const TwinKernel& kernel, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
                 uint32_t dynamic_shared_bytes, std::span<const uint8_t> kernarg, std::string* printf_output,
-                std::array<uint32_t, 3> global = {});
+                std::array<uint32_t, 3> global = {}, bool cooperative = false);
 
   unsigned pool_threads() const { return pool_size_; }
+  // Resident threads started so far for cooperative grids.
+  size_t resident_threads() const;
+
+  // The OS stack of a resident thread: blocks run on fiber stacks, so the
+  // thread's own stack only holds the scheduler.
+  static constexpr size_t kResidentStackBytes = 1 << 20;
 
  private:
   struct Grid;
+  struct Resident;
+  Status RunCooperative(Grid* grid);
+  // Starts resident threads until there are `count`.
+  Status GrowResidentsLocked(uint64_t count) HIPR_REQUIRES(coop_mu_);
+  static void* ResidentMain(void* arg);
   void StartPoolLocked() HIPR_REQUIRES(mu_);
   void PoolMain();
   // Claims up to a chunk of `grid`'s blocks; false when none is left.
@@ -94,6 +127,9 @@ class KernelRunner {
   std::deque<Grid*> grids_ HIPR_GUARDED_BY(mu_);  // Grids with unclaimed blocks.
   bool stopping_ HIPR_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_ HIPR_GUARDED_BY(mu_);  // Empty until the first launch.
+  // Held for the whole of a cooperative launch. Lock order: coop_mu_, mu_.
+  mutable Mutex coop_mu_;
+  std::vector<std::unique_ptr<Resident>> residents_ HIPR_GUARDED_BY(coop_mu_);
 };
 
 }  // namespace hipr::worker::sim

@@ -1,7 +1,8 @@
-/* Twin ABI, version 1: the plain-C contract between a kernel twin library
- * (a host shared object built from a program's own .hip source by
- * twin_rewrite.py + hipr_twin_prelude.h, see cmake/HiprSimTwin.cmake) and
- * the sim device's executor in the worker (twin_catalog.h, kernel_runner.h).
+/* Twin ABI (version HIPR_TWIN_ABI_VERSION): the plain-C contract between a
+ * kernel twin library (a host shared object built from a program's own .hip
+ * source by twin_rewrite.py + hipr_twin_prelude.h, see
+ * cmake/HiprSimTwin.cmake) and the sim device's executor in the worker
+ * (twin_catalog.h, kernel_runner.h).
  *
  * What a twin exports. Exactly one default-visibility symbol,
  * HIPR_TWIN_ENTRY_SYMBOL, a function returning a static module descriptor.
@@ -20,7 +21,9 @@
  * Threads of a launch. Each GPU thread is one call of a kernel's
  * run_thread() on a fiber; all fibers of one block run on one OS thread and
  * never migrate, so a twin's `static thread_local` storage is per block
- * (that is how __shared__ is implemented). Twin code reaches its thread's
+ * (that is how __shared__ is implemented). In a cooperative launch every
+ * block of the grid has an OS thread of its own at once (all resident, as a
+ * GPU's cooperative launch guarantees), so a grid-wide barrier can open. Twin code reaches its thread's
  * context through the twin's own thread_local slot (current_thread()): the
  * executor writes the running fiber's HiprTwinThread* into the slot of the
  * OS thread before every switch into a fiber. A fiber keeps one context for
@@ -40,9 +43,10 @@
 extern "C" {
 #endif
 
-#define HIPR_TWIN_ABI_VERSION 2u
-/* Version 1 lacked HiprTwinServices::warp_meet; the executor still runs
- * such twins (they never call it). */
+#define HIPR_TWIN_ABI_VERSION 3u
+/* Version 1 lacked HiprTwinServices::warp_meet, version 2 grid_sync and
+ * HiprTwinThread::cooperative; the executor still runs such twins (they
+ * never call or read them). */
 #define HIPR_TWIN_ABI_OLDEST_VERSION 1u
 /* Lanes of a wavefront (gfx9: 64): threads flat_thread_id / 64 of a block
  * form one wavefront, lane flat_thread_id % 64. */
@@ -100,6 +104,15 @@ typedef struct HiprTwinServices {
    * (entries of other lanes are 0); valid until the caller's next warp
    * operation. Since ABI version 2. */
   uint64_t (*warp_meet)(const HiprTwinThread* self, uint64_t site, uint64_t value, const uint64_t** values);
+  /* grid_group::sync(): returns once every thread of the grid that has not
+   * exited has arrived (a block whose threads have all exited no longer
+   * counts), and is a full memory fence: what any thread of the grid wrote
+   * before it is visible to every thread after it. Only in a cooperative
+   * launch (HiprTwinThread::cooperative); elsewhere the caller never returns:
+   * the executor stops the kernel and fails the launch with a message naming
+   * it (on a GPU the barrier is undefined there, and hangs). Since ABI
+   * version 3. */
+  void (*grid_sync)(const HiprTwinThread* self);
 } HiprTwinServices;
 
 /* One GPU thread's view of its launch. Owned by the executor; valid while
@@ -117,6 +130,11 @@ struct HiprTwinThread {
   void* const* variables;
   const HiprTwinServices* services;
   void* executor; /* Opaque to twin code. */
+  /* Nonzero in a cooperative launch (hipLaunchCooperativeKernel and the
+   * like): grid_group::is_valid(), and grid_sync may be called. Since ABI
+   * version 3 (appended: older twins never read it). */
+  uint32_t cooperative;
+  uint32_t reserved;
 };
 
 /* Where an explicit kernel argument sits in the kernarg buffer, computed by

@@ -12,11 +12,14 @@
 
 namespace hipr::worker::sim {
 
-// A dlopen()ed twin: unloaded when the last module using it goes.
+// A dlopen()ed twin: unloaded when the last module using it goes (a null
+// handle: a descriptor linked into this process, TwinModule::FromDescriptor).
 class TwinLibrary {
  public:
   TwinLibrary(void* handle, const HiprTwinModule* descriptor) : handle_(handle), descriptor_(descriptor) {}
-  ~TwinLibrary() { dlclose(handle_); }
+  ~TwinLibrary() {
+    if (handle_ != nullptr) dlclose(handle_);
+  }
   TwinLibrary(const TwinLibrary&) = delete;
   TwinLibrary& operator=(const TwinLibrary&) = delete;
   const HiprTwinModule& descriptor() const { return *descriptor_; }
@@ -61,6 +64,10 @@ TwinModule::TwinModule(std::shared_ptr<const TwinLibrary> library, std::string p
         {v.name, v.size, {static_cast<const uint8_t*>(v.initial_bytes), static_cast<size_t>(v.size)}});
   }
   bindings_.assign(variables_.size(), nullptr);
+}
+
+std::shared_ptr<TwinModule> TwinModule::FromDescriptor(const HiprTwinModule& descriptor, std::string name) {
+  return std::make_shared<TwinModule>(std::make_shared<const TwinLibrary>(nullptr, &descriptor), std::move(name));
 }
 
 const HiprTwinModule& TwinModule::descriptor() const { return library_->descriptor(); }

@@ -70,6 +70,10 @@ class TwinModule {
   };
 
   TwinModule(std::shared_ptr<const TwinLibrary> library, std::string path);
+  // A module over a descriptor linked into this process rather than a
+  // loaded twin, unchecked (tests of the executor). `descriptor` must
+  // outlive the module.
+  static std::shared_ptr<TwinModule> FromDescriptor(const HiprTwinModule& descriptor, std::string name);
   TwinModule(const TwinModule&) = delete;
   TwinModule& operator=(const TwinModule&) = delete;
 

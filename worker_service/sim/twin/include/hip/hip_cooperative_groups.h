@@ -13,9 +13,18 @@
 //   sync() of a tile or coalesced group: the lanes of the wavefront meet, so
 //     what each wrote before is visible after.
 //   group_size, thread_rank, is_valid, sync as free functions.
-//   grid_group (this_grid) and multi_grid_group: size, thread_rank and
-//     is_valid; their sync() does not build (a grid-wide barrier needs every
-//     block of the grid running at once, which the sim does not do yet).
+//   grid_group (this_grid): size, thread_rank; is_valid() true in a
+//     cooperative launch (hipLaunchCooperativeKernel, the cooperative launch
+//     attribute), as HIP's __ockl_grid_is_valid; sync() (also
+//     this_grid().sync(), sync(grid) and a grid group's thread_group::sync())
+//     a barrier across every thread of every block, and a memory fence
+//     (HiprTwinServices::grid_sync: the sim runs all blocks of a cooperative
+//     grid at once). In a launch that is not cooperative (undefined in HIP:
+//     the GPU hangs) the sim stops the kernel and fails the launch, naming
+//     the kernel and the thread.
+//   multi_grid_group (this_multi_grid): size and ranks of the one grid;
+//     is_valid() false and sync() does not build (the sim runs no
+//     multi-device cooperative launch).
 #pragma once
 #include "../../hipr_twin_prelude.h"
 
@@ -39,6 +48,14 @@ inline uint64_t GridBlocks() {
 inline uint64_t BlockIndex() {
   const HiprTwinThread& t = ::hipr_twin::Self();
   return (uint64_t{t.block_idx.z} * t.grid_dim.y + t.block_idx.y) * t.grid_dim.x + t.block_idx.x;
+}
+inline bool Cooperative() { return ::hipr_twin::Self().cooperative != 0; }
+// Every thread of the grid meets (grid_group::sync), a full fence.
+inline void GridSync() {
+  const HiprTwinThread& self = ::hipr_twin::Self();
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  self.services->grid_sync(&self);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 // The lanes of the caller's wavefront meet (a wave barrier).
 inline lane_mask WaveSync(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE(),
@@ -178,14 +195,9 @@ class grid_group : public thread_group {
   uint32_t thread_rank() const {
     return static_cast<uint32_t>(internal::BlockIndex() * internal::BlockSize() + internal::BlockRank());
   }
-  // As in HIP: valid only in a cooperative launch, which the sim does not
-  // run yet.
-  bool is_valid() const { return false; }
-  template <typename... A>
-  void sync(A...) const {
-    static_assert(internal::GridSyncUnsupported<A...>::value,
-                  "hipr sim twins: grid_group::sync() (a grid-wide barrier) is not supported by the sim device yet");
-  }
+  // As in HIP: valid only in a cooperative launch.
+  bool is_valid() const { return internal::Cooperative(); }
+  void sync() const { internal::GridSync(); }
 
  private:
   explicit grid_group(uint32_t size) : thread_group(internal::cg_grid, size) {}
@@ -228,6 +240,7 @@ inline uint32_t thread_group::thread_rank() const {
 
 inline bool thread_group::is_valid() const {
   switch (type_) {
+    case internal::cg_grid: return internal::Cooperative();
     case internal::cg_workgroup:
     case internal::cg_tiled_group: return true;
     case internal::cg_coalesced_group: return size_ != 0;
@@ -240,9 +253,10 @@ inline void thread_group::sync() const {
     case internal::cg_workgroup: __syncthreads(); break;
     case internal::cg_tiled_group:
     case internal::cg_coalesced_group: internal::WaveSync(); break;
-    default:  // A grid group reached through thread_group: no grid-wide barrier on the sim.
-      fprintf(stderr, "hipr sim twins: grid-wide sync (thread_group::sync of a grid group) is not supported by "
-                      "the sim device; ending the session\n");
+    case internal::cg_grid: internal::GridSync(); break;
+    default:  // A multi-grid group reached through thread_group.
+      fprintf(stderr, "hipr sim twins: multi_grid_group::sync() (reached through thread_group::sync) is not "
+                      "supported by the sim device; ending the session\n");
       abort();
   }
 }

@@ -1,3 +1,5 @@
-// Kernel twins: <hip/hip_fp16.h> is not supported.
+// Kernel twins: <hip/hip_fp16.h>, half precision as HIP 5.2 defines it
+// (hipr_twin_half.h).
 #pragma once
-#error "hipr sim twins: half precision (__half) (<hip/hip_fp16.h>) is not supported by the sim device"
+#include "../../hipr_twin_prelude.h"
+#include "../../hipr_twin_half.h"
