@@ -45,9 +45,12 @@ struct HelloRequest {
   // random nonce, which the worker's proof covers (optional; empty from an
   // older client).
   std::vector<uint8_t> client_nonce;
+  // The client's RDMA queue pair, offering the rdma transport: the 64 bytes
+  // of protocol/rdma EncodeQpInfo (optional; empty: no offer, stay on tcp).
+  std::vector<uint8_t> rdma_qp;
   static constexpr size_t kRequiredFields = 8;
   HIPR_FIELDS(min_version, max_version, auth_token, client_name, client_pid, window, chunk_bytes,
-              features, client_nonce)
+              features, client_nonce, rdma_qp)
 };
 
 // kAuth: the client's answer to HelloReply::auth_challenge. `mac` is
@@ -156,10 +159,14 @@ struct HelloReply {
   // In the reply to kAuth: auth::Mac(kWorker, ...), proof that the worker
   // holds the tenant's secret too.
   std::vector<uint8_t> auth_proof;
+  // The worker's answer to HelloRequest::rdma_qp: its own queue pair
+  // (EncodeQpInfo), already connected to the client's, or empty: the session
+  // stays on tcp (optional). Only in the final reply (kOk).
+  std::vector<uint8_t> rdma_qp;
   static constexpr size_t kRequiredFields = 12;
   HIPR_FIELDS(status, message, version, session_id, device_kind, devices, window, chunk_bytes,
               heartbeat_ms, driver_version, runtime_version, worker_version, features, capabilities,
-              auth_challenge, auth_proof)
+              auth_challenge, auth_proof, rdma_qp)
 };
 
 // kShmSetup: the first frame on a unix-socket connection, sent by the

@@ -18,6 +18,7 @@
 #include "worker_service/config.h"
 #include "worker_service/device_factory.h"
 #include "worker_service/ledger.h"
+#include "worker_service/rdma_setup.h"
 #include "worker_service/sim/models.h"
 #include "worker_service/tenants.h"
 #include "worker_service/zygote.h"
@@ -170,6 +171,9 @@ int main(int argc, char** argv) {
                  "serve Prometheus metrics (/metrics) and health (/healthz, /readyz) over HTTP at address:port");
   app.add_option("--metrics-port-file", config.metrics_port_file,
                  "write the metrics listener's port to this file once listening");
+  app.add_option("--rdma-device", config.rdma_device,
+                 "RDMA device (as hipr-rdma-devices lists it) that plain-tcp sessions move to when their client "
+                 "offers rdma; default: the first one, if any; 'off': clients stay on tcp");
   bool probe_only = false;
   app.add_flag("--probe-only", probe_only, "check that the device can be served, print what was found, and exit");
   CLI11_PARSE(app, argc, argv);
@@ -265,6 +269,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   spdlog::info("device {}: {}", config.device, summary);
+  {
+    bool rdma_usable = false;
+    const std::string rdma = hipr::worker::DescribeRdma(config, &rdma_usable);
+    if (rdma_usable || config.rdma_device.empty() || config.rdma_device == hipr::worker::kRdmaOff)
+      spdlog::info("transport: {}", rdma);
+    else
+      spdlog::warn("transport: {}", rdma);
+  }
   if (probe_only) return 0;
 
   // Before the zygote forks: every process shares it.

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "protocol/frame_io.h"
+#include "worker_service/rdma_setup.h"
 #include "worker_service/hip_error.h"
 #include "worker_service/shared_segment.h"
 
@@ -196,8 +197,20 @@ Status Session::Hello() {
   reply.devices = device_->devices();
   reply.driver_version = device_->driver_version();
   reply.runtime_version = device_->runtime_version();
+  // rdma: connected (receives posted) before the reply, which the client
+  // waits for before it sends anything over the queue pair.
+  std::unique_ptr<Connection> rdma;
+  std::string rdma_device;
+  if (reply.status == StatusCode::kOk && !hello.rdma_qp.empty()) {
+    Status st = AcceptRdma(config_, rdma_socket_, hello.rdma_qp, &rdma, &reply.rdma_qp, &rdma_device);
+    if (!st.ok()) spdlog::info("session {}: the client offered rdma; staying on tcp: {}", id_, st.message());
+  }
   HIPR_RETURN_IF_ERROR(Reply(h, reply));
   if (reply.status != StatusCode::kOk) return Status(reply.status, reply.message);
+  if (rdma != nullptr) {
+    conn_ = std::move(rdma);  // The tcp socket lives on as its liveness socket.
+    spdlog::info("session {}: transport rdma (device {})", id_, rdma_device);
+  }
   spdlog::info("session {}: client '{}' pid {} from {}{}; window [{:#x}, +{:#x}){}", id_, hello.client_name,
                hello.client_pid, conn_->PeerName(),
                admission_->tenant.name.empty() ? "" : ", tenant '" + admission_->tenant.name + "'",

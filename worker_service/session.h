@@ -64,6 +64,9 @@ class Session {
   // The handshake already done by the session process (handshake.h);
   // without it, Run() does it first.
   void set_admission(Admission admission) { admission_ = std::move(admission); }
+  // The plain-tcp socket of conn_ (borrowed): the hello may move the session
+  // to rdma when the client offers it (rdma_setup.h). Not set under TLS or shm.
+  void set_rdma_socket(int fd) { rdma_socket_ = fd; }
   // The worker's ledger and this session's slot (worker-wide stream
   // count); without it only the per-session limits apply.
   void set_ledger(Ledger* ledger, int slot) {
@@ -149,7 +152,8 @@ class Session {
   void HeartbeatLoop();
 
   const uint64_t id_;
-  std::unique_ptr<Connection> conn_;
+  std::unique_ptr<Connection> conn_;  // tcp, TLS, shm, or rdma after the hello.
+  int rdma_socket_ = -1;
   std::unique_ptr<Device> device_;
   const WorkerConfig& config_;
   SharedSegment segment_;  // Replay thread only: the shm host segment's registered ranges.

@@ -173,6 +173,7 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
   device->SetMemoryAccount(&account);
   Session session(session_id, std::move(conn), std::move(device), config);
   session.set_admission(std::move(admission));
+  if (transport == Transport::kTcp && config.tls_cert.empty()) session.set_rdma_socket(client_fd);
   session.set_ledger(ledger, slot);
   st = session.Run();
   return st.ok() ? 0 : kSessionExitReported;

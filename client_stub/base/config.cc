@@ -97,6 +97,14 @@ Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* proble
   Config c;
   Parser p(lookup, ctx, problems);
   if (const char* v = p.Get("HIPR_SERVER"); v != nullptr) c.server = v;
+  if (const char* v = p.Get("HIPR_RDMA"); v != nullptr) {
+    const std::string r = Lower(v);
+    if (r == "0" || r == "off" || r == "no" || r == "false")
+      c.rdma = false;
+    else if (!(r == "1" || r == "on" || r == "yes" || r == "true" || r.empty()))
+      p.Problem("HIPR_RDMA", v, "expected 0 or 1", "1");
+  }
+  if (const char* v = p.Get("HIPR_RDMA_DEVICE"); v != nullptr) c.rdma_device = v;
   if (const char* v = p.Get("HIPR_TOKEN"); v != nullptr) c.token = v;
   if (const char* v = p.Get("HIPR_TOKEN_FILE"); v != nullptr) c.token_file = v;
   if (const char* v = p.Get("HIPR_TLS_CA"); v != nullptr) c.tls_ca = v;

@@ -25,10 +25,16 @@ namespace hipr::client {
 enum class Compress { kOff, kOn, kAuto };
 
 struct Config {
-  // HIPR_SERVER: "host:port" or "[v6]:port" (tcp), or "unix:/path" (a worker
-  // on this node started with --listen-unix: the shm transport); empty when
-  // unset.
+  // HIPR_SERVER: "host:port" or "[v6]:port" (tcp, upgraded to rdma when
+  // both ends have a device on one fabric), "rdma://host:port" (rdma or a
+  // clear failure), or "unix:/path" (a worker on this node started with
+  // --listen-unix: the shm transport); empty when unset.
   std::string server;
+  // HIPR_RDMA=0: never try rdma (plain host:port stays on tcp).
+  bool rdma = true;
+  // HIPR_RDMA_DEVICE: the RDMA device to use (as hipr-rdma-devices lists
+  // it); empty: the first.
+  std::string rdma_device;
   // The tenant's credential, "TENANT:SECRET" (protocol/auth.h), for a
   // worker started with --auth-file: HIPR_TOKEN, or the file named by
   // HIPR_TOKEN_FILE (a mounted Kubernetes Secret). Never sent: the hello

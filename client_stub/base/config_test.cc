@@ -116,6 +116,23 @@ TEST(ConfigTest, LogLevelNames) {
   EXPECT_FALSE(ParseLogLevel("verbose", &l));
 }
 
+TEST(ConfigTest, RdmaSwitchAndDevice) {
+  std::vector<std::string> problems;
+  Config c = Parse({}, &problems);
+  EXPECT_TRUE(c.rdma);
+  EXPECT_EQ(c.rdma_device, "");
+  c = Parse({{"HIPR_RDMA", "0"}, {"HIPR_RDMA_DEVICE", "mlx5_0"}}, &problems);
+  EXPECT_FALSE(c.rdma);
+  EXPECT_EQ(c.rdma_device, "mlx5_0");
+  c = Parse({{"HIPR_RDMA", "off"}}, &problems);
+  EXPECT_FALSE(c.rdma);
+  EXPECT_TRUE(problems.empty());
+  c = Parse({{"HIPR_RDMA", "maybe"}}, &problems);
+  EXPECT_TRUE(c.rdma);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("HIPR_RDMA"), std::string::npos);
+}
+
 TEST(ConfigTest, CompressNames) {
   Compress c;
   EXPECT_TRUE(ParseCompress("off", &c));

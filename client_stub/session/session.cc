@@ -1,6 +1,7 @@
 #include "client_stub/session/session.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "client_stub/base/log.h"
 #include "client_stub/base/stats.h"
 #include "protocol/auth.h"
+#include "protocol/rdma/rdma_connection.h"
 #include "protocol/shm/shm_connection.h"
 #include "protocol/tcp/tcp_connection.h"
 #include "protocol/tls/tls_connection.h"
@@ -20,6 +22,7 @@ namespace hipr::client {
 namespace {
 
 constexpr std::string_view kUnixPrefix = "unix:";
+constexpr std::string_view kRdmaPrefix = "rdma://";
 
 std::string Hex(uint64_t v) {
   char buf[32];
@@ -118,12 +121,21 @@ Status Session::Connect() {
     HIPR_RETURN_IF_ERROR(shm::ShmConnection::Connect(config_.server.substr(kUnixPrefix.size()),
                                                      config_.connect_timeout_ms, options, &shm_conn));
     conn_ = std::move(shm_conn);
+    HIPR_LOG_DEBUG("transport shm: no rdma to a worker on this node's unix socket");
     const Connection::SharedRegion host = conn_->SharedHostRegion();
     if (host.bytes > 0) host_segment_ = std::make_unique<HostSegment>(host.base, host.bytes);
     return Status::Ok();
   }
+  std::string address = config_.server;
+  if (address.rfind(kRdmaPrefix, 0) == 0) {
+    rdma_forced_ = true;
+    address = address.substr(kRdmaPrefix.size());
+    if (config_.tls())
+      return InvalidArgument("HIPR_SERVER=rdma:// cannot be combined with TLS (HIPR_TLS_*): rdma carries no TLS");
+    if (!config_.rdma) return InvalidArgument("HIPR_SERVER=rdma:// contradicts HIPR_RDMA=0");
+  }
   tcp::Endpoint endpoint;
-  HIPR_RETURN_IF_ERROR(tcp::ParseEndpoint(config_.server, &endpoint));
+  HIPR_RETURN_IF_ERROR(tcp::ParseEndpoint(address, &endpoint));
   std::unique_ptr<tcp::TcpConnection> tcp_conn;
   HIPR_RETURN_IF_ERROR(tcp::TcpConnection::Connect(endpoint, config_.connect_timeout_ms, &tcp_conn));
   timeval tv{};
@@ -133,9 +145,11 @@ Status Session::Connect() {
   tcp_conn->set_spin_us(config_.spin_us);
   tcp_conn->set_zero_copy_min_bytes(config_.zero_copy_bytes);
   if (!config_.tls()) {
+    tcp_fd_ = tcp_conn->fd();
     conn_ = std::move(tcp_conn);
-    return Status::Ok();
+    return PrepareRdma(read_timeout_ms);
   }
+  HIPR_LOG_DEBUG("transport: no rdma under TLS (rdma carries no TLS), staying on tcp");
   std::shared_ptr<tls::Context> ctx;
   Status made = tls::Context::MakeClient({config_.tls_ca, config_.tls_cert, config_.tls_key}, &ctx);
   if (!made.ok()) return Status(StatusCode::kInvalidArgument, made.message());
@@ -150,6 +164,53 @@ Status Session::Connect() {
   tls_conn->set_spin_us(config_.spin_us);
   HIPR_LOG_INFO("TLS with worker %s: %s", server_.c_str(), tls_conn->Describe().c_str());
   conn_ = std::move(tls_conn);
+  return Status::Ok();
+}
+
+Status Session::PrepareRdma(int read_timeout_ms) {
+  if (!config_.rdma) {
+    HIPR_LOG_INFO("transport tcp with worker %s: rdma is off (HIPR_RDMA=0)", server_.c_str());
+    return Status::Ok();
+  }
+  rdma::Options options;
+  options.device = config_.rdma_device;
+  options.recv_timeout_ms = read_timeout_ms;
+  options.log = [](const std::string& line) { HIPR_LOG_WARN("%s", line.c_str()); };
+  Status made = rdma::RdmaConnection::Create(options, &rdma_offer_);
+  if (made.ok()) return Status::Ok();
+  rdma_offer_.reset();
+  const std::string device = config_.rdma_device.empty() ? "" : " (HIPR_RDMA_DEVICE " + config_.rdma_device + ")";
+  if (rdma_forced_)
+    return LinkDown("HIPR_SERVER=rdma:// but this client cannot use rdma" + device + ": " + made.message());
+  HIPR_LOG_INFO("transport tcp with worker %s: no usable rdma here%s: %s", server_.c_str(), device.c_str(),
+                made.message().c_str());
+  return Status::Ok();
+}
+
+Status Session::AdoptTransport() {
+  if (rdma_offer_ == nullptr) return Status::Ok();
+  std::unique_ptr<rdma::RdmaConnection> offer = std::move(rdma_offer_);
+  if (hello_.rdma_qp.empty()) {
+    const char* why =
+        "the worker declined rdma (it has no RDMA device, runs with --rdma-device off, or its device failed; "
+        "its log says which)";
+    if (rdma_forced_) return LinkDown(std::string("HIPR_SERVER=rdma://: ") + why);
+    HIPR_LOG_INFO("transport tcp with worker %s: %s", server_.c_str(), why);
+    return Status::Ok();
+  }
+  rdma::QpInfo peer;
+  Status st = rdma::DecodeQpInfo(hello_.rdma_qp.data(), hello_.rdma_qp.size(), &peer);
+  if (!st.ok()) return ProtocolError("the worker's rdma queue pair: " + st.message());
+  // The tcp socket stays open as the rdma connection's liveness socket.
+  const int liveness = fcntl(tcp_fd_, F_DUPFD_CLOEXEC, 0);
+  if (liveness < 0) return LinkDown(std::string("rdma: cannot keep the tcp socket: ") + std::strerror(errno));
+  // The worker already moved to rdma: a failure here ends the session.
+  st = offer->Connect(peer, liveness);
+  if (!st.ok()) return LinkDown("cannot connect the rdma queue pair: " + st.message());
+  HIPR_LOG_INFO("transport rdma (device %s) with worker %s", offer->device_name().c_str(), server_.c_str());
+  conn_ = std::move(offer);
+  tcp_fd_ = -1;
+  zero_copy_pinned_ = false;
   return Status::Ok();
 }
 
@@ -207,6 +268,10 @@ Status Session::Hello(AddressRange* window) {
   const bool want_lz4 = WantLz4();
   if (want_lz4) request.features = {wire::kFeatureLz4ToDevice, wire::kFeatureLz4FromDevice};
   HIPR_RETURN_IF_ERROR(auth::RandomNonce(&request.client_nonce));
+  if (rdma_offer_ != nullptr) {
+    request.rdma_qp.resize(rdma::kQpInfoBytes);
+    rdma::EncodeQpInfo(rdma_offer_->local_info(), request.rdma_qp.data());
+  }
   HIPR_RETURN_IF_ERROR(Handshake(wire::Op::kHello, Encoded(request), &hello_));
   const bool challenged = hello_.status == StatusCode::kUnauthenticated && !hello_.auth_challenge.empty();
   if (challenged) {
@@ -246,6 +311,7 @@ Status Session::Hello(AddressRange* window) {
                            " bytes, outside the protocol's limits");
     chunk_bytes_ = hello_.chunk_bytes;
   }
+  HIPR_RETURN_IF_ERROR(AdoptTransport());
   HIPR_RETURN_IF_ERROR(AdoptWindow(hello_.window, window));
   devices_ = hello_.devices;
   for (const msg::DeviceInfo& d : devices_) answers_.push_back(std::make_unique<const DeviceAnswers>(d));
@@ -422,7 +488,8 @@ Status Session::SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t
   if (op != 0) AppendFrame(&outgoing_, op, id, body, len, nullptr, 0, chunk_bytes_);
   if (outgoing_.empty()) return Status::Ok();
   stats::Add(stats::Get().bytes_sent, outgoing_.size() + (op != 0 ? IovBytes(bulk, count) : 0));
-  Status st = SendPrefixAndBulk(*conn_, outgoing_, id, bulk, op != 0 ? count : 0, chunk_bytes_, bulk_pinned,
+  Status st = SendPrefixAndBulk(*conn_, outgoing_, id, bulk, op != 0 ? count : 0, chunk_bytes_,
+                                bulk_pinned && zero_copy_pinned_,
                                 lz4_to_device_ ? &compressor_ : nullptr);
   outgoing_.clear();
   if (lz4_to_device_) {

@@ -71,6 +71,10 @@
 #include "protocol/thread_annotations.h"
 #include "protocol/transport.h"
 
+namespace hipr::rdma {
+class RdmaConnection;
+}  // namespace hipr::rdma
+
 namespace hipr::client {
 
 class Session {
@@ -220,7 +224,14 @@ class Session {
   Session(const Config& config, std::string server);
 
   Status Connect();
+  // Before the hello, over plain tcp: prepares the rdma offer (rdma_offer_)
+  // unless HIPR_RDMA=0; an error only where HIPR_SERVER=rdma:// forces it.
+  Status PrepareRdma(int read_timeout_ms);
   Status Hello(AddressRange* window);
+  // After the hello: moves to rdma where the worker answered the offer
+  // (conn_ becomes the RdmaConnection; the tcp socket stays as its liveness
+  // socket), else stays on tcp (an error where rdma:// forces it).
+  Status AdoptTransport();
   // One round trip of the hello or of the authentication answer (kAuth).
   Status Handshake(wire::Op op, const Encoded& body, msg::HelloReply* reply);
   // Whether this side wants bulk lz4 (HIPR_COMPRESS; auto: a remote worker).
@@ -278,7 +289,13 @@ class Session {
   const Config config_;
   const std::string server_;  // For messages.
   std::atomic<bool> opened_{false};  // Past the hello: a link failure is logged where it is seen.
-  std::unique_ptr<Connection> conn_;  // tcp or shm.
+  std::unique_ptr<Connection> conn_;  // tcp, shm or rdma.
+  int tcp_fd_ = -1;  // conn_'s socket while it is plain tcp (no TLS), before AdoptTransport.
+  bool rdma_forced_ = false;  // HIPR_SERVER=rdma://.
+  std::unique_ptr<rdma::RdmaConnection> rdma_offer_;  // Offered in the hello, not yet connected.
+  // Pinned sources may go zero-copy (not over rdma, whose registration
+  // cache the stub does not yet invalidate when pinned memory is freed).
+  bool zero_copy_pinned_ = true;
   std::unique_ptr<HostSegment> host_segment_;
   msg::HelloReply hello_;  // Immutable after Open.
   std::vector<msg::DeviceInfo> devices_;

@@ -1,6 +1,8 @@
 # ctest rdma_tests_link_the_double: the test binaries carry the verbs double
 # (their own ibv_* definitions, no libibverbs), the product tool links
-# libibverbs and no double.
+# libibverbs and no double, and the shared double (libibverbs.so.1, for the
+# end-to-end tests) stands in for the real library: its SONAME and version
+# nodes, and no libibverbs of its own.
 foreach(bin IN LISTS DOUBLE_BINARIES)
   execute_process(COMMAND ${READELF} -d --dyn-syms -W ${bin} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -21,4 +23,19 @@ endif()
 execute_process(COMMAND nm -C ${PRODUCT_BINARY} OUTPUT_VARIABLE syms)
 if(syms MATCHES "verbs_double")
   message(FATAL_ERROR "${PRODUCT_BINARY} contains the verbs double")
+endif()
+if(SHARED_DOUBLE)
+  execute_process(COMMAND ${READELF} -d --dyn-syms -W ${SHARED_DOUBLE} OUTPUT_VARIABLE out)
+  if(NOT out MATCHES "SONAME.*\\[libibverbs\\.so\\.1\\]")
+    message(FATAL_ERROR "${SHARED_DOUBLE} is not named libibverbs.so.1")
+  endif()
+  if(out MATCHES "\\(NEEDED\\)[^\n]*libibverbs")
+    message(FATAL_ERROR "${SHARED_DOUBLE} links libibverbs")
+  endif()
+  foreach(sym ibv_create_qp@@IBVERBS_1.1 ibv_create_comp_channel@@IBVERBS_1.0 ibv_reg_mr_iova2@@IBVERBS_1.8)
+    string(REPLACE "." "\\." pattern "${sym}")
+    if(NOT out MATCHES " ${pattern}")
+      message(FATAL_ERROR "${SHARED_DOUBLE} does not export ${sym}")
+    endif()
+  endforeach()
 endif()

@@ -696,7 +696,10 @@ Status RdmaConnection::RecvV(const iovec* iov, int count) {
     size_t left = iov[i].iov_len;
     while (left > 0) {
       if (inbox_.empty()) {
-        Status st = WaitFor(lock, [&]() HIPR_REQUIRES(mu_) { return !inbox_.empty(); }, -1);
+        Status st =
+            WaitFor(lock, [&]() HIPR_REQUIRES(mu_) { return !inbox_.empty(); }, options_.recv_timeout_ms);
+        if (st.code() == StatusCode::kTimeout)
+          return LinkDown("rdma: nothing received for " + std::to_string(options_.recv_timeout_ms) + " ms");
         if (!st.ok()) return st;
       }
       const Item item = inbox_.front();  // Only this receiver pops or changes the front.

@@ -82,6 +82,9 @@ struct Options {
   uint8_t min_rnr_timer = 12;
   // How long the destructor lets sends already posted finish.
   int linger_ms = 2000;
+  // RecvV gives up with kLinkDown after this long with no byte arriving
+  // (as SO_RCVTIMEO does for tcp); -1: waits for ever.
+  int recv_timeout_ms = -1;
   // Where the one line about an error goes (default: stderr).
   std::function<void(const std::string&)> log;
 };
@@ -110,6 +113,8 @@ class RdmaConnection final : public Connection {
   // usable device (none, not the one named, or its port is down).
   static Status Create(const Options& options, std::unique_ptr<RdmaConnection>* out);
   const QpInfo& local_info() const { return local_; }
+  // The device's name (as ibv_get_device_name gives it), for logs.
+  std::string device_name() const { return ibv_get_device_name(ctx_->device); }
   // Connects to the peer. `liveness_fd`, a connected socket to the peer,
   // is owned from now on. REQUIRES: called once, before any I/O.
   Status Connect(const QpInfo& peer, int liveness_fd);

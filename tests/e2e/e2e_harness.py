@@ -214,8 +214,13 @@ class Worker:
     go to the inner worker, the rest to the one clients reach."""
 
     # "shm": the worker also listens on a unix socket and clients reach it there (HIPR_SERVER=unix:...,
-    # the shared-memory transport). Set by run_e2e.py --transport.
+    # the shared-memory transport). "rdma": worker and clients run on the verbs double (rdma_env) and
+    # clients force rdma (HIPR_SERVER=rdma://...), so a session that stayed on tcp fails. Set by
+    # run_e2e.py --transport.
     transport = "tcp"
+    # For "rdma": LD_LIBRARY_PATH (the double as libibverbs.so.1) and HIPR_VERBS_DOUBLE_DIR (this run's
+    # fabric), for the worker and its clients. Set by use_verbs_double().
+    rdma_env = None
     # "sim", "chain" (above), or "hip": the node's real GPUs. Set by run_e2e.py --device.
     device = "sim"
 
@@ -228,6 +233,8 @@ class Worker:
         extra_args = list(extra_args)
         self.inner = None
         env = base_env()
+        if transport == "rdma":
+            env.update(Worker.rdma_env)
         if self.device == "hip":
             # A GPU node's own worker (deploy/hipr-dev gpu-check): arguments for the sim dropped.
             _, extra_args = self.split_sim_args(extra_args)
@@ -284,6 +291,8 @@ class Worker:
         self.server = "127.0.0.1:%d" % self.port
         if self.unix_path:
             self.server = "unix:" + self.unix_path
+        if transport == "rdma":
+            self.server = "rdma://" + self.server
         log("%s (pid %d) listening on %s" % (name, self.pid, self.server))
 
     @staticmethod
@@ -432,7 +441,27 @@ def client_env(build, server, mode):
         env["LD_LIBRARY_PATH"] = build.dropin
     if mode not in ("preload", "dropin", "both"):
         raise ValueError(mode)
+    if Worker.rdma_env and server is not None and server.startswith("rdma://"):
+        add_verbs_double(env)
     return env
+
+
+def use_verbs_double(build, tmp):
+    """Workers and rdma:// clients of this run get the verbs double: the build's libibverbs.so.1 stand-in
+    and a fresh fabric directory under tmp."""
+    lib_dir = os.path.join(build.dir, "verbs-double")
+    if not os.path.isfile(os.path.join(lib_dir, "libibverbs.so.1")):
+        raise Failure("the verbs double %s/libibverbs.so.1 is missing: build the project first" % lib_dir)
+    fabric = os.path.join(tmp, "verbs-fabric")
+    os.makedirs(fabric, exist_ok=True)
+    Worker.rdma_env = {"LD_LIBRARY_PATH": lib_dir, "HIPR_VERBS_DOUBLE_DIR": fabric}
+
+
+def add_verbs_double(env):
+    """Puts the verbs double into a client's environment (before any drop-in directory)."""
+    lib_dir = Worker.rdma_env["LD_LIBRARY_PATH"]
+    env["LD_LIBRARY_PATH"] = lib_dir + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    env["HIPR_VERBS_DOUBLE_DIR"] = Worker.rdma_env["HIPR_VERBS_DOUBLE_DIR"]
 
 
 def strip_deleted(path):

@@ -82,6 +82,74 @@ class Scenario(KernelScenarios, CompressScenarios):
         if not w.alive():
             raise Failure("the worker died during the errors run (%s)" % describe_rc(w.proc.returncode))
 
+    # 3'. rdma selection (the transport itself: --transport rdma)
+
+    def check_rdma_sessions(self):
+        """After a scenario run with --transport rdma: every worker moved its sessions to rdma."""
+        for w in self.workers:
+            text = w.log_text()
+            if "transport: RDMA devices hipr_double0" not in text:
+                raise Failure("%s did not report the verbs double's device at start-up:\n%s" % (w.name, text))
+            moved = text.count("transport rdma (device hipr_double0)")
+            if moved == 0:
+                raise Failure("%s moved no session to rdma:\n%s" % (w.name, text))
+            log("%s: %d session(s) on rdma" % (w.name, moved))
+
+    def scenario_rdma_selection(self):
+        """Selecting the transport where rdma cannot be had. With no RDMA device (this machine, no
+        verbs double): plain host:port stays on tcp and says why at info level, and rdma://host:port
+        fails at the first call with one stub line naming rdma. With the double on both sides but the
+        worker's --rdma-device off: plain host:port stays on tcp (the worker declined), rdma:// fails
+        saying so. HIPR_RDMA=0 stays on tcp without trying."""
+        self.build.check_runtime()
+        w = self.worker()
+        if "transport: " not in w.log_text():
+            raise Failure("the worker did not report its RDMA devices at start-up:\n%s" % w.log_text())
+        no_device = "clients stay on tcp" in w.log_text()
+        argv = [self.build.program("memory"), "--total-mem", str(SIM_MEMORY_BYTES)]
+
+        def stays_on_tcp(label, server, extra, words):
+            env = client_env(self.build, server, "preload")
+            env.update(extra)
+            env["HIPR_LOG_LEVEL"] = "info"
+            program = run_to_pass("rdma selection (%s)" % label, argv, env, 200)
+            lines = [line for line in program.text("err") if "transport tcp" in line]
+            if not lines or words not in lines[0]:
+                raise Failure("%s: expected a stub line 'transport tcp ... %s', got:\n%s"
+                              % (label, words, "\n".join(program.text("err"))))
+            log("%s: the stub said: %s" % (label, lines[0]))
+
+        def fails_clearly(label, server, extra, words):
+            env = client_env(self.build, server, "preload")
+            env.update(extra)
+            program = run_to_pass("rdma selection (%s)" % label, [self.build.program("unreachable")], env, 20)
+            stub_lines = [line for line in program.text("err") if line.startswith("hipr[")]
+            if len(stub_lines) != 1 or "rdma://" not in stub_lines[0] or words not in stub_lines[0]:
+                raise Failure("%s: expected one stub line naming rdma:// and saying '%s', got:\n%s"
+                              % (label, words, "\n".join(stub_lines)))
+            log("%s: the stub said: %s" % (label, stub_lines[0]))
+
+        if no_device:
+            stays_on_tcp("no device, host:port", w.server, {}, "no usable rdma here")
+            fails_clearly("no device, rdma://", "rdma://" + w.server, {}, "this client cannot use rdma")
+        else:
+            log("this machine has an RDMA device: the no-device cases are skipped")
+        stays_on_tcp("HIPR_RDMA=0", w.server, {"HIPR_RDMA": "0"}, "HIPR_RDMA=0")
+        # The double on both sides, the worker's rdma off.
+        use_verbs_double(self.build, self.tmp)
+        off = Worker(self.build, self.tmp, "worker-rdma-off", ["--rdma-device", "off"], transport="rdma")
+        self.workers.append(off)
+        if "rdma off (--rdma-device off)" not in off.log_text():
+            raise Failure("the worker with --rdma-device off did not say so:\n%s" % off.log_text())
+        plain = off.server[len("rdma://"):]
+        double = {}
+        add_verbs_double(double)
+        stays_on_tcp("worker declines, host:port", plain, double, "the worker declined rdma")
+        fails_clearly("worker declines, rdma://", off.server, {}, "declined")
+        if "transport rdma" in off.log_text():
+            raise Failure("the worker with --rdma-device off moved a session to rdma")
+        Worker.rdma_env = None
+
     # 3. unreachable
 
     def scenario_unreachable(self):
@@ -589,8 +657,9 @@ def main():
     parser.add_argument("--bin-dir", help="where the e2e programs are (default BUILD/tests/e2e)")
     parser.add_argument("--scenario", choices=SCENARIOS)
     parser.add_argument("--list", action="store_true", help="list the scenarios")
-    parser.add_argument("--transport", choices=("tcp", "shm"), default="tcp",
-                        help="how clients reach the worker: tcp on loopback, or shm through a unix socket")
+    parser.add_argument("--transport", choices=("tcp", "shm", "rdma"), default="tcp",
+                        help="how clients reach the worker: tcp on loopback, shm through a unix socket, or "
+                             "rdma (HIPR_SERVER=rdma://) on the verbs double")
     parser.add_argument("--device", choices=("sim", "chain", "hip"), default="sim",
                         help="what serves the clients: a sim worker; the chain (a hip-device worker whose "
                              "runtime is hipr's stub, forwarding to a sim worker); or this node's GPUs "
@@ -621,7 +690,11 @@ def main():
     scenario = Scenario(build, tmp)
     ok = False
     try:
+        if args.transport == "rdma":
+            use_verbs_double(build, tmp)
         getattr(scenario, "scenario_" + args.scenario)()
+        if args.transport == "rdma":
+            scenario.check_rdma_sessions()
         ok = True
     except Failure as e:
         log("FAIL e2e_%s: %s" % (args.scenario, e))
