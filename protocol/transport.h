@@ -36,6 +36,21 @@ class Connection {
   // kLinkDown (peer closed, reset, or timed out by keepalive).
   virtual Status RecvV(const iovec* iov, int count) = 0;
 
+  // RecvV into memory the caller knows stays put (pinned host memory,
+  // device memory the worker owns) until it calls ForgetMemory for it: a
+  // transport may place the bytes there without copying them through its
+  // own buffers (rdma: an RDMA READ straight into it). The default is RecvV.
+  virtual Status RecvVZeroCopy(const iovec* iov, int count) { return RecvV(iov, count); }
+
+  // Memory once passed to SendVZeroCopy or RecvVZeroCopy is about to be
+  // freed, unmapped or remapped: the transport drops what it keeps for it
+  // (rdma: memory registrations, which would otherwise pin the old pages).
+  // Any thread, any time; a range it never saw is fine.
+  virtual void ForgetMemory(const void* addr, size_t bytes) {
+    (void)addr;
+    (void)bytes;
+  }
+
   // Waits until bytes are readable: Ok, kTimeout after `timeout_ms` (-1 waits
   // forever), or kLinkDown.
   virtual Status WaitReadable(int timeout_ms) = 0;
@@ -60,6 +75,12 @@ class Connection {
     uint64_t bytes = 0;
   };
   virtual SharedRegion SharedHostRegion() const { return {}; }
+
+  // For the log at a session's end: what the connection did with bulk
+  // bytes, where it has more to say than the byte counts (rdma: how many
+  // moved by WRITE and READ and how many were copied in user space). Empty
+  // by default.
+  virtual std::string BulkSummary() const { return {}; }
 
   // True when the peer is on this host (tcp over loopback; same-node
   // transports): where bulk compression's "auto" leaves it off.

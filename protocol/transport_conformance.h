@@ -10,8 +10,10 @@
 // once with large transfers (no deadlock when each side sends more than the
 // other has buffered); a receiver or sender whose peer dies at any point
 // gets kLinkDown, never a hang or a signal; Shutdown() wakes a blocked
-// receive or wait; and back-pressure: a sender whose peer does not read
-// blocks instead of buffering without bound.
+// receive or wait; back-pressure: a sender whose peer does not read
+// blocks instead of buffering without bound; and the zero-copy calls
+// (SendVZeroCopy, RecvVZeroCopy, ForgetMemory), mixed with the plain ones,
+// carry the same bytes as they do.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -203,8 +205,44 @@ TYPED_TEST_P(TransportConformance, SlowReceiverBlocksTheSender) {
   EXPECT_EQ(sent.load(), total);
 }
 
+TYPED_TEST_P(TransportConformance, ZeroCopyCallsCarryTheSameBytes) {
+  // Buffers the caller keeps in place, as pinned memory would be; every
+  // combination of zero-copy and plain calls on the two ends, in odd pieces,
+  // both ways, with ForgetMemory between rounds (the memory then changes).
+  const size_t n = (size_t{9} << 20) + 13;
+  std::vector<uint8_t> header = Bytes(24, 6);
+  std::vector<uint8_t> got_header(header.size());
+  for (int round = 0; round < 4; ++round) {
+    const bool zc_send = round % 2 == 0;
+    const bool zc_recv = round / 2 == 0;
+    Connection& from = round % 2 == 0 ? this->a() : this->b();
+    Connection& to = round % 2 == 0 ? this->b() : this->a();
+    std::vector<uint8_t> src = Bytes(n, 7 + static_cast<uint32_t>(round));
+    std::vector<uint8_t> dst(n, 0);
+    std::thread sender([&] {
+      const size_t s1 = (size_t{1} << 20) + 3;
+      iovec out[3] = {{header.data(), header.size()}, {src.data(), s1}, {src.data() + s1, n - s1}};
+      Status st = zc_send ? from.SendVZeroCopy(out, 3) : from.SendV(out, 3);
+      EXPECT_TRUE(st.ok()) << st.ToString();
+    });
+    ASSERT_TRUE(to.RecvExact(got_header.data(), got_header.size()).ok());
+    const size_t r1 = (size_t{5} << 20) + 1;
+    iovec in[2] = {{dst.data(), r1}, {dst.data() + r1, n - r1}};
+    Status st = zc_recv ? to.RecvVZeroCopy(in, 2) : to.RecvV(in, 2);
+    sender.join();
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_TRUE(got_header == header);
+    EXPECT_TRUE(dst == src) << "round " << round;
+    // The buffers go away: each end forgets them (and ranges it never saw).
+    from.ForgetMemory(src.data(), src.size());
+    to.ForgetMemory(dst.data(), dst.size());
+    to.ForgetMemory(header.data(), 1);
+  }
+}
+
 REGISTER_TYPED_TEST_SUITE_P(TransportConformance, ManyMessagesArriveWholeAndInOrder, OddAndLargeSizesWithScatterGather,
                             BothDirectionsAtOnceDoNotDeadlock, PeerDeathBeforeDuringAndAfterAMessage,
-                            PeerDeathBeforeAnyByte, ShutdownWakesABlockedReceiveAndWait, SlowReceiverBlocksTheSender);
+                            PeerDeathBeforeAnyByte, ShutdownWakesABlockedReceiveAndWait, SlowReceiverBlocksTheSender,
+                            ZeroCopyCallsCarryTheSameBytes);
 
 }  // namespace hipr::test

@@ -13,8 +13,12 @@
 // Thread-safety: every method may be called from any thread. A region
 // returned by Find() stays valid until Invalidate() of a range overlapping
 // it, or a Find() miss that overlaps it (the two are merged into one new
-// region): so misses come from the one thread that sends, between its
-// sends, and nobody invalidates memory still being sent from.
+// region). One returned by Hold() stays registered until its Release(),
+// whatever happens meanwhile: Invalidate() or a merging miss only take it
+// out of the cache (later lookups register anew), and the last Release()
+// deregisters it. The transport holds what the NIC may still touch (an
+// offered source, a READ's destination), so invalidating other memory that
+// shares its pages never pulls a registration from under a transfer.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -39,7 +43,12 @@ class MrCache {
   // The region holding [addr, addr + len), registered now if none does.
   Status Find(const void* addr, size_t len, ibv_mr** out);
 
-  // Deregisters every region overlapping [addr, addr + len).
+  // Find(), and keeps the region registered until Release(*out).
+  Status Hold(const void* addr, size_t len, ibv_mr** out);
+  void Release(ibv_mr* mr);
+
+  // Drops every region overlapping [addr, addr + len) from the cache,
+  // deregistering those not held (held ones at their last Release()).
   void Invalidate(const void* addr, size_t len);
 
   struct Stats {
@@ -54,8 +63,17 @@ class MrCache {
   ibv_pd* const pd_;
   const int access_;
   mutable Mutex mu_;
+  struct Region {
+    ibv_mr* mr;
+    int holds;
+  };
+  Status FindLocked(const void* addr, size_t len, Region** out) HIPR_REQUIRES(mu_);
+  // Takes `r` out of the cache: deregistered now, or when its holds end.
+  void Drop(const Region& r) HIPR_REQUIRES(mu_);
   // By start address; regions never overlap.
-  std::map<uintptr_t, ibv_mr*> regions_ HIPR_GUARDED_BY(mu_);
+  std::map<uintptr_t, Region> regions_ HIPR_GUARDED_BY(mu_);
+  // Dropped from the cache while held: their outstanding holds.
+  std::map<ibv_mr*, int> retired_ HIPR_GUARDED_BY(mu_);
   Stats stats_ HIPR_GUARDED_BY(mu_);
 };
 

@@ -80,6 +80,32 @@ TEST_F(MrCacheTest, InvalidateDropsOverlappingRegionsOnly) {
   EXPECT_EQ(cache_->stats().misses, 3u) << "an invalidated range registers anew";
 }
 
+TEST_F(MrCacheTest, HeldRegionsOutliveInvalidationUntilReleased) {
+  cache_ = std::make_unique<MrCache>(pd_, IBV_ACCESS_LOCAL_WRITE);
+  ibv_mr* held = nullptr;
+  ASSERT_TRUE(cache_->Hold(mem_, 2 * page_, &held).ok());
+  const uint32_t key = held->lkey;
+  // Other memory in the same pages is forgotten: out of the cache, but
+  // still registered for whoever holds it.
+  cache_->Invalidate(mem_ + page_ + 8, 8);
+  EXPECT_EQ(cache_->stats().regions, 0u);
+  EXPECT_EQ(cache_->stats().invalidations, 1u);
+  EXPECT_EQ(held->lkey, key);
+  ibv_mr* fresh = nullptr;
+  ASSERT_TRUE(cache_->Find(mem_, 2 * page_, &fresh).ok());
+  EXPECT_EQ(cache_->stats().misses, 2u) << "a dropped region is registered anew";
+  // A miss that merges with a held region leaves the hold alone too.
+  ibv_mr* again = nullptr;
+  ASSERT_TRUE(cache_->Hold(mem_, page_, &again).ok());
+  ibv_mr* wider = nullptr;
+  ASSERT_TRUE(cache_->Find(mem_ + page_, 4 * page_, &wider).ok());
+  EXPECT_EQ(cache_->stats().regions, 1u);
+  EXPECT_EQ(again->lkey, fresh->lkey);
+  cache_->Release(again);
+  cache_->Release(held);  // Deregistered now (the double would refuse a second dereg).
+  EXPECT_EQ(cache_->stats().regions, 1u);
+}
+
 TEST_F(MrCacheTest, UnmappedMemoryIsAnError) {
   cache_ = std::make_unique<MrCache>(pd_, IBV_ACCESS_LOCAL_WRITE);
   ASSERT_EQ(munmap(mem_ + 12 * page_, 4 * page_), 0);

@@ -16,36 +16,10 @@
 #include <cstring>
 #include <random>
 
+#include "protocol/rdma/rdma_connection_internal.h"
+
 namespace hipr::rdma {
 namespace {
-
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the rdma stream's headers are little-endian host structs");
-
-// Access flags as ints: verbs.h's ibv_reg_mr macro masks them with another
-// enum type, which C++20 deprecates for enum operands.
-constexpr int kLocalWrite = IBV_ACCESS_LOCAL_WRITE;
-constexpr int kRemoteWrite = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-
-
-// Message types (first byte of every SEND).
-enum MsgType : uint8_t { kInline = 1, kRing = 2, kCredit = 3 };
-
-// Every SEND starts with this; kInline's bytes follow it.
-struct MsgHeader {
-  uint8_t type;
-  uint8_t reserved[3];
-  uint32_t credits;    // Grant: receives reposted since the last grant.
-  uint64_t ring_tail;  // Grant: bytes of the receiver's ring it has read (cumulative).
-  uint64_t pos;        // kRing: where in the stream of ring bytes the chunk is.
-  uint64_t len;        // kRing: its length.
-};
-static_assert(sizeof(MsgHeader) == 32);
-
-// Work request ids: kind in the top byte.
-enum WrKind : uint64_t { kWrRecv = 1, kWrSlot = 2, kWrInline = 3, kWrStaging = 4, kWrZeroCopy = 5 };
-uint64_t WrId(WrKind kind, uint64_t value) { return (uint64_t{kind} << 56) | value; }
-WrKind KindOf(uint64_t wr_id) { return static_cast<WrKind>(wr_id >> 56); }
-uint32_t ValueOf(uint64_t wr_id) { return static_cast<uint32_t>(wr_id & 0xFFFFFFFF); }
 
 std::string WcStatusName(ibv_wc_status s) {
   switch (s) {
@@ -72,22 +46,10 @@ std::string WcText(const ibv_wc& wc) {
 const char* WrName(WrKind k) {
   switch (k) {
     case kWrRecv: return "a receive";
-    case kWrStaging:
-    case kWrZeroCopy: return "an RDMA WRITE";
+    case kWrStaging: return "an RDMA WRITE";
+    case kWrRead: return "an RDMA READ";
     default: return "a SEND";
   }
-}
-
-std::string ErrnoText(const char* what, int err) { return std::string(what) + ": " + std::strerror(err); }
-
-void* MapBytes(size_t n) {
-  void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
-}
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -109,7 +71,16 @@ RdmaConnection::~RdmaConnection() {
   if (sock_ >= 0) close(sock_);
   if (wake_fd_ >= 0) close(wake_fd_);
   if (qp_ != nullptr) ibv_destroy_qp(qp_);
-  mr_cache_.reset();
+  send_mrs_.reset();
+  recv_mrs_.reset();
+  {
+    MutexLock lock(mu_);
+    for (auto& b : pull_blocks_) {
+      ibv_dereg_mr(b->mr);
+      munmap(b->mem, b->bytes);
+    }
+    pull_blocks_.clear();
+  }
   for (ibv_mr* mr : {recv_mr_, slot_mr_, ring_mr_, staging_mr_})
     if (mr != nullptr) ibv_dereg_mr(mr);
   if (cq_ != nullptr) ibv_destroy_cq(cq_);
@@ -126,7 +97,7 @@ Status RdmaConnection::Create(const Options& options, std::unique_ptr<RdmaConnec
   if (options.recv_buffers < 8 || options.recv_buffers > 4096 || options.buffer_bytes < 256 ||
       options.buffer_bytes > (1u << 20) || options.chunk_bytes == 0 || options.chunk_bytes > options.ring_bytes / 4 ||
       options.ring_bytes > (uint64_t{1} << 32) || options.staging_slots == 0 || options.bulk_min_bytes == 0 ||
-      options.max_inline < 32)
+      options.max_inline < sizeof(MsgHeader) || options.idle_pull_ms < 0)
     return InvalidArgument("rdma: inconsistent options (buffers, ring, chunk, staging or inline sizes)");
   std::unique_ptr<RdmaConnection> c(new RdmaConnection(options));
   HIPR_RETURN_IF_ERROR(c->Init());
@@ -163,7 +134,13 @@ Status RdmaConnection::Init() {
   channel_ = pd_ != nullptr ? ibv_create_comp_channel(ctx_) : nullptr;
   if (channel_ == nullptr) return Status(StatusCode::kResourceExhausted, ErrnoText("rdma: protection domain", errno));
   fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
-  // Two WRs per bulk chunk, staging and notices: far fewer than this in flight.
+  // READs we serve (the peer learns it from local_info()) and issue at once.
+  ibv_device_attr dev_attr{};
+  if (ibv_query_device(ctx_, &dev_attr) != 0)
+    return Status(StatusCode::kNotSupported, "rdma: cannot query " + std::string(ibv_get_device_name(ctx_->device)));
+  local_.rd_atomic = static_cast<uint8_t>(std::clamp(dev_attr.max_qp_rd_atom, 1, 16));
+  rd_init_ = static_cast<uint8_t>(std::clamp(dev_attr.max_qp_init_rd_atom, 1, 16));
+  // Two WRs per bulk chunk, staging, notices and READs: far fewer than this in flight.
   sq_depth_ = 256;
   send_slots_ = 32;
   cq_ = ibv_create_cq(ctx_, static_cast<int>(sq_depth_ + options_.recv_buffers + 16), this, channel_, 0);
@@ -183,7 +160,7 @@ Status RdmaConnection::Init() {
   attr.qp_state = IBV_QPS_INIT;
   attr.pkey_index = 0;
   attr.port_num = options_.port;
-  attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
   if (int rc = ibv_modify_qp(qp_, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
     return Status(StatusCode::kInternal, ErrnoText("rdma: queue pair to INIT", rc));
 
@@ -203,7 +180,8 @@ Status RdmaConnection::Init() {
   staging_mr_ = ibv_reg_mr(pd_, staging_, staging_bytes_, kLocalWrite);
   if (recv_mr_ == nullptr || slot_mr_ == nullptr || ring_mr_ == nullptr || staging_mr_ == nullptr)
     return Status(StatusCode::kResourceExhausted, ErrnoText("rdma: ibv_reg_mr", errno));
-  mr_cache_ = std::make_unique<MrCache>(pd_, IBV_ACCESS_LOCAL_WRITE);
+  send_mrs_ = std::make_unique<MrCache>(pd_, kRemoteRead);
+  recv_mrs_ = std::make_unique<MrCache>(pd_, kLocalWrite);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return Status(StatusCode::kResourceExhausted, ErrnoText("rdma: eventfd", errno));
   {
@@ -229,7 +207,8 @@ Status RdmaConnection::Init() {
 Status RdmaConnection::Connect(const QpInfo& peer, int liveness_fd) {
   sock_ = liveness_fd;
   if (connected_) return Status(StatusCode::kFailedPrecondition, "rdma: already connected");
-  if (peer.buffer_bytes < sizeof(MsgHeader) + 1 || peer.recv_buffers < 8 || peer.ring_bytes < 4 * options_.chunk_bytes)
+  if (peer.buffer_bytes < sizeof(MsgHeader) + 1 || peer.recv_buffers < 8 ||
+      peer.ring_bytes < 4 * options_.chunk_bytes || peer.rd_atomic == 0)
     return ProtocolError("rdma: the peer's buffers are too small for this connection's chunks");
   peer_ = peer;
   ibv_qp_attr a{};
@@ -237,7 +216,7 @@ Status RdmaConnection::Connect(const QpInfo& peer, int liveness_fd) {
   a.path_mtu = IBV_MTU_4096;
   a.dest_qp_num = peer.qpn;
   a.rq_psn = peer.psn;
-  a.max_dest_rd_atomic = 1;
+  a.max_dest_rd_atomic = local_.rd_atomic;
   a.min_rnr_timer = options_.min_rnr_timer;
   a.ah_attr.is_global = 1;
   std::memcpy(a.ah_attr.grh.dgid.raw, peer.gid, 16);
@@ -254,13 +233,14 @@ Status RdmaConnection::Connect(const QpInfo& peer, int liveness_fd) {
   a.timeout = options_.timeout;
   a.retry_cnt = options_.retry_cnt;
   a.rnr_retry = options_.rnr_retry;
-  a.max_rd_atomic = 1;
+  a.max_rd_atomic = std::min(rd_init_, peer.rd_atomic);
   if (int rc = ibv_modify_qp(qp_, &a,
                              IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                                  IBV_QP_MAX_QP_RD_ATOMIC))
     return LinkDown(ErrnoText("rdma: queue pair to RTS", rc));
   MutexLock lock(mu_);
   credits_ = peer.recv_buffers;
+  granted_total_ = options_.recv_buffers;
   connected_ = true;
   return Status::Ok();
 }
@@ -371,7 +351,11 @@ bool RdmaConnection::Progress() {
         if (!error_.ok()) continue;
         // A flush has its reason elsewhere; a failed request carries its own.
         Status reason = ErrorStateReason(wc[i].status == IBV_WC_WR_FLUSH_ERR ? 100 : 0);
-        if (!reason.ok())
+        if (kind == kWrRead && (wc[i].status == IBV_WC_REM_ACCESS_ERR || wc[i].status == IBV_WC_REM_INV_REQ_ERR))
+          Fail(ProtocolError("rdma: the peer offered bytes its registration does not let us read (wrong key or out "
+                             "of bounds): an RDMA READ failed: " +
+                             WcText(wc[i])));
+        else if (!reason.ok())
           Fail(std::move(reason));
         else if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
           Fail(LinkDown("rdma: " + std::string(WrName(kind)) + " was flushed (" + WcText(wc[i]) +
@@ -395,9 +379,13 @@ bool RdmaConnection::Progress() {
           ++staging_tail_;
           --sq_outstanding_;
           break;
-        case kWrZeroCopy:
-          ++zc_done_;
+        case kWrRead:
+          ++reads_done_;
           --sq_outstanding_;
+          while (!offer_ends_.empty() && offer_ends_.front() <= reads_done_) {
+            offer_ends_.pop_front();
+            ++taken_;
+          }
           break;
       }
     }
@@ -421,12 +409,14 @@ void RdmaConnection::HandleMessage(uint32_t buffer, uint32_t byte_len) {
   // The grant: never more credits than the peer has receives, and a ring
   // tail between what we had and what we wrote.
   if (h.credits > peer_.recv_buffers - std::min(credits_, peer_.recv_buffers) || h.ring_tail < peer_ring_tail_ ||
-      h.ring_tail > peer_ring_head_) {
-    Fail(ProtocolError("rdma: the peer granted credits or ring space it cannot have"));
+      h.ring_tail > peer_ring_head_ || h.taken < peer_taken_ || h.taken > offered_) {
+    Fail(ProtocolError("rdma: the peer granted credits, ring space or taken offers it cannot have"));
     return;
   }
   credits_ += h.credits;
   peer_ring_tail_ = h.ring_tail;
+  peer_taken_ = h.taken;
+  ++received_total_;
   const uint64_t ring = local_.ring_bytes;
   switch (h.type) {
     case kInline:
@@ -434,7 +424,7 @@ void RdmaConnection::HandleMessage(uint32_t buffer, uint32_t byte_len) {
         Repost(buffer);
       } else {
         // The buffer is held until the bytes are read, then reposted.
-        inbox_.push_back(Item{false, buffer, 0, byte_len - sizeof(MsgHeader), 0});
+        inbox_.push_back(MakeItem(Item::kBuffer, buffer, 0, byte_len - sizeof(MsgHeader)));
       }
       break;
     case kRing:
@@ -444,7 +434,25 @@ void RdmaConnection::HandleMessage(uint32_t buffer, uint32_t byte_len) {
         return;
       }
       ring_expected_ += h.len;
-      inbox_.push_back(Item{true, 0, h.pos, h.len, 0});
+      inbox_.push_back(MakeItem(Item::kRing, 0, h.pos, h.len));
+      Repost(buffer);
+      break;
+    case kOffer:
+      // In order, never empty, no longer than the peer's chunks (at most a
+      // quarter of its ring), a range that exists, and not too many.
+      if (h.pos != offers_received_ || h.len == 0 || h.len > peer_.ring_bytes / 4 || h.addr + h.len < h.addr ||
+          offers_received_ - taken_ >= kMaxOffers) {
+        Fail(ProtocolError("rdma: the peer's offer breaks the stream's rules (out of order, empty, too long or too "
+                           "many outstanding)"));
+        return;
+      }
+      ++offers_received_;
+      {
+        Item it = MakeItem(Item::kOffer, 0, h.addr, h.len);
+        it.rkey = h.rkey;
+        it.since_ms = NowMs();
+        inbox_.push_back(it);
+      }
       Repost(buffer);
       break;
     case kCredit:
@@ -458,18 +466,26 @@ void RdmaConnection::HandleMessage(uint32_t buffer, uint32_t byte_len) {
 void RdmaConnection::MaybeGrant() {
   if (!connected_ || credits_ == 0 || sq_outstanding_ >= sq_depth_) return;
   const uint32_t threshold = std::max<uint32_t>(2, options_.recv_buffers / 4);
-  if (owed_ < threshold && ring_tail_ - ring_reported_ < local_.ring_bytes / 4) return;
+  // A peer about to run dry gets what we have once it is worth a message
+  // (not for a lone grant: two starved sides would trade grants for ever).
+  const bool peer_starved = granted_total_ - received_total_ <= 1 && owed_ >= 2;
+  if (owed_ < threshold && ring_tail_ - ring_reported_ < local_.ring_bytes / 4 && taken_ == taken_reported_ &&
+      !peer_starved)
+    return;
   if (PostMessage(kCredit, 0, 0, -1, 0, nullptr).ok()) ++stats_.credit_messages;
 }
 
 Status RdmaConnection::PostMessage(uint8_t type, uint64_t pos, uint64_t len, int slot, uint32_t body_len,
-                                   ibv_send_wr* write) {
+                                   ibv_send_wr* write, uint64_t addr, uint32_t rkey) {
   MsgHeader h{};
   h.type = type;
   h.credits = owed_;
   h.ring_tail = ring_tail_;
+  h.taken = taken_;
   h.pos = pos;
-  h.len = len;
+  h.addr = addr;
+  h.len = static_cast<uint32_t>(len);
+  h.rkey = rkey;
   const uint32_t total = static_cast<uint32_t>(sizeof h) + body_len;
   ibv_sge sge{};
   ibv_send_wr wr{};
@@ -508,64 +524,12 @@ Status RdmaConnection::PostMessage(uint8_t type, uint64_t pos, uint64_t len, int
   if (slot >= 0 && (wr.send_flags & IBV_SEND_INLINE)) free_slots_.push_back(static_cast<uint32_t>(slot));
   sq_outstanding_ += write != nullptr ? 2 : 1;
   --credits_;
+  granted_total_ += owed_;
   owed_ = 0;
   ring_reported_ = ring_tail_;
+  taken_reported_ = taken_;
   ++stats_.messages;
   return Status::Ok();
-}
-
-template <class Ready>
-Status RdmaConnection::WaitFor(MutexLock& lock, Ready ready, int timeout_ms) {
-  const int64_t deadline = timeout_ms < 0 ? -1 : NowMs() + timeout_ms;
-  for (;;) {
-    Progress();
-    if (shut_down_.load()) return LinkDown("connection shut down");
-    if (ready()) return Status::Ok();
-    if (!error_.ok()) return error_;
-    if (peer_gone_) {
-      Fail(LinkDown("rdma: the peer closed the connection"));
-      return error_;
-    }
-    int wait_ms = -1;
-    if (deadline >= 0) {
-      const int64_t left = deadline - NowMs();
-      if (left <= 0) return Status(StatusCode::kTimeout, "no progress for " + std::to_string(timeout_ms) + " ms");
-      wait_ms = static_cast<int>(left);
-    }
-    if (poller_active_) {
-      // The other thread sleeps on the channel; it wakes us when it saw something.
-      cv_.wait_for(lock.native(), std::chrono::milliseconds(wait_ms < 0 ? 100 : std::min(wait_ms, 100)));
-      continue;
-    }
-    // Arm, then look once more: a completion that came before arming is in
-    // the queue now, one after it rings the channel.
-    ibv_req_notify_cq(cq_, 0);
-    if (Progress()) continue;
-    poller_active_ = true;
-    mu_.unlock();  // (The scoped lock is held again before it ends.)
-    pollfd pfds[3] = {{channel_->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {sock_, POLLIN | POLLRDHUP, 0}};
-    int rc = poll(pfds, sock_ >= 0 ? 3 : 2, wait_ms);
-    const int poll_errno = errno;
-    if (pfds[0].revents & POLLIN) {
-      ibv_cq* ev_cq;
-      void* ev_ctx;
-      unsigned events = 0;
-      while (ibv_get_cq_event(channel_, &ev_cq, &ev_ctx) == 0) ++events;
-      if (events > 0) ibv_ack_cq_events(cq_, events);
-    }
-    if (pfds[1].revents & POLLIN) {
-      uint64_t v;
-      (void)!read(wake_fd_, &v, sizeof v);
-    }
-    mu_.lock();
-    poller_active_ = false;
-    cv_.notify_all();
-    if (rc < 0 && poll_errno != EINTR) {
-      Fail(LinkDown(ErrnoText("rdma: poll", poll_errno)));
-      return error_;
-    }
-    if (sock_ >= 0 && pfds[2].revents != 0) CheckPeerSocket();
-  }
 }
 
 void RdmaConnection::CheckPeerSocket() {
@@ -589,13 +553,30 @@ Status RdmaConnection::SendImpl(const iovec* iov, int count, bool zero_copy) {
   MutexLock lock(mu_);
   if (!connected_) return Status(StatusCode::kFailedPrecondition, "rdma: not connected");
   if (!error_.ok()) return error_;
+  // Offered memory stays registered until the peer has taken it.
+  std::vector<ibv_mr*> held;
+  struct Unhold {
+    RdmaConnection* c;
+    std::vector<ibv_mr*>& mrs;
+    ~Unhold() HIPR_NO_THREAD_SAFETY_ANALYSIS {
+      // Failed with offers untaken: the caller may free that memory now.
+      if (!mrs.empty() && c->offered_ > c->peer_taken_) c->StopQp();
+      for (ibv_mr* mr : mrs) c->send_mrs_->Release(mr);
+    }
+  } unhold{this, held};
   const uint32_t room = options_.buffer_bytes - static_cast<uint32_t>(sizeof(MsgHeader));
   for (int i = 0; i < count; ++i) {
     const uint8_t* src = static_cast<const uint8_t*>(iov[i].iov_base);
     size_t left = iov[i].iov_len;
     if (left >= options_.bulk_min_bytes) {
       HIPR_RETURN_IF_ERROR(FlushSmall(lock));
-      HIPR_RETURN_IF_ERROR(WriteBulk(lock, src, left, zero_copy));
+      ibv_mr* mr = nullptr;
+      if (zero_copy && send_mrs_->Hold(src, left, &mr).ok()) {
+        held.push_back(mr);
+        HIPR_RETURN_IF_ERROR(OfferBulk(lock, src, left, mr));
+      } else {
+        HIPR_RETURN_IF_ERROR(WriteBulk(lock, src, left));  // Staged: not registrable.
+      }
       continue;
     }
     while (left > 0) {
@@ -614,10 +595,10 @@ Status RdmaConnection::SendImpl(const iovec* iov, int count, bool zero_copy) {
     }
   }
   HIPR_RETURN_IF_ERROR(FlushSmall(lock));
-  if (zero_copy) {
-    // The caller's bytes must be in the peer's memory before it may touch them.
-    const uint64_t target = zc_posted_;
-    HIPR_RETURN_IF_ERROR(WaitFor(lock, [&]() HIPR_REQUIRES(mu_) { return zc_done_ >= target; }, -1));
+  if (!held.empty()) {
+    // The caller may free its bytes once the peer has read every chunk.
+    const uint64_t target = offered_;
+    HIPR_RETURN_IF_ERROR(WaitFor(lock, [&]() HIPR_REQUIRES(mu_) { return peer_taken_ >= target; }, -1));
   }
   return Status::Ok();
 }
@@ -635,31 +616,23 @@ Status RdmaConnection::FlushSmall(MutexLock& lock) {
   return st;
 }
 
-Status RdmaConnection::WriteBulk(MutexLock& lock, const uint8_t* src, size_t len, bool zero_copy) {
-  ibv_mr* user_mr = nullptr;
-  if (zero_copy && !mr_cache_->Find(src, len, &user_mr).ok()) user_mr = nullptr;  // Staged instead.
+Status RdmaConnection::WriteBulk(MutexLock& lock, const uint8_t* src, size_t len) {
   const uint64_t ring = peer_.ring_bytes;
   while (len > 0) {
     const uint64_t off = peer_ring_head_ % ring;
     const size_t n = static_cast<size_t>(std::min<uint64_t>({len, options_.chunk_bytes, ring - off}));
-    ibv_sge sge{};
+    HIPR_RETURN_IF_ERROR(WaitFor(
+        lock, [&]() HIPR_REQUIRES(mu_) { return staging_head_ - staging_tail_ < options_.staging_slots; }, -1));
+    uint8_t* dst = staging_ + (staging_head_ % options_.staging_slots) * options_.chunk_bytes;
+    ++staging_head_;
+    // Only this sender touches the slot it took; copy without the lock.
+    mu_.unlock();  // (The scoped lock is held again before it ends.)
+    std::memcpy(dst, src, n);
+    mu_.lock();
+    stats_.bulk_bytes_copied_on_send += n;
+    ibv_sge sge{reinterpret_cast<uintptr_t>(dst), static_cast<uint32_t>(n), staging_mr_->lkey};
     ibv_send_wr write{};
-    if (user_mr != nullptr) {
-      sge = {reinterpret_cast<uintptr_t>(src), static_cast<uint32_t>(n), user_mr->lkey};
-      write.wr_id = WrId(kWrZeroCopy, 0);
-    } else {
-      HIPR_RETURN_IF_ERROR(WaitFor(
-          lock, [&]() HIPR_REQUIRES(mu_) { return staging_head_ - staging_tail_ < options_.staging_slots; }, -1));
-      uint8_t* dst = staging_ + (staging_head_ % options_.staging_slots) * options_.chunk_bytes;
-      ++staging_head_;
-      // Only this sender touches the slot it took; copy without the lock.
-      mu_.unlock();  // (The scoped lock is held again before it ends.)
-      std::memcpy(dst, src, n);
-      mu_.lock();
-      stats_.bulk_bytes_copied_on_send += n;
-      sge = {reinterpret_cast<uintptr_t>(dst), static_cast<uint32_t>(n), staging_mr_->lkey};
-      write.wr_id = WrId(kWrStaging, 0);
-    }
+    write.wr_id = WrId(kWrStaging, 0);
     Status st = WaitFor(
         lock,
         [&]() HIPR_REQUIRES(mu_) {
@@ -667,7 +640,7 @@ Status RdmaConnection::WriteBulk(MutexLock& lock, const uint8_t* src, size_t len
         },
         -1);
     if (!st.ok()) {
-      if (user_mr == nullptr) --staging_head_;
+      --staging_head_;
       return st;
     }
     write.sg_list = &sge;
@@ -678,7 +651,6 @@ Status RdmaConnection::WriteBulk(MutexLock& lock, const uint8_t* src, size_t len
     write.wr.rdma.rkey = peer_.ring_rkey;
     HIPR_RETURN_IF_ERROR(PostMessage(kRing, peer_ring_head_, n, -1, 0, &write));
     peer_ring_head_ += n;
-    if (user_mr != nullptr) ++zc_posted_;
     ++stats_.writes;
     stats_.bulk_bytes += n;
     src += n;
@@ -687,53 +659,32 @@ Status RdmaConnection::WriteBulk(MutexLock& lock, const uint8_t* src, size_t len
   return Status::Ok();
 }
 
-Status RdmaConnection::RecvV(const iovec* iov, int count) {
-  if (shut_down_.load()) return LinkDown("connection shut down");
-  MutexLock lock(mu_);
-  if (!connected_) return Status(StatusCode::kFailedPrecondition, "rdma: not connected");
-  for (int i = 0; i < count; ++i) {
-    uint8_t* dst = static_cast<uint8_t*>(iov[i].iov_base);
-    size_t left = iov[i].iov_len;
-    while (left > 0) {
-      if (inbox_.empty()) {
-        Status st =
-            WaitFor(lock, [&]() HIPR_REQUIRES(mu_) { return !inbox_.empty(); }, options_.recv_timeout_ms);
-        if (st.code() == StatusCode::kTimeout)
-          return LinkDown("rdma: nothing received for " + std::to_string(options_.recv_timeout_ms) + " ms");
-        if (!st.ok()) return st;
-      }
-      const Item item = inbox_.front();  // Only this receiver pops or changes the front.
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(left, item.len - item.done));
-      const uint8_t* src = item.in_ring ? ring_ + item.pos % local_.ring_bytes + item.done
-                                        : Buffer(item.buffer) + sizeof(MsgHeader) + item.done;
-      mu_.unlock();  // (The scoped lock is held again before it ends.)
-      std::memcpy(dst, src, n);
-      mu_.lock();
-      stats_.bytes_copied_on_receive += n;
-      dst += n;
-      left -= n;
-      Item& front = inbox_.front();
-      front.done += n;
-      if (front.done == front.len) {
-        if (front.in_ring)
-          ring_tail_ += front.len;
-        else
-          Repost(front.buffer);
-        inbox_.pop_front();
-        if (error_.ok()) MaybeGrant();
-      }
-    }
+Status RdmaConnection::OfferBulk(MutexLock& lock, const uint8_t* src, size_t len, ibv_mr* mr) {
+  while (len > 0) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(len, options_.chunk_bytes));
+    HIPR_RETURN_IF_ERROR(WaitFor(
+        lock,
+        [&]() HIPR_REQUIRES(mu_) {
+          return credits_ >= 2 && sq_outstanding_ + 1 <= sq_depth_ && offered_ - peer_taken_ < kOfferWindow;
+        },
+        -1));
+    HIPR_RETURN_IF_ERROR(PostMessage(kOffer, offered_, n, -1, 0, nullptr, reinterpret_cast<uintptr_t>(src), mr->rkey));
+    ++offered_;
+    ++stats_.offers;
+    stats_.bulk_bytes_offered += n;
+    src += n;
+    len -= n;
   }
   return Status::Ok();
 }
 
-Status RdmaConnection::WaitReadable(int timeout_ms) {
-  if (shut_down_.load()) return LinkDown("connection shut down");
+Status RdmaConnection::SendRawOffer(uint64_t addr, uint32_t rkey, uint32_t len) {
   MutexLock lock(mu_);
-  if (!connected_) return Status(StatusCode::kFailedPrecondition, "rdma: not connected");
-  Status st = WaitFor(lock, [&]() HIPR_REQUIRES(mu_) { return !inbox_.empty(); }, timeout_ms);
-  if (st.code() == StatusCode::kTimeout) return Status(StatusCode::kTimeout, "no data");
-  return st;
+  HIPR_RETURN_IF_ERROR(WaitFor(
+      lock, [&]() HIPR_REQUIRES(mu_) { return credits_ >= 2 && sq_outstanding_ + 1 <= sq_depth_; }, -1));
+  HIPR_RETURN_IF_ERROR(PostMessage(kOffer, offered_, len, -1, 0, nullptr, addr, rkey));
+  ++offered_;
+  return Status::Ok();
 }
 
 void RdmaConnection::Shutdown() {
@@ -793,6 +744,16 @@ bool RdmaConnection::PeerIsLocal() const {
 RdmaConnection::Stats RdmaConnection::stats() const {
   MutexLock lock(mu_);
   return stats_;
+}
+
+std::string RdmaConnection::BulkSummary() const {
+  const Stats s = stats();
+  return "rdma bulk: sent " + std::to_string(s.bulk_bytes) + " bytes by WRITE (" +
+         std::to_string(s.bulk_bytes_copied_on_send) + " of them staged by a copy) and offered " +
+         std::to_string(s.bulk_bytes_offered) + " for the peer to READ; read " + std::to_string(s.bulk_bytes_read) +
+         " bytes by READ (" + std::to_string(s.bulk_bytes_read - s.bulk_bytes_pulled) + " straight into place, " +
+         std::to_string(s.bulk_bytes_pulled) + " through the pull buffer); copied " +
+         std::to_string(s.bytes_copied_on_receive) + " received bytes out of this side's buffers (small frames included)";
 }
 
 }  // namespace hipr::rdma

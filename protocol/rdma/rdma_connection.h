@@ -15,35 +15,57 @@
 //  - Small pieces (frame headers, bodies, slices under bulk_min_bytes) are
 //    gathered into messages of at most buffer_bytes and go as SENDs (inline
 //    when they fit max_inline) into the peer's pre-posted receive buffers.
-//  - Bulk slices go by RDMA WRITE into the peer's receive ring (ring_bytes,
-//    registered for remote write), in chunks of chunk_bytes, each followed
-//    by a small SEND naming where it landed (RC executes in order, so the
-//    bytes are there when the notice is seen). Chunks are pipelined: a
-//    sender waits only for credits and ring space, never for a round trip.
-//    From SendV the source is first copied into a registered staging slot
-//    (the caller may reuse its buffer on return); from SendVZeroCopy it is
-//    written straight from the caller's memory through the registration
-//    cache (registrations()), and the call returns once every WRITE has
-//    completed, i.e. the bytes are in the peer's memory.
-//  - The receiver copies out of its ring or buffer into the caller's
-//    buffers (one copy; receiving straight into registered user memory
-//    needs the peer to know the destination, a later step).
+//  - Bulk slices from SendV go by RDMA WRITE into the peer's receive ring
+//    (ring_bytes, registered for remote write), in chunks of chunk_bytes,
+//    each followed by a small SEND naming where it landed (RC executes in
+//    order, so the bytes are there when the notice is seen). The source is
+//    first copied into a registered staging slot (the caller may reuse its
+//    buffer on return). Chunks are pipelined: a sender waits only for
+//    credits, staging and ring space, never for the reader.
+//  - Bulk slices from SendVZeroCopy are pulled by the receiver. The sender
+//    registers the caller's memory (registrations(): remote read) and sends
+//    one offer per chunk naming its address, key and length; up to
+//    kOfferWindow offers are outstanding. The receiver RDMA READs each one
+//    and, once a chunk's READ completed, says so in the "taken" count every
+//    message carries. SendVZeroCopy returns when every chunk it offered is
+//    taken: the caller may then free or change its buffer.
+//  - The receiver copies ring and SEND bytes into the caller's buffers (one
+//    copy). Offered bytes: RecvVZeroCopy READs them straight into the
+//    caller's memory (registered for local write through
+//    receive_registrations()), pipelined in chunk pieces: no copy at all.
+//    RecvV READs them into a registered pull buffer and copies out (one
+//    copy, counted in bytes_copied_on_receive).
+// Pull policy: offers are read in stream order. A receiver in RecvV or
+// RecvVZeroCopy reads them as it reaches them. When no receive call is in
+// progress, a thread that waits inside the connection for anything else (a
+// sender out of credits, ring space or untaken offers; WaitReadable) pulls
+// offers that have been waiting idle_pull_ms or longer into the pull buffer
+// (at most pull_buffer_bytes of it), to be copied out later: so two sides
+// that both SendVZeroCopy before receiving cannot wait on each other, while
+// a receiver that calls RecvVZeroCopy soon after the offer arrives (the
+// common case: it has just read the frame header) still reads with no copy.
+// With no thread in the connection, an untaken offer waits for the
+// application, as a tcp sender waits for a reader.
 // Flow control: a sender holds one credit per receive the peer has posted,
-// and learns of reposted receives and freed ring bytes from the grant every
-// message carries. Data needs two credits (the last one is kept for a
-// grant), so two sides that both send can never run each other out.
-// Grants go back when the receiving application consumes: a peer that does
-// not read blocks its sender, as on tcp.
+// and learns of reposted receives, freed ring bytes and taken offers from
+// the grant every message carries. Data (offers included) needs two
+// credits (the last one is kept for a grant), so two sides that both send
+// can never run each other out. Grants go back when the receiving
+// application consumes, at once when an offer was taken (its sender waits
+// for that), and when the peer is down to its last credit and is owed two
+// or more: a peer that does not read blocks its sender, as on tcp.
 //
 // Errors: an error completion, a QP in the error state, or a peer that
 // violates the stream's rules ends the connection: kLinkDown (kProtocolError
 // where the peer broke the rules: out-of-bounds or wrong-key RDMA into our
-// memory, which the NIC refuses with IBV_EVENT_QP_ACCESS_ERR, or a notice
-// naming bytes outside our ring), with one log line naming the verbs status.
+// memory, which the NIC refuses with IBV_EVENT_QP_ACCESS_ERR; an offer our
+// READ may not read, IBV_WC_REM_ACCESS_ERR; a notice naming bytes outside
+// our ring; an offer out of order, empty, longer than the peer's chunk or
+// beyond kMaxOffers outstanding), with one log line naming the verbs status.
 //
 // Thread-safety: as transport.h: one sender and one receiver at once,
-// Shutdown() from any thread. Whichever of them waits polls the shared
-// completion queue for both.
+// Shutdown() and ForgetMemory() from any thread. Whichever of them waits
+// polls the shared completion queue for both.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -73,7 +95,12 @@ struct Options {
   uint64_t chunk_bytes = uint64_t{1} << 20;  // Largest WRITE; at most ring_bytes / 4.
   uint32_t staging_slots = 8;  // Send staging for SendV's bulk, chunk_bytes each.
   uint64_t bulk_min_bytes = uint64_t{16} << 10;  // Slices this large go by WRITE.
-  uint32_t max_inline = 128;  // At least 32: grants always go inline.
+  uint32_t max_inline = 128;  // At least 48: grants always go inline.
+  // Offers nobody is receiving are pulled into the pull buffer after this
+  // long when a thread waits in the connection (see "Pull policy").
+  int idle_pull_ms = 5;
+  // Most bytes such pulls may hold before the application reads them.
+  uint64_t pull_buffer_bytes = uint64_t{128} << 20;
   // RC timers: ACK timeout 4.096 us * 2^timeout, retried retry_cnt times;
   // RNR retries (7: for ever; credits mean none happen) and timer code.
   uint8_t timeout = 16;
@@ -89,6 +116,10 @@ struct Options {
   std::function<void(const std::string&)> log;
 };
 
+// Offers a sender keeps outstanding, and the most a receiver accepts.
+inline constexpr uint32_t kOfferWindow = 16;
+inline constexpr uint32_t kMaxOffers = 64;
+
 // What the two ends exchange to connect (the hello carries it later).
 struct QpInfo {
   uint32_t qpn = 0;
@@ -99,6 +130,7 @@ struct QpInfo {
   uint64_t ring_bytes = 0;
   uint32_t recv_buffers = 0;
   uint32_t buffer_bytes = 0;
+  uint8_t rd_atomic = 0;  // RDMA READs we serve at once (our max_dest_rd_atomic).
 };
 inline constexpr size_t kQpInfoBytes = 64;
 // Fixed little-endian layout with a magic and a version.
@@ -127,16 +159,23 @@ class RdmaConnection final : public Connection {
   Status SendV(const iovec* iov, int count) override;
   Status SendVZeroCopy(const iovec* iov, int count) override;
   Status RecvV(const iovec* iov, int count) override;
+  Status RecvVZeroCopy(const iovec* iov, int count) override;
+  void ForgetMemory(const void* addr, size_t bytes) override;
   Status WaitReadable(int timeout_ms) override;
   void Shutdown() override;
   std::string PeerName() const override;
   void Abandon() override;
   // By the liveness socket's peer: loopback or a unix socket.
   bool PeerIsLocal() const override;
+  // "rdma bulk: ..." from stats(): bytes by WRITE (and how many were staged
+  // by a copy), by READ straight into place or through the pull buffer,
+  // and copied out of this side's buffers.
+  std::string BulkSummary() const override;
 
-  // Registrations of pinned memory SendVZeroCopy sends from. Invalidate a
-  // range before that memory is freed.
-  MrCache& registrations() { return *mr_cache_; }
+  // Registrations of pinned memory SendVZeroCopy offers (remote read) and
+  // RecvVZeroCopy reads into (local write). ForgetMemory() invalidates both.
+  MrCache& registrations() { return *send_mrs_; }
+  MrCache& receive_registrations() { return *recv_mrs_; }
 
   struct Stats {
     uint64_t messages = 0;  // SENDs of data and notices.
@@ -144,27 +183,71 @@ class RdmaConnection final : public Connection {
     uint64_t writes = 0;
     uint64_t bulk_bytes = 0;  // Written by RDMA WRITE.
     uint64_t bulk_bytes_copied_on_send = 0;  // Of those, staged by a user-space copy.
-    uint64_t bytes_copied_on_receive = 0;  // Out of the ring or receive buffers.
+    uint64_t offers = 0;  // Chunks offered for the peer to READ.
+    uint64_t bulk_bytes_offered = 0;
+    uint64_t reads = 0;  // RDMA READs of the peer's offers.
+    uint64_t bulk_bytes_read = 0;
+    uint64_t bulk_bytes_pulled = 0;  // Of those, READ into the pull buffer (copied out later).
+    uint64_t bytes_copied_on_receive = 0;  // Out of the ring, receive buffers or pull buffer.
   };
   Stats stats() const;
 
  private:
+  friend class RdmaConnectionTestPeer;
   explicit RdmaConnection(const Options& options);
-  // Received bytes not yet read: in receive buffer `buffer` (after the
-  // message header), or at `pos` in our ring.
-  struct Item {
-    bool in_ring;
-    uint32_t buffer;
-    uint64_t pos;
-    uint64_t len;
-    uint64_t done;  // Bytes already read.
+  // Registered memory offered bytes are pulled into.
+  struct PullBlock {
+    uint8_t* mem;
+    size_t bytes;
+    ibv_mr* mr;
   };
-
+  // Received bytes not yet read: in receive buffer `buffer` (after the
+  // message header), at `pos` in our ring, or offered by the peer.
+  struct Item {
+    enum Kind : uint8_t { kBuffer, kRing, kOffer } kind = kBuffer;
+    uint32_t buffer = 0;
+    uint64_t pos = 0;  // kRing: where in the ring stream; kOffer: the peer's address.
+    uint64_t len = 0;
+    uint64_t done = 0;  // Bytes already read (kOffer: copied out or READ straight into the caller's memory).
+    // kOffer only:
+    uint32_t rkey = 0;
+    uint64_t posted = 0;  // Bytes READs were posted for (in order).
+    int64_t since_ms = 0;  // When it arrived or was last read from.
+    PullBlock* pull = nullptr;  // When pulled: holds its bytes [pull_from, len).
+    uint64_t pull_from = 0;
+    uint64_t pull_end = 0;  // The pull is complete once reads_done_ reaches this.
+  };
+  static Item MakeItem(Item::Kind kind, uint32_t buffer, uint64_t pos, uint64_t len) {
+    Item it;
+    it.kind = kind;
+    it.buffer = buffer;
+    it.pos = pos;
+    it.len = len;
+    return it;
+  }
+  // Tests only: posts an offer as given, registering nothing.
+  Status SendRawOffer(uint64_t addr, uint32_t rkey, uint32_t len);
   Status Init();
   Status SendImpl(const iovec* iov, int count, bool zero_copy);
   // REQUIRES: mu_ held. Each may wait (giving up mu_ meanwhile).
   Status FlushSmall(MutexLock& lock) HIPR_REQUIRES(mu_);
-  Status WriteBulk(MutexLock& lock, const uint8_t* src, size_t len, bool zero_copy) HIPR_REQUIRES(mu_);
+  Status WriteBulk(MutexLock& lock, const uint8_t* src, size_t len) HIPR_REQUIRES(mu_);
+  // Offers [src, src + len) from `mr` in chunks.
+  Status OfferBulk(MutexLock& lock, const uint8_t* src, size_t len, ibv_mr* mr) HIPR_REQUIRES(mu_);
+  Status RecvImpl(const iovec* iov, int count, bool zero_copy);
+  // Waits for the next item (kLinkDown after recv_timeout_ms).
+  Status WaitForItem(MutexLock& lock) HIPR_REQUIRES(mu_);
+  // READ support. PostRead reads the next n bytes of offer `it` to `dst`.
+  bool ReadRoom() const HIPR_REQUIRES(mu_);
+  void PostRead(Item& it, uint64_t n, uint8_t* dst, uint32_t lkey) HIPR_REQUIRES(mu_);
+  // Gives `it` a pull block (false: none, or over pull_buffer_bytes unless `force`).
+  bool StartPull(Item& it, bool force) HIPR_REQUIRES(mu_);
+  void ReleasePull(Item& it) HIPR_REQUIRES(mu_);
+  bool PullComplete(const Item& it) const HIPR_REQUIRES(mu_);
+  // Posts what READs the pulls in progress still need and room allows, and
+  // (when no receive is in progress) starts pulls of idle offers. Returns
+  // when the next idle offer becomes due (-1: none).
+  int64_t PumpReads() HIPR_REQUIRES(mu_);
   // Waits until ready() holds (Ok), an error, or timeout_ms (kTimeout).
   // While waiting, this thread or the other one polls the CQ.
   template <class Ready>
@@ -178,9 +261,14 @@ class RdmaConnection final : public Connection {
   // Posts a message: `header` (its grant fields filled in here) followed by
   // `body` of `body_len` bytes from `buffer` (or inline), and before it,
   // when `write` is set, that WRITE.
-  Status PostMessage(uint8_t type, uint64_t pos, uint64_t len, int slot, uint32_t body_len,
-                     ibv_send_wr* write) HIPR_REQUIRES(mu_);
+  // `addr` and `rkey`: kOffer's.
+  Status PostMessage(uint8_t type, uint64_t pos, uint64_t len, int slot, uint32_t body_len, ibv_send_wr* write,
+                     uint64_t addr = 0, uint32_t rkey = 0) HIPR_REQUIRES(mu_);
   void Fail(Status st) HIPR_REQUIRES(mu_);
+  // A zero-copy call fails while the NIC may still touch the caller's
+  // memory (READs into it, the peer's READs of it): the QP goes to the
+  // error state, so nothing touches it after the call returns.
+  void StopQp() HIPR_REQUIRES(mu_);
   // The reason behind a QP in the error state, from the async events
   // (waiting up to wait_ms for one): an access violation by the peer?
   Status ErrorStateReason(int wait_ms);
@@ -210,7 +298,9 @@ class RdmaConnection final : public Connection {
   ibv_mr* slot_mr_ = nullptr;
   ibv_mr* ring_mr_ = nullptr;
   ibv_mr* staging_mr_ = nullptr;
-  std::unique_ptr<MrCache> mr_cache_;
+  std::unique_ptr<MrCache> send_mrs_;
+  std::unique_ptr<MrCache> recv_mrs_;
+  uint8_t rd_init_ = 1;  // Our max_rd_atomic (set at Connect).
   int sock_ = -1;
   int wake_fd_ = -1;  // Shutdown() wakes a thread polling the channel.
   bool connected_ = false;
@@ -233,14 +323,26 @@ class RdmaConnection final : public Connection {
   uint64_t peer_ring_tail_ HIPR_GUARDED_BY(mu_) = 0;  // Of those, freed by the peer.
   uint64_t staging_head_ HIPR_GUARDED_BY(mu_) = 0;  // Staging slots taken / released (FIFO).
   uint64_t staging_tail_ HIPR_GUARDED_BY(mu_) = 0;
-  uint64_t zc_posted_ HIPR_GUARDED_BY(mu_) = 0;  // Zero-copy WRITEs posted / completed.
-  uint64_t zc_done_ HIPR_GUARDED_BY(mu_) = 0;
+  uint64_t offered_ HIPR_GUARDED_BY(mu_) = 0;  // Offers sent.
+  uint64_t peer_taken_ HIPR_GUARDED_BY(mu_) = 0;  // Of those, read by the peer.
+  uint64_t granted_total_ HIPR_GUARDED_BY(mu_) = 0;  // Receives the peer was ever granted.
+  uint64_t received_total_ HIPR_GUARDED_BY(mu_) = 0;  // Messages received from it.
   // Receiving.
   std::deque<Item> inbox_ HIPR_GUARDED_BY(mu_);
   uint32_t owed_ HIPR_GUARDED_BY(mu_) = 0;  // Receives reposted, not yet granted.
   uint64_t ring_expected_ HIPR_GUARDED_BY(mu_) = 0;  // Where the next notice must point.
   uint64_t ring_tail_ HIPR_GUARDED_BY(mu_) = 0;  // Ring bytes read.
   uint64_t ring_reported_ HIPR_GUARDED_BY(mu_) = 0;  // ring_tail_ as last granted.
+  int receivers_ HIPR_GUARDED_BY(mu_) = 0;  // Threads in RecvV / RecvVZeroCopy.
+  uint64_t offers_received_ HIPR_GUARDED_BY(mu_) = 0;
+  uint64_t taken_ HIPR_GUARDED_BY(mu_) = 0;  // Offers whose every READ completed.
+  uint64_t taken_reported_ HIPR_GUARDED_BY(mu_) = 0;  // taken_ as last granted.
+  uint64_t reads_posted_ HIPR_GUARDED_BY(mu_) = 0;  // READs posted / completed.
+  uint64_t reads_done_ HIPR_GUARDED_BY(mu_) = 0;
+  std::deque<uint64_t> offer_ends_ HIPR_GUARDED_BY(mu_);  // reads_posted_ after each offer's last READ.
+  std::vector<std::unique_ptr<PullBlock>> pull_blocks_ HIPR_GUARDED_BY(mu_);  // All of them.
+  std::vector<PullBlock*> free_pulls_ HIPR_GUARDED_BY(mu_);
+  uint64_t pull_bytes_ HIPR_GUARDED_BY(mu_) = 0;  // In blocks attached to items.
   Stats stats_ HIPR_GUARDED_BY(mu_);
 };
 

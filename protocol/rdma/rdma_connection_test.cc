@@ -9,7 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <initializer_list>
 #include <cstring>
 #include <functional>
 #include <cstdlib>
@@ -21,6 +24,15 @@
 #include "protocol/rdma/rdma_test_util.h"
 
 namespace hipr::rdma {
+
+// Reaches past the public interface to play a peer that lies in its offers.
+class RdmaConnectionTestPeer {
+ public:
+  static Status SendRawOffer(RdmaConnection& c, uint64_t addr, uint32_t rkey, uint32_t len) {
+    return c.SendRawOffer(addr, rkey, len);
+  }
+};
+
 namespace {
 
 using test::FabricEnvironment;
@@ -69,6 +81,7 @@ TEST(QpInfo, RoundTripsAndRefusesNonsense) {
   in.ring_bytes = 8u << 20;
   in.recv_buffers = 64;
   in.buffer_bytes = 8192;
+  in.rd_atomic = 16;
   uint8_t wire[kQpInfoBytes];
   EncodeQpInfo(in, wire);
   QpInfo out;
@@ -81,12 +94,17 @@ TEST(QpInfo, RoundTripsAndRefusesNonsense) {
   EXPECT_EQ(out.ring_bytes, in.ring_bytes);
   EXPECT_EQ(out.recv_buffers, in.recv_buffers);
   EXPECT_EQ(out.buffer_bytes, in.buffer_bytes);
+  EXPECT_EQ(out.rd_atomic, in.rd_atomic);
   EXPECT_EQ(DecodeQpInfo(wire, sizeof wire - 1, &out).code(), StatusCode::kProtocolError);
   uint8_t bad[kQpInfoBytes];
   std::memcpy(bad, wire, sizeof bad);
   bad[0] ^= 1;
   EXPECT_EQ(DecodeQpInfo(bad, sizeof bad, &out).code(), StatusCode::kProtocolError);
   in.recv_buffers = 1u << 30;  // Would size our credit accounting.
+  EncodeQpInfo(in, wire);
+  EXPECT_EQ(DecodeQpInfo(wire, sizeof wire, &out).code(), StatusCode::kProtocolError);
+  in.recv_buffers = 64;
+  in.rd_atomic = 0;  // A peer that serves no READ cannot take offers.
   EncodeQpInfo(in, wire);
   EXPECT_EQ(DecodeQpInfo(wire, sizeof wire, &out).code(), StatusCode::kProtocolError);
 }
@@ -130,8 +148,10 @@ TEST(RdmaConnectionTest, PinnedSendsAreZeroCopyAndHitTheCache) {
     EXPECT_TRUE(std::equal(pinned.begin(), pinned.end(), got.begin() + sizeof header)) << "round " << round;
   }
   RdmaConnection::Stats s = p.a->stats();
-  EXPECT_EQ(s.bulk_bytes, 3 * n);
+  EXPECT_EQ(s.bulk_bytes_offered, 3 * n);
+  EXPECT_EQ(s.bulk_bytes, 0u) << "pinned bulk is offered for the peer to READ, not written";
   EXPECT_EQ(s.bulk_bytes_copied_on_send, 0u) << "a pinned source was copied in user space";
+  EXPECT_EQ(p.b->stats().bulk_bytes_read, 3 * n);
   MrCache::Stats c = p.a->registrations().stats();
   EXPECT_EQ(c.misses, 1u);
   EXPECT_EQ(c.hits, 2u);
@@ -175,6 +195,277 @@ TEST(RdmaConnectionTest, ShutdownEndsThePeersStreamToo) {
   uint8_t byte;
   EXPECT_EQ(p.b->RecvExact(&byte, 1).code(), StatusCode::kLinkDown);
   EXPECT_EQ(p.a->SendAll(&byte, 1).code(), StatusCode::kLinkDown);
+}
+
+// Splits [base, base + n) into iovecs of the given sizes (the last takes the rest).
+std::vector<iovec> Split(uint8_t* base, size_t n, std::initializer_list<size_t> sizes) {
+  std::vector<iovec> v;
+  size_t at = 0;
+  for (size_t s : sizes) {
+    if (at + s >= n) break;
+    v.push_back({base + at, s});
+    at += s;
+  }
+  v.push_back({base + at, n - at});
+  return v;
+}
+
+// Sends n bytes from `from` to `to` with the zero-copy calls, in odd pieces
+// on both sides, and checks them.
+void ZeroCopyTransfer(RdmaConnection& from, RdmaConnection& to, size_t n, uint32_t seed) {
+  std::vector<uint8_t> src = Bytes(n, seed);
+  std::vector<uint8_t> dst(n, 0);
+  std::vector<iovec> out = Split(src.data(), n, {(5u << 20) + 17, (3u << 20) + 333, (1u << 20) - 1, 70001});
+  std::vector<iovec> in = Split(dst.data(), n, {(2u << 20) + 5, 12345, (7u << 20) + 4097, 1});
+  Status rst;
+  std::thread reader([&] { rst = to.RecvVZeroCopy(in.data(), static_cast<int>(in.size())); });
+  Status sst = from.SendVZeroCopy(out.data(), static_cast<int>(out.size()));
+  reader.join();
+  ASSERT_TRUE(sst.ok()) << sst.ToString();
+  ASSERT_TRUE(rst.ok()) << rst.ToString();
+  EXPECT_TRUE(dst == src);
+}
+
+TEST(RdmaZeroCopy, BothDirectionsCopyNothing) {
+  test::RdmaPair p = MakeRdmaPair();
+  ASSERT_TRUE(p.a && p.b);
+  const size_t n = size_t{32} << 20;
+  ZeroCopyTransfer(*p.a, *p.b, n, 31);
+  ZeroCopyTransfer(*p.b, *p.a, n, 32);
+  for (RdmaConnection* c : {p.a.get(), p.b.get()}) {
+    const RdmaConnection::Stats s = c->stats();
+    EXPECT_EQ(s.bulk_bytes_copied_on_send, 0u);
+    EXPECT_EQ(s.bytes_copied_on_receive, 0u);
+    EXPECT_EQ(s.bulk_bytes_pulled, 0u);
+    EXPECT_EQ(s.bulk_bytes_offered, n);
+    EXPECT_EQ(s.bulk_bytes_read, n);
+    EXPECT_GE(s.reads, n / (1u << 20));
+    EXPECT_EQ(s.bulk_bytes, 0u);
+  }
+}
+
+TEST(RdmaZeroCopy, SmallSizesAndAHeaderInFront) {
+  test::RdmaPair p = MakeRdmaPair(test::SmallOptions());
+  ASSERT_TRUE(p.a && p.b);
+  const size_t n = (size_t{3} << 20) + 7;
+  std::vector<uint8_t> src = Bytes(n, 41);
+  std::vector<uint8_t> header = Bytes(100, 42);
+  std::vector<uint8_t> got_header(100), dst(n, 0);
+  for (int round = 0; round < 3; ++round) {
+    std::thread reader([&] {
+      EXPECT_TRUE(p.b->RecvExact(got_header.data(), got_header.size()).ok());
+      iovec in[2] = {{dst.data(), 1000}, {dst.data() + 1000, n - 1000}};
+      EXPECT_TRUE(p.b->RecvVZeroCopy(in, 2).ok());
+    });
+    iovec out[2] = {{header.data(), header.size()}, {src.data(), n}};
+    ASSERT_TRUE(p.a->SendVZeroCopy(out, 2).ok());
+    reader.join();
+    EXPECT_TRUE(got_header == header);
+    EXPECT_TRUE(dst == src);
+  }
+  EXPECT_EQ(p.b->stats().bytes_copied_on_receive, 3 * header.size()) << "only the headers are copied";
+  EXPECT_EQ(p.a->stats().bulk_bytes_copied_on_send, 0u);
+}
+
+TEST(RdmaZeroCopy, AnOfferReadByPlainRecvVIsCopiedOnce) {
+  test::RdmaPair p = MakeRdmaPair();
+  ASSERT_TRUE(p.a && p.b);
+  const size_t n = (size_t{4} << 20) + 3;
+  std::vector<uint8_t> src = Bytes(n, 51);
+  std::vector<uint8_t> dst(n, 0);
+  std::thread reader([&] {
+    iovec in[3] = {{dst.data(), 10}, {dst.data() + 10, 1u << 20}, {dst.data() + 10 + (1u << 20), n - 10 - (1u << 20)}};
+    EXPECT_TRUE(p.b->RecvV(in, 3).ok());
+  });
+  iovec out{src.data(), n};
+  ASSERT_TRUE(p.a->SendVZeroCopy(&out, 1).ok());
+  reader.join();
+  EXPECT_TRUE(dst == src);
+  const RdmaConnection::Stats s = p.b->stats();
+  EXPECT_EQ(s.bulk_bytes_read, n);
+  EXPECT_EQ(s.bulk_bytes_pulled, n);
+  EXPECT_EQ(s.bytes_copied_on_receive, n);
+  EXPECT_EQ(p.a->stats().bulk_bytes_copied_on_send, 0u);
+}
+
+// Each side sends 64 MiB with SendVZeroCopy and only then receives: each
+// side's waiting sender pulls the other's offers, so neither waits for ever.
+void BothSidesSendBeforeReceiving(const Options& options) {
+  test::RdmaPair p = MakeRdmaPair(options);
+  ASSERT_TRUE(p.a && p.b);
+  const size_t n = size_t{64} << 20;
+  const std::vector<uint8_t> ab = Bytes(n, 61);
+  const std::vector<uint8_t> ba = Bytes(n, 62);
+  std::vector<uint8_t> got_a(n), got_b(n);
+  auto side = [n](RdmaConnection& c, const std::vector<uint8_t>& mine, std::vector<uint8_t>& theirs) {
+    iovec out{const_cast<uint8_t*>(mine.data()), n};
+    Status st = c.SendVZeroCopy(&out, 1);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    iovec in{theirs.data(), n};
+    st = c.RecvVZeroCopy(&in, 1);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread ta([&] { side(*p.a, ab, got_a); });
+  side(*p.b, ba, got_b);
+  ta.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
+  EXPECT_TRUE(got_b == ab);
+  EXPECT_TRUE(got_a == ba);
+  // What was pulled while nobody received was copied out once, no more.
+  for (RdmaConnection* c : {p.a.get(), p.b.get()}) {
+    const RdmaConnection::Stats s = c->stats();
+    EXPECT_EQ(s.bulk_bytes_read, n);
+    EXPECT_GT(s.bulk_bytes_pulled, 0u);
+    EXPECT_EQ(s.bytes_copied_on_receive, s.bulk_bytes_pulled);
+  }
+}
+
+TEST(RdmaZeroCopy, BothSidesSendBeforeReceivingDoNotDeadlock) { BothSidesSendBeforeReceiving(Options{}); }
+TEST(RdmaZeroCopy, BothSidesSendBeforeReceivingDoNotDeadlockWithSmallSizes) {
+  BothSidesSendBeforeReceiving(test::SmallOptions());
+}
+
+TEST(RdmaZeroCopy, ForgetMemoryDropsRegistrationsAndTheNextUseRegistersAnew) {
+  test::RdmaPair p = MakeRdmaPair();
+  ASSERT_TRUE(p.a && p.b);
+  const size_t n = size_t{2} << 20;
+  std::vector<uint8_t> src = Bytes(n, 71);
+  std::vector<uint8_t> dst(n, 0);
+  auto transfer = [&] {
+    std::thread reader([&] {
+      iovec in{dst.data(), n};
+      EXPECT_TRUE(p.b->RecvVZeroCopy(&in, 1).ok());
+    });
+    iovec out{src.data(), n};
+    EXPECT_TRUE(p.a->SendVZeroCopy(&out, 1).ok());
+    reader.join();
+    EXPECT_TRUE(dst == src);
+  };
+  transfer();
+  EXPECT_EQ(p.a->registrations().stats().regions, 1u);
+  EXPECT_EQ(p.b->receive_registrations().stats().regions, 1u);
+  // Both buffers are "freed": their registrations go first.
+  p.a->ForgetMemory(src.data(), n);
+  p.b->ForgetMemory(dst.data(), n);
+  EXPECT_EQ(p.a->registrations().stats().regions, 0u);
+  EXPECT_EQ(p.b->receive_registrations().stats().regions, 0u);
+  EXPECT_EQ(p.a->registrations().stats().invalidations, 1u);
+  EXPECT_EQ(p.b->receive_registrations().stats().invalidations, 1u);
+  src = Bytes(n, 72);
+  transfer();
+  EXPECT_EQ(p.a->registrations().stats().misses, 2u);
+  EXPECT_EQ(p.b->receive_registrations().stats().misses, 2u);
+  EXPECT_EQ(p.b->stats().bytes_copied_on_receive, 0u);
+}
+
+// ForgetMemory of other memory in the same pages, from another thread,
+// while a transfer is in flight: the registrations in use stay until the
+// transfer ends.
+TEST(RdmaZeroCopy, ForgetMemoryOfNeighboursDuringATransferIsSafe) {
+  test::RdmaPair p = MakeRdmaPair();
+  ASSERT_TRUE(p.a && p.b);
+  const size_t n = size_t{16} << 20;
+  std::vector<uint8_t> src = Bytes(n + 64, 73);
+  std::vector<uint8_t> dst(n + 64, 0);
+  std::atomic<bool> done{false};
+  std::thread forgetter([&] {
+    while (!done.load()) {
+      p.a->ForgetMemory(src.data() + n + 32, 8);  // Shares a page with the source's end.
+      p.b->ForgetMemory(dst.data() + n + 32, 8);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  for (int round = 0; round < 3; ++round) {
+    std::thread reader([&] {
+      iovec in{dst.data(), n};
+      EXPECT_TRUE(p.b->RecvVZeroCopy(&in, 1).ok());
+    });
+    iovec out{src.data(), n};
+    EXPECT_TRUE(p.a->SendVZeroCopy(&out, 1).ok());
+    reader.join();
+  }
+  done = true;
+  forgetter.join();
+  EXPECT_TRUE(std::equal(dst.begin(), dst.begin() + n, src.begin()));
+  EXPECT_GT(p.a->registrations().stats().invalidations, 0u);
+  EXPECT_GT(p.b->receive_registrations().stats().invalidations, 0u);
+}
+
+// A SendVZeroCopy cut short (here by Shutdown) returns while its offers
+// are untaken: the caller may free that memory at once, so the queue pair
+// stops serving the peer's READs, and the peer's receive ends in kLinkDown.
+TEST(RdmaZeroCopy, ASendCutShortStopsThePeersReads) {
+  test::RdmaPair p = MakeRdmaPair();
+  ASSERT_TRUE(p.a && p.b);
+  const size_t n = size_t{8} << 20;
+  std::vector<uint8_t> src = Bytes(n, 91);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    p.a->Shutdown();
+  });
+  iovec out{src.data(), n};
+  Status st = p.a->SendVZeroCopy(&out, 1);  // Nobody receives.
+  stopper.join();
+  EXPECT_EQ(st.code(), StatusCode::kLinkDown) << st.ToString();
+  std::vector<uint8_t> dst(n, 0);
+  iovec in{dst.data(), n};
+  const auto t0 = std::chrono::steady_clock::now();
+  st = p.b->RecvVZeroCopy(&in, 1);
+  EXPECT_EQ(st.code(), StatusCode::kLinkDown) << st.ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
+// A peer whose offer names bytes we may not read (a wrong key, or past its
+// region): our READ fails with IBV_WC_REM_ACCESS_ERR, and that is a
+// session-scope protocol error, logged once.
+void HostileOffer(bool wrong_key) {
+  LogSink victim_log;
+  Options vo;
+  vo.log = victim_log.Fn();
+  Options lo;
+  lo.log = [](const std::string&) {};
+  test::RdmaPair p = MakeRdmaPair(lo, vo);
+  ASSERT_TRUE(p.a && p.b);
+  std::vector<uint8_t> bait = Bytes(1 << 20, 81);
+  ibv_mr* mr = nullptr;
+  ASSERT_TRUE(p.a->registrations().Find(bait.data(), bait.size(), &mr).ok());
+  const uint64_t end = reinterpret_cast<uintptr_t>(mr->addr) + mr->length;
+  if (wrong_key)
+    ASSERT_TRUE(
+        RdmaConnectionTestPeer::SendRawOffer(*p.a, reinterpret_cast<uintptr_t>(bait.data()), mr->rkey + 7, 4096).ok());
+  else
+    ASSERT_TRUE(RdmaConnectionTestPeer::SendRawOffer(*p.a, end - 100, mr->rkey, 4096).ok());
+  std::vector<uint8_t> dst(4096, 0);
+  iovec in{dst.data(), dst.size()};
+  Status st = p.b->RecvVZeroCopy(&in, 1);
+  EXPECT_EQ(st.code(), StatusCode::kProtocolError) << st.ToString();
+  EXPECT_EQ(st.scope(), StatusScope::kSession);
+  EXPECT_NE(st.message().find("IBV_WC_REM_ACCESS_ERR"), std::string::npos) << st.message();
+  EXPECT_EQ(std::count(dst.begin(), dst.end(), 0), 4096);
+  const std::string log = victim_log.All();
+  EXPECT_NE(log.find("IBV_WC_REM_ACCESS_ERR"), std::string::npos) << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+  EXPECT_EQ(p.b->RecvV(&in, 1).code(), StatusCode::kProtocolError);
+}
+
+TEST(RdmaHostilePeer, OfferWithAWrongKeyIsAProtocolError) { HostileOffer(true); }
+TEST(RdmaHostilePeer, OfferPastItsRegionIsAProtocolError) { HostileOffer(false); }
+
+TEST(RdmaHostilePeer, OfferBreakingTheStreamRulesIsAProtocolError) {
+  LogSink victim_log;
+  Options vo;
+  vo.log = victim_log.Fn();
+  test::RdmaPair p = MakeRdmaPair(Options{}, vo);
+  ASSERT_TRUE(p.a && p.b);
+  std::vector<uint8_t> bait(4096);
+  ibv_mr* mr = nullptr;
+  ASSERT_TRUE(p.a->registrations().Find(bait.data(), bait.size(), &mr).ok());
+  ASSERT_TRUE(RdmaConnectionTestPeer::SendRawOffer(*p.a, reinterpret_cast<uintptr_t>(bait.data()), mr->rkey, 0).ok());
+  uint8_t byte;
+  Status st = p.b->RecvExact(&byte, 1);
+  EXPECT_EQ(st.code(), StatusCode::kProtocolError) << st.ToString();
+  EXPECT_NE(victim_log.All().find("offer"), std::string::npos) << victim_log.All();
 }
 
 // A peer that lies about our ring (its address or key) and WRITEs where we
@@ -262,6 +553,59 @@ void PeerKilledMidTransfer(Killed who) {
 
 TEST(RdmaPeerDeath, ASenderKilledMidWriteEndsTheReceive) { PeerKilledMidTransfer(Killed::kSender); }
 TEST(RdmaPeerDeath, AReceiverKilledMidWriteEndsTheSend) { PeerKilledMidTransfer(Killed::kReceiver); }
+
+// The same with the zero-copy calls: a sender killed while its offers are
+// outstanding (the reader's READs find nobody), or a reader killed while it
+// READs (the sender waits for offers to be taken).
+void PeerKilledMidOffer(Killed who) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  std::vector<uint8_t> chunk = Bytes(size_t{4} << 20, 22);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(sv[0]);
+    std::unique_ptr<RdmaConnection> c;
+    if (!RdmaConnection::ConnectOverSocket(sv[1], Options{}, 5000, &c).ok()) _exit(1);
+    std::vector<uint8_t> sink(chunk.size());
+    for (;;) {  // Until killed.
+      iovec out{chunk.data(), chunk.size()};
+      iovec in{sink.data(), 64 << 10};
+      Status st = who == Killed::kSender ? c->SendVZeroCopy(&out, 1) : c->RecvVZeroCopy(&in, 1);
+      if (!st.ok()) _exit(2);
+      if (who == Killed::kReceiver) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  close(sv[1]);
+  std::unique_ptr<RdmaConnection> c;
+  ASSERT_TRUE(RdmaConnection::ConnectOverSocket(sv[0], Options{}, 5000, &c).ok());
+  std::vector<uint8_t> got(chunk.size());
+  iovec in{got.data(), got.size()};
+  iovec out{chunk.data(), chunk.size()};
+  if (who == Killed::kSender) {
+    ASSERT_TRUE(c->RecvVZeroCopy(&in, 1).ok());
+    EXPECT_TRUE(got == chunk);
+  } else {
+    ASSERT_TRUE(c->SendVZeroCopy(&out, 1).ok());
+  }
+  // Kill it while the next transfer is under way.
+  Status st;
+  std::thread t([&] {
+    for (int i = 0; i < 1000 && st.ok(); ++i)
+      st = who == Killed::kSender ? c->RecvVZeroCopy(&in, 1) : c->SendVZeroCopy(&out, 1);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGKILL);
+  const auto t0 = std::chrono::steady_clock::now();
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  t.join();
+  EXPECT_EQ(st.code(), StatusCode::kLinkDown) << st.ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
+TEST(RdmaPeerDeath, ASenderKilledMidOfferEndsTheReceive) { PeerKilledMidOffer(Killed::kSender); }
+TEST(RdmaPeerDeath, AReceiverKilledMidReadEndsTheSend) { PeerKilledMidOffer(Killed::kReceiver); }
 
 // A forked child drops its copy without a word: the parent's connection
 // goes on.

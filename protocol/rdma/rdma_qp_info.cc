@@ -10,7 +10,7 @@ namespace {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "fields are copied as host integers");
 
 constexpr uint32_t kQpInfoMagic = 0x50515248;  // "HRQP"
-constexpr uint16_t kQpInfoVersion = 1;
+constexpr uint16_t kQpInfoVersion = 2;  // 2: offers and RDMA READ.
 
 template <class T>
 void Put(uint8_t*& p, T v) {
@@ -32,7 +32,8 @@ void EncodeQpInfo(const QpInfo& info, uint8_t out[kQpInfoBytes]) {
   uint8_t* p = out;
   Put<uint32_t>(p, kQpInfoMagic);
   Put<uint16_t>(p, kQpInfoVersion);
-  Put<uint16_t>(p, 0);
+  Put<uint8_t>(p, info.rd_atomic);
+  Put<uint8_t>(p, 0);
   Put<uint32_t>(p, info.qpn);
   Put<uint32_t>(p, info.psn);
   std::memcpy(p, info.gid, 16);
@@ -51,8 +52,9 @@ Status DecodeQpInfo(const uint8_t* in, size_t len, QpInfo* out) {
   const uint16_t version = Get<uint16_t>(p);
   if (version != kQpInfoVersion)
     return Status(StatusCode::kVersionMismatch, "rdma: queue-pair information version " + std::to_string(version));
-  p += 2;
   QpInfo info;
+  info.rd_atomic = Get<uint8_t>(p);
+  p += 1;
   info.qpn = Get<uint32_t>(p);
   info.psn = Get<uint32_t>(p);
   std::memcpy(info.gid, p, 16);
@@ -65,7 +67,7 @@ Status DecodeQpInfo(const uint8_t* in, size_t len, QpInfo* out) {
   // Limits before anything is sized by them.
   if (info.qpn == 0 || info.qpn > 0xFFFFFF || info.psn > 0xFFFFFF || info.recv_buffers < 8 ||
       info.recv_buffers > 4096 || info.buffer_bytes < 256 || info.buffer_bytes > (1u << 20) ||
-      info.ring_bytes < (uint64_t{64} << 10) || info.ring_bytes > (uint64_t{1} << 32))
+      info.ring_bytes < (uint64_t{64} << 10) || info.ring_bytes > (uint64_t{1} << 32) || info.rd_atomic == 0)
     return ProtocolError("rdma: the peer's queue-pair information is out of range");
   *out = info;
   return Status::Ok();

@@ -58,7 +58,7 @@ inline Options SmallOptions() {
   o.chunk_bytes = 64u << 10;
   o.staging_slots = 2;
   o.bulk_min_bytes = 1024;
-  o.max_inline = 32;
+  o.max_inline = 48;
   return o;
 }
 

@@ -238,6 +238,9 @@ int ibv_query_device(ibv_context* context, ibv_device_attr* attr) {
   attr->max_cqe = kMaxCqe;
   attr->max_mr = 1 << 20;
   attr->max_pd = 1 << 16;
+  attr->max_qp_rd_atom = kMaxRdAtomic;
+  attr->max_qp_init_rd_atom = kMaxRdAtomic;
+  attr->max_res_rd_atom = kMaxRdAtomic << 16;
   attr->phys_port_cnt = 1;
   return 0;
 }

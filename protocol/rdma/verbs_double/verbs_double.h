@@ -9,17 +9,23 @@
 // by GID) per process that sees the fabric directory; protection domains;
 // memory regions (ibv_reg_mr refuses unmapped memory, as a pin would);
 // completion queues with completion channels; async events; RC queue pairs
-// with SEND (inline or not) and RDMA WRITE between processes.
+// with SEND (inline or not), RDMA WRITE and RDMA READ between processes.
 //
 // Verbs semantics enforced, as a NIC does:
 //  - QP states RESET -> INIT -> RTR -> RTS (and any -> ERR/RESET) with the
 //    attribute masks each transition requires; anything else is EINVAL.
 //    ibv_post_send before RTS and ibv_post_recv in RESET fail with EINVAL;
 //    in ERR every post completes at once with IBV_WC_WR_FLUSH_ERR.
-//  - Local keys and bounds of every SGE (IBV_WC_LOC_PROT_ERR); remote key,
-//    bounds and IBV_ACCESS_REMOTE_WRITE of a WRITE's target, checked in the
+//  - Local keys and bounds of every SGE (IBV_WC_LOC_PROT_ERR; a READ's
+//    SGEs need IBV_ACCESS_LOCAL_WRITE); remote key, bounds and
+//    IBV_ACCESS_REMOTE_WRITE (WRITE) or IBV_ACCESS_REMOTE_READ (READ) of the
+//    target region and of the target QP's qp_access_flags, checked in the
 //    target process: IBV_WC_REM_ACCESS_ERR at the requester, and the
 //    responder's QP moves to ERR with IBV_EVENT_QP_ACCESS_ERR.
+//  - READs: at most max_rd_atomic (RTS) in flight per QP, later requests
+//    waiting behind them; max_rd_atomic and max_dest_rd_atomic at most 16
+//    (ibv_query_device's max_qp_rd_atom). A READ posted on a QP with
+//    max_rd_atomic 0, or inline, fails with EINVAL.
 //  - A SEND larger than the receive: IBV_WC_REM_INV_REQ_ERR / LOC_LEN_ERR.
 //  - Completions per QP in posting order.
 //  - A SEND with no receive posted waits (RNR) and fails with
@@ -28,7 +34,8 @@
 //    4.096 us * 2^timeout * (retry_cnt + 1): IBV_WC_RETRY_EXC_ERR.
 //  - Any error completion moves the QP to ERR and flushes every outstanding
 //    request (IBV_WC_WR_FLUSH_ERR).
-// Not modelled: RDMA READ and atomics (post fails with EINVAL), SRQs, UD,
+// Not modelled: atomics (post fails with EINVAL), the responder's
+// max_dest_rd_atomic limit (it executes each READ at once), SRQs, UD,
 // memory windows, the extended (ibv_*_ex) verbs (they report EOPNOTSUPP, as
 // for a provider without them).
 //

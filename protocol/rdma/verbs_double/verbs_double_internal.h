@@ -15,11 +15,19 @@
 // The engine. A thread per QP, in the QP's own process, does what the NIC
 // does: it reads the sources of posted sends (checking their lkeys) and
 // writes packets into the peer's ring; it executes the packets in its own
-// ring against its own process's memory (RDMA WRITE: the rkey, bounds and
-// access of the target region are checked here, on the target side, as the
-// responder NIC does); it turns ACKs, NAKs, RNR stalls and silence into
-// completions. Threads sleep on a futex word in their own wire header, which
-// the peer and local posts bump.
+// ring against its own process's memory (RDMA WRITE and READ: the rkey,
+// bounds and access of the target region are checked here, on the target
+// side, as the responder NIC does); it turns ACKs, NAKs, RNR stalls and
+// silence into completions. Threads sleep on a futex word in their own wire
+// header, which the peer and local posts bump.
+//
+// RDMA READ. The requester cuts a READ into segments of at most kMaxSegment
+// and sends one request packet per segment, each naming a slot of the read
+// response area that follows the ring in the requester's own wire file (the
+// requester reserves it before sending, so responses never wait for ring
+// space either). The responder copies the bytes from its memory into that
+// slot, then ACKs the packet; the requester, seeing the ACK, scatters the
+// slot into the READ's local SGEs (checked for LOCAL_WRITE) and frees it.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -36,12 +44,16 @@
 namespace hipr::verbs_double {
 
 inline constexpr uint32_t kWireMagic = 0x4C424456;  // "VDBL"
-inline constexpr uint32_t kWireVersion = 1;
+inline constexpr uint32_t kWireVersion = 2;
 inline constexpr uint64_t kWireHeaderBytes = 4096;
 inline constexpr uint64_t kWireRingBytes = uint64_t{4} << 20;
 // Largest payload of one packet (a message is cut into packets, as into MTUs).
 inline constexpr uint32_t kMaxSegment = 64u << 10;
 inline constexpr uint64_t kPacketAlign = 64;
+// The read response area after the ring: this many slots of kMaxSegment.
+inline constexpr uint32_t kReadSlots = 64;
+inline constexpr uint64_t kWireReadBytes = uint64_t{kReadSlots} * kMaxSegment;
+inline constexpr uint64_t kWireFileBytes = kWireHeaderBytes + kWireRingBytes + kWireReadBytes;
 // The QP number a closed wire's producer slot holds: no one may claim it.
 inline constexpr uint32_t kClosedQpn = 0xFFFFFFFFu;
 
@@ -51,6 +63,8 @@ inline constexpr uint32_t kMaxSge = 16;
 inline constexpr uint32_t kMaxInline = 512;
 inline constexpr int kMaxCqe = 1 << 16;
 inline constexpr uint64_t kMaxMrBytes = uint64_t{1} << 40;
+// RDMA READs a QP may have outstanding as requester / responder.
+inline constexpr int kMaxRdAtomic = 16;
 
 struct WireHeader {
   uint32_t magic;
@@ -83,24 +97,25 @@ struct WireHeader {
 static_assert(sizeof(WireHeader) <= kWireHeaderBytes);
 static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free);
 
-enum PacketOp : uint32_t { kPad = 1, kSend = 2, kWrite = 3 };
+enum PacketOp : uint32_t { kPad = 1, kSend = 2, kWrite = 3, kReadReq = 4 };
 enum PacketFlags : uint32_t { kFirst = 1, kLast = 2 };
 
 // A packet in the ring: this header, then `payload` bytes, padded to
-// kPacketAlign. A message (one work request) is one or more packets.
+// kPacketAlign. A message (one work request) is one or more packets. A
+// kReadReq carries no bytes: `payload` is the length it asks for.
 struct Packet {
   uint32_t op;
   uint32_t bytes;  // Header + payload + padding.
   uint64_t seq;    // Packets of this connection, from 0.
   uint32_t psn;    // (sq_psn + seq) mod 2^24: the responder expects rq_psn + seq.
   uint32_t src_qpn;
-  uint64_t raddr;  // kWrite: where the message starts.
-  uint32_t rkey;   // kWrite.
+  uint64_t raddr;  // kWrite, kReadReq: where the message starts.
+  uint32_t rkey;   // kWrite, kReadReq.
   uint32_t payload;
   uint64_t msg_offset;  // Of this packet's payload within its message.
   uint64_t msg_len;
   uint32_t flags;
-  uint32_t reserved;
+  uint32_t resp_slot;  // kReadReq: the requester's response slot.
 };
 static_assert(sizeof(Packet) <= kPacketAlign);
 
@@ -177,6 +192,16 @@ struct SendWqe {
   uint64_t last_seq = 0;
 };
 
+// A READ segment requested and not yet scattered: its packet's seq, its
+// response slot (cumulative; % kReadSlots), and which bytes of which READ.
+struct ReadSeg {
+  uint64_t seq;
+  uint64_t slot;
+  uint64_t msg_offset;
+  uint64_t bytes;
+  const SendWqe* w;
+};
+
 struct RecvWqe {
   uint64_t wr_id;
   std::vector<ibv_sge> sge;
@@ -203,6 +228,8 @@ struct Qp {
   uint8_t retry_cnt = 0;
   uint8_t rnr_retry = 0;
   uint8_t min_rnr_timer = 0;
+  uint8_t max_rd_atomic = 0;
+  uint8_t max_dest_rd_atomic = 0;
 
   // Wires: ours (we consume) and the peer's (we produce), mapped.
   std::string path;
@@ -212,6 +239,12 @@ struct Qp {
   uint8_t* peer_ring = nullptr;
   uint64_t next_seq = 0;  // Requester: the next packet's seq.
   uint64_t recv_seq = 0;  // Responder: the next packet's expected seq.
+  // Requester: READs started and not completed, their segments awaiting
+  // scatter (in seq order), and response slots taken / freed.
+  int reads_active = 0;
+  std::deque<ReadSeg> read_segs;
+  uint64_t slots_taken = 0;
+  uint64_t slots_freed = 0;
   // Responder: the receive a multi-packet SEND is landing in.
   bool in_send = false;
   RecvWqe cur_recv;
@@ -228,6 +261,9 @@ struct Qp {
   bool Respond();
   bool Request();
   bool Acknowledge();
+  // Scatters the acknowledged segments of `w` (the oldest request); false
+  // when its local SGEs no longer hold (IBV_WC_LOC_PROT_ERR).
+  bool ScatterReads(const SendWqe& w, uint64_t acked);
   // Moves to the error state: every outstanding request completes with
   // IBV_WC_WR_FLUSH_ERR and the peer is told to drop what we sent.
   void EnterError();

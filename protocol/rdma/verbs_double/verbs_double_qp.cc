@@ -109,15 +109,28 @@ std::string WirePath(const std::string& dir, uint32_t qpn) { return dir + "/qp-"
 
 // Maps a wire file; nullptr when it is not one.
 WireHeader* MapWire(int fd) {
-  void* p = mmap(nullptr, kWireHeaderBytes + kWireRingBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = mmap(nullptr, kWireFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   return p == MAP_FAILED ? nullptr : static_cast<WireHeader*>(p);
 }
 
 void UnmapWire(WireHeader* h) {
-  if (h != nullptr) munmap(h, kWireHeaderBytes + kWireRingBytes);
+  if (h != nullptr) munmap(h, kWireFileBytes);
 }
 
 uint8_t* RingOf(WireHeader* h) { return reinterpret_cast<uint8_t*>(h) + kWireHeaderBytes; }
+
+// A read response slot of a wire.
+uint8_t* ReadSlot(WireHeader* h, uint64_t slot) {
+  return RingOf(h) + kWireRingBytes + (slot % kReadSlots) * uint64_t{kMaxSegment};
+}
+
+ibv_wc_opcode WcOpcode(ibv_wr_opcode op) {
+  switch (op) {
+    case IBV_WR_RDMA_WRITE: return IBV_WC_RDMA_WRITE;
+    case IBV_WR_RDMA_READ: return IBV_WC_RDMA_READ;
+    default: return IBV_WC_SEND;
+  }
+}
 
 }  // namespace
 
@@ -129,7 +142,9 @@ void Qp::RingPeer() {
 
 void Qp::Complete(const SendWqe& w, ibv_wc_status status) {
   if (status == IBV_WC_SUCCESS && !w.signaled) return;
-  scq->Push(Wc(w.wr_id, status, w.opcode == IBV_WR_RDMA_WRITE ? IBV_WC_RDMA_WRITE : IBV_WC_SEND, qp.qp_num));
+  ibv_wc wc = Wc(w.wr_id, status, WcOpcode(w.opcode), qp.qp_num);
+  if (status == IBV_WC_SUCCESS && w.opcode == IBV_WR_RDMA_READ) wc.byte_len = static_cast<uint32_t>(w.length);
+  scq->Push(wc);
 }
 
 void Qp::EnterError() {
@@ -137,6 +152,9 @@ void Qp::EnterError() {
   qp.state = IBV_QPS_ERR;
   for (const SendWqe& w : sq) Complete(w, IBV_WC_WR_FLUSH_ERR);
   sq.clear();
+  read_segs.clear();
+  reads_active = 0;
+  slots_freed = slots_taken;
   if (in_send) rcq->Push(Wc(cur_recv.wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, qp.qp_num));
   in_send = false;
   for (const RecvWqe& r : rq) rcq->Push(Wc(r.wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, qp.qp_num));
@@ -160,8 +178,10 @@ bool Qp::Respond() {
     Packet p;
     std::memcpy(&p, my_ring + off, sizeof p);
     if (head - tail > cap || p.bytes < kPacketAlign || p.bytes % kPacketAlign != 0 || p.bytes > cap - off ||
-        p.bytes > head - tail || (p.op != kPad && (p.payload > p.bytes - sizeof(Packet) ||
-                                                   p.msg_offset > p.msg_len || p.payload > p.msg_len - p.msg_offset))) {
+        p.bytes > head - tail ||
+        (p.op != kPad && ((p.op == kReadReq ? p.payload > kMaxSegment || p.resp_slot >= kReadSlots
+                                            : p.payload > p.bytes - sizeof(Packet)) ||
+                          p.msg_offset > p.msg_len || p.payload > p.msg_len - p.msg_offset))) {
       // Only a broken peer engine writes this; drop the connection.
       my->tail.store(head, std::memory_order_release);
       EnterError();
@@ -207,6 +227,23 @@ bool Qp::Respond() {
         return true;
       }
       std::memcpy(reinterpret_cast<uint8_t*>(p.raddr + p.msg_offset), payload, p.payload);
+    } else if (p.op == kReadReq) {
+      // Both the region and this QP must allow remote reads.
+      std::shared_lock<std::shared_mutex> lock(reg.mu);
+      const Mr* m = reg.Find(p.rkey);
+      const bool ok = m != nullptr && m->pd == pd && (m->access & IBV_ACCESS_REMOTE_READ) &&
+                      (access_flags & IBV_ACCESS_REMOTE_READ) && p.raddr >= m->start && p.msg_len <= m->length &&
+                      p.raddr - m->start <= m->length - p.msg_len;
+      if (!ok) {
+        lock.unlock();
+        ctx->RaiseAsync(ibv_async_event{{.qp = &qp}, IBV_EVENT_QP_ACCESS_ERR});
+        nak(IBV_WC_REM_ACCESS_ERR);
+        return true;
+      }
+      // The response goes to the requester's slot; without a path back the
+      // requester hears nothing and times out.
+      if (peer == nullptr) return progress;
+      std::memcpy(ReadSlot(peer, p.resp_slot), reinterpret_cast<const uint8_t*>(p.raddr + p.msg_offset), p.payload);
     } else if (p.op == kSend) {
       if (p.flags & kFirst) {
         if (rq.empty()) {
@@ -268,9 +305,12 @@ bool Qp::Request() {
       if (w.first_seq == UINT64_MAX) return progress;  // Failed locally: nothing after it goes out.
       continue;
     }
+    const bool read = w.opcode == IBV_WR_RDMA_READ;
+    // At most max_rd_atomic READs in flight; later requests wait behind.
+    if (read && w.pushed == 0 && reads_active >= max_rd_atomic) return progress;
     if (w.pushed == 0 && !w.is_inline) {
       std::shared_lock<std::shared_mutex> lock(reg.mu);
-      if (!SgesValid(reg, pd, w.sge, 0)) {
+      if (!SgesValid(reg, pd, w.sge, read ? IBV_ACCESS_LOCAL_WRITE : 0)) {
         // Completed, in order, by Acknowledge().
         w.all_pushed = true;
         w.first_seq = w.last_seq = UINT64_MAX;
@@ -279,7 +319,8 @@ bool Qp::Request() {
     }
     for (;;) {
       const uint64_t seg = std::min<uint64_t>(kMaxSegment, w.length - w.pushed);
-      const uint64_t need = Align(sizeof(Packet) + seg);
+      const uint64_t need = Align(sizeof(Packet) + (read ? 0 : seg));
+      if (read && slots_taken - slots_freed >= kReadSlots) return progress;  // Scatter frees slots.
       uint64_t head = peer->head.load(std::memory_order_relaxed);  // Ours alone to write.
       const uint64_t used = head - peer->tail.load(std::memory_order_acquire);
       if (used > cap) return progress;  // A broken peer; its timeout ends this.
@@ -295,7 +336,7 @@ bool Qp::Request() {
       }
       if (cap - used < need) return progress;  // The peer's engine wakes us when it consumes.
       Packet p{};
-      p.op = w.opcode == IBV_WR_RDMA_WRITE ? kWrite : kSend;
+      p.op = read ? kReadReq : w.opcode == IBV_WR_RDMA_WRITE ? kWrite : kSend;
       p.bytes = static_cast<uint32_t>(need);
       p.seq = next_seq;
       p.psn = (sq_psn + static_cast<uint32_t>(next_seq)) & kPsnMask;
@@ -307,7 +348,12 @@ bool Qp::Request() {
       p.msg_len = w.length;
       p.flags = (w.pushed == 0 ? uint32_t{kFirst} : 0u) | (w.pushed + seg == w.length ? uint32_t{kLast} : 0u);
       uint8_t* dst = peer_ring + off + sizeof(Packet);
-      if (w.is_inline) {
+      if (read) {
+        p.resp_slot = static_cast<uint32_t>(slots_taken % kReadSlots);
+        read_segs.push_back(ReadSeg{next_seq, slots_taken, w.pushed, seg, &w});
+        ++slots_taken;
+        if (w.pushed == 0) ++reads_active;
+      } else if (w.is_inline) {
         std::memcpy(dst, w.inline_data.data() + w.pushed, seg);
       } else {
         std::shared_lock<std::shared_mutex> lock(reg.mu);
@@ -350,13 +396,19 @@ bool Qp::Acknowledge() {
     EnterError();
     return true;
   };
-  while (!sq.empty() && sq.front().all_pushed) {
+  while (!sq.empty() && (sq.front().all_pushed || sq.front().pushed > 0)) {
     const SendWqe& w = sq.front();
     if (w.first_seq == UINT64_MAX) return fail(IBV_WC_LOC_PROT_ERR);
     const uint64_t nak_seq = (nak & kNakSeqMask);
-    if (nak != 0 && nak_seq - 1 >= w.first_seq && nak_seq - 1 <= w.last_seq)
+    if (nak != 0 && nak_seq - 1 >= w.first_seq && (!w.all_pushed || nak_seq - 1 <= w.last_seq))
       return fail(static_cast<ibv_wc_status>(nak >> 48));
-    if (acked <= w.last_seq) break;
+    if (w.opcode == IBV_WR_RDMA_READ) {
+      const size_t before = read_segs.size();
+      if (!ScatterReads(w, acked)) return fail(IBV_WC_LOC_PROT_ERR);
+      if (read_segs.size() != before) progress = true;
+    }
+    if (!w.all_pushed || acked <= w.last_seq) break;
+    if (w.opcode == IBV_WR_RDMA_READ) --reads_active;
     Complete(w, IBV_WC_SUCCESS);
     sq.pop_front();
     progress = true;
@@ -387,6 +439,21 @@ bool Qp::Acknowledge() {
   return progress;
 }
 
+bool Qp::ScatterReads(const SendWqe& w, uint64_t acked) {
+  Registry& reg = GlobalRegistry();
+  while (!read_segs.empty() && read_segs.front().w == &w && read_segs.front().seq < acked) {
+    const ReadSeg& s = read_segs.front();
+    {
+      std::shared_lock<std::shared_mutex> lock(reg.mu);
+      if (!SgesValid(reg, pd, w.sge, IBV_ACCESS_LOCAL_WRITE)) return false;  // Deregistered meanwhile.
+      Scatter(w.sge, s.msg_offset, ReadSlot(my, s.slot), s.bytes);
+    }
+    ++slots_freed;
+    read_segs.pop_front();
+  }
+  return true;
+}
+
 void Qp::Run() {
   while (!stop.load(std::memory_order_acquire)) {
     const uint32_t seen = my->bell.load(std::memory_order_acquire);
@@ -413,7 +480,10 @@ int PostSend(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad) {
     for (; wr != nullptr; wr = wr->next) {
       const ibv_qp_state state = q->qp.state;
       if (state != IBV_QPS_RTS && state != IBV_QPS_ERR && state != IBV_QPS_SQD) rc = EINVAL;
-      if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_RDMA_WRITE) rc = EINVAL;
+      if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_READ) rc = EINVAL;
+      // A READ returns data into its SGEs: never inline. The double also
+      // refuses one on a QP allowed no outstanding READs (max_rd_atomic 0).
+      if (wr->opcode == IBV_WR_RDMA_READ && ((wr->send_flags & IBV_SEND_INLINE) || q->max_rd_atomic == 0)) rc = EINVAL;
       if (wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > q->cap.max_send_sge) rc = EINVAL;
       if (rc == 0 && q->sq.size() >= q->cap.max_send_wr) rc = ENOMEM;
       SendWqe w;
@@ -426,8 +496,9 @@ int PostSend(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad) {
           w.sge.assign(wr->sg_list, wr->sg_list + wr->num_sge);
           w.length = 0;
           for (const ibv_sge& s : w.sge) w.length += s.length;
-          w.raddr = wr->opcode == IBV_WR_RDMA_WRITE ? wr->wr.rdma.remote_addr : 0;
-          w.rkey = wr->opcode == IBV_WR_RDMA_WRITE ? wr->wr.rdma.rkey : 0;
+          const bool rdma = wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_READ;
+          w.raddr = rdma ? wr->wr.rdma.remote_addr : 0;
+          w.rkey = rdma ? wr->wr.rdma.rkey : 0;
           if (w.is_inline) {
             if (w.length > q->cap.max_inline_data) {
               rc = EINVAL;
@@ -520,7 +591,7 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* init) {
     fd = open(q->path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0 && errno != EEXIST) break;
   }
-  if (fd < 0 || ftruncate(fd, static_cast<off_t>(kWireHeaderBytes + kWireRingBytes)) != 0 ||
+  if (fd < 0 || ftruncate(fd, static_cast<off_t>(kWireFileBytes)) != 0 ||
       (q->my = MapWire(fd)) == nullptr) {
     const int err = errno;
     if (fd >= 0) {
@@ -578,6 +649,9 @@ int ibv_modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask) {
     } else if (to == IBV_QPS_RESET) {
       q->sq.clear();
       q->rq.clear();
+      q->read_segs.clear();
+      q->reads_active = 0;
+      q->slots_freed = q->slots_taken;
       q->in_send = false;
       q->qp.state = IBV_QPS_RESET;
     } else if (from == IBV_QPS_RESET && to == IBV_QPS_INIT) {
@@ -590,8 +664,10 @@ int ibv_modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask) {
       if (!has(IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) ||
           attr->ah_attr.port_num != 1 || !attr->ah_attr.is_global || attr->path_mtu > IBV_MTU_4096 ||
-          attr->min_rnr_timer > 31 || attr->dest_qp_num == 0 || attr->dest_qp_num > kPsnMask)
+          attr->min_rnr_timer > 31 || attr->dest_qp_num == 0 || attr->dest_qp_num > kPsnMask ||
+          attr->max_dest_rd_atomic > kMaxRdAtomic)
         return EINVAL;
+      q->max_dest_rd_atomic = attr->max_dest_rd_atomic;
       q->dest_qpn = attr->dest_qp_num;
       q->dgid = attr->ah_attr.grh.dgid;
       q->rq_psn = attr->rq_psn & kPsnMask;
@@ -621,8 +697,9 @@ int ibv_modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask) {
     } else if (from == IBV_QPS_RTR && to == IBV_QPS_RTS) {
       if (!has(IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                IBV_QP_MAX_QP_RD_ATOMIC) ||
-          attr->retry_cnt > 7 || attr->rnr_retry > 7 || attr->timeout > 31)
+          attr->retry_cnt > 7 || attr->rnr_retry > 7 || attr->timeout > 31 || attr->max_rd_atomic > kMaxRdAtomic)
         return EINVAL;
+      q->max_rd_atomic = attr->max_rd_atomic;
       q->sq_psn = attr->sq_psn & kPsnMask;
       q->timeout = attr->timeout;
       q->retry_cnt = attr->retry_cnt;
@@ -657,6 +734,8 @@ int ibv_query_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* in
   attr->timeout = q->timeout;
   attr->retry_cnt = q->retry_cnt;
   attr->rnr_retry = q->rnr_retry;
+  attr->max_rd_atomic = q->max_rd_atomic;
+  attr->max_dest_rd_atomic = q->max_dest_rd_atomic;
   if (init != nullptr) {
     std::memset(init, 0, sizeof *init);
     init->qp_context = q->qp.qp_context;

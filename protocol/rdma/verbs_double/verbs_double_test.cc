@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -157,6 +158,20 @@ class Node {
     ibv_send_wr* bad = nullptr;
     return ibv_post_send(qp_, &wr, &bad);
   }
+  int Read(uint64_t wr_id, void* dst, uint32_t n, uint32_t lkey, uint64_t raddr, uint32_t rkey,
+           unsigned flags = IBV_SEND_SIGNALED) {
+    ibv_sge sge{reinterpret_cast<uintptr_t>(dst), n, lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_READ;
+    wr.send_flags = flags;
+    wr.wr.rdma.remote_addr = raddr;
+    wr.wr.rdma.rkey = rkey;
+    ibv_send_wr* bad = nullptr;
+    return ibv_post_send(qp_, &wr, &bad);
+  }
   int Send(uint64_t wr_id, const void* src, uint32_t n, uint32_t lkey, unsigned flags = IBV_SEND_SIGNALED) {
     ibv_sge sge{reinterpret_cast<uintptr_t>(src), n, lkey};
     ibv_send_wr wr{};
@@ -238,9 +253,10 @@ class VerbsDoubleTest : public ::testing::Test {
 // Two connected nodes in this process.
 class ConnectedPair : public VerbsDoubleTest {
  protected:
-  void Connect(const RcOptions& o = {}) {
-    a_.Connect(b_.address(), o);
-    b_.Connect(a_.address(), o);
+  void Connect(const RcOptions& o = {}) { Connect(o, o); }
+  void Connect(const RcOptions& oa, const RcOptions& ob) {
+    a_.Connect(b_.address(), oa);
+    b_.Connect(a_.address(), ob);
   }
   Node a_;
   Node b_;
@@ -419,6 +435,119 @@ TEST_F(ConnectedPair, WriteToADeregisteredRegionIsARemoteAccessError) {
 TEST_F(ConnectedPair, WriteToARegionWithoutRemoteWriteIsARemoteAccessError) {
   Connect();
   ExpectRemoteAccessError(this, a_, b_, 0, 0, false, IBV_ACCESS_LOCAL_WRITE);
+}
+
+constexpr unsigned kReadable = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+
+TEST_F(ConnectedPair, ReadFetchesTheTargetsBytesAndCompletesInOrder) {
+  RcOptions o;
+  o.access = kReadable;
+  Connect(o);
+  // Larger than the response slots together: slots are reused as it goes.
+  const size_t n = 5u << 20;
+  std::vector<uint8_t> src(n), dst(n, 0), small(100, 0), rbuf(64);
+  for (size_t i = 0; i < n; ++i) src[i] = static_cast<uint8_t>(i * 13 + 5);
+  ibv_mr* smr = b_.Register(src.data(), n, IBV_ACCESS_REMOTE_READ);
+  ibv_mr* dmr = a_.Register(dst.data(), n, IBV_ACCESS_LOCAL_WRITE);
+  ibv_mr* tmr = a_.Register(small.data(), small.size(), IBV_ACCESS_LOCAL_WRITE);
+  ibv_mr* rmr = b_.Register(rbuf.data(), rbuf.size());
+  ASSERT_EQ(b_.Recv(7, rbuf.data(), 64, rmr->lkey), 0);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(src.data());
+  ASSERT_EQ(a_.Read(1, dst.data(), static_cast<uint32_t>(n), dmr->lkey, base, smr->rkey), 0);
+  ASSERT_EQ(a_.Read(2, small.data(), 100, tmr->lkey, base + 1000, smr->rkey), 0);
+  ASSERT_EQ(a_.Read(3, small.data(), 0, tmr->lkey, base, smr->rkey), 0);
+  const char msg[] = "after";
+  ASSERT_EQ(a_.Send(4, msg, sizeof msg, 0, IBV_SEND_SIGNALED | IBV_SEND_INLINE), 0);
+  std::vector<ibv_wc> wcs = a_.Completions(4);
+  ASSERT_EQ(wcs.size(), 4u);
+  for (uint64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(wcs[i].wr_id, i + 1);
+    EXPECT_EQ(wcs[i].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wcs[i].status);
+    EXPECT_EQ(wcs[i].opcode, i < 3 ? IBV_WC_RDMA_READ : IBV_WC_SEND);
+  }
+  EXPECT_EQ(wcs[0].byte_len, n);
+  EXPECT_TRUE(dst == src);
+  EXPECT_TRUE(std::equal(small.begin(), small.end(), src.begin() + 1000));
+  EXPECT_EQ(b_.One().status, IBV_WC_SUCCESS);
+  EXPECT_EQ(a_.State(), IBV_QPS_RTS);
+  EXPECT_EQ(b_.State(), IBV_QPS_RTS);
+  // Inline READs make no sense.
+  EXPECT_EQ(a_.Read(5, small.data(), 8, tmr->lkey, base, smr->rkey, IBV_SEND_SIGNALED | IBV_SEND_INLINE), EINVAL);
+}
+
+// A READ the target's NIC must refuse: the requester's READ fails with
+// IBV_WC_REM_ACCESS_ERR, its QP goes to ERR and later requests are flushed;
+// the target's QP goes to ERR with an access-error event.
+void ExpectReadRefused(Node& a, Node& b, uint64_t raddr_delta, int rkey_delta, int access) {
+  std::vector<uint8_t> src(4096, 0xCD), dst(8192, 0);
+  ibv_mr* smr = b.Register(src.data(), src.size(), access);
+  ibv_mr* dmr = a.Register(dst.data(), dst.size(), IBV_ACCESS_LOCAL_WRITE);
+  ASSERT_EQ(a.Read(1, dst.data(), 4096, dmr->lkey, reinterpret_cast<uintptr_t>(src.data()) + raddr_delta,
+                   smr->rkey + rkey_delta),
+            0);
+  ASSERT_EQ(a.Read(2, dst.data() + 4096, 16, dmr->lkey, reinterpret_cast<uintptr_t>(src.data()), smr->rkey), 0);
+  ASSERT_EQ(a.Send(3, dst.data(), 8, dmr->lkey), 0);
+  std::vector<ibv_wc> wcs = a.Completions(3);
+  ASSERT_EQ(wcs.size(), 3u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, IBV_WC_REM_ACCESS_ERR) << ibv_wc_status_str(wcs[0].status);
+  for (int i = 1; i < 3; ++i) {
+    EXPECT_EQ(wcs[i].wr_id, static_cast<uint64_t>(i + 1));
+    EXPECT_EQ(wcs[i].status, IBV_WC_WR_FLUSH_ERR) << ibv_wc_status_str(wcs[i].status);
+  }
+  EXPECT_EQ(a.State(), IBV_QPS_ERR);
+  EXPECT_EQ(std::count(dst.begin(), dst.end(), 0), 8192) << "a refused READ delivered bytes";
+  // Posts after the error are flushed at once.
+  ASSERT_EQ(a.Read(4, dst.data(), 16, dmr->lkey, reinterpret_cast<uintptr_t>(src.data()), smr->rkey), 0);
+  ibv_wc late = a.One();
+  EXPECT_EQ(late.wr_id, 4u);
+  EXPECT_EQ(late.status, IBV_WC_WR_FLUSH_ERR);
+  for (int i = 0; i < 200 && b.State() != IBV_QPS_ERR; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(b.State(), IBV_QPS_ERR);
+  ibv_async_event ev{};
+  ASSERT_EQ(ibv_get_async_event(b.ctx(), &ev), 0);
+  EXPECT_EQ(ev.event_type, IBV_EVENT_QP_ACCESS_ERR);
+  ibv_ack_async_event(&ev);
+}
+
+TEST_F(ConnectedPair, ReadWithAWrongKeyIsARemoteAccessError) {
+  RcOptions o;
+  o.access = kReadable;
+  Connect(o);
+  ExpectReadRefused(a_, b_, 0, /*rkey_delta=*/1, IBV_ACCESS_REMOTE_READ);
+}
+
+TEST_F(ConnectedPair, ReadOutOfBoundsIsARemoteAccessError) {
+  RcOptions o;
+  o.access = kReadable;
+  Connect(o);
+  ExpectReadRefused(a_, b_, /*raddr_delta=*/1, 0, IBV_ACCESS_REMOTE_READ);
+}
+
+TEST_F(ConnectedPair, ReadOfARegionWithoutRemoteReadIsARemoteAccessError) {
+  RcOptions o;
+  o.access = kReadable;
+  Connect(o);
+  ExpectReadRefused(a_, b_, 0, 0, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+}
+
+TEST_F(ConnectedPair, ReadThroughAQpWithoutRemoteReadIsARemoteAccessError) {
+  RcOptions readable;
+  readable.access = kReadable;
+  Connect(readable, RcOptions{});  // b's QP allows remote writes only.
+  ExpectReadRefused(a_, b_, 0, 0, IBV_ACCESS_REMOTE_READ);
+}
+
+TEST_F(ConnectedPair, ReadIntoMemoryWithoutLocalWriteIsALocalProtectionError) {
+  RcOptions o;
+  o.access = kReadable;
+  Connect(o);
+  std::vector<uint8_t> src(64), dst(64);
+  ibv_mr* smr = b_.Register(src.data(), src.size(), IBV_ACCESS_REMOTE_READ);
+  ibv_mr* dmr = a_.Register(dst.data(), dst.size(), IBV_ACCESS_REMOTE_READ);
+  ASSERT_EQ(a_.Read(1, dst.data(), 64, dmr->lkey, reinterpret_cast<uintptr_t>(src.data()), smr->rkey), 0);
+  EXPECT_EQ(a_.One().status, IBV_WC_LOC_PROT_ERR);
+  EXPECT_EQ(a_.State(), IBV_QPS_ERR);
 }
 
 TEST_F(ConnectedPair, ABadLocalKeyIsALocalProtectionError) {
