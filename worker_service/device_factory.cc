@@ -43,7 +43,9 @@ Status LoadHipRuntime(const WorkerConfig& config, void** runtime) {
   return Status::Ok();
 }
 
-Status LoadHipSymbol(const WorkerConfig& config, const char* symbol, void** out) {
+}  // namespace
+
+Status LoadHipModule(const WorkerConfig& config, void** out) {
   void* runtime = nullptr;
   HIPR_RETURN_IF_ERROR(LoadHipRuntime(config, &runtime));
   std::string path = HipModulePath(config);
@@ -52,6 +54,16 @@ Status LoadHipSymbol(const WorkerConfig& config, const char* symbol, void** out)
   if (runtime != nullptr && dlsym(handle, "hipMalloc") != dlsym(runtime, "hipMalloc"))
     return Status(StatusCode::kNotSupported, path + " did not bind to --hip-runtime " + config.hip_runtime +
                                                  " (its SONAME must be the libamdhip64.so.5 the module needs)");
+  *out = handle;
+  return Status::Ok();
+}
+
+namespace {
+
+Status LoadHipSymbol(const WorkerConfig& config, const char* symbol, void** out) {
+  void* handle = nullptr;
+  HIPR_RETURN_IF_ERROR(LoadHipModule(config, &handle));
+  const std::string path = HipModulePath(config);
   *out = dlsym(handle, symbol);
   if (*out == nullptr) return Status(StatusCode::kNotSupported, path + " lacks " + symbol);
   return Status::Ok();

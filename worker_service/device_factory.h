@@ -18,6 +18,11 @@ namespace hipr::worker {
 // and counts devices. `summary` describes what was found.
 Status ProbeDevice(const WorkerConfig& config, std::string* summary);
 
+// Loads the hip device module (--hip-module, else beside the binary,
+// installed or in the build tree) bound to its runtime (--hip-runtime):
+// for a session process or a throwaway probe child, never the acceptor.
+Status LoadHipModule(const WorkerConfig& config, void** handle);
+
 // In a session process: creates the device.
 Status CreateDevice(const WorkerConfig& config, std::unique_ptr<Device>* out);
 

@@ -17,6 +17,7 @@
 #include "worker_service/acceptor.h"
 #include "worker_service/config.h"
 #include "worker_service/device_factory.h"
+#include "worker_service/gpudirect_setup.h"
 #include "worker_service/ledger.h"
 #include "worker_service/rdma_setup.h"
 #include "worker_service/sim/models.h"
@@ -277,6 +278,7 @@ int main(int argc, char** argv) {
     else
       spdlog::warn("transport: {}", rdma);
   }
+  spdlog::info("GPUDirect RDMA: {}", hipr::worker::DescribeGpuDirect(config));
   if (probe_only) return 0;
 
   // Before the zygote forks: every process shares it.
