@@ -76,7 +76,7 @@ namespace {
 // Appends up to kChunksPerSend data frames from `cursor` to `iov` and sends.
 Status SendChunks(Connection& conn, uint32_t request_id, IovCursor& cursor, uint32_t chunk_bytes,
                   std::vector<iovec>& iov, uint8_t (*headers)[sizeof(wire::FrameHeader)],
-                  int first_header) {
+                  int first_header, BulkMemory memory = BulkMemory::kTransient) {
   for (int c = first_header; c < kChunksPerSend && cursor.Remaining() > 0; ++c) {
     size_t hdr_index = iov.size();
     iov.push_back({headers[c], sizeof(wire::FrameHeader)});
@@ -88,7 +88,8 @@ Status SendChunks(Connection& conn, uint32_t request_id, IovCursor& cursor, uint
                                         static_cast<uint32_t>(len)),
                        headers[c]);
   }
-  return conn.SendV(iov.data(), static_cast<int>(iov.size()));
+  const int n = static_cast<int>(iov.size());
+  return memory == BulkMemory::kStays ? conn.SendVZeroCopy(iov.data(), n) : conn.SendV(iov.data(), n);
 }
 
 }  // namespace
@@ -114,7 +115,7 @@ Status SendFrame(Connection& conn, uint16_t op, uint32_t request_id, const uint8
 }
 
 Status SendBulk(Connection& conn, uint32_t request_id, const iovec* bulk, int bulk_count,
-                uint32_t chunk_bytes, ChunkCompressor* lz4) {
+                uint32_t chunk_bytes, ChunkCompressor* lz4, BulkMemory memory) {
   if (lz4 != nullptr) return SendBulkLz4(conn, nullptr, 0, request_id, bulk, bulk_count, chunk_bytes, *lz4);
   chunk_bytes = std::clamp(chunk_bytes, wire::kMinChunkBytes, wire::kMaxChunkBytes);
   uint8_t headers[kChunksPerSend][sizeof(wire::FrameHeader)];
@@ -123,7 +124,7 @@ Status SendBulk(Connection& conn, uint32_t request_id, const iovec* bulk, int bu
   IovCursor cursor(bulk, bulk_count);
   while (cursor.Remaining() > 0) {
     iov.clear();
-    HIPR_RETURN_IF_ERROR(SendChunks(conn, request_id, cursor, chunk_bytes, iov, headers, 0));
+    HIPR_RETURN_IF_ERROR(SendChunks(conn, request_id, cursor, chunk_bytes, iov, headers, 0, memory));
   }
   return Status::Ok();
 }
@@ -254,7 +255,7 @@ void BulkReader::TakeDecoded(IovCursor& cursor) {
   }
 }
 
-Status BulkReader::Read(const iovec* dst, int dst_count) {
+Status BulkReader::Read(const iovec* dst, int dst_count, BulkMemory memory) {
   IovCursor cursor(dst, dst_count);
   if (cursor.Remaining() > remaining_) return Status(StatusCode::kInternal, "read past the end of a transfer");
   std::array<iovec, kMaxSlicesPerChunk> slices;
@@ -288,7 +289,8 @@ Status BulkReader::Read(const iovec* dst, int dst_count) {
     }
     int n = 0;
     size_t got = cursor.Take(in_frame_, slices.data(), kMaxSlicesPerChunk, &n);
-    HIPR_RETURN_IF_ERROR(conn_.RecvV(slices.data(), n));
+    HIPR_RETURN_IF_ERROR(memory == BulkMemory::kStays ? conn_.RecvVZeroCopy(slices.data(), n)
+                                                      : conn_.RecvV(slices.data(), n));
     in_frame_ -= static_cast<uint32_t>(got);
     remaining_ -= got;
   }
@@ -318,9 +320,10 @@ Status BulkReader::DiscardRest() {
   return Status::Ok();
 }
 
-Status ReadBulk(Connection& conn, uint32_t request_id, const iovec* dst, int dst_count, ChunkInflater* lz4) {
+Status ReadBulk(Connection& conn, uint32_t request_id, const iovec* dst, int dst_count, ChunkInflater* lz4,
+                BulkMemory memory) {
   BulkReader reader(conn, request_id, IovBytes(dst, dst_count), lz4);
-  return reader.Read(dst, dst_count);
+  return reader.Read(dst, dst_count, memory);
 }
 
 Status DiscardBulk(Connection& conn, uint32_t request_id, uint64_t bytes) {

@@ -40,6 +40,14 @@ class IovCursor {
 
 uint64_t IovBytes(const iovec* iov, int count);
 
+// Whether the host memory of a bulk transfer stays put until its owner
+// calls Connection::ForgetMemory for it (pinned host memory, device memory
+// the worker owns): a connection may then move it without copies through
+// its own buffers (SendVZeroCopy, RecvVZeroCopy; rdma: registered memory
+// the peer reads from or that an RDMA READ fills). kTransient memory is
+// valid only during the call.
+enum class BulkMemory : uint8_t { kTransient, kStays };
+
 // Sends one frame: header, `body`, then `bulk` (if any) as kData frames of
 // at most `chunk_bytes`, with as few syscalls as the iovec limit allows.
 // REQUIRES: the caller holds the connection's send side.
@@ -56,7 +64,8 @@ inline Status SendFrame(Connection& conn, uint16_t op, uint32_t request_id,
 // Sends only the kData frames of a bulk transfer. With `lz4` (a direction
 // that negotiated kDataLz4), see SendBulkLz4.
 Status SendBulk(Connection& conn, uint32_t request_id, const iovec* bulk, int bulk_count,
-                uint32_t chunk_bytes, ChunkCompressor* lz4 = nullptr);
+                uint32_t chunk_bytes, ChunkCompressor* lz4 = nullptr,
+                BulkMemory memory = BulkMemory::kTransient);
 
 // Sends `prefix` (already encoded frames; may be empty) and then a bulk
 // transfer in chunks of at most min(chunk_bytes, ChunkCompressor::kChunkBytes),
@@ -82,7 +91,7 @@ Status ReadBody(Connection& conn, const wire::FrameHeader& header, std::vector<u
 // except kFatal, whose message is returned as a session error. kDataLz4
 // chunks are accepted only with `lz4` (see BulkReader).
 Status ReadBulk(Connection& conn, uint32_t request_id, const iovec* dst, int dst_count,
-                ChunkInflater* lz4 = nullptr);
+                ChunkInflater* lz4 = nullptr, BulkMemory memory = BulkMemory::kTransient);
 
 // Reads one bulk transfer of `total` bytes for `request_id` in pieces of any
 // size, independent of how the sender cut it into chunk frames.
@@ -97,7 +106,7 @@ class BulkReader {
   BulkReader(Connection& conn, uint32_t request_id, uint64_t total, ChunkInflater* lz4 = nullptr)
       : conn_(conn), request_id_(request_id), remaining_(total), lz4_(lz4) {}
   // Reads the next IovBytes(dst) bytes straight into `dst`.
-  Status Read(const iovec* dst, int dst_count);
+  Status Read(const iovec* dst, int dst_count, BulkMemory memory = BulkMemory::kTransient);
   // Reads and drops whatever is left of the transfer.
   Status DiscardRest();
   uint64_t remaining() const { return remaining_; }

@@ -169,6 +169,26 @@ struct HelloReply {
               auth_challenge, auth_proof, rdma_qp)
 };
 
+// kRdmaProbe, request and reply: the first frame each way over a queue pair
+// agreed in the hello (wire.h kFeatureRdmaProbe), before either side uses
+// it. The client sends a fresh nonce and the session id of the HelloReply;
+// the worker answers with both unchanged. At most wire::kMaxRdmaProbeBytes.
+struct RdmaProbe {
+  uint64_t session_id = 0;
+  std::vector<uint8_t> nonce;  // 16 bytes.
+  HIPR_FIELDS(session_id, nonce)
+};
+inline constexpr size_t kRdmaProbeNonceBytes = 16;
+
+// kRdmaVerdict, client -> worker over tcp, right after the probe: `commit`
+// (the probe came back: from the next frame on both sides use rdma) or not
+// (both stay on tcp; `reason` says why, for the worker's log).
+struct RdmaVerdict {
+  bool commit = false;
+  std::string reason;
+  HIPR_FIELDS(commit, reason)
+};
+
 // kShmSetup: the first frame on a unix-socket connection, sent by the
 // session process with four descriptors attached (SCM_RIGHTS): the sealed
 // memfd segment, then the doorbells of ring 0's data and space and of ring

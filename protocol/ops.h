@@ -103,5 +103,7 @@
   X(HostCallbackReady, 0x0F07, HostCallbackReady, NoReply, ToClient, kPlain, "a stream reached a host callback")       \
   X(ShmSetup, 0x0F08, ShmSetup, NoReply, ToClient, kPlain, "first on a unix socket: the shm segment (SCM_RIGHTS)")      \
   X(DataLz4, 0x0F09, RawBytes, NoReply, Link, kPlain, "a chunk of bulk bytes, lz4; only where agreed")                 \
-  X(Auth, 0x0F0A, AuthRequest, HelloReply, Handshake, kPlain, "the answer to the hello's challenge")
+  X(Auth, 0x0F0A, AuthRequest, HelloReply, Handshake, kPlain, "the answer to the hello's challenge")                 \
+  X(RdmaProbe, 0x0F0B, RdmaProbe, RdmaProbe, Handshake, kPlain, "over the queue pair the hello agreed, before the switch") \
+  X(RdmaVerdict, 0x0F0C, RdmaVerdict, NoReply, Link, kPlain, "client to worker over tcp after the probe: switch to rdma or stay")
 // clang-format on

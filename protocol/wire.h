@@ -81,6 +81,18 @@ inline constexpr uint32_t kLz4PrefixBytes = 4;
 // both agreed to, and a receiver refuses it in any other.
 inline constexpr char kFeatureLz4ToDevice[] = "bulk-lz4-h2d";
 inline constexpr char kFeatureLz4FromDevice[] = "bulk-lz4-d2h";
+// Offered with HelloRequest::rdma_qp, agreed with HelloReply::rdma_qp: after
+// the reply the client proves the rdma path (kRdmaProbe over the queue pair)
+// and tells the worker over tcp whether both switch (kRdmaVerdict). A worker
+// answers an offer without it with an empty rdma_qp: the session stays on
+// tcp.
+inline constexpr char kFeatureRdmaProbe[] = "rdma-probe";
+// The probe's limits: the bodies of kRdmaProbe and kRdmaVerdict are small,
+// and the worker waits this long for the client's verdict after its reply
+// (the client decides sooner: within the RC retry time of its queue pair
+// plus a second).
+inline constexpr uint32_t kMaxRdmaProbeBytes = 1024;
+inline constexpr int kRdmaVerdictTimeoutMs = 15000;
 
 // The optional capabilities of a device (HelloReply::capabilities), beyond
 // the core every device has (memory, copies, streams, events, modules,

@@ -268,6 +268,23 @@ class Device {
   // Where printf output of device code goes; set once before any launch.
   virtual void SetOutputSink(OutputSink sink) = 0;
 
+  // Bulk memory that stays put. True when every buffer of iov[0..count),
+  // as handed to a BulkIo, stays mapped at its address until the device
+  // says otherwise through the hook below (device memory, the staging
+  // pipeline's buffers); false for buffers that live only during the call.
+  // The session then lets its connection keep state for that memory (rdma:
+  // a memory registration, so the bytes move with no copy).
+  virtual bool BulkMemoryStays(const iovec* iov, int count) const {
+    (void)iov;
+    (void)count;
+    return false;
+  }
+  // Called (from any thread) before the device unmaps or remaps memory it
+  // may have reported as staying. Set once before any copy; cleared
+  // (nullptr) before the hook's owner goes.
+  using ForgetMemoryHook = std::function<void(const void* addr, size_t bytes)>;
+  virtual void SetForgetMemoryHook(ForgetMemoryHook hook) { (void)hook; }
+
   virtual Status DeviceSynchronize(int device) = 0;
   // Also returns the device's generated-call state (limits, pools) to its
   // defaults.

@@ -136,6 +136,8 @@ class ForwardingDevice : public Device {
   Status UnloadModule(uint64_t module) override { return inner_->UnloadModule(module); }
   Status LaunchKernel(KernelLaunch launch) override { return inner_->LaunchKernel(std::move(launch)); }
   void SetOutputSink(OutputSink sink) override { inner_->SetOutputSink(std::move(sink)); }
+  bool BulkMemoryStays(const iovec* iov, int count) const override { return inner_->BulkMemoryStays(iov, count); }
+  void SetForgetMemoryHook(ForgetMemoryHook hook) override { inner_->SetForgetMemoryHook(std::move(hook)); }
   Status DeviceSynchronize(int device) override { return inner_->DeviceSynchronize(device); }
   Status DeviceReset(int device) override { return inner_->DeviceReset(device); }
   ApiDevice& api() override { return inner_->api(); }

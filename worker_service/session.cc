@@ -49,6 +49,9 @@ Session::Session(uint64_t id, std::unique_ptr<Connection> conn, std::unique_ptr<
     MutexLock lock(output_mu_);
     output_.append(text);
   });
+  // conn_ outlives device_ (~Session drops the device first). It is
+  // replaced only in the hello (rdma), before any bulk moves.
+  device_->SetForgetMemoryHook([this](const void* addr, size_t bytes) { conn_->ForgetMemory(addr, bytes); });
 }
 
 Session::~Session() {
@@ -178,6 +181,8 @@ Status Session::Hello() {
   // Bulk lz4: in each direction the client offers, when this side wants it.
   const bool local = conn_->PeerIsLocal();
   const bool want_lz4 = config_.compress == "on" || (config_.compress == "auto" && !local);
+  const bool client_probes_rdma =
+      std::find(hello.features.begin(), hello.features.end(), wire::kFeatureRdmaProbe) != hello.features.end();
   for (const std::string& f : hello.features) {
     if (!want_lz4) break;
     if (f == wire::kFeatureLz4ToDevice && !lz4_to_device_) {
@@ -198,18 +203,35 @@ Status Session::Hello() {
   reply.driver_version = device_->driver_version();
   reply.runtime_version = device_->runtime_version();
   // rdma: connected (receives posted) before the reply, which the client
-  // waits for before it sends anything over the queue pair.
+  // waits for before it sends anything over the queue pair; the switch
+  // waits for the client's probe and verdict (AwaitRdmaVerdict).
   std::unique_ptr<Connection> rdma;
   std::string rdma_device;
+  std::shared_ptr<std::atomic<bool>> rdma_muted;
   if (reply.status == StatusCode::kOk && !hello.rdma_qp.empty()) {
-    Status st = AcceptRdma(config_, rdma_socket_, hello.rdma_qp, &rdma, &reply.rdma_qp, &rdma_device);
+    Status st = client_probes_rdma
+                    ? AcceptRdma(config_, rdma_socket_, hello.rdma_qp, &rdma, &reply.rdma_qp, &rdma_device,
+                                 &rdma_muted)
+                    : Status(StatusCode::kNotSupported,
+                             "the client would not check the path first (a stub without the rdma probe)");
     if (!st.ok()) spdlog::info("session {}: the client offered rdma; staying on tcp: {}", id_, st.message());
+    if (st.ok()) reply.features.push_back(wire::kFeatureRdmaProbe);
   }
   HIPR_RETURN_IF_ERROR(Reply(h, reply));
   if (reply.status != StatusCode::kOk) return Status(reply.status, reply.message);
   if (rdma != nullptr) {
-    conn_ = std::move(rdma);  // The tcp socket lives on as its liveness socket.
-    spdlog::info("session {}: transport rdma (device {})", id_, rdma_device);
+    bool commit = false;
+    std::string why;
+    HIPR_RETURN_IF_ERROR(AwaitRdmaVerdict(*conn_, *rdma, id_, &commit, &why));
+    if (commit) {
+      rdma_muted->store(false);
+      conn_ = std::move(rdma);  // The tcp socket lives on as its liveness socket.
+      spdlog::info("session {}: transport rdma (device {}; the client's probe crossed it both ways)", id_,
+                   rdma_device);
+    } else {
+      rdma.reset();
+      spdlog::info("session {}: the client offered rdma; staying on tcp: {}", id_, why);
+    }
   }
   spdlog::info("session {}: client '{}' pid {} from {}{}; window [{:#x}, +{:#x}){}", id_, hello.client_name,
                hello.client_pid, conn_->PeerName(),
@@ -274,6 +296,7 @@ Status Session::Run() {
     }
     if (st.ok() && !goodbye_) continue;
     LogLz4();
+    if (const std::string bulk = conn_->BulkSummary(); !bulk.empty()) spdlog::info("session {}: {}", id_, bulk);
     if (goodbye_) {
       spdlog::info("session {}: client said goodbye", id_);
       return Status::Ok();
@@ -773,7 +796,10 @@ Status Session::On(ops::Tag<Op::kCopyToDevice>, const wire::FrameHeader& h, msg:
   }
   BulkReader reader(*conn_, h.request_id, total, lz4_to_device_ ? &inflater_ : nullptr);
   Status link;  // A failure of the connection itself, as opposed to the copy.
-  BulkIo fill = [&](const iovec* iov, int count) { return link = reader.Read(iov, count); };
+  BulkIo fill = [&](const iovec* iov, int count) {
+    return link = reader.Read(iov, count, device_->BulkMemoryStays(iov, count) ? BulkMemory::kStays
+                                                                               : BulkMemory::kTransient);
+  };
   Status st = device_->CopyToDevice(m.device, m.stream, m.dst, fill);
   HIPR_RETURN_IF_ERROR(link);
   if (st.ok() && reader.remaining() != 0) st = Status(StatusCode::kInternal, "device did not take every byte");
@@ -833,7 +859,9 @@ Status Session::On(ops::Tag<Op::kCopyFromDevice>, const wire::FrameHeader& h, ms
         // Called by `read` within this scope, the send lock held.
         link = read([&](const iovec* iov, int count) HIPR_REQUIRES(send_mu_) {
           last_send_ns_ = NowNs();
-          if (!lz4_from_device_) return SendBulk(*conn_, h.request_id, iov, count, chunk_bytes_);
+          if (!lz4_from_device_)
+            return SendBulk(*conn_, h.request_id, iov, count, chunk_bytes_, nullptr,
+                            device_->BulkMemoryStays(iov, count) ? BulkMemory::kStays : BulkMemory::kTransient);
           Status sent = SendBulkLz4(*conn_, nullptr, 0, h.request_id, iov, count, chunk_bytes_, compressor_);
           lz4_sent_ += compressor_.TakeCounters();
           return sent;

@@ -42,7 +42,17 @@ class Queue {
 }  // namespace
 
 StagingPipeline::StagingPipeline(std::vector<uint8_t*> buffers, size_t piece_bytes)
-    : piece_bytes_(piece_bytes), buffer_count_(buffers.size()), free_(std::move(buffers)) {}
+    : piece_bytes_(piece_bytes), buffer_count_(buffers.size()), all_(buffers), free_(std::move(buffers)) {
+  std::sort(all_.begin(), all_.end());
+}
+
+bool StagingPipeline::Owns(const void* p, size_t n) const {
+  const auto* at = static_cast<const uint8_t*>(p);
+  auto it = std::upper_bound(all_.begin(), all_.end(), at, std::less<const uint8_t*>());
+  if (it == all_.begin()) return false;
+  const uint8_t* base = *std::prev(it);
+  return n <= piece_bytes_ && static_cast<size_t>(at - base) <= piece_bytes_ - n;
+}
 
 uint8_t* StagingPipeline::Acquire() {
   MutexLock lock(mu_);

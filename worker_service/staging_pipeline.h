@@ -49,6 +49,9 @@ class StagingPipeline {
 
   size_t piece_bytes() const { return piece_bytes_; }
   size_t buffer_count() const { return buffer_count_; }
+  // Whether [p, p + n) lies inside one of the pool's buffers (which stay
+  // put for the pipeline's life).
+  bool Owns(const void* p, size_t n) const;
 
   // `total` bytes from the network (fill) to the device (put). The first
   // error wins; after a device error no more is read from the network (the
@@ -63,6 +66,7 @@ class StagingPipeline {
 
   const size_t piece_bytes_;
   const size_t buffer_count_;
+  std::vector<uint8_t*> all_;  // Every buffer, sorted; immutable.
   Mutex mu_;
   std::condition_variable cv_;
   std::vector<uint8_t*> free_ HIPR_GUARDED_BY(mu_);

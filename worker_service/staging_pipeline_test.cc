@@ -203,6 +203,22 @@ TEST(StagingPipelineTest, CopiesShareOnePoolAtOnce) {
   EXPECT_EQ(good.load(), 4);
 }
 
+TEST(StagingPipelineTest, OwnsOnlyRangesInsideOneBuffer) {
+  std::vector<std::vector<uint8_t>> pool(3, std::vector<uint8_t>(64));
+  std::vector<uint8_t*> buffers;
+  for (auto& b : pool) buffers.push_back(b.data());
+  StagingPipeline pipeline(buffers, 64);
+  for (auto& b : pool) {
+    EXPECT_TRUE(pipeline.Owns(b.data(), 64));
+    EXPECT_TRUE(pipeline.Owns(b.data() + 63, 1));
+    EXPECT_TRUE(pipeline.Owns(b.data() + 10, 0));
+    EXPECT_FALSE(pipeline.Owns(b.data() + 1, 64));
+    EXPECT_FALSE(pipeline.Owns(b.data(), 65));
+  }
+  uint8_t elsewhere[8];
+  EXPECT_FALSE(pipeline.Owns(elsewhere, sizeof elsewhere));
+}
+
 TEST(StagingPipelineTest, PackedRangesFollowTheRows) {
   // 3 rows of 10 bytes, 16 apart, from address 1000.
   const msg::Region r{1000, 16, 10, 3};

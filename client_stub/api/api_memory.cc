@@ -3,6 +3,7 @@
 // memory recorded as pinned), pointer queries and hipMemGetInfo.
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <vector>
@@ -124,6 +125,8 @@ hipError_t HostFree(void* ptr) {
   }
   if (!Client::Get().allocations().RemovePinned(reinterpret_cast<uint64_t>(ptr), &a))
     return hipErrorInvalidValue;
+  // The connection lets go of the pages (rdma: their registration) first.
+  s->ForgetMemory(reinterpret_cast<void*>(a.base), std::max(a.size, a.mapped_size));
   if (!a.in_host_segment) {
     munmap(reinterpret_cast<void*>(a.base), a.mapped_size);
   } else if (uint64_t off; s->host_segment() != nullptr &&
@@ -451,7 +454,10 @@ HIPR_EXPORT hipError_t hipHostUnregister(void* ptr) {
         a.base != reinterpret_cast<uint64_t>(ptr))
       return hipErrorHostMemoryNotRegistered;
     (void)s->AwaitAsyncCopies();  // Copies into it may be on their way.
-    return map.RemovePinned(a.base, &a) ? hipSuccess : hipErrorHostMemoryNotRegistered;
+    if (!map.RemovePinned(a.base, &a)) return hipErrorHostMemoryNotRegistered;
+    // The application may free the pages once this returns.
+    s->ForgetMemory(ptr, std::max(a.size, a.mapped_size));
+    return hipSuccess;
   });
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "protocol/thread_annotations.h"
 
 namespace hipr::client::stats {
 namespace {
@@ -12,6 +13,16 @@ constinit Counters g_counters;
 constinit std::atomic<bool> g_armed{false};
 
 uint64_t Load(const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); }
+
+// The bulk summary's source; never destroyed, as Print runs at exit.
+struct BulkSource {
+  Mutex mu;
+  std::function<std::string()> fn HIPR_GUARDED_BY(mu);
+};
+BulkSource& Bulk() {
+  static auto* source = new BulkSource;
+  return *source;
+}
 
 // "1.2 MiB", "24 KiB", "512 bytes".
 void FormatBytes(uint64_t n, char* buf, size_t len) {
@@ -32,6 +43,12 @@ void Print() {
   fprintf(stderr, "hipr: stats: %llu launches, %llu calls (%llu round trips), %s sent, %s received\n",
           static_cast<unsigned long long>(Load(c.launches)), static_cast<unsigned long long>(Load(c.calls)),
           static_cast<unsigned long long>(Load(c.round_trips)), sent, received);
+  {
+    BulkSource& source = Bulk();
+    MutexLock lock(source.mu);
+    if (source.fn)
+      if (const std::string bulk = source.fn(); !bulk.empty()) fprintf(stderr, "hipr: stats: %s\n", bulk.c_str());
+  }
   if (const uint64_t graphs = Load(c.graph_launches); graphs > 0)
     fprintf(stderr, "hipr: stats: graphs: %llu launches of executable graphs held by the worker\n",
             static_cast<unsigned long long>(graphs));
@@ -82,6 +99,12 @@ uint64_t NowNs() {
 
 void PrintAtExit() {
   if (!g_armed.exchange(true)) atexit(Print);
+}
+
+void SetBulkSummary(std::function<std::string()> fn) {
+  BulkSource& source = Bulk();
+  MutexLock lock(source.mu);
+  source.fn = std::move(fn);
 }
 
 }  // namespace hipr::client::stats

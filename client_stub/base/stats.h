@@ -16,6 +16,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <string>
 
 namespace hipr::client::stats {
 
@@ -61,5 +63,10 @@ uint64_t NowNs();
 
 // Prints the summary at exit (once per process; the first call arms it).
 void PrintAtExit();
+
+// The session's connection's bulk summary (Connection::BulkSummary), printed
+// with the rest when not empty. The session sets it once its transport is
+// settled and clears it (nullptr) before it goes.
+void SetBulkSummary(std::function<std::string()> fn);
 
 }  // namespace hipr::client::stats

@@ -122,14 +122,14 @@ hipError_t Transfer(Client& c, Session& s, const CopyRect& r, const Place& dst, 
     const std::vector<iovec> rows = HostRows(r.dst, r.dpitch, r.width, r.height);
     msg::CopyFromDeviceRequest req{target.device, target.id, src_region, {}};
     PinnedAllocation pinned;
-    if (mode == CopyMode::kAsync &&
-        c.allocations().FindPinned(reinterpret_cast<uint64_t>(r.dst), dst_extent, &pinned)) {
+    const bool to_pinned = c.allocations().FindPinned(reinterpret_cast<uint64_t>(r.dst), dst_extent, &pinned);
+    if (mode == CopyMode::kAsync && to_pinned) {
       // Into pinned memory: the bytes land later, before the stream's next
       // synchronization point reports completion.
       return ToHipError(s.PostCopyFromDevice(req, rows.data(), static_cast<int>(rows.size())));
     }
     Status st = s.Call<wire::Op::kCopyFromDevice>(req, &reply, nullptr, 0, rows.data(),
-                       static_cast<int>(rows.size()));
+                       static_cast<int>(rows.size()), false, to_pinned);
     return CallReplyResult(st, reply);
   }
   msg::CopyOnDeviceRequest req{target.device, target.id, dst_region, src_region, mode == CopyMode::kBlocking};

@@ -50,6 +50,7 @@ Session::Session(const Config& config, std::string server)
     : config_(config), server_(std::move(server)), chunk_bytes_(config.chunk_bytes) {}
 
 Session::~Session() {
+  if (conn_ != nullptr && !conn_->BulkSummary().empty()) stats::SetBulkSummary(nullptr);
   {
     MutexLock lock(batch_mu_);
     stopping_ = true;
@@ -175,7 +176,13 @@ Status Session::PrepareRdma(int read_timeout_ms) {
   rdma::Options options;
   options.device = config_.rdma_device;
   options.recv_timeout_ms = read_timeout_ms;
-  options.log = [](const std::string& line) { HIPR_LOG_WARN("%s", line.c_str()); };
+  rdma_muted_ = std::make_shared<std::atomic<bool>>(true);
+  options.log = [muted = rdma_muted_](const std::string& line) {
+    if (!muted->load()) HIPR_LOG_WARN("%s", line.c_str());
+  };
+  // A lost SEND fails after the RC retries: 4.096 us * 2^timeout, retry_cnt + 1 times.
+  const double retry_ms = 4.096e-3 * static_cast<double>(uint64_t{1} << options.timeout) * (options.retry_cnt + 1);
+  rdma_probe_ms_ = static_cast<int>(retry_ms) + 1000;
   Status made = rdma::RdmaConnection::Create(options, &rdma_offer_);
   if (made.ok()) return Status::Ok();
   rdma_offer_.reset();
@@ -201,16 +208,85 @@ Status Session::AdoptTransport() {
   rdma::QpInfo peer;
   Status st = rdma::DecodeQpInfo(hello_.rdma_qp.data(), hello_.rdma_qp.size(), &peer);
   if (!st.ok()) return ProtocolError("the worker's rdma queue pair: " + st.message());
+  const bool checked = std::find(hello_.features.begin(), hello_.features.end(), wire::kFeatureRdmaProbe) !=
+                       hello_.features.end();
   // The tcp socket stays open as the rdma connection's liveness socket.
   const int liveness = fcntl(tcp_fd_, F_DUPFD_CLOEXEC, 0);
   if (liveness < 0) return LinkDown(std::string("rdma: cannot keep the tcp socket: ") + std::strerror(errno));
-  // The worker already moved to rdma: a failure here ends the session.
   st = offer->Connect(peer, liveness);
-  if (!st.ok()) return LinkDown("cannot connect the rdma queue pair: " + st.message());
-  HIPR_LOG_INFO("transport rdma (device %s) with worker %s", offer->device_name().c_str(), server_.c_str());
+  if (!st.ok()) st = LinkDown("cannot connect the rdma queue pair: " + st.message());
+  const std::string device = offer->device_name();
+  if (!checked) {
+    // A worker from before the probe has moved to rdma already: a failure
+    // here ends the session.
+    HIPR_RETURN_IF_ERROR(st);
+    HIPR_LOG_INFO("transport rdma (device %s) with worker %s; path not checked (the worker predates the probe)",
+                  device.c_str(), server_.c_str());
+  } else {
+    if (st.ok()) st = ProbeRdma(*offer);
+    // The worker waits for this before it switches, whatever happened.
+    msg::RdmaVerdict verdict{st.ok(), st.message().substr(0, wire::kMaxRdmaProbeBytes / 2)};
+    const Encoded body(verdict);
+    std::vector<uint8_t> frame;
+    AppendFrame(&frame, static_cast<uint16_t>(wire::Op::kRdmaVerdict), 0, body.data(), body.size(), nullptr, 0,
+                chunk_bytes_);
+    HIPR_RETURN_IF_ERROR(conn_->SendAll(frame.data(), frame.size()));
+    if (!st.ok()) {
+      offer.reset();
+      if (st.code() == StatusCode::kProtocolError) return st;
+      if (rdma_forced_)
+        return LinkDown("HIPR_SERVER=rdma://: the worker's RDMA device cannot be reached from this one (" + device +
+                        "): " + st.message());
+      HIPR_LOG_INFO("transport tcp with worker %s: its RDMA device cannot be reached from this one (%s): %s",
+                    server_.c_str(), device.c_str(), st.message().c_str());
+      return Status::Ok();
+    }
+    HIPR_LOG_INFO("transport rdma (device %s) with worker %s; the probe crossed it both ways", device.c_str(),
+                  server_.c_str());
+  }
+  rdma_muted_->store(false);
   conn_ = std::move(offer);
   tcp_fd_ = -1;
-  zero_copy_pinned_ = false;
+  stats::SetBulkSummary([c = conn_.get()] { return c->BulkSummary(); });  // HIPR_STATS=1.
+  return Status::Ok();
+}
+
+Status Session::ProbeRdma(Connection& rdma) {
+  msg::RdmaProbe probe;
+  probe.session_id = hello_.session_id;
+  std::vector<uint8_t> nonce;
+  HIPR_RETURN_IF_ERROR(auth::RandomNonce(&nonce));
+  probe.nonce.assign(nonce.begin(), nonce.begin() + msg::kRdmaProbeNonceBytes);
+  const Encoded body(probe);
+  std::vector<uint8_t> frame;
+  constexpr uint32_t kProbeId = 1;
+  AppendFrame(&frame, static_cast<uint16_t>(wire::Op::kRdmaProbe), kProbeId, body.data(), body.size(), nullptr, 0,
+              chunk_bytes_);
+  HIPR_RETURN_IF_ERROR(rdma.SendAll(frame.data(), frame.size()));
+  // Until the first byte of the answer, a failure is the path's (a lost
+  // SEND fails with the verbs status once the RC retries are spent);
+  // after it, a fault is the worker's.
+  Status st = rdma.WaitReadable(rdma_probe_ms_);
+  if (st.code() == StatusCode::kTimeout)
+    return Status(StatusCode::kTimeout, "no answer to the probe over the queue pair within " +
+                                            std::to_string(rdma_probe_ms_) + " ms");
+  HIPR_RETURN_IF_ERROR(st);
+  auto malformed = [](const std::string& why) {
+    return ProtocolError("the worker's answer to the rdma probe is malformed: " + why);
+  };
+  wire::FrameHeader h;
+  st = ReadHeader(rdma, &h);
+  if (!st.ok()) return malformed(st.message());
+  if (h.op != wire::ReplyOp(wire::Op::kRdmaProbe) || h.request_id != kProbeId ||
+      h.payload_length > wire::kMaxRdmaProbeBytes)
+    return malformed("op " + OpName(h.op) + ", request " + std::to_string(h.request_id) + ", " +
+                     std::to_string(h.payload_length) + " bytes");
+  std::vector<uint8_t> reply;
+  st = ReadBody(rdma, h, &reply);
+  msg::RdmaProbe echo;
+  if (st.ok()) st = codec::DecodeBody(reply.data(), reply.size(), &echo);
+  if (!st.ok()) return malformed(st.message());
+  if (echo.session_id != probe.session_id || echo.nonce != probe.nonce) return malformed("not the probe sent");
   return Status::Ok();
 }
 
@@ -271,6 +347,7 @@ Status Session::Hello(AddressRange* window) {
   if (rdma_offer_ != nullptr) {
     request.rdma_qp.resize(rdma::kQpInfoBytes);
     rdma::EncodeQpInfo(rdma_offer_->local_info(), request.rdma_qp.data());
+    request.features.push_back(wire::kFeatureRdmaProbe);
   }
   HIPR_RETURN_IF_ERROR(Handshake(wire::Op::kHello, Encoded(request), &hello_));
   const bool challenged = hello_.status == StatusCode::kUnauthenticated && !hello_.auth_challenge.empty();
@@ -311,8 +388,12 @@ Status Session::Hello(AddressRange* window) {
                            " bytes, outside the protocol's limits");
     chunk_bytes_ = hello_.chunk_bytes;
   }
-  HIPR_RETURN_IF_ERROR(AdoptTransport());
+  // The window first: the worker chose a counter-offer from its free space
+  // at the hello, and anything this process maps before reserving it (the
+  // verbs library maps what a queue pair needs when it connects) may land
+  // there.
   HIPR_RETURN_IF_ERROR(AdoptWindow(hello_.window, window));
+  HIPR_RETURN_IF_ERROR(AdoptTransport());
   devices_ = hello_.devices;
   for (const msg::DeviceInfo& d : devices_) answers_.push_back(std::make_unique<const DeviceAnswers>(d));
   // Only what was offered counts.
@@ -489,7 +570,7 @@ Status Session::SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t
   if (outgoing_.empty()) return Status::Ok();
   stats::Add(stats::Get().bytes_sent, outgoing_.size() + (op != 0 ? IovBytes(bulk, count) : 0));
   Status st = SendPrefixAndBulk(*conn_, outgoing_, id, bulk, op != 0 ? count : 0, chunk_bytes_,
-                                bulk_pinned && zero_copy_pinned_,
+                                bulk_pinned,
                                 lz4_to_device_ ? &compressor_ : nullptr);
   outgoing_.clear();
   if (lz4_to_device_) {
@@ -571,6 +652,7 @@ Status Session::PostCopyFromDevice(const msg::CopyFromDeviceRequest& request, co
   p->reply_op = wire::ReplyOp(wire::Op::kCopyFromDevice);
   p->id = NextRequestId();
   p->detached = true;
+  p->recv_pinned = true;  // By this call's contract.
   p->detached_bulk.assign(dst, dst + dst_count);
   p->recv_bulk = p->detached_bulk.data();
   p->recv_count = dst_count;
@@ -601,6 +683,11 @@ Status Session::AwaitAsyncCopies() {
   }
   HIPR_RETURN_IF_ERROR(Flush());
   return AwaitUntil([this]() HIPR_REQUIRES(recv_mu_) { return detached_copies_ == 0; });  // Run under recv_mu_.
+}
+
+void Session::ForgetMemory(const void* addr, size_t bytes) {
+  // Connection::ForgetMemory may be called from any thread at any time.
+  if (conn_ != nullptr) conn_->ForgetMemory(addr, bytes);
 }
 
 int32_t Session::TakeAsyncError() {
@@ -675,7 +762,8 @@ Status Session::ReadOneFrame() {
     error = reply.error;
     if (reply.error == 0 && p->recv_count > 0) {
       stats::Add(stats::Get().bytes_received, IovBytes(p->recv_bulk, p->recv_count));
-      Status st = ReadBulk(*conn_, p->id, p->recv_bulk, p->recv_count, lz4_from_device_ ? &inflater_ : nullptr);
+      Status st = ReadBulk(*conn_, p->id, p->recv_bulk, p->recv_count, lz4_from_device_ ? &inflater_ : nullptr,
+                           p->recv_pinned ? BulkMemory::kStays : BulkMemory::kTransient);
       if (lz4_from_device_) {
         const ChunkInflater::Counters c = inflater_.TakeCounters();
         stats::Add(stats::Get().lz4_received_chunks, c.chunks);

@@ -155,6 +155,11 @@ class Session {
   Status PostCopyFromDevice(const msg::CopyFromDeviceRequest& request, const iovec* dst, int dst_count);
   // Waits until every PostCopyFromDevice has landed (or the session died).
   Status AwaitAsyncCopies();
+  // Pinned host memory [addr, addr + bytes) is about to be freed or
+  // unregistered: the connection drops what it keeps for it (rdma: the
+  // memory registration that pins its pages). Call it after
+  // AwaitAsyncCopies and before the pages go.
+  void ForgetMemory(const void* addr, size_t bytes);
   // The first error of a PostCopyFromDevice since the last call, or 0.
   int32_t TakeAsyncError();
 
@@ -166,11 +171,15 @@ class Session {
   // `Rep` must be msg::CallReply when recv_bulk is given (the reader
   // decides from its error whether bulk follows).
   // `send_pinned`: send_bulk is pinned memory (it stays put), which a large
-  // send over tcp may hand to the kernel without a copy (MSG_ZEROCOPY).
+  // send over tcp may hand to the kernel without a copy (MSG_ZEROCOPY), and
+  // rdma lets the worker read straight from. `recv_pinned`: recv_bulk is
+  // pinned memory, which rdma fills straight (an RDMA READ into it).
+  // Pinned memory must be forgotten (ForgetMemory) before it is freed.
   // As Post, the request and reply types must be the op's.
   template <wire::Op op, class Req, class Rep>
   Status Call(const Req& request, Rep* reply, const iovec* send_bulk = nullptr, int send_count = 0,
-              const iovec* recv_bulk = nullptr, int recv_count = 0, bool send_pinned = false) {
+              const iovec* recv_bulk = nullptr, int recv_count = 0, bool send_pinned = false,
+              bool recv_pinned = false) {
     static_assert(ops::kRequestFits<op, Req>, "this is not the request type of op (protocol/ops.h)");
     static_assert(ops::kReplyFits<op, Rep>, "this is not the reply type of op (protocol/ops.h)");
     static_assert(ops::kModeOf<op> == ops::Mode::kCall || ops::kModeOf<op> == ops::Mode::kCallOrPost,
@@ -180,6 +189,7 @@ class Session {
     p.recv_bulk = recv_bulk;
     p.recv_count = recv_count;
     p.send_pinned = send_pinned;
+    p.recv_pinned = recv_pinned;
     HIPR_RETURN_IF_ERROR(Exchange(static_cast<uint16_t>(op), body.data(), body.size(), send_bulk, send_count, &p));
     Status st = codec::DecodeBody(p.body.data(), p.body.size(), reply);
     if (!st.ok()) return MarkDead(Status(StatusCode::kProtocolError, "bad reply body: " + st.message()));
@@ -228,10 +238,18 @@ class Session {
   // unless HIPR_RDMA=0; an error only where HIPR_SERVER=rdma:// forces it.
   Status PrepareRdma(int read_timeout_ms);
   Status Hello(AddressRange* window);
-  // After the hello: moves to rdma where the worker answered the offer
+  // After the hello (and after AdoptWindow: nothing new may be mapped
+  // before the worker's window is reserved): where the worker answered the
+  // offer, connects the queue pair, proves the path (ProbeRdma) and tells
+  // the worker over tcp whether both switch (kRdmaVerdict). Moves to rdma
   // (conn_ becomes the RdmaConnection; the tcp socket stays as its liveness
-  // socket), else stays on tcp (an error where rdma:// forces it).
+  // socket), or stays on tcp (an error where rdma:// forces it, or where the
+  // worker's answer to the probe is malformed).
   Status AdoptTransport();
+  // One kRdmaProbe round trip over `rdma`, within rdma_probe_ms_. kLinkDown
+  // or kTimeout: the path does not work (the verbs status says why);
+  // kProtocolError: the worker's answer is malformed.
+  Status ProbeRdma(Connection& rdma);
   // One round trip of the hello or of the authentication answer (kAuth).
   Status Handshake(wire::Op op, const Encoded& body, msg::HelloReply* reply);
   // Whether this side wants bulk lz4 (HIPR_COMPRESS; auto: a remote worker).
@@ -251,6 +269,7 @@ class Session {
     // deletes it) and recv_bulk points into `detached_bulk`.
     bool detached = false;
     bool send_pinned = false;  // The request's bulk is pinned memory.
+    bool recv_pinned = false;  // recv_bulk is pinned memory (detached copies' always is).
     std::vector<iovec> detached_bulk;
     std::vector<uint8_t> body;  // The reply's body.
     bool done = false;          // Under the session's recv_mu_.
@@ -293,9 +312,9 @@ class Session {
   int tcp_fd_ = -1;  // conn_'s socket while it is plain tcp (no TLS), before AdoptTransport.
   bool rdma_forced_ = false;  // HIPR_SERVER=rdma://.
   std::unique_ptr<rdma::RdmaConnection> rdma_offer_;  // Offered in the hello, not yet connected.
-  // Pinned sources may go zero-copy (not over rdma, whose registration
-  // cache the stub does not yet invalidate when pinned memory is freed).
-  bool zero_copy_pinned_ = true;
+  // rdma_offer_'s own error lines wait for the probe's outcome (logged once).
+  std::shared_ptr<std::atomic<bool>> rdma_muted_;
+  int rdma_probe_ms_ = 0;  // Its RC retry time and a second: a lost probe fails within it.
   std::unique_ptr<HostSegment> host_segment_;
   msg::HelloReply hello_;  // Immutable after Open.
   std::vector<msg::DeviceInfo> devices_;

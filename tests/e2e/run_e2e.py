@@ -90,7 +90,7 @@ class Scenario(KernelScenarios, CompressScenarios):
             text = w.log_text()
             if "transport: RDMA devices hipr_double0" not in text:
                 raise Failure("%s did not report the verbs double's device at start-up:\n%s" % (w.name, text))
-            moved = text.count("transport rdma (device hipr_double0)")
+            moved = text.count("transport rdma (device hipr_double0;")
             if moved == 0:
                 raise Failure("%s moved no session to rdma:\n%s" % (w.name, text))
             log("%s: %d session(s) on rdma" % (w.name, moved))
@@ -100,7 +100,10 @@ class Scenario(KernelScenarios, CompressScenarios):
         verbs double): plain host:port stays on tcp and says why at info level, and rdma://host:port
         fails at the first call with one stub line naming rdma. With the double on both sides but the
         worker's --rdma-device off: plain host:port stays on tcp (the worker declined), rdma:// fails
-        saying so. HIPR_RDMA=0 stays on tcp without trying."""
+        saying so. HIPR_RDMA=0 stays on tcp without trying. Devices on both sides that cannot reach
+        each other (the client on another fabric of the double): the probe fails with the verbs
+        status, plain host:port stays on tcp and both logs say why, rdma:// fails naming the cause,
+        and the worker serves the next client over rdma."""
         self.build.check_runtime()
         w = self.worker()
         if "transport: " not in w.log_text():
@@ -148,6 +151,37 @@ class Scenario(KernelScenarios, CompressScenarios):
         fails_clearly("worker declines, rdma://", off.server, {}, "declined")
         if "transport rdma" in off.log_text():
             raise Failure("the worker with --rdma-device off moved a session to rdma")
+        # Both sides have a device, on different fabrics: the client's queue pair never reaches the
+        # worker's, its probe fails after the RC retries (IBV_WC_RETRY_EXC_ERR), and the worker,
+        # which waits for the client's verdict before it switches, stays on tcp too.
+        on = Worker(self.build, self.tmp, "worker-rdma-on", [], transport="rdma")
+        self.workers.append(on)
+        plain = on.server[len("rdma://"):]
+        other_fabric = os.path.join(self.tmp, "verbs-fabric-elsewhere")
+        os.makedirs(other_fabric, exist_ok=True)
+        elsewhere = {}
+        add_verbs_double(elsewhere)
+        elsewhere["HIPR_VERBS_DOUBLE_DIR"] = other_fabric
+        cause = "IBV_WC_RETRY_EXC_ERR"
+        stays_on_tcp("unreachable, host:port", plain, elsewhere, "cannot be reached from this one")
+        text = on.log_text()
+        stayed = [line for line in text.splitlines() if "staying on tcp: the client's probe" in line]
+        if len(stayed) != 1 or cause not in stayed[0] or "transport rdma" in text:
+            raise Failure("unreachable, host:port: expected one worker line saying it stays on tcp because "
+                          "of %s, and no session on rdma:\n%s" % (cause, text))
+        log("unreachable, host:port: the worker said: %s" % stayed[0].strip())
+        fails_clearly("unreachable, rdma://", on.server, elsewhere, "cannot be reached from this one")
+        stayed = [line for line in on.log_text().splitlines() if "staying on tcp: the client's probe" in line]
+        if len(stayed) != 2 or cause not in stayed[1]:
+            raise Failure("unreachable, rdma://: the worker did not say why:\n%s" % on.log_text())
+        if not on.alive():
+            raise Failure("the worker died after an unreachable client (%s)" % describe_rc(on.proc.returncode))
+        # The next client, on the worker's fabric, gets rdma.
+        env = client_env(self.build, on.server, "preload")
+        run_to_pass("rdma selection (reachable after unreachable)", argv, env, 200)
+        if on.log_text().count("transport rdma (device hipr_double0;") != 1:
+            raise Failure("the reachable client after the unreachable ones did not move to rdma:\n%s"
+                          % on.log_text())
         Worker.rdma_env = None
 
     # 3. unreachable

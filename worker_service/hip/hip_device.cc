@@ -303,7 +303,10 @@ class HipDevice final : public Device {
     }
     for (auto& [id, p] : physical_) (void)hipMemRelease(p.handle);
     for (auto& [base, size] : reservations_) (void)hipMemAddressFree(reinterpret_cast<void*>(base), size);
-    for (void* b : staging_buffers_) (void)hipHostFree(b);
+    for (void* b : staging_buffers_) {
+      if (forget_) forget_(b, kStagingBytes);
+      (void)hipHostFree(b);
+    }
     for (auto& [base, bytes] : host_ranges_) (void)hipHostUnregister(base);
   }
 
@@ -969,6 +972,16 @@ class HipDevice final : public Device {
     if (!st.ok()) std::fprintf(stderr, "hipr hip device: %s; device printf goes to the worker's log\n", st.message().c_str());
   }
 
+  // The staging pipeline's pinned buffers stay for the device's life: the
+  // connection may register them (rdma) and move bulk with no copy.
+  // Device memory never reaches a BulkIo here (GPUDirect would change that).
+  bool BulkMemoryStays(const iovec* iov, int count) const override {
+    for (int i = 0; i < count; ++i)
+      if (staging_ == nullptr || !staging_->Owns(iov[i].iov_base, iov[i].iov_len)) return false;
+    return true;
+  }
+  void SetForgetMemoryHook(ForgetMemoryHook hook) override { forget_ = std::move(hook); }
+
   // Generated (shim_gen/gen_remoting.py -> hip_api.cc).
   ApiDevice& api() override { return *api_; }
 
@@ -1213,6 +1226,7 @@ class HipDevice final : public Device {
   int current_ = 0;
   std::vector<void*> staging_buffers_;  // Pinned; the pipeline's pool.
   std::unique_ptr<StagingPipeline> staging_;
+  ForgetMemoryHook forget_;  // Set once, before any copy.
   std::map<uint8_t*, uint64_t> host_ranges_;  // Registered shm host segment ranges.
   std::map<uint64_t, Allocation> allocations_;
   std::map<uint64_t, hipStream_t> streams_;

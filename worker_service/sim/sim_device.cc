@@ -194,6 +194,22 @@ SimDevice::~SimDevice() {
   retired_.clear();
   null_streams_.clear();
   modules_.clear();
+  if (forget_)
+    for (const auto& b : staging_buffers_) forget_(b.get(), kStagingPieceBytes);
+}
+
+bool SimDevice::BulkMemoryStays(const iovec* iov, int count) const {
+  for (int i = 0; i < count; ++i) {
+    const bool stays = (staging_ != nullptr && staging_->Owns(iov[i].iov_base, iov[i].iov_len)) ||
+                       memory_.InWindow(iov[i].iov_base, iov[i].iov_len);
+    if (!stays) return false;
+  }
+  return true;
+}
+
+void SimDevice::SetForgetMemoryHook(ForgetMemoryHook hook) {
+  forget_ = hook;
+  memory_.set_forget_hook(std::move(hook));
 }
 
 // The sim reports the HIP 5.2 runtime it stands in for.

@@ -130,6 +130,10 @@ class SimDevice final : public Device {
   Status UnloadModule(uint64_t module) override;
   Status LaunchKernel(KernelLaunch launch) override;
   void SetOutputSink(OutputSink sink) override;
+  // Device memory (the window) and the staging pipeline's buffers stay;
+  // the window tells the hook before its pages change.
+  bool BulkMemoryStays(const iovec* iov, int count) const override;
+  void SetForgetMemoryHook(ForgetMemoryHook hook) override;
 
   Status DeviceSynchronize(int device) override;
   Status DeviceReset(int device) override;
@@ -199,6 +203,7 @@ class SimDevice final : public Device {
   // SimOptions::force_staging: the pool and its buffers.
   std::vector<std::unique_ptr<uint8_t[]>> staging_buffers_;
   std::unique_ptr<StagingPipeline> staging_;
+  ForgetMemoryHook forget_;  // Set once, before any copy.
   OutputSink sink_;  // Set before any launch; called from stream threads.
   Mutex fault_mu_;
   Status fault_ HIPR_GUARDED_BY(fault_mu_);

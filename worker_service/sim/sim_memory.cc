@@ -34,7 +34,10 @@ SimMemory::~SimMemory() {
   for (const auto& [base, a] : allocations_)
     if (a.ipc_fd >= 0) close(a.ipc_fd);
   for (const auto& [handle, p] : physical_) close(p.fd);
-  if (window_.size != 0) munmap(reinterpret_cast<void*>(window_.base), window_.size);
+  if (window_.size != 0) {
+    Remapping(window_.base, window_.size);
+    munmap(reinterpret_cast<void*>(window_.base), window_.size);
+  }
 }
 
 Status SimMemory::Attach(const msg::AddressWindow& offer, msg::AddressWindow* used) {
@@ -69,7 +72,19 @@ Status SimMemory::Attach(const msg::AddressWindow& offer, msg::AddressWindow* us
   return Status::Ok();
 }
 
+bool SimMemory::InWindow(const void* p, size_t n) const {
+  const auto address = reinterpret_cast<uint64_t>(p);
+  MutexLock lock(mu_);
+  return window_.size != 0 && address >= window_.base && n <= window_.size &&
+         address - window_.base <= window_.size - n;
+}
+
+void SimMemory::Remapping(uint64_t address, uint64_t size) const {
+  if (forget_) forget_(reinterpret_cast<const void*>(address), size);
+}
+
 Status SimMemory::MapRange(uint64_t address, uint64_t size, bool accessible) {
+  Remapping(address, size);
   void* p = mmap(reinterpret_cast<void*>(address), size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
   if (p == MAP_FAILED) return Status(StatusCode::kResourceExhausted, std::string("mmap: ") + std::strerror(errno));
@@ -174,6 +189,7 @@ Status SimMemory::Export(uint64_t address, Exported* out) {
     }
     std::memcpy(copy, reinterpret_cast<void*>(it->first), a.size);
     munmap(copy, a.size);
+    Remapping(it->first, a.size);
     if (mmap(reinterpret_cast<void*>(it->first), a.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
         MAP_FAILED) {
       // The old pages are still mapped (MAP_FIXED failed before replacing them).
@@ -195,6 +211,7 @@ Status SimMemory::Import(int device, int fd, uint64_t size, uint64_t* address) {
   if (size == 0 || size % kGranularity != 0) return InvalidArgument("IPC memory of a size no allocation has");
   uint64_t base = 0;
   if (!TakeRange(size, &base)) return Status(StatusCode::kResourceExhausted, "device address window exhausted");
+  Remapping(base, size);
   if (mmap(reinterpret_cast<void*>(base), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
     const int err = errno;
     ReturnRange(base, size);
@@ -471,6 +488,7 @@ Status SimMemory::Map(uint64_t address, uint64_t size, uint64_t offset, uint64_t
                         (after != allocations_.begin() &&
                          std::prev(after)->first + std::prev(after)->second.size > address);
   if (overlaps) return InvalidArgument("part of the range is mapped already");
+  Remapping(address, size);
   if (mmap(reinterpret_cast<void*>(address), size, PROT_NONE, MAP_SHARED | MAP_FIXED, p->second.fd, 0) == MAP_FAILED)
     return Status(StatusCode::kResourceExhausted, std::string("map: mmap: ") + std::strerror(errno));
   Allocation a = Allocation::Of(size, p->second.device);
@@ -524,6 +542,7 @@ Status SimMemory::SetAccess(uint64_t address, uint64_t size, std::span<const msg
     for (const msg::VmmAccess& d : access) a.access[static_cast<size_t>(d.device)] = static_cast<uint8_t>(d.flags);
     const uint8_t widest = *std::max_element(a.access.begin(), a.access.end());
     const int prot = widest == 3 ? PROT_READ | PROT_WRITE : widest == 1 ? PROT_READ : PROT_NONE;
+    if (prot != a.prot) Remapping(base, a.size);
     if (mprotect(reinterpret_cast<void*>(base), a.size, prot) != 0)
       return Status(StatusCode::kInternal, std::string("mprotect: ") + std::strerror(errno));
     a.prot = prot;

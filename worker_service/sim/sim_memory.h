@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <span>
@@ -110,6 +111,14 @@ class SimMemory {
   // `write`: the region is written, so read-only mappings refuse it.
   Status Check(const msg::Region& region, int* device, bool write = false) const;
 
+  // Whether [p, p + n) lies inside the device address window (each page
+  // of it stays mapped until the forget hook is told otherwise).
+  bool InWindow(const void* p, size_t n) const;
+  // Called with every range of the window before its pages are replaced
+  // (allocation, free, IPC export and import, virtual memory maps) or their
+  // protection changes, mu_ held. Set once, before any allocation.
+  void set_forget_hook(std::function<void(const void* addr, size_t bytes)> hook) { forget_ = std::move(hook); }
+
   static constexpr uint64_t kGranularity = 4096;
   // The window lies in [kMinWindowBase, kMaxWindowEnd): never at or near 0,
   // inside x86-64's 47-bit user address range. An offer outside is
@@ -148,6 +157,8 @@ class SimMemory {
   // The reservation holding all of [address, address + size), or nullptr.
   const std::pair<const uint64_t, uint64_t>* ReservationOf(uint64_t address, uint64_t size) const
       HIPR_REQUIRES(mu_);
+  // The pages of [address, address + size) are about to change: forget_.
+  void Remapping(uint64_t address, uint64_t size) const;
   // Whether [address, address + size) is exactly a run of adjacent mappings
   // (retired ones only where `retired_too`); their bases in `bases`.
   bool WholeMappings(uint64_t address, uint64_t size, std::vector<uint64_t>* bases, bool retired_too = false) const
@@ -169,6 +180,7 @@ class SimMemory {
   MemoryAccount* account_ = nullptr;
   mutable Mutex mu_;
   msg::AddressWindow window_ HIPR_GUARDED_BY(mu_);
+  std::function<void(const void*, size_t)> forget_;  // Set once, before use.
   std::map<uint64_t, Allocation> allocations_ HIPR_GUARDED_BY(mu_);  // by base address.
   std::map<uint64_t, uint64_t> free_ HIPR_GUARDED_BY(mu_);  // base -> size.
   std::vector<uint64_t> used_ HIPR_GUARDED_BY(mu_);  // per device.

@@ -397,6 +397,39 @@ TEST_F(SimMemoryTest, ReleasedMemoryIsInaccessibleAndItsPagesReturned) {
   EXPECT_EQ(*reinterpret_cast<uint8_t*>(keep + kPage - 1), 0xcd);
 }
 
+// A connection may keep state for window pages (rdma registrations pin
+// them): every change of the pages behind an address is announced first,
+// and only window addresses count as staying.
+TEST_F(SimMemoryTest, TheForgetHookHearsOfEveryPageChange) {
+  std::vector<std::pair<uint64_t, uint64_t>> heard;  // Outlives `memory`, whose end it hears of too.
+  SimMemory memory(1, 16 * kMiB);
+  memory.set_forget_hook([&](const void* p, size_t n) { heard.emplace_back(reinterpret_cast<uint64_t>(p), n); });
+  const msg::AddressWindow w = AttachFresh(memory, 64 * kMiB);
+  EXPECT_TRUE(memory.InWindow(reinterpret_cast<void*>(w.base), w.size));
+  EXPECT_TRUE(memory.InWindow(reinterpret_cast<void*>(w.base + w.size - 1), 1));
+  EXPECT_FALSE(memory.InWindow(reinterpret_cast<void*>(w.base + w.size - 1), 2));
+  EXPECT_FALSE(memory.InWindow(reinterpret_cast<void*>(w.base - 1), 1));
+  int on_stack = 0;
+  EXPECT_FALSE(memory.InWindow(&on_stack, sizeof on_stack));
+
+  const uint64_t size = 5 * kPage;
+  uint64_t a = 0;
+  heard.clear();
+  ASSERT_TRUE(memory.Allocate(0, size, &a).ok());
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_EQ(heard[0], std::make_pair(a, size));
+  heard.clear();
+  SimMemory::Exported e;
+  ASSERT_TRUE(memory.Export(a, &e).ok());  // The pages become a memfd's.
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_EQ(heard[0], std::make_pair(a, size));
+  heard.clear();
+  int device = -1;
+  ASSERT_TRUE(memory.Release(a, &device).ok());
+  ASSERT_FALSE(heard.empty());
+  EXPECT_EQ(heard.back(), std::make_pair(a, size));
+}
+
 TEST_F(SimMemoryTest, ReleaseAllFreesOnlyThatDevice) {
   SimMemory memory(2, 16 * kMiB);
   AttachFresh(memory, 64 * kMiB);
