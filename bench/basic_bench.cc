@@ -11,6 +11,11 @@
 //     count to/from a separate process: 256 MiB by default, or with --sweep
 //     every size from 4 KiB to 1 GiB; with --staged-baseline (a worker run
 //     with --sim-force-staging) also vs raw TCP + one memcpy per 4 MiB.
+// --rdma-baseline (the stub on HIPR_SERVER=rdma://) names the rows "rdma"
+// and adds a single-thread memcpy of the same bytes as a second transfer
+// baseline. --size N moves N bytes (e.g. 16M) instead of 256 MiB. --note TEXT
+// is printed above the table and written into the JSON (what the figures
+// measure, e.g. the verbs double rather than a NIC).
 // --json FILE also writes every figure as JSON (bench/hipr-bench merges it).
 // --big-copy N (bytes, e.g. 4G) instead copies N bytes to the device and
 // back once, pausing before and after (a line on stdin each) so
@@ -55,14 +60,23 @@ double PerCall(const std::function<void()>& fn) {
   }
 }
 
-void WriteJson(const char* path, const std::string& device, int rounds, const std::vector<Figure>& figures) {
+void WriteJson(const char* path, const std::string& device, const std::string& note, int rounds,
+               const std::vector<Figure>& figures) {
   FILE* f = std::fopen(path, "w");
   if (f == nullptr) {
     std::perror(path);
     std::exit(1);
   }
-  std::fprintf(f, "{\n  \"bench\": \"hipr-bench-basic\",\n  \"device\": \"%s\",\n  \"rounds\": %d,\n  \"figures\": [\n",
-               device.c_str(), rounds);
+  std::fprintf(f, "{\n  \"bench\": \"hipr-bench-basic\",\n  \"device\": \"%s\",\n", device.c_str());
+  if (!note.empty()) {
+    std::string escaped;
+    for (char c : note) {
+      if (c == '"' || c == '\\') escaped += '\\';
+      escaped += c == '\n' ? ' ' : c;
+    }
+    std::fprintf(f, "  \"note\": \"%s\",\n", escaped.c_str());
+  }
+  std::fprintf(f, "  \"rounds\": %d,\n  \"figures\": [\n", rounds);
   for (size_t i = 0; i < figures.size(); ++i) {
     const Figure& x = figures[i];
     const double ratio = x.hipr / x.baseline;
@@ -129,17 +143,27 @@ int main(int argc, char** argv) {
   bool sweep = false;
   bool staged = false;  // The worker stages (--sim-force-staging): also compare with raw TCP + memcpy.
   bool shm = false;     // The stub talks shm (HIPR_SERVER=unix:...): raw shm ping-pongs and memcpy.
+  bool rdma = false;    // The stub talks rdma (HIPR_SERVER=rdma://...): raw TCP and memcpy.
+  uint64_t size = 256ull << 20;
+  std::string note;
   const char* json = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--sweep") == 0) sweep = true;
     else if (std::strcmp(argv[i], "--staged-baseline") == 0) staged = true;
     else if (std::strcmp(argv[i], "--shm-baseline") == 0) shm = true;
+    else if (std::strcmp(argv[i], "--rdma-baseline") == 0) rdma = true;
+    else if (std::strcmp(argv[i], "--size") == 0 && i + 1 < argc) size = ParseBytes(argv[++i]);
+    else if (std::strcmp(argv[i], "--note") == 0 && i + 1 < argc) note = argv[++i];
     else if (std::strcmp(argv[i], "--idle") == 0 && i + 1 < argc) return Idle(std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) json = argv[++i];
     else rounds = std::atoi(argv[i]);
   }
   const int kCalls = 2000;
-  std::vector<uint64_t> sizes = {256ull << 20};
+  if (size == 0) {
+    std::fprintf(stderr, "hipr-bench-basic: --size must be at least 1 byte\n");
+    return 2;
+  }
+  std::vector<uint64_t> sizes = {size};
   if (sweep) sizes = {4ull << 10, 64ull << 10, 1ull << 20, 16ull << 20, 256ull << 20, 1ull << 30};
   const uint64_t max_bytes = sizes.back();
 
@@ -182,15 +206,15 @@ int main(int argc, char** argv) {
                          "us"});
       figures.push_back({"  ... vs one sleeping on eventfd", Median(hip_rtt) * 1e6, Median(raw_rtt) * 1e6, "us"});
     } else {
-      figures.push_back({"null sync call vs raw TCP ping-pong", Median(hip_rtt) * 1e6, Median(spin_rtt) * 1e6, "us"});
+      figures.push_back({std::string(rdma ? "rdma " : "") + "null sync call vs raw TCP ping-pong",
+                         Median(hip_rtt) * 1e6, Median(spin_rtt) * 1e6, "us"});
       figures.push_back({"  ... vs one sleeping in recv()", Median(hip_rtt) * 1e6, Median(raw_rtt) * 1e6, "us"});
     }
   }
-  std::vector<char> copy_target(shm ? max_bytes : 0, 3);  // memcpy baseline's destination.
+  std::vector<char> copy_target(shm || rdma ? max_bytes : 0, 3);  // memcpy baseline's destination.
   for (uint64_t n : sizes) {
-    std::vector<double> h2d, h2d_pin, up, d2h, d2h_pin, down, up_staged, down_staged;
+    std::vector<double> h2d, h2d_pin, up, d2h, d2h_pin, down, up_staged, down_staged, copy;
     if (shm) {
-      std::vector<double> copy;
       for (int r = 0; r < rounds; ++r) {
         h2d.push_back(PerCall([&] { Check(hipMemcpy(dev, pageable.data(), n, hipMemcpyHostToDevice), "H2D"); }));
         copy.push_back(PerCall([&] { Memcpy(copy_target.data(), pageable.data(), n); }));
@@ -213,6 +237,7 @@ int main(int argc, char** argv) {
       d2h.push_back(PerCall([&] { Check(hipMemcpy(pageable.data(), dev, n, hipMemcpyDeviceToHost), "D2H"); }));
       down.push_back(PerCall([&] { peer.Download(pageable.data(), n); }));
       d2h_pin.push_back(PerCall([&] { Check(hipMemcpy(pinned, dev, n, hipMemcpyDeviceToHost), "D2H pinned"); }));
+      if (rdma) copy.push_back(PerCall([&] { Memcpy(copy_target.data(), pageable.data(), n); }));
       if (staged) {
         up_staged.push_back(PerCall([&] { peer.UploadStaged(pageable.data(), n); }));
         down_staged.push_back(PerCall([&] { peer.DownloadStaged(pageable.data(), n); }));
@@ -220,10 +245,17 @@ int main(int argc, char** argv) {
     }
     auto gibps = [&](const std::vector<double>& t) { return static_cast<double>(n) / Median(t) / (1ull << 30); };
     const std::string s = Size(n);
-    figures.push_back({"H2D " + s + " vs raw TCP upload", gibps(h2d), gibps(up), "GiB/s"});
-    figures.push_back({"H2D " + s + " pinned vs raw TCP upload", gibps(h2d_pin), gibps(up), "GiB/s"});
-    figures.push_back({"D2H " + s + " vs raw TCP download", gibps(d2h), gibps(down), "GiB/s"});
-    figures.push_back({"D2H " + s + " pinned vs raw TCP download", gibps(d2h_pin), gibps(down), "GiB/s"});
+    const std::string t = rdma ? "rdma " : "";
+    figures.push_back({t + "H2D " + s + " vs raw TCP upload", gibps(h2d), gibps(up), "GiB/s"});
+    figures.push_back({t + "H2D " + s + " pinned vs raw TCP upload", gibps(h2d_pin), gibps(up), "GiB/s"});
+    figures.push_back({t + "D2H " + s + " vs raw TCP download", gibps(d2h), gibps(down), "GiB/s"});
+    figures.push_back({t + "D2H " + s + " pinned vs raw TCP download", gibps(d2h_pin), gibps(down), "GiB/s"});
+    if (rdma) {
+      figures.push_back({t + "H2D " + s + " vs memcpy", gibps(h2d), gibps(copy), "GiB/s"});
+      figures.push_back({t + "H2D " + s + " pinned vs memcpy", gibps(h2d_pin), gibps(copy), "GiB/s"});
+      figures.push_back({t + "D2H " + s + " vs memcpy", gibps(d2h), gibps(copy), "GiB/s"});
+      figures.push_back({t + "D2H " + s + " pinned vs memcpy", gibps(d2h_pin), gibps(copy), "GiB/s"});
+    }
     if (staged) {
       figures.push_back({"H2D " + s + " vs raw TCP + memcpy", gibps(h2d), gibps(up_staged), "GiB/s"});
       figures.push_back({"D2H " + s + " vs raw TCP + memcpy", gibps(d2h), gibps(down_staged), "GiB/s"});
@@ -236,15 +268,19 @@ int main(int argc, char** argv) {
   Check(hipHostFree(pinned), "hipHostFree");
   Check(hipFree(dev), "hipFree");
 
+  if (!note.empty()) std::printf("%s\n", note.c_str());
   std::printf("device: %s (%s), %d interleaved rounds, medians\n", prop.name, prop.gcnArchName, rounds);
-  std::printf("%-42s %12s %12s %8s\n", "figure", "hipr", "baseline", "ratio");
+  int width = 42;
+  for (const Figure& f : figures) width = std::max(width, static_cast<int>(f.name.size()));
+  std::printf("%-*s %12s %12s %8s\n", width, "figure", "hipr", "baseline", "ratio");
   for (const Figure& f : figures) {
     if (f.unit == "us")
-      std::printf("%-42s %9.1f us %9.1f us %7.2fx\n", f.name.c_str(), f.hipr, f.baseline, f.hipr / f.baseline);
+      std::printf("%-*s %9.1f us %9.1f us %7.2fx\n", width, f.name.c_str(), f.hipr, f.baseline, f.hipr / f.baseline);
     else
-      std::printf("%-42s %7.2f GiB/s %6.2f GiB/s %7.0f%%\n", f.name.c_str(), f.hipr, f.baseline,
+      std::printf("%-*s %7.2f GiB/s %6.2f GiB/s %7.0f%%\n", width, f.name.c_str(), f.hipr, f.baseline,
                   100 * f.hipr / f.baseline);
   }
-  if (json != nullptr) WriteJson(json, std::string(prop.name) + " (" + prop.gcnArchName + ")", rounds, figures);
+  if (json != nullptr)
+    WriteJson(json, std::string(prop.name) + " (" + prop.gcnArchName + ")", note, rounds, figures);
   return 0;
 }
