@@ -8,6 +8,7 @@
 // session, and opening the handle makes it an event of the opening session
 // (a new id) that its streams can wait for. Handles do not cross workers.
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "client_stub/api/api_common.h"
@@ -50,23 +51,31 @@ HIPR_EXPORT hipError_t hipIpcOpenMemHandle(void** dev_ptr, hipIpcMemHandle_t han
     req.device = device;
     req.handle.assign(reinterpret_cast<const uint8_t*>(&handle), reinterpret_cast<const uint8_t*>(&handle) + sizeof handle);
     req.flags = flags;
-    msg::IpcOpenMemHandleReply reply;
-    Status st = s->Call<wire::Op::kIpcOpenMemHandle>(req, &reply);
-    if (!st.ok()) return ToHipError(st);
-    if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     Client& c = Client::Get();
-    DeviceAllocation a;
-    a.base = reply.base;
-    a.size = reply.size;
-    a.device = device;
-    a.ipc_opened = true;
-    const bool sane = reply.address >= reply.base && reply.address - reply.base < reply.size;
-    if (!sane || !PlaceAllocation(c, a.base, a.size, &a.outside_window) || !c.allocations().AddDevice(a)) {
-      if (sane && a.outside_window) c.reservations().Release(a.base, a.size);
-      HIPR_LOG_ERROR("hipIpcOpenMemHandle: the worker mapped it at 0x%llx (+%llu), where this process cannot use it",
-                     static_cast<unsigned long long>(a.base), static_cast<unsigned long long>(a.size));
+    msg::IpcOpenMemHandleReply reply;
+    // A mapping that lands on this process's memory is closed and, once the
+    // device has set that memory's addresses aside, opened again.
+    for (int attempt = 0;; ++attempt) {
+      Status st = s->Call<wire::Op::kIpcOpenMemHandle>(req, &reply);
+      if (!st.ok()) return ToHipError(st);
+      if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
+      DeviceAllocation a;
+      a.base = reply.base;
+      a.size = reply.size;
+      a.device = device;
+      a.ipc_opened = true;
+      const bool sane = reply.address >= reply.base && reply.address - reply.base < reply.size;
+      std::string why = sane ? "it overlaps a live allocation" : "the address is outside the range";
+      const bool placed = sane && PlaceAllocation(c, a.base, a.size, &a.outside_window, &why);
+      if (placed && c.allocations().AddDevice(a)) break;
+      if (placed && a.outside_window) c.reservations().Release(a.base, a.size);
       msg::CallReply closed;
       (void)s->Call<wire::Op::kIpcCloseMemHandle>(msg::IpcCloseMemHandleRequest{reply.base}, &closed);
+      if (sane && !placed && attempt == 0 && closed.error == hipSuccess &&
+          FenceOffHostMapping(*s, device, a.base, a.size, a.base))
+        continue;
+      HIPR_LOG_ERROR("hipIpcOpenMemHandle: the worker mapped it at 0x%llx (+%llu), where this process cannot use it: %s",
+                     static_cast<unsigned long long>(a.base), static_cast<unsigned long long>(a.size), why.c_str());
       return hipErrorOutOfMemory;
     }
     *dev_ptr = reinterpret_cast<void*>(reply.address);

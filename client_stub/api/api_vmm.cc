@@ -36,6 +36,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "client_stub/abi/abi_major.h"
@@ -147,17 +148,23 @@ HIPR_EXPORT hipError_t hipMemAddressReserve(void** ptr, size_t size, size_t alig
     if (g == 0) return NoGranularity();
     if (size == 0 || size % g != 0 || (alignment & (alignment - 1)) != 0) return hipErrorMemoryAllocation;
     *ptr = nullptr;
-    msg::VmmReserveReply reply;
-    Status st = s->Call<wire::Op::kVmmReserve>(msg::VmmReserveRequest{size, alignment, reinterpret_cast<uint64_t>(addr)}, &reply);
-    if (!st.ok()) return ToHipError(st);
-    if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     Client& c = Client::Get();
+    msg::VmmReserveReply reply;
     Reservation r{size, false};
-    if (!PlaceAllocation(c, reply.address, size, &r.outside_window)) {
+    // A range that lands on this process's memory is freed and, once the
+    // device has set that memory's addresses aside, reserved again.
+    for (int attempt = 0;; ++attempt) {
+      Status st = s->Call<wire::Op::kVmmReserve>(msg::VmmReserveRequest{size, alignment, reinterpret_cast<uint64_t>(addr)}, &reply);
+      if (!st.ok()) return ToHipError(st);
+      if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
+      std::string why;
+      if (PlaceAllocation(c, reply.address, size, &r.outside_window, &why)) break;
+      msg::CallReply freed;
+      (void)s->Call<wire::Op::kVmmFree>(msg::VmmRangeRequest{reply.address, size}, &freed);
+      if (attempt == 0 && freed.error == hipSuccess && FenceOffHostMapping(*s, 0, reply.address, size, reply.address))
+        continue;
       HIPR_LOG_ERROR("hipMemAddressReserve: the worker reserved 0x%llx (+%zu), which collides with this process's "
-                     "memory", static_cast<unsigned long long>(reply.address), size);
-      msg::CallReply ignored;
-      (void)s->Call<wire::Op::kVmmFree>(msg::VmmRangeRequest{reply.address, size}, &ignored);
+                     "memory: %s", static_cast<unsigned long long>(reply.address), size, why.c_str());
       return hipErrorOutOfMemory;
     }
     VmmState& vmm = State();

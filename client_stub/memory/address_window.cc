@@ -3,9 +3,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000  // Linux >= 4.17; older kernels ignore it.
@@ -36,6 +40,68 @@ uint64_t RoundUpToPage(uint64_t bytes) {
   return (bytes + page - 1) & ~(page - 1);
 }
 
+std::string HostMapping::Describe() const {
+  return "[" + Hex(range.base) + ", " + Hex(range.end()) + ") " + perms + " " + (name.empty() ? "anonymous" : name);
+}
+
+namespace {
+
+struct MapsLine {
+  uint64_t lo = 0, hi = 0;
+  char perms[8] = {};
+  std::string name;
+};
+
+// Every line of /proc/self/maps, in address order (as the kernel lists
+// them). False when the file cannot be read.
+bool ReadMaps(std::vector<MapsLine>* out) {
+  FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return false;
+  char line[512];
+  while (std::fgets(line, sizeof line, maps) != nullptr) {
+    MapsLine m;
+    int name_at = 0;
+    if (std::sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %*s %n", &m.lo, &m.hi, m.perms, &name_at) < 3) continue;
+    m.name = name_at > 0 ? line + name_at : "";
+    while (!m.name.empty() && (m.name.back() == '\n' || m.name.back() == ' ')) m.name.pop_back();
+    out->push_back(std::move(m));
+  }
+  std::fclose(maps);
+  return true;
+}
+
+// The first line sharing a byte with [base, base + size), or lines.size().
+size_t FirstOverlap(const std::vector<MapsLine>& lines, uint64_t base, uint64_t size) {
+  const uint64_t end = size > UINT64_MAX - base ? UINT64_MAX : base + size;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].hi > base && lines[i].lo < end) return i;
+  return lines.size();
+}
+
+}  // namespace
+
+bool FindHostMapping(uint64_t base, uint64_t size, HostMapping* out) {
+  std::vector<MapsLine> lines;
+  if (!ReadMaps(&lines)) return false;
+  const size_t i = FirstOverlap(lines, base, size);
+  if (i == lines.size()) return false;
+  out->range = AddressRange{lines[i].lo, lines[i].hi - lines[i].lo};
+  out->perms = lines[i].perms;
+  out->name = lines[i].name;
+  return true;
+}
+
+bool FindHostSpan(uint64_t base, uint64_t size, uint64_t min_gap, AddressRange* span) {
+  std::vector<MapsLine> lines;
+  if (!ReadMaps(&lines)) return false;
+  size_t i = FirstOverlap(lines, base, size);
+  if (i == lines.size()) return false;
+  uint64_t lo = lines[i].lo, hi = lines[i].hi;
+  for (++i; i < lines.size() && lines[i].lo >= hi && lines[i].lo - hi < min_gap; ++i) hi = std::max(hi, lines[i].hi);
+  *span = AddressRange{lo, hi - lo};
+  return true;
+}
+
 Status ReserveAnywhere(uint64_t size, AddressRange* out) {
   const uint64_t len = RoundUpToPage(size);
   if (len == 0) return InvalidArgument("cannot reserve an empty range");
@@ -56,8 +122,11 @@ Status ReserveAt(uint64_t base, uint64_t size, AddressRange* out) {
   void* p = mmap(want, len, kReserveProt, kReserveFlags | MAP_FIXED_NOREPLACE, -1, 0);
   if (p == MAP_FAILED) {
     int err = errno;
+    std::string what = std::strerror(err);
+    HostMapping m;
+    if (err == EEXIST && FindHostMapping(base, len, &m)) what += " (this process maps " + m.Describe() + ")";
     return Status(err == EEXIST ? StatusCode::kFailedPrecondition : StatusCode::kResourceExhausted,
-                  "cannot reserve [" + Hex(base) + ", " + Hex(base + len) + "): " + std::strerror(err));
+                  "cannot reserve [" + Hex(base) + ", " + Hex(base + len) + "): " + what);
   }
   if (p != want) {
     // A kernel without MAP_FIXED_NOREPLACE treats the address as a hint.

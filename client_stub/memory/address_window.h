@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "protocol/status.h"
 
@@ -30,6 +31,27 @@ struct AddressRange {
 };
 
 uint64_t PageSize();
+
+// One mapping of this process, as /proc/self/maps lists it.
+struct HostMapping {
+  AddressRange range;
+  std::string perms;  // "rw-p"
+  std::string name;   // A path, "[heap]", "/memfd:NAME (deleted)"; "" when anonymous.
+
+  std::string Describe() const;  // "[0x.., 0x..) rw-s /memfd:hipr-shm-host (deleted)"
+};
+
+// The lowest mapping of this process that shares a byte with
+// [base, base + size). False when none does or /proc/self/maps cannot be
+// read.
+bool FindHostMapping(uint64_t base, uint64_t size, HostMapping* out);
+
+// The run of this process's mappings that begins with the lowest one
+// sharing a byte with [base, base + size) and goes on while the gap to the
+// next is under `min_gap` bytes: the addresses from there on that a device
+// range needing `min_gap` bytes cannot use. False when nothing there is
+// mapped or /proc/self/maps cannot be read.
+bool FindHostSpan(uint64_t base, uint64_t size, uint64_t min_gap, AddressRange* span);
 uint64_t RoundUpToPage(uint64_t bytes);
 
 // Reserves `size` bytes (rounded up to pages) wherever the kernel chooses.

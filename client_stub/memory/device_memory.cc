@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "client_stub/base/log.h"
+#include "client_stub/memory/address_window.h"
 #include "client_stub/session/hip_status.h"
 
 namespace hipr::client {
@@ -15,15 +16,57 @@ constexpr int kMallocPlacementAttempts = 8;
 
 }  // namespace
 
-bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_window) {
+bool FenceOffHostMapping(Session& s, int device, uint64_t collided, uint64_t size, uint64_t from) {
+  const uint64_t g = device >= 0 && device < static_cast<int>(s.devices().size())
+                         ? s.devices()[device].vmm_granularity
+                         : 0;
+  if (g == 0 || (g & (g - 1)) != 0 || size > UINT64_MAX / 4) return false;  // No bare address space to reserve.
+  // The host mappings from the collision up to the first gap that holds
+  // `size` bytes at the granularity: a library's segments, a thread's stack
+  // and guard, one after another.
+  AddressRange span;
+  const uint64_t need = ((size + g - 1) & ~(g - 1)) + g;
+  if (!FindHostSpan(collided, size, need, &span)) return false;  // Nothing there now: a plain retry will do.
+  const uint64_t start = (from + g - 1) & ~(g - 1);
+  const uint64_t end = span.end() > UINT64_MAX - (g - 1) ? 0 : (span.end() + g - 1) & ~(g - 1);
+  if (start < from || end <= start) return false;
+  HostMapping first;
+  const bool named = FindHostMapping(collided, size, &first);
+  const std::string what = named ? first.Describe() : "host memory";
+  msg::VmmReserveReply reply;
+  Status st = s.Call<wire::Op::kVmmReserve>(msg::VmmReserveRequest{end - start, 0, start}, &reply);
+  if (!st.ok() || reply.error != hipSuccess) {
+    HIPR_LOG_DEBUG("the device could not reserve [0x%llx, 0x%llx) to keep clear of %s: %s",
+                   static_cast<unsigned long long>(start), static_cast<unsigned long long>(end), what.c_str(),
+                   st.ok() ? "it refused" : st.message().c_str());
+    return false;
+  }
+  if (reply.address != start) {  // Reserved elsewhere: the hint was taken.
+    msg::CallReply freed;
+    (void)s.Call<wire::Op::kVmmFree>(msg::VmmRangeRequest{reply.address, end - start}, &freed);
+    HIPR_LOG_DEBUG("the device has addresses in use in [0x%llx, 0x%llx); cannot keep it clear of %s",
+                   static_cast<unsigned long long>(start), static_cast<unsigned long long>(end), what.c_str());
+    return false;
+  }
+  HIPR_LOG_INFO("device addresses [0x%llx, 0x%llx) set aside for this session: this process maps memory there (%s%s)",
+                static_cast<unsigned long long>(start), static_cast<unsigned long long>(end), what.c_str(),
+                named && span.end() > first.range.end() ? " and what follows it" : "");
+  return true;
+}
+
+bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_window, std::string* why) {
   const AddressRange window = c.window();
   if (!window.empty() && window.Contains(address) && size <= window.end() - address) {
     *outside_window = false;
     return true;
   }
-  if (window.Overlaps(address, size)) return false;  // Straddles the window edge.
+  if (window.Overlaps(address, size)) {
+    if (why != nullptr) *why = "it straddles the edge of the session window";
+    return false;
+  }
   Status st = c.reservations().Reserve(address, size);
   if (!st.ok()) {
+    if (why != nullptr) *why = st.message();
     HIPR_LOG_DEBUG("device allocation at 0x%llx (+%llu) collides with host memory: %s",
                    static_cast<unsigned long long>(address), static_cast<unsigned long long>(size),
                    st.message().c_str());
@@ -36,6 +79,7 @@ bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_w
 hipError_t AllocateDevice(Client& c, Session& s, int device, size_t size, uint32_t flags, AllocationRole role,
                           void** out) {
   std::vector<uint64_t> rejected;  // Colliding allocations, kept until placed.
+  std::string why;                 // What the last of them collided with.
   hipError_t result = hipErrorOutOfMemory;
   for (int attempt = 0; attempt < kMallocPlacementAttempts; ++attempt) {
     msg::MallocReply reply;
@@ -53,8 +97,12 @@ hipError_t AllocateDevice(Client& c, Session& s, int device, size_t size, uint32
     a.module_global = role == AllocationRole::kModuleGlobal;
     a.array = role == AllocationRole::kArray;
     a.graph = role == AllocationRole::kGraph;
-    if (!PlaceAllocation(c, a.base, a.size, &a.outside_window)) {
+    if (!PlaceAllocation(c, a.base, a.size, &a.outside_window, &why)) {
+      // Kept, so the worker's allocator moves on; and the rest of the host
+      // mapping it landed in is reserved on the device, so that the next
+      // address is past it however large it is.
       rejected.push_back(a.base);
+      (void)FenceOffHostMapping(s, device, a.base, a.size, a.base + a.size);
       continue;
     }
     if (!c.allocations().AddDevice(a)) {
@@ -70,8 +118,8 @@ hipError_t AllocateDevice(Client& c, Session& s, int device, size_t size, uint32
   }
   for (uint64_t address : rejected) (void)s.Post<wire::Op::kFree>(msg::FreeRequest{address});
   if (result == hipErrorOutOfMemory && !rejected.empty())
-    HIPR_LOG_ERROR("hipMalloc: %zu device addresses in a row collided with this process's memory",
-                   rejected.size());
+    HIPR_LOG_ERROR("hipMalloc: %zu device addresses in a row collided with this process's memory; the last: %s",
+                   rejected.size(), why.c_str());
   return result;
 }
 

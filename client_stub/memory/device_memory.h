@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include <hip/hip_runtime_api.h>
 
@@ -23,13 +24,26 @@ enum class AllocationRole { kPlain, kModuleGlobal, kArray, kGraph };
 // worker (MallocRequest with `flags`, e.g. msg::kMallocManaged) and records
 // it in c's allocation map, reserving its pages when it lies outside the
 // session window; an address that collides with this process's memory is
-// set aside and another requested (up to 8 times). hipMalloc's path.
+// set aside, that memory's addresses reserved on the device where it can
+// (FenceOffHostMapping), and another requested (up to 8 times).
+// hipMalloc's path.
 hipError_t AllocateDevice(Client& c, Session& s, int device, size_t size, uint32_t flags, AllocationRole role,
                           void** out);
 
+// After the device range [collided, collided + size) came back overlapping
+// this process's memory: asks the worker to reserve bare device address
+// space (hipMemAddressReserve at a hint) from `from` up to the end of the
+// host mapping found there, rounded to the VMM granularity, so that the
+// device allocator's next address lies past the mapping. The reservation
+// lasts as long as the session. True when the worker reserved exactly that
+// range; false when there is nothing to fence, the device cannot reserve
+// address space (HIP 5.2) or part of the range is in use (nothing kept).
+bool FenceOffHostMapping(Session& s, int device, uint64_t collided, uint64_t size, uint64_t from);
+
 // Whether a device allocation at [address, address + size) can be used
 // here: inside the session window, or outside it with its pages reserved
-// now (*outside_window). False when it collides with this process's memory.
-bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_window);
+// now (*outside_window). False when it collides with this process's memory,
+// with what it collided with in *why (when not null).
+bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_window, std::string* why = nullptr);
 
 }  // namespace hipr::client

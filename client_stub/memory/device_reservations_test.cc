@@ -71,5 +71,47 @@ TEST(DeviceReservationsTest, CollisionWithHostMemoryHoldsNothing) {
   munmap(host, page);
 }
 
+// Host mappings as /proc/self/maps lists them: the one a device range
+// lands on, and the run of them a range of some size cannot fit between.
+TEST(HostMappingTest, NamesTheMappingARangeLandsOn) {
+  const uint64_t page = PageSize();
+  AddressRange area = FreeRange(8);
+  AddressRange held;
+  ASSERT_TRUE(ReserveAt(area.base + 2 * page, 3 * page, &held).ok());
+  HostMapping m;
+  ASSERT_TRUE(FindHostMapping(area.base + 3 * page + 17, 1, &m));
+  EXPECT_EQ(m.range.base, held.base);
+  EXPECT_EQ(m.range.size, held.size);
+  EXPECT_EQ(m.perms, "---p");
+  EXPECT_NE(m.Describe().find("anonymous"), std::string::npos) << m.Describe();
+  EXPECT_FALSE(FindHostMapping(area.base, 2 * page, &m));  // Free below it.
+  EXPECT_TRUE(FindHostMapping(area.base, 2 * page + 1, &m));  // One byte reaches it.
+  ReleaseRange(held);
+  EXPECT_FALSE(FindHostMapping(area.base + 3 * page, 1, &m));
+}
+
+TEST(HostMappingTest, ASpanRunsOverGapsTooSmallForTheRange) {
+  const uint64_t page = PageSize();
+  AddressRange area = FreeRange(32);
+  // Mapped: pages 2-3, 5, 8-9; free: 4, 6-7, 10 and up.
+  AddressRange a, b, c;
+  ASSERT_TRUE(ReserveAt(area.base + 2 * page, 2 * page, &a).ok());
+  ASSERT_TRUE(ReserveAt(area.base + 5 * page, page, &b).ok());
+  ASSERT_TRUE(ReserveAt(area.base + 8 * page, 2 * page, &c).ok());
+  AddressRange span;
+  // A range needing 3 pages fits in none of the gaps before page 10.
+  ASSERT_TRUE(FindHostSpan(area.base + 3 * page, page, 3 * page, &span));
+  EXPECT_EQ(span.base, area.base + 2 * page);
+  EXPECT_EQ(span.end(), area.base + 10 * page);
+  // One needing 2 pages fits at 6-7: the span stops at page 6.
+  ASSERT_TRUE(FindHostSpan(area.base + 3 * page, page, 2 * page, &span));
+  EXPECT_EQ(span.end(), area.base + 6 * page);
+  // Nothing mapped where the range is.
+  EXPECT_FALSE(FindHostSpan(area.base + 10 * page, 4 * page, page, &span));
+  ReleaseRange(a);
+  ReleaseRange(b);
+  ReleaseRange(c);
+}
+
 }  // namespace
 }  // namespace hipr::client

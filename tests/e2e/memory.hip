@@ -5,13 +5,21 @@
 // bytes around them checked), device-to-device and hipMemcpyDefault copies,
 // 2-D copies with pitches, async copies on streams with events, pointer
 // attributes, hipMemGetInfo accounting, the pageable-memory rules of async copies,
-// pinned buffers, and that device addresses are never host-accessible.
+// pinned buffers, that device addresses are never host-accessible, and (on
+// the hip device, which picks its own addresses) that an address landing on
+// this process's memory is stepped over however large that memory is.
 //
 // Usage: memory [--total-mem BYTES]   (default 2 GiB: the driver's --sim-memory)
+#include <sys/mman.h>
+
 #include <string>
 #include <vector>
 
 #include "common.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
 
 namespace {
 
@@ -381,6 +389,40 @@ void PointerAttributes() {
   HIP_OK(hipFree(d));
 }
 
+// A hip device picks its own addresses, and one of them may be where this
+// process already has memory: the stub must set it aside and use another,
+// never overlap it. Host memory is mapped where an allocation just was (a
+// first-fit allocator, like the chain's, hands that range out again), 64
+// MiB of it: more than holding on to a few colliding 1 MiB allocations
+// could step over. On a device whose allocator moves on, no collision
+// happens and only the placement and the bytes are checked.
+void HostMemoryWhereTheDevicePlaces() {
+  if (!e2e::OnHipDevice()) return;  // The sim's window is reserved here: nothing of ours can be in it.
+  Section("a device address that lands on host memory");
+  const size_t n = kMiB;
+  const size_t host_bytes = 64 * kMiB;
+  uint8_t* probe = DeviceAlloc(n, "probe");
+  HIP_OK(hipFree(probe));
+  void* host = mmap(probe, host_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  CHECK(host == probe, "cannot map host memory at %p, where a freed allocation was: %s", static_cast<void*>(probe),
+        host == MAP_FAILED ? strerror(errno) : "mapped elsewhere");
+  memset(host, 0x5a, host_bytes);
+  uint8_t* d = DeviceAlloc(n, "allocation placed past host memory");
+  const uint8_t* h = static_cast<const uint8_t*>(host);
+  CHECK(d + n <= h || d >= h + host_bytes, "hipMalloc returned %p, inside host memory at [%p, %p)",
+        static_cast<void*>(d), host, static_cast<const void*>(h + host_bytes));
+  printf("[memory] allocated at %p, host memory at [%p, %p)\n", static_cast<void*>(d), host,
+         static_cast<const void*>(h + host_bytes));
+  std::vector<uint8_t> src(n), back(n);
+  e2e::FillPattern(src.data(), n, 4242);
+  HIP_OK(hipMemcpy(d, src.data(), n, hipMemcpyHostToDevice));
+  HIP_OK(hipMemcpy(back.data(), d, n, hipMemcpyDeviceToHost));
+  CHECK_PATTERN(back.data(), n, 4242, "bytes through the allocation placed past host memory");
+  for (size_t i = 0; i < host_bytes; ++i) CHECK(h[i] == 0x5a, "host byte %zu changed to 0x%02x", i, h[i]);
+  HIP_OK(hipFree(d));
+  munmap(host, host_bytes);
+}
+
 void FreeMemoryAccounting(size_t free0, size_t total0) {
   Section("hipMemGetInfo accounting");
   size_t free1 = 0, total1 = 0;
@@ -413,6 +455,7 @@ int main(int argc, char** argv) {
   CHECK(total0 == expected_total, "hipMemGetInfo total %zu, expected %zu", total0, expected_total);
   CHECK(free0 > 0 && free0 <= total0, "hipMemGetInfo free %zu of %zu", free0, total0);
 
+  HostMemoryWhereTheDevicePlaces();  // First: a first-fit allocator has no older holes to use.
   hipStream_t stream = nullptr;
   HIP_OK(hipStreamCreate(&stream));
   RoundTrips();
