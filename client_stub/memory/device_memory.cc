@@ -1,10 +1,12 @@
 #include "client_stub/memory/device_memory.h"
 
+#include <map>
 #include <vector>
 
 #include "client_stub/base/log.h"
 #include "client_stub/memory/address_window.h"
 #include "client_stub/session/hip_status.h"
+#include "protocol/thread_annotations.h"
 
 namespace hipr::client {
 
@@ -13,6 +15,32 @@ namespace {
 // How many addresses AllocateDevice accepts from a `hip` worker before
 // giving up when each collides with this process's own memory.
 constexpr int kMallocPlacementAttempts = 8;
+
+// The device ranges FenceOffHostMapping set aside, for one session at a
+// time (sessions are never destroyed, so a pointer names one for good; a
+// new session, as after fork, starts afresh).
+struct Fences {
+  Mutex mu;
+  const Session* owner HIPR_GUARDED_BY(mu) = nullptr;
+  std::map<uint64_t, uint64_t> ranges HIPR_GUARDED_BY(mu);  // base -> end.
+};
+
+Fences& SessionFences() {
+  static Fences* fences = new Fences;  // Leaked: used until exit.
+  return *fences;
+}
+
+// Narrows [*start, *end) to its first part that no fence of `s` covers.
+void SkipFencesLocked(Fences& f, const Session& s, uint64_t* start, uint64_t* end) HIPR_REQUIRES(f.mu) {
+  if (f.owner != &s) {
+    f.owner = &s;
+    f.ranges.clear();
+  }
+  auto it = f.ranges.upper_bound(*start);
+  if (it != f.ranges.begin() && std::prev(it)->second > *start) *start = std::prev(it)->second;
+  it = f.ranges.upper_bound(*start);
+  if (it != f.ranges.end() && it->first < *end) *end = it->first;
+}
 
 }  // namespace
 
@@ -27,9 +55,13 @@ bool FenceOffHostMapping(Session& s, int device, uint64_t collided, uint64_t siz
   AddressRange span;
   const uint64_t need = ((size + g - 1) & ~(g - 1)) + g;
   if (!FindHostSpan(collided, size, need, &span)) return false;  // Nothing there now: a plain retry will do.
-  const uint64_t start = (from + g - 1) & ~(g - 1);
-  const uint64_t end = span.end() > UINT64_MAX - (g - 1) ? 0 : (span.end() + g - 1) & ~(g - 1);
+  uint64_t start = (from + g - 1) & ~(g - 1);
+  uint64_t end = span.end() > UINT64_MAX - (g - 1) ? 0 : (span.end() + g - 1) & ~(g - 1);
   if (start < from || end <= start) return false;
+  Fences& fences = SessionFences();
+  MutexLock lock(fences.mu);  // One fence at a time: each sees the others.
+  SkipFencesLocked(fences, s, &start, &end);  // What is set aside already needs no second reservation.
+  if (end <= start) return false;
   HostMapping first;
   const bool named = FindHostMapping(collided, size, &first);
   const std::string what = named ? first.Describe() : "host memory";
@@ -48,6 +80,7 @@ bool FenceOffHostMapping(Session& s, int device, uint64_t collided, uint64_t siz
                    static_cast<unsigned long long>(start), static_cast<unsigned long long>(end), what.c_str());
     return false;
   }
+  fences.ranges[start] = end;
   HIPR_LOG_INFO("device addresses [0x%llx, 0x%llx) set aside for this session: this process maps memory there (%s%s)",
                 static_cast<unsigned long long>(start), static_cast<unsigned long long>(end), what.c_str(),
                 named && span.end() > first.range.end() ? " and what follows it" : "");

@@ -421,6 +421,39 @@ void HostMemoryWhereTheDevicePlaces() {
   for (size_t i = 0; i < host_bytes; ++i) CHECK(h[i] == 0x5a, "host byte %zu changed to 0x%02x", i, h[i]);
   HIP_OK(hipFree(d));
   munmap(host, host_bytes);
+
+  // The same for bare address space (hipMemAddressReserve), where the device
+  // has virtual memory management: the first fit is now the freed
+  // allocation's range again, below what was set aside above.
+  hipMemAllocationProp prop = {};
+  prop.type = hipMemAllocationTypePinned;
+  prop.location.type = hipMemLocationTypeDevice;
+  prop.location.id = 0;
+  size_t g = 0;
+  if (hipMemGetAllocationGranularity(&g, &prop, hipMemAllocationGranularityMinimum) != hipSuccess || g == 0) {
+    (void)hipGetLastError();
+    printf("[memory] the device has no virtual memory management: reservations not checked\n");
+    return;
+  }
+  const size_t rn = (n + g - 1) / g * g;
+  void* r = nullptr;
+  HIP_OK(hipMemAddressReserve(&r, rn, 0, nullptr, 0));
+  HIP_OK(hipMemAddressFree(r, rn));
+  host = mmap(r, host_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  CHECK(host == r, "cannot map host memory at %p, where a freed reservation was: %s", r,
+        host == MAP_FAILED ? strerror(errno) : "mapped elsewhere");
+  memset(host, 0x33, host_bytes);
+  h = static_cast<const uint8_t*>(host);
+  void* r2 = nullptr;
+  HIP_OK(hipMemAddressReserve(&r2, rn, 0, nullptr, 0));
+  const uint8_t* b = static_cast<const uint8_t*>(r2);
+  CHECK(b + rn <= h || b >= h + host_bytes, "hipMemAddressReserve returned %p, inside host memory at [%p, %p)", r2,
+        host, static_cast<const void*>(h + host_bytes));
+  e2e::CheckNotHostAccessible(r2, rn, "a reservation placed past host memory");
+  printf("[memory] reserved at %p, host memory at [%p, %p)\n", r2, host, static_cast<const void*>(h + host_bytes));
+  for (size_t i = 0; i < host_bytes; ++i) CHECK(h[i] == 0x33, "host byte %zu changed to 0x%02x", i, h[i]);
+  HIP_OK(hipMemAddressFree(r2, rn));
+  munmap(host, host_bytes);
 }
 
 void FreeMemoryAccounting(size_t free0, size_t total0) {
