@@ -58,9 +58,15 @@ bool FenceOffHostMapping(Session& s, int device, uint64_t collided, uint64_t siz
   uint64_t start = (from + g - 1) & ~(g - 1);
   uint64_t end = span.end() > UINT64_MAX - (g - 1) ? 0 : (span.end() + g - 1) & ~(g - 1);
   if (start < from || end <= start) return false;
+  // What is set aside already needs no second reservation. The lock is not
+  // held across the call (a fork meanwhile would leave the child's copy
+  // held): two threads fencing at once may overlap, and the second's hint
+  // then fails, which costs it only the fence.
   Fences& fences = SessionFences();
-  MutexLock lock(fences.mu);  // One fence at a time: each sees the others.
-  SkipFencesLocked(fences, s, &start, &end);  // What is set aside already needs no second reservation.
+  {
+    MutexLock lock(fences.mu);
+    SkipFencesLocked(fences, s, &start, &end);
+  }
   if (end <= start) return false;
   HostMapping first;
   const bool named = FindHostMapping(collided, size, &first);
@@ -80,7 +86,10 @@ bool FenceOffHostMapping(Session& s, int device, uint64_t collided, uint64_t siz
                    static_cast<unsigned long long>(start), static_cast<unsigned long long>(end), what.c_str());
     return false;
   }
-  fences.ranges[start] = end;
+  {
+    MutexLock lock(fences.mu);
+    if (fences.owner == &s) fences.ranges[start] = end;
+  }
   HIPR_LOG_INFO("device addresses [0x%llx, 0x%llx) set aside for this session: this process maps memory there (%s%s)",
                 static_cast<unsigned long long>(start), static_cast<unsigned long long>(end), what.c_str(),
                 named && span.end() > first.range.end() ? " and what follows it" : "");
