@@ -240,6 +240,7 @@ Status RdmaConnection::Connect(const QpInfo& peer, int liveness_fd) {
     return LinkDown(ErrnoText("rdma: queue pair to RTS", rc));
   MutexLock lock(mu_);
   credits_ = peer.recv_buffers;
+  peer_granted_ = peer.recv_buffers;
   granted_total_ = options_.recv_buffers;
   connected_ = true;
   return Status::Ok();
@@ -406,16 +407,11 @@ void RdmaConnection::HandleMessage(uint32_t buffer, uint32_t byte_len) {
   }
   MsgHeader h;
   std::memcpy(&h, Buffer(buffer), sizeof h);
-  // The grant: never more credits than the peer has receives, and a ring
-  // tail between what we had and what we wrote.
-  if (h.credits > peer_.recv_buffers - std::min(credits_, peer_.recv_buffers) || h.ring_tail < peer_ring_tail_ ||
-      h.ring_tail > peer_ring_head_ || h.taken < peer_taken_ || h.taken > offered_) {
-    Fail(ProtocolError("rdma: the peer granted credits, ring space or taken offers it cannot have"));
-    return;
-  }
-  credits_ += h.credits;
-  peer_ring_tail_ = h.ring_tail;
-  peer_taken_ = h.taken;
+  // The grant's count is cumulative mod 2^32: it is at most a few thousand
+  // away from the count we hold (older when a record overtook it).
+  const int32_t ahead = static_cast<int32_t>(h.granted - static_cast<uint32_t>(peer_granted_));
+  const uint64_t granted = ahead > 0 ? peer_granted_ + static_cast<uint64_t>(ahead) : peer_granted_;
+  if (!ApplyGrant(granted, h.ring_tail, h.taken)) return;
   ++received_total_;
   const uint64_t ring = local_.ring_bytes;
   switch (h.type) {
@@ -463,8 +459,33 @@ void RdmaConnection::HandleMessage(uint32_t buffer, uint32_t byte_len) {
   }
 }
 
+bool RdmaConnection::ApplyGrant(uint64_t granted, uint64_t ring_tail, uint64_t taken) {
+  // Never more receives than the peer has beyond the messages we sent, a
+  // ring tail past what we wrote, or more offers taken than we made.
+  if (granted > messages_sent_ + peer_.recv_buffers || ring_tail > peer_ring_head_ || taken > offered_) {
+    Fail(ProtocolError("rdma: the peer granted credits, ring space or taken offers it cannot have"));
+    return false;
+  }
+  // Messages and records take different paths: an older grant changes nothing.
+  if (granted > peer_granted_) {
+    credits_ += static_cast<uint32_t>(granted - peer_granted_);
+    peer_granted_ = granted;
+  }
+  peer_ring_tail_ = std::max(peer_ring_tail_, ring_tail);
+  peer_taken_ = std::max(peer_taken_, taken);
+  cv_.notify_all();
+  return true;
+}
+
+void RdmaConnection::GrantSent() {
+  granted_total_ += owed_;
+  owed_ = 0;
+  ring_reported_ = ring_tail_;
+  taken_reported_ = taken_;
+}
+
 void RdmaConnection::MaybeGrant() {
-  if (!connected_ || credits_ == 0 || sq_outstanding_ >= sq_depth_) return;
+  if (!connected_) return;
   const uint32_t threshold = std::max<uint32_t>(2, options_.recv_buffers / 4);
   // A peer about to run dry gets what we have once it is worth a message
   // (not for a lone grant: two starved sides would trade grants for ever).
@@ -472,14 +493,51 @@ void RdmaConnection::MaybeGrant() {
   if (owed_ < threshold && ring_tail_ - ring_reported_ < local_.ring_bytes / 4 && taken_ == taken_reported_ &&
       !peer_starved)
     return;
+  if (credits_ == 0 || sq_outstanding_ >= sq_depth_) {
+    // No SEND can carry it now, and this thread may be about to leave.
+    SendGrantRecord();
+    return;
+  }
   if (PostMessage(kCredit, 0, 0, -1, 0, nullptr).ok()) ++stats_.credit_messages;
+}
+
+void RdmaConnection::SendGrantRecord() {
+  if (sock_ < 0 || peer_gone_ || !error_.ok()) return;
+  GrantRecord r{};
+  r.marker = kGrantRecordMarker;
+  r.granted = granted_total_ + owed_;
+  r.ring_tail = ring_tail_;
+  r.taken = taken_;
+  const auto* p = reinterpret_cast<const uint8_t*>(&r);
+  size_t sent = 0;
+  const int64_t deadline = NowMs() + 1000;
+  while (sent < sizeof r) {
+    const ssize_t n = send(sock_, p + sent, sizeof r - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN && sent == 0) return;  // The peer reads none: the next due grant tries again.
+    if (n < 0 && errno == EAGAIN && NowMs() < deadline) {
+      // Half a record is out: the rest must follow it.
+      pollfd pfd{sock_, POLLOUT, 0};
+      (void)poll(&pfd, 1, 10);
+      continue;
+    }
+    // The peer is gone (its end shows on the socket) or stuck past reason.
+    if (sent > 0) Fail(LinkDown("rdma: cannot send a grant on the set-up connection"));
+    return;
+  }
+  GrantSent();
+  ++stats_.socket_grants;
 }
 
 Status RdmaConnection::PostMessage(uint8_t type, uint64_t pos, uint64_t len, int slot, uint32_t body_len,
                                    ibv_send_wr* write, uint64_t addr, uint32_t rkey) {
   MsgHeader h{};
   h.type = type;
-  h.credits = owed_;
+  h.granted = static_cast<uint32_t>(granted_total_ + owed_);
   h.ring_tail = ring_tail_;
   h.taken = taken_;
   h.pos = pos;
@@ -524,23 +582,51 @@ Status RdmaConnection::PostMessage(uint8_t type, uint64_t pos, uint64_t len, int
   if (slot >= 0 && (wr.send_flags & IBV_SEND_INLINE)) free_slots_.push_back(static_cast<uint32_t>(slot));
   sq_outstanding_ += write != nullptr ? 2 : 1;
   --credits_;
-  granted_total_ += owed_;
-  owed_ = 0;
-  ring_reported_ = ring_tail_;
-  taken_reported_ = taken_;
+  ++messages_sent_;
+  GrantSent();
   ++stats_.messages;
   return Status::Ok();
 }
 
 void RdmaConnection::CheckPeerSocket() {
-  char c;
-  ssize_t n = recv(sock_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-    // Whatever it sent before it went is in our CQ already (its sends had
-    // completed), so the next Progress() still delivers it.
-    peer_gone_ = true;
-  } else if (n > 0) {
-    Fail(ProtocolError("rdma: unexpected bytes on the set-up connection"));
+  for (;;) {
+    if (record_have_ == 0) {
+      // Only grant records are taken off the socket: anything else (the
+      // client's verdict while the worker waits for the probe) stays there
+      // for whoever reads the socket next.
+      uint8_t first;
+      const ssize_t n = recv(sock_, &first, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+      if (n <= 0) {
+        // Whatever it sent before it went is in our CQ already (its sends
+        // had completed), so the next Progress() still delivers it.
+        peer_gone_ = true;
+        return;
+      }
+      if (first != kGrantRecordMarker) {
+        Fail(ProtocolError("rdma: unexpected bytes on the set-up connection"));
+        return;
+      }
+    }
+    const ssize_t n = recv(sock_, record_in_ + record_have_, sizeof(GrantRecord) - record_have_, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    if (n <= 0) {
+      peer_gone_ = true;
+      return;
+    }
+    record_have_ += static_cast<size_t>(n);
+    if (record_have_ < sizeof(GrantRecord)) continue;
+    record_have_ = 0;
+    GrantRecord r;
+    std::memcpy(&r, record_in_, sizeof r);
+    static constexpr uint8_t kZero[sizeof r.reserved] = {};
+    if (std::memcmp(r.reserved, kZero, sizeof kZero) != 0) {
+      Fail(ProtocolError("rdma: a malformed grant record on the set-up connection"));
+      return;
+    }
+    if (!ApplyGrant(r.granted, r.ring_tail, r.taken)) return;
+    // What the grant allows may let us grant in turn.
+    MaybeGrant();
   }
 }
 

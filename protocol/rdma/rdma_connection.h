@@ -48,12 +48,20 @@
 // application, as a tcp sender waits for a reader.
 // Flow control: a sender holds one credit per receive the peer has posted,
 // and learns of reposted receives, freed ring bytes and taken offers from
-// the grant every message carries. Data (offers included) needs two
+// the grant every message carries (cumulative counts, so a grant older
+// than one already seen changes nothing). Data (offers included) needs two
 // credits (the last one is kept for a grant), so two sides that both send
 // can never run each other out. Grants go back when the receiving
 // application consumes, at once when an offer was taken (its sender waits
 // for that), and when the peer is down to its last credit and is owed two
 // or more: a peer that does not read blocks its sender, as on tcp.
+// A grant that falls due when this side has no credit left (it spent the
+// last on a grant, and the peer's next grant is not yet here, or the peer
+// holds its other receives with bytes its application has not read) goes
+// as a 32-byte GrantRecord on the set-up socket instead, which the peer's
+// waiting thread polls. It needs no receive, and no thread of ours to stay
+// behind: a receiver that READ an offer's last bytes may return at once,
+// and the offer's sender still learns it was taken.
 //
 // Errors: an error completion, a QP in the error state, or a peer that
 // violates the stream's rules ends the connection: kLinkDown (kProtocolError
@@ -189,6 +197,7 @@ class RdmaConnection final : public Connection {
     uint64_t bulk_bytes_read = 0;
     uint64_t bulk_bytes_pulled = 0;  // Of those, READ into the pull buffer (copied out later).
     uint64_t bytes_copied_on_receive = 0;  // Out of the ring, receive buffers or pull buffer.
+    uint64_t socket_grants = 0;  // Grants sent as a GrantRecord on the set-up socket.
   };
   Stats stats() const;
 
@@ -272,7 +281,15 @@ class RdmaConnection final : public Connection {
   // The reason behind a QP in the error state, from the async events
   // (waiting up to wait_ms for one): an access violation by the peer?
   Status ErrorStateReason(int wait_ms);
+  // Reads what the set-up socket holds: grant records, or its end.
   void CheckPeerSocket() HIPR_REQUIRES(mu_);
+  // Takes a grant (cumulative values, from a message or a record); false
+  // when it grants what the peer cannot have.
+  bool ApplyGrant(uint64_t granted, uint64_t ring_tail, uint64_t taken) HIPR_REQUIRES(mu_);
+  // After a message or record carried the grant: nothing is owed.
+  void GrantSent() HIPR_REQUIRES(mu_);
+  // Sends the grant as a GrantRecord on the set-up socket (no credit left).
+  void SendGrantRecord() HIPR_REQUIRES(mu_);
   uint8_t* Buffer(uint32_t i) const { return recv_mem_ + uint64_t{i} * options_.buffer_bytes; }
   uint8_t* Slot(uint32_t i) const { return slot_mem_ + uint64_t{i} * options_.buffer_bytes; }
 
@@ -314,7 +331,9 @@ class RdmaConnection final : public Connection {
   Status error_ HIPR_GUARDED_BY(mu_);
   bool peer_gone_ HIPR_GUARDED_BY(mu_) = false;
   // Sending.
-  uint32_t credits_ HIPR_GUARDED_BY(mu_) = 0;
+  uint32_t credits_ HIPR_GUARDED_BY(mu_) = 0;  // peer_granted_ less the messages sent.
+  uint64_t peer_granted_ HIPR_GUARDED_BY(mu_) = 0;  // Receives the peer ever posted for us.
+  uint64_t messages_sent_ HIPR_GUARDED_BY(mu_) = 0;
   uint32_t sq_outstanding_ HIPR_GUARDED_BY(mu_) = 0;
   std::vector<uint32_t> free_slots_ HIPR_GUARDED_BY(mu_);
   int fill_slot_ HIPR_GUARDED_BY(mu_) = -1;  // The slot small pieces gather in.
@@ -326,6 +345,9 @@ class RdmaConnection final : public Connection {
   uint64_t offered_ HIPR_GUARDED_BY(mu_) = 0;  // Offers sent.
   uint64_t peer_taken_ HIPR_GUARDED_BY(mu_) = 0;  // Of those, read by the peer.
   uint64_t granted_total_ HIPR_GUARDED_BY(mu_) = 0;  // Receives the peer was ever granted.
+  // A grant record partly read from the set-up socket.
+  uint8_t record_in_[32] HIPR_GUARDED_BY(mu_) = {};
+  size_t record_have_ HIPR_GUARDED_BY(mu_) = 0;
   uint64_t received_total_ HIPR_GUARDED_BY(mu_) = 0;  // Messages received from it.
   // Receiving.
   std::deque<Item> inbox_ HIPR_GUARDED_BY(mu_);

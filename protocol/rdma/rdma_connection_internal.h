@@ -36,12 +36,13 @@ constexpr uint64_t kMaxReadsInFlight = 32;
 enum MsgType : uint8_t { kInline = 1, kRing = 2, kCredit = 3, kOffer = 4 };
 
 // Every SEND starts with this; kInline's bytes follow it. Every message
-// carries the grant (credits, ring_tail, taken); kCredit carries nothing
-// else. Protocol version: QpInfo's (rdma_qp_info.cc), 2 since offers.
+// carries the grant (granted, ring_tail, taken); kCredit carries nothing
+// else. Protocol version: QpInfo's (rdma_qp_info.cc), 2 since offers, 3
+// since grants are cumulative and may come as a GrantRecord.
 struct MsgHeader {
   uint8_t type;
   uint8_t reserved[3];
-  uint32_t credits;    // Grant: receives reposted since the last grant.
+  uint32_t granted;    // Grant: receives ever posted for the peer (cumulative, mod 2^32).
   uint64_t ring_tail;  // Grant: bytes of the receiver's ring it has read (cumulative).
   uint64_t taken;      // Grant: the receiver's offers it has READ completely (cumulative).
   uint64_t pos;        // kRing: where in the stream of ring bytes the chunk is; kOffer: its number.
@@ -50,6 +51,19 @@ struct MsgHeader {
   uint32_t rkey;       // kOffer: the key to READ it with.
 };
 static_assert(sizeof(MsgHeader) == 48);
+
+// A grant sent on the set-up socket by a side with no credit left (see
+// "Flow control" in rdma_connection.h): the same cumulative values as a
+// message's grant, in full. Its first byte can never start a HIPR frame.
+struct GrantRecord {
+  uint8_t marker;  // kGrantRecordMarker
+  uint8_t reserved[7];  // Zero.
+  uint64_t granted;
+  uint64_t ring_tail;
+  uint64_t taken;
+};
+static_assert(sizeof(GrantRecord) == 32);
+constexpr uint8_t kGrantRecordMarker = 0xC7;
 
 // Work request ids: kind in the top byte.
 enum WrKind : uint64_t { kWrRecv = 1, kWrSlot = 2, kWrInline = 3, kWrStaging = 4, kWrRead = 5 };

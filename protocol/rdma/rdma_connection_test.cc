@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <initializer_list>
 #include <cstring>
 #include <functional>
@@ -31,6 +32,8 @@ class RdmaConnectionTestPeer {
   static Status SendRawOffer(RdmaConnection& c, uint64_t addr, uint32_t rkey, uint32_t len) {
     return c.SendRawOffer(addr, rkey, len);
   }
+  // The set-up socket, to write what a peer could write on it.
+  static int SetUpSocket(RdmaConnection& c) { return c.sock_; }
 };
 
 namespace {
@@ -267,6 +270,82 @@ TEST(RdmaZeroCopy, SmallSizesAndAHeaderInFront) {
   EXPECT_EQ(p.a->stats().bulk_bytes_copied_on_send, 0u);
 }
 
+// Ends both connections if `done` is not set within `seconds`, so that a
+// deadlock fails the test with a message instead of hanging it.
+class Watchdog {
+ public:
+  Watchdog(RdmaConnection& a, RdmaConnection& b, int seconds)
+      : thread_([this, &a, &b, seconds] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (!cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return done_; })) {
+            fired_ = true;
+            a.Shutdown();
+            b.Shutdown();
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  bool fired() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return fired_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  bool fired_ = false;
+  std::thread thread_;
+};
+
+// The receiver runs out of credits: seven of the sender's eight receives
+// hold small messages the sender's application has not read yet, so every
+// grant it could send back (credits for the offers it consumed, offers it
+// took) has no receive to land in. Those grants go on the set-up socket,
+// and each SendVZeroCopy returns although the receiver's thread has left.
+TEST(RdmaZeroCopy, AReceiverWithNoCreditsStillReportsWhatItTook) {
+  test::RdmaPair p = MakeRdmaPair(test::SmallOptions());
+  ASSERT_TRUE(p.a && p.b);
+  std::vector<std::vector<uint8_t>> notes;
+  for (uint32_t i = 0; i < 7; ++i) {
+    notes.push_back(Bytes(100, 90 + i));
+    ASSERT_TRUE(p.b->SendAll(notes.back().data(), notes.back().size()).ok());
+  }
+  const size_t n = (size_t{4} << 20) + 5;
+  std::vector<uint8_t> src = Bytes(n, 97);
+  std::vector<uint8_t> dst(n, 0);
+  {
+    Watchdog watchdog(*p.a, *p.b, 60);
+    for (int round = 0; round < 3 && !watchdog.fired(); ++round) {
+      std::fill(dst.begin(), dst.end(), 0);
+      std::thread reader([&] {
+        iovec in{dst.data(), n};
+        Status st = p.b->RecvVZeroCopy(&in, 1);
+        EXPECT_TRUE(st.ok()) << st.ToString();
+      });
+      iovec out{src.data(), n};
+      Status st = p.a->SendVZeroCopy(&out, 1);
+      reader.join();
+      ASSERT_TRUE(st.ok()) << st.ToString() << (watchdog.fired() ? " (deadlocked: the watchdog ended it)" : "");
+      EXPECT_TRUE(dst == src) << "round " << round;
+    }
+    ASSERT_FALSE(watchdog.fired());
+  }
+  EXPECT_GT(p.b->stats().socket_grants, 0u);
+  // The notes are still there, in order, behind all that.
+  for (const auto& note : notes) {
+    std::vector<uint8_t> got(note.size());
+    ASSERT_TRUE(p.a->RecvExact(got.data(), got.size()).ok());
+    EXPECT_TRUE(got == note);
+  }
+}
+
 TEST(RdmaZeroCopy, AnOfferReadByPlainRecvVIsCopiedOnce) {
   test::RdmaPair p = MakeRdmaPair();
   ASSERT_TRUE(p.a && p.b);
@@ -390,6 +469,76 @@ TEST(RdmaZeroCopy, ForgetMemoryOfNeighboursDuringATransferIsSafe) {
   EXPECT_TRUE(std::equal(dst.begin(), dst.begin() + n, src.begin()));
   EXPECT_GT(p.a->registrations().stats().invalidations, 0u);
   EXPECT_GT(p.b->receive_registrations().stats().invalidations, 0u);
+}
+
+// A grant record as the wire has it: marker 0xC7, seven zero bytes, then
+// the cumulative receives granted, ring bytes read and offers taken.
+std::vector<uint8_t> GrantRecordBytes(uint64_t granted, uint64_t ring_tail, uint64_t taken, uint8_t marker = 0xC7,
+                                      uint8_t reserved = 0) {
+  std::vector<uint8_t> r(32, 0);
+  r[0] = marker;
+  r[1] = reserved;
+  std::memcpy(r.data() + 8, &granted, 8);
+  std::memcpy(r.data() + 16, &ring_tail, 8);
+  std::memcpy(r.data() + 24, &taken, 8);
+  return r;
+}
+
+void WriteSetUpSocket(RdmaConnection& from, const std::vector<uint8_t>& bytes) {
+  const int fd = RdmaConnectionTestPeer::SetUpSocket(from);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+}
+
+// Grant records a peer may send: a stale one (less than it granted
+// already) and one cut in two by the socket change nothing, and the stream
+// goes on.
+TEST(RdmaGrantRecord, StaleOrSplitRecordsAreTaken) {
+  test::RdmaPair p = MakeRdmaPair(test::SmallOptions());
+  ASSERT_TRUE(p.a && p.b);
+  WriteSetUpSocket(*p.a, GrantRecordBytes(1, 0, 0));
+  const std::vector<uint8_t> whole = GrantRecordBytes(8, 0, 0);
+  WriteSetUpSocket(*p.a, std::vector<uint8_t>(whole.begin(), whole.begin() + 11));
+  EXPECT_EQ(p.b->WaitReadable(100).code(), StatusCode::kTimeout);
+  WriteSetUpSocket(*p.a, std::vector<uint8_t>(whole.begin() + 11, whole.end()));
+  EXPECT_EQ(p.b->WaitReadable(100).code(), StatusCode::kTimeout);
+  const std::vector<uint8_t> src = Bytes(200000, 5);
+  std::vector<uint8_t> dst(src.size());
+  std::thread reader([&] { EXPECT_TRUE(p.a->RecvExact(dst.data(), dst.size()).ok()); });
+  EXPECT_TRUE(p.b->SendAll(src.data(), src.size()).ok());
+  reader.join();
+  EXPECT_TRUE(dst == src);
+}
+
+// What a peer cannot have granted, a record with its reserved bytes set,
+// or bytes that are no record at all: a session-scope protocol error.
+void BadSetUpSocketBytes(const std::vector<uint8_t>& bytes, const std::string& want) {
+  LogSink victim_log;
+  Options vo = test::SmallOptions();
+  vo.log = victim_log.Fn();
+  test::RdmaPair p = MakeRdmaPair(test::SmallOptions(), vo);
+  ASSERT_TRUE(p.a && p.b);
+  WriteSetUpSocket(*p.a, bytes);
+  Status st = p.b->WaitReadable(5000);
+  EXPECT_EQ(st.code(), StatusCode::kProtocolError) << st.ToString();
+  EXPECT_EQ(st.scope(), StatusScope::kSession);
+  EXPECT_NE(st.message().find(want), std::string::npos) << st.message();
+  EXPECT_NE(victim_log.All().find(want), std::string::npos) << victim_log.All();
+}
+
+TEST(RdmaGrantRecord, MoreCreditsThanThePeerHasIsAProtocolError) {
+  // Eight receives, nothing sent yet: nine is one too many.
+  BadSetUpSocketBytes(GrantRecordBytes(9, 0, 0), "cannot have");
+}
+TEST(RdmaGrantRecord, RingBytesNeverWrittenIsAProtocolError) {
+  BadSetUpSocketBytes(GrantRecordBytes(8, 1, 0), "cannot have");
+}
+TEST(RdmaGrantRecord, OffersNeverMadeIsAProtocolError) { BadSetUpSocketBytes(GrantRecordBytes(8, 0, 1), "cannot have"); }
+TEST(RdmaGrantRecord, ReservedBytesSetIsAProtocolError) {
+  BadSetUpSocketBytes(GrantRecordBytes(8, 0, 0, 0xC7, 1), "malformed grant record");
+}
+TEST(RdmaGrantRecord, OtherBytesAreAProtocolError) {
+  BadSetUpSocketBytes(std::vector<uint8_t>{'R', 'P', 'I', 'H'}, "unexpected bytes");
 }
 
 // A SendVZeroCopy cut short (here by Shutdown) returns while its offers

@@ -10,7 +10,7 @@ namespace {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "fields are copied as host integers");
 
 constexpr uint32_t kQpInfoMagic = 0x50515248;  // "HRQP"
-constexpr uint16_t kQpInfoVersion = 2;  // 2: offers and RDMA READ.
+constexpr uint16_t kQpInfoVersion = 3;  // 2: offers and RDMA READ; 3: cumulative grants, grant records.
 
 template <class T>
 void Put(uint8_t*& p, T v) {
