@@ -59,6 +59,19 @@ inline void Fail(const char* file, int line, const char* fmt, ...) {
   _exit(kExitCheckFailed);  // No atexit handlers: the stub may be in any state.
 }
 
+// CHECK's failure: the condition's text is an argument, never part of the
+// format (a condition may hold a '%', as an sscanf format does).
+[[noreturn]] inline void FailCheck(const char* file, int line, const char* cond, const char* fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+inline void FailCheck(const char* file, int line, const char* cond, const char* fmt, ...) {
+  char msg[1792];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  Fail(file, line, "check `%s` failed: %s", cond, msg);
+}
+
 inline const char* ErrName(hipError_t e) { return hipGetErrorName(e); }
 
 // Whether the worker serves a hip device (the e2e chain, or a GPU node:
@@ -74,7 +87,7 @@ inline bool OnHipDevice() {
 // CHECK(cond, fmt, ...): fails the program with a message unless cond holds.
 #define CHECK(cond, ...)                                                          \
   do {                                                                            \
-    if (!(cond)) ::e2e::Fail(__FILE__, __LINE__, "check `" #cond "` failed: " __VA_ARGS__); \
+    if (!(cond)) ::e2e::FailCheck(__FILE__, __LINE__, #cond, __VA_ARGS__);       \
   } while (0)
 
 // HIP_OK(call): the call must return hipSuccess.
