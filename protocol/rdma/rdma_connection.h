@@ -7,9 +7,9 @@
 // posted); the caller sends local_info() to the peer and calls Connect()
 // with the peer's, along with the socket that carried the exchange (the
 // hello's tcp connection; ConnectOverSocket() does the exchange itself).
-// That socket stays open and carries nothing more: its end is the peer's
-// death, as the unix socket is for shm. A pure receiver on RC otherwise
-// never learns that its peer is gone.
+// That socket stays open and carries nothing but grant records (see "Flow
+// control"): its end is the peer's death, as the unix socket is for shm. A
+// pure receiver on RC otherwise never learns that its peer is gone.
 //
 // The byte stream:
 //  - Small pieces (frame headers, bodies, slices under bulk_min_bytes) are
