@@ -43,7 +43,8 @@
   /* Memory 0x01xx. */                                                                                                \
   X(Malloc, 0x0101, MallocRequest, MallocReply, Call, kPlain, "size 0 gives a null address")                           \
   X(Free, 0x0102, FreeRequest, NoReply, Post, kPlain, "")                                                              \
-  X(Memset, 0x0103, MemsetRequest, NoReply, Post, kStreamOrdered | kGraphNode, "")                                     \
+  X(Memset, 0x0103, MemsetRequest, NoReply, Post, kStreamOrdered | kGraphNode,                                          \
+    "blocking forms (`hipMemset`, `hipMemsetD32`, ...) are followed by `StreamSynchronize`: clr waits for the fill")   \
   X(HostRegister, 0x0104, HostRangeRequest, CallReply, Call, kPlain, "shm only: a range of the host segment now holds pinned memory") \
   X(HostUnregister, 0x0105, HostRangeRequest, CallReply, Call, kPlain, "shm only: ...and no longer does")              \
   X(IpcGetMemHandle, 0x0106, IpcGetMemHandleRequest, IpcGetMemHandleReply, Call, kPlain, "64 opaque bytes, the device's") \

@@ -27,7 +27,10 @@
 //    reports completion.
 //  * device -> device: blocking forms wait for the reply, async forms are
 //    fire-and-forget.
-//  * memsets are fire-and-forget on their stream.
+//  * memsets (hipMemsetAsync and the other Async forms) are fire-and-forget
+//    on their stream; the blocking forms (hipMemset, hipMemset2D/3D,
+//    hipMemsetD8/16/32, hipMemsetD2D*) then synchronize with the stream, as
+//    clr waits for the fill, so any stream sees the bytes afterwards.
 //  * while the stream captures (graph.h), async copies and memsets become
 //    graph nodes and blocking copies are hipErrorStreamCaptureUnsupported.
 #include <sys/mman.h>
@@ -90,8 +93,11 @@ hipError_t Memcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, si
 }
 
 // Fills `height` rows, `pitch` bytes apart, of `count` elements of
-// `element_size` bytes at `dst` with `value`.
-hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count, hipStream_t stream,
+// `element_size` bytes at `dst` with `value`. kBlocking (hipMemset,
+// hipMemset2D, hipMemsetD8...): as clr, which waits for the fill to
+// complete, the call returns once the stream has done it, so work on any
+// other stream (a non-blocking one included) sees the bytes.
+hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count, hipStream_t stream, Mode mode,
                   size_t pitch = 0, size_t height = 1) {
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
@@ -116,8 +122,15 @@ hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count,
   req.element_size = element_size;
   if (hipError_t captured = hipSuccess; AnyCapture() && CaptureNode(target.device, target.id, req, &captured))
     return captured;
+  if (mode == Mode::kBlocking)
+    if (hipError_t e = CheckNotCapturing(target.device, target.id, false); e != hipSuccess) return e;
   ManagedVars::Get().MarkWritten(*s, target.device, target.id, dst, extent);
-  return ToHipError(s->Post<wire::Op::kMemset>(req));
+  Status posted = s->Post<wire::Op::kMemset>(req);
+  if (!posted.ok() || mode == Mode::kAsync) return ToHipError(posted);
+  // The fill's own error, if any, comes back with the synchronization.
+  msg::CallReply reply;
+  Status st = s->Call<wire::Op::kStreamSynchronize>(msg::StreamRequest{target.id}, &reply);
+  return AfterSync(*s, target.device, target.id, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
 }
 
 }  // namespace
@@ -222,35 +235,37 @@ HIPR_EXPORT hipError_t hipMemcpy2DAsync(void* dst, size_t dpitch, const void* sr
 
 // hipMemset's value is a byte (HIP keeps the low 8 bits of the int).
 HIPR_EXPORT hipError_t hipMemset(void* dst, int value, size_t size) {
-  return ApiCall("hipMemset", [&] { return Memset(dst, static_cast<uint8_t>(value), 1, size, nullptr); });
+  return ApiCall("hipMemset",
+                 [&] { return Memset(dst, static_cast<uint8_t>(value), 1, size, nullptr, Mode::kBlocking); });
 }
 
 HIPR_EXPORT hipError_t hipMemset_spt(void* dst, int value, size_t size) {
   return ApiCall("hipMemset_spt",
-                 [&] { return Memset(dst, static_cast<uint8_t>(value), 1, size, hipStreamPerThread); });
+                 [&] { return Memset(dst, static_cast<uint8_t>(value), 1, size, hipStreamPerThread,
+                                     Mode::kBlocking); });
 }
 
 HIPR_EXPORT hipError_t hipMemsetAsync(void* dst, int value, size_t size, hipStream_t stream) {
   return ApiCall("hipMemsetAsync",
-                 [&] { return Memset(dst, static_cast<uint8_t>(value), 1, size, stream); });
+                 [&] { return Memset(dst, static_cast<uint8_t>(value), 1, size, stream, Mode::kAsync); });
 }
 
 HIPR_EXPORT hipError_t hipMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height) {
   return ApiCall("hipMemset2D", [&] {
-    return Memset(dst, static_cast<uint8_t>(value), 1, width, nullptr, pitch, height);
+    return Memset(dst, static_cast<uint8_t>(value), 1, width, nullptr, Mode::kBlocking, pitch, height);
   });
 }
 
 HIPR_EXPORT hipError_t hipMemset2DAsync(void* dst, size_t pitch, int value, size_t width, size_t height,
                                         hipStream_t stream) {
   return ApiCall("hipMemset2DAsync", [&] {
-    return Memset(dst, static_cast<uint8_t>(value), 1, width, stream, pitch, height);
+    return Memset(dst, static_cast<uint8_t>(value), 1, width, stream, Mode::kAsync, pitch, height);
   });
 }
 
 HIPR_EXPORT hipError_t hipMemset2D_spt(void* dst, size_t pitch, int value, size_t width, size_t height) {
   return ApiCall("hipMemset2D_spt", [&] {
-    return Memset(dst, static_cast<uint8_t>(value), 1, width, hipStreamPerThread, pitch, height);
+    return Memset(dst, static_cast<uint8_t>(value), 1, width, hipStreamPerThread, Mode::kBlocking, pitch, height);
   });
 }
 
@@ -306,13 +321,14 @@ HIPR_EXPORT hipError_t hipMemcpy3D_spt(const hipMemcpy3DParms* p) {
 // hipMemset3D: the box's bytes in every row of every slice of a pitched
 // pointer (whole slices: one 2-D memset of height * depth rows).
 namespace {
-hipError_t Memset3D(hipPitchedPtr p, int value, hipExtent e, hipStream_t stream) {
+hipError_t Memset3D(hipPitchedPtr p, int value, hipExtent e, hipStream_t stream, Mode mode) {
   if (e.width == 0 || e.height == 0 || e.depth == 0) return LiveSession() != nullptr ? hipSuccess : hipErrorNoDevice;
   if (p.ptr == nullptr || e.height > p.ysize) return hipErrorInvalidValue;
-  if (e.height == p.ysize) return Memset(p.ptr, static_cast<uint8_t>(value), 1, e.width, stream, p.pitch, e.height * e.depth);
+  if (e.height == p.ysize)
+    return Memset(p.ptr, static_cast<uint8_t>(value), 1, e.width, stream, mode, p.pitch, e.height * e.depth);
   for (size_t z = 0; z < e.depth; ++z) {
     void* slice = static_cast<char*>(p.ptr) + z * p.pitch * p.ysize;
-    if (hipError_t err = Memset(slice, static_cast<uint8_t>(value), 1, e.width, stream, p.pitch, e.height);
+    if (hipError_t err = Memset(slice, static_cast<uint8_t>(value), 1, e.width, stream, mode, p.pitch, e.height);
         err != hipSuccess)
       return err;
   }
@@ -321,15 +337,15 @@ hipError_t Memset3D(hipPitchedPtr p, int value, hipExtent e, hipStream_t stream)
 }  // namespace
 
 HIPR_EXPORT hipError_t hipMemset3D(hipPitchedPtr p, int value, hipExtent extent) {
-  return ApiCall("hipMemset3D", [&] { return Memset3D(p, value, extent, nullptr); });
+  return ApiCall("hipMemset3D", [&] { return Memset3D(p, value, extent, nullptr, Mode::kBlocking); });
 }
 
 HIPR_EXPORT hipError_t hipMemset3DAsync(hipPitchedPtr p, int value, hipExtent extent, hipStream_t stream) {
-  return ApiCall("hipMemset3DAsync", [&] { return Memset3D(p, value, extent, stream); });
+  return ApiCall("hipMemset3DAsync", [&] { return Memset3D(p, value, extent, stream, Mode::kAsync); });
 }
 
 HIPR_EXPORT hipError_t hipMemset3D_spt(hipPitchedPtr p, int value, hipExtent extent) {
-  return ApiCall("hipMemset3D_spt", [&] { return Memset3D(p, value, extent, hipStreamPerThread); });
+  return ApiCall("hipMemset3D_spt", [&] { return Memset3D(p, value, extent, hipStreamPerThread, Mode::kBlocking); });
 }
 
 // The driver API's 2-D copy (hip_Memcpy2D): host and device sides map onto
@@ -643,27 +659,33 @@ HIPR_EXPORT hipError_t hipDrvMemcpy2DUnaligned(const hip_Memcpy2D* p) {
 // `width` elements, `pitch` bytes apart.
 HIPR_EXPORT hipError_t hipMemsetD2D8(hipDeviceptr_t dst, size_t pitch, unsigned char value, size_t width,
                                      size_t height) {
-  return ApiCall("hipMemsetD2D8", [&] { return Memset(dst, value, 1, width, nullptr, pitch, height); });
+  return ApiCall("hipMemsetD2D8",
+                 [&] { return Memset(dst, value, 1, width, nullptr, Mode::kBlocking, pitch, height); });
 }
 HIPR_EXPORT hipError_t hipMemsetD2D8Async(hipDeviceptr_t dst, size_t pitch, unsigned char value, size_t width,
                                           size_t height, hipStream_t stream) {
-  return ApiCall("hipMemsetD2D8Async", [&] { return Memset(dst, value, 1, width, stream, pitch, height); });
+  return ApiCall("hipMemsetD2D8Async",
+                 [&] { return Memset(dst, value, 1, width, stream, Mode::kAsync, pitch, height); });
 }
 HIPR_EXPORT hipError_t hipMemsetD2D16(hipDeviceptr_t dst, size_t pitch, unsigned short value, size_t width,
                                       size_t height) {
-  return ApiCall("hipMemsetD2D16", [&] { return Memset(dst, value, 2, width, nullptr, pitch, height); });
+  return ApiCall("hipMemsetD2D16",
+                 [&] { return Memset(dst, value, 2, width, nullptr, Mode::kBlocking, pitch, height); });
 }
 HIPR_EXPORT hipError_t hipMemsetD2D16Async(hipDeviceptr_t dst, size_t pitch, unsigned short value, size_t width,
                                            size_t height, hipStream_t stream) {
-  return ApiCall("hipMemsetD2D16Async", [&] { return Memset(dst, value, 2, width, stream, pitch, height); });
+  return ApiCall("hipMemsetD2D16Async",
+                 [&] { return Memset(dst, value, 2, width, stream, Mode::kAsync, pitch, height); });
 }
 HIPR_EXPORT hipError_t hipMemsetD2D32(hipDeviceptr_t dst, size_t pitch, unsigned int value, size_t width,
                                       size_t height) {
-  return ApiCall("hipMemsetD2D32", [&] { return Memset(dst, value, 4, width, nullptr, pitch, height); });
+  return ApiCall("hipMemsetD2D32",
+                 [&] { return Memset(dst, value, 4, width, nullptr, Mode::kBlocking, pitch, height); });
 }
 HIPR_EXPORT hipError_t hipMemsetD2D32Async(hipDeviceptr_t dst, size_t pitch, unsigned int value, size_t width,
                                            size_t height, hipStream_t stream) {
-  return ApiCall("hipMemsetD2D32Async", [&] { return Memset(dst, value, 4, width, stream, pitch, height); });
+  return ApiCall("hipMemsetD2D32Async",
+                 [&] { return Memset(dst, value, 4, width, stream, Mode::kAsync, pitch, height); });
 }
 
 hipError_t hipr::client::DrvMemcpy3DToParms(const void* drv, int major, hipMemcpy3DParms* out) {
@@ -939,30 +961,30 @@ HIPR_EXPORT hipError_t hipMemcpyPeerAsync(void* dst, int dst_device, const void*
 }
 
 HIPR_EXPORT hipError_t hipMemsetD8(hipDeviceptr_t dst, unsigned char value, size_t count) {
-  return ApiCall("hipMemsetD8", [&] { return Memset(dst, value, 1, count, nullptr); });
+  return ApiCall("hipMemsetD8", [&] { return Memset(dst, value, 1, count, nullptr, Mode::kBlocking); });
 }
 
 HIPR_EXPORT hipError_t hipMemsetD8Async(hipDeviceptr_t dst, unsigned char value, size_t count,
                                         hipStream_t stream) {
-  return ApiCall("hipMemsetD8Async", [&] { return Memset(dst, value, 1, count, stream); });
+  return ApiCall("hipMemsetD8Async", [&] { return Memset(dst, value, 1, count, stream, Mode::kAsync); });
 }
 
 HIPR_EXPORT hipError_t hipMemsetD16(hipDeviceptr_t dst, unsigned short value, size_t count) {
-  return ApiCall("hipMemsetD16", [&] { return Memset(dst, value, 2, count, nullptr); });
+  return ApiCall("hipMemsetD16", [&] { return Memset(dst, value, 2, count, nullptr, Mode::kBlocking); });
 }
 
 HIPR_EXPORT hipError_t hipMemsetD16Async(hipDeviceptr_t dst, unsigned short value, size_t count,
                                          hipStream_t stream) {
-  return ApiCall("hipMemsetD16Async", [&] { return Memset(dst, value, 2, count, stream); });
+  return ApiCall("hipMemsetD16Async", [&] { return Memset(dst, value, 2, count, stream, Mode::kAsync); });
 }
 
 HIPR_EXPORT hipError_t hipMemsetD32(hipDeviceptr_t dst, int value, size_t count) {
   return ApiCall("hipMemsetD32",
-                 [&] { return Memset(dst, static_cast<uint32_t>(value), 4, count, nullptr); });
+                 [&] { return Memset(dst, static_cast<uint32_t>(value), 4, count, nullptr, Mode::kBlocking); });
 }
 
 HIPR_EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t dst, int value, size_t count,
                                          hipStream_t stream) {
   return ApiCall("hipMemsetD32Async",
-                 [&] { return Memset(dst, static_cast<uint32_t>(value), 4, count, stream); });
+                 [&] { return Memset(dst, static_cast<uint32_t>(value), 4, count, stream, Mode::kAsync); });
 }

@@ -533,7 +533,9 @@ TEST(RdmaGrantRecord, MoreCreditsThanThePeerHasIsAProtocolError) {
 TEST(RdmaGrantRecord, RingBytesNeverWrittenIsAProtocolError) {
   BadSetUpSocketBytes(GrantRecordBytes(8, 1, 0), "cannot have");
 }
-TEST(RdmaGrantRecord, OffersNeverMadeIsAProtocolError) { BadSetUpSocketBytes(GrantRecordBytes(8, 0, 1), "cannot have"); }
+TEST(RdmaGrantRecord, OffersNeverMadeIsAProtocolError) {
+  BadSetUpSocketBytes(GrantRecordBytes(8, 0, 1), "cannot have");
+}
 TEST(RdmaGrantRecord, ReservedBytesSetIsAProtocolError) {
   BadSetUpSocketBytes(GrantRecordBytes(8, 0, 0, 0xC7, 1), "malformed grant record");
 }

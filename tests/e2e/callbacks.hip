@@ -3,7 +3,8 @@
 // around a sleeping callback measure that on the device's clock), the
 // status argument is the stream's, callbacks of a stream run in order, and a
 // blocking copy queued behind a held stream completes (the worker's replay
-// does not wait for the stream while the client's "done" is on its way).
+// does not wait for the stream while the client's "done" is on its way),
+// and hipMemset has filled its bytes when it returns.
 #include <hip/hip_runtime.h>
 #include <unistd.h>
 
@@ -174,11 +175,43 @@ void CheckCopiesBehindAHeldStreamLeaveTheWorkerFree() {
   printf("copies behind a held stream left the worker free: another call took %.3f s\n", took);
 }
 
+// hipMemset is done when it returns (clr waits for the fill): here the null
+// stream is held behind a blocking stream's sleeping callback, so the fill
+// waits for the callback, and so must the call. A copy on a non-blocking
+// stream (which never waits for the null stream) then reads the filled bytes.
+void CheckABlockingMemsetIsDoneWhenItReturns() {
+  constexpr size_t kBytes = 256 << 10;
+  hipStream_t held, free_stream;
+  HIP_OK(hipStreamCreate(&held));
+  HIP_OK(hipStreamCreateWithFlags(&free_stream, hipStreamNonBlocking));
+  uint8_t* d = nullptr;
+  HIP_OK(hipMalloc(&d, kBytes));
+  HIP_OK(hipMemset(d, 0, kBytes));
+  uint8_t* pinned = nullptr;
+  HIP_OK(hipHostMalloc(&pinned, kBytes, 0));
+  std::atomic<bool> ran{false};
+  HIP_OK(hipStreamAddCallback(held, Sleepy, &ran, 0));
+  const double start = e2e::NowSeconds();
+  HIP_OK(hipMemset(d, 0x5a, kBytes));  // The null stream waits for `held`.
+  const double took = e2e::NowSeconds() - start;
+  CHECK(ran.load(), "hipMemset returned after %.3f s, before the callback it waits behind ran", took);
+  HIP_OK(hipMemcpyAsync(pinned, d, kBytes, hipMemcpyDeviceToHost, free_stream));
+  HIP_OK(hipStreamSynchronize(free_stream));
+  for (size_t i = 0; i < kBytes; i += 4093)
+    CHECK(pinned[i] == 0x5a, "byte %zu after hipMemset is 0x%02x", i, pinned[i]);
+  HIP_OK(hipHostFree(pinned));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipStreamDestroy(free_stream));
+  HIP_OK(hipStreamDestroy(held));
+  printf("hipMemset behind a held stream returned after %.3f s, with the fill done\n", took);
+}
+
 int main() {
   g_main_thread = std::this_thread::get_id();
   CheckCopiesBehindAHeldStreamLeaveTheWorkerFree();
   CheckTheStreamWaitsForTheCallback();
   CheckOrderAndStatus();
   CheckABlockingCopyBehindAHeldStream();
+  CheckABlockingMemsetIsDoneWhenItReturns();
   return e2e::Finish("callbacks");
 }
