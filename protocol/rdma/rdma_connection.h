@@ -345,10 +345,10 @@ class RdmaConnection final : public Connection {
   uint64_t offered_ HIPR_GUARDED_BY(mu_) = 0;  // Offers sent.
   uint64_t peer_taken_ HIPR_GUARDED_BY(mu_) = 0;  // Of those, read by the peer.
   uint64_t granted_total_ HIPR_GUARDED_BY(mu_) = 0;  // Receives the peer was ever granted.
-  // A grant record partly read from the set-up socket.
+  uint64_t received_total_ HIPR_GUARDED_BY(mu_) = 0;  // Messages received from it.
+  // A grant record (32 bytes) partly read from the set-up socket.
   uint8_t record_in_[32] HIPR_GUARDED_BY(mu_) = {};
   size_t record_have_ HIPR_GUARDED_BY(mu_) = 0;
-  uint64_t received_total_ HIPR_GUARDED_BY(mu_) = 0;  // Messages received from it.
   // Receiving.
   std::deque<Item> inbox_ HIPR_GUARDED_BY(mu_);
   uint32_t owed_ HIPR_GUARDED_BY(mu_) = 0;  // Receives reposted, not yet granted.

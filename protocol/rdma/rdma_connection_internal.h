@@ -62,7 +62,7 @@ struct GrantRecord {
   uint64_t ring_tail;
   uint64_t taken;
 };
-static_assert(sizeof(GrantRecord) == 32);
+static_assert(sizeof(GrantRecord) == 32);  // RdmaConnection::record_in_ holds one.
 constexpr uint8_t kGrantRecordMarker = 0xC7;
 
 // Work request ids: kind in the top byte.
