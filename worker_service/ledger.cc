@@ -79,6 +79,7 @@ Status Ledger::Create(int slots, uint64_t memory_budget, std::unique_ptr<Ledger>
   p += sizeof(Slot) * static_cast<size_t>(slots);
   l->tenants_ = reinterpret_cast<TenantEntry*>(p);
   for (int i = 0; i < kMaxTenants; ++i) new (&l->tenants_[i]) TenantEntry();
+  HIPR_RETURN_IF_ERROR(IpcRegistry::Create(&l->ipc_));
   *out = std::move(l);
   return Status::Ok();
 }
@@ -186,6 +187,7 @@ void Ledger::ReturnStream(int slot) {
 }
 
 void Ledger::CloseSlot(int slot) {
+  ipc_->CloseSlot(slot);
   Slot& s = slots_[slot];
   header_->streams.fetch_sub(s.streams.exchange(0));
   const uint64_t held = s.memory.exchange(0);

@@ -17,6 +17,8 @@
 // - Counters the metrics endpoint reads (metrics.h): sessions by how they
 //   ended, refusals by why, authentication failures, deferred errors, the
 //   code cache, calls by op and their time on the replay thread.
+// - The IPC handles sessions have exported (ipc_registry.h), dropped with
+//   their session's slot.
 #pragma once
 
 #include <atomic>
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "protocol/status.h"
+#include "worker_service/ipc_registry.h"
 #include "worker_service/memory_account.h"
 
 namespace hipr::worker {
@@ -82,6 +85,8 @@ class Ledger {
     kCodeCacheHits,        // Module loads served without the client's bytes.
     kCodeCacheMisses,      // ... that needed them.
     kCodeCacheWriteFailures,  // Code objects the cache could not store (full disk, unusable directory).
+    kIpcRefusedTenant,     // IPC handles another tenant was not allowed to open.
+    kIpcRefusedInvalid,    // IPC handles that named nothing live here (another worker's, forged, gone).
     kBytesToDevice,        // Bulk copied to device memory.
     kBytesFromDevice,      // Bulk copied from device memory.
     kEventCount
@@ -111,8 +116,11 @@ class Ledger {
   };
   std::vector<SessionUsage> Sessions() const;
 
-  // Zygote, once the slot's process has been reaped.
+  // Zygote, once the slot's process has been reaped (its IPC exports go too).
   void CloseSlot(int slot);
+
+  // Every session's IPC exports.
+  IpcRegistry& ipc() { return *ipc_; }
 
   // Session process: a line to report should it die (a fault in twin code,
   // twin_fault.h), at most kLastWordsBytes. Async-signal-safe. The zygote
@@ -148,6 +156,7 @@ class Ledger {
   Header* header_ = nullptr;
   Slot* slots_ = nullptr;
   TenantEntry* tenants_ = nullptr;
+  std::unique_ptr<IpcRegistry> ipc_;
 };
 
 // A session's MemoryAccount: its slot of the ledger.

@@ -118,6 +118,11 @@ std::string RenderMetrics(const Ledger& ledger, const WorkerConfig& config, bool
   p.Sample("hipr_sessions_refused_total", "reason=\"auth\"", ledger.Counted(Ledger::kAuthFailures));
   p.Sample("hipr_sessions_refused_total", "reason=\"hello\"", ledger.Counted(Ledger::kRefusedHello));
   p.Sample("hipr_sessions_refused_total", "reason=\"tls\"", ledger.Counted(Ledger::kTlsFailures));
+  p.Family("hipr_ipc_open_refused_total", "counter",
+           "IPC handles a session could not open, by why: another tenant's, not allowed (tenant), or naming no "
+           "live export of this worker (invalid: another worker's, forged, or its session ended).");
+  p.Sample("hipr_ipc_open_refused_total", "reason=\"tenant\"", ledger.Counted(Ledger::kIpcRefusedTenant));
+  p.Sample("hipr_ipc_open_refused_total", "reason=\"invalid\"", ledger.Counted(Ledger::kIpcRefusedInvalid));
   p.Family("hipr_bulk_bytes_total", "counter", "Bytes copied to and from device memory.");
   p.Sample("hipr_bulk_bytes_total", "direction=\"to_device\"", ledger.Counted(Ledger::kBytesToDevice));
   p.Sample("hipr_bulk_bytes_total", "direction=\"from_device\"", ledger.Counted(Ledger::kBytesFromDevice));

@@ -441,34 +441,6 @@ Status Session::On(ops::Tag<Op::kHostUnregister>, const wire::FrameHeader& h, ms
   return HostRange(h, m, false);
 }
 
-Status Session::On(ops::Tag<Op::kIpcGetMemHandle>, const wire::FrameHeader& h, msg::IpcGetMemHandleRequest& m) {
-  Device::IpcHandle handle{};
-  Status st = device_->IpcGetMemHandle(m.address, &handle);
-  msg::IpcGetMemHandleReply r;
-  r.error = ToHipError(st);
-  if (st.ok()) r.handle.assign(handle.begin(), handle.end());
-  return Reply(h, r);
-}
-
-Status Session::On(ops::Tag<Op::kIpcOpenMemHandle>, const wire::FrameHeader& h, msg::IpcOpenMemHandleRequest& m) {
-  msg::IpcOpenMemHandleReply r;
-  Status st = m.handle.size() == msg::kIpcMemHandleBytes
-                  ? Status::Ok()
-                  : InvalidArgument("an IPC memory handle has " + std::to_string(msg::kIpcMemHandleBytes) + " bytes");
-  if (st.ok()) {
-    Device::IpcHandle handle{};
-    std::copy(m.handle.begin(), m.handle.end(), handle.begin());
-    st = device_->IpcOpenMemHandle(m.device, handle, m.flags, &r.address, &r.base, &r.size);
-  }
-  if (!st.ok()) spdlog::info("session {}: opening an IPC memory handle failed: {}", id_, st.ToString());
-  r.error = ToHipError(st);
-  return Reply(h, r);
-}
-
-Status Session::On(ops::Tag<Op::kIpcCloseMemHandle>, const wire::FrameHeader& h, msg::IpcCloseMemHandleRequest& m) {
-  return Reply(h, msg::CallReply{ToHipError(device_->IpcCloseMemHandle(m.base))});
-}
-
 Status Session::On(ops::Tag<Op::kVmmReserve>, const wire::FrameHeader& h, msg::VmmReserveRequest& m) {
   msg::VmmReserveReply r;
   Status st = device_->VmmReserve(m.size, m.alignment, m.hint, &r.address);
@@ -507,32 +479,6 @@ Status Session::On(ops::Tag<Op::kVmmRelease>, const wire::FrameHeader& h, msg::V
   return Reply(h, msg::CallReply{ToHipError(device_->VmmRelease(m.handle))});
 }
 
-Status Session::On(ops::Tag<Op::kVmmExport>, const wire::FrameHeader& h, msg::VmmHandleRequest& m) {
-  Device::IpcHandle token{};
-  Status st = device_->VmmExport(m.handle, &token);
-  if (!st.ok()) spdlog::info("session {}: exporting physical memory {} failed: {}", id_, m.handle, st.ToString());
-  msg::IpcGetMemHandleReply r;
-  r.error = ToHipError(st);
-  if (st.ok()) r.handle.assign(token.begin(), token.end());
-  return Reply(h, r);
-}
-
-Status Session::On(ops::Tag<Op::kVmmImport>, const wire::FrameHeader& h, msg::VmmImportRequest& m) {
-  msg::VmmImportReply r;
-  Status st = m.token.size() == msg::kIpcMemHandleBytes
-                  ? Status::Ok()
-                  : InvalidArgument("a shareable handle has " + std::to_string(msg::kIpcMemHandleBytes) + " bytes");
-  if (st.ok()) {
-    Device::IpcHandle token{};
-    std::copy(m.token.begin(), m.token.end(), token.begin());
-    st = device_->VmmImport(m.device, m.handle, token, &r.size);
-  }
-  if (!st.ok()) spdlog::info("session {}: importing physical memory failed: {}", id_, st.ToString());
-  r.error = ToHipError(st);
-  if (!st.ok()) r.size = 0;
-  return Reply(h, r);
-}
-
 Status Session::On(ops::Tag<Op::kVmmMap>, const wire::FrameHeader& h, msg::VmmMapRequest& m) {
   Status st = device_->VmmMap(m.address, m.size, m.offset, m.handle);
   if (!st.ok()) spdlog::info("session {}: mapping at 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
@@ -557,29 +503,6 @@ Status Session::On(ops::Tag<Op::kTextureCreate>, const wire::FrameHeader& h, msg
 Status Session::On(ops::Tag<Op::kTextureDestroy>, const wire::FrameHeader& h, msg::TextureDestroyRequest& m) {
   Defer(h, device_->DestroyTexture(m.handle));
   return Status::Ok();
-}
-
-Status Session::On(ops::Tag<Op::kIpcGetEventHandle>, const wire::FrameHeader& h, msg::EventRequest& m) {
-  Device::IpcEventHandle handle{};
-  Status st = device_->IpcGetEventHandle(m.event, &handle);
-  if (!st.ok()) spdlog::info("session {}: exporting event {} failed: {}", id_, m.event, st.ToString());
-  msg::IpcGetMemHandleReply r;
-  r.error = ToHipError(st);
-  if (st.ok()) r.handle.assign(handle.begin(), handle.end());
-  return Reply(h, r);
-}
-
-Status Session::On(ops::Tag<Op::kIpcOpenEventHandle>, const wire::FrameHeader& h, msg::IpcOpenEventHandleRequest& m) {
-  Status st = m.handle.size() == msg::kIpcEventHandleBytes
-                  ? Status::Ok()
-                  : InvalidArgument("an IPC event handle has " + std::to_string(msg::kIpcEventHandleBytes) + " bytes");
-  if (st.ok()) {
-    Device::IpcEventHandle handle{};
-    std::copy(m.handle.begin(), m.handle.end(), handle.begin());
-    st = device_->IpcOpenEventHandle(m.device, m.event, handle);
-  }
-  if (!st.ok()) spdlog::info("session {}: opening an IPC event handle failed: {}", id_, st.ToString());
-  return Reply(h, msg::CallReply{ToHipError(st)});
 }
 
 Status Session::On(ops::Tag<Op::kCopyOnDevice>, const wire::FrameHeader& h, msg::CopyOnDeviceRequest& m) {

@@ -106,6 +106,12 @@ class Session {
   // kApiCall reads its head and its function's arguments in one pass, so
   // it has no On() (session_api.cc).
   Status ServeApiCall(const wire::FrameHeader& header);
+  // The admitted tenant's name (empty without tenants).
+  const std::string& TenantName() const;
+  // IPC (session_ipc.cc): a device's handle out as the registry's token,
+  // and a token back to the device's handle once this tenant may open it.
+  Status ExportIpc(IpcRegistry::Kind kind, const IpcRegistry::DeviceHandle& handle, std::vector<uint8_t>* token);
+  Status OpenIpc(IpcRegistry::Kind kind, const std::vector<uint8_t>& token, IpcRegistry::DeviceHandle* out);
   // kHostRegister / kHostUnregister.
   Status HostRange(const wire::FrameHeader& header, const msg::HostRangeRequest& m, bool add);
   // Reads the module's bulk (maybe lz4) and checks it against its name.

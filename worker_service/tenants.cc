@@ -48,7 +48,9 @@ Status ParseTenants(const std::string& text, std::vector<Tenant>* out) {
       return InvalidArgument(where + "tenant '" + name + "': a secret is " + std::to_string(auth::kMinSecretBytes) +
                              " to " + std::to_string(auth::kMaxSecretBytes) +
                              " characters (openssl rand -hex 32 makes one)");
-    Tenant t{name, secret};
+    Tenant t;
+    t.name = name;
+    t.secret = secret;
     while (words >> option) {
       const size_t eq = option.find('=');
       const std::string key = option.substr(0, eq);
@@ -58,9 +60,17 @@ Status ParseTenants(const std::string& text, std::vector<Tenant>* out) {
         t.max_sessions = static_cast<int>(n);
       } else if (key == "memory" && ParseByteSize(value, &n) && n > 0) {
         t.memory_bytes = n;
+      } else if (key == "ipc" && !value.empty()) {
+        std::istringstream peers(value);
+        std::string peer;
+        while (std::getline(peers, peer, ','))
+          if (!auth::ValidTenantName(peer))
+            return InvalidArgument(where + "tenant '" + name + "': ipc= lists tenant names separated by commas");
+          else
+            t.ipc_peers.push_back(peer);
       } else {
         return InvalidArgument(where + "tenant '" + name + "': '" + option +
-                               "' is not sessions=N (1..100000) or memory=SIZE (like 16G)");
+                               "' is not sessions=N (1..100000), memory=SIZE (like 16G) or ipc=TENANT[,TENANT...]");
       }
     }
     // A repeated name is a second secret; its first line's limits hold.
@@ -69,14 +79,27 @@ Status ParseTenants(const std::string& text, std::vector<Tenant>* out) {
         if (first.name == name) {
           t.max_sessions = first.max_sessions;
           t.memory_bytes = first.memory_bytes;
+          t.ipc_peers = first.ipc_peers;
           break;
         }
     }
     tenants.push_back(std::move(t));
   }
-  if (tenants.empty()) return InvalidArgument("no tenant: each line is NAME SECRET [sessions=N] [memory=SIZE]");
+  if (tenants.empty())
+    return InvalidArgument("no tenant: each line is NAME SECRET [sessions=N] [memory=SIZE] [ipc=TENANT,...]");
   *out = std::move(tenants);
   return Status::Ok();
+}
+
+bool MayOpenIpc(const std::vector<Tenant>& tenants, const std::string& exporter, const std::string& opener) {
+  if (exporter == opener) return true;
+  for (const Tenant& t : tenants)
+    if (t.name == exporter) {  // Its first line holds its options.
+      for (const std::string& peer : t.ipc_peers)
+        if (peer == opener) return true;
+      return false;
+    }
+  return false;
 }
 
 Status LoadTenants(const std::string& path, std::vector<Tenant>* out, bool* world_readable) {

@@ -1,7 +1,10 @@
 // Tenants: who may use the worker, read from --auth-file.
 //
-// One tenant per line, `NAME SECRET [sessions=N] [memory=SIZE]`; `#` starts
-// a comment. A name may appear on several lines with different secrets
+// One tenant per line, `NAME SECRET [sessions=N] [memory=SIZE]
+// [ipc=OTHER,...]`; `#` starts a comment. `ipc=` names the other tenants
+// whose sessions may open this tenant's IPC handles (memory, events,
+// shareable physical memory); without it only the tenant's own sessions
+// may. A name may appear on several lines with different secrets
 // (rotation: add the new secret, move clients over, remove the old one);
 // its limits come from its first line. The file is read again at every
 // hello, so an edit (or a Kubernetes Secret's update) takes effect for the
@@ -21,7 +24,13 @@ struct Tenant {
   std::string secret;
   int max_sessions = 0;       // Live sessions at once; 0: --max-sessions-per-tenant.
   uint64_t memory_bytes = 0;  // Device memory of all its sessions; 0: --tenant-memory.
+  std::vector<std::string> ipc_peers;  // Other tenants that may open its IPC handles.
 };
+
+// Whether a session of tenant `opener` may open an IPC handle exported by a
+// session of tenant `exporter`: the same tenant, or one the exporter's
+// `ipc=` names.
+bool MayOpenIpc(const std::vector<Tenant>& tenants, const std::string& exporter, const std::string& opener);
 
 // Parses the file's text. Errors name the line.
 Status ParseTenants(const std::string& text, std::vector<Tenant>* out);

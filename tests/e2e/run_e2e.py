@@ -254,6 +254,66 @@ class Scenario(KernelScenarios, CompressScenarios):
             raise Failure("the worker logged %d authentication failures, expected 3:\n%s"
                           % (len(failures), w.log_text()))
 
+    def scenario_ipc_tenants(self):
+        """IPC handles stay inside their tenant and their worker (ipc_tenants.hip). team-a exports
+        memory and an interprocess event on worker 1; another session of team-a opens both, and so
+        does team-c, which team-a's `ipc=team-c` allows; team-b is refused with hipErrorInvalidValue
+        and so is team-a on worker 2 (same tenants file, another worker). The exporter sees exactly
+        the allowed openers' writes. Worker 1 logs the refusal naming both tenants, and /metrics
+        counts each refusal by reason."""
+        self.build.check_runtime()
+        secrets = {t: "%s-secret-0123456789abcdef" % t for t in ("team-a", "team-b", "team-c")}
+        tenants = os.path.join(self.tmp, "ipc-tenants")
+        with open(tenants, "w") as f:
+            f.write("team-a %s ipc=team-c\nteam-b %s\nteam-c %s\n"
+                    % (secrets["team-a"], secrets["team-b"], secrets["team-c"]))
+        os.chmod(tenants, 0o600)
+        ports = [os.path.join(self.tmp, "ipc-metrics-%d.port" % i) for i in (1, 2)]
+        w1 = self.worker("worker1", ["--auth-file", tenants, "--metrics-listen", "127.0.0.1:0",
+                                     "--metrics-port-file", ports[0]])
+        w2 = self.worker("worker2", ["--auth-file", tenants, "--metrics-listen", "127.0.0.1:0",
+                                     "--metrics-port-file", ports[1]])
+
+        def env_of(worker, tenant):
+            env = client_env(self.build, worker.server, "preload")
+            env["HIPR_TOKEN"] = "%s:%s" % (tenant, secrets[tenant])
+            return env
+
+        program = self.build.program("ipc_tenants")
+        exporter = Program("ipc_tenants export (team-a, worker1)", [program, "export"], env_of(w1, "team-a"))
+        m = exporter.wait_for(r"^HANDLES ([0-9a-f]{128}) ([0-9a-f]{128})$", 120, "HANDLES")
+        mem, event = m.group(1), m.group(2)
+        cases = (("team-a", w1, "allowed"), ("team-b", w1, "refused"), ("team-c", w1, "allowed"),
+                 ("team-a", w2, "refused"))
+        for tenant, worker, verdict in cases:
+            label = "ipc_tenants open (%s, %s, expected %s)" % (tenant, worker.name, verdict)
+            p = run_to_pass(label, [program, "open", mem, event, verdict], env_of(worker, tenant), 120)
+            log("%s: %s" % (label, next((l for l in p.text("out") if l.startswith("opener:")), "?")))
+        exporter.send_line()
+        exporter.wait_for(r"^E2E_PAUSE (\d+)$", 60, "E2E_PAUSE (the exporter's checks did not all pass)")
+        check_live_maps(exporter)
+        exporter.send_line()
+        if exporter.wait(30) != EXIT_PASS:
+            raise Failure("the exporter failed")
+        want = "tenant 'team-b' may not open an IPC handle of tenant 'team-a'"
+        refusals = [l for l in w1.log_text().splitlines() if want in l]
+        if len(refusals) != 2:
+            raise Failure("worker1 logged %d refusals naming both tenants (%r), expected 2 (memory, event):\n%s"
+                          % (len(refusals), want, w1.log_text()[-3000:]))
+        log("worker1: %s" % refusals[0].strip())
+        for worker, port_file, tenant_refused, invalid in ((w1, ports[0], 2, 0), (w2, ports[1], 0, 2)):
+            with open(port_file) as f:
+                _, page = self.scrape(int(f.read().strip()), "/metrics")
+            for reason, n in (("tenant", tenant_refused), ("invalid", invalid)):
+                line = 'hipr_ipc_open_refused_total{reason="%s"} %d' % (reason, n)
+                if line not in page.splitlines():
+                    got = [l for l in page.splitlines() if l.startswith("hipr_ipc_open_refused_total")]
+                    raise Failure("%s /metrics: expected %r, got %r" % (worker.name, line, got))
+        log("metrics: worker1 counted 2 refusals for the tenant, worker2 2 handles that are not its own")
+        for w in (w1, w2):
+            if not w.alive():
+                raise Failure("%s died" % w.name)
+
     # 3b'. tls
 
     def scenario_tls(self):

@@ -1,0 +1,138 @@
+// IPC between sessions: memory handles, event handles and shareable
+// physical memory. The client gets a token of the worker's IpcRegistry,
+// never the device's own handle; opening one checks that it is this
+// worker's and that the exporting tenant allows the opening one
+// (docs/operations.md "Security").
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "worker_service/hip_error.h"
+#include "worker_service/session.h"
+#include "worker_service/tenants.h"
+
+namespace hipr::worker {
+
+using wire::Op;
+
+const std::string& Session::TenantName() const {
+  static const std::string kNone;
+  return admission_ ? admission_->tenant.name : kNone;
+}
+
+Status Session::ExportIpc(IpcRegistry::Kind kind, const IpcRegistry::DeviceHandle& handle,
+                          std::vector<uint8_t>* token) {
+  if (ledger_ == nullptr)
+    return Status(StatusCode::kFailedPrecondition, "IPC handles need the worker's registry (no ledger)");
+  IpcRegistry::Token t{};
+  HIPR_RETURN_IF_ERROR(ledger_->ipc().Export(slot_, id_, TenantName(), kind, handle, &t));
+  token->assign(t.begin(), t.end());
+  return Status::Ok();
+}
+
+Status Session::OpenIpc(IpcRegistry::Kind kind, const std::vector<uint8_t>& token, IpcRegistry::DeviceHandle* out) {
+  if (token.size() != IpcRegistry::kTokenBytes)
+    return InvalidArgument("an IPC handle has " + std::to_string(IpcRegistry::kTokenBytes) + " bytes");
+  if (ledger_ == nullptr)
+    return Status(StatusCode::kFailedPrecondition, "IPC handles need the worker's registry (no ledger)");
+  IpcRegistry::Token t{};
+  std::copy(token.begin(), token.end(), t.begin());
+  IpcRegistry::Opened opened;
+  if (Status st = ledger_->ipc().Open(kind, t, &opened); !st.ok()) {
+    ledger_->Count(Ledger::kIpcRefusedInvalid);
+    return st;
+  }
+  const std::string& me = TenantName();
+  if (opened.tenant_digest != IpcRegistry::Digest(me)) {
+    // Another tenant's: only where the exporter's line of the tenants file
+    // (read now, so an edit takes effect at once) allows this one.
+    std::vector<Tenant> tenants;
+    const bool allowed = !config_.auth_file.empty() && LoadTenants(config_.auth_file, &tenants).ok() &&
+                         MayOpenIpc(tenants, opened.tenant, me);
+    if (!allowed) {
+      ledger_->Count(Ledger::kIpcRefusedTenant);
+      spdlog::warn("session {}: tenant '{}' may not open an IPC handle of tenant '{}' (exported by session {}); "
+                   "refused. The exporter's line in --auth-file allows it with ipc={}",
+                   id_, me, opened.tenant, opened.session_id, me.empty() ? "NAME" : me);
+      return InvalidArgument("the IPC handle belongs to another tenant, which does not allow this one to open it");
+    }
+    spdlog::info("session {}: tenant '{}' opens an IPC handle of tenant '{}' (session {}), as its ipc= allows", id_,
+                 me, opened.tenant, opened.session_id);
+  }
+  *out = opened.handle;
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kIpcGetMemHandle>, const wire::FrameHeader& h, msg::IpcGetMemHandleRequest& m) {
+  Device::IpcHandle handle{};
+  Status st = device_->IpcGetMemHandle(m.address, &handle);
+  msg::IpcGetMemHandleReply r;
+  if (st.ok()) st = ExportIpc(IpcRegistry::Kind::kMemory, handle, &r.handle);
+  if (!st.ok()) {
+    spdlog::info("session {}: exporting memory at 0x{:x} failed: {}", id_, m.address, st.ToString());
+    r.handle.clear();
+  }
+  r.error = ToHipError(st);
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kIpcOpenMemHandle>, const wire::FrameHeader& h, msg::IpcOpenMemHandleRequest& m) {
+  msg::IpcOpenMemHandleReply r;
+  Device::IpcHandle handle{};
+  Status st = OpenIpc(IpcRegistry::Kind::kMemory, m.handle, &handle);
+  if (st.ok()) st = device_->IpcOpenMemHandle(m.device, handle, m.flags, &r.address, &r.base, &r.size);
+  if (!st.ok()) spdlog::info("session {}: opening an IPC memory handle failed: {}", id_, st.ToString());
+  r.error = ToHipError(st);
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kIpcCloseMemHandle>, const wire::FrameHeader& h, msg::IpcCloseMemHandleRequest& m) {
+  return Reply(h, msg::CallReply{ToHipError(device_->IpcCloseMemHandle(m.base))});
+}
+
+Status Session::On(ops::Tag<Op::kVmmExport>, const wire::FrameHeader& h, msg::VmmHandleRequest& m) {
+  Device::IpcHandle handle{};
+  Status st = device_->VmmExport(m.handle, &handle);
+  msg::IpcGetMemHandleReply r;
+  if (st.ok()) st = ExportIpc(IpcRegistry::Kind::kPhysical, handle, &r.handle);
+  if (!st.ok()) {
+    spdlog::info("session {}: exporting physical memory {} failed: {}", id_, m.handle, st.ToString());
+    r.handle.clear();
+  }
+  r.error = ToHipError(st);
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kVmmImport>, const wire::FrameHeader& h, msg::VmmImportRequest& m) {
+  msg::VmmImportReply r;
+  Device::IpcHandle handle{};
+  Status st = OpenIpc(IpcRegistry::Kind::kPhysical, m.token, &handle);
+  if (st.ok()) st = device_->VmmImport(m.device, m.handle, handle, &r.size);
+  if (!st.ok()) spdlog::info("session {}: importing physical memory failed: {}", id_, st.ToString());
+  r.error = ToHipError(st);
+  if (!st.ok()) r.size = 0;
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kIpcGetEventHandle>, const wire::FrameHeader& h, msg::EventRequest& m) {
+  Device::IpcEventHandle handle{};
+  Status st = device_->IpcGetEventHandle(m.event, &handle);
+  msg::IpcGetMemHandleReply r;
+  if (st.ok()) st = ExportIpc(IpcRegistry::Kind::kEvent, handle, &r.handle);
+  if (!st.ok()) {
+    spdlog::info("session {}: exporting event {} failed: {}", id_, m.event, st.ToString());
+    r.handle.clear();
+  }
+  r.error = ToHipError(st);
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kIpcOpenEventHandle>, const wire::FrameHeader& h, msg::IpcOpenEventHandleRequest& m) {
+  Device::IpcEventHandle handle{};
+  Status st = OpenIpc(IpcRegistry::Kind::kEvent, m.handle, &handle);
+  if (st.ok()) st = device_->IpcOpenEventHandle(m.device, m.event, handle);
+  if (!st.ok()) spdlog::info("session {}: opening an IPC event handle failed: {}", id_, st.ToString());
+  return Reply(h, msg::CallReply{ToHipError(st)});
+}
+
+}  // namespace hipr::worker
