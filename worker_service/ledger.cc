@@ -1,6 +1,10 @@
 #include "worker_service/ledger.h"
 
+#include <openssl/sha.h>
+#include <pthread.h>
 #include <sys/mman.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstring>
@@ -20,6 +24,7 @@ struct Ledger::Header {
   std::atomic<uint64_t> duration_count{0};
   std::atomic<uint64_t> duration_sum_ns{0};
   uint64_t memory_budget = 0;
+  pthread_mutex_t tenant_mu;  // TenantLock.
 };
 
 struct Ledger::Slot {
@@ -34,12 +39,30 @@ struct Ledger::Slot {
 };
 
 struct Ledger::TenantEntry {
-  enum : uint32_t { kUnused = 0, kClaiming = 1, kReady = 2 };
+  enum : uint32_t { kUnused = 0, kReady = 2 };
   std::atomic<uint32_t> state{kUnused};
-  char name[72] = {};
-  std::atomic<int32_t> sessions{0};
+  // Written under the tenant lock; read under it too.
+  uint8_t digest[SHA256_DIGEST_LENGTH] = {};
+  char name[Ledger::kShownTenantBytes + 1] = {};  // Shown (TenantIndexLocked).
+  std::atomic<int32_t> sessions{0};  // Raised only under the tenant lock.
   std::atomic<uint64_t> memory{0};
   std::atomic<uint64_t> memory_cap{0};  // The last admitted session's view of `memory=`.
+};
+
+// The tenant table's lock: a process-shared robust mutex, so a session
+// process killed while it holds it (an evicted handshake) does not wedge
+// the worker.
+class Ledger::TenantLock {
+ public:
+  explicit TenantLock(pthread_mutex_t* mu) : mu_(mu) {
+    if (pthread_mutex_lock(mu_) == EOWNERDEAD) pthread_mutex_consistent(mu_);
+  }
+  ~TenantLock() { pthread_mutex_unlock(mu_); }
+  TenantLock(const TenantLock&) = delete;
+  TenantLock& operator=(const TenantLock&) = delete;
+
+ private:
+  pthread_mutex_t* mu_;
 };
 
 namespace {
@@ -64,7 +87,9 @@ bool AddCapped(std::atomic<uint64_t>& counter, uint64_t bytes, uint64_t cap) {
 Status Ledger::Create(int slots, uint64_t memory_budget, std::unique_ptr<Ledger>* out) {
   std::unique_ptr<Ledger> l(new Ledger());
   l->slot_count_ = slots;
-  l->bytes_ = sizeof(Header) + sizeof(Slot) * static_cast<size_t>(slots) + sizeof(TenantEntry) * kMaxTenants;
+  l->tenant_count_ = std::max(kMinTenants, slots);
+  l->bytes_ = sizeof(Header) + sizeof(Slot) * static_cast<size_t>(slots) +
+              sizeof(TenantEntry) * static_cast<size_t>(l->tenant_count_);
   l->base_ = mmap(nullptr, l->bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (l->base_ == MAP_FAILED) {
     l->base_ = nullptr;
@@ -73,12 +98,19 @@ Status Ledger::Create(int slots, uint64_t memory_budget, std::unique_ptr<Ledger>
   char* p = static_cast<char*>(l->base_);
   l->header_ = new (p) Header();
   l->header_->memory_budget = memory_budget;
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+  const int made = pthread_mutex_init(&l->header_->tenant_mu, &attr);
+  pthread_mutexattr_destroy(&attr);
+  if (made != 0) return Status(StatusCode::kInternal, std::string("cannot make the ledger's lock: ") + std::strerror(made));
   p += sizeof(Header);
   l->slots_ = reinterpret_cast<Slot*>(p);
   for (int i = 0; i < slots; ++i) new (&l->slots_[i]) Slot();
   p += sizeof(Slot) * static_cast<size_t>(slots);
   l->tenants_ = reinterpret_cast<TenantEntry*>(p);
-  for (int i = 0; i < kMaxTenants; ++i) new (&l->tenants_[i]) TenantEntry();
+  for (int i = 0; i < l->tenant_count_; ++i) new (&l->tenants_[i]) TenantEntry();
   HIPR_RETURN_IF_ERROR(IpcRegistry::Create(&l->ipc_));
   *out = std::move(l);
   return Status::Ok();
@@ -100,42 +132,57 @@ void Ledger::OpenSlot(int slot, uint64_t session_id) {
 
 Ledger::SlotState Ledger::State(int slot) const { return static_cast<SlotState>(slots_[slot].state.load()); }
 
-int Ledger::TenantIndex(const std::string& name) {
-  for (int i = 0; i < kMaxTenants; ++i) {
+int Ledger::TenantIndexLocked(const std::string& name) {
+  uint8_t digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(name.data()), name.size(), digest);
+  int unused = -1, idle = -1;
+  for (int i = 0; i < tenant_count_; ++i) {
     TenantEntry& t = tenants_[i];
-    uint32_t state = t.state.load();
-    if (state == TenantEntry::kUnused) {
-      if (!t.state.compare_exchange_strong(state, TenantEntry::kClaiming)) {
-        --i;  // Another process claimed it meanwhile: look at it again.
-        continue;
-      }
-      std::strncpy(t.name, name.c_str(), sizeof t.name - 1);
-      t.state.store(TenantEntry::kReady);
-      return i;
+    if (t.state.load() != TenantEntry::kReady) {
+      if (unused < 0) unused = i;
+      continue;
     }
-    while (state == TenantEntry::kClaiming) {  // A name being written: a few instructions.
-      std::this_thread::yield();
-      state = t.state.load();
-    }
-    if (name == t.name) return i;
+    if (std::memcmp(t.digest, digest, sizeof digest) == 0) return i;
+    if (idle < 0 && t.sessions.load() == 0 && t.memory.load() == 0) idle = i;
   }
-  return -1;
+  // A new name: a never-used entry, else the first idle one, forgotten.
+  const int index = unused >= 0 ? unused : idle;
+  if (index < 0) return -1;
+  TenantEntry& t = tenants_[index];
+  std::memcpy(t.digest, digest, sizeof digest);
+  std::memset(t.name, 0, sizeof t.name);
+  if (name.size() <= kShownTenantBytes) {
+    std::memcpy(t.name, name.data(), name.size());
+  } else {
+    // Cut, with part of the digest so that two long names stay apart in
+    // logs and metric labels: 48 bytes, "...#", 12 hex digits.
+    static const char kHex[] = "0123456789abcdef";
+    std::string shown = name.substr(0, kShownTenantBytes - 16) + "...#";
+    for (int i = 0; i < 6; ++i) {
+      shown += kHex[digest[i] >> 4];
+      shown += kHex[digest[i] & 15];
+    }
+    std::memcpy(t.name, shown.data(), shown.size());
+  }
+  t.memory_cap.store(0);
+  t.state.store(TenantEntry::kReady);
+  return index;
 }
 
 Status Ledger::Admit(int slot, const std::string& tenant, int max_sessions, uint64_t memory_cap) {
   Slot& s = slots_[slot];
   if (!tenant.empty()) {
-    const int index = TenantIndex(tenant);
+    TenantLock lock(&header_->tenant_mu);
+    const int index = TenantIndexLocked(tenant);
     if (index < 0)
-      return Status(StatusCode::kResourceExhausted,
-                    "the worker tracks at most " + std::to_string(kMaxTenants) + " tenants");
+      return Status(StatusCode::kResourceExhausted, "every one of the worker's " + std::to_string(tenant_count_) +
+                                                        " tenant entries has live sessions");
     TenantEntry& t = tenants_[index];
-    int32_t now = t.sessions.load();
-    do {
-      if (max_sessions > 0 && now >= max_sessions)
-        return Status(StatusCode::kResourceExhausted, "tenant '" + tenant + "' already has " +
-                                                          std::to_string(now) + " live sessions, its limit");
-    } while (!t.sessions.compare_exchange_weak(now, now + 1));
+    const int32_t now = t.sessions.load();
+    if (max_sessions > 0 && now >= max_sessions)
+      return Status(StatusCode::kResourceExhausted, "tenant '" + std::string(t.name) + "' already has " +
+                                                        std::to_string(now) + " live sessions, its limit");
+    t.sessions.fetch_add(1);
     t.memory_cap.store(memory_cap);
     s.tenant.store(index);
   }
@@ -253,9 +300,10 @@ uint64_t Ledger::SlotMemory(int slot) const { return slots_[slot].memory.load();
 
 std::vector<Ledger::TenantUsage> Ledger::Tenants() const {
   std::vector<TenantUsage> out;
-  for (int i = 0; i < kMaxTenants; ++i) {
+  TenantLock lock(&header_->tenant_mu);
+  for (int i = 0; i < tenant_count_; ++i) {
     const TenantEntry& t = tenants_[i];
-    if (t.state.load() != TenantEntry::kReady) break;
+    if (t.state.load() != TenantEntry::kReady) continue;
     out.push_back({t.name, t.sessions.load(), t.memory.load()});
   }
   return out;

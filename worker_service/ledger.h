@@ -36,7 +36,10 @@ namespace hipr::worker {
 class Ledger {
  public:
   enum SlotState : uint32_t { kFree = 0, kHandshake = 1, kAdmitted = 2 };
-  static constexpr int kMaxTenants = 1024;
+  // Tenants the ledger remembers at once: at least this many, and never
+  // fewer than the slots, so a new tenant always finds a free or idle entry
+  // (one with no live session and no memory), which it takes over.
+  static constexpr int kMinTenants = 1024;
   // Calls are counted by op code modulo this (every Op is below it).
   static constexpr int kOpSlots = 4096;
 
@@ -56,7 +59,9 @@ class Ledger {
   // Session process, after the handshake: joins `tenant` (empty: none),
   // whose live sessions may number `max_sessions` (0: no limit) and whose
   // sessions may hold `memory_cap` bytes (0: no limit). kResourceExhausted
-  // when the tenant is at its limit.
+  // when the tenant is at its limit. A tenant is its whole name, however
+  // long (a client certificate's common name may be): names are compared by
+  // SHA-256.
   Status Admit(int slot, const std::string& tenant, int max_sessions, uint64_t memory_cap);
   // Session process: device memory taken and given back (MemoryAccount).
   Status Charge(int slot, uint64_t bytes);
@@ -127,6 +132,7 @@ class Ledger {
   // reads it (LastWords) when it reaps a process that did not end cleanly;
   // opening and closing the slot clear it.
   static constexpr size_t kLastWordsBytes = 512;
+  static constexpr size_t kShownTenantBytes = 64;
   void SetLastWords(int slot, const char* text, size_t size);
   std::string LastWords(int slot) const;
 
@@ -136,6 +142,8 @@ class Ledger {
   uint64_t memory_budget() const;
   uint64_t SlotMemory(int slot) const;
   struct TenantUsage {
+    // The whole name, or one over kShownTenantBytes cut to its first 48
+    // bytes, "...#" and 12 hex digits of its SHA-256.
     std::string name;
     int sessions = 0;
     uint64_t memory = 0;
@@ -147,12 +155,16 @@ class Ledger {
   struct Slot;
   struct TenantEntry;
   Ledger() = default;
-  // The tenant's entry, claimed on first use; -1 when the table is full.
-  int TenantIndex(const std::string& name);
+  // Under the tenant lock: the tenant's entry, claimed on first use (or an
+  // idle one taken over); -1 only when every entry is busy, which
+  // kMinTenants >= slots rules out.
+  int TenantIndexLocked(const std::string& name);
+  class TenantLock;
 
   void* base_ = nullptr;
   size_t bytes_ = 0;
   int slot_count_ = 0;
+  int tenant_count_ = 0;
   Header* header_ = nullptr;
   Slot* slots_ = nullptr;
   TenantEntry* tenants_ = nullptr;

@@ -80,11 +80,17 @@ std::string NameText(X509_NAME* name) {
   return text;
 }
 
+// The subject's one common name, whole (it names a tenant, so it is never
+// cut); empty when there is none, more than one, or one holding a NUL.
 std::string CommonName(X509_NAME* name) {
   if (name == nullptr) return "";
-  char buf[256] = {};
-  const int n = X509_NAME_get_text_by_NID(name, NID_commonName, buf, sizeof buf);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+  const int at = X509_NAME_get_index_by_NID(name, NID_commonName, -1);
+  if (at < 0 || X509_NAME_get_index_by_NID(name, NID_commonName, at) >= 0) return "";
+  unsigned char* utf8 = nullptr;
+  const int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, at)));
+  std::string cn = n > 0 ? std::string(reinterpret_cast<const char*>(utf8), static_cast<size_t>(n)) : "";
+  OPENSSL_free(utf8);
+  return cn.find('\0') == std::string::npos ? cn : "";
 }
 
 int RemainingMs(std::chrono::steady_clock::time_point deadline) {

@@ -367,6 +367,31 @@ class Scenario(KernelScenarios, CompressScenarios):
         if not m.alive():
             raise Failure("the worker died during the TLS runs (%s)" % describe_rc(m.proc.returncode))
 
+        # A 90-character common name is one tenant, whole: with one session per tenant, a second
+        # session of the same certificate waits for the first to end.
+        one = self.worker(name="worker-one-per-tenant", extra_args=[
+            "--tls-cert", pem("server.pem"), "--tls-key", pem("server.key"), "--tls-client-ca", pem("ca.pem"),
+            "--max-sessions-per-tenant", "1"])
+        long_cn = {"HIPR_TLS_CA": pem("ca.pem"), "HIPR_TLS_CERT": pem("long-client.pem"),
+                   "HIPR_TLS_KEY": pem("long-client.key")}
+        env = client_env(self.build, one.server, "preload")
+        env.update(long_cn)
+        first = Program("tls (long common name, first session)", memory, env)
+        first.wait_for(r"^E2E_PAUSE (\d+)$", 200, "E2E_PAUSE")
+        refused("long common name, second session", one.server, long_cn, ["already has 1 live sessions"])
+        first.send_line()
+        if first.wait(30) != EXIT_PASS:
+            raise Failure("the first session of the long common name failed")
+        # A tenant's limit is final, not a wait: the next session starts once the worker has
+        # reaped the first (session 1).
+        deadline = time.monotonic() + 30
+        while not re.search(r"session 1: process \d+ ended", one.log_text()):
+            if time.monotonic() > deadline:
+                raise Failure("worker-one-per-tenant did not report the first session ended:\n%s"
+                              % one.log_text()[-3000:])
+            time.sleep(0.05)
+        run_to_pass("tls (long common name, once the first ended)", memory, env, 200)
+
         # Both a credential and a client certificate: they must name the same tenant.
         tenants = os.path.join(self.tmp, "tls-tenants")
         with open(tenants, "w") as f:

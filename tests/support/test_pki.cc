@@ -44,7 +44,11 @@ bool Issue(const char* cn, const Issued* issuer, bool ca, const char* san, long 
   X509_gmtime_adj(X509_getm_notAfter(c), 7L * 24 * 3600);
   X509_set_pubkey(c, out->key);
   X509_NAME* name = X509_get_subject_name(c);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn), -1, -1, 0);
+  // UTF8String set directly: OpenSSL's string table would refuse a common
+  // name over X.509's 64 characters, which a CA may still issue.
+  if (X509_NAME_add_entry_by_txt(name, "CN", V_ASN1_UTF8STRING, reinterpret_cast<const unsigned char*>(cn), -1, -1,
+                                 0) != 1)
+    return false;
   X509* issuer_cert = issuer != nullptr ? issuer->cert : c;
   EVP_PKEY* issuer_key = issuer != nullptr ? issuer->key : out->key;
   X509_set_issuer_name(c, X509_get_subject_name(issuer_cert));
@@ -72,12 +76,13 @@ Status Write(const std::string& path, const Issued& what, bool key) {
 
 Status MakeTestPki(const std::string& dir, TestPki* out) {
   mkdir(dir.c_str(), 0700);
-  Issued ca, other_ca, server, client, stranger;
+  Issued ca, other_ca, server, client, stranger, long_client;
   if (!Issue("hipr test CA", nullptr, true, nullptr, 1, &ca) ||
       !Issue("another test CA", nullptr, true, nullptr, 2, &other_ca) ||
       !Issue("hipr-worker", &ca, false, "IP:127.0.0.1,IP:::1,DNS:localhost", 3, &server) ||
       !Issue("tenant-a", &ca, false, nullptr, 4, &client) ||
-      !Issue("stranger", &other_ca, false, nullptr, 5, &stranger))
+      !Issue("stranger", &other_ca, false, nullptr, 5, &stranger) ||
+      !Issue(kLongCommonName, &ca, false, nullptr, 6, &long_client))
     return Status(StatusCode::kInternal, "cannot make the test certificates");
   out->ca = dir + "/ca.pem";
   out->other_ca = dir + "/other-ca.pem";
@@ -95,6 +100,10 @@ Status MakeTestPki(const std::string& dir, TestPki* out) {
   HIPR_RETURN_IF_ERROR(Write(out->client_key, client, true));
   HIPR_RETURN_IF_ERROR(Write(out->stranger_cert, stranger, false));
   HIPR_RETURN_IF_ERROR(Write(out->stranger_key, stranger, true));
+  out->long_client_cert = dir + "/long-client.pem";
+  out->long_client_key = dir + "/long-client.key";
+  HIPR_RETURN_IF_ERROR(Write(out->long_client_cert, long_client, false));
+  HIPR_RETURN_IF_ERROR(Write(out->long_client_key, long_client, true));
   return Status::Ok();
 }
 

@@ -18,7 +18,12 @@ struct TestPki {
   std::string server_cert, server_key;
   std::string client_cert, client_key;  // CN=tenant-a, from `ca`.
   std::string stranger_cert, stranger_key;  // CN=stranger, from `other_ca`.
+  std::string long_client_cert, long_client_key;  // CN=kLongCommonName, from `ca`.
 };
+
+// A common name of 90 characters (X.509 says at most 64; CAs issue longer).
+inline constexpr const char* kLongCommonName =
+    "tenant-with-a-common-name-much-longer-than-x509-allows-0123456789-abcdefghijklmnopqrstuvwx";
 
 // Writes a fresh PKI into `dir` (created if missing).
 Status MakeTestPki(const std::string& dir, TestPki* out);
