@@ -28,6 +28,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kVersionMismatch: return "version mismatch";
     case StatusCode::kUnauthenticated: return "unauthenticated";
     case StatusCode::kDeviceLost: return "device lost";
+    case StatusCode::kUnavailable: return "unavailable";
     case StatusCode::kLinkDown: return "link down";
     case StatusCode::kTimeout: return "timeout";
   }

@@ -29,6 +29,11 @@ enum class StatusCode : int {
   kVersionMismatch = 101,
   kUnauthenticated = 102,
   kDeviceLost = 103,
+  // The worker cannot take the session now but may soon (at --max-sessions,
+  // a per-peer limit, or busy with hellos): a client retries within its
+  // bound. Refusals that retrying cannot change (credentials, a tenant's
+  // limits, versions) carry their own codes.
+  kUnavailable = 104,
   // Link scope (200..).
   kLinkDown = 200,
   kTimeout = 201,

@@ -307,9 +307,11 @@ void Acceptor::CountHandshakes(const std::string& peer_key, int* all, int* from_
 }
 
 void Acceptor::Refuse(int fd, const std::string& why) {
-  spdlog::warn("refusing a connection: {}", why);
+  spdlog::warn("refusing a connection for now: {}", why);
+  // Every refusal here may pass on a later try (a slot or a hello may end):
+  // kUnavailable, which a client retries (HIPR_CONNECT_RETRY_S).
   codec::BodyWriter w;
-  w.Encode(msg::Fatal{StatusCode::kResourceExhausted, why});
+  w.Encode(msg::Fatal{StatusCode::kUnavailable, why});
   uint8_t header[sizeof(wire::FrameHeader)];
   wire::EncodeHeader(wire::MakeHeader(static_cast<uint16_t>(wire::Op::kFatal), 0, static_cast<uint32_t>(w.size())),
                      header);

@@ -80,10 +80,19 @@ Status ReceiveMessage(int fd, ZygoteMessage* m, int* passed_fd) {
 // a kFatal frame saying how it died.
 // `last_words`: what the process reported before it died (a twin's fault,
 // Ledger::SetLastWords), empty when nothing.
-void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status, const std::string& last_words = {}) {
+// `in_hello`: the process was killed before its hello finished (the
+// acceptor ends the oldest such to make room): the client had no session
+// yet and may try again, so it is told kUnavailable.
+void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status, const std::string& last_words = {},
+                bool in_hello = false) {
   msg::Fatal fatal{StatusCode::kDeviceLost, "worker session " + std::to_string(session_id) + " (process " +
                                                 std::to_string(pid) + ") " + DescribeWaitStatus(wait_status) +
                                                 (last_words.empty() ? "" : ": " + last_words)};
+  if (in_hello && WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL) {
+    fatal.status = StatusCode::kUnavailable;
+    fatal.message = "worker session " + std::to_string(session_id) +
+                    " was ended before its hello finished, to make room for other connections";
+  }
   codec::BodyWriter w;
   w.Encode(fatal);
   uint8_t header[sizeof(wire::FrameHeader)];
@@ -177,7 +186,8 @@ void TellClient(int fd, uint64_t session_id, pid_t pid, int wait_status, const s
         if (!clean) {
           const std::string last_words = ledger->LastWords(it->second.slot);
           if (!last_words.empty()) spdlog::error("session {}: {}", it->second.session_id, last_words);
-          TellClient(cfd, it->second.session_id, pid, ws, last_words);
+          TellClient(cfd, it->second.session_id, pid, ws, last_words,
+                     ledger->State(it->second.slot) == Ledger::kHandshake);
         }
         if (!clean && !shutting_down) {
           shutdown(cfd, SHUT_WR);

@@ -115,6 +115,7 @@ Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* proble
     p.Problem("HIPR_LOG_LEVEL", v, "expected error, warn, info, debug, trace or off", "warn");
   p.Number("HIPR_CONNECT_TIMEOUT_MS", 1, 600000, false, &c.connect_timeout_ms);
   p.Number("HIPR_PEER_TIMEOUT_MS", 100, 86400000, false, &c.peer_timeout_ms);
+  p.Number("HIPR_CONNECT_RETRY_S", 0, 86400, false, &c.connect_retry_s);
   // At least 64 MiB; at most 64 TiB (x86-64 user space is 128 TiB).
   p.Number("HIPR_WINDOW_BYTES", uint64_t{64} << 20, uint64_t{64} << 40, true, &c.window_bytes);
   p.Number("HIPR_CHUNK_BYTES", wire::kMinChunkBytes, wire::kMaxChunkBytes, true, &c.chunk_bytes);

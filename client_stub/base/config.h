@@ -53,6 +53,9 @@ struct Config {
   LogLevel log_level = LogLevel::kWarn;        // HIPR_LOG_LEVEL.
   int connect_timeout_ms = 3000;               // HIPR_CONNECT_TIMEOUT_MS.
   int peer_timeout_ms = 10000;                 // HIPR_PEER_TIMEOUT_MS: silence => link dead.
+  // HIPR_CONNECT_RETRY_S: how long to keep retrying a worker that refuses a
+  // new session for now (kUnavailable: full, or busy with hellos); 0: never.
+  int connect_retry_s = 60;
   uint64_t window_bytes = uint64_t{64} << 30;  // HIPR_WINDOW_BYTES: device VA window offered.
   uint32_t chunk_bytes = wire::kDefaultChunkBytes;  // HIPR_CHUNK_BYTES.
   uint64_t batch_bytes = 256u << 10;           // HIPR_BATCH_BYTES: flush threshold.

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "client_stub/base/log.h"
@@ -68,39 +70,68 @@ Session::~Session() {
     if (p->detached) delete p;  // Async copies that never landed.
 }
 
-std::unique_ptr<Session> Session::Open(const Config& config, AddressRange* window) {
-  std::unique_ptr<Session> s(new Session(config, config.ServerForLog()));
-  Status st = s->Connect();
-  if (!st.ok()) {
-    HIPR_LOG_ERROR("cannot reach worker at %s (HIPR_SERVER): %s", s->server_.c_str(),
-                   st.message().c_str());
-    (void)s->MarkDead(st, /*log=*/false);
-    return s;
-  }
+Status Session::Start(AddressRange* window, const char** failed) {
+  *failed = "cannot reach worker at";
+  HIPR_RETURN_IF_ERROR(Connect());
   if (window->empty()) {
-    st = ReserveAnywhere(config.window_bytes, window);
+    Status st = ReserveAnywhere(config_.window_bytes, window);
     if (!st.ok()) {
-      HIPR_LOG_ERROR("cannot reserve the device address window (HIPR_WINDOW_BYTES=%llu): %s",
-                     static_cast<unsigned long long>(config.window_bytes), st.message().c_str());
-      (void)s->MarkDead(st, /*log=*/false);
-      return s;
+      *failed = "cannot reserve the device address window (HIPR_WINDOW_BYTES) for";
+      return st;
     }
   }
-  st = s->Hello(window);
-  if (!st.ok()) {
+  *failed = "cannot start a session with worker at";
+  return Hello(window);
+}
+
+std::unique_ptr<Session> Session::Open(const Config& config, AddressRange* window) {
+  // A worker that is full or busy with hellos says so (kUnavailable): such
+  // a refusal is retried, with jittered exponential backoff, for up to
+  // HIPR_CONNECT_RETRY_S, so that a burst of clients (a job's ranks starting
+  // at once) queues instead of failing. Any other failure is final.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(config.connect_retry_s);
+  unsigned seed = static_cast<unsigned>(getpid()) ^ static_cast<unsigned>(
+                      std::chrono::steady_clock::now().time_since_epoch().count());
+  int backoff_ms = 20;
+  int retries = 0;
+  for (;;) {
+    std::unique_ptr<Session> s(new Session(config, config.ServerForLog()));
+    const char* failed = "";
+    Status st = s->Start(window, &failed);
+    if (st.ok()) {
+      if (retries > 0)
+        HIPR_LOG_INFO("worker %s took the session after %d retr%s", s->server_.c_str(), retries,
+                      retries == 1 ? "y" : "ies");
+      HIPR_LOG_INFO("session %llu with worker %s (%s, %d device%s, protocol v%u, window [%s, %s))",
+                    static_cast<unsigned long long>(s->hello_.session_id), s->server_.c_str(),
+                    s->hello_.device_kind.c_str(), s->device_count(), s->device_count() == 1 ? "" : "s",
+                    s->hello_.version, Hex(window->base).c_str(), Hex(window->end()).c_str());
+      s->opened_.store(true);
+      s->StartFlusher();
+      return s;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const bool for_now = st.code() == StatusCode::kUnavailable || s->DeadCause() == StatusCode::kUnavailable;
+    if (for_now && now < deadline) {
+      if (retries == 0)
+        HIPR_LOG_WARN("worker %s cannot take the session yet (%s); retrying for up to %d s (HIPR_CONNECT_RETRY_S)",
+                      s->server_.c_str(), st.message().c_str(), config.connect_retry_s);
+      ++retries;
+      const int wait_ms = backoff_ms / 2 + static_cast<int>(rand_r(&seed) % static_cast<unsigned>(backoff_ms));
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+      usleep(static_cast<useconds_t>(std::min<int64_t>(wait_ms, left)) * 1000);
+      backoff_ms = std::min(backoff_ms * 2, 1000);
+      continue;
+    }
     // Dead already (a link failure in the hello): the message is the first reason, whole.
-    HIPR_LOG_ERROR("cannot start a session with worker at %s (HIPR_SERVER): %s", s->server_.c_str(),
-                   (s->dead() ? st.message() : st.ToString()).c_str());
+    std::string why = s->dead() ? st.message() : st.ToString();
+    if (for_now && retries > 0)
+      why += " (still, after " + std::to_string(retries) + " retries over HIPR_CONNECT_RETRY_S=" +
+             std::to_string(config.connect_retry_s) + " s)";
+    HIPR_LOG_ERROR("%s %s (HIPR_SERVER): %s", failed, s->server_.c_str(), why.c_str());
     (void)s->MarkDead(st, /*log=*/false);
     return s;
   }
-  HIPR_LOG_INFO("session %llu with worker %s (%s, %d device%s, protocol v%u, window [%s, %s))",
-                static_cast<unsigned long long>(s->hello_.session_id), s->server_.c_str(),
-                s->hello_.device_kind.c_str(), s->device_count(), s->device_count() == 1 ? "" : "s",
-                s->hello_.version, Hex(window->base).c_str(), Hex(window->end()).c_str());
-  s->opened_.store(true);
-  s->StartFlusher();
-  return s;
 }
 
 Status Session::Connect() {
@@ -502,6 +533,11 @@ Status Session::DeadStatus() const {
   return Status(StatusCode::kDeviceLost, dead_reason_.empty() ? "session ended" : dead_reason_);
 }
 
+StatusCode Session::DeadCause() const {
+  MutexLock lock(dead_mu_);
+  return dead_cause_;
+}
+
 Status Session::MarkDead(const Status& why, bool log) {
   {
     MutexLock lock(dead_mu_);
@@ -509,6 +545,7 @@ Status Session::MarkDead(const Status& why, bool log) {
       // Already dead: keep the first reason.
     } else {
       dead_reason_ = why.ToString();
+      dead_cause_ = why.code();
       dead_.store(true, std::memory_order_release);
       if (log)
         HIPR_LOG_ERROR("session with worker %s ended: %s; every later HIP call returns hipErrorNoDevice",
@@ -736,6 +773,10 @@ Status Session::ReadOneFrame() {
     HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &scratch_));
     msg::Fatal fatal;
     HIPR_RETURN_IF_ERROR(codec::DecodeBody(scratch_.data(), scratch_.size(), &fatal));
+    // A refusal for now (the worker full or busy with hellos) stays
+    // kUnavailable, so that Open retries it.
+    if (fatal.status == StatusCode::kUnavailable)
+      return Status(StatusCode::kUnavailable, "the worker refused the session for now: " + fatal.message);
     return Status(StatusCode::kDeviceLost, "the worker ended the session (" +
                                                std::string(StatusCodeName(fatal.status)) + "): " + fatal.message);
   }

@@ -91,7 +91,8 @@ class Session {
   // window in the reply (a device that places memory itself) releases the
   // offer and leaves *window empty.
   // Never returns null: on any failure the session is dead (reason logged).
-  // Blocks up to connect timeout + peer timeout.
+  // Blocks up to connect timeout + peer timeout, and while the worker
+  // refuses for now (kUnavailable), up to HIPR_CONNECT_RETRY_S more.
   static std::unique_ptr<Session> Open(const Config& config, AddressRange* window);
 
   // Stops the flusher and closes the socket. Production code never destroys
@@ -103,6 +104,9 @@ class Session {
   bool dead() const { return dead_.load(std::memory_order_acquire); }
   // The status every call returns once dead (kDeviceLost and the reason).
   Status DeadStatus() const;
+  // The code of what first ended the session (kOk while alive): kUnavailable
+  // when the worker refused it for now.
+  StatusCode DeadCause() const;
 
   // What the hello established; immutable while alive.
   const std::vector<msg::DeviceInfo>& devices() const { return devices_; }
@@ -233,6 +237,9 @@ class Session {
 
   Session(const Config& config, std::string server);
 
+  // One attempt: Connect, reserve the window where *window is empty, Hello.
+  // `failed` says which stage failed, for the log.
+  Status Start(AddressRange* window, const char** failed);
   Status Connect();
   // Before the hello, over plain tcp: prepares the rdma offer (rdma_offer_)
   // unless HIPR_RDMA=0; an error only where HIPR_SERVER=rdma:// forces it.
@@ -328,6 +335,7 @@ class Session {
   std::atomic<bool> abandoned_{false};
   mutable Mutex dead_mu_;
   std::string dead_reason_ HIPR_GUARDED_BY(dead_mu_);
+  StatusCode dead_cause_ HIPR_GUARDED_BY(dead_mu_) = StatusCode::kOk;  // The first reason's code.
 
   std::atomic<uint32_t> next_id_{1};
 

@@ -367,6 +367,61 @@ TEST(SessionTest, FatalFrameEndsTheSessionWithItsMessage) {
   ReleaseRange(window);
 }
 
+// A worker that refuses for now (full, busy with hellos) is retried within
+// HIPR_CONNECT_RETRY_S; any other refusal is final.
+TEST(SessionTest, ARefusalForNowIsRetriedUntilTheWorkerTakesTheSession) {
+  FakeWorker w;
+  w.ServeEach(4, [&](Connection& c, int i) {
+    if (i < 3) {
+      FakeWorker::Fatal(c, StatusCode::kUnavailable, "the worker is at its limit of 2 sessions");
+      return;
+    }
+    FakeWorker::AcceptHello(c, {FakeWorker::Device("gpu0")});
+    FakeWorker::Read<msg::DeviceRequest>(c, wire::Op::kDeviceSynchronize);
+    FakeWorker::Fatal(c, StatusCode::kDeviceLost, "done");
+  });
+  AddressRange window;
+  Config config = TestConfig(w);
+  config.connect_retry_s = 30;
+  auto s = Session::Open(config, &window);
+  ASSERT_FALSE(s->dead()) << s->DeadStatus().ToString();
+  int32_t error = 0;
+  (void)Sync(*s, &error);
+  w.Join();
+  ReleaseRange(window);
+}
+
+TEST(SessionTest, ARefusalForNowFailsOnceTheRetryTimeIsSpent) {
+  FakeWorker w;
+  w.Serve([&](Connection& c) { FakeWorker::Fatal(c, StatusCode::kUnavailable, "at its limit"); });
+  AddressRange window;
+  Config config = TestConfig(w);
+  config.connect_retry_s = 0;
+  auto s = Session::Open(config, &window);
+  ASSERT_TRUE(s->dead());
+  EXPECT_EQ(s->DeadStatus().code(), StatusCode::kDeviceLost);
+  EXPECT_NE(s->DeadStatus().message().find("at its limit"), std::string::npos) << s->DeadStatus().ToString();
+  w.Join();
+  ReleaseRange(window);
+}
+
+TEST(SessionTest, ATenantLimitIsNotRetried) {
+  FakeWorker w;
+  w.Serve([&](Connection& c) {
+    FakeWorker::Read<msg::HelloRequest>(c, wire::Op::kHello);
+    FakeWorker::Fatal(c, StatusCode::kResourceExhausted, "tenant 't' already has 1 live sessions, its limit");
+  });
+  AddressRange window;
+  Config config = TestConfig(w);
+  config.connect_retry_s = 30;
+  const auto start = std::chrono::steady_clock::now();
+  auto s = Session::Open(config, &window);
+  EXPECT_TRUE(s->dead());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "a final refusal was retried";
+  w.Join();
+  ReleaseRange(window);
+}
+
 TEST(SessionTest, ReplyWithAnotherRequestIdIsAProtocolError) {
   FakeWorker w;
   w.Serve([&](Connection& c) {

@@ -46,6 +46,18 @@ void FakeWorker::Serve(std::function<void(tcp::TcpConnection&)> script) {
   });
 }
 
+void FakeWorker::ServeEach(int count, std::function<void(tcp::TcpConnection&, int)> script) {
+  thread_ = std::thread([this, count, script = std::move(script)] {
+    for (int i = 0; i < count; ++i) {
+      int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) Fail("accept failed");
+      tcp::TcpConnection conn(fd);
+      (void)tcp::TuneSocket(fd);
+      script(conn, i);
+    }
+  });
+}
+
 void FakeWorker::Join() {
   if (thread_.joinable()) thread_.join();
 }

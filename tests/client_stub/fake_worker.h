@@ -26,6 +26,9 @@ class FakeWorker {
 
   // Accepts one connection and runs `script` on it in a thread.
   void Serve(std::function<void(tcp::TcpConnection&)> script);
+  // Accepts `count` connections one after another, running `script` on each
+  // with its index (0, 1, ...) before accepting the next.
+  void ServeEach(int count, std::function<void(tcp::TcpConnection&, int)> script);
   void Join();
 
   // Reads the next frame header; heartbeats from the client are not expected.

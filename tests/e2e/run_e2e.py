@@ -314,6 +314,63 @@ class Scenario(KernelScenarios, CompressScenarios):
             if not w.alive():
                 raise Failure("%s died" % w.name)
 
+    def scenario_burst(self):
+        """64 clients started at once from one host (a job's ranks), each holding its session a
+        while (burst.hip). Against a worker allowed 64 sessions from the peer, all are served,
+        although only --max-handshakes-per-peer of them may be in their hello at once: the rest
+        are refused for now and retry. Against the default 32 sessions per peer, the other 32 wait
+        for free slots and are served too. Meanwhile silent connections (no hello) are still
+        ended, at --hello-timeout-ms."""
+        self.build.check_runtime()
+        import socket
+        clients = 64
+        for label, limits, hold_ms in (("64 per peer", ["--max-sessions-per-peer", "64"], 500),
+                                       ("32 per peer", [], 1500)):
+            w = self.worker("worker-%s" % label.split()[0],
+                            ["--max-sessions", "64", "--hello-timeout-ms", "3000"] + limits)
+            host, port = w.server.rsplit(":", 1)
+            silent = []
+            for _ in range(3):
+                sock = socket.create_connection((host, int(port)), timeout=10)
+                silent.append(sock)
+            env = client_env(self.build, w.server, "preload")
+            del env["HIPR_E2E_HANDSHAKE"]  # No pause: each runs straight through.
+            env["HIPR_LOG_LEVEL"] = "warn"
+            started = time.monotonic()
+            programs = [Program("burst %s #%d" % (label, i), [self.build.program("burst"), str(hold_ms)], env)
+                        for i in range(clients)]
+            failed = []
+            for p in programs:
+                rc = p.wait(120)
+                if rc != EXIT_PASS or not any(l.startswith("E2E_PASS") for l in p.text("out")):
+                    failed.append("%s: %s; %s" % (p.name, describe_rc(rc), " | ".join(p.text("err")[-3:])))
+            took = time.monotonic() - started
+            if failed:
+                raise Failure("burst (%s): %d of %d clients failed:\n%s"
+                              % (label, len(failed), clients, "\n".join(failed[:10])))
+            retried = sum(1 for p in programs if any("retrying for up to" in l for l in p.text("err")))
+            log("burst (%s): %d clients served in %.1f s; %d of them were refused for now and retried"
+                % (label, clients, took, retried))
+            if label == "32 per peer" and retried < clients // 4:
+                raise Failure("burst (32 per peer): only %d clients retried; 32 of 64 should have waited for a "
+                              "slot" % retried)
+            # The silent connections were ended by the worker (its hello timeout), not left open.
+            for sock in silent:
+                sock.settimeout(10)
+                try:
+                    while sock.recv(4096):
+                        pass
+                except socket.timeout:
+                    raise Failure("burst (%s): a silent connection was still open after the burst" % label)
+                except OSError:
+                    pass  # Reset: ended too.
+                finally:
+                    sock.close()
+            log("burst (%s): the %d silent connections were ended" % (label, len(silent)))
+            if not w.alive():
+                raise Failure("the worker died during the burst (%s)" % label)
+            w.stop()
+
     # 3b'. tls
 
     def scenario_tls(self):
@@ -765,6 +822,8 @@ CHAIN_EXCLUDED = {
     "generated_api": "the hip device is built against Debian's HIP 5.2 headers, which lack functions the "
                      "generated table remotes (hipDeviceSetLimit and others): it answers them "
                      "hipErrorNotSupported, as it would on a 5.2 node",
+    "burst": "admission (limits, refusals for now, retries) is the acceptor's and the stub's, the same for "
+             "every device; in the chain 64 clients would make 128 session processes on this 2-CPU machine",
     "device_query": "a hip device built against HIP 5.2 reads only 5.2's attributes; those added in 5.3 and "
                     "later (89 and up) need one built against ROCm 6 or 7, which Debian lacks",
 }
