@@ -34,6 +34,10 @@ Acceptor::Acceptor(const WorkerConfig& config, Zygote zygote, Ledger* ledger)
       zygote_(zygote),
       acceptor_(io_),
       unix_acceptor_(io_),
+      tcp_pause_(io_),
+      unix_pause_(io_),
+      tcp_backoff_("--listen " + config.listen),
+      unix_backoff_("--listen-unix " + config.listen_unix),
       zygote_channel_(io_, zygote.fd),
       signals_(io_, SIGINT, SIGTERM, SIGCHLD),
       ledger_(ledger),
@@ -178,6 +182,8 @@ void Acceptor::Shutdown(const std::string& why) {
   stopping_ = true;
   asio::error_code ignored;
   acceptor_.close(ignored);
+  tcp_pause_.cancel();
+  unix_pause_.cancel();
   metrics_.Close();
   if (unix_acceptor_.is_open()) {
     unix_acceptor_.close(ignored);
@@ -194,8 +200,14 @@ void Acceptor::Accept() {
   acceptor_.async_accept([this](const asio::error_code& ec, asio::ip::tcp::socket socket) {
     if (ec == asio::error::operation_aborted) return;
     if (ec) {
-      spdlog::warn("accept failed: {}", ec.message());
-    } else {
+      tcp_pause_.expires_after(tcp_backoff_.Failed(ec));
+      tcp_pause_.async_wait([this](const asio::error_code& e) {
+        if (!e && acceptor_.is_open()) Accept();
+      });
+      return;
+    }
+    tcp_backoff_.Succeeded();
+    {
       asio::error_code e;
       std::string peer = socket.remote_endpoint(e).address().to_string();
       Status st = tcp::TuneSocket(socket.native_handle());
@@ -212,8 +224,14 @@ void Acceptor::AcceptUnix() {
   unix_acceptor_.async_accept([this](const asio::error_code& ec, asio::local::stream_protocol::socket socket) {
     if (ec == asio::error::operation_aborted) return;
     if (ec) {
-      spdlog::warn("accept on unix:{} failed: {}", config_.listen_unix, ec.message());
-    } else {
+      unix_pause_.expires_after(unix_backoff_.Failed(ec));
+      unix_pause_.async_wait([this](const asio::error_code& e) {
+        if (!e && unix_acceptor_.is_open()) AcceptUnix();
+      });
+      return;
+    }
+    unix_backoff_.Succeeded();
+    {
       ucred cred{};
       socklen_t len = sizeof cred;
       std::string peer = "unix:" + config_.listen_unix;

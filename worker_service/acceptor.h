@@ -20,6 +20,7 @@
 
 #include "protocol/status.h"
 #include "protocol/thread_annotations.h"
+#include "worker_service/accept_backoff.h"
 #include "worker_service/config.h"
 #include "worker_service/ledger.h"
 #include "worker_service/metrics.h"
@@ -71,6 +72,9 @@ class Acceptor {
   asio::io_context io_;
   asio::ip::tcp::acceptor acceptor_;
   asio::local::stream_protocol::acceptor unix_acceptor_;
+  // Each listener's pause after a failed accept (accept_backoff.h).
+  asio::steady_timer tcp_pause_, unix_pause_;
+  AcceptBackoff tcp_backoff_, unix_backoff_;
   asio::posix::stream_descriptor zygote_channel_;
   asio::signal_set signals_;
   ZygoteMessage incoming_{};

@@ -176,7 +176,12 @@ std::string RenderMetrics(const Ledger& ledger, const WorkerConfig& config, bool
 
 MetricsServer::MetricsServer(asio::io_context& io, const WorkerConfig& config, const Ledger& ledger,
                              ReadinessProbe ready)
-    : config_(config), ledger_(ledger), ready_(std::move(ready)), acceptor_(io) {}
+    : config_(config),
+      ledger_(ledger),
+      ready_(std::move(ready)),
+      acceptor_(io),
+      accept_pause_(io),
+      backoff_("--metrics-listen " + config.metrics_listen) {}
 
 Status MetricsServer::Listen() {
   tcp::Endpoint ep;
@@ -220,6 +225,7 @@ std::string MetricsServer::GpuHealthPage() {
 void MetricsServer::Close() {
   asio::error_code ignored;
   acceptor_.close(ignored);
+  accept_pause_.cancel();
 }
 
 namespace {
@@ -228,8 +234,12 @@ namespace {
 // closes.
 class Exchange : public std::enable_shared_from_this<Exchange> {
  public:
-  Exchange(asio::ip::tcp::socket socket, std::function<void(const std::string&, std::string*, std::string*)> answer)
-      : socket_(std::move(socket)), timer_(socket_.get_executor()), answer_(std::move(answer)) {}
+  Exchange(asio::ip::tcp::socket socket, std::function<void(const std::string&, std::string*, std::string*)> answer,
+           std::shared_ptr<int> live)
+      : socket_(std::move(socket)), timer_(socket_.get_executor()), answer_(std::move(answer)), live_(std::move(live)) {
+    ++*live_;
+  }
+  ~Exchange() { --*live_; }
 
   void Start() {
     auto self = shared_from_this();
@@ -246,7 +256,12 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
  private:
   void Respond(const asio::error_code& ec) {
-    if (ec) return;
+    if (ec) {  // Closed or cut off: the descriptor goes now, not at the timeout.
+      asio::error_code ignored;
+      socket_.close(ignored);
+      timer_.cancel();
+      return;
+    }
     const std::string line = head_.substr(0, head_.find("\r\n"));
     std::string status, body;
     answer_(line, &status, &body);
@@ -267,14 +282,25 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   std::function<void(const std::string&, std::string*, std::string*)> answer_;
   std::string head_;
   std::string reply_;
+  std::shared_ptr<int> live_;  // The server's count of exchanges.
 };
 
 }  // namespace
 
+void MetricsServer::AcceptAfter(std::chrono::milliseconds pause) {
+  accept_pause_.expires_after(pause);
+  accept_pause_.async_wait([this](const asio::error_code& ec) {
+    if (!ec && acceptor_.is_open()) Accept();
+  });
+}
+
 void MetricsServer::Accept() {
+  if (*exchanges_ >= kMaxExchanges) return AcceptAfter(std::chrono::milliseconds(50));
   acceptor_.async_accept([this](const asio::error_code& ec, asio::ip::tcp::socket socket) {
     if (ec == asio::error::operation_aborted) return;
-    if (!ec) {
+    if (ec) return AcceptAfter(backoff_.Failed(ec));
+    backoff_.Succeeded();
+    {
       auto answer = [this](const std::string& line, std::string* status, std::string* body) {
         const bool get = line.rfind("GET ", 0) == 0;
         const std::string path = get ? line.substr(4, line.find(' ', 4) - 4) : "";
@@ -293,7 +319,7 @@ void MetricsServer::Accept() {
           *body = "GET /metrics, /healthz or /readyz\n";
         }
       };
-      std::make_shared<Exchange>(std::move(socket), std::move(answer))->Start();
+      std::make_shared<Exchange>(std::move(socket), std::move(answer), exchanges_)->Start();
     }
     Accept();
   });

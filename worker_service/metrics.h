@@ -15,11 +15,13 @@
 
 #include <asio.hpp>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "protocol/status.h"
+#include "worker_service/accept_backoff.h"
 #include "worker_service/config.h"
 #include "worker_service/gpu_health.h"
 #include "worker_service/ledger.h"
@@ -41,6 +43,9 @@ class MetricsServer {
 
  private:
   void Accept();
+  // Accepts again after `pause` (the backoff's, or waiting for an exchange
+  // to end).
+  void AcceptAfter(std::chrono::milliseconds pause);
   // The GPU health families (gpu_health.h): librocm-smi opened at the first
   // scrape on --device hip; why not logged once.
   std::string GpuHealthPage();
@@ -49,6 +54,13 @@ class MetricsServer {
   const Ledger& ledger_;
   ReadinessProbe ready_;
   asio::ip::tcp::acceptor acceptor_;
+  asio::steady_timer accept_pause_;
+  AcceptBackoff backoff_;
+  // Scrapes and probes in progress (each holds a descriptor for up to 5 s):
+  // at kMaxExchanges the listener stops accepting until one ends, so idle
+  // connections to it cannot take the descriptors sessions need.
+  static constexpr int kMaxExchanges = 64;
+  std::shared_ptr<int> exchanges_ = std::make_shared<int>(0);
   bool gpu_health_tried_ = false;
   std::unique_ptr<GpuHealth> gpu_health_;
 };

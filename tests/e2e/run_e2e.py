@@ -479,6 +479,56 @@ class Scenario(KernelScenarios, CompressScenarios):
         finally:
             conn.close()
 
+    def scenario_metrics_starved(self):
+        """The worker out of file descriptors: its acceptor process gets an open-file limit a few
+        descriptors above what it holds, then 80 idle connections reach --metrics-listen. The
+        listeners neither spin (the acceptor's CPU time over 2 s stays small) nor flood the log
+        (one line when the shortage starts); once the idle connections go, /metrics answers
+        again and a program runs through the stub."""
+        self.build.check_runtime()
+        import resource
+        import socket
+        port_file = os.path.join(self.tmp, "starved-metrics.port")
+        w = self.worker("worker-starved", ["--metrics-listen", "127.0.0.1:0", "--metrics-port-file", port_file])
+        with open(port_file) as f:
+            port = int(f.read().strip())
+        held = len(os.listdir("/proc/%d/fd" % w.pid))
+        resource.prlimit(w.pid, resource.RLIMIT_NOFILE, (held + 8, held + 8))
+        log("worker-starved holds %d descriptors; its open-file limit is now %d" % (held, held + 8))
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(80)]
+        time.sleep(0.5)
+        log_before = len(w.log_text())
+        ticks_before = cpu_ticks(w.pid)
+        time.sleep(2.0)
+        ticks = cpu_ticks(w.pid) - ticks_before
+        logged = len(w.log_text()) - log_before
+        hz = os.sysconf("SC_CLK_TCK")
+        log("starved: %.2f s of CPU in 2 s, %d bytes logged" % (ticks / hz, logged))
+        if ticks > 0.3 * hz:
+            raise Failure("the starved worker used %.2f s of CPU in 2 s: its accept loop spins" % (ticks / hz))
+        if logged > 4096:
+            raise Failure("the starved worker logged %d bytes in 2 s:\n%s" % (logged, w.log_text()[-2000:]))
+        if "pausing accepts" not in w.log_text():
+            raise Failure("the worker did not say it ran out of descriptors:\n%s" % w.log_text()[-3000:])
+        for sock in idle:
+            sock.close()
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                status, page = self.scrape(port, "/metrics")
+                if status == 200 and "hipr_sessions_started_total" in page:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise Failure("/metrics did not answer within 20 s after the idle connections went")
+            time.sleep(0.2)
+        run_to_pass("kernel_user after the starvation", [self.build.program("kernel_user")],
+                    client_env(self.build, w.server, "preload"), 120)
+        log("after the starvation /metrics answers and a program ran")
+        if not w.alive():
+            raise Failure("the worker died while starved")
+
     def scenario_metrics(self):
         """--metrics-listen: a scrape taken while a program runs through the stub passes
         `promtool check metrics` (Debian's prometheus package) and counts what the program did;
@@ -824,6 +874,7 @@ CHAIN_EXCLUDED = {
                      "hipErrorNotSupported, as it would on a 5.2 node",
     "burst": "admission (limits, refusals for now, retries) is the acceptor's and the stub's, the same for "
              "every device; in the chain 64 clients would make 128 session processes on this 2-CPU machine",
+    "metrics_starved": "the acceptor's and the metrics listener's accept loops are the same for every device",
     "device_query": "a hip device built against HIP 5.2 reads only 5.2's attributes; those added in 5.3 and "
                     "later (89 and up) need one built against ROCm 6 or 7, which Debian lacks",
 }
