@@ -177,8 +177,9 @@ class Device {
   // its own, as IPC handles expect). IpcGetMemHandle names the allocation
   // holding `address` and where in it `address` lies; IpcOpenMemHandle maps
   // that allocation for this session (`base`, `size`; `address` is the
-  // handle's pointer inside it), counting against no budget, where copies
-  // and kernels may use it until IpcCloseMemHandle(base). hipFree refuses
+  // handle's pointer inside it), charged to this session's memory account
+  // and device memory while mapped (it keeps the exporter's memory alive),
+  // where copies and kernels may use it until IpcCloseMemHandle(base). hipFree refuses
   // an opened mapping. A handle of a freed allocation, of another worker,
   // or forged fails to open (kInvalidArgument).
   using IpcHandle = std::array<uint8_t, msg::kIpcMemHandleBytes>;
@@ -223,8 +224,8 @@ class Device {
   // Shareable handles (hipMemExportToShareableHandle): VmmExport names
   // physical memory `handle` for another session of this worker;
   // VmmImport makes such a name physical memory `handle` of this session
-  // on `device` (counted against no budget), mapped and released as any
-  // other. A stale, foreign or forged name fails (kInvalidArgument).
+  // on `device` (charged to this session while it holds it, as IPC
+  // memory), mapped and released as any other. A stale, foreign or forged name fails (kInvalidArgument).
   virtual Status VmmExport(uint64_t handle, IpcHandle* out) = 0;
   virtual Status VmmImport(int device, uint64_t handle, const IpcHandle& token, uint64_t* size) = 0;
 

@@ -10,9 +10,17 @@
 //     allowed: opens both, reads the pattern, writes 0x5A over the first
 //     kWritten bytes, waits for the event, closes both.
 //     refused: both opens fail with hipErrorInvalidValue and write nothing.
+//   ipc_tenants hoard LIMIT_MIB
+//     tries to hold more than its tenant's memory= through IPC: allocates
+//     8 MiB, exports it, opens its own handle and frees the original, again
+//     and again. The opened memory keeps counting, so the loop ends with
+//     hipErrorOutOfMemory within LIMIT_MIB, and hipMemGetInfo shows what is
+//     held; prints "HOARD <rounds> <held bytes>" and pauses (E2E_PAUSE) for
+//     the driver to read /metrics.
 #include <hip/hip_runtime.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -110,9 +118,43 @@ int Open(const hipIpcMemHandle_t& mem, const hipIpcEventHandle_t& event, bool al
   return e2e::Finish("ipc_tenants");
 }
 
+int Hoard(int limit_mib) {
+  constexpr size_t kChunk = 8 << 20;
+  size_t free0 = 0, total = 0;
+  HIP_OK(hipMemGetInfo(&free0, &total));
+  std::vector<void*> opened;
+  hipError_t last = hipSuccess;
+  for (int round = 0; round < 1000; ++round) {
+    void* p = nullptr;
+    last = hipMalloc(&p, kChunk);
+    if (last != hipSuccess) break;
+    hipIpcMemHandle_t h{};
+    HIP_OK(hipIpcGetMemHandle(&h, p));
+    void* q = nullptr;
+    last = hipIpcOpenMemHandle(&q, h, 0);
+    HIP_OK(hipFree(p));
+    if (last != hipSuccess) break;
+    opened.push_back(q);
+  }
+  CHECK(last == hipErrorOutOfMemory, "hoard: the loop ended with %s, not hipErrorOutOfMemory", e2e::ErrName(last));
+  const size_t held = opened.size() * kChunk;
+  CHECK(held <= static_cast<size_t>(limit_mib) << 20, "hoard: %zu bytes held through IPC, past the tenant's %d MiB",
+        held, limit_mib);
+  CHECK(!opened.empty(), "hoard: no handle opened at all");
+  size_t free1 = 0;
+  HIP_OK(hipMemGetInfo(&free1, &total));
+  CHECK(free0 - free1 == held, "hoard: hipMemGetInfo shows %zu bytes used, %zu are held", free0 - free1, held);
+  printf("HOARD %zu %zu\n", opened.size(), held);
+  fflush(stdout);
+  const int rc = e2e::Finish("ipc_tenants");  // Pauses while the handles are open.
+  for (void* q : opened) HIP_OK(hipIpcCloseMemHandle(q));
+  return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && strcmp(argv[1], "hoard") == 0) return Hoard(atoi(argv[2]));
   if (argc == 2 && strcmp(argv[1], "export") == 0) return Export();
   if (argc == 5 && strcmp(argv[1], "open") == 0)
     return Open(FromHex<hipIpcMemHandle_t>(argv[2]), FromHex<hipIpcEventHandle_t>(argv[3]),

@@ -265,7 +265,7 @@ class Scenario(KernelScenarios, CompressScenarios):
         secrets = {t: "%s-secret-0123456789abcdef" % t for t in ("team-a", "team-b", "team-c")}
         tenants = os.path.join(self.tmp, "ipc-tenants")
         with open(tenants, "w") as f:
-            f.write("team-a %s ipc=team-c\nteam-b %s\nteam-c %s\n"
+            f.write("team-a %s ipc=team-c\nteam-b %s memory=20M\nteam-c %s\n"
                     % (secrets["team-a"], secrets["team-b"], secrets["team-c"]))
         os.chmod(tenants, 0o600)
         ports = [os.path.join(self.tmp, "ipc-metrics-%d.port" % i) for i in (1, 2)]
@@ -310,6 +310,23 @@ class Scenario(KernelScenarios, CompressScenarios):
                     got = [l for l in page.splitlines() if l.startswith("hipr_ipc_open_refused_total")]
                     raise Failure("%s /metrics: expected %r, got %r" % (worker.name, line, got))
         log("metrics: worker1 counted 2 refusals for the tenant, worker2 2 handles that are not its own")
+        # Memory held through IPC counts: team-b (memory=20M) opens its own exports and frees the
+        # originals until hipErrorOutOfMemory; the tenant gauge shows what it holds meanwhile.
+        hoard = Program("ipc_tenants hoard (team-b, memory=20M)", [program, "hoard", "20"], env_of(w1, "team-b"))
+        m = hoard.wait_for(r"^HOARD (\d+) (\d+)$", 120, "HOARD")
+        rounds, held = int(m.group(1)), int(m.group(2))
+        hoard.wait_for(r"^E2E_PAUSE (\d+)$", 60, "E2E_PAUSE")
+        with open(ports[0]) as f:
+            _, page = self.scrape(int(f.read().strip()), "/metrics")
+        gauge = 'hipr_tenant_device_memory_bytes{tenant="team-b"} %d' % held
+        if gauge not in page.splitlines():
+            got = [l for l in page.splitlines() if l.startswith("hipr_tenant_device_memory_bytes")]
+            raise Failure("hoard: expected %r in /metrics, got %r" % (gauge, got))
+        hoard.send_line()
+        if hoard.wait(30) != EXIT_PASS:
+            raise Failure("the hoarding program failed")
+        log("hoard: team-b held %d MiB through %d opened handles, then hipErrorOutOfMemory; /metrics agrees"
+            % (held >> 20, rounds))
         for w in (w1, w2):
             if not w.alive():
                 raise Failure("%s died" % w.name)

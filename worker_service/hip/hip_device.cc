@@ -635,10 +635,18 @@ class HipDevice final : public Device {
       (void)hipIpcCloseMemHandle(p);
       return FromHip(e, "hipMemGetAddressRange");
     }
+    // Counted against this session (its tenant, the worker's budget) while
+    // mapped: the runtime keeps the exporter's memory alive for it.
+    if (Status st = Charge(n); !st.ok()) {
+      (void)hipIpcCloseMemHandle(p);
+      return st;
+    }
     *address = reinterpret_cast<uint64_t>(p);
     *base = reinterpret_cast<uint64_t>(b);
     *size = n;
-    allocations_[*base] = Allocation{n, device, p};
+    Allocation a{n, device, p};
+    a.charged = true;
+    allocations_[*base] = a;
     return Status::Ok();
   }
   Status IpcCloseMemHandle(uint64_t base) override {
@@ -646,6 +654,7 @@ class HipDevice final : public Device {
     if (it == allocations_.end() || it->second.ipc_opened == nullptr)
       return InvalidArgument("not memory opened from an IPC handle in this session");
     void* p = it->second.ipc_opened;
+    if (it->second.charged) Refund(it->second.size);
     allocations_.erase(it);
     HIPR_HIP(hipIpcCloseMemHandle(p));
     return Status::Ok();

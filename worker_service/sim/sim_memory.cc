@@ -209,17 +209,27 @@ Status SimMemory::Import(int device, int fd, uint64_t size, uint64_t* address) {
   if (window_.size == 0) return Status(StatusCode::kFailedPrecondition, "no address window");
   if (device < 0 || device >= static_cast<int>(used_.size())) return Status(StatusCode::kInvalidDevice, "bad device");
   if (size == 0 || size % kGranularity != 0) return InvalidArgument("IPC memory of a size no allocation has");
+  // Opened memory is this session's while mapped: it keeps the exporter's
+  // pages alive, so it counts against this device, tenant and worker.
+  if (size > budget_ || used_[device] + size > budget_)
+    return Status(StatusCode::kResourceExhausted, "device memory budget exhausted");
   uint64_t base = 0;
   if (!TakeRange(size, &base)) return Status(StatusCode::kResourceExhausted, "device address window exhausted");
+  if (Status st = ChargeLocked(size); !st.ok()) {
+    ReturnRange(base, size);
+    return st;
+  }
   Remapping(base, size);
   if (mmap(reinterpret_cast<void*>(base), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
     const int err = errno;
     ReturnRange(base, size);
+    RefundLocked(size);
     return Status(StatusCode::kResourceExhausted, std::string("IPC open: mmap: ") + std::strerror(err));
   }
   Allocation a = Allocation::Of(size, device);
   a.imported = true;
   allocations_[base] = a;
+  used_[device] += size;
   *address = base;
   return Status::Ok();
 }
@@ -229,7 +239,9 @@ Status SimMemory::CloseImport(uint64_t base) {
   auto it = allocations_.find(base);
   if (it == allocations_.end() || !it->second.imported || it->second.retired)
     return InvalidArgument("not memory opened from an IPC handle in this session");
-  it->second.retired = true;  // Release() unmaps it.
+  it->second.retired = true;  // Release() unmaps it; free from now on, as after hipFree.
+  used_[it->second.device] -= it->second.size;
+  RefundLocked(it->second.size);
   return Status::Ok();
 }
 
@@ -257,7 +269,7 @@ Status SimMemory::Release(uint64_t address, int* device) {
     return Status(StatusCode::kInvalidDevicePointer, "not the start of an allocation of this session");
   const uint64_t size = it->second.size;
   *device = it->second.device;
-  if (!it->second.retired && !it->second.imported) {
+  if (!it->second.retired) {
     used_[it->second.device] -= size;
     RefundLocked(size);
   }
@@ -277,10 +289,8 @@ std::vector<uint64_t> SimMemory::RetireAll(int device) {
   std::vector<uint64_t> bases;
   for (auto& [base, a] : allocations_) {
     if (a.device != device || a.vmm || a.retired) continue;
-    if (!a.imported) {
-      used_[a.device] -= a.size;
-      RefundLocked(a.size);
-    }
+    used_[a.device] -= a.size;
+    RefundLocked(a.size);
     a.retired = true;
     bases.push_back(base);
   }
@@ -374,10 +384,8 @@ void SimMemory::MaybeDropPhysical(uint64_t handle) {
   auto it = physical_.find(handle);
   if (it == physical_.end() || !it->second.released || it->second.maps > 0) return;
   close(it->second.fd);
-  if (!it->second.imported) {
-    used_[it->second.device] -= it->second.size;
-    RefundLocked(it->second.size);
-  }
+  used_[it->second.device] -= it->second.size;
+  RefundLocked(it->second.size);
   physical_.erase(it);
 }
 
@@ -464,12 +472,17 @@ Status SimMemory::ImportPhysical(int device, uint64_t handle, int fd, uint64_t s
   if (device < 0 || device >= static_cast<int>(used_.size())) return Status(StatusCode::kInvalidDevice, "bad device");
   if (physical_.count(handle) != 0) return InvalidArgument("physical memory handle already in use");
   if (size == 0 || size % kGranularity != 0) return InvalidArgument("physical memory of a size none has");
+  // As opened IPC memory: this session's while it holds the handle.
+  if (size > budget_ || used_[device] + size > budget_)
+    return Status(StatusCode::kResourceExhausted, "device memory budget exhausted");
+  HIPR_RETURN_IF_ERROR(ChargeLocked(size));
   Physical p;
   p.fd = fd;
   p.size = size;
   p.device = device;
   p.imported = true;
   physical_[handle] = p;
+  used_[device] += size;
   return Status::Ok();
 }
 

@@ -151,7 +151,7 @@ class SimMemory {
     uint64_t size = 0;  // Rounded to kGranularity.
     int device = 0;
     bool released = false;
-    bool imported = false;  // Another session's export: not on this budget.
+    bool imported = false;  // Another session's export, charged here while held.
     int maps = 0;  // Mappings of it; its memory goes once released and unmapped.
   };
   // The reservation holding all of [address, address + size), or nullptr.

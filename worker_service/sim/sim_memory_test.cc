@@ -329,7 +329,7 @@ TEST_F(SimMemoryTest, ExportedMemoryIsSharedWithAnImportUntilBothLetGo) {
 
   uint64_t b = 0;
   ASSERT_TRUE(importer.Import(0, e.fd, size, &b).ok());
-  EXPECT_EQ(importer.Used(0), 0u) << "an import counts against no budget";
+  EXPECT_EQ(importer.Used(0), size) << "an import keeps the exporter's pages alive: it counts against the importer";
   auto* q = reinterpret_cast<uint8_t*>(b);
   EXPECT_EQ(q[kPage + 5], p[kPage + 5]);
   q[10] = 0xEE;
@@ -338,6 +338,13 @@ TEST_F(SimMemoryTest, ExportedMemoryIsSharedWithAnImportUntilBothLetGo) {
   EXPECT_EQ(importer.Export(b, &again).code(), StatusCode::kInvalidArgument) << "no re-export";
   EXPECT_EQ(importer.Retire(b).code(), StatusCode::kInvalidDevicePointer) << "closed, not freed";
   EXPECT_EQ(importer.CloseImport(b + kPage).code(), StatusCode::kInvalidArgument) << "not its start";
+
+  SimMemory small(1, kPage);
+  AttachFresh(small, 64 * kMiB);
+  uint64_t c = 0;
+  EXPECT_EQ(small.Import(0, e.fd, size, &c).code(), StatusCode::kResourceExhausted)
+      << "an import past the device's memory";
+  EXPECT_EQ(small.Used(0), 0u);
 
   // The exporter frees: the importer still holds the pages; the memfd closes.
   int device = -1;
@@ -348,6 +355,7 @@ TEST_F(SimMemoryTest, ExportedMemoryIsSharedWithAnImportUntilBothLetGo) {
   EXPECT_EQ(q[kPage + 5], static_cast<uint8_t>((kPage + 5) * 7 + 1));
 
   ASSERT_TRUE(importer.CloseImport(b).ok());
+  EXPECT_EQ(importer.Used(0), 0u) << "a closed import is free at once, as freed memory is";
   EXPECT_EQ(importer.CloseImport(b).code(), StatusCode::kInvalidArgument) << "closed twice";
   EXPECT_FALSE(importer.Check({b, 0, 1, 1}, nullptr).ok()) << "usable after close";
   ASSERT_TRUE(importer.Release(b, &device).ok());
