@@ -19,6 +19,40 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kSuffix = ".co";
+constexpr const char* kPartPrefix = "t-";
+constexpr const char* kTenantFile = ".tenant";
+
+// Code objects directly in `dir`: path, size, last use.
+struct Entry {
+  fs::path path;
+  uint64_t size;
+  fs::file_time_type used;
+};
+uint64_t ListEntries(const fs::path& dir, std::vector<Entry>* out) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code entry_ec;
+    if (!it->is_regular_file(entry_ec) || it->path().extension() != kSuffix) continue;
+    const uint64_t size = it->file_size(entry_ec);
+    if (entry_ec) continue;
+    if (out != nullptr) out->push_back({it->path(), size, it->last_write_time(entry_ec)});
+    total += size;
+  }
+  return total;
+}
+
+// The tenants' parts of a cache directory.
+std::vector<fs::path> Parts(const fs::path& dir) {
+  std::vector<fs::path> parts;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code entry_ec;
+    if (it->is_directory(entry_ec) && it->path().filename().string().rfind(kPartPrefix, 0) == 0)
+      parts.push_back(it->path());
+  }
+  return parts;
+}
 
 bool ReadWhole(const std::string& path, std::vector<uint8_t>* out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -53,7 +87,17 @@ bool WriteWhole(int fd, const std::vector<uint8_t>& bytes) {
 
 }  // namespace
 
-CodeCache::CodeCache(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
+CodeCache::CodeCache(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), part_(dir_), max_bytes_(max_bytes) {}
+
+void CodeCache::set_tenant(const std::string& tenant) {
+  tenant_ = tenant;
+  if (dir_.empty() || tenant.empty()) {
+    part_ = dir_;
+    return;
+  }
+  const co::Sha256Digest d = co::Sha256(std::vector<uint8_t>(tenant.begin(), tenant.end()));
+  part_ = dir_ + "/" + kPartPrefix + co::ToHex(d).substr(0, 16);
+}
 
 bool CodeCache::PrepareDir() {
   if (dir_.empty() || failed_) return false;
@@ -72,12 +116,28 @@ bool CodeCache::PrepareDir() {
     failed_ = true;
     return false;
   }
+  if (part_ != dir_) {
+    if (::mkdir(part_.c_str(), 0700) != 0 && errno != EEXIST) {
+      spdlog::warn("code cache: cannot make {}: {}; code objects are kept in memory only", part_,
+                   std::strerror(errno));
+      failed_ = true;
+      return false;
+    }
+    const std::string name_file = part_ + "/" + kTenantFile;
+    if (::access(name_file.c_str(), F_OK) != 0) {
+      const int fd = ::open(name_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      if (fd >= 0) {
+        (void)WriteWhole(fd, std::vector<uint8_t>(tenant_.begin(), tenant_.end()));
+        ::close(fd);
+      }
+    }
+  }
   usable_ = true;
   return true;
 }
 
 std::string CodeCache::PathOf(const co::Sha256Digest& digest) const {
-  return dir_ + "/" + co::ToHex(digest) + kSuffix;
+  return part_ + "/" + co::ToHex(digest) + kSuffix;
 }
 
 bool CodeCache::Get(const co::Sha256Digest& digest, std::vector<uint8_t>* out) {
@@ -106,10 +166,10 @@ void CodeCache::Put(const co::Sha256Digest& digest, const std::vector<uint8_t>& 
     return;
   }
   EvictToFit(bytes.size());
-  std::string tmp = dir_ + "/.incoming-XXXXXX";
+  std::string tmp = part_ + "/.incoming-XXXXXX";
   int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) {
-    spdlog::warn("code cache: cannot create a file in {}: {}", dir_, std::strerror(errno));
+    spdlog::warn("code cache: cannot create a file in {}: {}", part_, std::strerror(errno));
     CountWriteFailure();
     return;
   }
@@ -117,52 +177,56 @@ void CodeCache::Put(const co::Sha256Digest& digest, const std::vector<uint8_t>& 
   int saved = errno;
   ok = (::close(fd) == 0) && ok;
   if (ok && ::rename(tmp.c_str(), PathOf(digest).c_str()) == 0) return;
-  spdlog::warn("code cache: cannot store {} ({} bytes) in {}: {}", co::ToHex(digest), bytes.size(), dir_,
+  spdlog::warn("code cache: cannot store {} ({} bytes) in {}: {}", co::ToHex(digest), bytes.size(), part_,
                std::strerror(ok ? errno : saved));
   ::unlink(tmp.c_str());
   CountWriteFailure();
 }
 
 void CodeCache::EvictToFit(uint64_t incoming) {
-  struct Entry {
-    fs::path path;
-    uint64_t size;
-    fs::file_time_type used;
-  };
-  std::vector<Entry> entries;
-  uint64_t total = 0;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir_, ec)) {
-    if (!e.is_regular_file(ec) || e.path().extension() != kSuffix) continue;
-    uint64_t size = e.file_size(ec);
-    if (ec) continue;
-    entries.push_back({e.path(), size, e.last_write_time(ec)});
-    total += size;
-  }
-  if (total + incoming <= max_bytes_) return;
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
-  for (const Entry& e : entries) {
-    if (total + incoming <= max_bytes_) break;
-    if (fs::remove(e.path, ec)) {
-      total -= e.size;
-      spdlog::info("code cache: evicted {} ({} bytes) to stay within {} bytes", e.path.filename().string(),
-                   e.size, max_bytes_);
+  auto evict = [&](std::vector<Entry>& entries, uint64_t total, uint64_t bound, const char* which) {
+    if (total + incoming <= bound) return total;
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
+    std::error_code ec;
+    for (const Entry& e : entries) {
+      if (total + incoming <= bound) break;
+      if (fs::remove(e.path, ec)) {
+        total -= e.size;
+        spdlog::info("code cache: evicted {} ({} bytes) to keep {} within {} bytes", e.path.filename().string(),
+                     e.size, which, bound);
+      }
     }
+    return total;
+  };
+  // This tenant's part within its share first, then the whole cache.
+  if (part_ != dir_) {
+    std::vector<Entry> mine;
+    const uint64_t total = ListEntries(part_, &mine);
+    evict(mine, total, std::max<uint64_t>(max_bytes_ / 4, incoming), "this tenant's part");
   }
+  std::vector<Entry> all;
+  uint64_t total = ListEntries(dir_, &all);
+  for (const fs::path& part : Parts(dir_)) total += ListEntries(part, &all);
+  evict(all, total, max_bytes_, "the cache");
 }
 
 uint64_t CodeCacheBytes(const std::string& dir) {
-  uint64_t total = 0;
-  if (dir.empty()) return total;
+  if (dir.empty()) return 0;
   // Never throws: the acceptor renders /metrics with this.
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code entry_ec;
-    if (!it->is_regular_file(entry_ec) || it->path().extension() != kSuffix) continue;
-    const uint64_t size = it->file_size(entry_ec);
-    if (!entry_ec) total += size;
-  }
+  uint64_t total = ListEntries(dir, nullptr);
+  for (const fs::path& part : Parts(dir)) total += ListEntries(part, nullptr);
   return total;
+}
+
+std::vector<CodeCachePart> CodeCacheParts(const std::string& dir) {
+  std::vector<CodeCachePart> out;
+  if (dir.empty()) return out;
+  for (const fs::path& part : Parts(dir)) {
+    std::vector<uint8_t> name;
+    if (!ReadWhole((part / kTenantFile).string(), &name) || name.empty()) continue;
+    out.push_back({std::string(name.begin(), name.end()), ListEntries(part, nullptr)});
+  }
+  return out;
 }
 
 }  // namespace hipr::worker

@@ -12,6 +12,16 @@
 // files or none; eviction deletes the least recently used files (mtime,
 // refreshed on every hit) until the total fits the bound.
 //
+// Tenants: with set_tenant, a session reads and writes only its tenant's
+// part of the directory (t-<16 hex digits of the SHA-256 of the tenant's
+// name>/, holding a `.tenant` file with the name for /metrics). A hash alone
+// therefore never finds another tenant's code object (it would prove
+// nothing about holding the bytes and would tell the module's global
+// names); each tenant ships a module once per worker. Without tenants every
+// session uses the top of the directory. The bound holds for the whole
+// directory (least recently used first, every part); one tenant's part may
+// take at most a quarter of it, so one tenant cannot flush the others.
+//
 // Failures to write (full disk, read-only directory) are logged and cost
 // only the cache: the module still loads from the bytes in hand. They are
 // counted in the worker's ledger when one is set
@@ -45,6 +55,9 @@ class CodeCache {
   void Put(const co::Sha256Digest& digest, const std::vector<uint8_t>& bytes);
 
   const std::string& dir() const { return dir_; }
+  // Confines this session to `tenant`'s part (empty: the top, as without
+  // tenants). Call before Get/Put.
+  void set_tenant(const std::string& tenant);
 
   // Where failed writes are counted (nullptr: nowhere); it outlives this.
   void set_ledger(Ledger* ledger) { ledger_ = ledger; }
@@ -56,15 +69,25 @@ class CodeCache {
   // Creates the directory once; false (logged once) when it cannot be used.
   bool PrepareDir();
 
-  std::string dir_;
+  std::string dir_;   // The cache's top.
+  std::string part_;  // Where this session's entries are: dir_, or its tenant's part.
+  std::string tenant_;
   uint64_t max_bytes_;
   bool usable_ = false;  // The directory exists and is writable.
   bool failed_ = false;  // ...or it cannot be, and that was logged.
   Ledger* ledger_ = nullptr;
 };
 
-// Bytes of the code objects in a cache directory (0 when it does not
-// exist): for /metrics. Reads the directory, blocking on it.
+// Bytes of the code objects in a cache directory, every tenant's part
+// included (0 when it does not exist): for /metrics. Reads the directory,
+// blocking on it.
 uint64_t CodeCacheBytes(const std::string& dir);
+
+// Bytes of each tenant's part, by tenant name (as its `.tenant` file says).
+struct CodeCachePart {
+  std::string tenant;
+  uint64_t bytes = 0;
+};
+std::vector<CodeCachePart> CodeCacheParts(const std::string& dir);
 
 }  // namespace hipr::worker

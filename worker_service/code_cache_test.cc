@@ -75,5 +75,50 @@ TEST_F(CodeCacheTest, WritesToAnUnusableDirectoryAreCounted) {
   EXPECT_EQ(Failures(), 2u);
 }
 
+// A tenant's session sees only its own part: a hash alone never finds
+// another tenant's code object.
+TEST_F(CodeCacheTest, ATenantNeverFindsAnotherTenantsCodeObjects) {
+  const std::string dir = root_ + "/cache";
+  CodeCache a(dir, 1 << 20), b(dir, 1 << 20), none(dir, 1 << 20);
+  a.set_tenant("team-a");
+  b.set_tenant("team-b");
+  const std::vector<uint8_t> code = Code(1000, 7);
+  a.Put(co::Sha256(code), code);
+  std::vector<uint8_t> got;
+  EXPECT_TRUE(a.Get(co::Sha256(code), &got));
+  EXPECT_FALSE(b.Get(co::Sha256(code), &got)) << "team-b found team-a's code object by its hash";
+  EXPECT_FALSE(none.Get(co::Sha256(code), &got)) << "a session without a tenant found a tenant's code object";
+  CodeCache a_again(dir, 1 << 20);
+  a_again.set_tenant("team-a");
+  EXPECT_TRUE(a_again.Get(co::Sha256(code), &got)) << "another session of team-a";
+  b.Put(co::Sha256(code), code);
+  EXPECT_EQ(CodeCacheBytes(dir), 2000u) << "each tenant's copy is counted";
+  const std::vector<CodeCachePart> parts = CodeCacheParts(dir);
+  ASSERT_EQ(parts.size(), 2u);
+  for (const CodeCachePart& p : parts) {
+    EXPECT_TRUE(p.tenant == "team-a" || p.tenant == "team-b") << p.tenant;
+    EXPECT_EQ(p.bytes, 1000u);
+  }
+}
+
+// One tenant may take a quarter of the bound; the whole cache stays within it.
+TEST_F(CodeCacheTest, OneTenantCannotFlushTheOthers) {
+  const std::string dir = root_ + "/cache";
+  CodeCache quiet(dir, 40000), noisy(dir, 40000);
+  quiet.set_tenant("quiet");
+  noisy.set_tenant("noisy");
+  const std::vector<uint8_t> keep = Code(8000, 1);
+  quiet.Put(co::Sha256(keep), keep);
+  for (int i = 0; i < 20; ++i) {
+    const std::vector<uint8_t> c = Code(4000, static_cast<uint8_t>(10 + i));
+    noisy.Put(co::Sha256(c), c);
+  }
+  std::vector<uint8_t> got;
+  EXPECT_TRUE(quiet.Get(co::Sha256(keep), &got)) << "a noisy tenant flushed another's code object";
+  EXPECT_LE(CodeCacheBytes(dir), 40000u);
+  for (const CodeCachePart& p : CodeCacheParts(dir))
+    if (p.tenant == "noisy") EXPECT_LE(p.bytes, 10000u) << "past its quarter";
+}
+
 }  // namespace
 }  // namespace hipr::worker

@@ -168,6 +168,9 @@ std::string RenderMetrics(const Ledger& ledger, const WorkerConfig& config, bool
     p.Sample("hipr_code_cache_bytes", "", CodeCacheBytes(config.code_cache_dir));
     p.Family("hipr_code_cache_limit_bytes", "gauge", "--code-cache-bytes.");
     p.Sample("hipr_code_cache_limit_bytes", "", config.code_cache_bytes);
+    p.Family("hipr_code_cache_tenant_bytes", "gauge", "Bytes of code objects in each tenant's part of the cache.");
+    for (const CodeCachePart& part : CodeCacheParts(config.code_cache_dir))
+      p.Sample("hipr_code_cache_tenant_bytes", "tenant=" + Quoted(part.tenant), part.bytes);
   }
   p.Family("hipr_streams", "gauge", "Streams all sessions hold (each sim stream is a thread).");
   p.Sample("hipr_streams", "", static_cast<uint64_t>(std::max<int64_t>(0, ledger.streams())));

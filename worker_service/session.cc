@@ -161,6 +161,7 @@ Status Session::Hello() {
   }
   const msg::HelloRequest& hello = admission_->hello;
   const wire::FrameHeader h = admission_->reply_to;
+  code_cache_.set_tenant(admission_->tenant.name);
 
   msg::HelloReply reply;
   reply.session_id = id_;

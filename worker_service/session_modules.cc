@@ -131,6 +131,21 @@ Status Session::On(ops::Tag<wire::Op::kModuleLoad>, const wire::FrameHeader& h, 
       r.message = bad.message();
       return Reply(h, r);
     }
+    // What a session holds counts against its tenant's memory= and the
+    // worker's budget, code objects included (a GPU loads them into its
+    // memory too); given back when the session ends.
+    if (ledger_ != nullptr) {
+      if (Status charged = ledger_->Charge(slot_, code.size()); !charged.ok()) {
+        Status over(StatusCode::kResourceExhausted,
+                    "module '" + m.name + "' (" + std::to_string(code.size()) + " bytes): " + charged.message() +
+                        " (code objects a session holds count too)",
+                    hipErrorOutOfMemory);
+        spdlog::warn("session {}: {}", id_, over.message());
+        r.error = ToHipError(over);
+        r.message = over.message();
+        return Reply(h, r);
+      }
+    }
     if (m.bulk_bytes > 0) code_cache_.Put(digest, code);
     fresh->sha256 = digest;
     fresh->code = std::move(code);

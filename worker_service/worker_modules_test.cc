@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/auth.h"
 #include "protocol/code_object/code_object.h"
 #include "tests/support/raw_client.h"
 
@@ -155,6 +156,55 @@ TEST(WorkerModulesTest, ShipsOnceThenServesFromTheCacheAcrossSessionsAndRestarts
   struct stat dir{};
   ASSERT_EQ(stat(cache.path().c_str(), &dir), 0);
   EXPECT_EQ(dir.st_mode & 0777, 0700u) << "the cache directory is open to other local users";
+}
+
+// Tenants share no cached code: a hash alone (which proves nothing about
+// holding the bytes) never loads another tenant's module or tells its
+// globals; and the code objects a session holds count against its tenant's
+// memory=.
+TEST(WorkerModulesTest, AHashAloneNeverLoadsAnotherTenantsModule) {
+  CodeObject c = LoadTestModule();
+  ASSERT_GT(c.bytes.size(), 1024u);
+  TempDir cache;
+  const std::string tenants = cache.path() + "-tenants";
+  const auth::Credential a{"team-a", "a-secret-0123456789abcdef"}, b{"team-b", "b-secret-0123456789abcdef"},
+      small{"team-c", "c-secret-0123456789abcdef"};
+  std::ofstream(tenants) << a.tenant << " " << a.secret << "\n"
+                         << b.tenant << " " << b.secret << "\n"
+                         << small.tenant << " " << small.secret << " memory=1K\n";
+  ASSERT_EQ(chmod(tenants.c_str(), 0600), 0);
+  WorkerProcess worker({"--code-cache", cache.path(), "--auth-file", tenants});
+  auto ship = [&](RawClient& client, uint64_t module, msg::ModuleLoadReply* r) {
+    msg::ModuleLoadRequest m = Request(c, module);
+    m.code_bytes = c.bytes.size();
+    return LoadWith(client, m, c.bytes, r);
+  };
+  std::unique_ptr<RawClient> ca, ca2, cb, cc;
+  ASSERT_TRUE(RawClient::ConnectAs(worker.endpoint(), a, &ca).ok());
+  msg::ModuleLoadReply r;
+  ASSERT_TRUE(ca->Call(Op::kModuleLoad, Request(c, 1), &r).ok());
+  ASSERT_TRUE(r.need_code);
+  ASSERT_TRUE(ship(*ca, 1, &r).ok());
+  EXPECT_EQ(r.error, 0) << r.message;
+  ASSERT_TRUE(RawClient::ConnectAs(worker.endpoint(), a, &ca2).ok());
+  ASSERT_TRUE(ca2->Call(Op::kModuleLoad, Request(c, 1), &r).ok());
+  EXPECT_FALSE(r.need_code) << "another session of the same tenant missed the cache";
+
+  ASSERT_TRUE(RawClient::ConnectAs(worker.endpoint(), b, &cb).ok());
+  msg::ModuleLoadReply probe;
+  ASSERT_TRUE(cb->Call(Op::kModuleLoad, Request(c, 1), &probe).ok());
+  EXPECT_TRUE(probe.need_code) << "team-b loaded team-a's module from its hash alone";
+  EXPECT_TRUE(probe.globals.empty()) << "a hash alone told another tenant's globals";
+  ASSERT_TRUE(ship(*cb, 1, &r).ok());
+  EXPECT_EQ(r.error, 0) << r.message;
+
+  ASSERT_TRUE(RawClient::ConnectAs(worker.endpoint(), small, &cc).ok());
+  ASSERT_TRUE(ship(*cc, 1, &r).ok());
+  EXPECT_EQ(r.error, 2) << "hipErrorOutOfMemory for a module past memory=: " << r.message;  // hipErrorOutOfMemory
+  EXPECT_NE(r.message.find("code objects"), std::string::npos) << r.message;
+  uint64_t p = 0;
+  EXPECT_EQ(ca->Malloc(4096, &p), 0) << "the others go on";
+  unlink(tenants.c_str());
 }
 
 TEST(WorkerModulesTest, AnUnusableCacheDirectoryCostsOnlyTheCache) {
