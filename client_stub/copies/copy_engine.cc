@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "client_stub/base/log.h"
 #include "client_stub/graphs/graph.h"
 #include "client_stub/managed/managed_vars.h"
 #include "client_stub/session/hip_status.h"
@@ -158,6 +159,22 @@ hipError_t CopyRows(Client& c, Session& s, const CopyRect& r, hipMemcpyKind kind
       (KindClaimsDevice(kind, /*source=*/true) && src.cls() == CopySideClass::kPageable &&
        !IsMapped(r.src, src_extent)))
     return hipErrorInvalidValue;
+  // hipMemcpyDefault lets the pointers decide: one that is neither memory of
+  // this process nor device memory of its session is most likely another
+  // process's (another session's or worker's) device address. Reading it
+  // would kill the program (native HIP does); refuse it instead.
+  if (kind == hipMemcpyDefault) {
+    const void* bad = dst.cls() == CopySideClass::kPageable && !IsMapped(r.dst, dst_extent)   ? r.dst
+                      : src.cls() == CopySideClass::kPageable && !IsMapped(r.src, src_extent) ? r.src
+                                                                                                : nullptr;
+    if (bad != nullptr) {
+      HIPR_LOG_ONCE(kWarn,
+                    "a copy with hipMemcpyDefault names %p, which is neither memory of this process nor device "
+                    "memory of its session (another process's device pointer?): hipErrorInvalidValue (logged once)",
+                    bad);
+      return hipErrorInvalidValue;
+    }
+  }
 
   const msg::Region dst_region{reinterpret_cast<uint64_t>(r.dst), r.dpitch, r.width, r.height};
   const msg::Region src_region{reinterpret_cast<uint64_t>(r.src), r.spitch, r.width, r.height};

@@ -17,6 +17,10 @@
 //     hipErrorOutOfMemory within LIMIT_MIB, and hipMemGetInfo shows what is
 //     held; prints "HOARD <rounds> <held bytes>" and pauses (E2E_PAUSE) for
 //     the driver to read /metrics.
+//   ipc_tenants foreign ADDRESS
+//     ADDRESS (hex) is another process's device pointer: hipMemcpy with
+//     hipMemcpyDefault from it and to it is hipErrorInvalidValue, not a
+//     crash.
 #include <hip/hip_runtime.h>
 
 #include <cstdio>
@@ -71,7 +75,8 @@ int Export() {
   HIP_OK(hipEventSynchronize(ev));
   hipIpcEventHandle_t event{};
   HIP_OK(hipIpcGetEventHandle(&event, ev));
-  printf("HANDLES %s %s\n", Hex(mem).c_str(), Hex(event).c_str());
+  printf("HANDLES %s %s %llx\n", Hex(mem).c_str(), Hex(event).c_str(),
+         static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(dev)));
   fflush(stdout);
   CHECK(e2e::WaitForStdinLine(240), "exporter: no line on stdin after the openers");
   std::vector<uint8_t> got(kBytes);
@@ -151,9 +156,22 @@ int Hoard(int limit_mib) {
   return rc;
 }
 
+int Foreign(const char* hex) {
+  void* p = reinterpret_cast<void*>(static_cast<uintptr_t>(strtoull(hex, nullptr, 16)));
+  std::vector<uint8_t> buf(4096, 1);
+  HIP_EXPECT(hipMemcpy(buf.data(), p, buf.size(), hipMemcpyDefault), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpy(p, buf.data(), buf.size(), hipMemcpyDefault), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpyAsync(buf.data(), p, buf.size(), hipMemcpyDefault, nullptr), hipErrorInvalidValue);
+  for (uint8_t b : buf) CHECK(b == 1, "foreign: a refused copy wrote the host buffer");
+  HIP_OK(hipDeviceSynchronize());  // The session goes on.
+  printf("foreign: copies naming another process's device pointer refused with hipErrorInvalidValue\n");
+  return e2e::Finish("ipc_tenants");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && strcmp(argv[1], "foreign") == 0) return Foreign(argv[2]);
   if (argc == 3 && strcmp(argv[1], "hoard") == 0) return Hoard(atoi(argv[2]));
   if (argc == 2 && strcmp(argv[1], "export") == 0) return Export();
   if (argc == 5 && strcmp(argv[1], "open") == 0)

@@ -281,14 +281,18 @@ class Scenario(KernelScenarios, CompressScenarios):
 
         program = self.build.program("ipc_tenants")
         exporter = Program("ipc_tenants export (team-a, worker1)", [program, "export"], env_of(w1, "team-a"))
-        m = exporter.wait_for(r"^HANDLES ([0-9a-f]{128}) ([0-9a-f]{128})$", 120, "HANDLES")
-        mem, event = m.group(1), m.group(2)
+        m = exporter.wait_for(r"^HANDLES ([0-9a-f]{128}) ([0-9a-f]{128}) ([0-9a-f]+)$", 120, "HANDLES")
+        mem, event, address = m.group(1), m.group(2), m.group(3)
         cases = (("team-a", w1, "allowed"), ("team-b", w1, "refused"), ("team-c", w1, "allowed"),
                  ("team-a", w2, "refused"))
         for tenant, worker, verdict in cases:
             label = "ipc_tenants open (%s, %s, expected %s)" % (tenant, worker.name, verdict)
             p = run_to_pass(label, [program, "open", mem, event, verdict], env_of(worker, tenant), 120)
             log("%s: %s" % (label, next((l for l in p.text("out") if l.startswith("opener:")), "?")))
+        # The exporter's device pointer, named in another session's hipMemcpyDefault: refused, no crash.
+        p = run_to_pass("ipc_tenants foreign (team-b, worker1)", [program, "foreign", address], env_of(w1, "team-b"),
+                        120)
+        log("ipc_tenants foreign: %s" % next((l for l in p.text("out") if l.startswith("foreign:")), "?"))
         exporter.send_line()
         exporter.wait_for(r"^E2E_PAUSE (\d+)$", 60, "E2E_PAUSE (the exporter's checks did not all pass)")
         check_live_maps(exporter)
