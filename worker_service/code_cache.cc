@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -216,6 +217,23 @@ uint64_t CodeCacheBytes(const std::string& dir) {
   uint64_t total = ListEntries(dir, nullptr);
   for (const fs::path& part : Parts(dir)) total += ListEntries(part, nullptr);
   return total;
+}
+
+uint64_t DefaultCodeCacheBytes(const std::string& dir, std::string* why) {
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  fs::path at = dir.empty() ? fs::path(".") : fs::path(dir);
+  std::error_code ec;
+  while (!fs::exists(at, ec) && at.has_parent_path() && at.parent_path() != at) at = at.parent_path();
+  struct statvfs vfs{};
+  if (::statvfs(at.c_str(), &vfs) != 0) {
+    *why = "1 GiB: cannot read the filesystem of " + at.string();
+    return 1024 * kMiB;
+  }
+  const uint64_t fs_bytes = static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize;
+  const uint64_t bound = std::clamp<uint64_t>(fs_bytes / 10, 256 * kMiB, 8192 * kMiB);
+  *why = std::to_string(bound / kMiB) + " MiB: a tenth of the " + std::to_string(fs_bytes / kMiB) +
+         " MiB filesystem of " + at.string() + ", within 256 MiB..8 GiB";
+  return bound;
 }
 
 std::vector<CodeCachePart> CodeCacheParts(const std::string& dir) {

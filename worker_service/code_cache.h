@@ -83,6 +83,12 @@ class CodeCache {
 // blocking on it.
 uint64_t CodeCacheBytes(const std::string& dir);
 
+// The bound on a cache directory when --code-cache-bytes is not given: a
+// tenth of the filesystem it is on (its nearest existing ancestor's), at
+// least 256 MiB and at most 8 GiB; 1 GiB when that cannot be read.
+// `why` says how it was chosen, for the log.
+uint64_t DefaultCodeCacheBytes(const std::string& dir, std::string* why);
+
 // Bytes of each tenant's part, by tenant name (as its `.tenant` file says).
 struct CodeCachePart {
   std::string tenant;

@@ -120,5 +120,13 @@ TEST_F(CodeCacheTest, OneTenantCannotFlushTheOthers) {
     if (p.tenant == "noisy") EXPECT_LE(p.bytes, 10000u) << "past its quarter";
 }
 
+TEST_F(CodeCacheTest, TheDefaultBoundFollowsTheFilesystem) {
+  std::string why;
+  const uint64_t bound = DefaultCodeCacheBytes(root_ + "/not/made/yet", &why);
+  EXPECT_GE(bound, uint64_t{256} << 20) << why;
+  EXPECT_LE(bound, uint64_t{8} << 30) << why;
+  EXPECT_NE(why.find(root_), std::string::npos) << "the nearest existing directory is measured: " << why;
+}
+
 }  // namespace
 }  // namespace hipr::worker

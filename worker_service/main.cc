@@ -15,6 +15,7 @@
 #include "protocol/shm/shm_connection.h"
 #include "protocol/tls/tls_connection.h"
 #include "worker_service/acceptor.h"
+#include "worker_service/code_cache.h"
 #include "worker_service/config.h"
 #include "worker_service/device_factory.h"
 #include "worker_service/gpudirect_setup.h"
@@ -106,7 +107,9 @@ int main(int argc, char** argv) {
   app.add_option("--code-cache", config.code_cache_dir,
                  "directory of the code-object cache shared by sessions; '' keeps code objects in memory only")
       ->capture_default_str();
-  app.add_option("--code-cache-bytes", code_cache_bytes, "bound on the code-object cache directory, e.g. 1G");
+  app.add_option("--code-cache-bytes", code_cache_bytes,
+                 "bound on the code-object cache directory, e.g. 4G (default: a tenth of its filesystem, "
+                 "256M..8G)");
   app.add_option("--hip-module", config.hip_module, "path of libhipr_device_hip.so (default: next to the binary)");
   app.add_option("--hip-runtime", config.hip_runtime,
                  "testing: the libamdhip64.so.5 the hip device binds to instead of the system's (for example "
@@ -222,6 +225,11 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] [worker pid %P] %v");
   signal(SIGPIPE, SIG_IGN);
+  if (code_cache_bytes.empty() && !config.code_cache_dir.empty()) {
+    std::string why;
+    config.code_cache_bytes = hipr::worker::DefaultCodeCacheBytes(config.code_cache_dir, &why);
+    spdlog::info("code cache {}: bounded at {} (--code-cache-bytes sets it)", config.code_cache_dir, why);
+  }
 
   if (config.tls_cert.empty() != config.tls_key.empty() ||
       (!config.tls_client_ca.empty() && config.tls_cert.empty())) {
