@@ -108,9 +108,12 @@ class Session {
   Status ServeApiCall(const wire::FrameHeader& header);
   // The admitted tenant's name (empty without tenants).
   const std::string& TenantName() const;
-  // IPC (session_ipc.cc): a device's handle out as the registry's token,
-  // and a token back to the device's handle once this tenant may open it.
-  Status ExportIpc(IpcRegistry::Kind kind, const IpcRegistry::DeviceHandle& handle, std::vector<uint8_t>* token);
+  // IPC (session_ipc.cc): the reply to an export, the registry's token for
+  // the device's `handle` when `st` (the device's export) succeeded (`what`
+  // names it in the log); and a token back to the device's handle once this
+  // tenant may open it.
+  msg::IpcGetMemHandleReply ExportIpc(Status st, IpcRegistry::Kind kind, const IpcRegistry::DeviceHandle& handle,
+                                      const std::string& what);
   Status OpenIpc(IpcRegistry::Kind kind, const std::vector<uint8_t>& token, IpcRegistry::DeviceHandle* out);
   // kHostRegister / kHostUnregister.
   Status HostRange(const wire::FrameHeader& header, const msg::HostRangeRequest& m, bool add);

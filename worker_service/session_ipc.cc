@@ -20,14 +20,19 @@ const std::string& Session::TenantName() const {
   return admission_ ? admission_->tenant.name : kNone;
 }
 
-Status Session::ExportIpc(IpcRegistry::Kind kind, const IpcRegistry::DeviceHandle& handle,
-                          std::vector<uint8_t>* token) {
-  if (ledger_ == nullptr)
-    return Status(StatusCode::kFailedPrecondition, "IPC handles need the worker's registry (no ledger)");
-  IpcRegistry::Token t{};
-  HIPR_RETURN_IF_ERROR(ledger_->ipc().Export(slot_, id_, TenantName(), kind, handle, &t));
-  token->assign(t.begin(), t.end());
-  return Status::Ok();
+msg::IpcGetMemHandleReply Session::ExportIpc(Status st, IpcRegistry::Kind kind, const IpcRegistry::DeviceHandle& handle,
+                                             const std::string& what) {
+  msg::IpcGetMemHandleReply r;
+  if (st.ok() && ledger_ == nullptr)
+    st = Status(StatusCode::kFailedPrecondition, "IPC handles need the worker's registry (no ledger)");
+  if (st.ok()) {
+    IpcRegistry::Token t{};
+    st = ledger_->ipc().Export(slot_, id_, TenantName(), kind, handle, &t);
+    if (st.ok()) r.handle.assign(t.begin(), t.end());
+  }
+  if (!st.ok()) spdlog::info("session {}: exporting {} failed: {}", id_, what, st.ToString());
+  r.error = ToHipError(st);
+  return r;
 }
 
 Status Session::OpenIpc(IpcRegistry::Kind kind, const std::vector<uint8_t>& token, IpcRegistry::DeviceHandle* out) {
@@ -66,14 +71,8 @@ Status Session::OpenIpc(IpcRegistry::Kind kind, const std::vector<uint8_t>& toke
 Status Session::On(ops::Tag<Op::kIpcGetMemHandle>, const wire::FrameHeader& h, msg::IpcGetMemHandleRequest& m) {
   Device::IpcHandle handle{};
   Status st = device_->IpcGetMemHandle(m.address, &handle);
-  msg::IpcGetMemHandleReply r;
-  if (st.ok()) st = ExportIpc(IpcRegistry::Kind::kMemory, handle, &r.handle);
-  if (!st.ok()) {
-    spdlog::info("session {}: exporting memory at 0x{:x} failed: {}", id_, m.address, st.ToString());
-    r.handle.clear();
-  }
-  r.error = ToHipError(st);
-  return Reply(h, r);
+  return Reply(h, ExportIpc(std::move(st), IpcRegistry::Kind::kMemory, handle,
+                            fmt::format("memory at 0x{:x}", m.address)));
 }
 
 Status Session::On(ops::Tag<Op::kIpcOpenMemHandle>, const wire::FrameHeader& h, msg::IpcOpenMemHandleRequest& m) {
@@ -93,14 +92,8 @@ Status Session::On(ops::Tag<Op::kIpcCloseMemHandle>, const wire::FrameHeader& h,
 Status Session::On(ops::Tag<Op::kVmmExport>, const wire::FrameHeader& h, msg::VmmHandleRequest& m) {
   Device::IpcHandle handle{};
   Status st = device_->VmmExport(m.handle, &handle);
-  msg::IpcGetMemHandleReply r;
-  if (st.ok()) st = ExportIpc(IpcRegistry::Kind::kPhysical, handle, &r.handle);
-  if (!st.ok()) {
-    spdlog::info("session {}: exporting physical memory {} failed: {}", id_, m.handle, st.ToString());
-    r.handle.clear();
-  }
-  r.error = ToHipError(st);
-  return Reply(h, r);
+  return Reply(h, ExportIpc(std::move(st), IpcRegistry::Kind::kPhysical, handle,
+                            "physical memory " + std::to_string(m.handle)));
 }
 
 Status Session::On(ops::Tag<Op::kVmmImport>, const wire::FrameHeader& h, msg::VmmImportRequest& m) {
@@ -117,14 +110,7 @@ Status Session::On(ops::Tag<Op::kVmmImport>, const wire::FrameHeader& h, msg::Vm
 Status Session::On(ops::Tag<Op::kIpcGetEventHandle>, const wire::FrameHeader& h, msg::EventRequest& m) {
   Device::IpcEventHandle handle{};
   Status st = device_->IpcGetEventHandle(m.event, &handle);
-  msg::IpcGetMemHandleReply r;
-  if (st.ok()) st = ExportIpc(IpcRegistry::Kind::kEvent, handle, &r.handle);
-  if (!st.ok()) {
-    spdlog::info("session {}: exporting event {} failed: {}", id_, m.event, st.ToString());
-    r.handle.clear();
-  }
-  r.error = ToHipError(st);
-  return Reply(h, r);
+  return Reply(h, ExportIpc(std::move(st), IpcRegistry::Kind::kEvent, handle, "event " + std::to_string(m.event)));
 }
 
 Status Session::On(ops::Tag<Op::kIpcOpenEventHandle>, const wire::FrameHeader& h, msg::IpcOpenEventHandleRequest& m) {
