@@ -60,7 +60,7 @@ BASE_ENV_LANG=C.UTF-8
 
 mirror() {
   local m
-  m=$(grep -hs '^URIs:' /etc/apt/sources.list.d/debian.sources | head -1 | awk '{print $2}')
+  m=$(grep -hs '^URIs:' /etc/apt/sources.list.d/debian.sources | awk 'NR == 1 {print $2}')
   [[ -n $m ]] || m=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
   echo "${m:-http://deb.debian.org/debian}"
 }

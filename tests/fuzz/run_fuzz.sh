@@ -78,8 +78,8 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 artifacts() { ls "$1" | grep -E '^(crash|timeout|leak|oom|slow-unit)-' | sort; }
 rc=0
 for t in $targets; do
-  bin=$(find "$build" -name "$t" -type f -perm -u+x | head -1)
-  gen=$(find "$build" -name "${t%_fuzz}_seeds" -type f -perm -u+x | head -1)
+  bin=$(find "$build" -name "$t" -type f -perm -u+x | awk 'NR == 1')
+  gen=$(find "$build" -name "${t%_fuzz}_seeds" -type f -perm -u+x | awk 'NR == 1')
   work=$build/fuzz/$t
   rm -rf "$work/seeds"
   mkdir -p "$work/corpus" "$work/seeds"

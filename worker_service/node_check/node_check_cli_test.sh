@@ -103,7 +103,7 @@ if command -v python3 > /dev/null; then
 fi
 
 # The udev rule the fix names is where the binary says.
-rules=$(sed -nE 's/.*cp ([^ ]*70-amdgpu-hipr.rules) .*/\1/p' "$tmp/kfd.out" | head -1)
+rules=$(sed -nE 's/.*cp ([^ ]*70-amdgpu-hipr.rules) .*/\1/p' "$tmp/kfd.out" | awk 'NR == 1')
 [ -f "$rules" ] || fail "the fix names $rules, which does not exist"
 
 run no_subcommand 2

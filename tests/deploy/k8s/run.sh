@@ -178,7 +178,7 @@ for f in "$here"/bad/*.yaml; do
   got=$("${validate[@]}" objects "$f")
   rc=$?
   if [[ $rc -eq 1 ]] && grep -qF -- "$expect" <<<"$got"; then
-    pass "rejected $(basename "$f"): $(grep -F -- "$expect" <<<"$got" | head -1 | sed 's/^FAIL  [^:]*: //')"
+    pass "rejected $(basename "$f"): $(grep -F -- "$expect" <<<"$got" | awk 'NR == 1' | sed 's/^FAIL  [^:]*: //')"
   else
     fail "$(basename "$f") was not rejected with \"$expect\" (exit $rc): $got"
   fi
