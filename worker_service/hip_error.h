@@ -1,5 +1,6 @@
 // The replay edge: the one place the worker turns a Status into the HIP
-// error number a reply carries.
+// error number a reply carries, by the table both ends share
+// (protocol/status_hip.h).
 #pragma once
 
 #include <cstdint>

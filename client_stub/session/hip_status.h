@@ -13,7 +13,8 @@ namespace hipr::client {
 
 // A status carrying the runtime's own error number returns it; any session-
 // or link-scope status (the session is dead or unreachable) is
-// hipErrorNoDevice; other codes map to the nearest HIP error.
+// hipErrorNoDevice; other codes map to the nearest HIP error. The table is
+// the worker's too (protocol/status_hip.h).
 hipError_t ToHipError(const Status& st);
 
 // Status carrying a HIP error number (Status::native()), the form module and
