@@ -12,8 +12,10 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -25,6 +27,21 @@
 
 namespace hipr::client {
 namespace {
+
+// std::visit over a GraphOp with one lambda per node kind: a kind added to
+// GraphOp without its lambda does not compile, so no visit falls back
+// silently.
+template <class... F>
+struct Visitor : F... {
+  using F::operator()...;
+};
+
+// The node kinds Lower() expands or drops: none is among an executable
+// graph's ops.
+template <class T>
+constexpr bool kLoweredAway = std::is_same_v<T, EmptyNode> || std::is_same_v<T, Memcpy3DNode> ||
+                              std::is_same_v<T, ChildGraphNode> || std::is_same_v<T, MemAllocNode> ||
+                              std::is_same_v<T, MemFreeNode> || std::is_same_v<T, BatchMemOpNode>;
 
 struct Graph;
 
@@ -321,26 +338,39 @@ bool BuildWorkerGraph(const Exec& exec, std::vector<msg::GraphCreateRequest>* fr
   msg::GraphCreateRequest cur{exec.id, exec.device, {}, false};
   size_t bytes = 0;
   for (const GraphOp& op : exec.ops) {
-    msg::GraphNode n;
-    if (const auto* k = std::get_if<KernelNode>(&op)) {
-      n = WorkerNode<wire::Op::kLaunchKernel>(k->request);
-    } else if (const auto* r = std::get_if<EventRecordNode>(&op)) {
-      n = WorkerNode<wire::Op::kEventRecord>(msg::EventRecordRequest{r->id, 0});
-    } else if (const auto* w = std::get_if<EventWaitNode>(&op)) {
-      n = WorkerNode<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{0, w->id, 0});
-    } else if (const auto* m = std::get_if<msg::MemsetRequest>(&op)) {
-      n = WorkerNode<wire::Op::kMemset>(*m);
-    } else if (const auto* c = std::get_if<msg::CopyOnDeviceRequest>(&op)) {
-      n = WorkerNode<wire::Op::kCopyOnDevice>(*c);
-    } else if (std::holds_alternative<HostFnNode>(op)) {
-      n = WorkerHostNode();
-    } else if (const auto* wv = std::get_if<msg::StreamWaitValueRequest>(&op)) {
-      n = WorkerNode<wire::Op::kStreamWaitValue>(*wv);
-    } else if (const auto* wr = std::get_if<msg::StreamWriteValueRequest>(&op)) {
-      n = WorkerNode<wire::Op::kStreamWriteValue>(*wr);
-    } else {
-      return false;  // Host copies.
-    }
+    std::optional<msg::GraphNode> node = std::visit(
+        Visitor{
+            [](const KernelNode& k) -> std::optional<msg::GraphNode> {
+              return WorkerNode<wire::Op::kLaunchKernel>(k.request);
+            },
+            [](const EventRecordNode& r) -> std::optional<msg::GraphNode> {
+              return WorkerNode<wire::Op::kEventRecord>(msg::EventRecordRequest{r.id, 0});
+            },
+            [](const EventWaitNode& w) -> std::optional<msg::GraphNode> {
+              return WorkerNode<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{0, w.id, 0});
+            },
+            [](const msg::MemsetRequest& m) -> std::optional<msg::GraphNode> {
+              return WorkerNode<wire::Op::kMemset>(m);
+            },
+            [](const msg::CopyOnDeviceRequest& c) -> std::optional<msg::GraphNode> {
+              return WorkerNode<wire::Op::kCopyOnDevice>(c);
+            },
+            [](const HostFnNode&) -> std::optional<msg::GraphNode> { return WorkerHostNode(); },
+            [](const msg::StreamWaitValueRequest& w) -> std::optional<msg::GraphNode> {
+              return WorkerNode<wire::Op::kStreamWaitValue>(w);
+            },
+            [](const msg::StreamWriteValueRequest& w) -> std::optional<msg::GraphNode> {
+              return WorkerNode<wire::Op::kStreamWriteValue>(w);
+            },
+            // Host memory takes part: the client replays the graph.
+            [](const HostCopyNode&) -> std::optional<msg::GraphNode> { return std::nullopt; },
+            []<class T>(const T&) -> std::optional<msg::GraphNode>
+              requires kLoweredAway<T>
+            { return std::nullopt; },
+        },
+        op);
+    if (!node) return false;
+    msg::GraphNode n = std::move(*node);
     if (n.body.size() > kMaxNodeBody) return false;
     if (cur.nodes.size() == kNodesPerFrame || bytes + n.body.size() > kBodyBytesPerFrame) {
       frames->push_back(std::move(cur));
@@ -368,44 +398,60 @@ std::function<void(int32_t)> HostFunction(const HostFnNode& h, hipStream_t strea
 hipError_t Replay(HandleTable& handles, Session& s, const Exec& exec, hipStream_t stream, int device,
                   uint64_t stream_id, HostCopyFn copy) {
   for (const GraphOp& op : exec.ops) {
-    Status st;
-    if (const auto* k = std::get_if<KernelNode>(&op)) {
-      msg::LaunchRequest r = k->request;
-      r.device = device;
-      r.stream = stream_id;
-      st = s.Post<wire::Op::kLaunchKernel>(r);
-      if (st.ok()) stats::Add(stats::Get().launches);
-    } else if (const auto* m = std::get_if<msg::MemsetRequest>(&op)) {
-      msg::MemsetRequest r = *m;
-      r.device = device;
-      r.stream = stream_id;
-      st = s.Post<wire::Op::kMemset>(r);
-    } else if (const auto* c = std::get_if<msg::CopyOnDeviceRequest>(&op)) {
-      msg::CopyOnDeviceRequest r = *c;
-      r.device = device;
-      r.stream = stream_id;
-      r.want_reply = false;
-      st = s.Post<wire::Op::kCopyOnDevice>(r);
-    } else if (const auto* h = std::get_if<HostCopyNode>(&op)) {
-      if (hipError_t e = copy(*h, stream); e != hipSuccess) return e;
-    } else if (const auto* f = std::get_if<HostFnNode>(&op)) {
-      st = s.PostHostCallback(device, stream_id, HostFunction(*f, stream));
-    } else if (const auto* ev = std::get_if<EventRecordNode>(&op)) {
-      handles.NoteEventRecorded(ev->event);
-      st = s.Post<wire::Op::kEventRecord>(msg::EventRecordRequest{ev->id, stream_id});
-    } else if (const auto* w = std::get_if<EventWaitNode>(&op)) {
-      st = s.Post<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{stream_id, w->id, 0});
-    } else if (const auto* wv = std::get_if<msg::StreamWaitValueRequest>(&op)) {
-      msg::StreamWaitValueRequest r = *wv;
-      r.device = device;
-      r.stream = stream_id;
-      st = s.Post<wire::Op::kStreamWaitValue>(r);
-    } else if (const auto* wr = std::get_if<msg::StreamWriteValueRequest>(&op)) {
-      msg::StreamWriteValueRequest r = *wr;
-      r.device = device;
-      r.stream = stream_id;
-      st = s.Post<wire::Op::kStreamWriteValue>(r);
-    }
+    hipError_t host_error = hipSuccess;
+    Status st = std::visit(
+        Visitor{
+            [&](const KernelNode& k) {
+              msg::LaunchRequest r = k.request;
+              r.device = device;
+              r.stream = stream_id;
+              Status posted = s.Post<wire::Op::kLaunchKernel>(r);
+              if (posted.ok()) stats::Add(stats::Get().launches);
+              return posted;
+            },
+            [&](const msg::MemsetRequest& m) {
+              msg::MemsetRequest r = m;
+              r.device = device;
+              r.stream = stream_id;
+              return s.Post<wire::Op::kMemset>(r);
+            },
+            [&](const msg::CopyOnDeviceRequest& c) {
+              msg::CopyOnDeviceRequest r = c;
+              r.device = device;
+              r.stream = stream_id;
+              r.want_reply = false;
+              return s.Post<wire::Op::kCopyOnDevice>(r);
+            },
+            [&](const HostCopyNode& h) {
+              host_error = copy(h, stream);
+              return Status::Ok();
+            },
+            [&](const HostFnNode& f) { return s.PostHostCallback(device, stream_id, HostFunction(f, stream)); },
+            [&](const EventRecordNode& ev) {
+              handles.NoteEventRecorded(ev.event);
+              return s.Post<wire::Op::kEventRecord>(msg::EventRecordRequest{ev.id, stream_id});
+            },
+            [&](const EventWaitNode& w) {
+              return s.Post<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{stream_id, w.id, 0});
+            },
+            [&](const msg::StreamWaitValueRequest& wv) {
+              msg::StreamWaitValueRequest r = wv;
+              r.device = device;
+              r.stream = stream_id;
+              return s.Post<wire::Op::kStreamWaitValue>(r);
+            },
+            [&](const msg::StreamWriteValueRequest& wr) {
+              msg::StreamWriteValueRequest r = wr;
+              r.device = device;
+              r.stream = stream_id;
+              return s.Post<wire::Op::kStreamWriteValue>(r);
+            },
+            []<class T>(const T&) requires kLoweredAway<T> {
+              return Status(StatusCode::kInternal, "an executable graph holds a node kind that lowering removes");
+            },
+        },
+        op);
+    if (host_error != hipSuccess) return host_error;
     if (!st.ok()) return ToHipError(st);
   }
   return hipSuccess;
@@ -422,31 +468,47 @@ void HoldMemory(const Graph& g, std::vector<std::shared_ptr<GraphMemory>>* out) 
 // Appends what `op` (on `device`) runs to *out. False when a child graph
 // has a cycle.
 bool Lower(int device, const GraphOp& op, std::vector<LoweredOp>* out) {
-  // Memory nodes run nothing: their memory lives as long as the graph.
-  if (std::holds_alternative<EmptyNode>(op) || std::holds_alternative<MemAllocNode>(op) ||
-      std::holds_alternative<MemFreeNode>(op))
+  // Every kind that runs as it is; a new kind must be placed here or below.
+  auto as_is = [&](const auto&) {
+    out->push_back(LoweredOp{device, op});
     return true;
-  if (const auto* c = std::get_if<Memcpy3DNode>(&op)) {
-    for (const CopyPiece& p : c->pieces)
-      std::visit([&](const auto& piece) { out->push_back(LoweredOp{device, piece}); }, p);
-    return true;
-  }
-  if (const auto* batch = std::get_if<BatchMemOpNode>(&op)) {
-    for (const StreamMemOp& m : batch->requests) {
-      if (const auto* w = std::get_if<msg::StreamWaitValueRequest>(&m)) out->push_back(LoweredOp{device, *w});
-      if (const auto* r = std::get_if<msg::StreamWriteValueRequest>(&m)) out->push_back(LoweredOp{device, *r});
-    }
-    return true;
-  }
-  if (const auto* child = std::get_if<ChildGraphNode>(&op)) {
-    std::vector<const Node*> order;
-    if (!Order(*reinterpret_cast<const Graph*>(child->graph), &order)) return false;
-    for (const Node* n : order)
-      if (!Lower(n->device, n->op, out)) return false;
-    return true;
-  }
-  out->push_back(LoweredOp{device, op});
-  return true;
+  };
+  return std::visit(
+      Visitor{
+          [&](const KernelNode& n) { return as_is(n); },
+          [&](const msg::MemsetRequest& n) { return as_is(n); },
+          [&](const msg::CopyOnDeviceRequest& n) { return as_is(n); },
+          [&](const HostCopyNode& n) { return as_is(n); },
+          [&](const HostFnNode& n) { return as_is(n); },
+          [&](const EventRecordNode& n) { return as_is(n); },
+          [&](const EventWaitNode& n) { return as_is(n); },
+          [&](const msg::StreamWaitValueRequest& n) { return as_is(n); },
+          [&](const msg::StreamWriteValueRequest& n) { return as_is(n); },
+          // Memory nodes run nothing: their memory lives as long as the graph.
+          [](const EmptyNode&) { return true; },
+          [](const MemAllocNode&) { return true; },
+          [](const MemFreeNode&) { return true; },
+          [&](const Memcpy3DNode& c) {
+            for (const CopyPiece& p : c.pieces)
+              std::visit([&](const auto& piece) { out->push_back(LoweredOp{device, piece}); }, p);
+            return true;
+          },
+          [&](const BatchMemOpNode& batch) {
+            for (const StreamMemOp& m : batch.requests)
+              std::visit(Visitor{[](std::monostate) {},
+                                 [&](const auto& request) { out->push_back(LoweredOp{device, request}); }},
+                         m);
+            return true;
+          },
+          [&](const ChildGraphNode& child) {
+            std::vector<const Node*> order;
+            if (!Order(*reinterpret_cast<const Graph*>(child.graph), &order)) return false;
+            for (const Node* n : order)
+              if (!Lower(n->device, n->op, out)) return false;
+            return true;
+          },
+      },
+      op);
 }
 
 // What ExecUpdate and child graph updates compare: each node's type and
@@ -579,19 +641,27 @@ GraphMemory::~GraphMemory() {
 }
 
 hipGraphNodeType NodeTypeOf(const GraphOp& op) {
-  if (std::holds_alternative<KernelNode>(op)) return hipGraphNodeTypeKernel;
-  if (std::holds_alternative<msg::MemsetRequest>(op)) return hipGraphNodeTypeMemset;
-  if (std::holds_alternative<msg::CopyOnDeviceRequest>(op) || std::holds_alternative<HostCopyNode>(op) ||
-      std::holds_alternative<Memcpy3DNode>(op))
-    return hipGraphNodeTypeMemcpy;
-  if (std::holds_alternative<HostFnNode>(op)) return hipGraphNodeTypeHost;
-  if (std::holds_alternative<EventRecordNode>(op)) return hipGraphNodeTypeEventRecord;
-  if (std::holds_alternative<EventWaitNode>(op)) return hipGraphNodeTypeWaitEvent;
-  if (std::holds_alternative<ChildGraphNode>(op)) return hipGraphNodeTypeGraph;
-  if (std::holds_alternative<MemAllocNode>(op)) return static_cast<hipGraphNodeType>(kNodeTypeMemAlloc);
-  if (std::holds_alternative<MemFreeNode>(op)) return static_cast<hipGraphNodeType>(kNodeTypeMemFree);
-  if (std::holds_alternative<BatchMemOpNode>(op)) return static_cast<hipGraphNodeType>(kNodeTypeBatchMemOp);
-  return hipGraphNodeTypeEmpty;
+  auto type = [](int t) { return static_cast<hipGraphNodeType>(t); };
+  return std::visit(
+      Visitor{
+          [](const EmptyNode&) { return hipGraphNodeTypeEmpty; },
+          [](const KernelNode&) { return hipGraphNodeTypeKernel; },
+          [](const msg::MemsetRequest&) { return hipGraphNodeTypeMemset; },
+          [](const msg::CopyOnDeviceRequest&) { return hipGraphNodeTypeMemcpy; },
+          [](const HostCopyNode&) { return hipGraphNodeTypeMemcpy; },
+          [](const Memcpy3DNode&) { return hipGraphNodeTypeMemcpy; },
+          [](const HostFnNode&) { return hipGraphNodeTypeHost; },
+          [](const EventRecordNode&) { return hipGraphNodeTypeEventRecord; },
+          [](const EventWaitNode&) { return hipGraphNodeTypeWaitEvent; },
+          [](const ChildGraphNode&) { return hipGraphNodeTypeGraph; },
+          [&](const MemAllocNode&) { return type(kNodeTypeMemAlloc); },
+          [&](const MemFreeNode&) { return type(kNodeTypeMemFree); },
+          [&](const BatchMemOpNode&) { return type(kNodeTypeBatchMemOp); },
+          // Waits and writes are what a batch node lowers to.
+          [&](const msg::StreamWaitValueRequest&) { return type(kNodeTypeBatchMemOp); },
+          [&](const msg::StreamWriteValueRequest&) { return type(kNodeTypeBatchMemOp); },
+      },
+      op);
 }
 
 bool AnyCapture() { return Registry::Get().captures.load(std::memory_order_relaxed) != 0; }
