@@ -1020,6 +1020,30 @@ TEST(WorkerTest, HipRuntimeIsRefusedUnlessTheModuleBindsToIt) {
   EXPECT_NE(wrong.text.find(std::string("did not bind to --hip-runtime ") + other), std::string::npos) << wrong.text;
 }
 
+// Every size flag takes the tenants file's sizes (K/M/G/T) and nothing
+// else: a negative, overflowing or unit-less-garbage size stops the worker
+// with the flag named, before it listens.
+TEST(WorkerTest, SizeFlagsRefuseWhatIsNotASize) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--sim-memory", "-5"}, "--sim-memory: '-5' is not a size"},
+      {{"--memory-budget", "2Q"}, "--memory-budget: '2Q' is not a size"},
+      {{"--tenant-memory", "99999999999T"}, "--tenant-memory: '99999999999T' is not a size"},
+      {{"--code-cache-bytes", "G"}, "--code-cache-bytes: 'G' is not a size"},
+      {{"--shm-host-bytes", "4097"}, "--shm-host-bytes: '4097' is not whole pages"},
+      {{"--shm-ring-bytes", "3M"}, "--shm-ring-bytes must be a power of two"},
+  };
+  for (const auto& [flag, said] : cases) {
+    std::vector<std::string> args = {"--device", "sim", "--probe-only", "--listen", "127.0.0.1:0"};
+    args.insert(args.end(), flag.begin(), flag.end());
+    WorkerRun run = RunWorkerToExit(args);
+    EXPECT_EQ(run.status, 2) << run.text;
+    EXPECT_NE(run.text.find(said), std::string::npos) << run.text;
+  }
+  WorkerRun fine = RunWorkerToExit({"--device", "sim", "--probe-only", "--listen", "127.0.0.1:0", "--sim-memory", "1G"});
+  EXPECT_EQ(fine.status, 0) << fine.text;
+  EXPECT_NE(fine.text.find("1024 MiB each"), std::string::npos) << fine.text;
+}
+
 // The chain's probe: pointed at hipr's own stub, with HIPR_SERVER naming a
 // sim worker, the hip device finds that worker's devices.
 TEST(WorkerTest, HipDeviceOnTheStubProbesTheSimWorkerBehindIt) {
