@@ -27,6 +27,7 @@
 #include "protocol/status.h"
 #include "protocol/thread_annotations.h"
 #include "protocol/wire.h"
+#include "worker_service/device_facets.h"
 #include "worker_service/memory_account.h"
 
 namespace hipr::worker {
@@ -98,18 +99,33 @@ class HostGate {
   bool open_ HIPR_GUARDED_BY(mu_) = false;
 };
 
+// The core every device implements; the optional parts are facets
+// (device_facets.h) a device returns from ipc(), vmm(), ... or leaves null.
 class Device {
  public:
-  // What the asynchronous forms (VmmUnmapAsync, *SynchronizeAsync) call
-  // when done.
-  using Completion = std::function<void(Status)>;
+  using Completion = worker::Completion;
+  using IpcHandle = worker::IpcHandle;
+  using IpcEventHandle = worker::IpcEventHandle;
 
   virtual ~Device() = default;
 
   virtual std::string_view kind() const = 0;
   // The optional capabilities this device has (wire.h kCapability*), which
-  // the hello reports: what is not listed fails with kNotSupported.
-  virtual std::vector<std::string> capabilities() const = 0;
+  // the hello reports: one per facet present, and cooperative module
+  // launches where the device has them. What is not listed fails with
+  // hipErrorNotSupported.
+  std::vector<std::string> capabilities();
+
+  // The facets (device_facets.h): null where the device has none. Each
+  // lives as long as the device.
+  virtual IpcFacet* ipc() { return nullptr; }
+  virtual VirtualMemoryFacet* vmm() { return nullptr; }
+  virtual ShareableMemoryFacet* shareable() { return nullptr; }
+  virtual TextureFacet* textures() { return nullptr; }
+  virtual HostRegisterFacet* host_register() { return nullptr; }
+  virtual BulkMemoryFacet* bulk_memory() { return nullptr; }
+  // hipModuleLaunchCooperativeKernel and its multi-device form.
+  virtual bool cooperative_module_launch() const { return false; }
   virtual const std::vector<msg::DeviceInfo>& devices() const = 0;
   virtual int32_t driver_version() const = 0;
   virtual int32_t runtime_version() const = 0;
@@ -155,80 +171,6 @@ class Device {
     done(Status::Ok(), [&](const BulkIo& drain) { return CopyFromDevice(device, stream, src, drain); });
   }
 
-  // Host memory shared with the client (ranges of the shm host segment that
-  // hold its pinned memory, SharedSegment): the `hip` device pins each range
-  // (hipHostRegister) so copies to and from it are DMA with no staging; the
-  // sim's device memory is host memory and needs nothing. The session
-  // registers a range once, never overlapping another, and unregisters it
-  // before the client reuses its pages; the device drops what is left when
-  // it is destroyed.
-  virtual Status RegisterHost(uint8_t* base, uint64_t bytes) = 0;
-  virtual Status UnregisterHost(uint8_t* base, uint64_t bytes) = 0;
-  // Copies between device memory and registered host rows (`pitch` apart,
-  // as wide and as high as the region), queued in stream order without
-  // waiting: the host rows are read (written) when the stream gets there,
-  // as a GPU reads pinned memory. Completion is the stream's.
-  virtual Status CopyHostToDevice(int device, uint64_t stream, const msg::Region& dst, const uint8_t* src,
-                                  uint64_t src_pitch) = 0;
-  virtual Status CopyDeviceToHost(int device, uint64_t stream, uint8_t* dst, uint64_t dst_pitch,
-                                  const msg::Region& src) = 0;
-
-  // IPC memory handles between sessions of this worker (each a process of
-  // its own, as IPC handles expect). IpcGetMemHandle names the allocation
-  // holding `address` and where in it `address` lies; IpcOpenMemHandle maps
-  // that allocation for this session (`base`, `size`; `address` is the
-  // handle's pointer inside it), charged to this session's memory account
-  // and device memory while mapped (it keeps the exporter's memory alive),
-  // where copies and kernels may use it until IpcCloseMemHandle(base). hipFree refuses
-  // an opened mapping. A handle of a freed allocation, of another worker,
-  // or forged fails to open (kInvalidArgument).
-  using IpcHandle = std::array<uint8_t, msg::kIpcMemHandleBytes>;
-  virtual Status IpcGetMemHandle(uint64_t address, IpcHandle* handle) = 0;
-  virtual Status IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t flags, uint64_t* address,
-                                  uint64_t* base, uint64_t* size) = 0;
-  virtual Status IpcCloseMemHandle(uint64_t base) = 0;
-  // IPC event handles: IpcGetEventHandle exports `event` (created with
-  // hipEventInterprocess); IpcOpenEventHandle makes such a handle event
-  // `event` of this session on `device`, to wait for, query and record as
-  // any other; EventDestroy forgets it.
-  // Texture objects over this session's device memory (a region inside one
-  // allocation, msg::TextureCreateRequest): `handle` is what kernels
-  // receive as the hipTextureObject_t. DestroyTexture forgets a handle
-  // TextureCreate made (kInvalidArgument for any other).
-  virtual Status CreateTexture(const msg::TextureCreateRequest& request, uint64_t* handle) = 0;
-  virtual Status DestroyTexture(uint64_t handle) = 0;
-  using IpcEventHandle = std::array<uint8_t, msg::kIpcEventHandleBytes>;
-  virtual Status IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) = 0;
-  virtual Status IpcOpenEventHandle(int device, uint64_t event, const IpcEventHandle& handle) = 0;
-
-  // Virtual memory management (msg::Vmm*; hipMemAddressReserve and
-  // friends). VmmReserve takes a free address range of `size` bytes, aligned
-  // to `alignment` (0: the granularity), at `hint` when that range is free;
-  // VmmFree gives back exactly a reservation with nothing mapped in it.
-  // VmmCreate makes physical memory `handle` (a client-chosen id) on
-  // `device`, counted against its memory until VmmRelease and the last
-  // unmap. VmmMap maps it (from `offset`) into part of one reservation, with
-  // no access; VmmSetAccess grants per device (hipMemAccessFlags) over whole
-  // mappings; VmmUnmapAsync removes whole mappings once the work queued
-  // before it has run (as hipMemUnmap, which waits), then calls `done`
-  // (maybe from another thread; the mappings refuse copies meanwhile). Copies and kernels may use a range
-  // that adjacent accessible mappings cover. Bad ranges or handles:
-  // kInvalidArgument; exhausted memory or addresses: kResourceExhausted.
-  virtual Status VmmReserve(uint64_t size, uint64_t alignment, uint64_t hint, uint64_t* address) = 0;
-  virtual Status VmmFree(uint64_t address, uint64_t size) = 0;
-  virtual Status VmmCreate(int device, uint64_t handle, uint64_t size) = 0;
-  virtual Status VmmRelease(uint64_t handle) = 0;
-  virtual Status VmmMap(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) = 0;
-  virtual void VmmUnmapAsync(uint64_t address, uint64_t size, Completion done) = 0;
-  virtual Status VmmSetAccess(uint64_t address, uint64_t size, std::span<const msg::VmmAccess> access) = 0;
-  // Shareable handles (hipMemExportToShareableHandle): VmmExport names
-  // physical memory `handle` for another session of this worker;
-  // VmmImport makes such a name physical memory `handle` of this session
-  // on `device` (charged to this session while it holds it, as IPC
-  // memory), mapped and released as any other. A stale, foreign or forged name fails (kInvalidArgument).
-  virtual Status VmmExport(uint64_t handle, IpcHandle* out) = 0;
-  virtual Status VmmImport(int device, uint64_t handle, const IpcHandle& token, uint64_t* size) = 0;
-
   // `cu_mask` (empty: none) restricts the stream to those compute units
   // (hipExtStreamCreateWithCUMask); the client checked it selects one.
   virtual Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority,
@@ -268,23 +210,6 @@ class Device {
   virtual Status LaunchKernel(KernelLaunch launch) = 0;
   // Where printf output of device code goes; set once before any launch.
   virtual void SetOutputSink(OutputSink sink) = 0;
-
-  // Bulk memory that stays put. True when every buffer of iov[0..count),
-  // as handed to a BulkIo, stays mapped at its address until the device
-  // says otherwise through the hook below (device memory, the staging
-  // pipeline's buffers); false for buffers that live only during the call.
-  // The session then lets its connection keep state for that memory (rdma:
-  // a memory registration, so the bytes move with no copy).
-  virtual bool BulkMemoryStays(const iovec* iov, int count) const {
-    (void)iov;
-    (void)count;
-    return false;
-  }
-  // Called (from any thread) before the device unmaps or remaps memory it
-  // may have reported as staying. Set once before any copy; cleared
-  // (nullptr) before the hook's owner goes.
-  using ForgetMemoryHook = std::function<void(const void* addr, size_t bytes)>;
-  virtual void SetForgetMemoryHook(ForgetMemoryHook hook) { (void)hook; }
 
   virtual Status DeviceSynchronize(int device) = 0;
   // Also returns the device's generated-call state (limits, pools) to its

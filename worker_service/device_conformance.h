@@ -11,12 +11,16 @@
 // the replay goes on (a copy behind it completes only once the gate opens),
 // a module of hipcc's with a global and a kernel launched with the packed
 // arguments, and the errors for handles and addresses the session does not
-// hold. Device-specific knowledge stays in the factory.
+// hold; then each facet (device_facets.h) the device has, and that it
+// claims exactly the capabilities of those facets. Device-specific
+// knowledge stays in the factory.
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -371,8 +375,211 @@ TYPED_TEST_P(DeviceConformance, ModulesGlobalsAndLaunches) {
   EXPECT_FALSE(this->dev().CheckRegion(this->Linear(scale->address, 4)).ok()) << "an unloaded module's global";
 }
 
+// The core calls no other test here makes: memory figures, the blocking
+// synchronizations, stream waits on events and on values, writes of values,
+// the memory account, a reset, and the generated calls. (Not the output
+// sink: the hip device takes this process's stdout for it, gtest's too;
+// the e2e printf scenarios cover it.)
+TYPED_TEST_P(DeviceConformance, TheRestOfTheCore) {
+  worker::Device& d = this->dev();
+  EXPECT_GT(d.driver_version(), 0);
+  ASSERT_NE(&d.api(), nullptr);
+  struct Account : worker::MemoryAccount {
+    Status Charge(uint64_t bytes) override {
+      charged += bytes;
+      return Status::Ok();
+    }
+    void Refund(uint64_t bytes) override { charged -= bytes; }
+    std::atomic<uint64_t> charged{0};
+  } account;
+  d.SetMemoryAccount(&account);
+  uint64_t free_before = 0, total = 0;
+  ASSERT_TRUE(d.MemInfo(0, &free_before, &total).ok());
+  EXPECT_GT(total, 0u);
+  EXPECT_LE(free_before, total);
+  const uint64_t a = this->Malloc(1 << 20);
+  uint64_t free_after = 0;
+  ASSERT_TRUE(d.MemInfo(0, &free_after, &total).ok());
+  EXPECT_LE(free_after, free_before) << "an allocation left more memory free";
+
+  // Stream 4 waits on an event recorded on stream 5 behind a memset, then
+  // on a value stream 5 writes; what 4 reads afterwards is what 5 wrote.
+  ASSERT_TRUE(d.StreamCreate(0, 4, 0x1, 0, {}).ok());
+  ASSERT_TRUE(d.StreamCreate(0, 5, 0x1, 0, {}).ok());
+  ASSERT_TRUE(d.EventCreate(0, 21, 0).ok());
+  ASSERT_TRUE(d.Memset(0, 5, this->Linear(a, 1 << 20), 0x44, 1).ok());
+  ASSERT_TRUE(d.EventRecord(21, 5).ok());
+  ASSERT_TRUE(d.StreamWaitEvent(4, 21, 0).ok());
+  ASSERT_TRUE(d.StreamWriteValue(0, 5, a + 64, 7, 4).ok());
+  ASSERT_TRUE(d.StreamWaitValue(0, 4, a + 64, 7, 0xffffffffu, 0 /* >= */, 4).ok());
+  ASSERT_TRUE(d.StreamSynchronize(5).ok());
+  ASSERT_TRUE(d.StreamSynchronize(4).ok());
+  ASSERT_TRUE(d.EventSynchronize(21).ok());
+  EXPECT_EQ(this->Read(4, this->Linear(a + 64, 8)), (std::vector<uint8_t>{7, 0, 0, 0, 0x44, 0x44, 0x44, 0x44}));
+  Done synced;
+  d.StreamSynchronizeAsync(4, synced.Callback());
+  std::optional<Status> st = synced.Wait();
+  ASSERT_TRUE(st.has_value() && st->ok()) << (st ? st->ToString() : "no completion");
+  EXPECT_EQ(d.StreamSynchronize(98).code(), StatusCode::kInvalidHandle);
+  EXPECT_TRUE(d.EventDestroy(21).ok());
+  EXPECT_TRUE(d.StreamDestroy(4).ok());
+  EXPECT_TRUE(d.StreamDestroy(5).ok());
+  ASSERT_TRUE(d.DeviceSynchronize(0).ok());
+  EXPECT_TRUE(d.Free(a).ok());
+  EXPECT_TRUE(d.DeviceReset(0).ok());
+  d.SetMemoryAccount(nullptr);
+}
+
+// Each facet (device_facets.h) the device has is exercised; one it lacks
+// must not be claimed (the session refuses its calls: device_facets_test).
+TYPED_TEST_P(DeviceConformance, CapabilitiesAreTheFacetsPresent) {
+  worker::Device& d = this->dev();
+  const std::vector<std::string> caps = d.capabilities();
+  auto has = [&](const char* c) { return std::find(caps.begin(), caps.end(), c) != caps.end(); };
+  EXPECT_EQ(has(wire::kCapabilityIpcMemory), d.ipc() != nullptr);
+  EXPECT_EQ(has(wire::kCapabilityIpcEvents), d.ipc() != nullptr);
+  EXPECT_EQ(has(wire::kCapabilityVirtualMemory), d.vmm() != nullptr);
+  EXPECT_EQ(has(wire::kCapabilityShareableMemory), d.vmm() != nullptr && d.shareable() != nullptr);
+  EXPECT_EQ(has(wire::kCapabilityTextures), d.textures() != nullptr);
+  EXPECT_EQ(has(wire::kCapabilityHostRegister), d.host_register() != nullptr);
+  EXPECT_EQ(has(wire::kCapabilityCooperativeModuleLaunch), d.cooperative_module_launch());
+}
+
+TYPED_TEST_P(DeviceConformance, IpcFacet) {
+  worker::IpcFacet* ipc = this->dev().ipc();
+  if (ipc == nullptr) GTEST_SKIP() << "no IPC facet";
+  const uint64_t a = this->Malloc(64 << 10);
+  worker::IpcHandle handle{};
+  ASSERT_TRUE(ipc->IpcGetMemHandle(a + 4096, &handle).ok());
+  EXPECT_NE(handle, worker::IpcHandle{}) << "an empty handle";
+  EXPECT_FALSE(ipc->IpcGetMemHandle(0x1000, &handle).ok()) << "not device memory of this session";
+  uint64_t address = 0, base = 0, size = 0;
+  worker::IpcHandle forged{};
+  forged.fill(0x5c);
+  EXPECT_FALSE(ipc->IpcOpenMemHandle(0, forged, 0, &address, &base, &size).ok()) << "a forged handle opened";
+  EXPECT_FALSE(ipc->IpcCloseMemHandle(a).ok()) << "closed memory that was never opened";
+  ASSERT_TRUE(this->dev().EventCreate(0, 31, 0).ok());
+  ASSERT_TRUE(this->dev().EventCreate(0, 32, 0x2 | 0x4 /* disable timing, interprocess */).ok());
+  worker::IpcEventHandle event{};
+  EXPECT_FALSE(ipc->IpcGetEventHandle(31, &event).ok()) << "an event made without hipEventInterprocess";
+  ASSERT_TRUE(ipc->IpcGetEventHandle(32, &event).ok());
+  worker::IpcEventHandle forged_event{};
+  forged_event.fill(0x5c);
+  EXPECT_FALSE(ipc->IpcOpenEventHandle(0, 33, forged_event).ok()) << "a forged event handle opened";
+  EXPECT_TRUE(this->dev().EventDestroy(31).ok());
+  EXPECT_TRUE(this->dev().EventDestroy(32).ok());
+}
+
+TYPED_TEST_P(DeviceConformance, VirtualMemoryFacet) {
+  worker::VirtualMemoryFacet* vmm = this->dev().vmm();
+  if (vmm == nullptr) GTEST_SKIP() << "no virtual memory facet";
+  const uint64_t g = std::max<uint64_t>(this->dev().devices().at(0).vmm_granularity, 4096);
+  uint64_t r = 0;
+  ASSERT_TRUE(vmm->VmmReserve(4 * g, 0, 0, &r).ok());
+  ASSERT_NE(r, 0u);
+  ASSERT_TRUE(vmm->VmmCreate(0, 41, 4 * g).ok());
+  ASSERT_TRUE(vmm->VmmMap(r, 4 * g, 0, 41).ok());
+  const std::vector<msg::VmmAccess> rw = {{0, 3}};
+  ASSERT_TRUE(vmm->VmmSetAccess(r, 4 * g, rw).ok());
+  const auto bytes = this->Pattern(4 * g, 9);
+  ASSERT_TRUE(this->Write(0, this->Linear(r, 4 * g), bytes).ok());
+  EXPECT_EQ(this->Read(0, this->Linear(r, 4 * g)), bytes);
+  ASSERT_TRUE(vmm->VmmRelease(41).ok()) << "released while mapped: lives on";
+  Done unmapped;
+  vmm->VmmUnmapAsync(r, 4 * g, unmapped.Callback());
+  std::optional<Status> st = unmapped.Wait();
+  ASSERT_TRUE(st.has_value() && st->ok()) << (st ? st->ToString() : "no completion");
+  EXPECT_FALSE(this->dev().CheckRegion(this->Linear(r, 16)).ok()) << "an unmapped range";
+  EXPECT_TRUE(vmm->VmmFree(r, 4 * g).ok());
+  EXPECT_FALSE(vmm->VmmFree(r, 4 * g).ok()) << "a second free";
+  EXPECT_FALSE(vmm->VmmRelease(41).ok()) << "a second release";
+  EXPECT_FALSE(vmm->VmmMap(r, 4 * g, 0, 99).ok()) << "an unknown handle mapped into a freed range";
+}
+
+TYPED_TEST_P(DeviceConformance, ShareableMemoryFacet) {
+  worker::ShareableMemoryFacet* shareable = this->dev().shareable();
+  worker::VirtualMemoryFacet* vmm = this->dev().vmm();
+  if (shareable == nullptr || vmm == nullptr) GTEST_SKIP() << "no shareable memory facet";
+  const uint64_t g = std::max<uint64_t>(this->dev().devices().at(0).vmm_granularity, 4096);
+  ASSERT_TRUE(vmm->VmmCreate(0, 51, g).ok());
+  worker::IpcHandle token{};
+  ASSERT_TRUE(shareable->VmmExport(51, &token).ok());
+  EXPECT_FALSE(shareable->VmmExport(52, &token).ok()) << "exported a handle it does not hold";
+  worker::IpcHandle forged{};
+  forged.fill(0x5c);
+  uint64_t size = 0;
+  EXPECT_FALSE(shareable->VmmImport(0, 53, forged, &size).ok()) << "a forged name imported";
+  EXPECT_TRUE(vmm->VmmRelease(51).ok());
+}
+
+TYPED_TEST_P(DeviceConformance, TextureFacet) {
+  worker::TextureFacet* textures = this->dev().textures();
+  if (textures == nullptr) GTEST_SKIP() << "no texture facet";
+  const uint64_t a = this->Malloc(256 * 4);
+  msg::TextureCreateRequest r;
+  r.shape = msg::kTexturePitch2D;
+  r.memory = msg::Region{a, 256, 16 * 4, 4};  // 16 floats per row, 4 rows.
+  r.channel_bits = {32, 0, 0, 0};
+  r.channel_kind = 2;  // hipChannelFormatKindFloat.
+  uint64_t handle = 0;
+  Status st = textures->CreateTexture(r, &handle);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_NE(handle, 0u);
+  msg::TextureCreateRequest outside = r;
+  outside.memory.address = 0x1000;
+  uint64_t none = 0;
+  EXPECT_FALSE(textures->CreateTexture(outside, &none).ok()) << "a texture over memory the session does not hold";
+  EXPECT_TRUE(textures->DestroyTexture(handle).ok());
+  EXPECT_FALSE(textures->DestroyTexture(handle).ok()) << "destroyed twice";
+}
+
+TYPED_TEST_P(DeviceConformance, HostRegisterFacet) {
+  worker::HostRegisterFacet* pinned = this->dev().host_register();
+  if (pinned == nullptr) GTEST_SKIP() << "no host registration facet";
+  constexpr uint64_t kBytes = 64 << 10;
+  void* host = mmap(nullptr, 2 * kBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(host, MAP_FAILED);
+  auto* in = static_cast<uint8_t*>(host);
+  uint8_t* out = in + kBytes;
+  const auto bytes = this->Pattern(kBytes, 3);
+  std::memcpy(in, bytes.data(), kBytes);
+  ASSERT_TRUE(pinned->RegisterHost(in, 2 * kBytes).ok());
+  const uint64_t a = this->Malloc(kBytes);
+  ASSERT_TRUE(pinned->CopyHostToDevice(0, 0, this->Linear(a, kBytes), in, kBytes).ok());
+  ASSERT_TRUE(pinned->CopyDeviceToHost(0, 0, out, kBytes, this->Linear(a, kBytes)).ok());
+  ASSERT_TRUE(this->Sync().ok());
+  EXPECT_EQ(std::memcmp(out, bytes.data(), kBytes), 0) << "the bytes did not come back through registered memory";
+  EXPECT_FALSE(pinned->CopyHostToDevice(0, 0, this->Linear(0x1000, 16), in, 16).ok()) << "into memory not held";
+  EXPECT_TRUE(pinned->UnregisterHost(in, 2 * kBytes).ok());
+  munmap(host, 2 * kBytes);
+}
+
+TYPED_TEST_P(DeviceConformance, BulkMemoryFacet) {
+  worker::BulkMemoryFacet* bulk = this->dev().bulk_memory();
+  if (bulk == nullptr) GTEST_SKIP() << "no bulk memory facet";
+  bulk->SetForgetMemoryHook([](const void*, size_t) {});
+  // Buffers the device hands a copy stay; a buffer of the caller's does not.
+  const uint64_t a = this->Malloc(1 << 20);
+  bool stays = false;
+  std::vector<uint8_t> out;
+  ASSERT_TRUE(this->dev()
+                  .CopyFromDevice(0, 0, this->Linear(a, 1 << 20),
+                                  [&](const iovec* iov, int count) {
+                                    stays = bulk->BulkMemoryStays(iov, count);
+                                    return this->AppendTo(&out)(iov, count);
+                                  })
+                  .ok());
+  EXPECT_TRUE(stays) << "the device's own buffers were reported as transient";
+  uint8_t mine[64];
+  const iovec transient{mine, sizeof mine};
+  EXPECT_FALSE(bulk->BulkMemoryStays(&transient, 1)) << "a caller's stack buffer was reported as staying";
+  bulk->SetForgetMemoryHook(nullptr);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(DeviceConformance, DescribesItsDevices, MemoryRoundTripsAndRegionsAreChecked,
                             MemsetsAndDeviceCopies, StreamsEventsAndUnknownHandles,
-                            AHostCallbackHoldsItsStreamNotTheReplay, ModulesGlobalsAndLaunches);
+                            AHostCallbackHoldsItsStreamNotTheReplay, ModulesGlobalsAndLaunches, TheRestOfTheCore,
+                            CapabilitiesAreTheFacetsPresent, IpcFacet, VirtualMemoryFacet, ShareableMemoryFacet,
+                            TextureFacet, HostRegisterFacet, BulkMemoryFacet);
 
 }  // namespace hipr::test

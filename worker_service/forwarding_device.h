@@ -18,7 +18,15 @@ class ForwardingDevice : public Device {
   Device& inner() { return *inner_; }
 
   std::string_view kind() const override { return inner_->kind(); }
-  std::vector<std::string> capabilities() const override { return inner_->capabilities(); }
+  // The inner device's facets, as they are: a double that changes one
+  // wraps it (or returns null to take it away).
+  IpcFacet* ipc() override { return inner_->ipc(); }
+  VirtualMemoryFacet* vmm() override { return inner_->vmm(); }
+  ShareableMemoryFacet* shareable() override { return inner_->shareable(); }
+  TextureFacet* textures() override { return inner_->textures(); }
+  HostRegisterFacet* host_register() override { return inner_->host_register(); }
+  BulkMemoryFacet* bulk_memory() override { return inner_->bulk_memory(); }
+  bool cooperative_module_launch() const override { return inner_->cooperative_module_launch(); }
   const std::vector<msg::DeviceInfo>& devices() const override { return inner_->devices(); }
   int32_t driver_version() const override { return inner_->driver_version(); }
   int32_t runtime_version() const override { return inner_->runtime_version(); }
@@ -48,55 +56,6 @@ class ForwardingDevice : public Device {
   }
   void CopyFromDeviceAsync(int device, uint64_t stream, const msg::Region& src, CopyOutDone done) override {
     inner_->CopyFromDeviceAsync(device, stream, src, std::move(done));
-  }
-  Status RegisterHost(uint8_t* base, uint64_t bytes) override { return inner_->RegisterHost(base, bytes); }
-  Status UnregisterHost(uint8_t* base, uint64_t bytes) override { return inner_->UnregisterHost(base, bytes); }
-  Status CopyHostToDevice(int device, uint64_t stream, const msg::Region& dst, const uint8_t* src,
-                          uint64_t src_pitch) override {
-    return inner_->CopyHostToDevice(device, stream, dst, src, src_pitch);
-  }
-  Status CopyDeviceToHost(int device, uint64_t stream, uint8_t* dst, uint64_t dst_pitch,
-                          const msg::Region& src) override {
-    return inner_->CopyDeviceToHost(device, stream, dst, dst_pitch, src);
-  }
-  Status IpcGetMemHandle(uint64_t address, IpcHandle* handle) override {
-    return inner_->IpcGetMemHandle(address, handle);
-  }
-  Status IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t flags, uint64_t* address, uint64_t* base,
-                          uint64_t* size) override {
-    return inner_->IpcOpenMemHandle(device, handle, flags, address, base, size);
-  }
-  Status IpcCloseMemHandle(uint64_t base) override { return inner_->IpcCloseMemHandle(base); }
-  Status CreateTexture(const msg::TextureCreateRequest& request, uint64_t* handle) override {
-    return inner_->CreateTexture(request, handle);
-  }
-  Status DestroyTexture(uint64_t handle) override { return inner_->DestroyTexture(handle); }
-  Status IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) override {
-    return inner_->IpcGetEventHandle(event, handle);
-  }
-  Status IpcOpenEventHandle(int device, uint64_t event, const IpcEventHandle& handle) override {
-    return inner_->IpcOpenEventHandle(device, event, handle);
-  }
-  Status VmmReserve(uint64_t size, uint64_t alignment, uint64_t hint, uint64_t* address) override {
-    return inner_->VmmReserve(size, alignment, hint, address);
-  }
-  Status VmmFree(uint64_t address, uint64_t size) override { return inner_->VmmFree(address, size); }
-  Status VmmCreate(int device, uint64_t handle, uint64_t size) override {
-    return inner_->VmmCreate(device, handle, size);
-  }
-  Status VmmRelease(uint64_t handle) override { return inner_->VmmRelease(handle); }
-  Status VmmMap(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) override {
-    return inner_->VmmMap(address, size, offset, handle);
-  }
-  void VmmUnmapAsync(uint64_t address, uint64_t size, Completion done) override {
-    inner_->VmmUnmapAsync(address, size, std::move(done));
-  }
-  Status VmmSetAccess(uint64_t address, uint64_t size, std::span<const msg::VmmAccess> access) override {
-    return inner_->VmmSetAccess(address, size, access);
-  }
-  Status VmmExport(uint64_t handle, IpcHandle* out) override { return inner_->VmmExport(handle, out); }
-  Status VmmImport(int device, uint64_t handle, const IpcHandle& token, uint64_t* size) override {
-    return inner_->VmmImport(device, handle, token, size);
   }
   Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority,
                       std::span<const uint32_t> cu_mask) override {
@@ -136,8 +95,6 @@ class ForwardingDevice : public Device {
   Status UnloadModule(uint64_t module) override { return inner_->UnloadModule(module); }
   Status LaunchKernel(KernelLaunch launch) override { return inner_->LaunchKernel(std::move(launch)); }
   void SetOutputSink(OutputSink sink) override { inner_->SetOutputSink(std::move(sink)); }
-  bool BulkMemoryStays(const iovec* iov, int count) const override { return inner_->BulkMemoryStays(iov, count); }
-  void SetForgetMemoryHook(ForgetMemoryHook hook) override { inner_->SetForgetMemoryHook(std::move(hook)); }
   Status DeviceSynchronize(int device) override { return inner_->DeviceSynchronize(device); }
   Status DeviceReset(int device) override { return inner_->DeviceReset(device); }
   ApiDevice& api() override { return inner_->api(); }

@@ -51,7 +51,9 @@ Session::Session(uint64_t id, std::unique_ptr<Connection> conn, std::unique_ptr<
   });
   // conn_ outlives device_ (~Session drops the device first). It is
   // replaced only in the hello (rdma), before any bulk moves.
-  device_->SetForgetMemoryHook([this](const void* addr, size_t bytes) { conn_->ForgetMemory(addr, bytes); });
+  bulk_ = device_->bulk_memory();
+  if (bulk_ != nullptr)
+    bulk_->SetForgetMemoryHook([this](const void* addr, size_t bytes) { conn_->ForgetMemory(addr, bytes); });
 }
 
 Session::~Session() {
@@ -444,7 +446,8 @@ Status Session::On(ops::Tag<Op::kHostUnregister>, const wire::FrameHeader& h, ms
 
 Status Session::On(ops::Tag<Op::kVmmReserve>, const wire::FrameHeader& h, msg::VmmReserveRequest& m) {
   msg::VmmReserveReply r;
-  Status st = device_->VmmReserve(m.size, m.alignment, m.hint, &r.address);
+  VirtualMemoryFacet* vmm = device_->vmm();
+  Status st = vmm ? vmm->VmmReserve(m.size, m.alignment, m.hint, &r.address) : NoFacet("virtual memory");
   if (!st.ok()) spdlog::info("session {}: address reservation of {} bytes refused: {}", id_, m.size, st.ToString());
   r.error = ToHipError(st);
   if (!st.ok()) r.address = 0;
@@ -452,7 +455,8 @@ Status Session::On(ops::Tag<Op::kVmmReserve>, const wire::FrameHeader& h, msg::V
 }
 
 Status Session::On(ops::Tag<Op::kVmmFree>, const wire::FrameHeader& h, msg::VmmRangeRequest& m) {
-  Status st = device_->VmmFree(m.address, m.size);
+  VirtualMemoryFacet* vmm = device_->vmm();
+  Status st = vmm ? vmm->VmmFree(m.address, m.size) : NoFacet("virtual memory");
   if (!st.ok())
     spdlog::info("session {}: freeing the reservation 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
   return Reply(h, msg::CallReply{ToHipError(st)});
@@ -462,8 +466,10 @@ Status Session::On(ops::Tag<Op::kVmmFree>, const wire::FrameHeader& h, msg::VmmR
 // replay thread goes on meanwhile (a stream may be held at a host callback
 // whose "done" is still to come).
 Status Session::On(ops::Tag<Op::kVmmUnmap>, const wire::FrameHeader& h, msg::VmmRangeRequest& m) {
+  VirtualMemoryFacet* vmm = device_->vmm();
+  if (vmm == nullptr) return ReplySync(h, NoFacet("virtual memory"));
   Device::Completion reply = ReplyLater(h);
-  device_->VmmUnmapAsync(m.address, m.size, [this, m, reply = std::move(reply)](Status st) {
+  vmm->VmmUnmapAsync(m.address, m.size, [this, m, reply = std::move(reply)](Status st) {
     if (!st.ok()) spdlog::info("session {}: unmap of 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
     reply(std::move(st));
   });
@@ -471,30 +477,35 @@ Status Session::On(ops::Tag<Op::kVmmUnmap>, const wire::FrameHeader& h, msg::Vmm
 }
 
 Status Session::On(ops::Tag<Op::kVmmCreate>, const wire::FrameHeader& h, msg::VmmCreateRequest& m) {
-  Status st = device_->VmmCreate(m.device, m.handle, m.size);
+  VirtualMemoryFacet* vmm = device_->vmm();
+  Status st = vmm ? vmm->VmmCreate(m.device, m.handle, m.size) : NoFacet("virtual memory");
   if (!st.ok()) spdlog::info("session {}: physical memory of {} bytes refused: {}", id_, m.size, st.ToString());
   return Reply(h, msg::CallReply{ToHipError(st)});
 }
 
 Status Session::On(ops::Tag<Op::kVmmRelease>, const wire::FrameHeader& h, msg::VmmHandleRequest& m) {
-  return Reply(h, msg::CallReply{ToHipError(device_->VmmRelease(m.handle))});
+  VirtualMemoryFacet* vmm = device_->vmm();
+  return Reply(h, msg::CallReply{ToHipError(vmm ? vmm->VmmRelease(m.handle) : NoFacet("virtual memory"))});
 }
 
 Status Session::On(ops::Tag<Op::kVmmMap>, const wire::FrameHeader& h, msg::VmmMapRequest& m) {
-  Status st = device_->VmmMap(m.address, m.size, m.offset, m.handle);
+  VirtualMemoryFacet* vmm = device_->vmm();
+  Status st = vmm ? vmm->VmmMap(m.address, m.size, m.offset, m.handle) : NoFacet("virtual memory");
   if (!st.ok()) spdlog::info("session {}: mapping at 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
   return Reply(h, msg::CallReply{ToHipError(st)});
 }
 
 Status Session::On(ops::Tag<Op::kVmmSetAccess>, const wire::FrameHeader& h, msg::VmmSetAccessRequest& m) {
-  Status st = device_->VmmSetAccess(m.address, m.size, m.access);
+  VirtualMemoryFacet* vmm = device_->vmm();
+  Status st = vmm ? vmm->VmmSetAccess(m.address, m.size, m.access) : NoFacet("virtual memory");
   if (!st.ok()) spdlog::info("session {}: access change at 0x{:x} (+{}) refused: {}", id_, m.address, m.size, st.ToString());
   return Reply(h, msg::CallReply{ToHipError(st)});
 }
 
 Status Session::On(ops::Tag<Op::kTextureCreate>, const wire::FrameHeader& h, msg::TextureCreateRequest& m) {
   msg::TextureCreateReply r;
-  Status st = device_->CreateTexture(m, &r.handle);
+  TextureFacet* textures = device_->textures();
+  Status st = textures ? textures->CreateTexture(m, &r.handle) : NoFacet("texture objects");
   if (!st.ok()) spdlog::info("session {}: texture object refused: {}", id_, st.ToString());
   r.error = ToHipError(st);
   if (!st.ok()) r.handle = 0;
@@ -502,7 +513,8 @@ Status Session::On(ops::Tag<Op::kTextureCreate>, const wire::FrameHeader& h, msg
 }
 
 Status Session::On(ops::Tag<Op::kTextureDestroy>, const wire::FrameHeader& h, msg::TextureDestroyRequest& m) {
-  Defer(h, device_->DestroyTexture(m.handle));
+  TextureFacet* textures = device_->textures();
+  Defer(h, textures ? textures->DestroyTexture(m.handle) : NoFacet("texture objects"));
   return Status::Ok();
 }
 
@@ -709,7 +721,9 @@ Status Session::On(ops::Tag<Op::kCopyToDevice>, const wire::FrameHeader& h, msg:
     // bulk follows, and the device reads them in stream order.
     HostRows rows;
     Status st = segment_.Rows(m.host, m.dst, &rows);
-    if (st.ok()) st = device_->CopyHostToDevice(m.device, m.stream, m.dst, rows.base, rows.pitch);
+    HostRegisterFacet* pinned = device_->host_register();
+    if (st.ok()) st = pinned ? pinned->CopyHostToDevice(m.device, m.stream, m.dst, rows.base, rows.pitch)
+                             : NoFacet("host registration");
     if (!m.want_reply) {
       Defer(h, st);
       return Status::Ok();
@@ -721,8 +735,7 @@ Status Session::On(ops::Tag<Op::kCopyToDevice>, const wire::FrameHeader& h, msg:
   BulkReader reader(*conn_, h.request_id, total, lz4_to_device_ ? &inflater_ : nullptr);
   Status link;  // A failure of the connection itself, as opposed to the copy.
   BulkIo fill = [&](const iovec* iov, int count) {
-    return link = reader.Read(iov, count, device_->BulkMemoryStays(iov, count) ? BulkMemory::kStays
-                                                                               : BulkMemory::kTransient);
+    return link = reader.Read(iov, count, BulkMemoryOf(iov, count));
   };
   Status st = device_->CopyToDevice(m.device, m.stream, m.dst, fill);
   HIPR_RETURN_IF_ERROR(link);
@@ -757,7 +770,9 @@ Status Session::On(ops::Tag<Op::kCopyFromDevice>, const wire::FrameHeader& h, ms
     // carries no bulk.
     HostRows rows;
     Status st = segment_.Rows(m.host, m.src, &rows);
-    if (st.ok()) st = device_->CopyDeviceToHost(m.device, m.stream, rows.base, rows.pitch, m.src);
+    HostRegisterFacet* pinned = device_->host_register();
+    if (st.ok()) st = pinned ? pinned->CopyDeviceToHost(m.device, m.stream, rows.base, rows.pitch, m.src)
+                             : NoFacet("host registration");
     if (!st.ok()) return ReplySync(h, st);
     device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
     return Status::Ok();
@@ -784,8 +799,7 @@ Status Session::On(ops::Tag<Op::kCopyFromDevice>, const wire::FrameHeader& h, ms
         link = read([&](const iovec* iov, int count) HIPR_REQUIRES(send_mu_) {
           last_send_ns_ = NowNs();
           if (!lz4_from_device_)
-            return SendBulk(*conn_, h.request_id, iov, count, chunk_bytes_, nullptr,
-                            device_->BulkMemoryStays(iov, count) ? BulkMemory::kStays : BulkMemory::kTransient);
+            return SendBulk(*conn_, h.request_id, iov, count, chunk_bytes_, nullptr, BulkMemoryOf(iov, count));
           Status sent = SendBulkLz4(*conn_, nullptr, 0, h.request_id, iov, count, chunk_bytes_, compressor_);
           lz4_sent_ += compressor_.TakeCounters();
           return sent;
@@ -805,16 +819,18 @@ Status Session::On(ops::Tag<Op::kCopyFromDevice>, const wire::FrameHeader& h, ms
 
 Status Session::HostRange(const wire::FrameHeader& h, const msg::HostRangeRequest& m, bool add) {
   uint8_t* at = nullptr;
+  HostRegisterFacet* pinned = device_->host_register();
+  if (pinned == nullptr) return Reply(h, msg::CallReply{ToHipError(NoFacet("host registration"))});
   Status st;
   if (add) {
     st = segment_.CheckNew(m.offset, m.bytes, &at);
-    if (st.ok()) st = device_->RegisterHost(at, m.bytes);
+    if (st.ok()) st = pinned->RegisterHost(at, m.bytes);
     if (st.ok()) segment_.Add(m.offset, m.bytes);
   } else {
     // Copies in flight may still use the range: the client synchronizes
     // its devices before it frees pinned memory, as HIP does.
     st = segment_.Remove(m.offset, m.bytes, &at);
-    if (st.ok()) st = device_->UnregisterHost(at, m.bytes);
+    if (st.ok()) st = pinned->UnregisterHost(at, m.bytes);
   }
   if (!st.ok())
     spdlog::info("session {}: {} host range [{}, +{}) failed: {}", id_, add ? "registering" : "unregistering",
@@ -823,6 +839,17 @@ Status Session::HostRange(const wire::FrameHeader& h, const msg::HostRangeReques
     spdlog::debug("session {}: host range [{}, +{}) {} ({} registered)", id_, m.offset, m.bytes,
                   add ? "registered" : "unregistered", segment_.registered_ranges());
   return Reply(h, msg::CallReply{ToHipError(st)});
+}
+
+Status Session::NoFacet(std::string_view facet) {
+  if (facets_refused_.insert(std::string(facet)).second)
+    spdlog::warn("session {}: the {} device has no {}; those calls answer hipErrorNotSupported", id_,
+                 device_->kind(), facet);
+  return Status(StatusCode::kNotSupported, fmt::format("the {} device has no {}", device_->kind(), facet));
+}
+
+BulkMemory Session::BulkMemoryOf(const iovec* iov, int count) const {
+  return bulk_ != nullptr && bulk_->BulkMemoryStays(iov, count) ? BulkMemory::kStays : BulkMemory::kTransient;
 }
 
 }  // namespace hipr::worker

@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -35,6 +36,7 @@
 
 #include "protocol/chunk_lz4.h"
 #include "protocol/codec.h"
+#include "protocol/frame_io.h"
 #include "protocol/messages.h"
 #include "protocol/op_traits.h"
 #include "protocol/thread_annotations.h"
@@ -115,6 +117,12 @@ class Session {
   msg::IpcGetMemHandleReply ExportIpc(Status st, IpcRegistry::Kind kind, const IpcRegistry::DeviceHandle& handle,
                                       const std::string& what);
   Status OpenIpc(IpcRegistry::Kind kind, const std::vector<uint8_t>& token, IpcRegistry::DeviceHandle* out);
+  // What a call answers when the device lacks its facet (device_facets.h):
+  // kNotSupported, logged once per session and facet.
+  Status NoFacet(std::string_view facet);
+  // Whether bulk buffers stay mapped (BulkMemoryFacet): transient when the
+  // device has no such facet.
+  BulkMemory BulkMemoryOf(const iovec* iov, int count) const;
   // kHostRegister / kHostUnregister.
   Status HostRange(const wire::FrameHeader& header, const msg::HostRangeRequest& m, bool add);
   // Reads the module's bulk (maybe lz4) and checks it against its name.
@@ -164,6 +172,8 @@ class Session {
   std::unique_ptr<Connection> conn_;  // tcp, TLS, shm, or rdma after the hello.
   int rdma_socket_ = -1;
   std::unique_ptr<Device> device_;
+  BulkMemoryFacet* bulk_ = nullptr;  // device_'s, or null; set in the constructor.
+  std::set<std::string> facets_refused_;  // Replay thread only: NoFacet has logged these.
   const WorkerConfig& config_;
   SharedSegment segment_;  // Replay thread only: the shm host segment's registered ranges.
   uint32_t chunk_bytes_ = wire::kDefaultChunkBytes;

@@ -70,7 +70,8 @@ Status Session::OpenIpc(IpcRegistry::Kind kind, const std::vector<uint8_t>& toke
 
 Status Session::On(ops::Tag<Op::kIpcGetMemHandle>, const wire::FrameHeader& h, msg::IpcGetMemHandleRequest& m) {
   Device::IpcHandle handle{};
-  Status st = device_->IpcGetMemHandle(m.address, &handle);
+  IpcFacet* ipc = device_->ipc();
+  Status st = ipc ? ipc->IpcGetMemHandle(m.address, &handle) : NoFacet("IPC handles");
   return Reply(h, ExportIpc(std::move(st), IpcRegistry::Kind::kMemory, handle,
                             fmt::format("memory at 0x{:x}", m.address)));
 }
@@ -79,19 +80,23 @@ Status Session::On(ops::Tag<Op::kIpcOpenMemHandle>, const wire::FrameHeader& h, 
   msg::IpcOpenMemHandleReply r;
   Device::IpcHandle handle{};
   Status st = OpenIpc(IpcRegistry::Kind::kMemory, m.handle, &handle);
-  if (st.ok()) st = device_->IpcOpenMemHandle(m.device, handle, m.flags, &r.address, &r.base, &r.size);
+  IpcFacet* ipc = device_->ipc();
+  if (ipc == nullptr) st = NoFacet("IPC handles");
+  if (st.ok()) st = ipc->IpcOpenMemHandle(m.device, handle, m.flags, &r.address, &r.base, &r.size);
   if (!st.ok()) spdlog::info("session {}: opening an IPC memory handle failed: {}", id_, st.ToString());
   r.error = ToHipError(st);
   return Reply(h, r);
 }
 
 Status Session::On(ops::Tag<Op::kIpcCloseMemHandle>, const wire::FrameHeader& h, msg::IpcCloseMemHandleRequest& m) {
-  return Reply(h, msg::CallReply{ToHipError(device_->IpcCloseMemHandle(m.base))});
+  IpcFacet* ipc = device_->ipc();
+  return Reply(h, msg::CallReply{ToHipError(ipc ? ipc->IpcCloseMemHandle(m.base) : NoFacet("IPC handles"))});
 }
 
 Status Session::On(ops::Tag<Op::kVmmExport>, const wire::FrameHeader& h, msg::VmmHandleRequest& m) {
   Device::IpcHandle handle{};
-  Status st = device_->VmmExport(m.handle, &handle);
+  ShareableMemoryFacet* shareable = device_->shareable();
+  Status st = shareable ? shareable->VmmExport(m.handle, &handle) : NoFacet("shareable memory handles");
   return Reply(h, ExportIpc(std::move(st), IpcRegistry::Kind::kPhysical, handle,
                             "physical memory " + std::to_string(m.handle)));
 }
@@ -100,7 +105,9 @@ Status Session::On(ops::Tag<Op::kVmmImport>, const wire::FrameHeader& h, msg::Vm
   msg::VmmImportReply r;
   Device::IpcHandle handle{};
   Status st = OpenIpc(IpcRegistry::Kind::kPhysical, m.token, &handle);
-  if (st.ok()) st = device_->VmmImport(m.device, m.handle, handle, &r.size);
+  ShareableMemoryFacet* shareable = device_->shareable();
+  if (shareable == nullptr) st = NoFacet("shareable memory handles");
+  if (st.ok()) st = shareable->VmmImport(m.device, m.handle, handle, &r.size);
   if (!st.ok()) spdlog::info("session {}: importing physical memory failed: {}", id_, st.ToString());
   r.error = ToHipError(st);
   if (!st.ok()) r.size = 0;
@@ -109,14 +116,17 @@ Status Session::On(ops::Tag<Op::kVmmImport>, const wire::FrameHeader& h, msg::Vm
 
 Status Session::On(ops::Tag<Op::kIpcGetEventHandle>, const wire::FrameHeader& h, msg::EventRequest& m) {
   Device::IpcEventHandle handle{};
-  Status st = device_->IpcGetEventHandle(m.event, &handle);
+  IpcFacet* ipc = device_->ipc();
+  Status st = ipc ? ipc->IpcGetEventHandle(m.event, &handle) : NoFacet("IPC handles");
   return Reply(h, ExportIpc(std::move(st), IpcRegistry::Kind::kEvent, handle, "event " + std::to_string(m.event)));
 }
 
 Status Session::On(ops::Tag<Op::kIpcOpenEventHandle>, const wire::FrameHeader& h, msg::IpcOpenEventHandleRequest& m) {
   Device::IpcEventHandle handle{};
   Status st = OpenIpc(IpcRegistry::Kind::kEvent, m.handle, &handle);
-  if (st.ok()) st = device_->IpcOpenEventHandle(m.device, m.event, handle);
+  IpcFacet* ipc = device_->ipc();
+  if (ipc == nullptr) st = NoFacet("IPC handles");
+  if (st.ok()) st = ipc->IpcOpenEventHandle(m.device, m.event, handle);
   if (!st.ok()) spdlog::info("session {}: opening an IPC event handle failed: {}", id_, st.ToString());
   return Reply(h, msg::CallReply{ToHipError(st)});
 }

@@ -229,7 +229,15 @@ void ReadAttributeFacts(int device, msg::DeviceInfo* d) {
   }
 }
 
-class HipDevice final : public Device {
+// Every facet but shareable memory: the runtime's shareable handles are
+// file descriptors (dma-buf) that another session process cannot open by
+// name, so hipMemExportToShareableHandle is refused (hipErrorNotSupported).
+class HipDevice final : public Device,
+                        public IpcFacet,
+                        public VirtualMemoryFacet,
+                        public TextureFacet,
+                        public HostRegisterFacet,
+                        public BulkMemoryFacet {
  public:
   Status Init() {
     int count = 0;
@@ -312,15 +320,13 @@ class HipDevice final : public Device {
 
   std::string_view kind() const override { return "hip"; }
   void SetMemoryAccount(MemoryAccount* account) override { account_ = account; }
-  // Not shareable memory (VmmExport); cooperative module launches where the
-  // runtime has the call.
-  std::vector<std::string> capabilities() const override {
-    std::vector<std::string> c = {wire::kCapabilityIpcMemory, wire::kCapabilityIpcEvents,
-                                  wire::kCapabilityVirtualMemory, wire::kCapabilityTextures,
-                                  wire::kCapabilityHostRegister};
-    if (CooperativeLaunch() != nullptr) c.push_back(wire::kCapabilityCooperativeModuleLaunch);
-    return c;
-  }
+  IpcFacet* ipc() override { return this; }
+  VirtualMemoryFacet* vmm() override { return this; }
+  TextureFacet* textures() override { return this; }
+  HostRegisterFacet* host_register() override { return this; }
+  BulkMemoryFacet* bulk_memory() override { return this; }
+  // Where the runtime has the call.
+  bool cooperative_module_launch() const override { return CooperativeLaunch() != nullptr; }
   const std::vector<msg::DeviceInfo>& devices() const override { return infos_; }
   int32_t driver_version() const override { return driver_; }
   int32_t runtime_version() const override { return runtime_; }
@@ -402,15 +408,6 @@ class HipDevice final : public Device {
     if (r.address + extent > end || r.address + extent < r.address)
       return Status(StatusCode::kInvalidDevicePointer, "region outside its allocation");
     return Status::Ok();
-  }
-
-  // Shareable handles would be the runtime's file descriptors (dma-buf),
-  // which another session process cannot open by name: not yet.
-  Status VmmExport(uint64_t, IpcHandle*) override {
-    return Status(StatusCode::kNotSupported, "shareable memory handles on the hip device are not supported yet");
-  }
-  Status VmmImport(int, uint64_t, const IpcHandle&, uint64_t*) override {
-    return Status(StatusCode::kNotSupported, "shareable memory handles on the hip device are not supported yet");
   }
 
   // Virtual memory: the runtime's own, with the session's records of what

@@ -43,18 +43,27 @@ struct SimOptions {
 // 16 GiB.
 uint64_t DefaultSimMemoryBytes();
 
-class SimDevice final : public Device {
+// Has every facet.
+class SimDevice final : public Device,
+                        public IpcFacet,
+                        public VirtualMemoryFacet,
+                        public ShareableMemoryFacet,
+                        public TextureFacet,
+                        public HostRegisterFacet,
+                        public BulkMemoryFacet {
  public:
   static Status Create(const SimOptions& options, std::unique_ptr<SimDevice>* out);
   ~SimDevice() override;
 
   std::string_view kind() const override { return "sim"; }
   void SetMemoryAccount(MemoryAccount* account) override { memory_.set_account(account); }
-  std::vector<std::string> capabilities() const override {
-    return {wire::kCapabilityIpcMemory,   wire::kCapabilityIpcEvents,    wire::kCapabilityVirtualMemory,
-            wire::kCapabilityShareableMemory, wire::kCapabilityTextures, wire::kCapabilityHostRegister,
-            wire::kCapabilityCooperativeModuleLaunch};
-  }
+  IpcFacet* ipc() override { return this; }
+  VirtualMemoryFacet* vmm() override { return this; }
+  ShareableMemoryFacet* shareable() override { return this; }
+  TextureFacet* textures() override { return this; }
+  HostRegisterFacet* host_register() override { return this; }
+  BulkMemoryFacet* bulk_memory() override { return this; }
+  bool cooperative_module_launch() const override { return true; }
   const std::vector<msg::DeviceInfo>& devices() const override { return infos_; }
   int32_t driver_version() const override;
   int32_t runtime_version() const override;
