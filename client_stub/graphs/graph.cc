@@ -35,6 +35,8 @@ template <class... F>
 struct Visitor : F... {
   using F::operator()...;
 };
+template <class... F>
+Visitor(F...) -> Visitor<F...>;  // clang 15 deduces no aggregate's arguments.
 
 // The node kinds Lower() expands or drops: none is among an executable
 // graph's ops.
