@@ -59,9 +59,10 @@ struct WorkerConfig {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;
-  // The RDMA device plain-tcp sessions move to when their client offers rdma
-  // in the hello (rdma_setup.h): a name as hipr-rdma-devices lists it;
-  // empty: the first device; "off": never (clients stay on tcp).
+  // The RDMA device plain-tcp sessions move to when their client offers
+  // rdma in the hello (protocol/rdma/rdma_upgrade.h): a name as
+  // hipr-rdma-devices lists it; empty: the first device; "off": never
+  // (clients stay on tcp).
   std::string rdma_device;
   int heartbeat_ms = 1000;
   int hello_timeout_ms = 10000;

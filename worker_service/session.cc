@@ -9,7 +9,6 @@
 #include <set>
 
 #include "protocol/frame_io.h"
-#include "worker_service/rdma_setup.h"
 #include "worker_service/hip_error.h"
 #include "worker_service/shared_segment.h"
 
@@ -50,7 +49,8 @@ Session::Session(uint64_t id, std::unique_ptr<Connection> conn, std::unique_ptr<
     output_.append(text);
   });
   // conn_ outlives device_ (~Session drops the device first). It is
-  // replaced only in the hello (rdma), before any bulk moves.
+  // replaced only in the hello (the transport's upgrade), before any bulk
+  // moves.
   bulk_ = device_->bulk_memory();
   if (bulk_ != nullptr)
     bulk_->SetForgetMemoryHook([this](const void* addr, size_t bytes) { conn_->ForgetMemory(addr, bytes); });
@@ -184,8 +184,6 @@ Status Session::Hello() {
   // Bulk lz4: in each direction the client offers, when this side wants it.
   const bool local = conn_->PeerIsLocal();
   const bool want_lz4 = config_.compress == "on" || (config_.compress == "auto" && !local);
-  const bool client_probes_rdma =
-      std::find(hello.features.begin(), hello.features.end(), wire::kFeatureRdmaProbe) != hello.features.end();
   for (const std::string& f : hello.features) {
     if (!want_lz4) break;
     if (f == wire::kFeatureLz4ToDevice && !lz4_to_device_) {
@@ -205,36 +203,14 @@ Status Session::Hello() {
   reply.devices = device_->devices();
   reply.driver_version = device_->driver_version();
   reply.runtime_version = device_->runtime_version();
-  // rdma: connected (receives posted) before the reply, which the client
-  // waits for before it sends anything over the queue pair; the switch
-  // waits for the client's probe and verdict (AwaitRdmaVerdict).
-  std::unique_ptr<Connection> rdma;
-  std::string rdma_device;
-  std::shared_ptr<std::atomic<bool>> rdma_muted;
-  if (reply.status == StatusCode::kOk && !hello.rdma_qp.empty()) {
-    Status st = client_probes_rdma
-                    ? AcceptRdma(config_, rdma_socket_, hello.rdma_qp, &rdma, &reply.rdma_qp, &rdma_device,
-                                 &rdma_muted)
-                    : Status(StatusCode::kNotSupported,
-                             "the client would not check the path first (a stub without the rdma probe)");
-    if (!st.ok()) spdlog::info("session {}: the client offered rdma; staying on tcp: {}", id_, st.message());
-    if (st.ok()) reply.features.push_back(wire::kFeatureRdmaProbe);
-  }
+  // The transport's upgrade (transports.h): answered in the reply, then
+  // finished, which may replace conn_, before any other frame.
+  if (upgrade_ != nullptr && reply.status == StatusCode::kOk) upgrade_->Answer(hello, &reply);
   HIPR_RETURN_IF_ERROR(Reply(h, reply));
   if (reply.status != StatusCode::kOk) return Status(reply.status, reply.message);
-  if (rdma != nullptr) {
-    bool commit = false;
-    std::string why;
-    HIPR_RETURN_IF_ERROR(AwaitRdmaVerdict(*conn_, *rdma, id_, &commit, &why));
-    if (commit) {
-      rdma_muted->store(false);
-      conn_ = std::move(rdma);  // The tcp socket lives on as its liveness socket.
-      spdlog::info("session {}: transport rdma (device {}; the client's probe crossed it both ways)", id_,
-                   rdma_device);
-    } else {
-      rdma.reset();
-      spdlog::info("session {}: the client offered rdma; staying on tcp: {}", id_, why);
-    }
+  if (upgrade_ != nullptr) {
+    std::unique_ptr<transport::ServerUpgrade> upgrade = std::move(upgrade_);
+    HIPR_RETURN_IF_ERROR(upgrade->Finish(&conn_));
   }
   spdlog::info("session {}: client '{}' pid {} from {}{}; window [{:#x}, +{:#x}){}", id_, hello.client_name,
                hello.client_pid, conn_->PeerName(),

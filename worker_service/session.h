@@ -41,6 +41,7 @@
 #include "protocol/op_traits.h"
 #include "protocol/thread_annotations.h"
 #include "protocol/transport.h"
+#include "protocol/transports.h"
 #include "worker_service/code_cache.h"
 #include "worker_service/config.h"
 #include "worker_service/device.h"
@@ -66,9 +67,9 @@ class Session {
   // The handshake already done by the session process (handshake.h);
   // without it, Run() does it first.
   void set_admission(Admission admission) { admission_ = std::move(admission); }
-  // The plain-tcp socket of conn_ (borrowed): the hello may move the session
-  // to rdma when the client offers it (rdma_setup.h). Not set under TLS or shm.
-  void set_rdma_socket(int fd) { rdma_socket_ = fd; }
+  // The upgrade the session's transport may make in the hello
+  // (protocol/transports.h; none: it stays on the connection it has).
+  void set_upgrade(std::unique_ptr<transport::ServerUpgrade> upgrade) { upgrade_ = std::move(upgrade); }
   // The worker's ledger and this session's slot (worker-wide stream
   // count); without it only the per-session limits apply.
   void set_ledger(Ledger* ledger, int slot) {
@@ -169,8 +170,8 @@ class Session {
   void HeartbeatLoop();
 
   const uint64_t id_;
-  std::unique_ptr<Connection> conn_;  // tcp, TLS, shm, or rdma after the hello.
-  int rdma_socket_ = -1;
+  std::unique_ptr<Connection> conn_;  // What the worker accepted, or its upgrade after the hello.
+  std::unique_ptr<transport::ServerUpgrade> upgrade_;  // Until the hello.
   std::unique_ptr<Device> device_;
   BulkMemoryFacet* bulk_ = nullptr;  // device_'s, or null; set in the constructor.
   std::set<std::string> facets_refused_;  // Replay thread only: NoFacet has logged these.

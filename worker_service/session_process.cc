@@ -173,7 +173,16 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
   device->SetMemoryAccount(&account);
   Session session(session_id, std::move(conn), std::move(device), config);
   session.set_admission(std::move(admission));
-  if (transport == Transport::kTcp && config.tls_cert.empty()) session.set_rdma_socket(client_fd);
+  if (transport == Transport::kTcp && config.tls_cert.empty()) {
+    // Plain tcp may move to rdma in the hello (TLS and shm stay as they are).
+    session.set_upgrade(transport::TcpServerUpgrade(
+        client_fd, config.rdma_device, session_id, [session_id](transport::LogLevel level, const std::string& line) {
+          if (level == transport::LogLevel::kWarn)
+            spdlog::warn("{}", line);
+          else
+            spdlog::info("session {}: {}", session_id, line);
+        }));
+  }
   session.set_ledger(ledger, slot);
   st = session.Run();
   return st.ok() ? 0 : kSessionExitReported;

@@ -145,4 +145,20 @@ Config ConfigFromEnvironment() {
   return c;
 }
 
+transport::ClientOptions Config::TransportOptions() const {
+  transport::ClientOptions o;
+  o.server = server;
+  o.connect_timeout_ms = connect_timeout_ms;
+  o.peer_timeout_ms = peer_timeout_ms;
+  o.spin_us = spin_us;
+  o.zero_copy_bytes = zero_copy_bytes;
+  o.tls_ca = tls_ca;
+  o.tls_cert = tls_cert;
+  o.tls_key = tls_key;
+  o.tls_server_name = tls_server_name;
+  o.rdma = rdma;
+  o.rdma_device = rdma_device;
+  return o;
+}
+
 }  // namespace hipr::client

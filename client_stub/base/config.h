@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "client_stub/base/log.h"
+#include "protocol/transports.h"
 #include "protocol/wire.h"
 
 namespace hipr::client {
@@ -73,6 +74,10 @@ struct Config {
 
   // For messages: the server, or "<unset>".
   std::string ServerForLog() const { return server.empty() ? "<unset>" : server; }
+
+  // What the transport registry connects with (protocol/transports.h), log
+  // unset.
+  transport::ClientOptions TransportOptions() const;
 };
 
 // Looks an environment variable up; nullptr when unset.

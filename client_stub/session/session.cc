@@ -15,16 +15,10 @@
 #include "client_stub/base/log.h"
 #include "client_stub/base/stats.h"
 #include "protocol/auth.h"
-#include "protocol/rdma/rdma_connection.h"
-#include "protocol/shm/shm_connection.h"
-#include "protocol/tcp/tcp_connection.h"
-#include "protocol/tls/tls_connection.h"
+#include "protocol/transports.h"
 
 namespace hipr::client {
 namespace {
-
-constexpr std::string_view kUnixPrefix = "unix:";
-constexpr std::string_view kRdmaPrefix = "rdma://";
 
 std::string Hex(uint64_t v) {
   char buf[32];
@@ -135,189 +129,30 @@ std::unique_ptr<Session> Session::Open(const Config& config, AddressRange* windo
 }
 
 Status Session::Connect() {
-  if (config_.server.empty())
-    return LinkDown("HIPR_SERVER is not set; set it to host:port of a hipr-worker");
-  // Blocking reads (reply bodies, bulk chunks) must give up within the peer
-  // timeout too. SO_RCVTIMEO bounds one recvmsg: a read that got part of a
-  // chunk returns it at the timeout and the next one starts a new timeout, so
-  // a stall can cost two timeouts. Half the peer timeout each: silence of
-  // HIPR_PEER_TIMEOUT_MS always ends the session, silence shorter than half
-  // of it never does. The shm transport bounds its receives the same way.
-  const int read_timeout_ms = std::max(config_.peer_timeout_ms / 2, 50);
-  if (config_.server.rfind(kUnixPrefix, 0) == 0) {
-    shm::Options options;
-    options.spin_us = config_.spin_us;
-    options.recv_timeout_ms = read_timeout_ms;
-    options.send_timeout_ms = config_.peer_timeout_ms;
-    std::unique_ptr<shm::ShmConnection> shm_conn;
-    HIPR_RETURN_IF_ERROR(shm::ShmConnection::Connect(config_.server.substr(kUnixPrefix.size()),
-                                                     config_.connect_timeout_ms, options, &shm_conn));
-    conn_ = std::move(shm_conn);
-    HIPR_LOG_DEBUG("transport shm: no rdma to a worker on this node's unix socket");
-    const Connection::SharedRegion host = conn_->SharedHostRegion();
-    if (host.bytes > 0) host_segment_ = std::make_unique<HostSegment>(host.base, host.bytes);
-    return Status::Ok();
-  }
-  std::string address = config_.server;
-  if (address.rfind(kRdmaPrefix, 0) == 0) {
-    rdma_forced_ = true;
-    address = address.substr(kRdmaPrefix.size());
-    if (config_.tls())
-      return InvalidArgument("HIPR_SERVER=rdma:// cannot be combined with TLS (HIPR_TLS_*): rdma carries no TLS");
-    if (!config_.rdma) return InvalidArgument("HIPR_SERVER=rdma:// contradicts HIPR_RDMA=0");
-  }
-  tcp::Endpoint endpoint;
-  HIPR_RETURN_IF_ERROR(tcp::ParseEndpoint(address, &endpoint));
-  std::unique_ptr<tcp::TcpConnection> tcp_conn;
-  HIPR_RETURN_IF_ERROR(tcp::TcpConnection::Connect(endpoint, config_.connect_timeout_ms, &tcp_conn));
-  timeval tv{};
-  tv.tv_sec = read_timeout_ms / 1000;
-  tv.tv_usec = (read_timeout_ms % 1000) * 1000;
-  setsockopt(tcp_conn->fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  tcp_conn->set_spin_us(config_.spin_us);
-  tcp_conn->set_zero_copy_min_bytes(config_.zero_copy_bytes);
-  if (!config_.tls()) {
-    tcp_fd_ = tcp_conn->fd();
-    conn_ = std::move(tcp_conn);
-    return PrepareRdma(read_timeout_ms);
-  }
-  HIPR_LOG_DEBUG("transport: no rdma under TLS (rdma carries no TLS), staying on tcp");
-  std::shared_ptr<tls::Context> ctx;
-  Status made = tls::Context::MakeClient({config_.tls_ca, config_.tls_cert, config_.tls_key}, &ctx);
-  if (!made.ok()) return Status(StatusCode::kInvalidArgument, made.message());
-  const std::string name = config_.tls_server_name.empty() ? endpoint.host : config_.tls_server_name;
-  std::unique_ptr<tls::TlsConnection> tls_conn;
-  Status st = tls::TlsConnection::Connect(std::move(tcp_conn), *ctx, name, config_.connect_timeout_ms, &tls_conn);
-  if (!st.ok()) {
-    return LinkDown(st.message() + " (HIPR_TLS_CA " + config_.tls_ca + ", name '" + name + "'" +
-                    (config_.tls_server_name.empty() ? "" : " from HIPR_TLS_SERVER_NAME") + ")");
-  }
-  tls_conn->set_recv_timeout_ms(read_timeout_ms);
-  tls_conn->set_spin_us(config_.spin_us);
-  HIPR_LOG_INFO("TLS with worker %s: %s", server_.c_str(), tls_conn->Describe().c_str());
-  conn_ = std::move(tls_conn);
-  return Status::Ok();
-}
-
-Status Session::PrepareRdma(int read_timeout_ms) {
-  if (!config_.rdma) {
-    HIPR_LOG_INFO("transport tcp with worker %s: rdma is off (HIPR_RDMA=0)", server_.c_str());
-    return Status::Ok();
-  }
-  rdma::Options options;
-  options.device = config_.rdma_device;
-  options.recv_timeout_ms = read_timeout_ms;
-  rdma_muted_ = std::make_shared<std::atomic<bool>>(true);
-  options.log = [muted = rdma_muted_](const std::string& line) {
-    if (!muted->load()) HIPR_LOG_WARN("%s", line.c_str());
+  transport::ClientOptions o = config_.TransportOptions();
+  o.log = [](transport::LogLevel level, const std::string& line) {
+    switch (level) {
+      case transport::LogLevel::kDebug: HIPR_LOG_DEBUG("%s", line.c_str()); break;
+      case transport::LogLevel::kInfo: HIPR_LOG_INFO("%s", line.c_str()); break;
+      case transport::LogLevel::kWarn: HIPR_LOG_WARN("%s", line.c_str()); break;
+    }
   };
-  // A lost SEND fails after the RC retries: 4.096 us * 2^timeout, retry_cnt + 1 times.
-  const double retry_ms = 4.096e-3 * static_cast<double>(uint64_t{1} << options.timeout) * (options.retry_cnt + 1);
-  rdma_probe_ms_ = static_cast<int>(retry_ms) + 1000;
-  Status made = rdma::RdmaConnection::Create(options, &rdma_offer_);
-  if (made.ok()) return Status::Ok();
-  rdma_offer_.reset();
-  const std::string device = config_.rdma_device.empty() ? "" : " (HIPR_RDMA_DEVICE " + config_.rdma_device + ")";
-  if (rdma_forced_)
-    return LinkDown("HIPR_SERVER=rdma:// but this client cannot use rdma" + device + ": " + made.message());
-  HIPR_LOG_INFO("transport tcp with worker %s: no usable rdma here%s: %s", server_.c_str(), device.c_str(),
-                made.message().c_str());
+  transport::ClientLink link;
+  HIPR_RETURN_IF_ERROR(transport::Connect(o, &link));
+  conn_ = std::move(link.conn);
+  upgrade_ = std::move(link.upgrade);
+  const Connection::SharedRegion host = conn_->SharedHostRegion();
+  if (host.bytes > 0) host_segment_ = std::make_unique<HostSegment>(host.base, host.bytes);
   return Status::Ok();
 }
 
 Status Session::AdoptTransport() {
-  if (rdma_offer_ == nullptr) return Status::Ok();
-  std::unique_ptr<rdma::RdmaConnection> offer = std::move(rdma_offer_);
-  if (hello_.rdma_qp.empty()) {
-    const char* why =
-        "the worker declined rdma (it has no RDMA device, runs with --rdma-device off, or its device failed; "
-        "its log says which)";
-    if (rdma_forced_) return LinkDown(std::string("HIPR_SERVER=rdma://: ") + why);
-    HIPR_LOG_INFO("transport tcp with worker %s: %s", server_.c_str(), why);
-    return Status::Ok();
-  }
-  rdma::QpInfo peer;
-  Status st = rdma::DecodeQpInfo(hello_.rdma_qp.data(), hello_.rdma_qp.size(), &peer);
-  if (!st.ok()) return ProtocolError("the worker's rdma queue pair: " + st.message());
-  const bool checked = std::find(hello_.features.begin(), hello_.features.end(), wire::kFeatureRdmaProbe) !=
-                       hello_.features.end();
-  // The tcp socket stays open as the rdma connection's liveness socket.
-  const int liveness = fcntl(tcp_fd_, F_DUPFD_CLOEXEC, 0);
-  if (liveness < 0) return LinkDown(std::string("rdma: cannot keep the tcp socket: ") + std::strerror(errno));
-  st = offer->Connect(peer, liveness);
-  if (!st.ok()) st = LinkDown("cannot connect the rdma queue pair: " + st.message());
-  const std::string device = offer->device_name();
-  if (!checked) {
-    // A worker from before the probe has moved to rdma already: a failure
-    // here ends the session.
-    HIPR_RETURN_IF_ERROR(st);
-    HIPR_LOG_INFO("transport rdma (device %s) with worker %s; path not checked (the worker predates the probe)",
-                  device.c_str(), server_.c_str());
-  } else {
-    if (st.ok()) st = ProbeRdma(*offer);
-    // The worker waits for this before it switches, whatever happened.
-    msg::RdmaVerdict verdict{st.ok(), st.message().substr(0, wire::kMaxRdmaProbeBytes / 2)};
-    const Encoded body(verdict);
-    std::vector<uint8_t> frame;
-    AppendFrame(&frame, static_cast<uint16_t>(wire::Op::kRdmaVerdict), 0, body.data(), body.size(), nullptr, 0,
-                chunk_bytes_);
-    HIPR_RETURN_IF_ERROR(conn_->SendAll(frame.data(), frame.size()));
-    if (!st.ok()) {
-      offer.reset();
-      if (st.code() == StatusCode::kProtocolError) return st;
-      if (rdma_forced_)
-        return LinkDown("HIPR_SERVER=rdma://: the worker's RDMA device cannot be reached from this one (" + device +
-                        "): " + st.message());
-      HIPR_LOG_INFO("transport tcp with worker %s: its RDMA device cannot be reached from this one (%s): %s",
-                    server_.c_str(), device.c_str(), st.message().c_str());
-      return Status::Ok();
-    }
-    HIPR_LOG_INFO("transport rdma (device %s) with worker %s; the probe crossed it both ways", device.c_str(),
-                  server_.c_str());
-  }
-  rdma_muted_->store(false);
-  conn_ = std::move(offer);
-  tcp_fd_ = -1;
-  stats::SetBulkSummary([c = conn_.get()] { return c->BulkSummary(); });  // HIPR_STATS=1.
-  return Status::Ok();
-}
-
-Status Session::ProbeRdma(Connection& rdma) {
-  msg::RdmaProbe probe;
-  probe.session_id = hello_.session_id;
-  std::vector<uint8_t> nonce;
-  HIPR_RETURN_IF_ERROR(auth::RandomNonce(&nonce));
-  probe.nonce.assign(nonce.begin(), nonce.begin() + msg::kRdmaProbeNonceBytes);
-  const Encoded body(probe);
-  std::vector<uint8_t> frame;
-  constexpr uint32_t kProbeId = 1;
-  AppendFrame(&frame, static_cast<uint16_t>(wire::Op::kRdmaProbe), kProbeId, body.data(), body.size(), nullptr, 0,
-              chunk_bytes_);
-  HIPR_RETURN_IF_ERROR(rdma.SendAll(frame.data(), frame.size()));
-  // Until the first byte of the answer, a failure is the path's (a lost
-  // SEND fails with the verbs status once the RC retries are spent);
-  // after it, a fault is the worker's.
-  Status st = rdma.WaitReadable(rdma_probe_ms_);
-  if (st.code() == StatusCode::kTimeout)
-    return Status(StatusCode::kTimeout, "no answer to the probe over the queue pair within " +
-                                            std::to_string(rdma_probe_ms_) + " ms");
+  if (upgrade_ == nullptr) return Status::Ok();
+  const Connection* before = conn_.get();
+  Status st = upgrade_->Finish(hello_, chunk_bytes_, &conn_);
+  upgrade_.reset();
   HIPR_RETURN_IF_ERROR(st);
-  auto malformed = [](const std::string& why) {
-    return ProtocolError("the worker's answer to the rdma probe is malformed: " + why);
-  };
-  wire::FrameHeader h;
-  st = ReadHeader(rdma, &h);
-  if (!st.ok()) return malformed(st.message());
-  if (h.op != wire::ReplyOp(wire::Op::kRdmaProbe) || h.request_id != kProbeId ||
-      h.payload_length > wire::kMaxRdmaProbeBytes)
-    return malformed("op " + OpName(h.op) + ", request " + std::to_string(h.request_id) + ", " +
-                     std::to_string(h.payload_length) + " bytes");
-  std::vector<uint8_t> reply;
-  st = ReadBody(rdma, h, &reply);
-  msg::RdmaProbe echo;
-  if (st.ok()) st = codec::DecodeBody(reply.data(), reply.size(), &echo);
-  if (!st.ok()) return malformed(st.message());
-  if (echo.session_id != probe.session_id || echo.nonce != probe.nonce) return malformed("not the probe sent");
+  if (conn_.get() != before) stats::SetBulkSummary([c = conn_.get()] { return c->BulkSummary(); });  // HIPR_STATS=1.
   return Status::Ok();
 }
 
@@ -375,11 +210,7 @@ Status Session::Hello(AddressRange* window) {
   const bool want_lz4 = WantLz4();
   if (want_lz4) request.features = {wire::kFeatureLz4ToDevice, wire::kFeatureLz4FromDevice};
   HIPR_RETURN_IF_ERROR(auth::RandomNonce(&request.client_nonce));
-  if (rdma_offer_ != nullptr) {
-    request.rdma_qp.resize(rdma::kQpInfoBytes);
-    rdma::EncodeQpInfo(rdma_offer_->local_info(), request.rdma_qp.data());
-    request.features.push_back(wire::kFeatureRdmaProbe);
-  }
+  if (upgrade_ != nullptr) upgrade_->Offer(&request);
   HIPR_RETURN_IF_ERROR(Handshake(wire::Op::kHello, Encoded(request), &hello_));
   const bool challenged = hello_.status == StatusCode::kUnauthenticated && !hello_.auth_challenge.empty();
   if (challenged) {

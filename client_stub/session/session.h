@@ -70,10 +70,8 @@
 #include "client_stub/session/host_segment.h"
 #include "protocol/thread_annotations.h"
 #include "protocol/transport.h"
+#include "protocol/transports.h"
 
-namespace hipr::rdma {
-class RdmaConnection;
-}  // namespace hipr::rdma
 
 namespace hipr::client {
 
@@ -240,23 +238,15 @@ class Session {
   // One attempt: Connect, reserve the window where *window is empty, Hello.
   // `failed` says which stage failed, for the log.
   Status Start(AddressRange* window, const char** failed);
+  // Connects by HIPR_SERVER's scheme (protocol/transports.h): conn_, and
+  // the upgrade the hello offers (upgrade_) where the transport has one.
   Status Connect();
-  // Before the hello, over plain tcp: prepares the rdma offer (rdma_offer_)
-  // unless HIPR_RDMA=0; an error only where HIPR_SERVER=rdma:// forces it.
-  Status PrepareRdma(int read_timeout_ms);
   Status Hello(AddressRange* window);
   // After the hello (and after AdoptWindow: nothing new may be mapped
-  // before the worker's window is reserved): where the worker answered the
-  // offer, connects the queue pair, proves the path (ProbeRdma) and tells
-  // the worker over tcp whether both switch (kRdmaVerdict). Moves to rdma
-  // (conn_ becomes the RdmaConnection; the tcp socket stays as its liveness
-  // socket), or stays on tcp (an error where rdma:// forces it, or where the
-  // worker's answer to the probe is malformed).
+  // before the worker's window is reserved): finishes upgrade_, which may
+  // replace conn_ (an error where the scheme demands the upgrade, or where
+  // the worker broke the protocol).
   Status AdoptTransport();
-  // One kRdmaProbe round trip over `rdma`, within rdma_probe_ms_. kLinkDown
-  // or kTimeout: the path does not work (the verbs status says why);
-  // kProtocolError: the worker's answer is malformed.
-  Status ProbeRdma(Connection& rdma);
   // One round trip of the hello or of the authentication answer (kAuth).
   Status Handshake(wire::Op op, const Encoded& body, msg::HelloReply* reply);
   // Whether this side wants bulk lz4 (HIPR_COMPRESS; auto: a remote worker).
@@ -315,13 +305,8 @@ class Session {
   const Config config_;
   const std::string server_;  // For messages.
   std::atomic<bool> opened_{false};  // Past the hello: a link failure is logged where it is seen.
-  std::unique_ptr<Connection> conn_;  // tcp, shm or rdma.
-  int tcp_fd_ = -1;  // conn_'s socket while it is plain tcp (no TLS), before AdoptTransport.
-  bool rdma_forced_ = false;  // HIPR_SERVER=rdma://.
-  std::unique_ptr<rdma::RdmaConnection> rdma_offer_;  // Offered in the hello, not yet connected.
-  // rdma_offer_'s own error lines wait for the probe's outcome (logged once).
-  std::shared_ptr<std::atomic<bool>> rdma_muted_;
-  int rdma_probe_ms_ = 0;  // Its RC retry time and a second: a lost probe fails within it.
+  std::unique_ptr<Connection> conn_;  // What the transport registry connected (and upgraded).
+  std::unique_ptr<transport::ClientUpgrade> upgrade_;  // Offered in the hello; gone after AdoptTransport.
   std::unique_ptr<HostSegment> host_segment_;
   msg::HelloReply hello_;  // Immutable after Open.
   std::vector<msg::DeviceInfo> devices_;
