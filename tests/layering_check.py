@@ -16,7 +16,8 @@ Rules (STYLE.md, "Layers you can see from the folder tree"):
   * no engine calls Client::Get(): only api/ (and client.cc, which defines
     it) reach the process-wide client;
   * no include cycle between client_stub/'s components (a component: one
-    .h and its .cc, unit tests aside).
+    .h and its .cc, unit tests aside), nor between its folders (each file
+    at client_stub/'s root is a folder of its own): the folders form a DAG.
 Exits 1 listing every include or call that breaks a rule.
 """
 import os
@@ -50,6 +51,12 @@ def is_engine(rel):
 def component(rel):
     """client_stub/kernels/code_module.cc -> client_stub/kernels/code_module."""
     return re.sub(r"(_test)?\.(h|hpp|cc|cpp|c|S)$", "", rel)
+
+
+def folder_of(comp):
+    """client_stub/kernels/code_module -> client_stub/kernels/; client_stub/client -> client_stub/client."""
+    parts = comp.split("/")
+    return "/".join(parts[:2]) + "/" if len(parts) > 2 else comp
 
 
 def find_cycles(edges):
@@ -126,6 +133,15 @@ def main():
         return 1
     for cycle in find_cycles(edges):
         broken.append("include cycle between client_stub/ components: %s" % " <-> ".join(cycle))
+    folders = {}
+    for src, dsts in edges.items():
+        for dst in dsts:
+            if folder_of(src) != folder_of(dst):
+                folders.setdefault(folder_of(src), set()).add(folder_of(dst))
+    for cycle in find_cycles(folders):
+        via = ["%s -> %s" % (s, d) for s in sorted(edges) for d in sorted(edges[s])
+               if folder_of(s) in cycle and folder_of(d) in cycle and folder_of(s) != folder_of(d)]
+        broken.append("include cycle between client_stub/ folders: %s (through %s)" % (" <-> ".join(cycle), "; ".join(via)))
     for b in broken:
         print(b)
     if broken:

@@ -1,6 +1,10 @@
 #include "worker_service/hip_error.h"
 
+#include <hip/hip_runtime_api.h>
+
 #include "protocol/status_hip.h"
+
+HIPR_CHECK_HIP_ERROR_NUMBERS();
 
 namespace hipr::worker {
 

@@ -12,7 +12,7 @@
 #include "client_stub/kernels/code_module.h"
 #include "client_stub/base/log.h"
 #include "client_stub/managed/managed_vars.h"
-#include "client_stub/memory/device_memory.h"
+#include "client_stub/allocate/device_memory.h"
 #include "client_stub/session/hip_status.h"
 #include "protocol/status.h"
 
@@ -77,10 +77,11 @@ size_t RowPitch(const Session& s, int device, size_t width);
 // Frees a device allocation of the given role by its base address (hipFree
 // for kPlain; an array's memory with the array). api_memory.cc.
 hipError_t FreeDevice(void* ptr, AllocationRole role);
-// AfterSync (managed/managed_vars.h) for the process's client.
+// AfterSync (session/managed_hooks.h) for the process's client and its
+// managed memory.
 inline hipError_t AfterSync(Session& s, int device, uint64_t stream, hipError_t result,
                             ReadBack order = ReadBack::kAfterSync) {
-  return AfterSync(Client::Get(), s, device, stream, result, order);
+  return AfterSync(Client::Get(), s, ManagedVars::Get(), device, stream, result, order);
 }
 
 // hipMemcpy's path (async: hipMemcpyAsync's), for entry points that work

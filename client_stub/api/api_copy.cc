@@ -62,7 +62,7 @@ bool Extent(size_t pitch, size_t width, size_t height, uint64_t* out) { return C
 hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, KindRule rule, hipStream_t stream, Mode mode) {
   StreamTarget target;
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
-  return CopyRows(Client::Get(), s, r, kind, rule, target, mode);
+  return CopyRows(Client::Get(), s, ManagedVars::Get(), r, kind, rule, target, mode);
 }
 
 // hipMemcpy and friends. HIP checks the size before the direction for

@@ -767,7 +767,7 @@ HIPR_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream) {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
-    return GraphLaunch(Client::Get(), LiveSession(), exec, stream, target.device, target.id,
+    return GraphLaunch(Client::Get(), LiveSession(), ManagedVars::Get(), exec, stream, target.device, target.id,
                        [](const HostCopyNode& n, hipStream_t on) {
                          return CopyMemory2DAsync(n.dst, n.dpitch, n.src, n.spitch, n.width, n.height,
                                                   n.launch_kind(), on);

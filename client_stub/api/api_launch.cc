@@ -91,7 +91,7 @@ hipError_t LaunchRegistered(const char* api, const RegisteredLaunch& l, const Ke
   spec.func = l.host_function;
   if (hipError_t e = ResolveEvent(l.start, &spec.start_event); e != hipSuccess) return e;
   if (hipError_t e = ResolveEvent(l.stop, &spec.stop_event); e != hipSuccess) return e;
-  return Refused(api, LaunchKernel(Client::Get(), *s, *kernel.module, *kernel.name, spec, args));
+  return Refused(api, LaunchKernel(Client::Get(), *s, ManagedVars::Get(), *kernel.module, *kernel.name, spec, args));
 }
 
 hipError_t LaunchWithArgs(const char* api, const void* f, dim3 grid, dim3 block, void** args, size_t shared,

@@ -155,7 +155,7 @@ hipError_t LaunchModuleFunction(const char* api, ModuleLaunch l) {
     *id = record.id;
     Client::Get().handles().NoteEventRecorded(event);  // As in api_launch.cc.
   }
-  Status st = LaunchKernel(Client::Get(), *s, *mf.module, *mf.name, l.spec, args);
+  Status st = LaunchKernel(Client::Get(), *s, ManagedVars::Get(), *mf.module, *mf.name, l.spec, args);
   if (!st.ok()) HIPR_LOG_INFO("%s: %s", api, st.message().c_str());
   return ToHipError(st);
 }

@@ -9,7 +9,7 @@
 
 #include "client_stub/base/log.h"
 #include "client_stub/graphs/graph.h"
-#include "client_stub/managed/managed_vars.h"
+#include "client_stub/session/managed_hooks.h"
 #include "client_stub/session/hip_status.h"
 
 namespace hipr::client {
@@ -140,8 +140,8 @@ hipError_t Transfer(Client& c, Session& s, const CopyRect& r, const Place& dst, 
 
 }  // namespace
 
-hipError_t CopyRows(Client& c, Session& s, const CopyRect& r, hipMemcpyKind kind, KindRule rule,
-                    const StreamTarget& target, CopyMode mode) {
+hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, const CopyRect& r, hipMemcpyKind kind,
+                    KindRule rule, const StreamTarget& target, CopyMode mode) {
   uint64_t dst_extent = 0;
   uint64_t src_extent = 0;
   if (!CopyExtent(r.dpitch, r.width, r.height, &dst_extent) || !CopyExtent(r.spitch, r.width, r.height, &src_extent))
@@ -203,13 +203,12 @@ hipError_t CopyRows(Client& c, Session& s, const CopyRect& r, hipMemcpyKind kind
     // A blocking copy synchronises with the stream's earlier work; the
     // read-back of managed mirrors waits for that work first, so the copy
     // itself sees (and may overwrite) fresh mirrors.
-    if (hipError_t e = AfterSync(c, s, target.device, target.id, hipSuccess, ReadBack::kInStreamOrder); e != hipSuccess)
+    if (hipError_t e = AfterSync(c, s, managed, target.device, target.id, hipSuccess, ReadBack::kInStreamOrder); e != hipSuccess)
       return e;
   }
   // Managed memory (managed_vars.h): the host's changes reach the device
   // before the copy reads them; what it writes is read back at the stream's
   // synchronisation, for a blocking copy before it returns.
-  ManagedVars& managed = ManagedVars::Get();
   bool managed_dst = false;
   if (!managed.empty()) {
     if (src.device) {
@@ -222,7 +221,7 @@ hipError_t CopyRows(Client& c, Session& s, const CopyRect& r, hipMemcpyKind kind
   }
   const hipError_t result = Transfer(c, s, r, dst, src, target, dst_extent, src_extent, mode);
   if (result != hipSuccess || !managed_dst || mode != CopyMode::kBlocking) return result;
-  return AfterSync(c, s, target.device, target.id, result);
+  return AfterSync(c, s, managed, target.device, target.id, result);
 }
 
 

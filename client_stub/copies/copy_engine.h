@@ -17,6 +17,7 @@
 #include "client_stub/client.h"
 #include "client_stub/copies/copy_kind.h"
 #include "client_stub/session/handle_table.h"
+#include "client_stub/session/managed_hooks.h"
 #include "client_stub/session/session.h"
 
 namespace hipr::client {
@@ -43,7 +44,7 @@ bool CopyExtent(size_t pitch, size_t width, size_t height, uint64_t* out);
 // hipErrorInvalidValue for memory that is neither one device allocation
 // nor host memory clear of device addresses; a blocking copy waits for the
 // stream's earlier work and brings managed mirrors up to date.
-hipError_t CopyRows(Client& c, Session& s, const CopyRect& r, hipMemcpyKind kind, KindRule rule,
-                    const StreamTarget& target, CopyMode mode);
+hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, const CopyRect& r, hipMemcpyKind kind,
+                    KindRule rule, const StreamTarget& target, CopyMode mode);
 
 }  // namespace hipr::client

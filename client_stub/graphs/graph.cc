@@ -1,7 +1,5 @@
 #include "client_stub/graphs/graph.h"
 
-#include "client_stub/managed/managed_vars.h"
-
 #include <pthread.h>
 
 #include <algorithm>
@@ -1502,8 +1500,8 @@ void GraphsResetInChild() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   for (Exec* e : r.execs) e->on_worker = false;
 }
 
-hipError_t GraphLaunch(Client& c, Session* s, hipGraphExec_t exec, hipStream_t stream, int device, uint64_t stream_id,
-                       HostCopyFn copy) {
+hipError_t GraphLaunch(Client& c, Session* s, ManagedHooks& managed, hipGraphExec_t exec, hipStream_t stream,
+                       int device, uint64_t stream_id, HostCopyFn copy) {
   if (s == nullptr) return hipErrorNoDevice;
   Registry& r = Registry::Get();
   const Exec* e = nullptr;
@@ -1532,7 +1530,7 @@ hipError_t GraphLaunch(Client& c, Session* s, hipGraphExec_t exec, hipStream_t s
     if (const auto* ev = std::get_if<EventRecordNode>(&op)) c.handles().NoteEventRecorded(ev->event);
   }
   // A graph may read and write any managed memory, as a kernel may.
-  if (ManagedVars& managed = ManagedVars::Get(); !managed.empty()) {
+  if (!managed.empty()) {
     if (Status pushed = managed.Push(c, *s, device, stream_id); !pushed.ok()) return ToHipError(pushed);
     managed.MarkWritten(*s, device, stream_id);
   }

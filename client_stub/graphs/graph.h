@@ -29,6 +29,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include "client_stub/graphs/stream_memops.h"
+#include "client_stub/session/managed_hooks.h"
 #include "protocol/messages.h"
 
 namespace hipr::client {
@@ -260,8 +261,8 @@ hipError_t GraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags);
 // `copy` performs a host copy node as hipMemcpy2DAsync on `stream` (the
 // copy API lives above this layer).
 using HostCopyFn = hipError_t (*)(const HostCopyNode& node, hipStream_t stream);
-hipError_t GraphLaunch(Client& c, Session* s, hipGraphExec_t exec, hipStream_t stream, int device, uint64_t stream_id,
-                       HostCopyFn copy);
+hipError_t GraphLaunch(Client& c, Session* s, ManagedHooks& managed, hipGraphExec_t exec, hipStream_t stream,
+                       int device, uint64_t stream_id, HostCopyFn copy);
 // hipGraphUpload: the executable graph is on the worker from instantiation;
 // checks the pair.
 hipError_t GraphUpload(hipGraphExec_t exec, int device);

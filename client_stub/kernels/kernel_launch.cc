@@ -6,7 +6,6 @@
 #include "client_stub/graphs/graph.h"
 #include "client_stub/base/log.h"
 #include "client_stub/base/stats.h"
-#include "client_stub/managed/managed_vars.h"
 
 namespace hipr::client {
 namespace {
@@ -232,8 +231,8 @@ Status BuildKernelNode(Session& session, CodeModule& module, const std::string& 
   return Status::Ok();
 }
 
-Status LaunchKernel(Client& client, Session& session, CodeModule& module, const std::string& name,
-                    const LaunchSpec& spec, const KernelArgs& args) {
+Status LaunchKernel(Client& client, Session& session, ManagedHooks& managed, CodeModule& module,
+                    const std::string& name, const LaunchSpec& spec, const KernelArgs& args) {
   msg::LaunchRequest request;
   KernelBinding binding;
   std::shared_ptr<const IsaImage> image;
@@ -249,7 +248,7 @@ Status LaunchKernel(Client& client, Session& session, CodeModule& module, const 
       return HipStatus(hipErrorStreamCaptureUnsupported, "a launch with events cannot be captured");
     }
   }
-  if (ManagedVars& managed = ManagedVars::Get(); !managed.empty()) {
+  if (!managed.empty()) {
     std::vector<uint32_t> pointers;
     for (const co::KernelArg& a : kernel->args)
       if (!a.hidden() && a.value_kind == "global_buffer" && a.size == sizeof(uint64_t)) pointers.push_back(a.offset);

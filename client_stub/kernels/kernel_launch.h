@@ -30,6 +30,7 @@
 #include "client_stub/client.h"
 #include "client_stub/kernels/code_module.h"
 #include "client_stub/graphs/graph.h"
+#include "client_stub/session/managed_hooks.h"
 #include "client_stub/session/session.h"
 #include "protocol/code_object/code_object.h"
 #include "protocol/messages.h"
@@ -102,8 +103,8 @@ Status BuildKernelNode(Session& session, CodeModule& module, const std::string& 
 // next synchronizing call. While spec.stream captures, the launch becomes a
 // node of the capture's graph instead (graph.h). `client`: whose managed
 // memory the kernel may read (managed_vars.h).
-Status LaunchKernel(Client& client, Session& session, CodeModule& module, const std::string& name,
-                    const LaunchSpec& spec, const KernelArgs& args);
+Status LaunchKernel(Client& client, Session& session, ManagedHooks& managed, CodeModule& module,
+                    const std::string& name, const LaunchSpec& spec, const KernelArgs& args);
 
 // ---- Occupancy and attributes --------------------------------------------
 //

@@ -11,7 +11,7 @@
 
 #include "client_stub/kernels/code_module.h"
 #include "client_stub/base/log.h"
-#include "client_stub/memory/device_memory.h"
+#include "client_stub/allocate/device_memory.h"
 #include "client_stub/session/hip_status.h"
 #include "protocol/messages.h"
 
@@ -368,13 +368,5 @@ const ManagedVar* ManagedVars::FindMirror(const void* p, size_t n) const {
   return n <= var->size - (a - base) ? var : nullptr;
 }
 
-hipError_t AfterSync(Client& c, Session& s, int device, uint64_t stream, hipError_t result, ReadBack order) {
-  if (result != hipSuccess) return result;
-  // A failed async copy into pinned memory is a deferred error.
-  if (int32_t async = s.TakeAsyncError(); async != 0) return static_cast<hipError_t>(async);
-  ManagedVars& managed = ManagedVars::Get();
-  if (managed.empty()) return result;
-  return ToHipError(managed.AfterSync(c, s, device, stream, order));
-}
 
 }  // namespace hipr::client

@@ -75,6 +75,7 @@
 
 #include "protocol/thread_annotations.h"
 #include "client_stub/client.h"
+#include "client_stub/session/managed_hooks.h"
 #include "client_stub/session/session.h"
 #include "protocol/status.h"
 
@@ -83,11 +84,6 @@ namespace hipr::client {
 class CodeModule;
 struct ModuleLoad;
 
-// How a read-back (ManagedVars::AfterSync) is ordered.
-enum class ReadBack {
-  kAfterSync,      // The stream is synchronised: at once, on the exchange stream.
-  kInStreamOrder,  // On the stream itself, after its earlier work: the read-back is the synchronisation.
-};
 
 // Where device work that may have written a device copy was queued.
 struct ManagedWriter {
@@ -125,7 +121,7 @@ struct ManagedVar {
   bool allocation() const { return module == nullptr; }
 };
 
-class ManagedVars {
+class ManagedVars final : public ManagedHooks {
  public:
   static ManagedVars& Get();
 
@@ -149,18 +145,20 @@ class ManagedVars {
   // arguments. Loads the module of a variable referenced that way when it
   // has no device copy yet.
   Status BeforeLaunch(Client& client, Session& session, int device, uint64_t stream,
-                      const std::vector<uint32_t>& pointer_offsets, std::vector<uint8_t>* kernarg);
+                      const std::vector<uint32_t>& pointer_offsets, std::vector<uint8_t>* kernarg) override;
 
   // Device work on (device, stream) is about to read [p, p + n) (p nullptr:
   // anything): sends the changed spans of the mirrors concerned, each with a
   // blocking copy on the device's exchange stream (below). Errors are logged
   // and returned.
-  Status Push(Client& client, Session& session, int device, uint64_t stream, const void* p = nullptr, uint64_t n = 0);
+  Status Push(Client& client, Session& session, int device, uint64_t stream, const void* p = nullptr,
+              uint64_t n = 0) override;
 
   // Device work on (device, stream) may write [p, p + n) (p nullptr:
   // anything): the mirrors concerned are read back at the next
   // synchronisation that covers that stream.
-  void MarkWritten(const Session& session, int device, uint64_t stream, const void* p = nullptr, uint64_t n = 0);
+  void MarkWritten(const Session& session, int device, uint64_t stream, const void* p = nullptr,
+                   uint64_t n = 0) override;
 
   // After a synchronising call on (device, stream) (stream 0: that device's
   // null stream, which hipr takes as the whole device) returned success:
@@ -170,7 +168,7 @@ class ManagedVars {
   // (for the null stream: the device's blocking streams'). Errors are
   // logged and returned.
   Status AfterSync(Client& client, Session& session, int device, uint64_t stream,
-                   ReadBack order = ReadBack::kAfterSync);
+                   ReadBack order = ReadBack::kAfterSync) override;
 
   // hipMallocManaged: records the allocation at `address` on `device`,
   // whose mirror the caller has mapped at the same address (zero-filled,
@@ -192,13 +190,13 @@ class ManagedVars {
   const ManagedVar* FindMirror(const void* p, size_t n) const;
 
   // Whether [p, p + n) shares a byte with any managed memory.
-  bool Touches(const void* p, uint64_t n) const;
+  bool Touches(const void* p, uint64_t n) const override;
 
   // Runs `fn` on the allocation containing [p, p + n) under the lock;
   // false when there is none.
   bool WithAllocation(const void* p, uint64_t n, const std::function<void(ManagedVar&)>& fn);
 
-  bool empty() const { return count_.load(std::memory_order_acquire) == 0; }
+  bool empty() const override { return count_.load(std::memory_order_acquire) == 0; }
 
  private:
   ManagedVars() = default;
@@ -232,14 +230,5 @@ class ManagedVars {
   std::atomic<size_t> count_{0};     // vars_.size(), readable without the lock.
 };
 
-// After a synchronising call on (device, stream) that returned `result`:
-// when it succeeded, reports a failed async copy into pinned memory
-// (Session::TakeAsyncError) as the call's deferred error, else brings the
-// mirrors of `__managed__` variables up to
-// date (managed_vars.h). Returns `result`, or the read-back's error.
-// `order`: ReadBack::kInStreamOrder when the read-back itself is the
-// synchronisation (before a blocking copy).
-hipError_t AfterSync(Client& c, Session& s, int device, uint64_t stream, hipError_t result,
-                     ReadBack order = ReadBack::kAfterSync);
 
 }  // namespace hipr::client

@@ -25,7 +25,7 @@ using testing::FakeWorker;
 
 // LaunchKernel for the process's client, as the API edge calls it.
 Status Launch(Session& s, CodeModule& m, const std::string& name, const LaunchSpec& spec, const KernelArgs& args) {
-  return LaunchKernel(Client::Get(), s, m, name, spec, args);
+  return LaunchKernel(Client::Get(), s, ManagedVars::Get(), m, name, spec, args);
 }
 
 constexpr const char* kTarget = "gfx90a:sramecc+:xnack-";

@@ -1,4 +1,4 @@
-#include "client_stub/memory/device_memory.h"
+#include "client_stub/allocate/device_memory.h"
 
 #include <map>
 #include <vector>
