@@ -11,7 +11,7 @@
 // with hipErrorInvalidValue, as a runtime that lacks it does.
 //
 // To add one: a line here, a value in the sim's models and the hip device's
-// reader (worker_service/device_properties.cc), its use in
+// reader (worker_service/device/device_properties.cc), its use in
 // client_stub/abi/device_props.cc.
 #pragma once
 

@@ -498,7 +498,7 @@ def write_device_h(funcs, inputs):
 def write_dispatch_cc(funcs, inputs):
     out = header(inputs) + [
         '#include "api_device.h"', "", "#include <string>", "",
-        '#include "worker_service/api_dispatch_util.h"', "",
+        '#include "worker_service/session/api_dispatch_util.h"', "",
         "namespace hipr::worker {", "",
         "bool ApiCallIsPost(uint32_t fn) {", "  switch (fn) {"]
     for f in funcs:

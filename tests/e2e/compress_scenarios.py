@@ -12,7 +12,7 @@ STATS_SENT = re.compile(r"hipr: stats: bulk lz4 sent: (\d+) chunks compressed \(
                         r"sent raw: (\d+) chunks \(samples did not shrink\), (\d+) \(chunk did not shrink\), "
                         r"(\d+) \(backing off\), (\d+) \(link faster than lz4\); ([0-9.]+) s compressing")
 STATS_RECEIVED = re.compile(r"hipr: stats: bulk lz4 received: (\d+) chunks \(([0-9.]+ \S+) as ([0-9.]+ \S+)\)")
-# The worker's lines (worker_service/session.cc).
+# The worker's lines (worker_service/session/session.cc).
 WORKER_AGREED = re.compile(r"session (\d+): bulk lz4: to the device (on|off), from the device (on|off) "
                            r"\(--compress (\w+), (local|remote) client")
 WORKER_TOTALS = re.compile(r"session (\d+): bulk lz4 received: (\d+) chunks \((\d+) bytes as (\d+)\); sent: (\d+) "

@@ -11,7 +11,7 @@ import time
 
 from e2e_harness import Failure, Worker, client_env, cpu_ticks, describe_rc, log, run_to_pass, Program
 
-# What the worker logs for each module it loads (worker_service/session_modules.cc).
+# What the worker logs for each module it loads (worker_service/session/session_modules.cc).
 MODULE_LOG = re.compile(r"session (\d+): module (\d+) '([^']*)' \(([0-9a-f]{64}), (\d+) bytes\) from ([a-z (4)]+):")
 
 

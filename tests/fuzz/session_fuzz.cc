@@ -36,9 +36,9 @@
 #include "protocol/frame_io.h"
 #include "protocol/messages.h"
 #include "tests/fuzz/memory_connection.h"
-#include "worker_service/config.h"
-#include "worker_service/device_factory.h"
-#include "worker_service/session.h"
+#include "worker_service/process/config.h"
+#include "worker_service/device/device_factory.h"
+#include "worker_service/session/session.h"
 
 namespace {
 

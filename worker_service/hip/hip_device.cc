@@ -38,13 +38,13 @@
 #include <unordered_map>
 #include <utility>
 
-#include "worker_service/device.h"
-#include "worker_service/device_properties.h"
+#include "worker_service/device/device.h"
+#include "worker_service/device/device_properties.h"
 #include "worker_service/hip/hip_module.h"
-#include "worker_service/launch_checks.h"
-#include "worker_service/staging_pipeline.h"
-#include "worker_service/texture_desc.h"
-#include "worker_service/waiters.h"
+#include "worker_service/device/launch_checks.h"
+#include "worker_service/device/staging_pipeline.h"
+#include "worker_service/device/texture_desc.h"
+#include "worker_service/device/waiters.h"
 
 namespace hipr::worker {
 namespace {

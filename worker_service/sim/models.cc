@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "worker_service/device_properties.h"
+#include "worker_service/device/device_properties.h"
 
 namespace hipr::worker::sim {
 namespace {

@@ -21,7 +21,7 @@
 
 #include "protocol/device_properties.h"
 #include "worker_service/sim/models.h"
-#include "worker_service/texture_desc.h"
+#include "worker_service/device/texture_desc.h"
 
 namespace hipr::worker::sim {
 namespace {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "worker_service/device.h"
-#include "worker_service/staging_pipeline.h"
+#include "worker_service/device/device.h"
+#include "worker_service/device/staging_pipeline.h"
 #include "worker_service/sim/sim_api.h"
 #include "worker_service/sim/sim_memory.h"
 #include "worker_service/sim/sim_stream.h"

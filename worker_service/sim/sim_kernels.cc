@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "worker_service/launch_checks.h"
+#include "worker_service/device/launch_checks.h"
 #include "worker_service/sim/models.h"
 #include "worker_service/sim/sim_device.h"
 

@@ -31,7 +31,7 @@
 #include "protocol/messages.h"
 #include "protocol/status.h"
 #include "protocol/thread_annotations.h"
-#include "worker_service/memory_account.h"
+#include "worker_service/device/memory_account.h"
 
 namespace hipr::worker::sim {
 

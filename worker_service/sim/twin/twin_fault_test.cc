@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "worker_service/ledger.h"
+#include "worker_service/process/ledger.h"
 
 namespace hipr::worker::sim {
 namespace {
