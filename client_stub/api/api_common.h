@@ -11,6 +11,7 @@
 #include "client_stub/client.h"
 #include "client_stub/kernels/code_module.h"
 #include "client_stub/base/log.h"
+#include "client_stub/base/stats.h"
 #include "client_stub/managed/managed_vars.h"
 #include "client_stub/allocate/device_memory.h"
 #include "client_stub/session/hip_status.h"
@@ -19,10 +20,12 @@
 namespace hipr::client {
 
 // Runs `body` (returning hipError_t) and records its result as the calling
-// thread's last error (Result). No exception escapes: std::bad_alloc becomes
+// thread's last error (Result); the round trips it waits for count against
+// `name` (stats::ApiScope). No exception escapes: std::bad_alloc becomes
 // hipErrorOutOfMemory, anything else hipErrorUnknown (logged).
 template <class F>
 hipError_t ApiCall(const char* name, F&& body) noexcept {
+  stats::ApiScope scope(name);  // HIPR_STATS=1: round trips by entry point.
   try {
     return Result(body());
   } catch (const std::bad_alloc&) {

@@ -4,6 +4,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "protocol/thread_annotations.h"
 
 namespace hipr::client::stats {
@@ -11,6 +16,71 @@ namespace {
 
 constinit Counters g_counters;
 constinit std::atomic<bool> g_armed{false};
+
+// Round trips per entry point, in a fixed table keyed by the name's address
+// (a string literal of the ApiCall): found or claimed lock-free. The same
+// name at two addresses takes two slots, merged when printed; a full table
+// counts the rest in its last slot.
+struct Waits {
+  std::atomic<const char*> name{nullptr};
+  std::atomic<uint64_t> count{0};
+  std::atomic<uint64_t> ns{0};
+};
+constexpr size_t kWaitSlots = 1024;
+constinit Waits g_waits[kWaitSlots];
+constexpr const char kNoEntryPoint[] = "(outside any HIP call: the hello, the stub's own threads)";
+constexpr const char kTableFull[] = "(other HIP calls)";
+
+Waits& SlotFor(const char* name) {
+  size_t i = (reinterpret_cast<uintptr_t>(name) >> 3) % (kWaitSlots - 1);
+  for (size_t tries = 0; tries < kWaitSlots - 1; ++tries, i = (i + 1) % (kWaitSlots - 1)) {
+    const char* held = g_waits[i].name.load(std::memory_order_acquire);
+    if (held == name) return g_waits[i];
+    if (held == nullptr) {
+      const char* expected = nullptr;
+      if (g_waits[i].name.compare_exchange_strong(expected, name, std::memory_order_acq_rel) || expected == name)
+        return g_waits[i];
+    }
+  }
+  Waits& last = g_waits[kWaitSlots - 1];
+  const char* expected = nullptr;
+  last.name.compare_exchange_strong(expected, kTableFull, std::memory_order_acq_rel);
+  return last;
+}
+
+// The round trips by entry point, most time waited first.
+void PrintWaits() {
+  struct Row {
+    std::string name;
+    uint64_t count = 0, ns = 0;
+  };
+  std::vector<Row> rows;
+  for (const Waits& w : g_waits) {
+    const char* name = w.name.load(std::memory_order_acquire);
+    if (name == nullptr) continue;
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.name == name; });
+    if (it == rows.end()) it = rows.insert(rows.end(), Row{name});
+    it->count += w.count.load(std::memory_order_relaxed);
+    it->ns += w.ns.load(std::memory_order_relaxed);
+  }
+  if (rows.empty()) return;
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ns > b.ns; });
+  fprintf(stderr, "hipr: stats: round trips by HIP function (most time waited first):\n");
+  constexpr size_t kShown = 12;
+  for (size_t i = 0; i < rows.size() && i < kShown; ++i)
+    fprintf(stderr, "hipr: stats:   %s: %llu round trip%s, %.1f ms waited\n", rows[i].name.c_str(),
+            static_cast<unsigned long long>(rows[i].count), rows[i].count == 1 ? "" : "s",
+            static_cast<double>(rows[i].ns) / 1e6);
+  if (rows.size() > kShown) {
+    uint64_t count = 0, ns = 0;
+    for (size_t i = kShown; i < rows.size(); ++i) {
+      count += rows[i].count;
+      ns += rows[i].ns;
+    }
+    fprintf(stderr, "hipr: stats:   %zu other functions: %llu round trips, %.1f ms waited\n", rows.size() - kShown,
+            static_cast<unsigned long long>(count), static_cast<double>(ns) / 1e6);
+  }
+}
 
 uint64_t Load(const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); }
 
@@ -43,6 +113,7 @@ void Print() {
   fprintf(stderr, "hipr: stats: %llu launches, %llu calls (%llu round trips), %s sent, %s received\n",
           static_cast<unsigned long long>(Load(c.launches)), static_cast<unsigned long long>(Load(c.calls)),
           static_cast<unsigned long long>(Load(c.round_trips)), sent, received);
+  PrintWaits();
   {
     BulkSource& source = Bulk();
     MutexLock lock(source.mu);
@@ -105,6 +176,15 @@ void SetBulkSummary(std::function<std::string()> fn) {
   BulkSource& source = Bulk();
   MutexLock lock(source.mu);
   source.fn = std::move(fn);
+}
+
+thread_local const char* ApiScope::current_ = nullptr;
+
+void AddRoundTrip(uint64_t ns) {
+  const char* name = ApiScope::current();
+  Waits& w = SlotFor(name != nullptr ? name : kNoEntryPoint);
+  w.count.fetch_add(1, std::memory_order_relaxed);
+  w.ns.fetch_add(ns, std::memory_order_relaxed);
 }
 
 }  // namespace hipr::client::stats

@@ -3,6 +3,9 @@
 // at exit when HIPR_STATS=1 so a user sees what crossed the wire:
 //
 //   hipr: stats: 842 launches, 1207 calls (160 round trips), 1.2 MiB sent, 24 KiB received
+//   hipr: stats: round trips by HIP function (most time waited first):
+//   hipr: stats:   hipMemcpy: 96 round trips, 41.2 ms waited
+//   hipr: stats:   hipStreamSynchronize: 32 round trips, 12.9 ms waited
 //   hipr: stats: modules: 1 loaded, 1 shipped (20960 bytes as 7915 on the wire), 0 held by the worker already
 //   hipr: stats: registrations: 2 fat binaries, 12031 kernels, 6 variables, 0.011 s
 //   hipr: stats: bulk lz4: to the device on, from the device on
@@ -60,6 +63,31 @@ inline void Add(std::atomic<uint64_t>& counter, uint64_t n = 1) {
 
 // Monotonic nanoseconds, for timing registrations.
 uint64_t NowNs();
+
+// The HIP entry point the calling thread is in: the outermost ApiCall
+// (api/api_common.h) names it for the round trips it waits for. Nested
+// scopes keep the outer name.
+class ApiScope {
+ public:
+  explicit ApiScope(const char* name) : outer_(current_ == nullptr) {
+    if (outer_) current_ = name;
+  }
+  ~ApiScope() {
+    if (outer_) current_ = nullptr;
+  }
+  ApiScope(const ApiScope&) = delete;
+  ApiScope& operator=(const ApiScope&) = delete;
+  // nullptr outside any entry point (the hello, the stub's own threads).
+  static const char* current() { return current_; }
+
+ private:
+  bool outer_;
+  static thread_local const char* current_;
+};
+
+// A round trip the calling thread waited `ns` for (a request and its reply),
+// counted against its entry point (ApiScope::current()).
+void AddRoundTrip(uint64_t ns);
 
 // Prints the summary at exit (once per process; the first call arms it).
 void PrintAtExit();

@@ -461,6 +461,7 @@ Status Session::Exchange(uint16_t op, const uint8_t* body, size_t len, const iov
   if (dead()) return DeadStatus();
   stats::Add(stats::Get().calls);
   stats::Add(stats::Get().round_trips);
+  const uint64_t started_ns = stats::NowNs();
   p->id = NextRequestId();
   p->reply_op = wire::ReplyOp(static_cast<wire::Op>(op));
   {
@@ -479,7 +480,9 @@ Status Session::Exchange(uint16_t op, const uint8_t* body, size_t len, const iov
     pending_.erase(p->id);
     return st;
   }
-  return AwaitReply(p);
+  st = AwaitReply(p);
+  stats::AddRoundTrip(stats::NowNs() - started_ns);
+  return st;
 }
 
 Status Session::AwaitReply(Pending* p) {

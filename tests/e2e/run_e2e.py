@@ -717,7 +717,8 @@ class Scenario(KernelScenarios, CompressScenarios):
         """hipHostMalloc memory copied both ways, byte-checked by the program. Over shm it lies in
         the host segment both processes map, so the copies' bytes never cross the rings: the stub's
         counts (HIPR_STATS=1) show under 1 MiB sent (the program sends 3 x 64 MiB and more from
-        pinned memory) and only the one pageable 64 MiB read back received. Over tcp they cross."""
+        pinned memory) and only the one pageable 64 MiB read back received. Over tcp they cross.
+        The round trips by HIP function it prints add up to its total."""
         self.build.check_runtime()
         w = self.worker()
         env = client_env(self.build, w.server, "preload")
@@ -736,6 +737,17 @@ class Scenario(KernelScenarios, CompressScenarios):
                 raise Failure("pinned copies over shm moved their bytes through the rings: %s" % m.group(0))
         elif sent < 190 << 20:
             raise Failure("pinned copies over tcp sent only %d bytes: %s" % (sent, m.group(0)))
+        # The round trips by HIP function add up to the total, and the blocking copies are among them.
+        total = re.search(r"hipr: stats: \d+ launches, \d+ calls \((\d+) round trips\)", err)
+        rows = re.findall(r"hipr: stats:   (\S.*?): (\d+) round trips?, ([0-9.]+) ms waited", err)
+        if not total or not rows:
+            raise Failure("no round trips by HIP function (HIPR_STATS=1) on the client's stderr:\n%s" % err)
+        by_function = {name: int(n) for name, n, _ in rows}
+        if sum(by_function.values()) != int(total.group(1)):
+            raise Failure("the round trips by function (%s) do not add up to %s" % (by_function, total.group(1)))
+        if by_function.get("hipMemcpy", 0) < 1:
+            raise Failure("hipMemcpy waited for no round trip: %s" % by_function)
+        log("round trips by function: %s" % by_function)
 
     # 5. two_clients
 
