@@ -64,3 +64,18 @@ function(hipr_unit_tests_need)
   endif()
   add_dependencies(unit_tests ${ARGN})
 endfunction()
+
+# The HIP major of a ROCm prefix (HIPR_ROCM_PREFIXES), read from its
+# include/hip/hip_version.h; 6 or above, or a configure error.
+function(hipr_rocm_prefix_major prefix out)
+  set(version_h ${prefix}/include/hip/hip_version.h)
+  if(NOT EXISTS ${version_h})
+    message(FATAL_ERROR "HIPR_ROCM_PREFIXES: ${prefix} has no include/hip/hip_version.h")
+  endif()
+  file(STRINGS ${version_h} major_line REGEX "^#define HIP_VERSION_MAJOR ")
+  string(REGEX REPLACE "^#define HIP_VERSION_MAJOR +([0-9]+).*" "\\1" major "${major_line}")
+  if(NOT major MATCHES "^[0-9]+$" OR major LESS 6)
+    message(FATAL_ERROR "HIPR_ROCM_PREFIXES: ${prefix} is HIP '${major}'; 5.x comes from the system (hipr_device_hip)")
+  endif()
+  set(${out} ${major} PARENT_SCOPE)
+endfunction()

@@ -142,7 +142,8 @@ def read_annotations(path):
 def parse_functions(include_dir, libclang, declarations):
     """{name: (FUNCTION_DECL cursor, declared by the installed headers)} for
     global-scope functions; the first declaration wins."""
-    ci.Config.set_library_file(libclang)
+    if not ci.Config.loaded:
+        ci.Config.set_library_file(libclang)
     source = "".join(f"#include <{h}>\n" for h in HEADERS)
     source += "".join(f'#include "{os.path.abspath(d)}"\n' for d in declarations)
     tu = ci.Index.create().parse("hipr_remoting.cc", args=CLANG_ARGS + [f"-I{include_dir}"],
@@ -634,6 +635,10 @@ def main():
     parser.add_argument("--side", choices=("client", "worker"), required=True)
     parser.add_argument("--out-dir", required=True)
     parser.add_argument("--include-dir", default="/usr/include")
+    parser.add_argument("--runtime-include-dir",
+                        help="worker side: write only hip_api.cc, for a hip device module built against the "
+                             "HIP headers in this directory (a newer ROCm's); the functions they declare are "
+                             "called, the others answer NotInThisRuntime")
     parser.add_argument("--libclang")
     args = parser.parse_args()
     libclang = args.libclang or next((p for p in LIBCLANG_CANDIDATES if os.path.exists(p)), None)
@@ -646,6 +651,12 @@ def main():
     if missing:
         fail("annotated functions not declared in the HIP headers or --declarations:", missing)
     funcs = [describe(n, notes[n], *found[n]) for n in sorted(notes)]
+    if args.runtime_include_dir:
+        if args.side != "worker":
+            fail("--runtime-include-dir is for --side worker")
+        declared = parse_functions(args.runtime_include_dir, libclang, [])
+        for f in funcs:
+            f.in_headers = f.name in declared
     ids = {}
     for f in funcs:
         if f.id == 0 or f.id in ids:
@@ -656,7 +667,10 @@ def main():
     inputs = ", ".join(os.path.basename(p) for p in [args.annotations] + args.declarations)
     os.makedirs(args.out_dir, exist_ok=True)
     outputs = {"api_calls.h": write_calls_h}
-    if args.side == "client":
+    if args.runtime_include_dir:
+        # The interface (api_calls.h, api_device.h) is the one the worker core was built with.
+        outputs = {"hip_api.cc": write_hip_cc}
+    elif args.side == "client":
         outputs["api_entries.cc"] = write_entries_cc
     else:
         outputs.update({"api_device.h": write_device_h, "api_dispatch.cc": write_dispatch_cc,

@@ -48,3 +48,36 @@ function(hipr_generate_remoting)
     VERBATIM)
   set(HIPR_REMOTING_DIR "${out_dir}" PARENT_SCOPE)
 endfunction()
+
+# hipr_generate_hip_api(OUT_DIR <dir> ANNOTATIONS <file> RUNTIME_INCLUDE_DIR <dir>
+#                       [DECLARATIONS <file>...] OUTPUT_VARIABLE <var>)
+#
+# The hip device's hip_api.cc for a module built against the HIP headers in
+# RUNTIME_INCLUDE_DIR (a newer ROCm's, HIPR_ROCM_PREFIXES): the interface it
+# implements is hipr_generate_remoting's (same ANNOTATIONS and DECLARATIONS);
+# the functions those headers declare are called, the rest answer
+# NotInThisRuntime. Sets <var> to the generated file.
+function(hipr_generate_hip_api)
+  cmake_parse_arguments(ARG "" "OUT_DIR;ANNOTATIONS;RUNTIME_INCLUDE_DIR;OUTPUT_VARIABLE" "DECLARATIONS" ${ARGN})
+  get_filename_component(out_dir "${ARG_OUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  get_filename_component(annotations "${ARG_ANNOTATIONS}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  set(declaration_args)
+  foreach(file IN LISTS ARG_DECLARATIONS)
+    list(APPEND declaration_args --declarations "${file}")
+  endforeach()
+  set(include_args)
+  if(HIP_INCLUDE_DIR)
+    set(include_args --include-dir "${HIP_INCLUDE_DIR}")
+  endif()
+  set(generator "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/gen_remoting.py")
+  add_custom_command(
+    OUTPUT "${out_dir}/hip_api.cc"
+    COMMAND "${HIPR_GEN_PYTHON}" "${generator}" --annotations "${annotations}" ${declaration_args}
+            --side worker --out-dir "${out_dir}" ${include_args}
+            --runtime-include-dir "${ARG_RUNTIME_INCLUDE_DIR}"
+    DEPENDS "${generator}" "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/gen_exports.py" "${annotations}"
+            ${ARG_DECLARATIONS} "${ARG_RUNTIME_INCLUDE_DIR}/hip/hip_runtime_api.h"
+    COMMENT "Generating the hip device's remoting for ${ARG_RUNTIME_INCLUDE_DIR}"
+    VERBATIM)
+  set(${ARG_OUTPUT_VARIABLE} "${out_dir}/hip_api.cc" PARENT_SCOPE)
+endfunction()

@@ -223,6 +223,9 @@ class Worker:
     rdma_env = None
     # "sim", "chain" (above), or "hip": the node's real GPUs. Set by run_e2e.py --device.
     device = "sim"
+    # The chain's hip device module: the one built for this ROCm major (5: Debian 12's HIP 5.2; 6, 7:
+    # against Debian's ROCm 6.4 / 7.2, see HIPR_ROCM_PREFIXES). Set by run_e2e.py --hip-major.
+    hip_major = 5
 
     def __init__(self, build, tmp, name="worker", extra_args=(), device=None, transport=None):
         self.name = name
@@ -246,7 +249,8 @@ class Worker:
             self.inner = Worker(build, tmp, name + "-sim", sim_args, device="sim", transport="tcp")
             env["HIPR_SERVER"] = self.inner.server
             self.argv = [build.worker, "--listen", "127.0.0.1:0", "--port-file", self.port_file, "--device", "hip",
-                         "--hip-runtime", build.stub, "--log-level", "info"]
+                         "--hip-runtime", build.stub, "--hip-module", build.hip_module(Worker.hip_major),
+                         "--log-level", "info"]
         else:
             self.argv = [build.worker, "--listen", "127.0.0.1:0", "--port-file", self.port_file, "--device", "sim",
                          "--sim-memory", SIM_MEMORY, "--log-level", "info"]
@@ -404,6 +408,14 @@ class Build:
         self.dropin = os.path.join(self.dir, "lib", "hipr")
         self.twins = os.path.join(self.dir, "sim-kernels")
         self.inspect = os.path.join(self.dir, "bin", "hipr-inspect")
+
+    def hip_module(self, major):
+        """The hip device module built for ROCm `major` (5: libhipr_device_hip.so)."""
+        name = "libhipr_device_hip%s.so" % ("" if major == 5 else major)
+        path = os.path.join(self.dir, "lib", "hipr-worker", name)
+        if not os.path.isfile(path):
+            raise Failure("%s is missing: build it (ROCm %d: HIPR_ROCM_PREFIXES, deploy/fetch-rocm.sh)" % (path, major))
+        return path
 
     def program(self, name):
         path = os.path.join(self.bin, name)

@@ -21,7 +21,7 @@ namespace hipr::test {
 
 std::string WorkerBinary() { return HIPR_WORKER_BINARY; }
 
-WorkerRun RunWorkerToExit(std::vector<std::string> args, const char* hipr_server) {
+WorkerRun RunWorkerToExit(std::vector<std::string> args, const char* hipr_server, const std::string& binary) {
   WorkerRun run;
   int out[2];
   if (pipe(out) != 0) return run;
@@ -32,7 +32,7 @@ WorkerRun RunWorkerToExit(std::vector<std::string> args, const char* hipr_server
     dup2(out[1], 2);
     close(out[0]);
     if (hipr_server != nullptr) setenv("HIPR_SERVER", hipr_server, 1);
-    std::string bin = WorkerBinary();
+    std::string bin = binary.empty() ? WorkerBinary() : binary;
     std::vector<char*> argv{bin.data()};
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

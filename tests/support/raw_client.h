@@ -51,7 +51,9 @@ struct WorkerRun {
   int status = -1;  // Exit code; -1: killed or still running after 30 s.
   std::string text;
 };
-WorkerRun RunWorkerToExit(std::vector<std::string> args, const char* hipr_server = nullptr);
+// `binary`, when given, is the hipr-worker to run instead of the build's.
+WorkerRun RunWorkerToExit(std::vector<std::string> args, const char* hipr_server = nullptr,
+                          const std::string& binary = {});
 
 class RawClient {
  public:

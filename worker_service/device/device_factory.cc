@@ -6,9 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "worker_service/hip/hip_module.h"
 #include "worker_service/sim/models.h"
@@ -17,17 +21,32 @@
 namespace hipr::worker {
 namespace {
 
-std::string HipModulePath(const WorkerConfig& config) {
-  if (!config.hip_module.empty()) return config.hip_module;
+// The directories a hip device module may sit in: installed, bin/hipr-worker
+// and lib/hipr-worker/; in the build tree, bin/ and lib/hipr-worker/ too.
+std::vector<std::filesystem::path> HipModuleDirs() {
   char self[PATH_MAX] = {};
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   std::filesystem::path dir = n > 0 ? std::filesystem::path(std::string(self, static_cast<size_t>(n))).parent_path()
                                     : std::filesystem::path(".");
-  // Installed: bin/hipr-worker and lib/hipr-worker/libhipr_device_hip.so; build
-  // tree: both under bin/ and lib/.
-  for (const auto& candidate : {dir / "../lib/hipr-worker/libhipr_device_hip.so", dir / "libhipr_device_hip.so"})
-    if (std::filesystem::exists(candidate)) return candidate.string();
-  return (dir / "../lib/hipr-worker/libhipr_device_hip.so").string();
+  return {dir / "../lib/hipr-worker", dir};
+}
+
+// The ROCm major of a module's file name: libhipr_device_hipN.so -> N, the
+// 5.x module libhipr_device_hip.so -> 5; 0 for any other name.
+int ModuleMajor(const std::string& file_name) {
+  constexpr std::string_view kStem = "libhipr_device_hip", kSuffix = ".so";
+  std::string_view name = file_name;
+  if (name.substr(0, kStem.size()) != kStem || name.size() < kStem.size() + kSuffix.size() ||
+      name.substr(name.size() - kSuffix.size()) != kSuffix)
+    return 0;
+  name = name.substr(kStem.size(), name.size() - kStem.size() - kSuffix.size());
+  if (name.empty()) return 5;
+  int major = 0;
+  for (char c : name) {
+    if (c < '0' || c > '9' || major > 1000) return 0;
+    major = major * 10 + (c - '0');
+  }
+  return major;
 }
 
 // --hip-runtime: the runtime is mapped first, globally, so the module's
@@ -45,61 +64,71 @@ Status LoadHipRuntime(const WorkerConfig& config, void** runtime) {
 
 }  // namespace
 
-Status LoadHipModule(const WorkerConfig& config, void** out) {
+std::vector<std::string> HipModuleCandidates(const WorkerConfig& config) {
+  if (!config.hip_module.empty()) return {config.hip_module};
+  std::vector<std::pair<int, std::string>> found;
+  for (const auto& dir : HipModuleDirs()) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      const int major = ModuleMajor(entry.path().filename().string());
+      if (major == 0) continue;
+      const bool seen = std::any_of(found.begin(), found.end(), [&](const auto& f) { return f.first == major; });
+      if (!seen) found.emplace_back(major, entry.path().lexically_normal().string());
+    }
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> paths;
+  for (auto& [major, path] : found) paths.push_back(std::move(path));
+  return paths;
+}
+
+Status LoadHipModule(const WorkerConfig& config, const std::string& path, void** out) {
   void* runtime = nullptr;
   HIPR_RETURN_IF_ERROR(LoadHipRuntime(config, &runtime));
-  std::string path = HipModulePath(config);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) return Status(StatusCode::kNotSupported, "cannot load the hip device module " + path + ": " + dlerror());
   if (runtime != nullptr && dlsym(handle, "hipMalloc") != dlsym(runtime, "hipMalloc"))
     return Status(StatusCode::kNotSupported, path + " did not bind to --hip-runtime " + config.hip_runtime +
-                                                 " (its SONAME must be the libamdhip64.so.5 the module needs)");
+                                                 " (it must be the libamdhip64.so.N the module needs, by SONAME "
+                                                 "or found under that name)");
   *out = handle;
   return Status::Ok();
 }
 
+Status LoadHipModule(const WorkerConfig& config, void** out) {
+  const std::vector<std::string> candidates = HipModuleCandidates(config);
+  if (candidates.empty())
+    return Status(StatusCode::kNotSupported, "no hip device module (libhipr_device_hip*.so) beside hipr-worker");
+  return LoadHipModule(config, candidates.front(), out);
+}
+
 namespace {
 
-Status LoadHipSymbol(const WorkerConfig& config, const char* symbol, void** out) {
+Status LoadHipSymbol(const WorkerConfig& config, const std::string& path, const char* symbol, void** out) {
   void* handle = nullptr;
-  HIPR_RETURN_IF_ERROR(LoadHipModule(config, &handle));
-  const std::string path = HipModulePath(config);
+  HIPR_RETURN_IF_ERROR(LoadHipModule(config, path, &handle));
   *out = dlsym(handle, symbol);
   if (*out == nullptr) return Status(StatusCode::kNotSupported, path + " lacks " + symbol);
   return Status::Ok();
 }
 
-sim::SimOptions SimOptionsOf(const WorkerConfig& config) {
-  sim::SimOptions o;
-  o.model = config.sim_model;
-  o.memory_bytes = config.sim_memory_bytes != 0 ? config.sim_memory_bytes : sim::DefaultSimMemoryBytes();
-  o.device_count = config.sim_devices;
-  o.kernel_dirs = config.sim_kernels;
-  o.fail_kernels = config.sim_fail_kernels;
-  o.force_staging = config.sim_force_staging;
-  return o;
-}
-
-}  // namespace
-
-Status ProbeDevice(const WorkerConfig& config, std::string* summary) {
-  if (config.device == "sim") {
-    std::unique_ptr<sim::SimDevice> probe;
-    sim::SimOptions o = SimOptionsOf(config);
-    HIPR_RETURN_IF_ERROR(sim::SimDevice::Create(o, &probe));
-    *summary = std::to_string(o.device_count) + " x " + probe->devices()[0].name + " (" +
-               probe->devices()[0].gcn_arch_name + "), " + std::to_string(o.memory_bytes >> 20) + " MiB each";
-    return Status::Ok();
-  }
-  if (config.device != "hip") return InvalidArgument("--device must be 'sim' or 'hip'");
+// Loads one module in a forked child and counts its devices, so that no
+// runtime is ever initialised here and a failed module leaves nothing behind
+// for the next one.
+Status ProbeHipModule(const WorkerConfig& config, const std::string& path, std::string* summary) {
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) return Status(StatusCode::kInternal, "pipe failed");
   pid_t pid = fork();
+  if (pid < 0) {
+    close(pipefd[0]);
+    close(pipefd[1]);
+    return Status(StatusCode::kInternal, std::string("fork failed: ") + std::strerror(errno));
+  }
   if (pid == 0) {
     close(pipefd[0]);
     char message[1024] = {};
     void* fn = nullptr;
-    Status st = LoadHipSymbol(config, kHipProbeSymbol, &fn);
+    Status st = LoadHipSymbol(config, path, kHipProbeSymbol, &fn);
     int count = -1;
     if (st.ok()) {
       count = reinterpret_cast<HiprHipProbeFn>(fn)(message, sizeof message);
@@ -126,6 +155,54 @@ Status ProbeDevice(const WorkerConfig& config, std::string* summary) {
   return Status::Ok();
 }
 
+sim::SimOptions SimOptionsOf(const WorkerConfig& config) {
+  sim::SimOptions o;
+  o.model = config.sim_model;
+  o.memory_bytes = config.sim_memory_bytes != 0 ? config.sim_memory_bytes : sim::DefaultSimMemoryBytes();
+  o.device_count = config.sim_devices;
+  o.kernel_dirs = config.sim_kernels;
+  o.fail_kernels = config.sim_fail_kernels;
+  o.force_staging = config.sim_force_staging;
+  return o;
+}
+
+}  // namespace
+
+Status ProbeDevice(const WorkerConfig& config, DeviceProbe* probe) {
+  if (config.device == "sim") {
+    std::unique_ptr<sim::SimDevice> device;
+    sim::SimOptions o = SimOptionsOf(config);
+    HIPR_RETURN_IF_ERROR(sim::SimDevice::Create(o, &device));
+    probe->summary = std::to_string(o.device_count) + " x " + device->devices()[0].name + " (" +
+                     device->devices()[0].gcn_arch_name + "), " + std::to_string(o.memory_bytes >> 20) + " MiB each";
+    return Status::Ok();
+  }
+  if (config.device != "hip") return InvalidArgument("--device must be 'sim' or 'hip'");
+  // The newest module whose runtime loads and finds a GPU; each one passed
+  // over says why.
+  const std::vector<std::string> candidates = HipModuleCandidates(config);
+  if (candidates.empty())
+    return Status(StatusCode::kNotSupported, "no hip device module (libhipr_device_hip*.so) beside hipr-worker");
+  probe->passed_over.clear();
+  for (const std::string& path : candidates) {
+    std::string summary;
+    const Status st = ProbeHipModule(config, path, &summary);
+    if (st.ok()) {
+      probe->summary = summary;
+      probe->hip_module = path;
+      return Status::Ok();
+    }
+    std::string why = st.message();
+    const std::string load_failed = "cannot load the hip device module " + path + ": ";
+    if (why.rfind(load_failed, 0) == 0) why = "cannot load: " + why.substr(load_failed.size());
+    probe->passed_over.push_back(path + ": " + why);
+  }
+  std::string why;
+  for (const std::string& p : probe->passed_over) why += (why.empty() ? "" : "; ") + p;
+  if (candidates.size() == 1) return Status(StatusCode::kNotSupported, probe->passed_over.front());
+  return Status(StatusCode::kNotSupported, "no hip device module can serve: " + why);
+}
+
 Status CreateDevice(const WorkerConfig& config, std::unique_ptr<Device>* out) {
   if (config.device == "sim") {
     std::unique_ptr<sim::SimDevice> device;
@@ -134,7 +211,10 @@ Status CreateDevice(const WorkerConfig& config, std::unique_ptr<Device>* out) {
     return Status::Ok();
   }
   void* fn = nullptr;
-  HIPR_RETURN_IF_ERROR(LoadHipSymbol(config, kHipCreateSymbol, &fn));
+  const std::vector<std::string> candidates = HipModuleCandidates(config);
+  if (candidates.empty())
+    return Status(StatusCode::kNotSupported, "no hip device module (libhipr_device_hip*.so) beside hipr-worker");
+  HIPR_RETURN_IF_ERROR(LoadHipSymbol(config, candidates.front(), kHipCreateSymbol, &fn));
   char message[1024] = {};
   Device* device = reinterpret_cast<HiprHipCreateFn>(fn)(message, sizeof message);
   if (device == nullptr) return Status(StatusCode::kDeviceLost, message);

@@ -11,7 +11,30 @@ using msg::DeviceProperty;
 // The image limits ROCr reports for gfx9 (1-D/2-D layered arrays).
 constexpr int64_t kImageMaxLayers = 8192;
 
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
 }  // namespace
+
+int GcnArchNumber(std::string_view name) {
+  constexpr std::string_view kPrefix = "gfx";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return 0;
+  name.remove_prefix(kPrefix.size());
+  name = name.substr(0, name.find(':'));  // Features (":sramecc+") are not part of it.
+  if (name.size() < 3 || name.size() > 4) return 0;
+  const int stepping = HexDigit(name.back());
+  const int minor = HexDigit(name[name.size() - 2]);
+  int major = 0;
+  for (char c : name.substr(0, name.size() - 2)) {
+    if (c < '0' || c > '9') return 0;
+    major = major * 10 + (c - '0');
+  }
+  if (stepping < 0 || minor < 0 || major == 0) return 0;
+  return major * 100 + minor * 10 + stepping;
+}
 
 void FillRuntimeProperties(msg::DeviceInfo* d) {
   auto set = [d](DeviceProperty p, int64_t v) { msg::SetProperty(d, p, v); };
@@ -27,6 +50,9 @@ void FillRuntimeProperties(msg::DeviceInfo* d) {
   set(DeviceProperty::kHostRegisterSupported, 1);
   set(DeviceProperty::kUnifiedAddressing, 1);  // clr 6.2+: "HIP always uses SVM".
   set(DeviceProperty::kMemoryPoolsSupported, 1);
+  // The host NUMA node nearest the device is the GPU node's, not the
+  // client's: no node of the client's is nearer than another.
+  set(DeviceProperty::kHostNumaId, -1);
   set(DeviceProperty::kCooperativeMultiDeviceLaunch, d->cooperative_launch ? 1 : 0);
   for (DeviceProperty p : {DeviceProperty::kCooperativeMultiDeviceUnmatchedFunc,
                            DeviceProperty::kCooperativeMultiDeviceUnmatchedGridDim,

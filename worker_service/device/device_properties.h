@@ -7,6 +7,8 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <string_view>
+
 #include "protocol/device_properties.h"
 #include "protocol/messages.h"
 
@@ -16,5 +18,13 @@ namespace hipr::worker {
 // (which must be filled first). Facts only a device knows (image support,
 // wall clock rate, chip id, ...) are left for the device to set.
 void FillRuntimeProperties(msg::DeviceInfo* d);
+
+// The deprecated numeric architecture (hipDeviceProp_t::gcnArch, 5.x) from
+// the architecture name, as ROCm 5 derived it: "gfx" MAJOR MINOR STEPPING,
+// the last two one hex digit each, giving MAJOR*100 + MINOR*10 + STEPPING
+// (gfx90a:sramecc+:xnack- -> 910, gfx942 -> 942, gfx1100 -> 1100). ROCm 6
+// removed the field, so the hip device built for 6.x or 7.x derives it for
+// its 5.x clients. 0 for a name that is not of that form.
+int GcnArchNumber(std::string_view gcn_arch_name);
 
 }  // namespace hipr::worker

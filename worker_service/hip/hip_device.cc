@@ -25,6 +25,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -37,6 +38,7 @@
 #include <tuple>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "worker_service/device/device.h"
 #include "worker_service/device/device_properties.h"
@@ -146,7 +148,11 @@ msg::DeviceInfo InfoOf(const hipDeviceProp_t& p) {
   msg::DeviceInfo d;
   d.name = p.name;
   d.gcn_arch_name = p.gcnArchName;
+#if HIP_VERSION_MAJOR >= 6
+  d.gcn_arch = GcnArchNumber(p.gcnArchName);  // Gone from 6.x's struct; 5.x clients still read it.
+#else
   d.gcn_arch = p.gcnArch;
+#endif
   d.total_global_mem = p.totalGlobalMem;
   d.shared_mem_per_block = p.sharedMemPerBlock;
   d.regs_per_block = p.regsPerBlock;
@@ -217,10 +223,14 @@ void ReadAttributeFacts(int device, msg::DeviceInfo* d) {
       {hipDeviceAttributeWallClockRate, DeviceProperty::kWallClockRate},
       {hipDeviceAttributeVirtualMemoryManagementSupported, DeviceProperty::kVirtualMemoryManagementSupported},
       {hipDeviceAttributeAsyncEngineCount, DeviceProperty::kAsyncEngineCount},
+      {hipDeviceAttributeMemoryPoolSupportedHandleTypes, DeviceProperty::kMemoryPoolSupportedHandleTypes},
 #endif
 #if HIP_VERSION_MAJOR >= 7
       {hipDeviceAttributeNumberOfXccs, DeviceProperty::kNumberOfXccs},
       {hipDeviceAttributePciChipId, DeviceProperty::kPciChipId},
+#endif
+#if HIP_VERSION_MAJOR > 7 || (HIP_VERSION_MAJOR == 7 && HIP_VERSION_MINOR >= 1)
+      {hipDeviceAttributeMaxAvailableVgprsPerThread, DeviceProperty::kMaxAvailableVgprsPerThread},
 #endif
   };
   for (const Fact& f : facts) {
@@ -271,6 +281,17 @@ class HipDevice final : public Device,
       }
     }
     if (count > 0) HIPR_HIP(hipSetDevice(0));
+#if HIP_VERSION_MAJOR >= 6
+    // Each device's limits as the session found them, which hipDeviceReset
+    // restores (5.2 has no hipDeviceSetLimit to change them with).
+    for (int i = 0; i < count; ++i) {
+      HIPR_HIP(hipSetDevice(i));
+      DefaultLimits& d = default_limits_.emplace_back();
+      for (size_t k = 0; k < kResetLimits.size(); ++k)
+        if (hipDeviceGetLimit(&d[k], kResetLimits[k]) != hipSuccess) d[k] = 0;
+    }
+    if (count > 0) HIPR_HIP(hipSetDevice(0));
+#endif
     for (int i = 0; i < count; ++i) {
       hipMemAllocationProp prop{};
       prop.type = hipMemAllocationTypePinned;
@@ -1012,10 +1033,23 @@ class HipDevice final : public Device,
         ++it;
       }
     }
+#if HIP_VERSION_MAJOR >= 6
+    // The session's process lives on, so the runtime keeps the limits it
+    // set: put the device's back as a fresh process would find them.
+    const DefaultLimits& defaults = default_limits_.at(static_cast<size_t>(device));
+    for (size_t k = 0; k < kResetLimits.size(); ++k)
+      if (defaults[k] != 0) (void)hipDeviceSetLimit(kResetLimits[k], defaults[k]);
+#endif
     return Status::Ok();
   }
 
  private:
+#if HIP_VERSION_MAJOR >= 6
+  static constexpr std::array<hipLimit_t, 3> kResetLimits = {hipLimitStackSize, hipLimitPrintfFifoSize,
+                                                             hipLimitMallocHeapSize};
+  using DefaultLimits = std::array<size_t, kResetLimits.size()>;
+  std::vector<DefaultLimits> default_limits_;
+#endif
   struct Allocation {
     uint64_t size;
     int device;
@@ -1297,7 +1331,11 @@ extern "C" __attribute__((visibility("default"))) int hipr_hip_probe(char* messa
     hipDeviceProp_t p;
     if (hipGetDeviceProperties(&p, i) == hipSuccess) names += std::string(i ? ", " : "") + p.name + " (" + p.gcnArchName + ")";
   }
-  std::snprintf(message, len, "%d HIP device(s): %s", count, names.c_str());
+  int runtime = 0;
+  (void)hipRuntimeGetVersion(&runtime);
+  // HIP versions are MAJOR * 10^7 + MINOR * 10^5 + PATCH.
+  std::snprintf(message, len, "%d HIP device(s): %s; built for HIP %d.%d, runtime %d.%d.%d", count, names.c_str(),
+                HIP_VERSION_MAJOR, HIP_VERSION_MINOR, runtime / 10000000, runtime / 100000 % 100, runtime % 100000);
   return count;
 }
 

@@ -156,12 +156,12 @@ void Acceptor::ProbeLoop() {
     }
     if (probe_stop_) return;
     lock.Unlock();
-    std::string summary;
-    const Status st = ProbeDevice(config_, &summary);
+    DeviceProbe probe;
+    const Status st = ProbeDevice(config_, &probe);
     lock.Lock();
     const std::string failure = st.ok() ? "" : st.message();
     if (failure != probe_failure_) {
-      if (failure.empty()) spdlog::info("device probe passes again: {}", summary);
+      if (failure.empty()) spdlog::info("device probe passes again: {}", probe.summary);
       else spdlog::error("device probe failed: {}; /readyz says not ready until it passes", failure);
     }
     probe_failure_ = failure;

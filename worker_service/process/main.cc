@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <fmt/ranges.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -252,22 +253,33 @@ bool CheckSecurity(const WorkerConfig& config) {
 }
 
 // Probes the device and logs what this worker will serve with; false when
-// it cannot serve --device.
-bool ProbeAndDescribe(const WorkerConfig& config) {
-  std::string summary;
-  hipr::Status st = hipr::worker::ProbeDevice(config, &summary);
+// it cannot serve --device. For `hip`, the module chosen is named in
+// config->hip_module from then on.
+bool ProbeAndDescribe(WorkerConfig* config) {
+  hipr::worker::DeviceProbe probe;
+  hipr::Status st = hipr::worker::ProbeDevice(*config, &probe);
   if (!st.ok()) {
-    spdlog::error("cannot serve --device {}: {}", config.device, st.message());
+    spdlog::error("cannot serve --device {}: {}", config->device, st.message());
     return false;
   }
-  spdlog::info("device {}: {}", config.device, summary);
+  spdlog::info("device {}: {}", config->device, probe.summary);
+  if (config->device == "hip") {
+    if (!config->hip_module.empty())
+      spdlog::info("hip device module: {} (--hip-module)", probe.hip_module);
+    else if (probe.passed_over.empty())
+      spdlog::info("hip device module: {} (the newest here)", probe.hip_module);
+    else
+      spdlog::info("hip device module: {} (the newest that serves; passed over {})", probe.hip_module,
+                   fmt::join(probe.passed_over, "; "));
+    config->hip_module = probe.hip_module;
+  }
   bool rdma_usable = false;
-  const std::string rdma = hipr::worker::DescribeRdma(config, &rdma_usable);
-  if (rdma_usable || config.rdma_device.empty() || config.rdma_device == hipr::worker::kRdmaOff)
+  const std::string rdma = hipr::worker::DescribeRdma(*config, &rdma_usable);
+  if (rdma_usable || config->rdma_device.empty() || config->rdma_device == hipr::worker::kRdmaOff)
     spdlog::info("transport: {}", rdma);
   else
     spdlog::warn("transport: {}", rdma);
-  spdlog::info("GPUDirect RDMA: {}", hipr::worker::DescribeGpuDirect(config));
+  spdlog::info("GPUDirect RDMA: {}", hipr::worker::DescribeGpuDirect(*config));
   return true;
 }
 
@@ -318,7 +330,7 @@ int main(int argc, char** argv) {
     spdlog::info("code cache {}: bounded at {} (--code-cache-bytes sets it)", config.code_cache_dir, why);
   }
   if (!CheckSecurity(config)) return 2;
-  if (!ProbeAndDescribe(config)) return 2;
+  if (!ProbeAndDescribe(&config)) return 2;
   if (flags.probe_only) return 0;
   return Serve(config);
 }

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <ostream>
@@ -1058,6 +1059,71 @@ TEST(WorkerTest, HipDeviceOnTheStubProbesTheSimWorkerBehindIt) {
                                   server.c_str());
   EXPECT_EQ(run.status, 0) << run.text;
   EXPECT_NE(run.text.find("3 HIP device(s): AMD Instinct MI300X"), std::string::npos) << run.text;
+}
+
+// Without --hip-module the worker loads the newest hip device module whose
+// runtime loads and finds a device, says which, and names each newer one it
+// passed over with the reason. Run on a copy of the worker in a scratch
+// install tree: lib/hipr-worker/ holds the 5.x module, whichever of the 6.x
+// and 7.x modules this build has, and a "ROCm 9" module that is no module
+// (it binds to no HIP runtime).
+TEST(WorkerTest, HipDeviceModuleIsTheNewestThatServes) {
+  const std::string module5 = HipModuleOrSkip();
+  if (module5.empty()) GTEST_SKIP() << "libhipr_device_hip.so is not built (ninja hipr_device_hip)";
+  const std::filesystem::path modules = std::filesystem::path(module5).parent_path();
+  std::string stub = WorkerBinary();
+  stub = stub.substr(0, stub.rfind('/')) + "/../lib/libhip_client_stub.so";
+  if (access(stub.c_str(), R_OK) != 0) GTEST_SKIP() << stub << " is not built (ninja hip_client_stub)";
+  char scratch_template[] = "/tmp/hipr-modules-XXXXXX";
+  ASSERT_NE(mkdtemp(scratch_template), nullptr);
+  const std::filesystem::path root = scratch_template;
+  std::filesystem::create_directories(root / "bin");
+  std::filesystem::create_directories(root / "lib/hipr-worker");
+  std::filesystem::copy_file(WorkerBinary(), root / "bin/hipr-worker");
+  std::filesystem::copy_file(module5, root / "lib/hipr-worker/libhipr_device_hip.so");
+  std::filesystem::copy_file("/lib/x86_64-linux-gnu/libz.so.1", root / "lib/hipr-worker/libhipr_device_hip9.so");
+  int newest_built = 5;
+  for (int major : {6, 7}) {
+    const std::string name = "libhipr_device_hip" + std::to_string(major) + ".so";
+    if (!std::filesystem::exists(modules / name)) continue;
+    std::filesystem::copy_file(modules / name, root / "lib/hipr-worker" / name);
+    newest_built = major;
+  }
+  const std::string worker = (root / "bin/hipr-worker").string();
+  WorkerProcess inner({"--sim-model", "mi300x"});
+  const std::string server = "127.0.0.1:" + std::to_string(inner.port());
+
+  WorkerRun run = RunWorkerToExit({"--device", "hip", "--hip-runtime", stub, "--probe-only", "--listen", "127.0.0.1:0"},
+                                  server.c_str(), worker);
+  EXPECT_EQ(run.status, 0) << run.text;
+  const std::string chosen = newest_built == 5 ? "libhipr_device_hip.so" : "libhipr_device_hip" + std::to_string(newest_built) + ".so";
+  EXPECT_NE(run.text.find("hip device module: " + (root / "lib/hipr-worker" / chosen).string() +
+                          " (the newest that serves; passed over " + (root / "lib/hipr-worker/libhipr_device_hip9.so").string() +
+                          ": "),
+            std::string::npos)
+      << run.text;
+  EXPECT_NE(run.text.find("did not bind to --hip-runtime"), std::string::npos) << run.text;
+  // What the chosen module was built for is what the stub, its runtime, answers that caller.
+  const std::string built_for = newest_built == 5 ? "built for HIP 5." : "built for HIP " + std::to_string(newest_built) + ".";
+  EXPECT_NE(run.text.find(built_for), std::string::npos) << run.text;
+  EXPECT_NE(run.text.find("runtime " + std::to_string(newest_built) + "."), std::string::npos) << run.text;
+
+  // --hip-module takes exactly that module, newer ones present or not.
+  WorkerRun pinned = RunWorkerToExit({"--device", "hip", "--hip-runtime", stub, "--probe-only", "--listen", "127.0.0.1:0",
+                                      "--hip-module", (root / "lib/hipr-worker/libhipr_device_hip.so").string()},
+                                     server.c_str(), worker);
+  EXPECT_EQ(pinned.status, 0) << pinned.text;
+  EXPECT_NE(pinned.text.find("libhipr_device_hip.so (--hip-module)"), std::string::npos) << pinned.text;
+  EXPECT_NE(pinned.text.find("built for HIP 5."), std::string::npos) << pinned.text;
+
+  // Nothing serves: each module is named with its reason, and the worker does not start.
+  std::filesystem::remove(root / "lib/hipr-worker/libhipr_device_hip.so");
+  for (int major : {6, 7}) std::filesystem::remove(root / "lib/hipr-worker" / ("libhipr_device_hip" + std::to_string(major) + ".so"));
+  WorkerRun none = RunWorkerToExit({"--device", "hip", "--hip-runtime", stub, "--probe-only", "--listen", "127.0.0.1:0"},
+                                   server.c_str(), worker);
+  EXPECT_EQ(none.status, 2) << none.text;
+  EXPECT_NE(none.text.find("libhipr_device_hip9.so"), std::string::npos) << none.text;
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

@@ -117,7 +117,6 @@ Status ModelInfo(const std::string& name, uint64_t memory_bytes, int ordinal, ms
   msg::SetProperty(&d, DeviceProperty::kNumberOfXccs, model->xccs);
   msg::SetProperty(&d, DeviceProperty::kMaxAvailableVgprsPerThread, model->vgprs_per_thread);
   msg::SetProperty(&d, DeviceProperty::kPciChipId, model->chip_id);
-  msg::SetProperty(&d, DeviceProperty::kHostNumaId, -1);  // No NUMA node of the client's.
   msg::SetProperty(&d, DeviceProperty::kMemoryPoolSupportedHandleTypes, 0);
   *out = d;
   return Status::Ok();

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "worker_service/device/device_properties.h"
+
 namespace hipr::worker::sim {
 namespace {
 
@@ -46,6 +48,36 @@ TEST(CooperativeBlockLimitTest, BlocksPerCuTimesComputeUnits) {
     EXPECT_EQ(CooperativeBlockLimit(m, Kernel(32), 256, 0), per_cu * static_cast<uint64_t>(m.multi_processor_count))
         << name;
   }
+}
+
+}  // namespace
+}  // namespace hipr::worker::sim
+
+namespace hipr::worker::sim {
+namespace {
+
+// The numeric architecture a 6.x/7.x hip device derives from the name
+// agrees with what ROCm 5 reported for every model the sim has.
+TEST(GcnArchNumberTest, AgreesWithEveryModel) {
+  for (const std::string& name : ModelNames()) {
+    msg::DeviceInfo d;
+    ASSERT_TRUE(ModelInfo(name, 1 << 30, 0, &d).ok());
+    EXPECT_EQ(GcnArchNumber(d.gcn_arch_name), d.gcn_arch) << name << " " << d.gcn_arch_name;
+  }
+}
+
+TEST(GcnArchNumberTest, ReadsEveryFamilyAndRefusesWhatIsNotAName) {
+  EXPECT_EQ(GcnArchNumber("gfx906"), 906);
+  EXPECT_EQ(GcnArchNumber("gfx950"), 950);
+  EXPECT_EQ(GcnArchNumber("gfx1030"), 1030);
+  EXPECT_EQ(GcnArchNumber("gfx1100"), 1100);
+  EXPECT_EQ(GcnArchNumber("gfx1201"), 1201);
+  EXPECT_EQ(GcnArchNumber("gfx90c:xnack-"), 912);
+  EXPECT_EQ(GcnArchNumber("gfx9-4-generic"), 0);
+  EXPECT_EQ(GcnArchNumber(""), 0);
+  EXPECT_EQ(GcnArchNumber("gfx"), 0);
+  EXPECT_EQ(GcnArchNumber("sm_90"), 0);
+  EXPECT_EQ(GcnArchNumber("gfx9g0"), 0);
 }
 
 }  // namespace
