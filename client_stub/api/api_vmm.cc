@@ -33,6 +33,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -49,6 +50,21 @@ using namespace hipr::client;
 using namespace hipr::client::vmm;
 
 namespace {
+
+// hipMemImportFromShareableHandle's descriptor. ROCm 7.1 and later take it,
+// as CUDA does, cast to a pointer; earlier ROCm took a pointer to it, and
+// callers built for those (PyTorch below ROCm 7.1) pass &fd. A major does
+// not tell 7.0 from 7.1, but the value does: descriptors stay below
+// fs.nr_open (2^20 by default) and nothing maps a variable there (programs
+// load at 4 MiB and up), so a value from 1 MiB up is the pointer.
+int DescriptorOf(void* os_handle) {
+  constexpr uintptr_t kLowestPointer = uintptr_t{1} << 20;
+  const uintptr_t v = reinterpret_cast<uintptr_t>(os_handle);
+  if (v < kLowestPointer) return static_cast<int>(v);
+  int fd = -1;
+  std::memcpy(&fd, os_handle, sizeof fd);
+  return fd;
+}
 
 // The session's virtual memory granularity on `device`, or 0 (an older
 // worker that does not report it: virtual memory is then not supported).
@@ -466,8 +482,7 @@ HIPR_EXPORT hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocationHa
     if (handle == nullptr || os_handle == nullptr || handle_type != hipMemHandleTypePosixFileDescriptor)
       return hipErrorInvalidValue;
     if (!s->HasCapability(wire::kCapabilityShareableMemory)) return NoShareableMemory("hipMemImportFromShareableHandle");
-    // As CUDA: the descriptor itself, cast to a pointer.
-    const int fd = static_cast<int>(reinterpret_cast<intptr_t>(os_handle));
+    const int fd = DescriptorOf(os_handle);
     msg::VmmImportRequest req;
     req.token.resize(msg::kIpcMemHandleBytes);
     if (pread(fd, req.token.data(), req.token.size(), 0) != static_cast<ssize_t>(req.token.size())) {

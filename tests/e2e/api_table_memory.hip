@@ -2901,13 +2901,23 @@ void MemImportFromShareableHandle() {
   HIP_OK(hipMemGetAllocationPropertiesFromHandle(&prop, imported));
   CHECK(prop.location.id == 0 && prop.requestedHandleType == hipMemHandleTypePosixFileDescriptor,
         "imported properties: device %d, type %d", prop.location.id, static_cast<int>(prop.requestedHandleType));
+  // The form ROCm before 7.1 took (and callers built for it pass): a
+  // pointer to the descriptor. The same memory.
+  hipMemGenericAllocationHandle_t by_pointer = nullptr;
+  HIP_OK(hipMemImportFromShareableHandle(&by_pointer, &fd, hipMemHandleTypePosixFileDescriptor));
+  CHECK(by_pointer != nullptr && by_pointer != h, "the import through &fd gave %p", static_cast<void*>(by_pointer));
   void* a = MapReadWrite(h, 2 * g);
   void* b = MapReadWrite(imported, 2 * g);
+  void* c = MapReadWrite(by_pointer, 2 * g);
   const char text[] = "one memory, two handles";
   HIP_OK(hipMemcpy(static_cast<char*>(a) + g - 4, text, sizeof text, hipMemcpyHostToDevice));
   char back[sizeof text] = {};
   HIP_OK(hipMemcpy(back, static_cast<char*>(b) + g - 4, sizeof back, hipMemcpyDeviceToHost));
   CHECK(memcmp(back, text, sizeof text) == 0, "the imported mapping reads \"%s\"", back);
+  memset(back, 0, sizeof back);
+  HIP_OK(hipMemcpy(back, static_cast<char*>(c) + g - 4, sizeof back, hipMemcpyDeviceToHost));
+  CHECK(memcmp(back, text, sizeof text) == 0, "the mapping imported through &fd reads \"%s\"", back);
+  Unmapped(c, 2 * g, by_pointer);
   // The exporter lets go; the import still holds the memory.
   Unmapped(a, 2 * g, h);
   memset(back, 0, sizeof back);
