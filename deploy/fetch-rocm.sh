@@ -44,6 +44,11 @@ apt_opts=(
   -o "Dir::Etc::SourceList=$apt_dir/rocm.sources" -o Dir::Etc::SourceParts=/dev/null
   -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache"
   -o APT::Sandbox::User=root -qq
+  # sid's and experimental's Release files carry a Valid-Until of a week,
+  # which a mirror or a machine whose clock lags outlives. The signatures
+  # are still checked, and the versions are pinned: stale lists can make a
+  # pinned version missing (an error), never a different one.
+  -o Acquire::Check-Valid-Until=false -o Acquire::Check-Date=false
 )
 updated=0
 update_lists() {

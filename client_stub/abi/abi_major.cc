@@ -15,6 +15,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -247,6 +248,34 @@ const char* ObjectName(const link_map* lm) {
   return lm->l_name != nullptr && lm->l_name[0] != '\0' ? lm->l_name : "the main program";
 }
 
+// NoteWorkerRuntime's state. Leaked, as the table is.
+struct WorkerRuntime {
+  std::atomic<int> major{0};  // Of the last hip worker's runtime; 0: none (or a sim).
+  Mutex mu;
+  std::string worker HIPR_GUARDED_BY(mu);
+  int version HIPR_GUARDED_BY(mu) = 0;
+  std::set<std::string> warned HIPR_GUARDED_BY(mu);  // Objects already named.
+};
+
+WorkerRuntime& GetWorkerRuntime() {
+  static WorkerRuntime* runtime = new WorkerRuntime;
+  return *runtime;
+}
+
+// One warning per object built for a newer major than the worker's runtime.
+void WarnIfNewerThanWorker(const link_map* lm, int major) {
+  WorkerRuntime& r = GetWorkerRuntime();
+  const int runtime = r.major.load(std::memory_order_acquire);
+  if (runtime == 0 || major <= runtime) return;
+  MutexLock lock(r.mu);
+  if (!r.warned.insert(ObjectName(lm)).second) return;
+  HIPR_LOG_WARN("%s was built for ROCm %d (libamdhip64.so.%d) but worker %s runs HIP %d.%d: the calls ROCm %d "
+                "lacks fail there and code objects made for ROCm %d may not load; serve it from a worker with "
+                "the ROCm %d hip device module (docs/operations.md, \"Which hip device module\")",
+                ObjectName(lm), major, major, r.worker.c_str(), r.version / 10000000, r.version / 100000 % 100,
+                runtime, major, major);
+}
+
 int MainMajor() {
   int major = g_main_major.load(std::memory_order_acquire);
   if (major < 0) {
@@ -337,6 +366,25 @@ int VersionForMajor(int worker_version, int major) {
   }
 }
 
+void NoteWorkerRuntime(const std::string& worker, const std::string& device_kind, int runtime_version) {
+  WorkerRuntime& r = GetWorkerRuntime();
+  const int major = device_kind == "hip" && runtime_version > 0 ? runtime_version / 10000000 : 0;
+  {
+    MutexLock lock(r.mu);
+    r.worker = worker;
+    r.version = runtime_version;
+  }
+  r.major.store(major, std::memory_order_release);
+  if (major == 0) return;
+  void* self = dlopen(nullptr, RTLD_LAZY | RTLD_NOLOAD);
+  link_map* lm = nullptr;
+  if (self == nullptr || dlinfo(self, RTLD_DI_LINKMAP, &lm) != 0) return;
+  for (; lm != nullptr; lm = lm->l_next) {
+    std::string why;
+    if (int m = ObjectMajor(lm, &why); m != 0) WarnIfNewerThanWorker(lm, m);
+  }
+}
+
 void NoteDlopenMajor(int major) {
   if (major > 0) g_dlopen_major.store(major, std::memory_order_release);
 }
@@ -358,8 +406,10 @@ int CallerMajor(const void* return_address) {
   q.lm = lm;
   std::string why;
   q.range.major = ObjectMajor(lm, &why);
-  if (q.range.major != 0)
+  if (q.range.major != 0) {
     HIPR_LOG_DEBUG("ABI major %d for %s: %s", q.range.major, ObjectName(lm), why.c_str());
+    WarnIfNewerThanWorker(lm, q.range.major);
+  }
   dl_iterate_phdr(FindRange, &q);
   if (q.found) {
     WriterLock lock(t.mu);

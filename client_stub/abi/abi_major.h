@@ -35,6 +35,7 @@
 // Thread-safety: every function may be called from any thread.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace hipr::client {
@@ -67,6 +68,15 @@ int MajorOfVersionNode(std::string_view node);
 // 7.0.0) when the worker is older, the last one (5.7.1, 6.4.3) when newer.
 // A worker_version <= 0 (none known) counts as this stub's HIP_VERSION.
 int VersionForMajor(int worker_version, int major);
+
+// A session to `worker` opened: its device kind and runtime version (the
+// hello's). Against a `hip` worker (a real HIP runtime; the sim serves every
+// major), every object loaded now, and every one that first calls later,
+// whose major is above the runtime's gets one warning naming it, its major
+// and the runtime's: calls that runtime lacks fail, and code objects its
+// compiler's default makes may not load. The worker of the last session
+// opened is the one compared against.
+void NoteWorkerRuntime(const std::string& worker, const std::string& device_kind, int runtime_version);
 
 // HIPR_ABI_MAJOR's value: 5, 6 or 7, or 0 when unset. Read on first use from
 // the environment (calls may come from other libraries' constructors, before

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "client_stub/abi/abi_major.h"
 #include "client_stub/base/log.h"
 #include "client_stub/base/stats.h"
 #include "protocol/auth.h"
@@ -100,6 +101,7 @@ std::unique_ptr<Session> Session::Open(const Config& config, AddressRange* windo
                     static_cast<unsigned long long>(s->hello_.session_id), s->server_.c_str(),
                     s->hello_.device_kind.c_str(), s->device_count(), s->device_count() == 1 ? "" : "s",
                     s->hello_.version, Hex(window->base).c_str(), Hex(window->end()).c_str());
+      NoteWorkerRuntime(s->server_, s->hello_.device_kind, s->hello_.runtime_version);
       s->opened_.store(true);
       s->StartFlusher();
       return s;

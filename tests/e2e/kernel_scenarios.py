@@ -328,6 +328,16 @@ class KernelScenarios:
             log("mixed_majors: %s" % line)
         if len(reports) != 3:
             raise Failure("mixed_majors: expected the reports of lib6, lib7 and main5, got %r" % reports)
+        # Against a hip worker, each library built for a newer major than its runtime is named once
+        # at session start (the chain's runtime is the module's major); a sim serves every major.
+        runtime_major = Worker.hip_major if Worker.device == "chain" else None
+        for major in (6, 7):
+            warned = [l for l in program.text("err") if "libmajor%d.so was built for ROCm %d" % (major, major) in l]
+            expected = 1 if runtime_major is not None and major > runtime_major else 0
+            if len(warned) != expected:
+                raise Failure("mixed_majors: libmajor%d.so was named %d times against a %s worker, expected %d"
+                              % (major, len(warned), "HIP %d" % runtime_major if runtime_major else "sim",
+                                 expected))
 
     def scenario_idle_cpu(self):
         """An idle client and its idle session process use no CPU: the receive spin (HIPR_SPIN_US,
