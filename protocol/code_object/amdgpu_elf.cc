@@ -128,6 +128,11 @@ size_t KernelInfo::explicit_arg_count() const {
   return n;
 }
 
+std::string CodeObjectInfo::version_name() const {
+  if (version_major == 1) return "v" + std::to_string(version_minor + 3);
+  return "?";
+}
+
 const KernelInfo* CodeObjectInfo::FindKernel(std::string_view name) const {
   for (const KernelInfo& k : kernels) {
     if (k.name == name || k.symbol == name) return &k;

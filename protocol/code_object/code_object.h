@@ -39,9 +39,13 @@ struct TargetId {
 };
 Status ParseTargetId(std::string_view text, TargetId* out);
 // True if code built for `code` runs on a device whose (fully specified or
-// partial) target id is `device`: same processor, and every feature the code
+// partial) target id is `device`: the same processor or, for a generic code
+// object (v6), the device's generic processor; and every feature the code
 // pins (+/-) is not pinned the other way by the device.
 bool IsCompatible(const TargetId& code, const TargetId& device);
+// The generic processor whose code runs on `processor` ("gfx942" ->
+// "gfx9-4-generic"), or empty when it has none.
+std::string_view GenericProcessorOf(std::string_view processor);
 
 // ---- Offload bundles -------------------------------------------------------
 
@@ -137,6 +141,8 @@ struct CodeObjectInfo {
   uint64_t elf_size = 0;       // Computed from the ELF headers.
   std::vector<KernelInfo> kernels;
   std::vector<GlobalVariable> variables;
+  // "v4", "v5", "v6" (amdhsa.version [1, N-3]); "?" for another major.
+  std::string version_name() const;
   // By ".name" or by ".symbol"; nullptr if absent.
   const KernelInfo* FindKernel(std::string_view name) const;
   const GlobalVariable* FindVariable(std::string_view name) const;

@@ -148,6 +148,19 @@ TEST(TargetIdTest, Compatibility) {
       {"gfx90a:sramecc+:xnack+", "gfx90a:sramecc+:xnack+", true},
       {"gfx908", "gfx90a", false},
       {"gfx90a", "gfx90", false},
+      // Generic code objects run on their members, features matched as for any code.
+      {"gfx9-4-generic", "gfx942:sramecc+:xnack-", true},
+      {"gfx9-4-generic:xnack-", "gfx950:sramecc+:xnack-", true},
+      {"gfx9-4-generic:xnack+", "gfx942:sramecc+:xnack-", false},
+      {"gfx9-4-generic", "gfx90a:sramecc+:xnack-", false},  // gfx90a has no generic processor.
+      {"gfx9-generic", "gfx906:xnack-", true},
+      {"gfx9-generic", "gfx942", false},
+      {"gfx11-generic", "gfx1100", true},
+      {"gfx11-generic", "gfx1151", true},
+      {"gfx11-generic", "gfx1030", false},
+      {"gfx10-3-generic", "gfx1030", true},
+      {"gfx12-generic", "gfx1201", true},
+      {"gfx942", "gfx9-4-generic", false},  // A generic device is no device.
   };
   for (const Case& c : cases) {
     TargetId code, device;
@@ -178,6 +191,30 @@ TEST(TargetIdTest, SelectEntryPrefersExactMatch) {
   EXPECT_EQ(pick("gfx908:xnack-"), "908");
   EXPECT_EQ(pick("gfx1030"), "none");  // Its entry is empty.
   EXPECT_EQ(pick("gfx942"), "none");
+}
+
+// ROCm loads a native code object where there is one, else the generic one.
+TEST(TargetIdTest, SelectEntryPrefersNativeOverGeneric) {
+  const Blob b = testing::MakeBundle({{"host-x86_64-unknown-linux-", {}},
+                                      {"hipv4-amdgcn-amd-amdhsa--gfx9-4-generic:xnack-", BlobOf("generic")},
+                                      {"hipv4-amdgcn-amd-amdhsa--gfx942", BlobOf("942")},
+                                      {"hipv4-amdgcn-amd-amdhsa--gfx11-generic", BlobOf("gfx11")}});
+  Bundle bundle;
+  ASSERT_TRUE(ParseBundle(b, &bundle).ok());
+  auto pick = [&](const char* device) -> std::string {
+    TargetId d;
+    EXPECT_TRUE(ParseTargetId(device, &d).ok());
+    const BundleEntry* e = SelectEntry(bundle, d);
+    return e ? std::string(e->bytes.begin(), e->bytes.end()) : "none";
+  };
+  // The native entry leaves xnack open, the generic one pins it as the device has it: native still wins.
+  EXPECT_EQ(pick("gfx942:sramecc+:xnack-"), "942");
+  EXPECT_EQ(pick("gfx950:sramecc+:xnack-"), "generic");
+  EXPECT_EQ(pick("gfx950:sramecc+:xnack+"), "none");
+  EXPECT_EQ(pick("gfx1102"), "gfx11");
+  EXPECT_EQ(pick("gfx90a"), "none");
+  EXPECT_EQ(GenericProcessorOf("gfx942"), "gfx9-4-generic");
+  EXPECT_EQ(GenericProcessorOf("gfx90a"), "");
 }
 
 TEST(CodeObjectTest, V4) {
@@ -242,6 +279,37 @@ TEST(CodeObjectTest, V5HiddenArgsInTheBlock) {
   }
   EXPECT_EQ(k.args.back().value_kind, "hidden_queue_ptr");
   EXPECT_EQ(k.args.back().offset, 216u);
+}
+
+// Code object v6 ([1,3]) for a generic processor, as LLVM 19 and later make
+// for gfx9-4-generic: parsed like v5 (the same kernel argument layout), and
+// chosen for a member GPU that has no native entry in its bundle.
+TEST(CodeObjectTest, V6GenericTargetParsedAndSelected) {
+  testing::Mp md = testing::MetadataV5();
+  md["amdhsa.version"] = testing::MpArray{1, 3};
+  md["amdhsa.target"] = "amdgcn-amd-amdhsa--gfx9-4-generic:xnack-";
+  const Blob co = testing::DefaultCodeObject(md);
+  CodeObjectInfo info;
+  Status st = ParseCodeObject(co, &info);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(info.version_name(), "v6");
+  ASSERT_EQ(info.kernels.size(), 1u);
+  EXPECT_EQ(info.kernels[0].explicit_kernarg_size(), 12u);
+  TargetId code;
+  ASSERT_TRUE(ParseTargetId(info.target.substr(info.target.find("--") + 2), &code).ok());
+  EXPECT_EQ(code.processor, "gfx9-4-generic");
+  EXPECT_EQ(code.xnack, Feature::kOff);
+
+  const Blob b = testing::MakeBundle({{"host-x86_64-unknown-linux-", {}},
+                                      {"hipv4-amdgcn-amd-amdhsa--gfx90a", testing::DefaultCodeObject(testing::MetadataV4())},
+                                      {"hipv4-amdgcn-amd-amdhsa--gfx9-4-generic:xnack-", co}});
+  Bundle bundle;
+  ASSERT_TRUE(ParseBundle(b, &bundle).ok());
+  TargetId mi300x;
+  ASSERT_TRUE(ParseTargetId("gfx942:sramecc+:xnack-", &mi300x).ok());
+  const BundleEntry* entry = SelectEntry(bundle, mi300x);
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry->target, "gfx9-4-generic:xnack-");
 }
 
 TEST(CodeObjectTest, InsideABundleAndSelected) {

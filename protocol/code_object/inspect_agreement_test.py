@@ -19,6 +19,9 @@ What it covers:
     files and of librocrand.so.1, and for every 10th gfx90a entry (both xnack
     variants) of librocsparse.so.0, which hipr-inspect runs with
     --target gfx90a (so the other entries must have "code_object": null).
+  * Bare code objects v5 (--code-object, made by clang-15): the same metadata
+    comparison on the whole file, every hidden argument of v5's block
+    included.
   * librocsparse.so.0 (111 bundles, ~1.3 GB) and librocrand.so.1 are Debian
     packages: if absent the test FAILS, saying which package to install.
 
@@ -160,6 +163,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--sample-every", type=int, default=10,
                     help="compare every Nth gfx90a code object of librocsparse (1: all 222)")
+    ap.add_argument("--code-object", action="append", default=[],
+                    help="a bare code object v5 (clang-15 -mcode-object-version=5); repeatable")
     ap.add_argument("files", nargs="+", help="hipcc-built executables and libraries")
     args = ap.parse_args()
 
@@ -172,9 +177,9 @@ def main():
     for path, pkg in ((args.rocrand, "librocrand1"), (args.rocsparse, "librocsparse0")):
         if not os.path.exists(path):
             problems.append(f"{path} is missing: apt-get install -y {pkg}")
-    for path in args.files:
+    for path in args.files + args.code_object:
         if not os.path.exists(path):
-            problems.append(f"{path} is missing: build the hipcc e2e programs first")
+            problems.append(f"{path} is missing: build the project first")
     if problems:
         print("FAIL:\n  " + "\n  ".join(problems))
         return 1
@@ -188,6 +193,21 @@ def main():
             print(f"{path}: {len(report['bundles'])} bundles, {n} entries agree with roc-obj-ls; "
                   f"{len(mine)} code objects to compare")
             jobs += mine
+
+        # Bare v5 code objects: one entry at offset 0 of the file, every argument (the hidden ones
+        # of v5's block included) as llvm-readelf reads it.
+        for path in args.code_object:
+            report = run_inspect(args.inspect, path)
+            check(len(report["bundles"]) == 1 and len(report["bundles"][0]["entries"]) == 1,
+                  f"{path}: a bare code object should be one entry")
+            entry = report["bundles"][0]["entries"][0]
+            co = entry["code_object"]
+            check(co is not None and co["version"] == [1, 2], f"{path}: not described as code object v5")
+            hidden = {a["value_kind"] for k in co["kernels"] for a in k["args"] if a["value_kind"].startswith("hidden_")}
+            check({"hidden_block_count_x", "hidden_group_size_x", "hidden_remainder_x"} <= hidden,
+                  f"{path}: v5 hidden arguments missing: {sorted(hidden)}")
+            print(f"{path}: code object v5, {len(co['kernels'])} kernels, {len(hidden)} hidden argument kinds")
+            jobs.append((path, 0, entry["size"], entry))
 
         report = run_inspect(args.inspect, args.rocsparse, ["--target", "gfx90a"])
         n = compare_tables(args.rocsparse, report)

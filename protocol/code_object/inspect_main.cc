@@ -312,11 +312,6 @@ std::string FullJson(const Options& opts, const std::vector<BundleReport>& bundl
   return out;
 }
 
-std::string CodeObjectVersionName(const hipr::co::CodeObjectInfo& co) {
-  if (co.version_major == 1) return "v" + std::to_string(co.version_minor + 3);
-  return "?";
-}
-
 std::string FullText(const Options& opts, const std::vector<BundleReport>& bundles) {
   std::string out = "file: " + opts.file + "\n";
   char line[512];
@@ -335,7 +330,7 @@ std::string FullText(const Options& opts, const std::vector<BundleReport>& bundl
              "  offset " + std::to_string(r.entry->offset) + "  size " + std::to_string(r.entry->size) + "\n";
       if (!r.code_object) continue;
       const hipr::co::CodeObjectInfo& co = *r.code_object;
-      out += "    code object " + CodeObjectVersionName(co) + " [" + std::to_string(co.version_major) + "," +
+      out += "    code object " + co.version_name() + " [" + std::to_string(co.version_major) + "," +
              std::to_string(co.version_minor) + "] target " + co.target + ", elf_size " +
              std::to_string(co.elf_size) + ", " + std::to_string(co.kernels.size()) + " kernels, " +
              std::to_string(co.variables.size()) + " variables\n";

@@ -926,7 +926,20 @@ class HipDevice final : public Device,
     HIPR_RETURN_IF_ERROR(Use(device));
     if (modules_.count(module) != 0) return InvalidArgument("module id in use");
     hipModule_t m = nullptr;
-    HIPR_HIP(hipModuleLoadData(&m, image->code.data()));
+    if (hipError_t e = hipModuleLoadData(&m, image->code.data()); e != hipSuccess) {
+      // Say what the runtime refused: which code object, for which target, on which GPU and runtime.
+      // amdhsa.target is "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-"; the target id follows "--".
+      const std::string& triple = image->info.target;
+      const size_t dashes = triple.find("--");
+      const std::string target = dashes == std::string::npos ? triple : triple.substr(dashes + 2);
+      return Status(StatusCode::kInternal,
+                    "the worker's HIP " + std::to_string(runtime_ / 10000000) + "." +
+                        std::to_string(runtime_ / 100000 % 100) + " runtime cannot load module '" + image->name +
+                        "': code object " + image->info.version_name() + " for " + target + " on " +
+                        infos_[static_cast<size_t>(device)].gcn_arch_name +
+                        " (hipModuleLoadData: " + hipGetErrorName(e) + ")",
+                    static_cast<int>(e));
+    }
     for (const co::GlobalVariable& v : image->info.variables) {
       hipDeviceptr_t ptr = nullptr;
       size_t size = 0;
