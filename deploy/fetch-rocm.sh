@@ -5,6 +5,12 @@
 # of that major (worker_service/CMakeLists.txt, HIPR_ROCM_PREFIXES). Prints
 # each prefix (DEST/MAJOR/usr), one per line, on stdout.
 #
+# fetch-rocm.sh --libraries DEST MAJOR...: instead, that major's small ROCm
+# libraries (MIOpen, rocFFT, hipFFT, rocRAND, hipRAND, hipSOLVER,
+# hipSPARSE, hipBLAS; about 50-60 MB each major, rocRAND's kernels most of
+# it), unpacked under DEST/libs-MAJOR, for hipr-abi-check's test. Prints
+# each library directory.
+#
 # Nothing is installed into this system and its own apt sources are not
 # touched: apt reads a private sources list and keeps its lists and downloads
 # under DEST/apt. apt verifies every .deb against the archive's signed
@@ -17,8 +23,13 @@
 # only compiled and linked against, never run.
 set -euo pipefail
 
+libraries=0
+if [[ ${1:-} == --libraries ]]; then
+  libraries=1
+  shift
+fi
 if (($# < 2)); then
-  echo "usage: $0 DEST MAJOR..." >&2
+  echo "usage: $0 [--libraries] DEST MAJOR..." >&2
   exit 2
 fi
 dest=$(mkdir -p "$1" && cd "$1" && pwd)
@@ -26,10 +37,17 @@ shift
 
 log() { printf 'fetch-rocm: %s\n' "$*" >&2; }
 
-# MAJOR -> suite, the pinned Debian version, and its upstream MAJOR.MINOR.
+# MAJOR -> suite, the pinned runtime version, and its upstream MAJOR.MINOR.
 declare -A suite=([6]=sid [7]=experimental)
 declare -A pinned=([6]=6.4.3-5 [7]=7.2.4-1~exp2)
 declare -A series=([6]=6.4 [7]=7.2)
+# MAJOR -> the library packages, each pinned.
+declare -A library_set=(
+  [6]="libmiopen1=6.4.3+dfsg-1+b1 librocfft0=6.4.3-1+b1 libhipfft0=6.4.3-2 librocrand1=6.4.3-1
+       libhiprand1=6.4.3-1 libhipsolver0=6.4.1-1 libhipsparse1=6.4.3-1 libhipblas2=6.4.4-1"
+  [7]="libmiopen1=7.2.4+dfsg-1 librocfft0=7.2.4-1~exp1 libhipfft0=7.2.4-1~exp1 librocrand1=7.2.4-1~exp1
+       libhiprand1=7.2.4-1~exp1 libhipsolver1=7.2.4-1~exp1 libhipsparse4=7.2.4-1~exp1 libhipblas3=7.2.4-1~exp1"
+)
 
 apt_dir=$dest/apt
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/debs"
@@ -58,23 +76,51 @@ update_lists() {
   updated=1
 }
 
-# The version of PACKAGE to fetch for MAJOR: the pinned one, else the newest
-# of the same series.
+# The version of PACKAGE to fetch for MAJOR: PIN, else the newest of the
+# major's series.
 version_of() {
-  local package=$1 major=$2 versions
+  local package=$1 major=$2 pin=$3 versions
   versions=$(apt-cache "${apt_opts[@]}" madison "$package" | awk -F'|' '{gsub(/ /, "", $2); print $2}')
-  if grep -qxF "${pinned[$major]}" <<<"$versions"; then
-    echo "${pinned[$major]}"
+  if grep -qxF "$pin" <<<"$versions"; then
+    echo "$pin"
     return 0
   fi
   local newest
   newest=$(grep -E "^${series[$major]//./\\.}\\." <<<"$versions" | sort -V | awk 'END { print }')
   if [[ -z $newest ]]; then
-    log "Debian's archive has no $package ${series[$major]}.x (pinned ${pinned[$major]})"
+    log "Debian's archive has no $package ${series[$major]}.x (pinned $pin)"
     return 1
   fi
-  log "warning: $package ${pinned[$major]} is gone from ${suite[$major]}; taking $newest"
+  log "warning: $package $pin is gone from ${suite[$major]}; taking $newest"
   echo "$newest"
+}
+
+# Fetches PACKAGE=VERSION... (each resolved by version_of) into ROOT, unless
+# ROOT's stamp says they are there; STAMP_KEY names the pins.
+fetch_into() {
+  local root=$1 major=$2 key=$3
+  shift 3
+  local stamp=$root/.hipr-fetched
+  if [[ -f $stamp && $(cat "$stamp") == "$key "* ]]; then
+    return 0
+  fi
+  update_lists
+  local wanted=() spec
+  for spec in "$@"; do
+    wanted+=("${spec%%=*}=$(version_of "${spec%%=*}" "$major" "${spec#*=}")")
+  done
+  log "fetching ${wanted[*]}"
+  local debs=$apt_dir/debs/$(basename "$root")
+  rm -rf "$root" "$debs"
+  mkdir -p "$debs" "$root"
+  (cd "$debs" && apt-get "${apt_opts[@]}" download "${wanted[@]}")
+  for deb in "$debs"/*.deb; do
+    dpkg-deb -x "$deb" "$root"
+  done
+  rm -rf "$debs"  # Unpacked; the .deb files are not needed again.
+  # The pins first, then what was taken: a later run reuses ROOT only while
+  # the pins are unchanged.
+  printf '%s %s\n' "$key" "${wanted[*]}" >"$stamp"
 }
 
 for major in "$@"; do
@@ -82,32 +128,18 @@ for major in "$@"; do
     log "ROCm $major is not one of those this script fetches (6, 7)"
     exit 2
   fi
-  root=$dest/$major
-  stamp=$root/.hipr-fetched
-  if [[ -f $stamp && $(cat "$stamp") == "${pinned[$major]} "* ]]; then
-    echo "$root/usr"
+  if ((libraries)); then
+    # shellcheck disable=SC2206 # The set is words, no globs.
+    packages=(${library_set[$major]})
+    fetch_into "$dest/libs-$major" "$major" "$(tr ' ' ',' <<<"${packages[*]}")" "${packages[@]}"
+    echo "$dest/libs-$major/usr/lib/x86_64-linux-gnu"
     continue
   fi
-  update_lists
-  packages=("libamdhip64-dev" "libamdhip64-$major")
-  wanted=()
-  for p in "${packages[@]}"; do
-    wanted+=("$p=$(version_of "$p" "$major")")
-  done
-  log "fetching ${wanted[*]}"
-  rm -rf "$root" "$apt_dir/debs/$major"
-  mkdir -p "$apt_dir/debs/$major"
-  (cd "$apt_dir/debs/$major" && apt-get "${apt_opts[@]}" download "${wanted[@]}")
-  mkdir -p "$root"
-  for deb in "$apt_dir/debs/$major"/*.deb; do
-    dpkg-deb -x "$deb" "$root"
-  done
+  root=$dest/$major
+  fetch_into "$root" "$major" "${pinned[$major]}" "libamdhip64-dev=${pinned[$major]}" "libamdhip64-$major=${pinned[$major]}"
   if [[ ! -f $root/usr/include/hip/hip_version.h ]]; then
     log "the unpacked packages lack usr/include/hip/hip_version.h"
     exit 1
   fi
-  # The pinned version first, then what was taken: a later run reuses this
-  # prefix only while the pin is unchanged.
-  printf '%s %s\n' "${pinned[$major]}" "${wanted[*]}" >"$stamp"
   echo "$root/usr"
 done

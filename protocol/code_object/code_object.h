@@ -176,6 +176,28 @@ struct SharedObjectIdentity {
 // without version definitions gives an empty list. Output only on success.
 Status ReadSharedObjectIdentity(Bytes data, SharedObjectIdentity* out);
 
+// A .dynsym entry with its symbol version (.gnu.version with
+// .gnu.version_d or .gnu.version_r).
+struct DynamicSymbol {
+  std::string name;
+  bool defined = false;      // st_shndx is not SHN_UNDEF.
+  bool weak = false;         // STB_WEAK.
+  std::string version;       // "hip_6.0"; empty when unversioned.
+  std::string version_file;  // Undefined and versioned: the file it is required from ("libamdhip64.so.6").
+};
+// What a host ELF file (executable or shared object) needs and offers at
+// run time: DT_SONAME, DT_NEEDED in order, and every named dynamic symbol.
+struct DynamicInfo {
+  std::string soname;
+  std::vector<std::string> needed;
+  std::vector<DynamicSymbol> symbols;
+};
+// Reads them from the section headers (SHT_DYNAMIC, SHT_DYNSYM and the GNU
+// version sections). A file without a dynamic section is malformed; an
+// index into a missing or short version table is malformed too. Output only
+// on success.
+Status ReadDynamicInfo(Bytes data, DynamicInfo* out);
+
 // ---- Hashes ----------------------------------------------------------------
 
 using Sha256Digest = std::array<uint8_t, 32>;

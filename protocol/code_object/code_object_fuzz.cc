@@ -56,5 +56,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   hipr::co::TargetId id;
   (void)hipr::co::ParseTargetId(std::string_view(reinterpret_cast<const char*>(data), size < 64 ? size : 64), &id);
+  hipr::co::SharedObjectIdentity identity;
+  (void)hipr::co::ReadSharedObjectIdentity(bytes, &identity);
+  hipr::co::DynamicInfo dynamic;
+  (void)hipr::co::ReadDynamicInfo(bytes, &dynamic);
   return 0;
 }

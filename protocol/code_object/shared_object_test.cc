@@ -1,6 +1,8 @@
-// ReadSharedObjectIdentity on real Debian libraries and on damaged copies.
+// ReadSharedObjectIdentity and ReadDynamicInfo on real Debian libraries and
+// on damaged copies.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -61,6 +63,45 @@ TEST(SharedObjectTest, DamagedCopiesAreRefusedOrParsed) {
   }
   std::vector<uint8_t> text(4096, 'x');
   EXPECT_FALSE(ReadSharedObjectIdentity(text, &id).ok());
+}
+
+// ReadDynamicInfo against what readelf shows for Debian's HIP 5.2 runtime:
+// its SONAME, a DT_NEEDED, a defined function at its node and an undefined
+// one required from libc at its version.
+TEST(DynamicInfoTest, DebianHipRuntime) {
+  std::vector<uint8_t> file = ReadFile("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5");
+  DynamicInfo info;
+  ASSERT_TRUE(ReadDynamicInfo(file, &info).ok());
+  EXPECT_EQ(info.soname, "libamdhip64.so.5");
+  EXPECT_NE(std::find(info.needed.begin(), info.needed.end(), "libc.so.6"), info.needed.end());
+  auto find = [&](const std::string& name, bool defined) -> const DynamicSymbol* {
+    for (const DynamicSymbol& s : info.symbols)
+      if (s.name == name && s.defined == defined) return &s;
+    return nullptr;
+  };
+  const DynamicSymbol* malloc_def = find("hipMalloc", true);
+  ASSERT_NE(malloc_def, nullptr);
+  EXPECT_EQ(malloc_def->version, "hip_4.2");
+  EXPECT_TRUE(malloc_def->version_file.empty());
+  const DynamicSymbol* memcpy_ref = find("memcpy", false);
+  ASSERT_NE(memcpy_ref, nullptr);
+  EXPECT_TRUE(memcpy_ref->version.starts_with("GLIBC_2.")) << memcpy_ref->version;
+  EXPECT_EQ(memcpy_ref->version_file, "libc.so.6");
+}
+
+// Damaged copies are refused or parsed, never read past their end.
+TEST(DynamicInfoTest, DamagedCopiesAreRefusedOrParsed) {
+  std::vector<uint8_t> file = ReadFile("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5");
+  DynamicInfo info;
+  for (size_t cut : {size_t{0}, size_t{64}, file.size() / 2, file.size() - 1}) {
+    std::vector<uint8_t> part(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(cut));
+    EXPECT_FALSE(ReadDynamicInfo(part, &info).ok()) << "cut at " << cut;
+  }
+  for (size_t at = 0; at < 64; ++at) {
+    std::vector<uint8_t> bad = file;
+    bad[at] ^= 0xff;
+    (void)ReadDynamicInfo(bad, &info);
+  }
 }
 
 }  // namespace
