@@ -73,6 +73,18 @@ def main():
                  "share/hipr/twin/hipr_twin_prelude.h", "share/hipr/twin/include/hip/hip_runtime.h"):
         if not os.path.exists(os.path.join(prefix, path)):
             raise Failure("the install has no " + path)
+    # Every hip device module the build made (5.x, and 6.x/7.x where HIPR_ROCM_PREFIXES named
+    # them), side by side; hipr-abi-check, run as installed, finds every HIP function they call
+    # defined by the installed stub (the chain relies on it).
+    modules = sorted(m for m in os.listdir(os.path.join(args.build_dir, "lib", "hipr-worker"))
+                     if m.startswith("libhipr_device_hip") and m.endswith(".so"))
+    for m in modules:
+        if not os.path.exists(os.path.join(prefix, "lib", "hipr-worker", m)):
+            raise Failure("the install has no lib/hipr-worker/" + m)
+    out = run([os.path.join(prefix, "bin/hipr-abi-check"), os.path.join(prefix, "lib", "hipr-worker")], env=env)
+    if "; 0 symbols missing" not in out or ("stub %s" % os.path.join(prefix, "lib", "libhip_client_stub.so")) not in out:
+        raise Failure("hipr-abi-check on the installed hip device modules:\n" + out)
+    print("installed hip device modules: %s; hipr-abi-check finds all they call in the stub" % ", ".join(modules))
 
     # 2. The CMake project, from a copy (nothing under hipr's tree).
     cproj = os.path.join(work, "cmake_project")
