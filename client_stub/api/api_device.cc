@@ -561,9 +561,12 @@ HIPR_EXPORT hipError_t hipExtGetLastError() { return TakeLastError(6); }
 namespace {
 
 // ROCm 6.1's hipDriverProcAddressQueryResult (as CUDA's
-// cudaDriverEntryPointQueryResult).
+// cudaDriverEntryPointQueryResult) and HIP_GET_PROC_ADDRESS_* flags.
 constexpr int kProcAddressSuccess = 0;
 constexpr int kProcAddressSymbolNotFound = 1;
+constexpr uint64_t kProcAddressDefault = 0;
+constexpr uint64_t kProcAddressLegacyStream = 1;
+constexpr uint64_t kProcAddressPerThreadStream = 2;
 
 // The major a hipGetProcAddress version names: 601 (major*100+minor),
 // 60100 (HIP_VERSION_MAJOR*10000+minor*100), or HIP_VERSION's 60140091 form.
@@ -585,23 +588,33 @@ void* OwnExport(const char* name) {
   return fn;
 }
 
+// The entry point a caller asking for `base` gets, as clr resolves it:
+// hipGetDeviceProperties and hipChooseDevice are their R0600 forms for a 6.x
+// or later caller (`r0600`) and never per-thread; any other function is its
+// _spt form for a per-thread caller where one exists, else itself.
+void* OwnEntryPoint(const std::string& base, bool per_thread, bool r0600) {
+  if (base == "hipGetDeviceProperties" || base == "hipChooseDevice")
+    return OwnExport(r0600 ? (base + "R0600").c_str() : base.c_str());
+  if (per_thread)
+    if (void* spt = OwnExport((base + "_spt").c_str()); spt != nullptr) return spt;
+  return OwnExport(base.c_str());
+}
+
 }  // namespace
 
-// ROCm 6.1+: a HIP function by name, for `version`. Hands back the stub's
-// own entry points; for a version of 6.0 or later a function with an R0600
-// twin (hipGetDeviceProperties, hipChooseDevice) resolves to the twin, as the
-// real runtime does.
+// ROCm 6.1+: a HIP function by name, for `version`, as clr answers: the
+// stub's own entry points; the per-thread default-stream form (_spt) with
+// HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM; R0600 twins for 6.x or
+// later; an unknown name, an empty one or an unknown flag is
+// hipErrorInvalidValue (an unknown name also sets the status to "not found").
 HIPR_EXPORT hipError_t hipGetProcAddress(const char* symbol, void** fn, int version, uint64_t flags, int* status) {
   return ApiCall("hipGetProcAddress", [&] {
-    if (symbol == nullptr || fn == nullptr || version <= 0) return hipErrorInvalidValue;
-    *fn = nullptr;
-    void* found = nullptr;
-    if (MajorOfVersion(version) >= 6) found = OwnExport((std::string(symbol) + "R0600").c_str());
-    if (found == nullptr) found = OwnExport(symbol);
-    if (status != nullptr) *status = found != nullptr ? kProcAddressSuccess : kProcAddressSymbolNotFound;
-    if (found == nullptr) return hipErrorNotFound;
-    *fn = found;
-    return hipSuccess;
+    if (symbol == nullptr || *symbol == '\0' || fn == nullptr) return hipErrorInvalidValue;
+    if (flags != kProcAddressDefault && flags != kProcAddressLegacyStream && flags != kProcAddressPerThreadStream)
+      return hipErrorInvalidValue;
+    *fn = OwnEntryPoint(symbol, flags == kProcAddressPerThreadStream, MajorOfVersion(version) >= 6);
+    if (status != nullptr) *status = *fn != nullptr ? kProcAddressSuccess : kProcAddressSymbolNotFound;
+    return *fn != nullptr ? hipSuccess : hipErrorInvalidValue;
   });
 }
 
@@ -615,25 +628,17 @@ constexpr unsigned long long kEntryPointPerThreadStream = 2;
 constexpr int kEntryPointSuccess = 0;
 constexpr int kEntryPointSymbolNotFound = 1;
 
-// hipGetDriverEntryPoint(_spt): a HIP function by its base name; with the
-// per-thread flag its _spt form where one exists. Its callers are built for
-// 7.1 or later, so a function with an R0600 twin resolves to the twin (the
-// 6.x layout their headers use). Unknown names: hipErrorInvalidValue, as
-// ROCm's runtime.
+// hipGetDriverEntryPoint(_spt): a HIP function by its base name, resolved as
+// hipGetProcAddress does. Its callers are built for 7.1 or later, so a
+// function with an R0600 twin resolves to the twin (the 6.x layout their
+// headers use). Unknown names: hipErrorInvalidValue, as ROCm's runtime.
 hipError_t DriverEntryPoint(const char* symbol, void** fn, unsigned long long flags, int* status) {
   if (symbol == nullptr || *symbol == '\0' || fn == nullptr) return hipErrorInvalidValue;
   if (flags != kEntryPointDefault && flags != kEntryPointLegacyStream && flags != kEntryPointPerThreadStream)
     return hipErrorInvalidValue;
-  *fn = nullptr;
-  const std::string base(symbol);
-  void* found = nullptr;
-  if (flags == kEntryPointPerThreadStream) found = OwnExport((base + "_spt").c_str());
-  if (found == nullptr) found = OwnExport((base + "R0600").c_str());
-  if (found == nullptr) found = OwnExport(base.c_str());
-  if (status != nullptr) *status = found != nullptr ? kEntryPointSuccess : kEntryPointSymbolNotFound;
-  if (found == nullptr) return hipErrorInvalidValue;
-  *fn = found;
-  return hipSuccess;
+  *fn = OwnEntryPoint(symbol, flags == kEntryPointPerThreadStream, true);
+  if (status != nullptr) *status = *fn != nullptr ? kEntryPointSuccess : kEntryPointSymbolNotFound;
+  return *fn != nullptr ? hipSuccess : hipErrorInvalidValue;
 }
 
 }  // namespace

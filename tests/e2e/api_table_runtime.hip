@@ -4863,8 +4863,19 @@ void GetProcAddress() {
   CHECK(fn == dlsym(RTLD_DEFAULT, "hipGetDevicePropertiesR0600"), "6.x hipGetDeviceProperties is not the R0600 twin");
   HIP_OK(hipGetProcAddress("hipGetDeviceProperties", &fn, 502, 0, &status));
   CHECK(fn == dlsym(RTLD_DEFAULT, "hipGetDeviceProperties"), "5.x hipGetDeviceProperties is not the plain one");
-  HIP_EXPECT(hipGetProcAddress("hipNoSuchFunction", &fn, 600, 0, &status), hipErrorNotFound);
+  HIP_EXPECT(hipGetProcAddress("hipNoSuchFunction", &fn, 600, 0, &status), hipErrorInvalidValue);
   CHECK(fn == nullptr && status == 1, "a missing symbol gave %p, status %d", fn, status);
+  // HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (2): the _spt form where there is one, as clr.
+  HIP_OK(hipGetProcAddress("hipMemcpy", &fn, 600, 2, &status));
+  CHECK(fn == dlsym(RTLD_DEFAULT, "hipMemcpy_spt"), "per-thread hipMemcpy is not hipMemcpy_spt");
+  HIP_OK(hipGetProcAddress("hipMemcpy", &fn, 600, 1, &status));
+  CHECK(fn == dlsym(RTLD_DEFAULT, "hipMemcpy"), "legacy-stream hipMemcpy is not hipMemcpy");
+  HIP_OK(hipGetProcAddress("hipMalloc", &fn, 600, 2, &status));
+  CHECK(fn == dlsym(RTLD_DEFAULT, "hipMalloc"), "per-thread hipMalloc (no _spt form) is not hipMalloc");
+  HIP_OK(hipGetProcAddress("hipGetDeviceProperties", &fn, 600, 2, &status));
+  CHECK(fn == dlsym(RTLD_DEFAULT, "hipGetDevicePropertiesR0600"), "per-thread hipGetDeviceProperties is not R0600");
+  HIP_EXPECT(hipGetProcAddress("hipMalloc", &fn, 600, 4, &status), hipErrorInvalidValue);
+  HIP_EXPECT(hipGetProcAddress("", &fn, 600, 0, &status), hipErrorInvalidValue);
   HIP_EXPECT(hipGetProcAddress(nullptr, &fn, 600, 0, &status), hipErrorInvalidValue);
 }
 
