@@ -14,8 +14,9 @@
 set(HIPR_GEN_PYTHON /usr/bin/python3 CACHE FILEPATH
     "Python with python3-clang (Debian's), used to run shim_gen generators")
 
-function(hipr_generate_remoting)
-  cmake_parse_arguments(ARG "" "SIDE;OUT_DIR;ANNOTATIONS" "DECLARATIONS" ${ARGN})
+# The generator's inputs, as both functions below pass them: sets out_dir,
+# annotations, declaration_args and include_args in the caller's scope.
+macro(_hipr_remoting_inputs)
   get_filename_component(out_dir "${ARG_OUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
   get_filename_component(annotations "${ARG_ANNOTATIONS}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   set(declaration_args)
@@ -26,6 +27,11 @@ function(hipr_generate_remoting)
   if(HIP_INCLUDE_DIR)
     set(include_args --include-dir "${HIP_INCLUDE_DIR}")
   endif()
+endmacro()
+
+function(hipr_generate_remoting)
+  cmake_parse_arguments(ARG "" "SIDE;OUT_DIR;ANNOTATIONS" "DECLARATIONS" ${ARGN})
+  _hipr_remoting_inputs()
   set(generator "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/gen_remoting.py")
   if(ARG_SIDE STREQUAL "client")
     set(outputs "${out_dir}/api_calls.h" "${out_dir}/api_entries.cc")
@@ -59,16 +65,7 @@ endfunction()
 # NotInThisRuntime. Sets <var> to the generated file.
 function(hipr_generate_hip_api)
   cmake_parse_arguments(ARG "" "OUT_DIR;ANNOTATIONS;RUNTIME_INCLUDE_DIR;OUTPUT_VARIABLE" "DECLARATIONS" ${ARGN})
-  get_filename_component(out_dir "${ARG_OUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
-  get_filename_component(annotations "${ARG_ANNOTATIONS}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-  set(declaration_args)
-  foreach(file IN LISTS ARG_DECLARATIONS)
-    list(APPEND declaration_args --declarations "${file}")
-  endforeach()
-  set(include_args)
-  if(HIP_INCLUDE_DIR)
-    set(include_args --include-dir "${HIP_INCLUDE_DIR}")
-  endif()
+  _hipr_remoting_inputs()
   set(generator "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/gen_remoting.py")
   add_custom_command(
     OUTPUT "${out_dir}/hip_api.cc"

@@ -170,6 +170,14 @@ TEST(TargetIdTest, Compatibility) {
   }
 }
 
+// The bytes of the entry SelectEntry picks for `device`, or "none".
+std::string Pick(const Bundle& bundle, const char* device) {
+  TargetId d;
+  EXPECT_TRUE(ParseTargetId(device, &d).ok()) << device;
+  const BundleEntry* e = SelectEntry(bundle, d);
+  return e ? std::string(e->bytes.begin(), e->bytes.end()) : "none";
+}
+
 TEST(TargetIdTest, SelectEntryPrefersExactMatch) {
   const Blob b = testing::MakeBundle({{"host-x86_64-unknown-linux-", {}},
                                       {"hipv4-amdgcn-amd-amdhsa--gfx90a", BlobOf("any")},
@@ -179,18 +187,12 @@ TEST(TargetIdTest, SelectEntryPrefersExactMatch) {
                                       {"hipv4-amdgcn-amd-amdhsa--gfx1030", {}}});
   Bundle bundle;
   ASSERT_TRUE(ParseBundle(b, &bundle).ok());
-  auto pick = [&](const char* device) -> std::string {
-    TargetId d;
-    EXPECT_TRUE(ParseTargetId(device, &d).ok());
-    const BundleEntry* e = SelectEntry(bundle, d);
-    return e ? std::string(e->bytes.begin(), e->bytes.end()) : "none";
-  };
-  EXPECT_EQ(pick("gfx90a:sramecc+:xnack-"), "off");
-  EXPECT_EQ(pick("gfx90a:xnack+"), "on");
-  EXPECT_EQ(pick("gfx90a"), "any");
-  EXPECT_EQ(pick("gfx908:xnack-"), "908");
-  EXPECT_EQ(pick("gfx1030"), "none");  // Its entry is empty.
-  EXPECT_EQ(pick("gfx942"), "none");
+  EXPECT_EQ(Pick(bundle, "gfx90a:sramecc+:xnack-"), "off");
+  EXPECT_EQ(Pick(bundle, "gfx90a:xnack+"), "on");
+  EXPECT_EQ(Pick(bundle, "gfx90a"), "any");
+  EXPECT_EQ(Pick(bundle, "gfx908:xnack-"), "908");
+  EXPECT_EQ(Pick(bundle, "gfx1030"), "none");  // Its entry is empty.
+  EXPECT_EQ(Pick(bundle, "gfx942"), "none");
 }
 
 // ROCm loads a native code object where there is one, else the generic one.
@@ -201,18 +203,12 @@ TEST(TargetIdTest, SelectEntryPrefersNativeOverGeneric) {
                                       {"hipv4-amdgcn-amd-amdhsa--gfx11-generic", BlobOf("gfx11")}});
   Bundle bundle;
   ASSERT_TRUE(ParseBundle(b, &bundle).ok());
-  auto pick = [&](const char* device) -> std::string {
-    TargetId d;
-    EXPECT_TRUE(ParseTargetId(device, &d).ok());
-    const BundleEntry* e = SelectEntry(bundle, d);
-    return e ? std::string(e->bytes.begin(), e->bytes.end()) : "none";
-  };
   // The native entry leaves xnack open, the generic one pins it as the device has it: native still wins.
-  EXPECT_EQ(pick("gfx942:sramecc+:xnack-"), "942");
-  EXPECT_EQ(pick("gfx950:sramecc+:xnack-"), "generic");
-  EXPECT_EQ(pick("gfx950:sramecc+:xnack+"), "none");
-  EXPECT_EQ(pick("gfx1102"), "gfx11");
-  EXPECT_EQ(pick("gfx90a"), "none");
+  EXPECT_EQ(Pick(bundle, "gfx942:sramecc+:xnack-"), "942");
+  EXPECT_EQ(Pick(bundle, "gfx950:sramecc+:xnack-"), "generic");
+  EXPECT_EQ(Pick(bundle, "gfx950:sramecc+:xnack+"), "none");
+  EXPECT_EQ(Pick(bundle, "gfx1102"), "gfx11");
+  EXPECT_EQ(Pick(bundle, "gfx90a"), "none");
   EXPECT_EQ(GenericProcessorOf("gfx942"), "gfx9-4-generic");
   EXPECT_EQ(GenericProcessorOf("gfx90a"), "");
 }

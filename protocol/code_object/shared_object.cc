@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "protocol/code_object/code_object.h"
 #include "protocol/code_object/elf_reader.h"
@@ -61,6 +62,39 @@ const ElfSection* Linked(const internal::ElfReader& elf, const ElfSection& s) {
   return t.has_file_data() ? &t : nullptr;
 }
 
+struct Verdef {
+  uint16_t index = 0;
+  bool base = false;  // VER_FLG_BASE: the entry naming the file itself.
+  std::string name;
+};
+
+// The `count` entries (DT_VERDEFNUM) of a SHT_GNU_verdef section, in order.
+Status ReadVerdefs(const internal::ElfReader& elf, const ElfSection& verdef, uint64_t count, std::vector<Verdef>* out) {
+  const ElfSection* verstr = Linked(elf, verdef);
+  if (verstr == nullptr) return Malformed("the version definitions have no string table");
+  if (count > kMaxVerdefs) return Malformed("too many version definitions");
+  Bytes defs = elf.SectionBytes(verdef);
+  uint64_t at = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint16_t flags = 0;
+    uint32_t aux = 0, next = 0, name = 0;
+    Verdef d;
+    if (!InBounds(at, kVerdefSize, defs.size())) return Malformed("version definition out of range");
+    (void)LoadLe(defs, at + 2, &flags);
+    (void)LoadLe(defs, at + 4, &d.index);
+    (void)LoadLe(defs, at + 12, &aux);
+    (void)LoadLe(defs, at + 16, &next);
+    if (!InBounds(at + aux, kVerdauxSize, defs.size())) return Malformed("version name out of range");
+    (void)LoadLe(defs, at + aux, &name);
+    HIPR_RETURN_IF_ERROR(StringAt(elf, *verstr, name, &d.name));
+    d.base = (flags & kVerFlgBase) != 0;
+    out->push_back(std::move(d));
+    if (next == 0) break;
+    at += next;
+  }
+  return Status::Ok();
+}
+
 struct VersionName {
   std::string name;
   std::string file;  // Required versions: the file; empty for definitions.
@@ -70,30 +104,17 @@ struct VersionName {
 Status ReadVersionTable(const internal::ElfReader& elf, uint64_t verdef_count, uint64_t verneed_count,
                         std::map<uint16_t, VersionName>* out) {
   for (const ElfSection& s : elf.sections()) {
-    if (s.type != kShtGnuVerdef && s.type != kShtGnuVerneed) continue;
-    const ElfSection* strtab = Linked(elf, s);
-    if (strtab == nullptr) return Malformed("a version section has no string table");
-    Bytes b = elf.SectionBytes(s);
-    uint64_t at = 0;
     if (s.type == kShtGnuVerdef) {
-      if (verdef_count > kMaxVerdefs) return Malformed("too many version definitions");
-      for (uint64_t i = 0; i < verdef_count; ++i) {
-        uint16_t index = 0;
-        uint32_t aux = 0, next = 0, name = 0;
-        if (!InBounds(at, kVerdefSize, b.size())) return Malformed("version definition out of range");
-        (void)LoadLe(b, at + 4, &index);
-        (void)LoadLe(b, at + 12, &aux);
-        (void)LoadLe(b, at + 16, &next);
-        if (!InBounds(at + aux, kVerdauxSize, b.size())) return Malformed("version name out of range");
-        (void)LoadLe(b, at + aux, &name);
-        VersionName v;
-        HIPR_RETURN_IF_ERROR(StringAt(elf, *strtab, name, &v.name));
-        (*out)[index] = std::move(v);
-        if (next == 0) break;
-        at += next;
-      }
+      std::vector<Verdef> defs;
+      HIPR_RETURN_IF_ERROR(ReadVerdefs(elf, s, verdef_count, &defs));
+      for (Verdef& d : defs) (*out)[d.index] = VersionName{std::move(d.name), {}};
       continue;
     }
+    if (s.type != kShtGnuVerneed) continue;
+    const ElfSection* strtab = Linked(elf, s);
+    if (strtab == nullptr) return Malformed("the version requirements have no string table");
+    Bytes b = elf.SectionBytes(s);
+    uint64_t at = 0;
     if (verneed_count > kMaxVerdefs) return Malformed("too many required files");
     for (uint64_t i = 0; i < verneed_count; ++i) {
       uint16_t count = 0;
@@ -225,28 +246,10 @@ Status ReadSharedObjectIdentity(Bytes data, SharedObjectIdentity* out) {
   }
 
   if (verdef != nullptr) {
-    const ElfSection* verstr = Linked(elf, *verdef);
-    if (verstr == nullptr) return Malformed("the version definitions have no string table");
-    if (verdef_count > kMaxVerdefs) return Malformed("too many version definitions");
-    Bytes defs = elf.SectionBytes(*verdef);
-    uint64_t at = 0;
-    for (uint64_t i = 0; i < verdef_count; ++i) {
-      uint16_t flags = 0;
-      uint32_t aux = 0;
-      uint32_t next = 0;
-      if (!InBounds(at, kVerdefSize, defs.size())) return Malformed("version definition out of range");
-      (void)LoadLe(defs, at + 2, &flags);
-      (void)LoadLe(defs, at + 12, &aux);
-      (void)LoadLe(defs, at + 16, &next);
-      uint32_t name = 0;
-      if (!InBounds(at + aux, kVerdauxSize, defs.size())) return Malformed("version name out of range");
-      (void)LoadLe(defs, at + aux, &name);
-      std::string text;
-      HIPR_RETURN_IF_ERROR(StringAt(elf, *verstr, name, &text));
-      if ((flags & kVerFlgBase) == 0) id.version_definitions.push_back(std::move(text));
-      if (next == 0) break;
-      at += next;
-    }
+    std::vector<Verdef> defs;
+    HIPR_RETURN_IF_ERROR(ReadVerdefs(elf, *verdef, verdef_count, &defs));
+    for (Verdef& d : defs)
+      if (!d.base) id.version_definitions.push_back(std::move(d.name));
   }
   *out = std::move(id);
   return Status::Ok();
