@@ -148,25 +148,21 @@ Status ReadVersionTable(const internal::ElfReader& elf, uint64_t verdef_count, u
   return Status::Ok();
 }
 
-}  // namespace
+// What the dynamic section says that these readers use.
+struct DynamicTags {
+  std::string soname;
+  std::vector<std::string> needed;
+  uint64_t verdef_count = 0;
+  uint64_t verneed_count = 0;
+};
 
-Status ReadDynamicInfo(Bytes data, DynamicInfo* out) {
-  internal::ElfReader elf;
-  HIPR_RETURN_IF_ERROR(elf.Open(data));
+Status ReadDynamicTags(const internal::ElfReader& elf, DynamicTags* out) {
   const ElfSection* dynamic = nullptr;
-  const ElfSection* dynsym = nullptr;
-  const ElfSection* versym = nullptr;
-  for (const ElfSection& s : elf.sections()) {
+  for (const ElfSection& s : elf.sections())
     if (s.type == kShtDynamic && dynamic == nullptr) dynamic = &s;
-    if (s.type == kShtDynsym && dynsym == nullptr) dynsym = &s;
-    if (s.type == kShtGnuVersym && versym == nullptr) versym = &s;
-  }
   if (dynamic == nullptr) return Malformed("no dynamic section");
   const ElfSection* dynstr = Linked(elf, *dynamic);
   if (dynstr == nullptr) return Malformed("the dynamic section has no string table");
-
-  DynamicInfo info;
-  uint64_t verdef_count = 0, verneed_count = 0;
   Bytes dyn = elf.SectionBytes(*dynamic);
   for (uint64_t at = 0; InBounds(at, kDynSize, dyn.size()); at += kDynSize) {
     int64_t tag = 0;
@@ -174,13 +170,32 @@ Status ReadDynamicInfo(Bytes data, DynamicInfo* out) {
     (void)LoadLe(dyn, at, &tag);
     (void)LoadLe(dyn, at + 8, &value);
     if (tag == kDtNull) break;
-    if (tag == kDtSoname) HIPR_RETURN_IF_ERROR(StringAt(elf, *dynstr, value, &info.soname));
-    if (tag == kDtNeeded) HIPR_RETURN_IF_ERROR(StringAt(elf, *dynstr, value, &info.needed.emplace_back()));
-    if (tag == kDtVerdefnum) verdef_count = value;
-    if (tag == kDtVerneednum) verneed_count = value;
+    if (tag == kDtSoname) HIPR_RETURN_IF_ERROR(StringAt(elf, *dynstr, value, &out->soname));
+    if (tag == kDtNeeded) HIPR_RETURN_IF_ERROR(StringAt(elf, *dynstr, value, &out->needed.emplace_back()));
+    if (tag == kDtVerdefnum) out->verdef_count = value;
+    if (tag == kDtVerneednum) out->verneed_count = value;
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadDynamicInfo(Bytes data, DynamicInfo* out) {
+  internal::ElfReader elf;
+  HIPR_RETURN_IF_ERROR(elf.Open(data));
+  DynamicTags tags;
+  HIPR_RETURN_IF_ERROR(ReadDynamicTags(elf, &tags));
+  const ElfSection* dynsym = nullptr;
+  const ElfSection* versym = nullptr;
+  for (const ElfSection& s : elf.sections()) {
+    if (s.type == kShtDynsym && dynsym == nullptr) dynsym = &s;
+    if (s.type == kShtGnuVersym && versym == nullptr) versym = &s;
+  }
+  DynamicInfo info;
+  info.soname = std::move(tags.soname);
+  info.needed = std::move(tags.needed);
   std::map<uint16_t, VersionName> versions;
-  HIPR_RETURN_IF_ERROR(ReadVersionTable(elf, verdef_count, verneed_count, &versions));
+  HIPR_RETURN_IF_ERROR(ReadVersionTable(elf, tags.verdef_count, tags.verneed_count, &versions));
 
   if (dynsym != nullptr) {
     const ElfSection* symstr = Linked(elf, *dynsym);
@@ -222,29 +237,14 @@ Status ReadDynamicInfo(Bytes data, DynamicInfo* out) {
 Status ReadSharedObjectIdentity(Bytes data, SharedObjectIdentity* out) {
   internal::ElfReader elf;
   HIPR_RETURN_IF_ERROR(elf.Open(data));
-  const ElfSection* dynamic = nullptr;
+  DynamicTags tags;
+  HIPR_RETURN_IF_ERROR(ReadDynamicTags(elf, &tags));
   const ElfSection* verdef = nullptr;
-  for (const ElfSection& s : elf.sections()) {
-    if (s.type == kShtDynamic && dynamic == nullptr) dynamic = &s;
+  for (const ElfSection& s : elf.sections())
     if (s.type == kShtGnuVerdef && verdef == nullptr) verdef = &s;
-  }
-  if (dynamic == nullptr) return Malformed("no dynamic section");
-  const ElfSection* dynstr = Linked(elf, *dynamic);
-  if (dynstr == nullptr) return Malformed("the dynamic section has no string table");
-
   SharedObjectIdentity id;
-  uint64_t verdef_count = 0;
-  Bytes dyn = elf.SectionBytes(*dynamic);
-  for (uint64_t at = 0; InBounds(at, kDynSize, dyn.size()); at += kDynSize) {
-    int64_t tag = 0;
-    uint64_t value = 0;
-    (void)LoadLe(dyn, at, &tag);
-    (void)LoadLe(dyn, at + 8, &value);
-    if (tag == kDtNull) break;
-    if (tag == kDtSoname) HIPR_RETURN_IF_ERROR(StringAt(elf, *dynstr, value, &id.soname));
-    if (tag == kDtVerdefnum) verdef_count = value;
-  }
-
+  id.soname = std::move(tags.soname);
+  const uint64_t verdef_count = tags.verdef_count;
   if (verdef != nullptr) {
     std::vector<Verdef> defs;
     HIPR_RETURN_IF_ERROR(ReadVerdefs(elf, *verdef, verdef_count, &defs));
