@@ -14,7 +14,14 @@ Rules (STYLE.md, "Layers you can see from the folder tree"):
     at the root) never include api/, the exported HIP entry points: state
     is passed down from the API edge;
   * no engine calls Client::Get(): only api/ (and client.cc, which defines
-    it) reach the process-wide client;
+    it) reach the process-wide client; the process-wide registries are
+    owned in api/process_state.h, which no engine may include;
+  * inside api/, the entry-point files (api_*.cc but api_common.cc and
+    api_result.cc) are leaves: they define the exported functions and
+    file-local helpers only, never a hipr::client function that another
+    file calls. What several of them share lives in a component of its
+    own (copy_paths, module_symbols, texture_objects, api_common) or an
+    engine;
   * no include cycle between client_stub/'s components (a component: one
     .h and its .cc, unit tests aside), nor between its folders (each file
     at client_stub/'s root is a folder of its own): the folders form a DAG.
@@ -26,6 +33,11 @@ import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 CLIENT_GET = re.compile(r'\bClient::Get\s*\(')
+# A definition of a hipr::client function outside its namespace
+# (`hipError_t hipr::client::Name(...)`), or the opening of the namespace
+# itself (not an anonymous one inside it).
+QUALIFIED_DEFINITION = re.compile(r'^[A-Za-z_].*\bhipr::client::\w+\s*\(')
+NAMED_NAMESPACE = re.compile(r'^\s*namespace\s+hipr::client\s*\{')
 SOURCE_SUFFIXES = (".h", ".hpp", ".cc", ".cpp", ".c", ".hip", ".S")
 
 # (folder whose files are checked, predicate on (quote, path) -> reason or None)
@@ -46,6 +58,39 @@ RULES = {
 def is_engine(rel):
     """client_stub/ files outside api/: the engines and the root."""
     return rel.startswith("client_stub/") and not rel.startswith("client_stub/api/")
+
+
+def is_entry_point_file(rel):
+    """client_stub/api/api_copy.cc and the like: exported entry points only."""
+    name = rel.rsplit("/", 1)[-1]
+    return (rel.startswith("client_stub/api/api_") and name.endswith(".cc")
+            and name not in ("api_common.cc", "api_result.cc"))
+
+
+def named_namespace_functions(lines):
+    """Line numbers of functions defined directly in `namespace hipr::client {`
+    (anonymous namespaces inside it excepted)."""
+    out = []
+    stack = []  # "named", "anon" or "other" per open namespace
+    for number, line in enumerate(lines, 1):
+        code = line.split("//")[0]
+        if NAMED_NAMESPACE.match(code):
+            stack.append("named")
+            continue
+        if re.match(r'^\s*namespace\s*\{', code):
+            stack.append("anon")
+            continue
+        if re.match(r'^\s*namespace\s+\w[\w:]*\s*\{', code):
+            stack.append("other")
+            continue
+        if re.match(r'^\}\s*(//\s*namespace.*)?$', line.strip()) and "namespace" in line and stack:
+            stack.pop()
+            continue
+        if stack and stack[-1] == "named" and re.match(r'^[A-Za-z_][\w:<>,\*& ]*\b\w+\s*\([^;]*(\{|,)?\s*$', code) \
+                and not code.rstrip().endswith(";") \
+                and not code.startswith(("struct", "class", "using", "enum", "template", "constexpr", "static_assert")):
+            out.append((number, line.strip()))
+    return out
 
 
 def component(rel):
@@ -107,27 +152,36 @@ def main():
                 rel = os.path.relpath(path, top).replace(os.sep, "/")
                 checked += 1
                 with open(path, encoding="utf-8", errors="replace") as f:
-                    for number, line in enumerate(f, 1):
-                        if (not is_test and is_engine(rel) and rel != "client_stub/client.cc"
-                                and CLIENT_GET.search(line.split("//")[0])):
-                            broken.append("%s:%d: %s (an engine may not call Client::Get(): "
-                                          "take the client from the API edge)" % (rel, number, line.strip()))
-                        m = INCLUDE.match(line)
-                        if not m:
-                            continue
-                        why = rule(m.group(1), m.group(2))
-                        if why and is_test and m.group(2).startswith("tests/"):
-                            why = None
-                        if (not why and not is_test and is_engine(rel) and m.group(1) == '"'
-                                and m.group(2).startswith("client_stub/api/")):
-                            why = "an engine may not include client_stub/api/, the exported entry points"
-                        if (not is_test and folder == "client_stub" and m.group(1) == '"'
-                                and m.group(2).startswith("client_stub/")):
-                            src, dst = component(rel), component(m.group(2))
-                            if src != dst:
-                                edges.setdefault(src, set()).add(dst)
-                        if why:
-                            broken.append("%s:%d: %s (%s)" % (os.path.relpath(path, top), number, line.strip(), why))
+                    lines = f.read().split("\n")
+                if not is_test and is_entry_point_file(rel):
+                    for number, line in enumerate(lines, 1):
+                        if QUALIFIED_DEFINITION.match(line.split("//")[0]):
+                            broken.append("%s:%d: %s (an entry-point file may not define a function other files "
+                                          "call: give it a component of its own)" % (rel, number, line.strip()))
+                    for number, line in named_namespace_functions(lines):
+                        broken.append("%s:%d: %s (an entry-point file may define functions in hipr::client only "
+                                      "inside an anonymous namespace)" % (rel, number, line))
+                for number, line in enumerate(lines, 1):
+                    if (not is_test and is_engine(rel) and rel != "client_stub/client.cc"
+                            and CLIENT_GET.search(line.split("//")[0])):
+                        broken.append("%s:%d: %s (an engine may not call Client::Get(): "
+                                      "take the client from the API edge)" % (rel, number, line.strip()))
+                    m = INCLUDE.match(line)
+                    if not m:
+                        continue
+                    why = rule(m.group(1), m.group(2))
+                    if why and is_test and m.group(2).startswith("tests/"):
+                        why = None
+                    if (not why and not is_test and is_engine(rel) and m.group(1) == '"'
+                            and m.group(2).startswith("client_stub/api/")):
+                        why = "an engine may not include client_stub/api/, the exported entry points"
+                    if (not is_test and folder == "client_stub" and m.group(1) == '"'
+                            and m.group(2).startswith("client_stub/")):
+                        src, dst = component(rel), component(m.group(2))
+                        if src != dst:
+                            edges.setdefault(src, set()).add(dst)
+                    if why:
+                        broken.append("%s:%d: %s (%s)" % (os.path.relpath(path, top), number, line.strip(), why))
     if checked < 50:
         print("layering_check: only %d files found under %s: wrong source directory?" % (checked, top))
         return 1
@@ -145,7 +199,7 @@ def main():
     for b in broken:
         print(b)
     if broken:
-        print("layering_check: %d include(s) break the layering (STYLE.md)" % len(broken))
+        print("layering_check: %d line(s) break the layering (STYLE.md)" % len(broken))
         return 1
     print("layering_check: %d files, layering holds" % checked)
     return 0

@@ -165,4 +165,9 @@ hipError_t AllocateDevice(Client& c, Session& s, int device, size_t size, uint32
   return result;
 }
 
+size_t RowPitch(const Session& s, int device, size_t width) {
+  const uint64_t align = s.devices()[device].texture_alignment != 0 ? s.devices()[device].texture_alignment : 256;
+  return static_cast<size_t>((width + align - 1) / align * align);
+}
+
 }  // namespace hipr::client

@@ -46,4 +46,9 @@ bool FenceOffHostMapping(Session& s, int device, uint64_t collided, uint64_t siz
 // with what it collided with in *why (when not null).
 bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_window, std::string* why = nullptr);
 
+// hipMallocPitch's row pitch for rows of `width` bytes on `device` (also
+// the rows of HIP arrays): the device's texture alignment (256 on every AMD
+// GPU), so each row starts where a texture row may.
+size_t RowPitch(const Session& s, int device, size_t width);
+
 }  // namespace hipr::client

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "client_stub/api/api_common.h"
+#include "client_stub/api/copy_paths.h"
 #include "client_stub/textures/hip_arrays.h"
 
 using namespace hipr;
@@ -25,7 +26,7 @@ hipError_t NewArray(ArrayInfo a, hipArray_t* out) {
       e != hipSuccess)
     return e;
   a.data = data;
-  *out = AddArray(&a);
+  *out = Arrays().AddArray(&a);
   HIPR_LOG_DEBUG("array %p: %zu x %zu x %zu of %zu-byte elements at %p, pitch %zu", static_cast<void*>(*out),
                  a.width, a.height, a.depth, a.element_bytes, data, a.pitch);
   return hipSuccess;
@@ -34,10 +35,10 @@ hipError_t NewArray(ArrayInfo a, hipArray_t* out) {
 hipError_t FreeArray(hipArray_t array, bool level_ok) {
   if (LiveSession() == nullptr) return hipErrorNoDevice;
   ArrayInfo a;
-  if (array == nullptr || !FindArray(array, &a)) return hipErrorInvalidValue;
+  if (array == nullptr || !Arrays().FindArray(array, &a)) return hipErrorInvalidValue;
   if (a.mipmap_level && !level_ok) return hipErrorInvalidValue;  // Freed with its mipmapped array.
-  if (!RemoveArray(array, &a)) return hipErrorInvalidValue;     // Another thread freed it first.
-  return FreeDevice(a.data, AllocationRole::kArray);
+  if (!Arrays().RemoveArray(array, &a)) return hipErrorInvalidValue;  // Another thread freed it first.
+  return FreeDevice(a.data, true, AllocationRole::kArray);
 }
 
 ArrayInfo ShapeOf(const hipChannelFormatDesc& desc, size_t width, size_t height, size_t depth, unsigned flags,
@@ -80,7 +81,7 @@ hipError_t LinearCopy(const char* api, LinearSide src, LinearSide dst, size_t co
       if (side->ptr == nullptr && count > 0) return hipErrorInvalidValue;
       continue;
     }
-    if (!FindArray(side->array, &side->info)) return hipErrorInvalidValue;
+    if (!Arrays().FindArray(side->array, &side->info)) return hipErrorInvalidValue;
     const size_t total = side->info.row_bytes() * side->info.rows() * side->info.slices();
     if (side->pos > total || count > total - side->pos) return hipErrorInvalidValue;
   }
@@ -135,7 +136,7 @@ LinearSide PointerSide(const void* ptr) { return LinearSide{nullptr, ptr, {}, 0}
 // The byte position of (w_offset bytes, h_offset rows) in an array's rows.
 hipError_t PositionOf(hipArray_const_t array, size_t w_offset, size_t h_offset, size_t* pos) {
   ArrayInfo a;
-  if (array == nullptr || !FindArray(array, &a)) return hipErrorInvalidValue;
+  if (array == nullptr || !Arrays().FindArray(array, &a)) return hipErrorInvalidValue;
   if (w_offset > a.row_bytes() || h_offset >= a.rows() * a.slices()) return hipErrorInvalidValue;
   *pos = h_offset * a.row_bytes() + w_offset;
   return hipSuccess;
@@ -222,7 +223,7 @@ HIPR_EXPORT hipError_t hipArrayGetInfo(hipChannelFormatDesc* desc, hipExtent* ex
   return ApiCall("hipArrayGetInfo", [&] {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     ArrayInfo a;
-    if (array == nullptr || !FindArray(array, &a)) return hipErrorInvalidHandle;
+    if (array == nullptr || !Arrays().FindArray(array, &a)) return hipErrorInvalidHandle;
     if (desc != nullptr) *desc = a.desc;
     if (extent != nullptr) *extent = hipExtent{a.width, a.height, a.depth};
     if (flags != nullptr) *flags = a.flags;
@@ -234,7 +235,7 @@ HIPR_EXPORT hipError_t hipArrayGetDescriptor(HIP_ARRAY_DESCRIPTOR* d, hipArray_t
   return ApiCall("hipArrayGetDescriptor", [&] {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     ArrayInfo a;
-    if (array == nullptr || !FindArray(array, &a)) return hipErrorInvalidHandle;
+    if (array == nullptr || !Arrays().FindArray(array, &a)) return hipErrorInvalidHandle;
     if (d == nullptr || a.depth != 0) return hipErrorInvalidValue;  // 1-D and 2-D arrays only.
     *d = HIP_ARRAY_DESCRIPTOR{a.width, a.height, a.format, a.channels};
     return hipSuccess;
@@ -245,7 +246,7 @@ HIPR_EXPORT hipError_t hipArray3DGetDescriptor(HIP_ARRAY3D_DESCRIPTOR* d, hipArr
   return ApiCall("hipArray3DGetDescriptor", [&] {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     ArrayInfo a;
-    if (array == nullptr || !FindArray(array, &a)) return hipErrorInvalidHandle;
+    if (array == nullptr || !Arrays().FindArray(array, &a)) return hipErrorInvalidHandle;
     if (d == nullptr) return hipErrorInvalidValue;
     *d = HIP_ARRAY3D_DESCRIPTOR{a.width, a.height, a.depth, a.format, a.channels, a.flags};
     return hipSuccess;
@@ -256,7 +257,7 @@ HIPR_EXPORT hipError_t hipGetChannelDesc(hipChannelFormatDesc* desc, hipArray_co
   return ApiCall("hipGetChannelDesc", [&] {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     ArrayInfo a;
-    if (array == nullptr || !FindArray(array, &a)) return hipErrorInvalidHandle;
+    if (array == nullptr || !Arrays().FindArray(array, &a)) return hipErrorInvalidHandle;
     if (desc == nullptr) return hipErrorInvalidValue;
     *desc = a.desc;
     return hipSuccess;
@@ -270,7 +271,7 @@ namespace {
 hipError_t FreeMipmap(hipMipmappedArray_t m) {
   if (LiveSession() == nullptr) return hipErrorNoDevice;
   MipmapInfo info;
-  if (m == nullptr || !RemoveMipmap(m, &info)) return hipErrorInvalidValue;
+  if (m == nullptr || !Arrays().RemoveMipmap(m, &info)) return hipErrorInvalidValue;
   hipError_t result = hipSuccess;
   for (unsigned i = 0; i < info.levels; ++i) {
     if (hipError_t e = FreeArray(info.level[i], true); e != hipSuccess && result == hipSuccess) result = e;
@@ -296,14 +297,14 @@ hipError_t NewMipmap(ArrayInfo shape, unsigned levels, hipMipmappedArray_t* out)
     }
     m.levels = i + 1;
   }
-  *out = AddMipmap(&m);
+  *out = Arrays().AddMipmap(&m);
   return hipSuccess;
 }
 
 hipError_t MipmapLevel(hipArray_t* level_array, const void* m, unsigned level) {
   if (LiveSession() == nullptr) return hipErrorNoDevice;
   MipmapInfo info;
-  if (m == nullptr || !FindMipmap(m, &info)) return hipErrorInvalidHandle;
+  if (m == nullptr || !Arrays().FindMipmap(m, &info)) return hipErrorInvalidHandle;
   if (level_array == nullptr || level >= info.levels) return hipErrorInvalidValue;
   *level_array = info.level[level];
   return hipSuccess;

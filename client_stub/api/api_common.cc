@@ -3,6 +3,7 @@
 #include "client_stub/kernels/code_module.h"
 #include "client_stub/kernels/kernel_registry.h"
 #include "client_stub/managed/managed_vars.h"
+#include "client_stub/memory/address_window.h"
 
 #include <vector>
 
@@ -59,7 +60,7 @@ class ClientModuleHooks final : public ModuleHooks {
     Client& c = Client::Get();
     AddGlobals(c, load);
     if (managed.empty()) return Status::Ok();
-    return ManagedVars::Get().Attach(c, session, device, load, managed);
+    return Managed().Attach(c, session, device, load, managed);
   }
   void Unloaded(const ModuleLoad& load) override { RemoveGlobals(Client::Get(), load); }
 };
@@ -129,12 +130,12 @@ hipError_t ResolveStream(hipStream_t stream, StreamTarget* out) {
 
 bool RegisterManagedVar(const void* handle, void** pointer, const void* init_value, const char* name,
                         size_t size, unsigned align) {
-  if (pointer == nullptr || name == nullptr || !IsRegisteredModule(handle)) {
+  if (pointer == nullptr || name == nullptr || !Kernels().IsRegisteredModule(handle)) {
     HIPR_LOG_ERROR("__hipRegisterManagedVar: bad registration of '%s'", name != nullptr ? name : "(null)");
     return false;
   }
   auto* module = static_cast<CodeModule*>(const_cast<void*>(handle));
-  ManagedVar* var = ManagedVars::Get().Register(module, name, init_value, size, align);
+  ManagedVar* var = Managed().Register(module, name, init_value, size, align);
   if (var == nullptr) {
     HIPR_LOG_ERROR("__hipRegisterManagedVar: cannot allocate %zu bytes for '%s'", size, name);
     *pointer = nullptr;
@@ -146,5 +147,33 @@ bool RegisterManagedVar(const void* handle, void** pointer, const void* init_val
   return true;
 }
 
+hipError_t FreeDevice(void* ptr, bool synchronizing, AllocationRole role) {
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  if (ptr == nullptr) return hipSuccess;
+  Client& c = Client::Get();
+  DeviceAllocation a;
+  if (c.allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a) &&
+      (a.module_global || a.ipc_opened || a.vmm || a.array != (role == AllocationRole::kArray)))
+    return hipErrorInvalidValue;  // A module's variable, an opened IPC handle, a mapping or an array's memory.
+  // A graph's allocation: its graph owns the memory (graph.h GraphMemory),
+  // which stays for the graph's next launch; the application is done with it.
+  if (a.graph) return hipSuccess;
+  if (synchronizing && Graphs().AnyCapture()) {
+    if (hipError_t e = Graphs().CheckNotCapturing(a.device, 0, true); e != hipSuccess) return e;
+  }
+  // As HIP: an interior pointer frees its whole allocation.
+  if (!c.allocations().RemoveDevice(reinterpret_cast<uint64_t>(ptr), &a)) return hipErrorInvalidValue;
+  // A managed allocation's mirror (managed_vars.h) goes with it: inside the
+  // window its pages return to the reservation.
+  size_t managed_size = 0;
+  const bool managed = Managed().RemoveAllocation(a.base, &managed_size);
+  Status st = s->Post<wire::Op::kFree>(msg::FreeRequest{a.base});
+  // The pages may hold host memory again once the worker has freed them;
+  // should the device reuse them before that, hipMalloc sees a collision.
+  if (a.outside_window) c.reservations().Release(a.base, a.size);
+  else if (managed) ReserveAgain(a.base, RoundUpToPage(a.size));
+  return ToHipError(st);
+}
 
 }  // namespace hipr::client

@@ -683,7 +683,7 @@ hipError_t SynchronizeCurrentDevice() {
   if (s == nullptr) return hipErrorNoDevice;
   int device = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-  if (hipError_t e = CheckNotCapturing(device, 0, true); e != hipSuccess) return e;
+  if (hipError_t e = Graphs().CheckNotCapturing(device, 0, true); e != hipSuccess) return e;
   msg::CallReply reply;
   Status st = s->Call<wire::Op::kDeviceSynchronize>(msg::DeviceRequest{device}, &reply);
   return AfterSync(*s, device, 0, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
@@ -702,7 +702,7 @@ hipError_t ResetDevice(Session* s, int device) {
     // Managed allocations on the device are gone with its memory: inside the
     // window their mirrors' pages return to the reservation (outside it, the
     // allocation's own reservation was released with the allocation map).
-    for (const auto& [address, size] : ManagedVars::Get().ForgetDevice(s, device))
+    for (const auto& [address, size] : Managed().ForgetDevice(s, device))
       if (c.window().Contains(address)) ReserveAgain(address, RoundUpToPage(size));
     // Modules are loaded again, under new ids, at their next use.
     ForgetModuleLoads(s, device);

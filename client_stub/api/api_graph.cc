@@ -5,6 +5,7 @@
 
 #include "client_stub/abi/abi_major.h"
 #include "client_stub/api/api_common.h"
+#include "client_stub/api/copy_paths.h"
 #include "client_stub/copies/copy_kind.h"
 #include "client_stub/graphs/graph.h"
 #include "client_stub/kernels/kernel_launch.h"
@@ -35,7 +36,7 @@ hipError_t CaptureInfoOf(hipStream_t stream, hipStreamCaptureStatus* status, uns
   }
   StreamTarget target;
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
-  return CaptureInfo(target.id, status, id, graph, deps, count);
+  return Graphs().CaptureInfo(target.id, status, id, graph, deps, count);
 }
 
 int CurrentDeviceOr0() {
@@ -53,7 +54,7 @@ HIPR_EXPORT hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptur
     StreamTarget target;
     unsigned flags = 0;
     if (hipError_t e = CapturableStream(stream, &target, &flags); e != hipSuccess) return e;
-    return BeginCapture(target.device, target.id, flags, mode);
+    return Graphs().BeginCapture(target.device, target.id, flags, mode);
   });
 }
 
@@ -63,7 +64,7 @@ HIPR_EXPORT hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t* graph
     StreamTarget target;
     unsigned flags = 0;
     if (hipError_t e = CapturableStream(stream, &target, &flags); e != hipSuccess) return e;
-    return EndCapture(target.id, graph);
+    return Graphs().EndCapture(target.id, graph);
   });
 }
 
@@ -87,17 +88,17 @@ HIPR_EXPORT hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMode* 
   return ApiCall("hipThreadExchangeStreamCaptureMode", [&] {
     if (mode == nullptr || *mode < hipStreamCaptureModeGlobal || *mode > hipStreamCaptureModeRelaxed)
       return hipErrorInvalidValue;
-    *mode = ExchangeThreadCaptureMode(*mode);
+    *mode = GraphRegistry::ExchangeThreadCaptureMode(*mode);
     return hipSuccess;
   });
 }
 
 HIPR_EXPORT hipError_t hipGraphCreate(hipGraph_t* graph, unsigned int flags) {
-  return ApiCall("hipGraphCreate", [&] { return flags != 0 ? hipErrorInvalidValue : GraphCreate(graph); });
+  return ApiCall("hipGraphCreate", [&] { return flags != 0 ? hipErrorInvalidValue : Graphs().GraphCreate(graph); });
 }
 
 HIPR_EXPORT hipError_t hipGraphDestroy(hipGraph_t graph) {
-  return ApiCall("hipGraphDestroy", [&] { return GraphDestroy(graph); });
+  return ApiCall("hipGraphDestroy", [&] { return Graphs().GraphDestroy(graph); });
 }
 
 namespace {
@@ -112,10 +113,10 @@ hipError_t KernelNodeOf(const hipKernelNodeParams* params, KernelNode* node, int
   const std::string* name = nullptr;
   RegisteredKernel kernel;
   ModuleFunction mf;
-  if (params->func != nullptr && FindRegisteredKernel(params->func, &kernel)) {
+  if (params->func != nullptr && Kernels().FindRegisteredKernel(params->func, &kernel)) {
     module = kernel.module;
     name = kernel.name;
-  } else if (params->func != nullptr && FindModuleFunction(static_cast<hipFunction_t>(params->func), &mf)) {
+  } else if (params->func != nullptr && Kernels().FindModuleFunction(static_cast<hipFunction_t>(params->func), &mf)) {
     module = mf.module;
     name = mf.name;
   } else {
@@ -346,7 +347,7 @@ template <class EventNode>
 hipError_t EventNodeGetEvent(hipGraphNode_t node, hipEvent_t* event) {
   if (event == nullptr) return hipErrorInvalidValue;
   GraphOp op;
-  if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+  if (hipError_t e = Graphs().NodeGetOp(node, &op); e != hipSuccess) return e;
   const auto* n = std::get_if<EventNode>(&op);
   if (n == nullptr) return hipErrorInvalidValue;
   *event = n->event;
@@ -361,7 +362,7 @@ HIPR_EXPORT hipError_t hipGraphAddKernelNode(hipGraphNode_t* node, hipGraph_t gr
     KernelNode k;
     int device = 0;
     if (hipError_t e = KernelNodeOf(params, &k, &device); e != hipSuccess) return e;
-    return GraphAddNode(graph, deps, dep_count, device, std::move(k), node);
+    return Graphs().GraphAddNode(graph, deps, dep_count, device, std::move(k), node);
   });
 }
 
@@ -373,7 +374,7 @@ HIPR_EXPORT hipError_t hipGraphAddMemsetNode(hipGraphNode_t* node, hipGraph_t gr
     const hipMemsetParams* params = MemsetParamsFrom(caller_params, major >= 7, &storage);
     msg::MemsetRequest req;
     if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
-    return GraphAddNode(graph, deps, dep_count, req.device, req, node);
+    return Graphs().GraphAddNode(graph, deps, dep_count, req.device, req, node);
   });
 }
 
@@ -392,20 +393,6 @@ struct HiprMemAllocNodeParams {
 
 }  // namespace
 
-// Allocates now, at the address the node reports (see GraphMemory).
-hipError_t hipr::client::NewGraphMemory(Session& s, int device, size_t size, const hipMemPoolProps* pool,
-                                        const hipMemAccessDesc* access, size_t access_count,
-                                        std::shared_ptr<GraphMemory>* out) {
-  void* p = nullptr;
-  if (hipError_t e = AllocateDevice(Client::Get(), s, device, size, 0, AllocationRole::kGraph, &p); e != hipSuccess)
-    return e;
-  auto memory = std::make_shared<GraphMemory>(&Client::Get(), &s, device, reinterpret_cast<uint64_t>(p), size);
-  if (pool != nullptr) memory->pool = *pool;
-  if (access_count > 0) memory->access.assign(access, access + access_count);
-  *out = std::move(memory);
-  return hipSuccess;
-}
-
 HIPR_EXPORT hipError_t hipGraphAddMemAllocNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
                                                size_t dep_count, HiprMemAllocNodeParams* params) {
   return ApiCall("hipGraphAddMemAllocNode", [&] {
@@ -423,13 +410,13 @@ HIPR_EXPORT hipError_t hipGraphAddMemAllocNode(hipGraphNode_t* node, hipGraph_t 
           CheckDevice(*s, params->accessDescs[i].location.id) != hipSuccess)
         return hipErrorInvalidValue;
     std::shared_ptr<GraphMemory> memory;
-    if (hipError_t e = NewGraphMemory(*s, device, params->bytesize, &params->poolProps, params->accessDescs,
-                                      params->accessDescCount, &memory);
+    if (hipError_t e = Graphs().NewGraphMemory(Client::Get(), *s, device, params->bytesize, &params->poolProps,
+                                               params->accessDescs, params->accessDescCount, &memory);
         e != hipSuccess)
       return e;
     void* dptr = reinterpret_cast<void*>(memory->address);
     // On failure the node's memory goes with it.
-    if (hipError_t e = GraphAddNode(graph, deps, dep_count, device, MemAllocNode{std::move(memory)}, node);
+    if (hipError_t e = Graphs().GraphAddNode(graph, deps, dep_count, device, MemAllocNode{std::move(memory)}, node);
         e != hipSuccess)
       return e;
     params->dptr = dptr;
@@ -447,7 +434,7 @@ hipError_t AddMemFreeNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraph
   if (!Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a) || !a.graph ||
       a.base != reinterpret_cast<uint64_t>(ptr))
     return hipErrorInvalidValue;
-  return GraphAddNode(graph, deps, dep_count, a.device, MemFreeNode{a.base}, node);
+  return Graphs().GraphAddNode(graph, deps, dep_count, a.device, MemFreeNode{a.base}, node);
 }
 
 }  // namespace
@@ -466,7 +453,7 @@ HIPR_EXPORT hipError_t hipGraphMemAllocNodeGetParams(hipGraphNode_t node, HiprMe
   return ApiCall("hipGraphMemAllocNodeGetParams", [&] {
     if (params == nullptr) return hipErrorInvalidValue;
     GraphOp op;
-    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    if (hipError_t e = Graphs().NodeGetOp(node, &op); e != hipSuccess) return e;
     const auto* a = std::get_if<MemAllocNode>(&op);
     if (a == nullptr) return hipErrorInvalidValue;
     params->poolProps = a->memory->pool;
@@ -482,7 +469,7 @@ HIPR_EXPORT hipError_t hipGraphMemFreeNodeGetParams(hipGraphNode_t node, void* p
   return ApiCall("hipGraphMemFreeNodeGetParams", [&] {
     if (ptr_out == nullptr) return hipErrorInvalidValue;
     GraphOp op;
-    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    if (hipError_t e = Graphs().NodeGetOp(node, &op); e != hipSuccess) return e;
     const auto* f = std::get_if<MemFreeNode>(&op);
     if (f == nullptr) return hipErrorInvalidValue;
     *static_cast<void**>(ptr_out) = reinterpret_cast<void*>(f->address);
@@ -505,7 +492,8 @@ struct HiprBatchMemOpNodeParams {
 hipError_t BatchNodeOf(const HiprBatchMemOpNodeParams* p, BatchMemOpNode* node, int* device) {
   if (LiveSession() == nullptr) return hipErrorNoDevice;
   if (p == nullptr || p->flags != 0) return hipErrorInvalidValue;
-  if (hipError_t e = BatchMemOps(p->paramArray, p->count, &node->requests, device); e != hipSuccess) return e;
+  if (hipError_t e = BatchMemOps(Client::Get(), p->paramArray, p->count, &node->requests, device); e != hipSuccess)
+    return e;
   if (*device < 0) *device = CurrentDeviceOr0();  // Only barriers and flushes.
   node->given = std::make_shared<const std::vector<HiprBatchMemOp>>(p->paramArray, p->paramArray + p->count);
   node->ctx = p->ctx;
@@ -521,7 +509,7 @@ HIPR_EXPORT hipError_t hipGraphAddBatchMemOpNode(hipGraphNode_t* node, hipGraph_
     BatchMemOpNode op;
     int device = 0;
     if (hipError_t e = BatchNodeOf(params, &op, &device); e != hipSuccess) return e;
-    return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
+    return Graphs().GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
   });
 }
 
@@ -530,7 +518,7 @@ HIPR_EXPORT hipError_t hipGraphBatchMemOpNodeGetParams(hipGraphNode_t node, Hipr
   return ApiCall("hipGraphBatchMemOpNodeGetParams", [&] {
     if (params == nullptr) return hipErrorInvalidValue;
     GraphOp op;
-    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    if (hipError_t e = Graphs().NodeGetOp(node, &op); e != hipSuccess) return e;
     const auto* b = std::get_if<BatchMemOpNode>(&op);
     if (b == nullptr) return hipErrorInvalidValue;
     params->ctx = b->ctx;
@@ -546,7 +534,7 @@ HIPR_EXPORT hipError_t hipGraphBatchMemOpNodeSetParams(hipGraphNode_t node, Hipr
     BatchMemOpNode op;
     int device = 0;
     if (hipError_t e = BatchNodeOf(params, &op, &device); e != hipSuccess) return e;
-    return NodeSetOp(node, std::move(op));
+    return Graphs().NodeSetOp(node, std::move(op));
   });
 }
 
@@ -556,7 +544,7 @@ HIPR_EXPORT hipError_t hipGraphExecBatchMemOpNodeSetParams(hipGraphExec_t exec, 
     BatchMemOpNode op;
     int device = 0;
     if (hipError_t e = BatchNodeOf(params, &op, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
+    return Graphs().ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -571,7 +559,7 @@ HIPR_EXPORT hipError_t hipDeviceGetGraphMemAttribute(int device, int attr, void*
     if (value == nullptr) return hipErrorInvalidValue;
     uint64_t current = 0;
     uint64_t high = 0;
-    GraphMemoryUse(device, &current, &high);
+    Graphs().GraphMemoryUse(device, &current, &high);
     switch (attr) {
       case kGraphMemUsedCurrent:
       case kGraphMemReservedCurrent: *static_cast<uint64_t*>(value) = current; return hipSuccess;
@@ -592,7 +580,7 @@ HIPR_EXPORT hipError_t hipDeviceSetGraphMemAttribute(int device, int attr, void*
     if (value == nullptr || (attr != kGraphMemUsedHigh && attr != kGraphMemReservedHigh) ||
         *static_cast<const uint64_t*>(value) != 0)
       return hipErrorInvalidValue;
-    ResetGraphMemoryHigh(device);
+    Graphs().ResetGraphMemoryHigh(device);
     return hipSuccess;
   });
 }
@@ -604,7 +592,7 @@ HIPR_EXPORT hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t* node, hipGraph_t 
     GraphOp op;
     int device = 0;
     if (hipError_t e = Memcpy1DNodeOf(dst, src, count, kind, &op, &device); e != hipSuccess) return e;
-    return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
+    return Graphs().GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
   });
 }
 
@@ -612,8 +600,8 @@ HIPR_EXPORT hipError_t hipGraphAddHostNode(hipGraphNode_t* node, hipGraph_t grap
                                            size_t dep_count, const hipHostNodeParams* params) {
   return ApiCall("hipGraphAddHostNode", [&] {
     if (params == nullptr || params->fn == nullptr) return hipErrorInvalidValue;
-    return GraphAddNode(graph, deps, dep_count, CurrentDeviceOr0(), HostFnNode{params->fn, params->userData, nullptr},
-                        node);
+    return Graphs().GraphAddNode(graph, deps, dep_count, CurrentDeviceOr0(),
+                                 HostFnNode{params->fn, params->userData, nullptr}, node);
   });
 }
 
@@ -621,7 +609,7 @@ HIPR_EXPORT hipError_t hipGraphHostNodeGetParams(hipGraphNode_t node, hipHostNod
   return ApiCall("hipGraphHostNodeGetParams", [&] {
     if (params == nullptr) return hipErrorInvalidValue;
     GraphOp op;
-    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    if (hipError_t e = Graphs().NodeGetOp(node, &op); e != hipSuccess) return e;
     const auto* h = std::get_if<HostFnNode>(&op);
     if (h == nullptr || h->fn == nullptr) return hipErrorInvalidValue;
     *params = hipHostNodeParams{h->fn, h->user_data};
@@ -632,24 +620,24 @@ HIPR_EXPORT hipError_t hipGraphHostNodeGetParams(hipGraphNode_t node, hipHostNod
 HIPR_EXPORT hipError_t hipGraphAddEmptyNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
                                             size_t dep_count) {
   return ApiCall("hipGraphAddEmptyNode",
-                 [&] { return GraphAddNode(graph, deps, dep_count, CurrentDeviceOr0(), EmptyNode{}, node); });
+                 [&] { return Graphs().GraphAddNode(graph, deps, dep_count, CurrentDeviceOr0(), EmptyNode{}, node); });
 }
 
 HIPR_EXPORT hipError_t hipGraphAddDependencies(hipGraph_t graph, const hipGraphNode_t* from, const hipGraphNode_t* to,
                                                size_t count) {
-  return ApiCall("hipGraphAddDependencies", [&] { return GraphAddDependencies(graph, from, to, count); });
+  return ApiCall("hipGraphAddDependencies", [&] { return Graphs().GraphAddDependencies(graph, from, to, count); });
 }
 
 HIPR_EXPORT hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t* nodes, size_t* count) {
-  return ApiCall("hipGraphGetNodes", [&] { return GraphGetNodes(graph, nodes, count, false); });
+  return ApiCall("hipGraphGetNodes", [&] { return Graphs().GraphGetNodes(graph, nodes, count, false); });
 }
 
 HIPR_EXPORT hipError_t hipGraphGetRootNodes(hipGraph_t graph, hipGraphNode_t* nodes, size_t* count) {
-  return ApiCall("hipGraphGetRootNodes", [&] { return GraphGetNodes(graph, nodes, count, true); });
+  return ApiCall("hipGraphGetRootNodes", [&] { return Graphs().GraphGetNodes(graph, nodes, count, true); });
 }
 
 HIPR_EXPORT hipError_t hipGraphGetEdges(hipGraph_t graph, hipGraphNode_t* from, hipGraphNode_t* to, size_t* count) {
-  return ApiCall("hipGraphGetEdges", [&] { return GraphGetEdges(graph, from, to, count); });
+  return ApiCall("hipGraphGetEdges", [&] { return Graphs().GraphGetEdges(graph, from, to, count); });
 }
 
 // hipGraphNodeType's numbering changed with 6.0: 5.x counts from 1 (kernel
@@ -662,8 +650,8 @@ HIPR_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t node, hipGraphNodeType
   const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipGraphNodeGetType", [&] {
     hipGraphNodeType internal = hipGraphNodeTypeEmpty;
-    if (type == nullptr) return NodeGetType(node, type);
-    if (hipError_t e = NodeGetType(node, &internal); e != hipSuccess) return e;
+    if (type == nullptr) return Graphs().NodeGetType(node, type);
+    if (hipError_t e = Graphs().NodeGetType(node, &internal); e != hipSuccess) return e;
     // Memory and batch nodes have no 5.x number: every caller gets 6.x's
     // 10, 11 and 14.
     if (internal == kNodeTypeMemAlloc || internal == kNodeTypeMemFree || internal == kNodeTypeBatchMemOp)
@@ -677,17 +665,18 @@ HIPR_EXPORT hipError_t hipGraphNodeGetType(hipGraphNode_t node, hipGraphNodeType
 }
 
 HIPR_EXPORT hipError_t hipGraphNodeGetDependencies(hipGraphNode_t node, hipGraphNode_t* deps, size_t* count) {
-  return ApiCall("hipGraphNodeGetDependencies", [&] { return NodeGetDependencies(node, deps, count, false); });
+  return ApiCall("hipGraphNodeGetDependencies", [&] { return Graphs().NodeGetDependencies(node, deps, count, false); });
 }
 
 HIPR_EXPORT hipError_t hipGraphNodeGetDependentNodes(hipGraphNode_t node, hipGraphNode_t* nodes, size_t* count) {
-  return ApiCall("hipGraphNodeGetDependentNodes", [&] { return NodeGetDependencies(node, nodes, count, true); });
+  return ApiCall("hipGraphNodeGetDependentNodes",
+                 [&] { return Graphs().NodeGetDependencies(node, nodes, count, true); });
 }
 
 HIPR_EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t* exec, hipGraph_t graph, hipGraphNode_t* error_node,
                                            char* log, size_t log_size) {
   return ApiCall("hipGraphInstantiate", [&] {
-    hipError_t e = GraphInstantiate(LiveSession(), graph, exec, error_node);
+    hipError_t e = Graphs().GraphInstantiate(LiveSession(), graph, exec, error_node);
     if (log != nullptr && log_size > 0) {
       const char* text = e == hipSuccess ? "" : hipGetErrorString(e);
       std::snprintf(log, log_size, "%s", text);
@@ -724,7 +713,7 @@ hipError_t CheckInstantiateFlags(unsigned long long flags) {
 HIPR_EXPORT hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* exec, hipGraph_t graph, unsigned long long flags) {
   return ApiCall("hipGraphInstantiateWithFlags", [&] {
     if (hipError_t e = CheckInstantiateFlags(flags); e != hipSuccess) return e;
-    return GraphInstantiate(LiveSession(), graph, exec, nullptr, flags);
+    return Graphs().GraphInstantiate(LiveSession(), graph, exec, nullptr, flags);
   });
 }
 
@@ -753,7 +742,7 @@ HIPR_EXPORT hipError_t hipGraphInstantiateWithParams(hipGraphExec_t* exec, hipGr
       StreamTarget target;
       if (hipError_t e = ResolveStream(params->upload_stream, &target); e != hipSuccess) return e;
     }
-    hipError_t e = GraphInstantiate(LiveSession(), graph, exec, &params->error_node, params->flags);
+    hipError_t e = Graphs().GraphInstantiate(LiveSession(), graph, exec, &params->error_node, params->flags);
     params->result = e == hipSuccess                      ? kSuccess
                      : params->error_node != nullptr     ? kMultipleDevices
                      : e == hipErrorInvalidValue && graph != nullptr ? kInvalidStructure
@@ -767,16 +756,16 @@ HIPR_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream) {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
-    return GraphLaunch(Client::Get(), LiveSession(), ManagedVars::Get(), exec, stream, target.device, target.id,
-                       [](const HostCopyNode& n, hipStream_t on) {
-                         return CopyMemory2DAsync(n.dst, n.dpitch, n.src, n.spitch, n.width, n.height,
-                                                  n.launch_kind(), on);
-                       });
+    return Graphs().GraphLaunch(Client::Get(), LiveSession(), Managed(), exec, stream, target.device, target.id,
+                                [](const HostCopyNode& n, hipStream_t on) {
+                                  return CopyMemory2DAsync(n.dst, n.dpitch, n.src, n.spitch, n.width, n.height,
+                                                           n.launch_kind(), on);
+                                });
   });
 }
 
 HIPR_EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t exec) {
-  return ApiCall("hipGraphExecDestroy", [&] { return GraphExecDestroy(LiveSession(), exec); });
+  return ApiCall("hipGraphExecDestroy", [&] { return Graphs().GraphExecDestroy(LiveSession(), exec); });
 }
 
 HIPR_EXPORT hipError_t hipGraphLaunch_spt(hipGraphExec_t exec, hipStream_t stream) {
@@ -828,7 +817,7 @@ HIPR_EXPORT hipError_t hipStreamBeginCaptureToGraph(hipStream_t stream, hipGraph
     StreamTarget target;
     unsigned flags = 0;
     if (hipError_t e = CapturableStream(stream, &target, &flags); e != hipSuccess) return e;
-    return BeginCapture(target.device, target.id, flags, mode, graph, deps, dep_count);
+    return Graphs().BeginCapture(target.device, target.id, flags, mode, graph, deps, dep_count);
   });
 }
 
@@ -841,14 +830,14 @@ HIPR_EXPORT hipError_t hipStreamUpdateCaptureDependencies(hipStream_t stream, hi
     StreamTarget target;
     unsigned stream_flags = 0;
     if (hipError_t e = CapturableStream(stream, &target, &stream_flags); e != hipSuccess) return e;
-    return UpdateCaptureDependencies(target.id, deps, count, flags == hipStreamSetCaptureDependencies);
+    return Graphs().UpdateCaptureDependencies(target.id, deps, count, flags == hipStreamSetCaptureDependencies);
   });
 }
 
 // ---- Node parameters -------------------------------------------------------------------------
 
 HIPR_EXPORT hipError_t hipGraphKernelNodeGetParams(hipGraphNode_t node, hipKernelNodeParams* params) {
-  return ApiCall("hipGraphKernelNodeGetParams", [&] { return KernelNodeGetParams(node, params); });
+  return ApiCall("hipGraphKernelNodeGetParams", [&] { return Graphs().KernelNodeGetParams(node, params); });
 }
 
 HIPR_EXPORT hipError_t hipGraphKernelNodeSetParams(hipGraphNode_t node, const hipKernelNodeParams* params) {
@@ -856,25 +845,25 @@ HIPR_EXPORT hipError_t hipGraphKernelNodeSetParams(hipGraphNode_t node, const hi
     KernelNode k;
     int device = 0;
     if (hipError_t e = KernelNodeOf(params, &k, &device); e != hipSuccess) return e;
-    return NodeSetOp(node, std::move(k));
+    return Graphs().NodeSetOp(node, std::move(k));
   });
 }
 
 HIPR_EXPORT hipError_t hipGraphKernelNodeGetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr,
                                                       hipKernelNodeAttrValue* value) {
-  return ApiCall("hipGraphKernelNodeGetAttribute", [&] { return KernelNodeGetAttribute(node, attr, value); });
+  return ApiCall("hipGraphKernelNodeGetAttribute", [&] { return Graphs().KernelNodeGetAttribute(node, attr, value); });
 }
 
 HIPR_EXPORT hipError_t hipGraphKernelNodeSetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr,
                                                       const hipKernelNodeAttrValue* value) {
   return ApiCall("hipGraphKernelNodeSetAttribute", [&] {
     if (value == nullptr) return hipErrorInvalidValue;
-    return KernelNodeSetAttribute(node, attr, *value);
+    return Graphs().KernelNodeSetAttribute(node, attr, *value);
   });
 }
 
 HIPR_EXPORT hipError_t hipGraphKernelNodeCopyAttributes(hipGraphNode_t src, hipGraphNode_t dst) {
-  return ApiCall("hipGraphKernelNodeCopyAttributes", [&] { return KernelNodeCopyAttributes(src, dst); });
+  return ApiCall("hipGraphKernelNodeCopyAttributes", [&] { return Graphs().KernelNodeCopyAttributes(src, dst); });
 }
 
 HIPR_EXPORT hipError_t hipGraphMemsetNodeGetParams(hipGraphNode_t node, hipMemsetParams* caller_params) {
@@ -882,7 +871,7 @@ HIPR_EXPORT hipError_t hipGraphMemsetNodeGetParams(hipGraphNode_t node, hipMemse
   return ApiCall("hipGraphMemsetNodeGetParams", [&] {
     if (caller_params == nullptr) return hipErrorInvalidValue;
     GraphOp op;
-    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    if (hipError_t e = Graphs().NodeGetOp(node, &op); e != hipSuccess) return e;
     const auto* m = std::get_if<msg::MemsetRequest>(&op);
     if (m == nullptr) return hipErrorInvalidValue;
     hipMemsetParams params{};
@@ -904,7 +893,7 @@ HIPR_EXPORT hipError_t hipGraphMemsetNodeSetParams(hipGraphNode_t node, const hi
     const hipMemsetParams* params = MemsetParamsFrom(caller_params, major >= 7, &storage);
     msg::MemsetRequest req;
     if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
-    return NodeSetOp(node, req);
+    return Graphs().NodeSetOp(node, req);
   });
 }
 
@@ -914,7 +903,7 @@ HIPR_EXPORT hipError_t hipGraphAddMemcpyNode(hipGraphNode_t* node, hipGraph_t gr
     GraphOp op;
     int device = 0;
     if (hipError_t e = Memcpy3DNodeOf(params, &op, &device); e != hipSuccess) return e;
-    return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
+    return Graphs().GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
   });
 }
 
@@ -922,7 +911,7 @@ HIPR_EXPORT hipError_t hipGraphMemcpyNodeGetParams(hipGraphNode_t node, hipMemcp
   return ApiCall("hipGraphMemcpyNodeGetParams", [&] {
     if (params == nullptr) return hipErrorInvalidValue;
     GraphOp op;
-    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    if (hipError_t e = Graphs().NodeGetOp(node, &op); e != hipSuccess) return e;
     hipMemcpy3DParms p;
     if (hipError_t e = Memcpy3DParamsOf(op, &p); e != hipSuccess) return e;
     *params = p;
@@ -935,7 +924,7 @@ HIPR_EXPORT hipError_t hipGraphMemcpyNodeSetParams(hipGraphNode_t node, const hi
     GraphOp op;
     int device = 0;
     if (hipError_t e = Memcpy3DNodeOf(params, &op, &device); e != hipSuccess) return e;
-    return NodeSetOp(node, std::move(op));
+    return Graphs().NodeSetOp(node, std::move(op));
   });
 }
 
@@ -945,7 +934,7 @@ HIPR_EXPORT hipError_t hipGraphMemcpyNodeSetParams1D(hipGraphNode_t node, void* 
     GraphOp op;
     int device = 0;
     if (hipError_t e = Memcpy1DNodeOf(dst, src, count, kind, &op, &device); e != hipSuccess) return e;
-    return NodeSetOp(node, std::move(op));
+    return Graphs().NodeSetOp(node, std::move(op));
   });
 }
 
@@ -957,7 +946,7 @@ HIPR_EXPORT hipError_t hipGraphAddMemcpyNodeToSymbol(hipGraphNode_t* node, hipGr
     GraphOp op;
     int device = 0;
     if (hipError_t e = ToSymbolNodeOf(symbol, src, count, offset, kind, &op, &device); e != hipSuccess) return e;
-    return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
+    return Graphs().GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
   });
 }
 
@@ -969,7 +958,7 @@ HIPR_EXPORT hipError_t hipGraphAddMemcpyNodeFromSymbol(hipGraphNode_t* node, hip
     GraphOp op;
     int device = 0;
     if (hipError_t e = FromSymbolNodeOf(dst, symbol, count, offset, kind, &op, &device); e != hipSuccess) return e;
-    return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
+    return Graphs().GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
   });
 }
 
@@ -979,7 +968,7 @@ HIPR_EXPORT hipError_t hipGraphMemcpyNodeSetParamsToSymbol(hipGraphNode_t node, 
     GraphOp op;
     int device = 0;
     if (hipError_t e = ToSymbolNodeOf(symbol, src, count, offset, kind, &op, &device); e != hipSuccess) return e;
-    return NodeSetOp(node, std::move(op));
+    return Graphs().NodeSetOp(node, std::move(op));
   });
 }
 
@@ -989,14 +978,14 @@ HIPR_EXPORT hipError_t hipGraphMemcpyNodeSetParamsFromSymbol(hipGraphNode_t node
     GraphOp op;
     int device = 0;
     if (hipError_t e = FromSymbolNodeOf(dst, symbol, count, offset, kind, &op, &device); e != hipSuccess) return e;
-    return NodeSetOp(node, std::move(op));
+    return Graphs().NodeSetOp(node, std::move(op));
   });
 }
 
 HIPR_EXPORT hipError_t hipGraphHostNodeSetParams(hipGraphNode_t node, const hipHostNodeParams* params) {
   return ApiCall("hipGraphHostNodeSetParams", [&] {
     if (params == nullptr || params->fn == nullptr) return hipErrorInvalidValue;
-    return NodeSetOp(node, HostFnNode{params->fn, params->userData, nullptr});
+    return Graphs().NodeSetOp(node, HostFnNode{params->fn, params->userData, nullptr});
   });
 }
 
@@ -1005,7 +994,7 @@ HIPR_EXPORT hipError_t hipGraphAddEventRecordNode(hipGraphNode_t* node, hipGraph
   return ApiCall("hipGraphAddEventRecordNode", [&] {
     GraphOp op;
     if (hipError_t e = EventNodeOf<EventRecordNode>(event, &op); e != hipSuccess) return e;
-    return GraphAddNode(graph, deps, dep_count, CurrentDeviceOr0(), std::move(op), node);
+    return Graphs().GraphAddNode(graph, deps, dep_count, CurrentDeviceOr0(), std::move(op), node);
   });
 }
 
@@ -1014,7 +1003,7 @@ HIPR_EXPORT hipError_t hipGraphAddEventWaitNode(hipGraphNode_t* node, hipGraph_t
   return ApiCall("hipGraphAddEventWaitNode", [&] {
     GraphOp op;
     if (hipError_t e = EventNodeOf<EventWaitNode>(event, &op); e != hipSuccess) return e;
-    return GraphAddNode(graph, deps, dep_count, CurrentDeviceOr0(), std::move(op), node);
+    return Graphs().GraphAddNode(graph, deps, dep_count, CurrentDeviceOr0(), std::move(op), node);
   });
 }
 
@@ -1030,7 +1019,7 @@ HIPR_EXPORT hipError_t hipGraphEventRecordNodeSetEvent(hipGraphNode_t node, hipE
   return ApiCall("hipGraphEventRecordNodeSetEvent", [&] {
     GraphOp op;
     if (hipError_t e = EventNodeOf<EventRecordNode>(event, &op); e != hipSuccess) return e;
-    return NodeSetOp(node, std::move(op));
+    return Graphs().NodeSetOp(node, std::move(op));
   });
 }
 
@@ -1038,7 +1027,7 @@ HIPR_EXPORT hipError_t hipGraphEventWaitNodeSetEvent(hipGraphNode_t node, hipEve
   return ApiCall("hipGraphEventWaitNodeSetEvent", [&] {
     GraphOp op;
     if (hipError_t e = EventNodeOf<EventWaitNode>(event, &op); e != hipSuccess) return e;
-    return NodeSetOp(node, std::move(op));
+    return Graphs().NodeSetOp(node, std::move(op));
   });
 }
 
@@ -1046,7 +1035,7 @@ HIPR_EXPORT hipError_t hipGraphAddChildGraphNode(hipGraphNode_t* node, hipGraph_
                                                  size_t dep_count, hipGraph_t child) {
   return ApiCall("hipGraphAddChildGraphNode", [&] {
     if (child == nullptr) return hipErrorInvalidValue;
-    return GraphAddNode(graph, deps, dep_count, CurrentDeviceOr0(), ChildGraphNode{child}, node);
+    return Graphs().GraphAddNode(graph, deps, dep_count, CurrentDeviceOr0(), ChildGraphNode{child}, node);
   });
 }
 
@@ -1054,7 +1043,7 @@ HIPR_EXPORT hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t node, hipGr
   return ApiCall("hipGraphChildGraphNodeGetGraph", [&] {
     if (graph == nullptr) return hipErrorInvalidValue;
     GraphOp op;
-    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    if (hipError_t e = Graphs().NodeGetOp(node, &op); e != hipSuccess) return e;
     const auto* c = std::get_if<ChildGraphNode>(&op);
     if (c == nullptr) return hipErrorInvalidValue;
     *graph = c->graph;
@@ -1066,32 +1055,33 @@ HIPR_EXPORT hipError_t hipGraphChildGraphNodeGetGraph(hipGraphNode_t node, hipGr
 
 HIPR_EXPORT hipError_t hipGraphRemoveDependencies(hipGraph_t graph, const hipGraphNode_t* from,
                                                   const hipGraphNode_t* to, size_t count) {
-  return ApiCall("hipGraphRemoveDependencies", [&] { return GraphRemoveDependencies(graph, from, to, count); });
+  return ApiCall("hipGraphRemoveDependencies",
+                 [&] { return Graphs().GraphRemoveDependencies(graph, from, to, count); });
 }
 
 HIPR_EXPORT hipError_t hipGraphDestroyNode(hipGraphNode_t node) {
-  return ApiCall("hipGraphDestroyNode", [&] { return DestroyNode(node); });
+  return ApiCall("hipGraphDestroyNode", [&] { return Graphs().DestroyNode(node); });
 }
 
 HIPR_EXPORT hipError_t hipGraphClone(hipGraph_t* clone, hipGraph_t graph) {
-  return ApiCall("hipGraphClone", [&] { return GraphClone(graph, clone); });
+  return ApiCall("hipGraphClone", [&] { return Graphs().GraphClone(graph, clone); });
 }
 
 HIPR_EXPORT hipError_t hipGraphNodeFindInClone(hipGraphNode_t* out, hipGraphNode_t node, hipGraph_t clone) {
-  return ApiCall("hipGraphNodeFindInClone", [&] { return NodeFindInClone(node, clone, out); });
+  return ApiCall("hipGraphNodeFindInClone", [&] { return Graphs().NodeFindInClone(node, clone, out); });
 }
 
 HIPR_EXPORT hipError_t hipGraphDebugDotPrint(hipGraph_t graph, const char* path, unsigned int flags) {
   // Every flag only asks for more detail; the file always has each node's
   // kind and main parameters.
   (void)flags;
-  return ApiCall("hipGraphDebugDotPrint", [&] { return GraphDebugDot(graph, path); });
+  return ApiCall("hipGraphDebugDotPrint", [&] { return Graphs().GraphDebugDot(graph, path); });
 }
 
 // ---- Executable graphs ------------------------------------------------------------------------
 
 HIPR_EXPORT hipError_t hipGraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags) {
-  return ApiCall("hipGraphExecGetFlags", [&] { return GraphExecGetFlags(exec, flags); });
+  return ApiCall("hipGraphExecGetFlags", [&] { return Graphs().GraphExecGetFlags(exec, flags); });
 }
 
 HIPR_EXPORT hipError_t hipGraphUpload(hipGraphExec_t exec, hipStream_t stream) {
@@ -1099,7 +1089,7 @@ HIPR_EXPORT hipError_t hipGraphUpload(hipGraphExec_t exec, hipStream_t stream) {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
-    return GraphUpload(exec, target.device);
+    return Graphs().GraphUpload(exec, target.device);
   });
 }
 
@@ -1109,7 +1099,7 @@ HIPR_EXPORT hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t exec, hipG
     KernelNode k;
     int device = 0;
     if (hipError_t e = KernelNodeOf(params, &k, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(LiveSession(), exec, node, std::move(k));
+    return Graphs().ExecSetNodeOp(LiveSession(), exec, node, std::move(k));
   });
 }
 
@@ -1121,7 +1111,7 @@ HIPR_EXPORT hipError_t hipGraphExecMemsetNodeSetParams(hipGraphExec_t exec, hipG
     const hipMemsetParams* params = MemsetParamsFrom(caller_params, major >= 7, &storage);
     msg::MemsetRequest req;
     if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
-    return ExecSetNodeOp(LiveSession(), exec, node, req);
+    return Graphs().ExecSetNodeOp(LiveSession(), exec, node, req);
   });
 }
 
@@ -1131,7 +1121,7 @@ HIPR_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams(hipGraphExec_t exec, hipG
     GraphOp op;
     int device = 0;
     if (hipError_t e = Memcpy3DNodeOf(params, &op, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
+    return Graphs().ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1141,7 +1131,7 @@ HIPR_EXPORT hipError_t hipGraphExecMemcpyNodeSetParams1D(hipGraphExec_t exec, hi
     GraphOp op;
     int device = 0;
     if (hipError_t e = Memcpy1DNodeOf(dst, src, count, kind, &op, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
+    return Graphs().ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1152,7 +1142,7 @@ HIPR_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsToSymbol(hipGraphExec_t ex
     GraphOp op;
     int device = 0;
     if (hipError_t e = ToSymbolNodeOf(symbol, src, count, offset, kind, &op, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
+    return Graphs().ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1163,7 +1153,7 @@ HIPR_EXPORT hipError_t hipGraphExecMemcpyNodeSetParamsFromSymbol(hipGraphExec_t 
     GraphOp op;
     int device = 0;
     if (hipError_t e = FromSymbolNodeOf(dst, symbol, count, offset, kind, &op, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
+    return Graphs().ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1171,7 +1161,7 @@ HIPR_EXPORT hipError_t hipGraphExecHostNodeSetParams(hipGraphExec_t exec, hipGra
                                                      const hipHostNodeParams* params) {
   return ApiCall("hipGraphExecHostNodeSetParams", [&] {
     if (params == nullptr || params->fn == nullptr) return hipErrorInvalidValue;
-    return ExecSetNodeOp(LiveSession(), exec, node, HostFnNode{params->fn, params->userData, nullptr});
+    return Graphs().ExecSetNodeOp(LiveSession(), exec, node, HostFnNode{params->fn, params->userData, nullptr});
   });
 }
 
@@ -1180,7 +1170,7 @@ HIPR_EXPORT hipError_t hipGraphExecEventRecordNodeSetEvent(hipGraphExec_t exec, 
   return ApiCall("hipGraphExecEventRecordNodeSetEvent", [&] {
     GraphOp op;
     if (hipError_t e = EventNodeOf<EventRecordNode>(event, &op); e != hipSuccess) return e;
-    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
+    return Graphs().ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1188,7 +1178,7 @@ HIPR_EXPORT hipError_t hipGraphExecEventWaitNodeSetEvent(hipGraphExec_t exec, hi
   return ApiCall("hipGraphExecEventWaitNodeSetEvent", [&] {
     GraphOp op;
     if (hipError_t e = EventNodeOf<EventWaitNode>(event, &op); e != hipSuccess) return e;
-    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
+    return Graphs().ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1196,19 +1186,20 @@ HIPR_EXPORT hipError_t hipGraphExecChildGraphNodeSetParams(hipGraphExec_t exec, 
                                                            hipGraph_t child) {
   return ApiCall("hipGraphExecChildGraphNodeSetParams", [&] {
     if (child == nullptr) return hipErrorInvalidValue;
-    return ExecSetNodeOp(LiveSession(), exec, node, ChildGraphNode{child});
+    return Graphs().ExecSetNodeOp(LiveSession(), exec, node, ChildGraphNode{child});
   });
 }
 
 HIPR_EXPORT hipError_t hipGraphNodeSetEnabled(hipGraphExec_t exec, hipGraphNode_t node, unsigned int enabled) {
-  return ApiCall("hipGraphNodeSetEnabled", [&] { return ExecSetEnabled(LiveSession(), exec, node, enabled != 0); });
+  return ApiCall("hipGraphNodeSetEnabled",
+                 [&] { return Graphs().ExecSetEnabled(LiveSession(), exec, node, enabled != 0); });
 }
 
 HIPR_EXPORT hipError_t hipGraphNodeGetEnabled(hipGraphExec_t exec, hipGraphNode_t node, unsigned int* enabled) {
   return ApiCall("hipGraphNodeGetEnabled", [&] {
     if (enabled == nullptr) return hipErrorInvalidValue;
     bool on = false;
-    if (hipError_t e = ExecGetEnabled(exec, node, &on); e != hipSuccess) return e;
+    if (hipError_t e = Graphs().ExecGetEnabled(exec, node, &on); e != hipSuccess) return e;
     *enabled = on ? 1 : 0;
     return hipSuccess;
   });
@@ -1216,7 +1207,8 @@ HIPR_EXPORT hipError_t hipGraphNodeGetEnabled(hipGraphExec_t exec, hipGraphNode_
 
 HIPR_EXPORT hipError_t hipGraphExecUpdate(hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
                                           hipGraphExecUpdateResult* result) {
-  return ApiCall("hipGraphExecUpdate", [&] { return ExecUpdate(LiveSession(), exec, graph, error_node, result); });
+  return ApiCall("hipGraphExecUpdate",
+                 [&] { return Graphs().ExecUpdate(LiveSession(), exec, graph, error_node, result); });
 }
 
 // ---- Driver-API graph nodes (ROCm 6.x): HIP_MEMCPY3D in the caller's
@@ -1239,7 +1231,7 @@ HIPR_EXPORT hipError_t hipDrvGraphAddMemcpyNode(hipGraphNode_t* node, hipGraph_t
     GraphOp op;
     int device = 0;
     if (hipError_t e = DrvMemcpyNodeOf(params, major, &op, &device); e != hipSuccess) return e;
-    return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
+    return Graphs().GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
   });
 }
 
@@ -1248,7 +1240,7 @@ HIPR_EXPORT hipError_t hipDrvGraphMemcpyNodeGetParams(hipGraphNode_t node, HIP_M
   return ApiCall("hipDrvGraphMemcpyNodeGetParams", [&] {
     if (params == nullptr) return hipErrorInvalidValue;
     GraphOp op;
-    if (hipError_t e = NodeGetOp(node, &op); e != hipSuccess) return e;
+    if (hipError_t e = Graphs().NodeGetOp(node, &op); e != hipSuccess) return e;
     hipMemcpy3DParms p;
     if (hipError_t e = Memcpy3DParamsOf(op, &p); e != hipSuccess) return e;
     ParmsToDrvMemcpy3D(p, major, params);
@@ -1262,7 +1254,7 @@ HIPR_EXPORT hipError_t hipDrvGraphMemcpyNodeSetParams(hipGraphNode_t node, const
     GraphOp op;
     int device = 0;
     if (hipError_t e = DrvMemcpyNodeOf(params, major, &op, &device); e != hipSuccess) return e;
-    return NodeSetOp(node, std::move(op));
+    return Graphs().NodeSetOp(node, std::move(op));
   });
 }
 
@@ -1273,7 +1265,7 @@ HIPR_EXPORT hipError_t hipDrvGraphExecMemcpyNodeSetParams(hipGraphExec_t exec, h
     GraphOp op;
     int device = 0;
     if (hipError_t e = DrvMemcpyNodeOf(params, major, &op, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
+    return Graphs().ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1284,7 +1276,7 @@ HIPR_EXPORT hipError_t hipDrvGraphAddMemsetNode(hipGraphNode_t* node, hipGraph_t
     const hipMemsetParams* params = MemsetParamsFrom(caller_params, true, &storage);
     msg::MemsetRequest req;
     if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
-    return GraphAddNode(graph, deps, dep_count, req.device, req, node);
+    return Graphs().GraphAddNode(graph, deps, dep_count, req.device, req, node);
   });
 }
 
@@ -1295,7 +1287,7 @@ HIPR_EXPORT hipError_t hipDrvGraphExecMemsetNodeSetParams(hipGraphExec_t exec, h
     const hipMemsetParams* params = MemsetParamsFrom(caller_params, true, &storage);
     msg::MemsetRequest req;
     if (hipError_t e = MemsetNodeOf(params, &req); e != hipSuccess) return e;
-    return ExecSetNodeOp(LiveSession(), exec, node, req);
+    return Graphs().ExecSetNodeOp(LiveSession(), exec, node, req);
   });
 }
 
@@ -1388,7 +1380,7 @@ HIPR_EXPORT hipError_t hipGraphAddNode(hipGraphNode_t* node, hipGraph_t graph, c
     GraphOp op;
     int device = 0;
     if (hipError_t e = GenericNodeOf(params, major, &op, &device); e != hipSuccess) return e;
-    return GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
+    return Graphs().GraphAddNode(graph, deps, dep_count, device, std::move(op), node);
   });
 }
 
@@ -1399,7 +1391,7 @@ HIPR_EXPORT hipError_t hipGraphNodeSetParams(hipGraphNode_t node, HiprGraphNodeP
     int device = 0;
     if (hipError_t e = GenericNodeOf(params, major, &op, &device); e != hipSuccess) return e;
     if (std::holds_alternative<ChildGraphNode>(op)) return hipErrorInvalidValue;  // As natively: not in place.
-    return NodeSetOp(node, std::move(op));
+    return Graphs().NodeSetOp(node, std::move(op));
   });
 }
 
@@ -1410,7 +1402,7 @@ HIPR_EXPORT hipError_t hipGraphExecNodeSetParams(hipGraphExec_t exec, hipGraphNo
     GraphOp op;
     int device = 0;
     if (hipError_t e = GenericNodeOf(params, major, &op, &device); e != hipSuccess) return e;
-    return ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
+    return Graphs().ExecSetNodeOp(LiveSession(), exec, node, std::move(op));
   });
 }
 
@@ -1421,26 +1413,26 @@ HIPR_EXPORT hipError_t hipUserObjectCreate(UserObject** object, void* ptr, hipHo
   return ApiCall("hipUserObjectCreate", [&] {
     // hipUserObjectNoDestructorSync, the only flag, is required (as natively).
     if (flags != 1) return hipErrorInvalidValue;
-    return UserObjectCreate(object, ptr, destroy, initial_refcount);
+    return Graphs().UserObjectCreate(object, ptr, destroy, initial_refcount);
   });
 }
 
 HIPR_EXPORT hipError_t hipUserObjectRetain(UserObject* object, unsigned int count) {
-  return ApiCall("hipUserObjectRetain", [&] { return UserObjectRetain(object, count); });
+  return ApiCall("hipUserObjectRetain", [&] { return Graphs().UserObjectRetain(object, count); });
 }
 
 HIPR_EXPORT hipError_t hipUserObjectRelease(UserObject* object, unsigned int count) {
-  return ApiCall("hipUserObjectRelease", [&] { return UserObjectRelease(object, count); });
+  return ApiCall("hipUserObjectRelease", [&] { return Graphs().UserObjectRelease(object, count); });
 }
 
 HIPR_EXPORT hipError_t hipGraphRetainUserObject(hipGraph_t graph, UserObject* object, unsigned int count,
                                                 unsigned int flags) {
   return ApiCall("hipGraphRetainUserObject", [&] {
     if (flags > 1) return hipErrorInvalidValue;  // 0, or hipGraphUserObjectMove.
-    return GraphRetainUserObject(graph, object, count, flags == 1);
+    return Graphs().GraphRetainUserObject(graph, object, count, flags == 1);
   });
 }
 
 HIPR_EXPORT hipError_t hipGraphReleaseUserObject(hipGraph_t graph, UserObject* object, unsigned int count) {
-  return ApiCall("hipGraphReleaseUserObject", [&] { return GraphReleaseUserObject(graph, object, count); });
+  return ApiCall("hipGraphReleaseUserObject", [&] { return Graphs().GraphReleaseUserObject(graph, object, count); });
 }

@@ -75,7 +75,7 @@ hipError_t LaunchRegistered(const char* api, const RegisteredLaunch& l, const Ke
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   RegisteredKernel kernel;
-  if (l.host_function == nullptr || !FindRegisteredKernel(l.host_function, &kernel)) {
+  if (l.host_function == nullptr || !Kernels().FindRegisteredKernel(l.host_function, &kernel)) {
     HIPR_LOG_INFO("%s: %p is not a registered kernel", api, l.host_function);
     return hipErrorInvalidDeviceFunction;
   }
@@ -91,7 +91,7 @@ hipError_t LaunchRegistered(const char* api, const RegisteredLaunch& l, const Ke
   spec.func = l.host_function;
   if (hipError_t e = ResolveEvent(l.start, &spec.start_event); e != hipSuccess) return e;
   if (hipError_t e = ResolveEvent(l.stop, &spec.stop_event); e != hipSuccess) return e;
-  return Refused(api, LaunchKernel(Client::Get(), *s, ManagedVars::Get(), *kernel.module, *kernel.name, spec, args));
+  return Refused(api, LaunchKernel(Client::Get(), *s, Managed(), Graphs(), *kernel.module, *kernel.name, spec, args));
 }
 
 hipError_t LaunchWithArgs(const char* api, const void* f, dim3 grid, dim3 block, void** args, size_t shared,
@@ -115,7 +115,7 @@ hipError_t RegisteredKernelInfo(const void* f, Session** session, const msg::Dev
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   RegisteredKernel k;
-  if (f == nullptr || !FindRegisteredKernel(f, &k)) return hipErrorInvalidDeviceFunction;
+  if (f == nullptr || !Kernels().FindRegisteredKernel(f, &k)) return hipErrorInvalidDeviceFunction;
   int d = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &d); e != hipSuccess) return e;
   *device = &s->devices()[d];
@@ -302,21 +302,21 @@ HIPR_EXPORT hipError_t hipFuncGetAttributes(hipFuncAttributes* attr, const void*
 HIPR_EXPORT hipError_t hipFuncSetAttribute(const void* f, hipFuncAttribute attr, int value) {
   return ApiCall("hipFuncSetAttribute", [&] {
     RegisteredKernel k;
-    return f != nullptr && FindRegisteredKernel(f, &k) ? hipSuccess : hipErrorInvalidDeviceFunction;
+    return f != nullptr && Kernels().FindRegisteredKernel(f, &k) ? hipSuccess : hipErrorInvalidDeviceFunction;
   });
 }
 
 HIPR_EXPORT hipError_t hipFuncSetCacheConfig(const void* f, hipFuncCache_t config) {
   return ApiCall("hipFuncSetCacheConfig", [&] {
     RegisteredKernel k;
-    return f != nullptr && FindRegisteredKernel(f, &k) ? hipSuccess : hipErrorInvalidDeviceFunction;
+    return f != nullptr && Kernels().FindRegisteredKernel(f, &k) ? hipSuccess : hipErrorInvalidDeviceFunction;
   });
 }
 
 HIPR_EXPORT hipError_t hipFuncSetSharedMemConfig(const void* f, hipSharedMemConfig config) {
   return ApiCall("hipFuncSetSharedMemConfig", [&] {
     RegisteredKernel k;
-    return f != nullptr && FindRegisteredKernel(f, &k) ? hipSuccess : hipErrorInvalidDeviceFunction;
+    return f != nullptr && Kernels().FindRegisteredKernel(f, &k) ? hipSuccess : hipErrorInvalidDeviceFunction;
   });
 }
 
@@ -408,7 +408,7 @@ HIPR_EXPORT hipError_t hipOccupancyMaxPotentialBlockSize(int* grid_size, int* bl
 HIPR_EXPORT const char* hipKernelNameRefByPtr(const void* host_function, hipStream_t stream) {
   try {
     RegisteredKernel k;
-    return host_function != nullptr && FindRegisteredKernel(host_function, &k) ? k.name->c_str() : nullptr;
+    return host_function != nullptr && Kernels().FindRegisteredKernel(host_function, &k) ? k.name->c_str() : nullptr;
   } catch (...) {
     return nullptr;
   }
@@ -417,7 +417,7 @@ HIPR_EXPORT const char* hipKernelNameRefByPtr(const void* host_function, hipStre
 HIPR_EXPORT const char* hipKernelNameRef(const hipFunction_t function) {
   try {
     ModuleFunction f;
-    return FindModuleFunction(function, &f) ? f.name->c_str() : nullptr;
+    return Kernels().FindModuleFunction(function, &f) ? f.name->c_str() : nullptr;
   } catch (...) {
     return nullptr;
   }
@@ -438,7 +438,8 @@ HIPR_EXPORT hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* list,
       if (std::find(devices.begin(), devices.end(), target.device) != devices.end()) return hipErrorInvalidDevice;
       devices.push_back(target.device);
       RegisteredKernel kernel;
-      if (list[i].func == nullptr || !FindRegisteredKernel(list[i].func, &kernel)) return hipErrorInvalidDeviceFunction;
+      if (list[i].func == nullptr || !Kernels().FindRegisteredKernel(list[i].func, &kernel))
+        return hipErrorInvalidDeviceFunction;
     }
     for (int i = 0; i < count; ++i) {
       const hipLaunchParams& p = list[i];

@@ -69,8 +69,8 @@ hipError_t MallocManaged(void** ptr, size_t size, unsigned flags) {
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
   // As ROCm: not while the device captures in global mode (the device copy
   // is cleared with a device synchronisation).
-  if (AnyCapture()) {
-    if (hipError_t e = CheckNotCapturing(device, 0, true); e != hipSuccess) return e;
+  if (Graphs().AnyCapture()) {
+    if (hipError_t e = Graphs().CheckNotCapturing(device, 0, true); e != hipSuccess) return e;
   }
   if (!s->devices()[device].managed_memory) {
     HIPR_LOG_ONCE(kWarn, "hipMallocManaged: the worker's device has no managed memory; returning "
@@ -98,10 +98,10 @@ hipError_t MallocManaged(void** ptr, size_t size, unsigned flags) {
   if (st.ok()) st = s->Call<wire::Op::kDeviceSynchronize>(msg::DeviceRequest{device}, &reply);
   if (st.ok() && reply.error != hipSuccess) st = HipStatus(reply.error, "clearing the device copy failed");
   if (st.ok()) st = MapHostPages(address, bytes);
-  if (st.ok()) st = ManagedVars::Get().AddAllocation(*s, device, address, size);
+  if (st.ok()) st = Managed().AddAllocation(*s, device, address, size);
   if (!st.ok()) {
     HIPR_LOG_ERROR("hipMallocManaged(%zu bytes): %s", size, st.message().c_str());
-    (void)FreeDevice(p, AllocationRole::kPlain);
+    (void)FreeDevice(p, true);
     return st.code() == StatusCode::kResourceExhausted ? hipErrorOutOfMemory : ToHipError(st);
   }
   *ptr = p;
@@ -115,9 +115,9 @@ hipError_t Prefetch(const void* ptr, size_t count, int device, hipStream_t strea
   if (hipError_t e = CheckLocation(*s, device); e != hipSuccess) return e;
   StreamTarget target;
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
-  if (!ManagedVars::Get().WithAllocation(ptr, count, [&](ManagedVar& v) { v.advice.last_prefetch = device; }))
+  if (!Managed().WithAllocation(ptr, count, [&](ManagedVar& v) { v.advice.last_prefetch = device; }))
     return hipErrorInvalidValue;
-  ManagedVars& managed = ManagedVars::Get();
+  ManagedVars& managed = Managed();
   if (device == hipCpuDeviceId) {
     // What the stream's work wrote is read back at its synchronisation.
     managed.MarkWritten(*s, target.device, target.id, ptr, count);
@@ -136,13 +136,21 @@ hipError_t Advise(const void* ptr, size_t count, int advice, int device) {
     if (hipError_t e = CheckLocation(*s, device); e != hipSuccess) return e;
   }
   bool known = true;
-  const bool found = ManagedVars::Get().WithAllocation(ptr, count, [&](ManagedVar& v) {
+  const bool found = Managed().WithAllocation(ptr, count, [&](ManagedVar& v) {
     ManagedAdvice& a = v.advice;
     switch (advice) {
-      case hipMemAdviseSetReadMostly: a.read_mostly = true; break;
-      case hipMemAdviseUnsetReadMostly: a.read_mostly = false; break;
-      case hipMemAdviseSetPreferredLocation: a.preferred_location = device; break;
-      case hipMemAdviseUnsetPreferredLocation: a.preferred_location = hipInvalidDeviceId; break;
+      case hipMemAdviseSetReadMostly:
+        a.read_mostly = true;
+        break;
+      case hipMemAdviseUnsetReadMostly:
+        a.read_mostly = false;
+        break;
+      case hipMemAdviseSetPreferredLocation:
+        a.preferred_location = device;
+        break;
+      case hipMemAdviseUnsetPreferredLocation:
+        a.preferred_location = hipInvalidDeviceId;
+        break;
       case hipMemAdviseSetAccessedBy:
         if (std::find(a.accessed_by.begin(), a.accessed_by.end(), device) == a.accessed_by.end())
           a.accessed_by.push_back(device);
@@ -150,9 +158,15 @@ hipError_t Advise(const void* ptr, size_t count, int advice, int device) {
       case hipMemAdviseUnsetAccessedBy:
         a.accessed_by.erase(std::remove(a.accessed_by.begin(), a.accessed_by.end(), device), a.accessed_by.end());
         break;
-      case hipMemAdviseSetCoarseGrain: a.coarse_grain = true; break;
-      case hipMemAdviseUnsetCoarseGrain: a.coarse_grain = false; break;
-      default: known = false; break;
+      case hipMemAdviseSetCoarseGrain:
+        a.coarse_grain = true;
+        break;
+      case hipMemAdviseUnsetCoarseGrain:
+        a.coarse_grain = false;
+        break;
+      default:
+        known = false;
+        break;
     }
   });
   return found && known ? hipSuccess : hipErrorInvalidValue;
@@ -164,8 +178,7 @@ hipError_t RangeAttribute(void* data, size_t size, int attribute, const void* pt
   if (data == nullptr || size == 0 || ptr == nullptr || count == 0) return hipErrorInvalidValue;
   if (LiveSession() == nullptr) return hipErrorNoDevice;
   ManagedAdvice advice;
-  if (!ManagedVars::Get().WithAllocation(ptr, count, [&](ManagedVar& v) { advice = v.advice; }))
-    return hipErrorInvalidValue;
+  if (!Managed().WithAllocation(ptr, count, [&](ManagedVar& v) { advice = v.advice; })) return hipErrorInvalidValue;
   auto put_int = [&](int value) {
     if (size < sizeof(int)) return hipErrorInvalidValue;
     std::memcpy(data, &value, sizeof value);
@@ -256,7 +269,7 @@ HIPR_EXPORT hipError_t hipStreamAttachMemAsync(hipStream_t stream, void* dev_ptr
       return hipErrorInvalidValue;
     if (flags == hipMemAttachSingle && stream == nullptr) return hipErrorInvalidValue;
     size_t size = 0;
-    if (!ManagedVars::Get().WithAllocation(dev_ptr, 1, [&](ManagedVar& v) {
+    if (!Managed().WithAllocation(dev_ptr, 1, [&](ManagedVar& v) {
           size = v.size - (reinterpret_cast<uint64_t>(dev_ptr) - reinterpret_cast<uint64_t>(v.mirror));
         }))
       return hipErrorInvalidValue;

@@ -222,62 +222,16 @@ HIPR_EXPORT hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned i
   });
 }
 
-namespace {
-
-// hipFree's work; `synchronizing` (hipFree itself, not hipFreeAsync): not
-// while a global- or thread-local-mode capture runs on the device, as the
-// device synchronization it implies is not allowed then.
-// `role`: kPlain for hipFree(Async), kArray for an array's memory.
-hipError_t FreeAllocation(void* ptr, bool synchronizing, AllocationRole role = AllocationRole::kPlain) {
-  Session* s = LiveSession();
-  if (s == nullptr) return hipErrorNoDevice;
-  if (ptr == nullptr) return hipSuccess;
-  Client& c = Client::Get();
-  DeviceAllocation a;
-  if (c.allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a) &&
-      (a.module_global || a.ipc_opened || a.vmm || a.array != (role == AllocationRole::kArray)))
-    return hipErrorInvalidValue;  // A module's variable, an opened IPC handle, a mapping or an array's memory.
-  // A graph's allocation: its graph owns the memory (graph.h GraphMemory),
-  // which stays for the graph's next launch; the application is done with it.
-  if (a.graph) return hipSuccess;
-  if (synchronizing && AnyCapture()) {
-    if (hipError_t e = CheckNotCapturing(a.device, 0, true); e != hipSuccess) return e;
-  }
-  // As HIP: an interior pointer frees its whole allocation.
-  if (!c.allocations().RemoveDevice(reinterpret_cast<uint64_t>(ptr), &a)) return hipErrorInvalidValue;
-  // A managed allocation's mirror (managed_vars.h) goes with it: inside the
-  // window its pages return to the reservation.
-  size_t managed_size = 0;
-  const bool managed = ManagedVars::Get().RemoveAllocation(a.base, &managed_size);
-  Status st = s->Post<wire::Op::kFree>(msg::FreeRequest{a.base});
-  // The pages may hold host memory again once the worker has freed them;
-  // should the device reuse them before that, hipMalloc sees a collision.
-  if (a.outside_window) c.reservations().Release(a.base, a.size);
-  else if (managed) ReserveAgain(a.base, RoundUpToPage(a.size));
-  return ToHipError(st);
-}
-
-}  // namespace
-
-// The device's texture alignment (256 on every AMD GPU), so each row starts
-// where a texture row may.
-size_t hipr::client::RowPitch(const Session& s, int device, size_t width) {
-  const uint64_t align = s.devices()[device].texture_alignment != 0 ? s.devices()[device].texture_alignment : 256;
-  return static_cast<size_t>((width + align - 1) / align * align);
-}
-
-hipError_t hipr::client::FreeDevice(void* ptr, AllocationRole role) { return FreeAllocation(ptr, true, role); }
-
 HIPR_EXPORT hipError_t hipFree(void* ptr) {
-  return ApiCall("hipFree", [&] { return FreeAllocation(ptr, true); });
+  return ApiCall("hipFree", [&] { return FreeDevice(ptr, true); });
 }
 
 namespace {
 
 bool Capturing(const StreamTarget& target) {
-  if (!AnyCapture()) return false;
+  if (!Graphs().AnyCapture()) return false;
   hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
-  return CaptureInfo(target.id, &status, nullptr, nullptr, nullptr, nullptr) == hipSuccess &&
+  return Graphs().CaptureInfo(target.id, &status, nullptr, nullptr, nullptr, nullptr) == hipSuccess &&
          status != hipStreamCaptureStatusNone;
 }
 
@@ -292,10 +246,12 @@ hipError_t CaptureAlloc(Session& s, const StreamTarget& target, size_t size, voi
     return hipSuccess;
   }
   std::shared_ptr<GraphMemory> memory;
-  if (hipError_t e = NewGraphMemory(s, target.device, size, nullptr, nullptr, 0, &memory); e != hipSuccess) return e;
+  if (hipError_t e = Graphs().NewGraphMemory(Client::Get(), s, target.device, size, nullptr, nullptr, 0, &memory);
+      e != hipSuccess)
+    return e;
   const uint64_t address = memory->address;
   hipError_t result = hipSuccess;
-  if (!CaptureNode(target.device, target.id, MemAllocNode{std::move(memory)}, &result)) return hipErrorUnknown;
+  if (!Graphs().CaptureNode(target.device, target.id, MemAllocNode{std::move(memory)}, &result)) return hipErrorUnknown;
   if (result == hipSuccess) *ptr = reinterpret_cast<void*>(address);
   return result;
 }
@@ -312,11 +268,11 @@ hipError_t CaptureFree(void* ptr, const StreamTarget& target, bool* captured) {
       a.base != reinterpret_cast<uint64_t>(ptr)) {
     HIPR_LOG_ONCE(kWarn, "hipFreeAsync on a capturing stream of memory no graph allocated: returning "
                          "hipErrorStreamCaptureUnsupported");
-    (void)CheckNotCapturing(target.device, target.id, false);  // Invalidates the capture.
+    (void)Graphs().CheckNotCapturing(target.device, target.id, false);  // Invalidates the capture.
     return hipErrorStreamCaptureUnsupported;
   }
   hipError_t result = hipSuccess;
-  if (!CaptureNode(target.device, target.id, MemFreeNode{a.base}, &result)) return hipErrorUnknown;
+  if (!Graphs().CaptureNode(target.device, target.id, MemFreeNode{a.base}, &result)) return hipErrorUnknown;
   return result;
 }
 
@@ -377,7 +333,7 @@ HIPR_EXPORT hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
     bool captured = false;
     if (hipError_t e = CaptureFree(ptr, target, &captured); e != hipSuccess || captured) return e;
-    return FreeAllocation(ptr, false);
+    return FreeDevice(ptr, false);
   });
 }
 
@@ -574,7 +530,7 @@ hipError_t PointerAttributes(hipPointerAttribute_t* attributes, const void* ptr,
   PinnedAllocation h;
   hipPointerAttribute_t out{};
   MemoryKind kind = MemoryKind::kUnregistered;
-  if (const ManagedVar* v = ManagedVars::Get().FindMirror(ptr, 1); v != nullptr) {
+  if (const ManagedVar* v = Managed().FindMirror(ptr, 1); v != nullptr) {
     // Managed memory, addressed the same everywhere (for a __managed__
     // variable, its mirror, which kernel arguments are translated from).
     kind = MemoryKind::kManaged;
@@ -632,7 +588,7 @@ PointerInfo FindPointer(const void* ptr) {
   const uint64_t p = reinterpret_cast<uint64_t>(ptr);
   DeviceAllocation d;
   PinnedAllocation h;
-  if (const ManagedVar* v = ManagedVars::Get().FindMirror(ptr, 1); v != nullptr)
+  if (const ManagedVar* v = Managed().FindMirror(ptr, 1); v != nullptr)
     return PointerInfo{true, MemoryKind::kManaged, reinterpret_cast<uint64_t>(v->mirror), v->size,
                        v->allocation() ? v->device : CurrentDevice(), 0};
   if (Client::Get().allocations().FindDevice(p, 0, &d))

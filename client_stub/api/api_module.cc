@@ -22,6 +22,8 @@
 #include <hip/hip_ext.h>
 
 #include "client_stub/api/api_common.h"
+#include "client_stub/api/copy_paths.h"
+#include "client_stub/api/module_symbols.h"
 #include "client_stub/copies/copy_kind.h"
 #include "client_stub/kernels/kernel_launch.h"
 #include "client_stub/kernels/kernel_registry.h"
@@ -35,13 +37,6 @@ using namespace hipr::client;
 #endif
 
 namespace {
-
-// A loaded (not registered) module named by an application's handle.
-CodeModule* LoadedModule(hipModule_t module) {
-  if (!CodeModule::IsLive(module)) return nullptr;
-  auto* m = reinterpret_cast<CodeModule*>(module);
-  return m->registered() ? nullptr : m;
-}
 
 Status ReadFile(const char* path, std::vector<uint8_t>* out) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -110,7 +105,7 @@ hipError_t FunctionKernel(hipFunction_t f, const msg::DeviceInfo** device, std::
   Session* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   ModuleFunction mf;
-  if (!FindModuleFunction(f, &mf)) return hipErrorInvalidResourceHandle;
+  if (!Kernels().FindModuleFunction(f, &mf)) return hipErrorInvalidResourceHandle;
   int d = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &d); e != hipSuccess) return e;
   *device = &s->devices()[d];
@@ -134,7 +129,7 @@ hipError_t LaunchModuleFunction(const char* api, ModuleLaunch l) {
   if (s == nullptr) return hipErrorNoDevice;
   if (l.f == nullptr) return hipErrorInvalidImage;  // As HIP 5.2.
   ModuleFunction mf;
-  if (!FindModuleFunction(l.f, &mf)) return hipErrorInvalidResourceHandle;
+  if (!Kernels().FindModuleFunction(l.f, &mf)) return hipErrorInvalidResourceHandle;
   if (l.params != nullptr && l.extra != nullptr) return hipErrorInvalidValue;
   KernelArgs args;
   args.pointers = l.params;
@@ -155,7 +150,7 @@ hipError_t LaunchModuleFunction(const char* api, ModuleLaunch l) {
     *id = record.id;
     Client::Get().handles().NoteEventRecorded(event);  // As in api_launch.cc.
   }
-  Status st = LaunchKernel(Client::Get(), *s, ManagedVars::Get(), *mf.module, *mf.name, l.spec, args);
+  Status st = LaunchKernel(Client::Get(), *s, Managed(), Graphs(), *mf.module, *mf.name, l.spec, args);
   if (!st.ok()) HIPR_LOG_INFO("%s: %s", api, st.message().c_str());
   return ToHipError(st);
 }
@@ -175,52 +170,7 @@ hipError_t ExtLaunch(const char* api, ModuleLaunch l, const uint32_t global[3], 
   return LaunchModuleFunction(api, l);
 }
 
-// The session, loaded module and current device a module call works on.
-hipError_t OpenModule(hipModule_t module, Session** s, CodeModule** m, int* device) {
-  *s = LiveSession();
-  if (*s == nullptr) return hipErrorNoDevice;
-  if (module == nullptr) return hipErrorInvalidResourceHandle;
-  *m = LoadedModule(module);
-  if (*m == nullptr) return hipErrorNotFound;
-  return CurrentDeviceOf(**s, device);
-}
-
-// Global `name` of module `m` on `device` (the module's first use there
-// loads it); hipErrorNotFound when it has none of that name.
-hipError_t GlobalOf(Session& s, CodeModule* m, int device, const char* name, void** address, size_t* size) {
-  std::shared_ptr<const ModuleLoad> load;
-  if (Status st = m->Load(s, device, &load); !st.ok()) return ToHipError(st);
-  auto it = load->globals.find(name);
-  if (it == load->globals.end()) return hipErrorNotFound;
-  *address = reinterpret_cast<void*>(it->second.address);
-  *size = it->second.size;
-  return hipSuccess;
-}
-
 }  // namespace
-
-hipError_t hipr::client::ResolveSymbol(const void* symbol, void** address, size_t* size) {
-  Session* s = LiveSession();
-  if (s == nullptr) return hipErrorNoDevice;
-  RegisteredVar var;
-  if (symbol == nullptr || !FindRegisteredVar(symbol, &var)) return hipErrorInvalidSymbol;
-  int device = 0;
-  if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-  const hipError_t e = GlobalOf(*s, var.module, device, var.name.c_str(), address, size);
-  if (e == hipErrorNotFound) {
-    HIPR_LOG_INFO("device variable '%s' is not among the loaded module's globals", var.name.c_str());
-    return hipErrorInvalidSymbol;
-  }
-  return e;
-}
-
-hipError_t hipr::client::ModuleGlobal(hipModule_t module, const char* name, void** address, size_t* size) {
-  Session* s = nullptr;
-  CodeModule* m = nullptr;
-  int device = 0;
-  if (hipError_t e = OpenModule(module, &s, &m, &device); e != hipSuccess) return e;
-  return GlobalOf(*s, m, device, name, address, size);
-}
 
 namespace {
 
@@ -281,7 +231,7 @@ HIPR_EXPORT hipError_t hipModuleUnload(hipModule_t module) {
     if (module == nullptr) return hipErrorInvalidResourceHandle;
     CodeModule* m = LoadedModule(module);
     if (m == nullptr) return hipErrorNotFound;
-    ForgetModuleFunctions(m);
+    Kernels().ForgetModuleFunctions(m);
     m->Retire();
     return hipSuccess;
   });
@@ -300,7 +250,7 @@ HIPR_EXPORT hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t
       HIPR_LOG_INFO("hipModuleGetFunction: module %s has no kernel '%s'", m->name().c_str(), name);
       return hipErrorNotFound;
     }
-    *function = GetModuleFunction(m, name);
+    *function = Kernels().GetModuleFunction(m, name);
     return hipSuccess;
   });
 }
@@ -396,9 +346,13 @@ __attribute__((visibility("default"))) hipError_t hipExtModuleLaunchKernel(
   });
 }
 
-__attribute__((visibility("default"))) hipError_t hipHccModuleLaunchKernel(
-    hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shared,
-    hipStream_t stream, void** params, void** extra, hipEvent_t start, hipEvent_t stop) {
+namespace {
+
+// hipHccModuleLaunchKernel's path, for both of its exported names (the
+// C++ one is deprecated in hip_ext.h, so the C alias does not call it).
+hipError_t HccModuleLaunch(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly,
+                           uint32_t lz, size_t shared, hipStream_t stream, void** params, void** extra,
+                           hipEvent_t start, hipEvent_t stop) {
   return ApiCall("hipHccModuleLaunchKernel", [&] {
     ModuleLaunch l;
     l.f = f;
@@ -412,6 +366,14 @@ __attribute__((visibility("default"))) hipError_t hipHccModuleLaunchKernel(
     const uint32_t local[3] = {lx, ly, lz};
     return ExtLaunch("hipHccModuleLaunchKernel", l, global, local);
   });
+}
+
+}  // namespace
+
+__attribute__((visibility("default"))) hipError_t hipHccModuleLaunchKernel(
+    hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shared,
+    hipStream_t stream, void** params, void** extra, hipEvent_t start, hipEvent_t stop) {
+  return HccModuleLaunch(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop);
 }
 
 HIPR_EXPORT hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attribute, hipFunction_t f) {
@@ -549,8 +511,8 @@ HIPR_EXPORT hipError_t hipGetFuncBySymbol(hipFunction_t* function, const void* s
   return ApiCall("hipGetFuncBySymbol", [&] {
     if (function == nullptr) return hipErrorInvalidValue;
     RegisteredKernel kernel;
-    if (symbol == nullptr || !FindRegisteredKernel(symbol, &kernel)) return hipErrorInvalidDeviceFunction;
-    *function = GetModuleFunction(kernel.module, *kernel.name);
+    if (symbol == nullptr || !Kernels().FindRegisteredKernel(symbol, &kernel)) return hipErrorInvalidDeviceFunction;
+    *function = Kernels().GetModuleFunction(kernel.module, *kernel.name);
     return *function != nullptr ? hipSuccess : hipErrorInvalidDeviceFunction;
   });
 }
@@ -574,7 +536,7 @@ extern "C" __attribute__((visibility("default"))) hipError_t HiprHccModuleLaunch
 extern "C" hipError_t HiprHccModuleLaunchKernelC(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx,
                                                  uint32_t ly, uint32_t lz, size_t shared, hipStream_t stream,
                                                  void** params, void** extra, hipEvent_t start, hipEvent_t stop) {
-  return hipHccModuleLaunchKernel(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop);
+  return HccModuleLaunch(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop);
 }
 
 // ROCm 7.1: how many kernels a loaded module has (for the current device's
@@ -705,7 +667,7 @@ HIPR_EXPORT hipError_t hipLibraryUnload(hipLibrary_t library) {
       if (library == nullptr || LiveLibraries().erase(l) == 0) return hipErrorInvalidResourceHandle;
       module = l->module;
     }
-    ForgetModuleFunctions(module);
+    Kernels().ForgetModuleFunctions(module);
     module->Retire();
     return hipSuccess;
   });
@@ -732,7 +694,7 @@ HIPR_EXPORT hipError_t hipLibraryGetKernel(hipKernel_t* kernel, hipLibrary_t lib
       HIPR_LOG_INFO("hipLibraryGetKernel: library %s has no kernel '%s'", l.module->name().c_str(), name);
       return hipErrorNotFound;
     }
-    *kernel = reinterpret_cast<hipKernel_t>(GetModuleFunction(l.module, name));
+    *kernel = reinterpret_cast<hipKernel_t>(Kernels().GetModuleFunction(l.module, name));
     return hipSuccess;
   });
 }
@@ -747,7 +709,7 @@ HIPR_EXPORT hipError_t hipLibraryEnumerateKernels(hipKernel_t* kernels, unsigned
     if (hipError_t e = LibraryImage(l, &image); e != hipSuccess) return e;
     const auto& all = image->info.kernels;
     for (size_t i = 0; i < all.size() && i < count; ++i)
-      kernels[i] = reinterpret_cast<hipKernel_t>(GetModuleFunction(l.module, all[i].name));
+      kernels[i] = reinterpret_cast<hipKernel_t>(Kernels().GetModuleFunction(l.module, all[i].name));
     return hipSuccess;
   });
 }
@@ -756,7 +718,7 @@ HIPR_EXPORT hipError_t hipKernelGetLibrary(hipLibrary_t* library, hipKernel_t ke
   return ApiCall("hipKernelGetLibrary", [&] {
     if (library == nullptr || kernel == nullptr) return hipErrorInvalidValue;
     ModuleFunction f;
-    if (!FindModuleFunction(reinterpret_cast<hipFunction_t>(kernel), &f)) return hipErrorInvalidHandle;
+    if (!Kernels().FindModuleFunction(reinterpret_cast<hipFunction_t>(kernel), &f)) return hipErrorInvalidHandle;
     hipLibrary_t owner = LibraryOfModule(f.module);
     if (owner == nullptr) return hipErrorInvalidHandle;  // A hipModuleLoad function, not a library's.
     *library = owner;
@@ -768,7 +730,8 @@ HIPR_EXPORT hipError_t hipKernelGetName(const char** name, hipKernel_t kernel) {
   return ApiCall("hipKernelGetName", [&] {
     if (name == nullptr || kernel == nullptr) return hipErrorInvalidValue;
     ModuleFunction f;
-    if (!FindModuleFunction(reinterpret_cast<hipFunction_t>(kernel), &f) || LibraryOfModule(f.module) == nullptr)
+    if (!Kernels().FindModuleFunction(reinterpret_cast<hipFunction_t>(kernel), &f) ||
+        LibraryOfModule(f.module) == nullptr)
       return hipErrorInvalidHandle;
     *name = f.name->c_str();
     return hipSuccess;

@@ -97,7 +97,7 @@ hipError_t StreamCall(hipStream_t stream) {
   if (s == nullptr) return hipErrorNoDevice;
   StreamTarget target;
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
-  if (hipError_t e = CheckNotCapturing(target.device, target.id, false); e != hipSuccess) return e;
+  if (hipError_t e = Graphs().CheckNotCapturing(target.device, target.id, false); e != hipSuccess) return e;
   msg::CallReply reply;
   Status st = s->Call<op>(msg::StreamRequest{target.id}, &reply);
   // A query answering hipSuccess is a synchronisation point too.
@@ -208,7 +208,7 @@ HIPR_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, 
     StreamTarget target;
     if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return err;
     if (flags != 0) return hipErrorInvalidValue;
-    if (hipError_t captured = hipSuccess; CaptureStreamWaitEvent(target.device, target.id, e.id, &captured))
+    if (hipError_t captured = hipSuccess; Graphs().CaptureStreamWaitEvent(target.device, target.id, e.id, &captured))
       return captured;
     return ToHipError(
         s->Post<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{target.id, e.id, flags}));
@@ -241,7 +241,8 @@ HIPR_EXPORT hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallbac
     // Captured: a host node that calls back with the stream the graph is
     // launched on.
     if (hipError_t captured = hipSuccess;
-        AnyCapture() && CaptureNode(target.device, target.id, HostFnNode{nullptr, user_data, callback}, &captured))
+        Graphs().AnyCapture() &&
+        Graphs().CaptureNode(target.device, target.id, HostFnNode{nullptr, user_data, callback}, &captured))
       return captured;
     return ToHipError(s->PostHostCallback(target.device, target.id, [stream, callback, user_data](int32_t error) {
       callback(stream, static_cast<hipError_t>(error), user_data);
@@ -260,7 +261,8 @@ HIPR_EXPORT hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, voi
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
     if (hipError_t captured = hipSuccess;
-        AnyCapture() && CaptureNode(target.device, target.id, HostFnNode{fn, user_data, nullptr}, &captured))
+        Graphs().AnyCapture() &&
+        Graphs().CaptureNode(target.device, target.id, HostFnNode{fn, user_data, nullptr}, &captured))
       return captured;
     return ToHipError(s->PostHostCallback(target.device, target.id, [fn, user_data](int32_t) { fn(user_data); }));
   });
@@ -382,7 +384,7 @@ HIPR_EXPORT hipError_t hipStreamSetAttribute(hipStream_t stream, int attr, const
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
     hipStreamCaptureStatus capture = hipStreamCaptureStatusNone;
-    if (target.id != 0 && CaptureInfo(target.id, &capture, nullptr, nullptr, nullptr, nullptr) == hipSuccess &&
+    if (target.id != 0 && Graphs().CaptureInfo(target.id, &capture, nullptr, nullptr, nullptr, nullptr) == hipSuccess &&
         capture != hipStreamCaptureStatusNone)
       return hipErrorStreamCaptureUnsupported;
     if (attr != kLaunchAttributeSynchronizationPolicy) return hipErrorInvalidValue;
@@ -491,7 +493,7 @@ HIPR_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
     StreamTarget target;
     if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return err;
     if (e.device != target.device) return hipErrorInvalidHandle;  // As the runtime.
-    if (hipError_t captured = hipSuccess; CaptureEventRecord(target.device, target.id, e.id, &captured))
+    if (hipError_t captured = hipSuccess; Graphs().CaptureEventRecord(target.device, target.id, e.id, &captured))
       return captured;
     // Counted before it is posted: a query racing with this record must not
     // be answered from an older completion.
@@ -504,7 +506,7 @@ HIPR_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
 // external record in a capturing stream becomes an event record node of the
 // capture's graph (a plain record there only orders the capture's streams).
 HIPR_EXPORT hipError_t hipEventRecordWithFlags(hipEvent_t event, hipStream_t stream, unsigned int flags) {
-  if (flags == 1 && AnyCapture()) {
+  if (flags == 1 && Graphs().AnyCapture()) {
     hipError_t result = hipSuccess;
     bool captured = false;
     (void)ApiCall("hipEventRecordWithFlags", [&] {
@@ -513,7 +515,7 @@ HIPR_EXPORT hipError_t hipEventRecordWithFlags(hipEvent_t event, hipStream_t str
       if (!Client::Get().handles().FindEvent(event, &e)) return hipErrorInvalidHandle;
       StreamTarget target;
       if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return err;
-      captured = CaptureNode(target.device, target.id, EventRecordNode{event, e.id}, &result);
+      captured = Graphs().CaptureNode(target.device, target.id, EventRecordNode{event, e.id}, &result);
       return captured ? result : hipSuccess;
     });
     if (captured || result != hipSuccess) return result;
@@ -564,7 +566,7 @@ hipError_t StreamValueTarget(hipStream_t stream, void* ptr, size_t bytes, Stream
   const uint64_t p = reinterpret_cast<uint64_t>(ptr);
   if (ptr == nullptr || p % bytes != 0 || !Client::Get().allocations().FindDevice(p, bytes, &a))
     return hipErrorInvalidValue;
-  return CheckNotCapturing(target->device, target->id, false);
+  return Graphs().CheckNotCapturing(target->device, target->id, false);
 }
 
 hipError_t WriteValue(hipStream_t stream, void* ptr, uint64_t value, size_t bytes, unsigned flags) {
@@ -574,7 +576,7 @@ hipError_t WriteValue(hipStream_t stream, void* ptr, uint64_t value, size_t byte
   if (bytes == 4) value = static_cast<uint32_t>(value);
   msg::StreamWriteValueRequest req{target.device, target.id, reinterpret_cast<uint64_t>(ptr), value,
                                    static_cast<uint8_t>(bytes)};
-  ManagedVars::Get().MarkWritten(*LiveSession(), target.device, target.id, ptr, bytes);
+  Managed().MarkWritten(*LiveSession(), target.device, target.id, ptr, bytes);
   return ToHipError(LiveSession()->Post<wire::Op::kStreamWriteValue>(req));
 }
 
@@ -585,8 +587,7 @@ hipError_t WaitValue(hipStream_t stream, void* ptr, uint64_t value, unsigned fla
   msg::StreamWaitValueRequest req{target.device, target.id, reinterpret_cast<uint64_t>(ptr), value, mask, flags,
                                   static_cast<uint8_t>(bytes)};
   // A flag the host wrote into managed memory must be on the device first.
-  if (Status st = ManagedVars::Get().Push(Client::Get(), *LiveSession(), target.device, target.id, ptr, bytes);
-      !st.ok())
+  if (Status st = Managed().Push(Client::Get(), *LiveSession(), target.device, target.id, ptr, bytes); !st.ok())
     return ToHipError(st);
   return ToHipError(LiveSession()->Post<wire::Op::kStreamWaitValue>(req));
 }
@@ -611,38 +612,6 @@ HIPR_EXPORT hipError_t hipStreamWaitValue64(hipStream_t stream, void* ptr, uint6
   return ApiCall("hipStreamWaitValue64", [&] { return WaitValue(stream, ptr, value, flags, mask, 8); });
 }
 
-hipError_t hipr::client::BatchMemOps(const HiprBatchMemOp* ops, unsigned count, std::vector<StreamMemOp>* out,
-                                     int* device) {
-  if (ops == nullptr || count == 0 || count > kMaxBatchOps) return hipErrorInvalidValue;
-  std::vector<StreamMemOp> converted;
-  *device = -1;
-  for (unsigned i = 0; i < count; ++i) {
-    const HiprBatchMemOp& op = ops[i];
-    const bool wait = op.operation == kBatchWait32 || op.operation == kBatchWait64;
-    const bool write = op.operation == kBatchWrite32 || op.operation == kBatchWrite64;
-    if (op.operation == kBatchFlush || op.operation == kBatchBarrier) {
-      converted.emplace_back(std::monostate{});
-      continue;
-    }
-    if (!wait && !write) return hipErrorInvalidValue;
-    const uint8_t bytes = op.operation == kBatchWait64 || op.operation == kBatchWrite64 ? 8 : 4;
-    const uint64_t p = reinterpret_cast<uint64_t>(op.value_op.address);
-    DeviceAllocation a;
-    if (p == 0 || p % bytes != 0 || !Client::Get().allocations().FindDevice(p, bytes, &a)) return hipErrorInvalidValue;
-    if (*device < 0) *device = a.device;
-    const uint64_t value = bytes == 8 ? op.value_op.value64 : op.value_op.value;
-    if (wait) {
-      if (op.value_op.flags > hipStreamWaitValueNor) return hipErrorInvalidValue;
-      converted.emplace_back(msg::StreamWaitValueRequest{a.device, 0, p, value, bytes == 8 ? ~uint64_t{0} : 0xffffffffu,
-                                                         op.value_op.flags, bytes});
-    } else {
-      converted.emplace_back(msg::StreamWriteValueRequest{a.device, 0, p, value, bytes});
-    }
-  }
-  *out = std::move(converted);
-  return hipSuccess;
-}
-
 // The operations in array order on the stream, as the writes and waits
 // above. Every operation is checked before any is queued.
 HIPR_EXPORT hipError_t hipStreamBatchMemOp(hipStream_t stream, unsigned int count, HiprBatchMemOp* ops,
@@ -653,10 +622,10 @@ HIPR_EXPORT hipError_t hipStreamBatchMemOp(hipStream_t stream, unsigned int coun
     if (flags != 0) return hipErrorInvalidValue;
     std::vector<StreamMemOp> requests;
     int device = 0;
-    if (hipError_t e = BatchMemOps(ops, count, &requests, &device); e != hipSuccess) return e;
+    if (hipError_t e = BatchMemOps(Client::Get(), ops, count, &requests, &device); e != hipSuccess) return e;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
-    if (hipError_t e = CheckNotCapturing(target.device, target.id, false); e != hipSuccess) return e;
+    if (hipError_t e = Graphs().CheckNotCapturing(target.device, target.id, false); e != hipSuccess) return e;
     for (StreamMemOp& op : requests) {
       Status st;
       if (auto* w = std::get_if<msg::StreamWaitValueRequest>(&op)) {

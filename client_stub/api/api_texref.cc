@@ -30,6 +30,9 @@
 
 #include "client_stub/abi/abi_major.h"
 #include "client_stub/api/api_common.h"
+#include "client_stub/api/copy_paths.h"
+#include "client_stub/api/module_symbols.h"
+#include "client_stub/api/texture_objects.h"
 #include "client_stub/textures/hip_arrays.h"
 #include "client_stub/kernels/kernel_registry.h"
 #include "protocol/thread_annotations.h"
@@ -265,7 +268,7 @@ HIPR_EXPORT hipError_t hipGetTextureReference(const textureReference** texref, c
   return ApiCall("hipGetTextureReference", [&] {
     if (texref == nullptr || symbol == nullptr) return hipErrorInvalidValue;
     RegisteredVar var;
-    if (!FindRegisteredVar(symbol, &var) || var.kind != VarKind::kTexture) return hipErrorInvalidSymbol;
+    if (!Kernels().FindRegisteredVar(symbol, &var) || var.kind != VarKind::kTexture) return hipErrorInvalidSymbol;
     *texref = static_cast<const textureReference*>(symbol);
     return hipSuccess;
   });
@@ -339,7 +342,8 @@ HIPR_EXPORT hipError_t hipTexRefSetArray(textureReference* tex, hipArray_const_t
     size_t element = 0;
     hipArray_Format format;
     unsigned channels = 0;
-    if (!FindArray(array, &a) || !ChannelLayout(a.desc, &element, &format, &channels)) return hipErrorInvalidValue;
+    if (!Arrays().FindArray(array, &a) || !ChannelLayout(a.desc, &element, &format, &channels))
+      return hipErrorInvalidValue;
     const hipError_t e = Bind(tex, OfArray(array));
     if (e == hipSuccess) {
       // The array's format overrides the reference's (HIP_TRSA_OVERRIDE_FORMAT).

@@ -31,7 +31,7 @@ HIPR_EXPORT void** __hipRegisterFatBinary(const void* data) {
   RegistrationTimer timer;
   try {
     stats::Add(stats::Get().fat_binaries);
-    return reinterpret_cast<void**>(RegisterFatBinary(data, ApiModuleHooks()));
+    return reinterpret_cast<void**>(Kernels().RegisterFatBinary(data, ApiModuleHooks()));
   } catch (...) {
     HIPR_LOG_ERROR("__hipRegisterFatBinary: out of memory");
     return nullptr;
@@ -45,7 +45,7 @@ HIPR_EXPORT void __hipRegisterFunction(void** modules, const void* host_function
   RegistrationTimer timer;
   try {
     stats::Add(stats::Get().kernels);
-    (void)RegisterFunction(modules, host_function, device_name);
+    (void)Kernels().RegisterFunction(modules, host_function, device_name);
   } catch (...) {
     HIPR_LOG_ERROR("__hipRegisterFunction: out of memory");
   }
@@ -62,7 +62,7 @@ void RegisterVarEntry(void** modules, void* var, const char* host_name, Register
     }
     stats::Add(stats::Get().variables);
     record.name = host_name;
-    (void)RegisterVar(modules, var, std::move(record));
+    (void)Kernels().RegisterVar(modules, var, std::move(record));
   } catch (...) {
     HIPR_LOG_ERROR("%s: out of memory", what);
   }
@@ -112,7 +112,7 @@ HIPR_EXPORT void __hipRegisterManagedVar(void* module, void** pointer, void* ini
 
 HIPR_EXPORT void __hipUnregisterFatBinary(void** modules) {
   try {
-    UnregisterFatBinary(modules);
+    Kernels().UnregisterFatBinary(modules);
   } catch (...) {
   }
 }

@@ -140,8 +140,8 @@ hipError_t Transfer(Client& c, Session& s, const CopyRect& r, const Place& dst, 
 
 }  // namespace
 
-hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, const CopyRect& r, hipMemcpyKind kind,
-                    KindRule rule, const StreamTarget& target, CopyMode mode) {
+hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, GraphRegistry& graphs, const CopyRect& r,
+                    hipMemcpyKind kind, KindRule rule, const StreamTarget& target, CopyMode mode) {
   uint64_t dst_extent = 0;
   uint64_t src_extent = 0;
   if (!CopyExtent(r.dpitch, r.width, r.height, &dst_extent) || !CopyExtent(r.spitch, r.width, r.height, &src_extent))
@@ -179,18 +179,18 @@ hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, const CopyRect
   const msg::Region dst_region{reinterpret_cast<uint64_t>(r.dst), r.dpitch, r.width, r.height};
   const msg::Region src_region{reinterpret_cast<uint64_t>(r.src), r.spitch, r.width, r.height};
   msg::CallReply reply;
-  if (AnyCapture()) {
+  if (graphs.AnyCapture()) {
     if (mode == CopyMode::kBlocking) {
       // A blocking copy waits for its stream: not while any capture runs
       // in global mode, as natively.
-      if (hipError_t e = CheckNotCapturing(target.device, target.id, true); e != hipSuccess) return e;
+      if (hipError_t e = graphs.CheckNotCapturing(target.device, target.id, true); e != hipSuccess) return e;
     } else {
       GraphOp node = dst.device && src.device
                          ? GraphOp(msg::CopyOnDeviceRequest{target.device, target.id, dst_region, src_region, false})
                          : GraphOp(HostCopyNode{r.dst, r.dpitch, r.src, r.spitch, r.width, r.height, kind,
                                                 rule == KindRule::kPointers});
       hipError_t captured = hipSuccess;
-      if (CaptureNode(target.device, target.id, std::move(node), &captured)) return captured;
+      if (graphs.CaptureNode(target.device, target.id, std::move(node), &captured)) return captured;
     }
   }
   if (!dst.device && !src.device) {
@@ -223,6 +223,5 @@ hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, const CopyRect
   if (result != hipSuccess || !managed_dst || mode != CopyMode::kBlocking) return result;
   return AfterSync(c, s, managed, target.device, target.id, result);
 }
-
 
 }  // namespace hipr::client

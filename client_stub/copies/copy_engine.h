@@ -9,13 +9,14 @@
 // Thread-safety: as Session; any thread.
 #pragma once
 
+#include <hip/hip_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
 
-#include <hip/hip_runtime_api.h>
-
 #include "client_stub/client.h"
 #include "client_stub/copies/copy_kind.h"
+#include "client_stub/graphs/graph.h"
 #include "client_stub/session/handle_table.h"
 #include "client_stub/session/managed_hooks.h"
 #include "client_stub/session/session.h"
@@ -38,13 +39,14 @@ struct CopyRect {
 // overflow.
 bool CopyExtent(size_t pitch, size_t width, size_t height, uint64_t* out);
 
-// Copies `r` on `target` (a resolved stream) of `c`'s session `s`.
+// Copies `r` on `target` (a resolved stream) of `c`'s session `s`; while
+// the stream captures (`graphs`), the copy becomes a node instead.
 // REQUIRES: r.dst and r.src non-null, width and height > 0, pitches >=
 // width. `rule`: how ROCm's entry point weighs the kind (copy_kind.h).
 // hipErrorInvalidValue for memory that is neither one device allocation
 // nor host memory clear of device addresses; a blocking copy waits for the
 // stream's earlier work and brings managed mirrors up to date.
-hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, const CopyRect& r, hipMemcpyKind kind,
-                    KindRule rule, const StreamTarget& target, CopyMode mode);
+hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, GraphRegistry& graphs, const CopyRect& r,
+                    hipMemcpyKind kind, KindRule rule, const StreamTarget& target, CopyMode mode);
 
 }  // namespace hipr::client

@@ -17,10 +17,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "client_stub/allocate/device_memory.h"
 #include "client_stub/base/log.h"
+#include "client_stub/base/stats.h"
 #include "client_stub/client.h"
 #include "client_stub/session/hip_status.h"
-#include "client_stub/base/stats.h"
 #include "protocol/codec.h"
 
 namespace hipr::client {
@@ -125,19 +126,10 @@ struct CapturedEvent {
   std::vector<Node*> deps;
 };
 
-class Registry {
- public:
-  static Registry& Get() {
-    static Registry* r = new Registry;  // Leaked: used until exit.
-    // fork() handlers (graph.h), installed once the registry exists.
-    [[maybe_unused]] static const bool forks = [] {
-      if (int rc = pthread_atfork(&GraphsLockForFork, &GraphsUnlockInParent, &GraphsResetInChild); rc != 0)
-        HIPR_LOG_WARN("pthread_atfork failed (%d): a forked child could inherit a held graph lock", rc);
-      return true;
-    }();
-    return *r;
-  }
+}  // namespace
 
+// The registry's state (graph.h GraphRegistry).
+struct GraphRegistry::Impl {
   Mutex mu;
   std::atomic<int> captures{0};  // Live capturing streams; 0 keeps the launch path lock-free.
   std::unordered_set<Graph*> graphs HIPR_GUARDED_BY(mu);
@@ -259,13 +251,20 @@ class Registry {
     }
     std::erase_if(events, [&](const auto& e) { return e.second.seq == seq; });
   }
+
+  // Graph memory by device: current and high-water bytes.
+  Mutex memory_mu;
+  std::map<int, std::pair<uint64_t, uint64_t>> memory_by_device HIPR_GUARDED_BY(memory_mu);
 };
+
+namespace {
+
+using Registry = GraphRegistry::Impl;
 
 constinit thread_local hipStreamCaptureMode t_capture_mode = hipStreamCaptureModeGlobal;
 
 // Runs the destructors queued while the lock was held. REQUIRES: not mu.
-void RunDestructors() {
-  Registry& r = Registry::Get();
+void RunDestructors(Registry& r) {
   std::vector<std::pair<hipHostFn_t, void*>> dying;
   {
     MutexLock lock(r.mu);
@@ -379,7 +378,7 @@ bool BuildWorkerGraph(const Exec& exec, std::vector<msg::GraphCreateRequest>* fr
     }
     bytes += n.body.size() + 8;
     cur.nodes.push_back(std::move(n));
-  }
+    }  // namespace
   frames->push_back(std::move(cur));
   return true;
 }
@@ -586,49 +585,68 @@ hipError_t Publish(Session* s, uint64_t old_id, const std::vector<msg::GraphCrea
 
 }  // namespace
 
-namespace {
+GraphRegistry::GraphRegistry() : impl_(new Impl) {}
 
-struct GraphMemoryCounts {
-  Mutex mu;
-  std::map<int, std::pair<uint64_t, uint64_t>> by_device HIPR_GUARDED_BY(mu);  // current, high.
-};
-GraphMemoryCounts& Counts() {
-  static auto* counts = new GraphMemoryCounts;  // Never destroyed: graphs may outlive static destruction.
-  return *counts;
+GraphRegistry::~GraphRegistry() {
+  {
+    MutexLock lock(impl_->mu);
+    for (Exec* e : impl_->execs) {
+      impl_->ReleaseAll(e->user_refs);
+      delete e;
+    }
+    impl_->execs.clear();
+    while (!impl_->graphs.empty()) {
+      Graph* g = *impl_->graphs.begin();
+      while (g->owner != nullptr) g = g->owner->graph;  // Deleted with the graph whose node owns it.
+      impl_->DeleteGraph(g);
+    }
+  }
+  RunDestructors(*impl_);
+  delete impl_;
 }
 
-}  // namespace
-
-void GraphMemoryUse(int device, uint64_t* current, uint64_t* high) {
-  GraphMemoryCounts& c = Counts();
-  MutexLock lock(c.mu);
-  auto it = c.by_device.find(device);
-  *current = it == c.by_device.end() ? 0 : it->second.first;
-  *high = it == c.by_device.end() ? 0 : it->second.second;
+void GraphRegistry::GraphMemoryUse(int device, uint64_t* current, uint64_t* high) {
+  Registry& r = *impl_;
+  MutexLock lock(r.memory_mu);
+  auto it = r.memory_by_device.find(device);
+  *current = it == r.memory_by_device.end() ? 0 : it->second.first;
+  *high = it == r.memory_by_device.end() ? 0 : it->second.second;
 }
 
-void ResetGraphMemoryHigh(int device) {
-  GraphMemoryCounts& c = Counts();
-  MutexLock lock(c.mu);
-  auto& [current, high] = c.by_device[device];
+void GraphRegistry::ResetGraphMemoryHigh(int device) {
+  Registry& r = *impl_;
+  MutexLock lock(r.memory_mu);
+  auto& [current, high] = r.memory_by_device[device];
   high = current;
 }
 
-GraphMemory::GraphMemory(Client* client, const void* session, int device, uint64_t address, uint64_t size)
-    : client(client),
-      session(session), device(device), address(address), size(size) {
-  GraphMemoryCounts& c = Counts();
-  MutexLock lock(c.mu);
-  auto& [current, high] = c.by_device[device];
+hipError_t GraphRegistry::NewGraphMemory(Client& c, Session& s, int device, size_t size, const hipMemPoolProps* pool,
+                                         const hipMemAccessDesc* access, size_t access_count,
+                                         std::shared_ptr<GraphMemory>* out) {
+  void* p = nullptr;
+  if (hipError_t e = AllocateDevice(c, s, device, size, 0, AllocationRole::kGraph, &p); e != hipSuccess) return e;
+  auto memory = std::make_shared<GraphMemory>(this, &c, &s, device, reinterpret_cast<uint64_t>(p), size);
+  if (pool != nullptr) memory->pool = *pool;
+  if (access_count > 0) memory->access.assign(access, access + access_count);
+  *out = std::move(memory);
+  return hipSuccess;
+}
+
+GraphMemory::GraphMemory(GraphRegistry* graphs, Client* client, const void* session, int device, uint64_t address,
+                         uint64_t size)
+    : graphs(graphs), client(client), session(session), device(device), address(address), size(size) {
+  Registry& r = *graphs->impl_;
+  MutexLock lock(r.memory_mu);
+  auto& [current, high] = r.memory_by_device[device];
   current += size;
   high = std::max(high, current);
 }
 
 GraphMemory::~GraphMemory() {
   {
-    GraphMemoryCounts& counts = Counts();
-    MutexLock lock(counts.mu);
-    counts.by_device[device].first -= size;
+    Registry& r = *graphs->impl_;
+    MutexLock lock(r.memory_mu);
+    r.memory_by_device[device].first -= size;
   }
   Client& c = *client;
   DeviceAllocation a;
@@ -664,10 +682,10 @@ hipGraphNodeType NodeTypeOf(const GraphOp& op) {
       op);
 }
 
-bool AnyCapture() { return Registry::Get().captures.load(std::memory_order_relaxed) != 0; }
+bool GraphRegistry::AnyCapture() { return impl_->captures.load(std::memory_order_relaxed) != 0; }
 
-bool CaptureNode(int device, uint64_t stream, GraphOp op, hipError_t* result) {
-  Registry& r = Registry::Get();
+bool GraphRegistry::CaptureNode(int device, uint64_t stream, GraphOp op, hipError_t* result) {
+  Registry& r = *impl_;
   if (r.captures.load(std::memory_order_relaxed) == 0) return false;
   MutexLock lock(r.mu);
   if (stream == 0) {
@@ -696,8 +714,8 @@ bool CaptureNode(int device, uint64_t stream, GraphOp op, hipError_t* result) {
   return true;
 }
 
-bool CaptureEventRecord(int device, uint64_t stream, uint64_t event, hipError_t* result) {
-  Registry& r = Registry::Get();
+bool GraphRegistry::CaptureEventRecord(int device, uint64_t stream, uint64_t event, hipError_t* result) {
+  Registry& r = *impl_;
   if (r.captures.load(std::memory_order_relaxed) == 0) return false;
   MutexLock lock(r.mu);
   auto it = r.streams.find(stream);
@@ -719,8 +737,8 @@ bool CaptureEventRecord(int device, uint64_t stream, uint64_t event, hipError_t*
   return true;
 }
 
-bool CaptureStreamWaitEvent(int device, uint64_t stream, uint64_t event, hipError_t* result) {
-  Registry& r = Registry::Get();
+bool GraphRegistry::CaptureStreamWaitEvent(int device, uint64_t stream, uint64_t event, hipError_t* result) {
+  Registry& r = *impl_;
   if (r.captures.load(std::memory_order_relaxed) == 0) return false;
   MutexLock lock(r.mu);
   auto ev = r.events.find(event);
@@ -763,8 +781,8 @@ bool CaptureStreamWaitEvent(int device, uint64_t stream, uint64_t event, hipErro
   return true;
 }
 
-hipError_t CheckNotCapturing(int device, uint64_t stream, bool any_capture) {
-  Registry& r = Registry::Get();
+hipError_t GraphRegistry::CheckNotCapturing(int device, uint64_t stream, bool any_capture) {
+  Registry& r = *impl_;
   if (r.captures.load(std::memory_order_relaxed) == 0) return hipSuccess;
   MutexLock lock(r.mu);
   for (auto& [id, c] : r.streams) {
@@ -778,11 +796,11 @@ hipError_t CheckNotCapturing(int device, uint64_t stream, bool any_capture) {
   return hipSuccess;
 }
 
-hipError_t BeginCapture(int device, uint64_t stream, unsigned stream_flags, hipStreamCaptureMode mode,
-                        hipGraph_t into, const hipGraphNode_t* deps, size_t dep_count) {
+hipError_t GraphRegistry::BeginCapture(int device, uint64_t stream, unsigned stream_flags, hipStreamCaptureMode mode,
+                                       hipGraph_t into, const hipGraphNode_t* deps, size_t dep_count) {
   if (mode < hipStreamCaptureModeGlobal || mode > hipStreamCaptureModeRelaxed) return hipErrorInvalidValue;
   if (dep_count > 0 && deps == nullptr) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   if (r.streams.count(stream) != 0) return hipErrorIllegalState;
   auto seq = std::make_shared<CaptureSeq>();
@@ -810,9 +828,9 @@ hipError_t BeginCapture(int device, uint64_t stream, unsigned stream_flags, hipS
   return hipSuccess;
 }
 
-hipError_t EndCapture(uint64_t stream, hipGraph_t* graph) {
+hipError_t GraphRegistry::EndCapture(uint64_t stream, hipGraph_t* graph) {
   if (graph == nullptr) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   auto it = r.streams.find(stream);
   if (it == r.streams.end()) return hipErrorIllegalState;
@@ -833,10 +851,10 @@ hipError_t EndCapture(uint64_t stream, hipGraph_t* graph) {
   return hipSuccess;
 }
 
-hipError_t CaptureInfo(uint64_t stream, hipStreamCaptureStatus* status, unsigned long long* id, hipGraph_t* graph,
-                       const hipGraphNode_t** deps, size_t* dep_count) {
+hipError_t GraphRegistry::CaptureInfo(uint64_t stream, hipStreamCaptureStatus* status, unsigned long long* id,
+                                      hipGraph_t* graph, const hipGraphNode_t** deps, size_t* dep_count) {
   if (status == nullptr) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   auto it = r.streams.find(stream);
   if (it == r.streams.end()) {
@@ -858,9 +876,10 @@ hipError_t CaptureInfo(uint64_t stream, hipStreamCaptureStatus* status, unsigned
   return hipSuccess;
 }
 
-hipError_t UpdateCaptureDependencies(uint64_t stream, const hipGraphNode_t* nodes, size_t count, bool replace) {
+hipError_t GraphRegistry::UpdateCaptureDependencies(uint64_t stream, const hipGraphNode_t* nodes, size_t count,
+                                                    bool replace) {
   if (count > 0 && nodes == nullptr) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   auto it = r.streams.find(stream);
   if (it == r.streams.end()) return hipErrorIllegalState;
@@ -875,13 +894,13 @@ hipError_t UpdateCaptureDependencies(uint64_t stream, const hipGraphNode_t* node
   return hipSuccess;
 }
 
-hipStreamCaptureMode ExchangeThreadCaptureMode(hipStreamCaptureMode mode) {
+hipStreamCaptureMode GraphRegistry::ExchangeThreadCaptureMode(hipStreamCaptureMode mode) {
   return std::exchange(t_capture_mode, mode);
 }
 
-hipError_t GraphCreate(hipGraph_t* graph) {
+hipError_t GraphRegistry::GraphCreate(hipGraph_t* graph) {
   if (graph == nullptr) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   auto* g = new Graph;
   r.graphs.insert(g);
@@ -889,22 +908,22 @@ hipError_t GraphCreate(hipGraph_t* graph) {
   return hipSuccess;
 }
 
-hipError_t GraphDestroy(hipGraph_t graph) {
-  Registry& r = Registry::Get();
+hipError_t GraphRegistry::GraphDestroy(hipGraph_t graph) {
+  Registry& r = *impl_;
   {
     MutexLock lock(r.mu);
     Graph* g = r.FindGraph(graph);
     if (g == nullptr || g->owner != nullptr) return hipErrorInvalidValue;  // A child graph goes with its node.
     r.DeleteGraph(g);
   }
-  RunDestructors();
+  RunDestructors(r);
   return hipSuccess;
 }
 
-hipError_t GraphAddNode(hipGraph_t graph, const hipGraphNode_t* deps, size_t dep_count, int device, GraphOp op,
-                        hipGraphNode_t* out) {
+hipError_t GraphRegistry::GraphAddNode(hipGraph_t graph, const hipGraphNode_t* deps, size_t dep_count, int device,
+                                       GraphOp op, hipGraphNode_t* out) {
   if (out == nullptr || (dep_count > 0 && deps == nullptr)) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr) return hipErrorInvalidValue;
@@ -928,10 +947,10 @@ hipError_t GraphAddNode(hipGraph_t graph, const hipGraphNode_t* deps, size_t dep
   return hipSuccess;
 }
 
-hipError_t GraphAddDependencies(hipGraph_t graph, const hipGraphNode_t* from, const hipGraphNode_t* to,
-                                size_t count) {
+hipError_t GraphRegistry::GraphAddDependencies(hipGraph_t graph, const hipGraphNode_t* from, const hipGraphNode_t* to,
+                                               size_t count) {
   if (count > 0 && (from == nullptr || to == nullptr)) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr) return hipErrorInvalidValue;
@@ -950,10 +969,10 @@ hipError_t GraphAddDependencies(hipGraph_t graph, const hipGraphNode_t* from, co
   return hipSuccess;
 }
 
-hipError_t GraphRemoveDependencies(hipGraph_t graph, const hipGraphNode_t* from, const hipGraphNode_t* to,
-                                   size_t count) {
+hipError_t GraphRegistry::GraphRemoveDependencies(hipGraph_t graph, const hipGraphNode_t* from,
+                                                  const hipGraphNode_t* to, size_t count) {
   if (count > 0 && (from == nullptr || to == nullptr)) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr) return hipErrorInvalidValue;
@@ -972,8 +991,8 @@ hipError_t GraphRemoveDependencies(hipGraph_t graph, const hipGraphNode_t* from,
   return hipSuccess;
 }
 
-hipError_t DestroyNode(hipGraphNode_t node) {
-  Registry& r = Registry::Get();
+hipError_t GraphRegistry::DestroyNode(hipGraphNode_t node) {
+  Registry& r = *impl_;
   {
     MutexLock lock(r.mu);
     Node* n = r.FindNode(node);
@@ -982,13 +1001,13 @@ hipError_t DestroyNode(hipGraphNode_t node) {
       if (c.seq->graph == n->graph) return hipErrorInvalidValue;  // Being captured into.
     r.DeleteNode(n);  // A child graph node's graph releases its user objects.
   }
-  RunDestructors();
+  RunDestructors(r);
   return hipSuccess;
 }
 
-hipError_t GraphClone(hipGraph_t graph, hipGraph_t* clone) {
+hipError_t GraphRegistry::GraphClone(hipGraph_t graph, hipGraph_t* clone) {
   if (clone == nullptr) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr) return hipErrorInvalidValue;
@@ -996,9 +1015,9 @@ hipError_t GraphClone(hipGraph_t graph, hipGraph_t* clone) {
   return hipSuccess;
 }
 
-hipError_t NodeFindInClone(hipGraphNode_t node, hipGraph_t clone, hipGraphNode_t* out) {
+hipError_t GraphRegistry::NodeFindInClone(hipGraphNode_t node, hipGraph_t clone, hipGraphNode_t* out) {
   if (out == nullptr) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   Node* n = r.FindNode(node);
   Graph* g = r.FindGraph(clone);
@@ -1012,8 +1031,8 @@ hipError_t NodeFindInClone(hipGraphNode_t node, hipGraph_t clone, hipGraphNode_t
   return hipErrorInvalidValue;  // Added to the original after the clone was made.
 }
 
-hipError_t GraphGetNodes(hipGraph_t graph, hipGraphNode_t* out, size_t* count, bool roots_only) {
-  Registry& r = Registry::Get();
+hipError_t GraphRegistry::GraphGetNodes(hipGraph_t graph, hipGraphNode_t* out, size_t* count, bool roots_only) {
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr) return hipErrorInvalidValue;
@@ -1023,9 +1042,9 @@ hipError_t GraphGetNodes(hipGraph_t graph, hipGraphNode_t* out, size_t* count, b
   return FillList(list, out, count);
 }
 
-hipError_t GraphGetEdges(hipGraph_t graph, hipGraphNode_t* from, hipGraphNode_t* to, size_t* count) {
+hipError_t GraphRegistry::GraphGetEdges(hipGraph_t graph, hipGraphNode_t* from, hipGraphNode_t* to, size_t* count) {
   if (count == nullptr || ((from == nullptr) != (to == nullptr))) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr) return hipErrorInvalidValue;
@@ -1046,9 +1065,9 @@ hipError_t GraphGetEdges(hipGraph_t graph, hipGraphNode_t* from, hipGraphNode_t*
   return hipSuccess;
 }
 
-hipError_t NodeGetType(hipGraphNode_t node, hipGraphNodeType* type) {
+hipError_t GraphRegistry::NodeGetType(hipGraphNode_t node, hipGraphNodeType* type) {
   if (type == nullptr) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   Node* n = r.FindNode(node);
   if (n == nullptr) return hipErrorInvalidValue;
@@ -1056,16 +1075,17 @@ hipError_t NodeGetType(hipGraphNode_t node, hipGraphNodeType* type) {
   return hipSuccess;
 }
 
-hipError_t NodeGetDependencies(hipGraphNode_t node, hipGraphNode_t* out, size_t* count, bool dependents) {
-  Registry& r = Registry::Get();
+hipError_t GraphRegistry::NodeGetDependencies(hipGraphNode_t node, hipGraphNode_t* out, size_t* count,
+                                              bool dependents) {
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   Node* n = r.FindNode(node);
   if (n == nullptr) return hipErrorInvalidValue;
   return FillList(dependents ? n->dependents : n->deps, out, count);
 }
 
-hipError_t NodeGetOp(hipGraphNode_t node, GraphOp* op) {
-  Registry& r = Registry::Get();
+hipError_t GraphRegistry::NodeGetOp(hipGraphNode_t node, GraphOp* op) {
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   Node* n = r.FindNode(node);
   if (n == nullptr) return hipErrorInvalidValue;
@@ -1073,8 +1093,8 @@ hipError_t NodeGetOp(hipGraphNode_t node, GraphOp* op) {
   return hipSuccess;
 }
 
-hipError_t NodeSetOp(hipGraphNode_t node, GraphOp op) {
-  Registry& r = Registry::Get();
+hipError_t GraphRegistry::NodeSetOp(hipGraphNode_t node, GraphOp op) {
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   Node* n = r.FindNode(node);
   if (n == nullptr || NodeTypeOf(n->op) != NodeTypeOf(op) || std::holds_alternative<ChildGraphNode>(op))
@@ -1089,9 +1109,9 @@ hipError_t NodeSetOp(hipGraphNode_t node, GraphOp op) {
   return hipSuccess;
 }
 
-hipError_t KernelNodeGetParams(hipGraphNode_t node, hipKernelNodeParams* params) {
+hipError_t GraphRegistry::KernelNodeGetParams(hipGraphNode_t node, hipKernelNodeParams* params) {
   if (params == nullptr) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   Node* n = r.FindNode(node);
   if (n == nullptr) return hipErrorInvalidValue;
@@ -1116,9 +1136,10 @@ KernelNode* KernelOf(Registry& r, hipGraphNode_t node) HIPR_REQUIRES(r.mu) {
 }
 }  // namespace
 
-hipError_t KernelNodeGetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr, hipKernelNodeAttrValue* value) {
+hipError_t GraphRegistry::KernelNodeGetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr,
+                                                 hipKernelNodeAttrValue* value) {
   if (value == nullptr) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   KernelNode* k = KernelOf(r, node);
   if (k == nullptr) return hipErrorInvalidValue;
@@ -1131,8 +1152,9 @@ hipError_t KernelNodeGetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr,
   return hipErrorInvalidValue;
 }
 
-hipError_t KernelNodeSetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr, const hipKernelNodeAttrValue& value) {
-  Registry& r = Registry::Get();
+hipError_t GraphRegistry::KernelNodeSetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr,
+                                                 const hipKernelNodeAttrValue& value) {
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   KernelNode* k = KernelOf(r, node);
   if (k == nullptr) return hipErrorInvalidValue;
@@ -1155,8 +1177,8 @@ hipError_t KernelNodeSetAttribute(hipGraphNode_t node, hipKernelNodeAttrID attr,
   return hipErrorInvalidValue;
 }
 
-hipError_t KernelNodeCopyAttributes(hipGraphNode_t from, hipGraphNode_t to) {
-  Registry& r = Registry::Get();
+hipError_t GraphRegistry::KernelNodeCopyAttributes(hipGraphNode_t from, hipGraphNode_t to) {
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   KernelNode* a = KernelOf(r, from);
   KernelNode* b = KernelOf(r, to);
@@ -1220,9 +1242,9 @@ void WriteDot(std::FILE* f, const Graph& g, const std::string& prefix, std::unor
 
 }  // namespace
 
-hipError_t GraphDebugDot(hipGraph_t graph, const char* path) {
+hipError_t GraphRegistry::GraphDebugDot(hipGraph_t graph, const char* path) {
   if (path == nullptr) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr) return hipErrorInvalidValue;
@@ -1243,12 +1265,12 @@ hipError_t GraphDebugDot(hipGraph_t graph, const char* path) {
   return hipSuccess;
 }
 
-hipError_t GraphInstantiate(Session* s, hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode_t* error_node,
-                            unsigned long long flags) {
+hipError_t GraphRegistry::GraphInstantiate(Session* s, hipGraph_t graph, hipGraphExec_t* exec,
+                                           hipGraphNode_t* error_node, unsigned long long flags) {
   if (exec == nullptr) return hipErrorInvalidValue;
   if (error_node != nullptr) *error_node = nullptr;
   if (s == nullptr) return hipErrorNoDevice;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   auto e = std::make_unique<Exec>();
   e->flags = flags;
   uint64_t old_id = 0;
@@ -1284,7 +1306,7 @@ hipError_t GraphInstantiate(Session* s, hipGraph_t graph, hipGraphExec_t* exec, 
       MutexLock lock(r.mu);
       r.ReleaseAll(e->user_refs);
     }
-    RunDestructors();
+    RunDestructors(r);
     return err;
   }
   MutexLock lock(r.mu);
@@ -1293,8 +1315,8 @@ hipError_t GraphInstantiate(Session* s, hipGraph_t graph, hipGraphExec_t* exec, 
   return hipSuccess;
 }
 
-hipError_t GraphExecDestroy(Session* s, hipGraphExec_t exec) {
-  Registry& r = Registry::Get();
+hipError_t GraphRegistry::GraphExecDestroy(Session* s, hipGraphExec_t exec) {
+  Registry& r = *impl_;
   std::unique_ptr<Exec> e;
   {
     MutexLock lock(r.mu);
@@ -1307,14 +1329,13 @@ hipError_t GraphExecDestroy(Session* s, hipGraphExec_t exec) {
     // every stream it was launched on has reached this point.
     auto refs = std::make_shared<std::unordered_map<UserObject*, uint64_t>>(std::move(e->user_refs));
     auto pending = std::make_shared<std::atomic<size_t>>(e->launched_on.size() + 1);
-    auto arrive = [refs, pending] {
+    auto arrive = [&r, refs, pending] {
       if (pending->fetch_sub(1) != 1) return;
       {
-        Registry& reg = Registry::Get();
-        MutexLock lock(reg.mu);
-        reg.ReleaseAll(*refs);
+        MutexLock lock(r.mu);
+        r.ReleaseAll(*refs);
       }
-      RunDestructors();
+      RunDestructors(r);
     };
     for (const auto& [device, stream] : e->launched_on)
       if (s == nullptr || !s->PostHostCallback(device, stream, [arrive](int32_t) { arrive(); }).ok()) arrive();
@@ -1325,9 +1346,9 @@ hipError_t GraphExecDestroy(Session* s, hipGraphExec_t exec) {
   return ToHipError(s->Post<wire::Op::kGraphDestroy>(msg::GraphRequest{e->id}));
 }
 
-hipError_t GraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags) {
+hipError_t GraphRegistry::GraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags) {
   if (flags == nullptr) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   auto* p = reinterpret_cast<Exec*>(exec);
   if (r.execs.count(p) == 0) return hipErrorInvalidValue;
@@ -1335,8 +1356,8 @@ hipError_t GraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags) {
   return hipSuccess;
 }
 
-hipError_t GraphUpload(hipGraphExec_t exec, int device) {
-  Registry& r = Registry::Get();
+hipError_t GraphRegistry::GraphUpload(hipGraphExec_t exec, int device) {
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   auto* p = reinterpret_cast<Exec*>(exec);
   if (r.execs.count(p) == 0) return hipErrorInvalidValue;
@@ -1356,8 +1377,7 @@ ExecNode* FindExecNode(Exec& e, hipGraphNode_t node) {
 // Applies `change` to the exec's entry for `node` under the lock, then
 // republishes the exec.
 template <class Change>
-hipError_t ChangeExec(Session* s, hipGraphExec_t exec, hipGraphNode_t node, Change change) {
-  Registry& r = Registry::Get();
+hipError_t ChangeExec(Registry& r, Session* s, hipGraphExec_t exec, hipGraphNode_t node, Change change) {
   uint64_t old_id = 0;
   std::vector<msg::GraphCreateRequest> frames;
   {
@@ -1382,10 +1402,10 @@ hipError_t ChangeExec(Session* s, hipGraphExec_t exec, hipGraphNode_t node, Chan
 
 }  // namespace
 
-hipError_t ExecSetNodeOp(Session* s, hipGraphExec_t exec, hipGraphNode_t node, GraphOp op) {
+hipError_t GraphRegistry::ExecSetNodeOp(Session* s, hipGraphExec_t exec, hipGraphNode_t node, GraphOp op) {
   // ChangeExec calls this under r.mu (the analysis cannot follow a lock
   // into a lambda through a template parameter).
-  return ChangeExec(s, exec, node, [&](Registry& r, ExecNode& n) HIPR_NO_THREAD_SAFETY_ANALYSIS {
+  return ChangeExec(*impl_, s, exec, node, [&](Registry& r, ExecNode& n) HIPR_NO_THREAD_SAFETY_ANALYSIS {
     if (n.type != NodeTypeOf(op)) return hipErrorInvalidValue;
     int device = 0;
     if (const auto* c = std::get_if<ChildGraphNode>(&op)) {
@@ -1410,8 +1430,8 @@ hipError_t ExecSetNodeOp(Session* s, hipGraphExec_t exec, hipGraphNode_t node, G
   });
 }
 
-hipError_t ExecSetEnabled(Session* s, hipGraphExec_t exec, hipGraphNode_t node, bool enabled) {
-  return ChangeExec(s, exec, node, [&](Registry&, ExecNode& n) {
+hipError_t GraphRegistry::ExecSetEnabled(Session* s, hipGraphExec_t exec, hipGraphNode_t node, bool enabled) {
+  return ChangeExec(*impl_, s, exec, node, [&](Registry&, ExecNode& n) {
     // As natively: kernel, memset and memcpy nodes can be turned off.
     if (n.type != hipGraphNodeTypeKernel && n.type != hipGraphNodeTypeMemset && n.type != hipGraphNodeTypeMemcpy)
       return hipErrorInvalidValue;
@@ -1420,9 +1440,9 @@ hipError_t ExecSetEnabled(Session* s, hipGraphExec_t exec, hipGraphNode_t node, 
   });
 }
 
-hipError_t ExecGetEnabled(hipGraphExec_t exec, hipGraphNode_t node, bool* enabled) {
+hipError_t GraphRegistry::ExecGetEnabled(hipGraphExec_t exec, hipGraphNode_t node, bool* enabled) {
   if (enabled == nullptr) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   auto* e = reinterpret_cast<Exec*>(exec);
   if (r.execs.count(e) == 0) return hipErrorInvalidValue;
@@ -1434,11 +1454,11 @@ hipError_t ExecGetEnabled(hipGraphExec_t exec, hipGraphNode_t node, bool* enable
   return hipSuccess;
 }
 
-hipError_t ExecUpdate(Session* s, hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
-                      hipGraphExecUpdateResult* result) {
+hipError_t GraphRegistry::ExecUpdate(Session* s, hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
+                                     hipGraphExecUpdateResult* result) {
   if (error_node == nullptr || result == nullptr) return hipErrorInvalidValue;
   *error_node = nullptr;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   uint64_t old_id = 0;
   std::vector<msg::GraphCreateRequest> frames;
   {
@@ -1484,13 +1504,13 @@ hipError_t ExecUpdate(Session* s, hipGraphExec_t exec, hipGraph_t graph, hipGrap
   return Publish(s, old_id, frames);
 }
 
-void GraphsLockForFork() HIPR_NO_THREAD_SAFETY_ANALYSIS { Registry::Get().mu.lock(); }
+void GraphRegistry::LockForFork() HIPR_NO_THREAD_SAFETY_ANALYSIS { impl_->mu.lock(); }
 
-void GraphsUnlockInParent() HIPR_NO_THREAD_SAFETY_ANALYSIS { Registry::Get().mu.unlock(); }
+void GraphRegistry::UnlockInParent() HIPR_NO_THREAD_SAFETY_ANALYSIS { impl_->mu.unlock(); }
 
 // Only the child's one thread runs here, and it re-creates the lock.
-void GraphsResetInChild() HIPR_NO_THREAD_SAFETY_ANALYSIS {
-  Registry& r = Registry::Get();
+void GraphRegistry::ResetInChild() HIPR_NO_THREAD_SAFETY_ANALYSIS {
+  Registry& r = *impl_;
   new (&r.mu) Mutex();
   for (auto& [stream, capture] : r.streams)
     if (capture.seq->origin == stream) r.DeleteGraphOf(capture.seq);
@@ -1500,10 +1520,10 @@ void GraphsResetInChild() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   for (Exec* e : r.execs) e->on_worker = false;
 }
 
-hipError_t GraphLaunch(Client& c, Session* s, ManagedHooks& managed, hipGraphExec_t exec, hipStream_t stream,
-                       int device, uint64_t stream_id, HostCopyFn copy) {
+hipError_t GraphRegistry::GraphLaunch(Client& c, Session* s, ManagedHooks& managed, hipGraphExec_t exec,
+                                      hipStream_t stream, int device, uint64_t stream_id, HostCopyFn copy) {
   if (s == nullptr) return hipErrorNoDevice;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   const Exec* e = nullptr;
   {
     MutexLock lock(r.mu);
@@ -1547,9 +1567,9 @@ hipError_t GraphLaunch(Client& c, Session* s, ManagedHooks& managed, hipGraphExe
 
 namespace hipr::client {
 
-hipError_t UserObjectCreate(UserObject** out, void* ptr, hipHostFn_t destroy, unsigned refs) {
+hipError_t GraphRegistry::UserObjectCreate(UserObject** out, void* ptr, hipHostFn_t destroy, unsigned refs) {
   if (out == nullptr || destroy == nullptr || refs == 0) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   auto* o = new UserObject{ptr, destroy, refs};
   r.user_objects.insert(o);
@@ -1557,30 +1577,30 @@ hipError_t UserObjectCreate(UserObject** out, void* ptr, hipHostFn_t destroy, un
   return hipSuccess;
 }
 
-hipError_t UserObjectRetain(UserObject* object, unsigned count) {
+hipError_t GraphRegistry::UserObjectRetain(UserObject* object, unsigned count) {
   if (count == 0) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   if (r.user_objects.count(object) == 0) return hipErrorInvalidValue;
   object->refs += count;
   return hipSuccess;
 }
 
-hipError_t UserObjectRelease(UserObject* object, unsigned count) {
+hipError_t GraphRegistry::UserObjectRelease(UserObject* object, unsigned count) {
   if (count == 0) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   {
     MutexLock lock(r.mu);
     if (r.user_objects.count(object) == 0 || object->refs < count) return hipErrorInvalidValue;
     r.Release(object, count);
   }
-  RunDestructors();
+  RunDestructors(r);
   return hipSuccess;
 }
 
-hipError_t GraphRetainUserObject(hipGraph_t graph, UserObject* object, unsigned count, bool move) {
+hipError_t GraphRegistry::GraphRetainUserObject(hipGraph_t graph, UserObject* object, unsigned count, bool move) {
   if (count == 0) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   MutexLock lock(r.mu);
   Graph* g = r.FindGraph(graph);
   if (g == nullptr || r.user_objects.count(object) == 0) return hipErrorInvalidValue;
@@ -1590,9 +1610,9 @@ hipError_t GraphRetainUserObject(hipGraph_t graph, UserObject* object, unsigned 
   return hipSuccess;
 }
 
-hipError_t GraphReleaseUserObject(hipGraph_t graph, UserObject* object, unsigned count) {
+hipError_t GraphRegistry::GraphReleaseUserObject(hipGraph_t graph, UserObject* object, unsigned count) {
   if (count == 0) return hipErrorInvalidValue;
-  Registry& r = Registry::Get();
+  Registry& r = *impl_;
   {
     MutexLock lock(r.mu);
     Graph* g = r.FindGraph(graph);
@@ -1602,7 +1622,7 @@ hipError_t GraphReleaseUserObject(hipGraph_t graph, UserObject* object, unsigned
     if ((it->second -= count) == 0) g->user_refs.erase(it);
     r.Release(object, count);
   }
-  RunDestructors();
+  RunDestructors(r);
   return hipSuccess;
 }
 

@@ -9,6 +9,7 @@
 
 #include <hip/hip_runtime_api.h>
 
+#include "client_stub/client.h"
 #include "protocol/messages.h"
 
 namespace hipr::client {
@@ -43,8 +44,9 @@ using StreamMemOp = std::variant<std::monostate, msg::StreamWaitValueRequest, ms
 // Checks `count` operations (1..kMaxBatchOps: known kinds and wait
 // conditions, device memory, aligned) and converts them, in order; a wait
 // compares the whole value. *device: the device of the first operation's
-// memory (or -1 when none names memory). hipErrorInvalidValue for any bad
-// one, with nothing converted. api_stream_event.cc.
-hipError_t BatchMemOps(const HiprBatchMemOp* ops, unsigned count, std::vector<StreamMemOp>* out, int* device);
+// memory (or -1 when none names memory), which must be device memory of
+// `c`. hipErrorInvalidValue for any bad one, with nothing converted.
+hipError_t BatchMemOps(Client& c, const HiprBatchMemOp* ops, unsigned count, std::vector<StreamMemOp>* out,
+                       int* device);
 
 }  // namespace hipr::client

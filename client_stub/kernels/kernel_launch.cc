@@ -231,19 +231,19 @@ Status BuildKernelNode(Session& session, CodeModule& module, const std::string& 
   return Status::Ok();
 }
 
-Status LaunchKernel(Client& client, Session& session, ManagedHooks& managed, CodeModule& module,
+Status LaunchKernel(Client& client, Session& session, ManagedHooks& managed, GraphRegistry& graphs, CodeModule& module,
                     const std::string& name, const LaunchSpec& spec, const KernelArgs& args) {
   msg::LaunchRequest request;
   KernelBinding binding;
   std::shared_ptr<const IsaImage> image;
   const co::KernelInfo* kernel = nullptr;
   HIPR_RETURN_IF_ERROR(PrepareLaunch(session, module, name, spec, args, &request, &binding, &image, &kernel));
-  if (AnyCapture()) {
+  if (graphs.AnyCapture()) {
     hipError_t captured = hipSuccess;
     if (request.start_event == 0 && request.stop_event == 0) {
-      if (CaptureNode(spec.device, spec.stream, MakeKernelNode(request, *kernel, spec, name), &captured))
+      if (graphs.CaptureNode(spec.device, spec.stream, MakeKernelNode(request, *kernel, spec, name), &captured))
         return captured == hipSuccess ? Status::Ok() : HipStatus(captured, "the stream's capture refused the launch");
-    } else if (CaptureNode(spec.device, spec.stream, EmptyNode{}, &captured)) {
+    } else if (graphs.CaptureNode(spec.device, spec.stream, EmptyNode{}, &captured)) {
       // Launches that record events (hipExtLaunchKernel) are not captured.
       return HipStatus(hipErrorStreamCaptureUnsupported, "a launch with events cannot be captured");
     }

@@ -101,9 +101,9 @@ Status BuildKernelNode(Session& session, CodeModule& module, const std::string& 
 // posts kLaunchKernel for kernel `name` of `module`. Blocks only on a first
 // use; otherwise fire-and-forget: errors of the kernel itself surface at the
 // next synchronizing call. While spec.stream captures, the launch becomes a
-// node of the capture's graph instead (graph.h). `client`: whose managed
-// memory the kernel may read (managed_vars.h).
-Status LaunchKernel(Client& client, Session& session, ManagedHooks& managed, CodeModule& module,
+// node of the capture's graph instead (`graphs`). `client`: whose managed
+// memory the kernel may read (`managed`).
+Status LaunchKernel(Client& client, Session& session, ManagedHooks& managed, GraphRegistry& graphs, CodeModule& module,
                     const std::string& name, const LaunchSpec& spec, const KernelArgs& args);
 
 // ---- Occupancy and attributes --------------------------------------------

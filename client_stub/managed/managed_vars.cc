@@ -28,24 +28,9 @@ Status PostToDevice(Session& s, int device, uint64_t stream, uint64_t address, c
 
 }  // namespace
 
-ManagedVars& ManagedVars::Get() {
-  // Leaked: registrations run in constructors and host code may read the
-  // mirrors during exit.
-  static ManagedVars* vars = [] {
-    InstallForkHandlers();
-    return new ManagedVars();
-  }();
-  return *vars;
-}
-
-void ManagedVars::InstallForkHandlers() {
-  pthread_atfork([]() HIPR_NO_THREAD_SAFETY_ANALYSIS { Get().mu_.lock(); },
-                 []() HIPR_NO_THREAD_SAFETY_ANALYSIS { Get().mu_.unlock(); },
-                 // The child's copy of the lock is owned by a thread that does
-                 // not exist there: re-create it. Device copies are keyed by
-                 // session, so the child's new session makes its own.
-                 []() HIPR_NO_THREAD_SAFETY_ANALYSIS { new (&Get().mu_) Mutex(); });
-}
+void ManagedVars::LockForFork() HIPR_NO_THREAD_SAFETY_ANALYSIS { mu_.lock(); }
+void ManagedVars::UnlockInParent() HIPR_NO_THREAD_SAFETY_ANALYSIS { mu_.unlock(); }
+void ManagedVars::ResetInChild() HIPR_NO_THREAD_SAFETY_ANALYSIS { new (&mu_) Mutex(); }
 
 ManagedVar* ManagedVars::Register(CodeModule* module, std::string name, const void* init, size_t size,
                                   size_t align) {

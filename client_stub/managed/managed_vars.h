@@ -121,9 +121,20 @@ struct ManagedVar {
   bool allocation() const { return module == nullptr; }
 };
 
+// One per process, owned by the API edge (api/process_state.h), which hands
+// it to launches, copies and graph launches as their ManagedHooks.
 class ManagedVars final : public ManagedHooks {
  public:
-  static ManagedVars& Get();
+  ManagedVars() = default;
+  ManagedVars(const ManagedVars&) = delete;
+  ManagedVars& operator=(const ManagedVars&) = delete;
+
+  // fork(): the lock is held across it. The child's copy of the lock is
+  // owned by a thread that does not exist there, so it is re-created; device
+  // copies are keyed by session, so the child's new session makes its own.
+  void LockForFork();
+  void UnlockInParent();
+  void ResetInChild();
 
   // __hipRegisterManagedVar: allocates the mirror (aligned to `align`,
   // zero-filled past `size`), copies `init` into it and records the variable
@@ -199,9 +210,6 @@ class ManagedVars final : public ManagedHooks {
   bool empty() const override { return count_.load(std::memory_order_acquire) == 0; }
 
  private:
-  ManagedVars() = default;
-  static void InstallForkHandlers();
-
   // Sends the span of `var`'s mirror that changed since the last exchange,
   // with a blocking copy on `device`'s exchange stream. REQUIRES mu_.
   Status PushLocked(Client& client, Session& session, ManagedVar& var, int device) HIPR_REQUIRES(mu_);

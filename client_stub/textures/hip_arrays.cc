@@ -1,38 +1,27 @@
 #include "client_stub/textures/hip_arrays.h"
-#include "protocol/thread_annotations.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <memory>
-#include <mutex>
-#include <unordered_map>
+#include <new>
+
+#include "protocol/thread_annotations.h"
 
 namespace hipr::client {
-namespace {
 
 // The record behind a hipArray_t: 5.x's struct first (its address is the
 // handle), then hipr's description.
-struct ArrayRecord {
+struct ArrayRegistry::ArrayRecord {
   hipArray api{};
   ArrayInfo info;
 };
-static_assert(offsetof(ArrayRecord, api) == 0);
 
-struct MipmapRecord {
+struct ArrayRegistry::MipmapRecord {
   hipMipmappedArray api{};
   MipmapInfo info;
 };
-static_assert(offsetof(MipmapRecord, api) == 0);
 
-struct Registry {
-  Mutex mu;
-  std::unordered_map<const void*, ArrayRecord*> arrays HIPR_GUARDED_BY(mu);  // live ones.
-  std::unordered_map<const void*, MipmapRecord*> mipmaps HIPR_GUARDED_BY(mu);
-};
-
-Registry& Get() {
-  static auto* r = new Registry;  // Never destroyed: used from atexit paths.
-  return *r;
-}
+namespace {
 
 constexpr unsigned kKnownArrayFlags =
     hipArrayLayered | hipArraySurfaceLoadStore | hipArrayCubemap | hipArrayTextureGather;
@@ -117,7 +106,8 @@ hipError_t CheckArrayShape(ArrayInfo* a) {
   return hipSuccess;
 }
 
-hipArray_t AddArray(ArrayInfo* a) {
+hipArray_t ArrayRegistry::AddArray(ArrayInfo* a) {
+  static_assert(offsetof(ArrayRecord, api) == 0);  // The handle is the record's address.
   auto* r = new ArrayRecord;  // Never freed: see the header.
   r->api.data = a->data;
   r->api.desc = a->desc;
@@ -131,28 +121,25 @@ hipArray_t AddArray(ArrayInfo* a) {
   r->api.textureType = TextureTypeOf(*a);
   a->handle = &r->api;
   r->info = *a;
-  Registry& reg = Get();
-  MutexLock lock(reg.mu);
-  reg.arrays[a->handle] = r;
+  MutexLock lock(mu_);
+  arrays_[a->handle] = r;
   return a->handle;
 }
 
-bool FindArray(const void* handle, ArrayInfo* out) {
-  Registry& reg = Get();
-  MutexLock lock(reg.mu);
-  auto it = reg.arrays.find(handle);
-  if (it == reg.arrays.end()) return false;
+bool ArrayRegistry::FindArray(const void* handle, ArrayInfo* out) {
+  MutexLock lock(mu_);
+  auto it = arrays_.find(handle);
+  if (it == arrays_.end()) return false;
   *out = it->second->info;
   return true;
 }
 
-bool RemoveArray(const void* handle, ArrayInfo* removed) {
-  Registry& reg = Get();
-  MutexLock lock(reg.mu);
-  auto it = reg.arrays.find(handle);
-  if (it == reg.arrays.end()) return false;
+bool ArrayRegistry::RemoveArray(const void* handle, ArrayInfo* removed) {
+  MutexLock lock(mu_);
+  auto it = arrays_.find(handle);
+  if (it == arrays_.end()) return false;
   *removed = it->second->info;
-  reg.arrays.erase(it);
+  arrays_.erase(it);
   return true;
 }
 
@@ -181,7 +168,8 @@ unsigned MaxMipLevels(const ArrayInfo& base) {
   return levels;
 }
 
-hipMipmappedArray_t AddMipmap(MipmapInfo* m) {
+hipMipmappedArray_t ArrayRegistry::AddMipmap(MipmapInfo* m) {
+  static_assert(offsetof(MipmapRecord, api) == 0);
   auto* r = new MipmapRecord;  // Never freed: see the header.
   const ArrayInfo& s = m->shape;
   r->api.data = m->levels > 0 ? const_cast<void*>(static_cast<const void*>(m->level[0])) : nullptr;
@@ -196,29 +184,30 @@ hipMipmappedArray_t AddMipmap(MipmapInfo* m) {
   r->api.format = s.format;
   m->handle = &r->api;
   r->info = *m;
-  Registry& reg = Get();
-  MutexLock lock(reg.mu);
-  reg.mipmaps[m->handle] = r;
+  MutexLock lock(mu_);
+  mipmaps_[m->handle] = r;
   return m->handle;
 }
 
-bool FindMipmap(const void* handle, MipmapInfo* out) {
-  Registry& reg = Get();
-  MutexLock lock(reg.mu);
-  auto it = reg.mipmaps.find(handle);
-  if (it == reg.mipmaps.end()) return false;
+bool ArrayRegistry::FindMipmap(const void* handle, MipmapInfo* out) {
+  MutexLock lock(mu_);
+  auto it = mipmaps_.find(handle);
+  if (it == mipmaps_.end()) return false;
   *out = it->second->info;
   return true;
 }
 
-bool RemoveMipmap(const void* handle, MipmapInfo* removed) {
-  Registry& reg = Get();
-  MutexLock lock(reg.mu);
-  auto it = reg.mipmaps.find(handle);
-  if (it == reg.mipmaps.end()) return false;
+bool ArrayRegistry::RemoveMipmap(const void* handle, MipmapInfo* removed) {
+  MutexLock lock(mu_);
+  auto it = mipmaps_.find(handle);
+  if (it == mipmaps_.end()) return false;
   *removed = it->second->info;
-  reg.mipmaps.erase(it);
+  mipmaps_.erase(it);
   return true;
 }
+
+void ArrayRegistry::LockForFork() HIPR_NO_THREAD_SAFETY_ANALYSIS { mu_.lock(); }
+void ArrayRegistry::UnlockInParent() HIPR_NO_THREAD_SAFETY_ANALYSIS { mu_.unlock(); }
+void ArrayRegistry::ResetInChild() HIPR_NO_THREAD_SAFETY_ANALYSIS { new (&mu_) Mutex(); }
 
 }  // namespace hipr::client

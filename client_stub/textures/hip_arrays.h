@@ -14,13 +14,16 @@
 // checked against the live set before a record is read, and a record is
 // never freed (a stale handle stays unknown, never someone else's).
 //
-// Thread-safety: every function may be called from any thread.
+// Thread-safety: every function and method may be called from any thread.
 #pragma once
+
+#include <hip/hip_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
 
-#include <hip/hip_runtime_api.h>
+#include "protocol/thread_annotations.h"
 
 namespace hipr::client {
 
@@ -63,13 +66,6 @@ bool ChannelDescOf(hipArray_Format format, unsigned channels, hipChannelFormatDe
 // Fills element_bytes, format, channels. hipErrorInvalidValue when not.
 hipError_t CheckArrayShape(ArrayInfo* a);
 
-// The registry. Add takes a filled ArrayInfo (data, pitch set) and returns
-// the new handle (also stored in it).
-hipArray_t AddArray(ArrayInfo* a);
-bool FindArray(const void* handle, ArrayInfo* out);
-// Forgets a live array; false when it is not one.
-bool RemoveArray(const void* handle, ArrayInfo* removed);
-
 // Mipmapped arrays: level 0 has the asked extent, each next level halves
 // every used dimension (at least 1; layers and cube faces stay).
 struct MipmapInfo {
@@ -82,8 +78,37 @@ struct MipmapInfo {
 ArrayInfo MipLevelShape(const ArrayInfo& base, unsigned level);
 // The most levels an extent has (down to 1 x 1 x 1).
 unsigned MaxMipLevels(const ArrayInfo& base);
-hipMipmappedArray_t AddMipmap(MipmapInfo* m);
-bool FindMipmap(const void* handle, MipmapInfo* out);
-bool RemoveMipmap(const void* handle, MipmapInfo* removed);
+
+// The live arrays and mipmapped arrays. One per process, owned by the API
+// edge (api/process_state.h).
+class ArrayRegistry {
+ public:
+  ArrayRegistry() = default;
+  ArrayRegistry(const ArrayRegistry&) = delete;
+  ArrayRegistry& operator=(const ArrayRegistry&) = delete;
+
+  // Takes a filled ArrayInfo (data, pitch set) and returns the new handle
+  // (also stored in it).
+  hipArray_t AddArray(ArrayInfo* a);
+  bool FindArray(const void* handle, ArrayInfo* out);
+  // Forgets a live array; false when it is not one.
+  bool RemoveArray(const void* handle, ArrayInfo* removed);
+
+  hipMipmappedArray_t AddMipmap(MipmapInfo* m);
+  bool FindMipmap(const void* handle, MipmapInfo* out);
+  bool RemoveMipmap(const void* handle, MipmapInfo* removed);
+
+  // fork(): the lock is held across it; the child's only thread re-creates it.
+  void LockForFork();
+  void UnlockInParent();
+  void ResetInChild();
+
+ private:
+  struct ArrayRecord;  // hip_arrays.cc; never freed (see above).
+  struct MipmapRecord;
+  Mutex mu_;
+  std::unordered_map<const void*, ArrayRecord*> arrays_ HIPR_GUARDED_BY(mu_);  // live ones.
+  std::unordered_map<const void*, MipmapRecord*> mipmaps_ HIPR_GUARDED_BY(mu_);
+};
 
 }  // namespace hipr::client

@@ -25,7 +25,7 @@ using testing::FakeWorker;
 
 // LaunchKernel for the process's client, as the API edge calls it.
 Status Launch(Session& s, CodeModule& m, const std::string& name, const LaunchSpec& spec, const KernelArgs& args) {
-  return LaunchKernel(Client::Get(), s, ManagedVars::Get(), m, name, spec, args);
+  return LaunchKernel(Client::Get(), s, Managed(), Graphs(), m, name, spec, args);
 }
 
 constexpr const char* kTarget = "gfx90a:sramecc+:xnack-";
@@ -429,26 +429,26 @@ TEST(RegistrationTest, ThousandsOfKernelsCostLittleAndParseNothing) {
     const void* binary;
     const void* unused;
   } wrapper{0x48495046, 1, not_a_bundle, nullptr};
-  const RegistrationCounts before = CountRegistrations();
+  KernelRegistry kernels;  // Its own, not the process's: the counts are this test's.
   static char stubs[12000];
   std::vector<std::string> names(12000);
   for (size_t i = 0; i < names.size(); ++i) names[i] = "_Z6kernel" + std::to_string(i) + "Pfi";
   const auto start = std::chrono::steady_clock::now();
-  CodeModule* m = RegisterFatBinary(&wrapper, ApiModuleHooks());
+  CodeModule* m = kernels.RegisterFatBinary(&wrapper, ApiModuleHooks());
   ASSERT_NE(m, nullptr);
-  for (size_t i = 0; i < names.size(); ++i) ASSERT_TRUE(RegisterFunction(m, &stubs[i], names[i].c_str()));
+  for (size_t i = 0; i < names.size(); ++i) ASSERT_TRUE(kernels.RegisterFunction(m, &stubs[i], names[i].c_str()));
   const auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_LT(elapsed, std::chrono::milliseconds(500));
-  EXPECT_EQ(CountRegistrations().kernels, before.kernels + 12000);
+  EXPECT_EQ(kernels.CountRegistrations().kernels, 12000u);
   RegisteredKernel k;
-  ASSERT_TRUE(FindRegisteredKernel(&stubs[4321], &k));
+  ASSERT_TRUE(kernels.FindRegisteredKernel(&stubs[4321], &k));
   EXPECT_EQ(*k.name, "_Z6kernel4321Pfi");
   EXPECT_EQ(k.module, m);
   wrapper.magic = 0;
-  EXPECT_EQ(RegisterFatBinary(&wrapper, ApiModuleHooks()), nullptr);
-  UnregisterFatBinary(m);
-  EXPECT_FALSE(FindRegisteredKernel(&stubs[4321], &k));
-  EXPECT_FALSE(RegisterFunction(m, &stubs[0], "late"));
+  EXPECT_EQ(kernels.RegisterFatBinary(&wrapper, ApiModuleHooks()), nullptr);
+  kernels.UnregisterFatBinary(m);
+  EXPECT_FALSE(kernels.FindRegisteredKernel(&stubs[4321], &k));
+  EXPECT_FALSE(kernels.RegisterFunction(m, &stubs[0], "late"));
 }
 
 // A __managed__ variable over the wire: its mirror holds the initial value
@@ -465,7 +465,7 @@ TEST(RegistrationTest, ManagedVariableIsMirroredAttachedPushedAndReadBack) {
   } wrapper{0x48495046, 1, nullptr, nullptr};
   std::vector<uint8_t> code = ProbeCode();
   wrapper.binary = code.data();
-  CodeModule* m = RegisterFatBinary(&wrapper, ApiModuleHooks());
+  CodeModule* m = Kernels().RegisterFatBinary(&wrapper, ApiModuleHooks());
   ASSERT_NE(m, nullptr);
   void* pointer = nullptr;
   const double init = 2.75;
@@ -587,7 +587,7 @@ TEST(RegistrationTest, ManagedVariableIsMirroredAttachedPushedAndReadBack) {
   EXPECT_EQ(copies[2].first.stream, streams[0].stream);
   EXPECT_EQ(reads[0].stream, streams[0].stream);
 
-  UnregisterFatBinary(m);
+  Kernels().UnregisterFatBinary(m);
   DeviceAllocation gone;
   EXPECT_FALSE(Client::Get().allocations().FindDevice(pointer_var, 0, &gone)) << "retired with its module";
   ASSERT_TRUE(Client::Get().allocations().RemoveDevice(copy_address, &gone));
