@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "protocol/code_object/code_object.h"
+#include "worker_service/device/argument_checks.h"
 #include "worker_service/device/device.h"
 
 namespace hipr::test {
@@ -430,6 +431,44 @@ TYPED_TEST_P(DeviceConformance, TheRestOfTheCore) {
   d.SetMemoryAccount(nullptr);
 }
 
+// Requests HIP would refuse are refused before anything runs, with the
+// status and words of the one set of checks every device shares
+// (argument_checks.h): a device that skipped one, or wrote its own, fails.
+TYPED_TEST_P(DeviceConformance, RefusesBadArgumentsWithTheSharedChecks) {
+  worker::Device& d = this->dev();
+  const uint64_t a = this->Malloc(1 << 16);
+  ASSERT_TRUE(d.StreamCreate(0, 3, 0, 0, {}).ok());
+  ASSERT_TRUE(d.EventCreate(0, 31, 0).ok());
+  auto same = [](const Status& got, const Status& want) {
+    EXPECT_FALSE(want.ok());
+    EXPECT_EQ(got.code(), want.code()) << got.ToString();
+    EXPECT_EQ(got.message(), want.message());
+  };
+  same(d.Memset(0, 3, this->Linear(a, 6), 1, 3), worker::CheckMemset(this->Linear(a, 6), 3));
+  same(d.Memset(0, 3, this->Linear(a, 6), 1, 4), worker::CheckMemset(this->Linear(a, 6), 4));
+  same(d.StreamWaitValue(0, 3, a, 1, ~0ull, 0, 5), worker::CheckStreamValue(a, 5));
+  same(d.StreamWaitValue(0, 3, a + 2, 1, ~0ull, 0, 4), worker::CheckStreamValue(a + 2, 4));
+  same(d.StreamWaitValue(0, 3, a, 1, ~0ull, 7, 4), worker::CheckWaitCondition(7));
+  same(d.StreamWriteValue(0, 3, a + 4, 1, 8), worker::CheckStreamValue(a + 4, 8));
+  // A source smaller than the destination: the copy would read past what
+  // was checked of it.
+  same(d.CopyOnDevice(0, 3, msg::Region{a, 256, 256, 4}, msg::Region{a + 4096, 256, 256, 2}),
+       worker::CheckCopyShapes(msg::Region{a, 256, 256, 4}, msg::Region{a + 4096, 256, 256, 2}));
+  same(d.StreamCreate(0, 0, 0, 0, {}), worker::CheckNewId("stream", 0, false));
+  same(d.StreamCreate(0, 3, 0, 0, {}), worker::CheckNewId("stream", 3, true));
+  same(d.StreamCreate(0, 4, 0x80, 0, {}), worker::CheckStreamFlags(0x80));
+  same(d.EventCreate(0, 0, 0), worker::CheckNewId("event", 0, false));
+  same(d.EventCreate(0, 31, 0), worker::CheckNewId("event", 31, true));
+  if (d.textures() != nullptr) same(d.textures()->DestroyTexture(12345), worker::UnknownTexture());
+  // Nothing refused ran: the memory still reads as it was written.
+  ASSERT_TRUE(d.Memset(0, 3, this->Linear(a, 64), 0x11, 1).ok());
+  ASSERT_TRUE(d.StreamSynchronize(3).ok());
+  EXPECT_EQ(this->Read(3, this->Linear(a, 64)), std::vector<uint8_t>(64, 0x11));
+  EXPECT_TRUE(d.EventDestroy(31).ok());
+  EXPECT_TRUE(d.StreamDestroy(3).ok());
+  EXPECT_TRUE(d.Free(a).ok());
+}
+
 // Each facet (device_facets.h) the device has is exercised; one it lacks
 // must not be claimed (the session refuses its calls: device_facets_test).
 TYPED_TEST_P(DeviceConformance, CapabilitiesAreTheFacetsPresent) {
@@ -579,7 +618,8 @@ TYPED_TEST_P(DeviceConformance, BulkMemoryFacet) {
 REGISTER_TYPED_TEST_SUITE_P(DeviceConformance, DescribesItsDevices, MemoryRoundTripsAndRegionsAreChecked,
                             MemsetsAndDeviceCopies, StreamsEventsAndUnknownHandles,
                             AHostCallbackHoldsItsStreamNotTheReplay, ModulesGlobalsAndLaunches, TheRestOfTheCore,
-                            CapabilitiesAreTheFacetsPresent, IpcFacet, VirtualMemoryFacet, ShareableMemoryFacet,
+                            RefusesBadArgumentsWithTheSharedChecks, CapabilitiesAreTheFacetsPresent, IpcFacet,
+                            VirtualMemoryFacet, ShareableMemoryFacet,
                             TextureFacet, HostRegisterFacet, BulkMemoryFacet);
 
 }  // namespace hipr::test

@@ -40,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "worker_service/device/argument_checks.h"
 #include "worker_service/device/device.h"
 #include "worker_service/device/device_properties.h"
 #include "worker_service/hip/hip_module.h"
@@ -520,6 +521,7 @@ class HipDevice final : public Device,
 
 
   Status Memset(int device, uint64_t stream, const msg::Region& dst, uint32_t value, uint8_t element_size) override {
+    HIPR_RETURN_IF_ERROR(CheckMemset(dst, element_size));
     HIPR_RETURN_IF_ERROR(CheckRegion(dst));
     hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
@@ -529,10 +531,8 @@ class HipDevice final : public Device,
         HIPR_HIP(hipMemsetD8Async(reinterpret_cast<hipDeviceptr_t>(p), static_cast<unsigned char>(value), dst.width, s));
       else if (element_size == 2)
         HIPR_HIP(hipMemsetD16Async(reinterpret_cast<hipDeviceptr_t>(p), static_cast<unsigned short>(value), dst.width / 2, s));
-      else if (element_size == 4)
-        HIPR_HIP(hipMemsetD32Async(reinterpret_cast<hipDeviceptr_t>(p), static_cast<int>(value), dst.width / 4, s));
       else
-        return InvalidArgument("memset element size must be 1, 2 or 4");
+        HIPR_HIP(hipMemsetD32Async(reinterpret_cast<hipDeviceptr_t>(p), static_cast<int>(value), dst.width / 4, s));
     }
     return Status::Ok();
   }
@@ -600,29 +600,28 @@ class HipDevice final : public Device,
   }
   Status StreamWaitValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint64_t mask,
                          uint32_t flags, uint8_t bytes) override {
+    HIPR_RETURN_IF_ERROR(CheckStreamValue(address, bytes));
+    HIPR_RETURN_IF_ERROR(CheckWaitCondition(flags));
     HIPR_RETURN_IF_ERROR(CheckRegion(msg::Region{address, bytes, bytes, 1}));
     hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
     void* p = reinterpret_cast<void*>(address);
     if (bytes == 4)
       HIPR_HIP(hipStreamWaitValue32(s, p, static_cast<uint32_t>(value), flags, static_cast<uint32_t>(mask)));
-    else if (bytes == 8)
-      HIPR_HIP(hipStreamWaitValue64(s, p, value, flags, mask));
     else
-      return InvalidArgument("a stream value is 4 or 8 bytes");
+      HIPR_HIP(hipStreamWaitValue64(s, p, value, flags, mask));
     return Status::Ok();
   }
   Status StreamWriteValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint8_t bytes) override {
+    HIPR_RETURN_IF_ERROR(CheckStreamValue(address, bytes));
     HIPR_RETURN_IF_ERROR(CheckRegion(msg::Region{address, bytes, bytes, 1}));
     hipStream_t s = nullptr;
     HIPR_RETURN_IF_ERROR(StreamOf(device, stream, &s));
     void* p = reinterpret_cast<void*>(address);
     if (bytes == 4)
       HIPR_HIP(hipStreamWriteValue32(s, p, static_cast<uint32_t>(value), 0));
-    else if (bytes == 8)
-      HIPR_HIP(hipStreamWriteValue64(s, p, value, 0));
     else
-      return InvalidArgument("a stream value is 4 or 8 bytes");
+      HIPR_HIP(hipStreamWriteValue64(s, p, value, 0));
     return Status::Ok();
   }
 
@@ -697,7 +696,7 @@ class HipDevice final : public Device,
   }
   Status DestroyTexture(uint64_t handle) override {
     auto it = textures_.find(handle);
-    if (it == textures_.end()) return InvalidArgument("not a texture object of this session");
+    if (it == textures_.end()) return UnknownTexture();
     hipTextureObject_t object = it->second;
     textures_.erase(it);
     HIPR_HIP(hipDestroyTextureObject(object));
@@ -738,6 +737,7 @@ class HipDevice final : public Device,
   }
 
   Status CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) override {
+    HIPR_RETURN_IF_ERROR(CheckCopyShapes(dst, src));  // Else the copy would read past the src checked.
     HIPR_RETURN_IF_ERROR(CheckRegion(dst));
     HIPR_RETURN_IF_ERROR(CheckRegion(src));
     hipStream_t s = nullptr;
@@ -750,7 +750,8 @@ class HipDevice final : public Device,
   Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority,
                       std::span<const uint32_t> cu_mask) override {
     HIPR_RETURN_IF_ERROR(Use(device));
-    if (stream == 0 || streams_.count(stream) != 0) return InvalidArgument("stream id in use");
+    HIPR_RETURN_IF_ERROR(CheckNewId("stream", stream, streams_.count(stream) != 0));
+    HIPR_RETURN_IF_ERROR(CheckStreamFlags(flags));
     hipStream_t s = nullptr;
     if (cu_mask.empty()) {
       HIPR_HIP(hipStreamCreateWithPriority(&s, flags, priority));
@@ -855,7 +856,7 @@ class HipDevice final : public Device,
 
   Status EventCreate(int device, uint64_t event, uint32_t flags) override {
     HIPR_RETURN_IF_ERROR(Use(device));
-    if (event == 0 || events_.count(event) != 0) return InvalidArgument("event id in use");
+    HIPR_RETURN_IF_ERROR(CheckNewId("event", event, events_.count(event) != 0));
     hipEvent_t e;
     HIPR_HIP(hipEventCreateWithFlags(&e, flags));
     events_[event] = EventEntry{e, device};
@@ -873,7 +874,7 @@ class HipDevice final : public Device,
   }
   Status IpcOpenEventHandle(int device, uint64_t event, const IpcEventHandle& handle) override {
     HIPR_RETURN_IF_ERROR(Use(device));
-    if (event == 0 || events_.count(event) != 0) return InvalidArgument("event id in use");
+    HIPR_RETURN_IF_ERROR(CheckNewId("event", event, events_.count(event) != 0));
     hipIpcEventHandle_t h;
     std::memcpy(&h, handle.data(), sizeof h);
     hipEvent_t e;

@@ -21,6 +21,7 @@
 
 #include "protocol/device_properties.h"
 #include "worker_service/sim/models.h"
+#include "worker_service/device/argument_checks.h"
 #include "worker_service/device/texture_desc.h"
 
 namespace hipr::worker::sim {
@@ -374,9 +375,8 @@ std::string IpcEventName(const std::array<uint8_t, 16>& secret) {
 
 Status SimDevice::StreamWaitValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint64_t mask,
                                   uint32_t flags, uint8_t bytes) {
-  if (bytes != 4 && bytes != 8) return InvalidArgument("a stream value is 4 or 8 bytes");
-  if (flags > 3) return InvalidArgument("unknown stream wait condition " + std::to_string(flags));
-  if (address % bytes != 0) return InvalidArgument("a stream value must be aligned to its size");
+  HIPR_RETURN_IF_ERROR(CheckStreamValue(address, bytes));
+  HIPR_RETURN_IF_ERROR(CheckWaitCondition(flags));
   HIPR_RETURN_IF_ERROR(memory_.Check(msg::Region{address, bytes, bytes, 1}, nullptr));
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
@@ -405,8 +405,7 @@ Status SimDevice::StreamWaitValue(int device, uint64_t stream, uint64_t address,
 }
 
 Status SimDevice::StreamWriteValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint8_t bytes) {
-  if (bytes != 4 && bytes != 8) return InvalidArgument("a stream value is 4 or 8 bytes");
-  if (address % bytes != 0) return InvalidArgument("a stream value must be aligned to its size");
+  HIPR_RETURN_IF_ERROR(CheckStreamValue(address, bytes));
   HIPR_RETURN_IF_ERROR(memory_.Check(msg::Region{address, bytes, bytes, 1}, nullptr, true));
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
@@ -595,7 +594,7 @@ Status SimDevice::CreateTexture(const msg::TextureCreateRequest& request, uint64
 }
 
 Status SimDevice::DestroyTexture(uint64_t handle) {
-  if (textures_.erase(handle) == 0) return InvalidArgument("not a texture object of this session");
+  if (textures_.erase(handle) == 0) return UnknownTexture();
   return Free(handle);  // Once the work queued before has run, as hipFree.
 }
 
@@ -643,7 +642,7 @@ Status SimDevice::IpcGetEventHandle(uint64_t event, IpcEventHandle* handle) {
 
 Status SimDevice::IpcOpenEventHandle(int device, uint64_t event, const IpcEventHandle& handle) {
   HIPR_RETURN_IF_ERROR(CheckDevice(device));
-  if (event == 0 || events_.count(event) != 0) return InvalidArgument("event id " + std::to_string(event) + " is in use");
+  HIPR_RETURN_IF_ERROR(CheckNewId("event", event, events_.count(event) != 0));
   SimIpcEventHandle h;
   std::memcpy(&h, handle.data(), sizeof h);
   if (std::memcmp(h.magic, kIpcEventMagic, sizeof h.magic) != 0)
@@ -681,9 +680,7 @@ Status SimDevice::CheckRegion(const msg::Region& region) const { return memory_.
 
 Status SimDevice::Memset(int device, uint64_t stream, const msg::Region& dst, uint32_t value,
                          uint8_t element_size) {
-  if (element_size != 1 && element_size != 2 && element_size != 4)
-    return InvalidArgument("memset element size must be 1, 2 or 4");
-  if (dst.width % element_size != 0) return InvalidArgument("memset width is not a whole number of elements");
+  HIPR_RETURN_IF_ERROR(CheckMemset(dst, element_size));
   HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr, true));
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
@@ -803,7 +800,7 @@ Status SimDevice::CopyDeviceToHost(int device, uint64_t stream, uint8_t* dst, ui
 }
 
 Status SimDevice::CopyOnDevice(int device, uint64_t stream, const msg::Region& dst, const msg::Region& src) {
-  if (dst.width != src.width || dst.height != src.height) return InvalidArgument("copy regions differ in shape");
+  HIPR_RETURN_IF_ERROR(CheckCopyShapes(dst, src));
   HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr, true));
   HIPR_RETURN_IF_ERROR(memory_.Check(src, nullptr));
   SimStream* s = nullptr;
@@ -818,9 +815,8 @@ Status SimDevice::CopyOnDevice(int device, uint64_t stream, const msg::Region& d
 Status SimDevice::StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority,
                                std::span<const uint32_t> /*cu_mask*/) {
   HIPR_RETURN_IF_ERROR(CheckDevice(device));
-  if (stream == 0) return InvalidArgument("stream id 0 is the null stream");
-  if (streams_.count(stream) != 0) return InvalidArgument("stream id " + std::to_string(stream) + " is in use");
-  if ((flags & ~kStreamNonBlocking) != 0) return InvalidArgument("unknown stream flags");
+  HIPR_RETURN_IF_ERROR(CheckNewId("stream", stream, streams_.count(stream) != 0));
+  HIPR_RETURN_IF_ERROR(CheckStreamFlags(flags));
   streams_[stream] = std::make_unique<SimStream>(device, flags, priority);
   return Status::Ok();
 }
@@ -910,7 +906,7 @@ Status SimDevice::FindEvent(uint64_t id, std::shared_ptr<Event>* out) const {
 
 Status SimDevice::EventCreate(int device, uint64_t event, uint32_t flags) {
   HIPR_RETURN_IF_ERROR(CheckDevice(device));
-  if (event == 0 || events_.count(event) != 0) return InvalidArgument("event id " + std::to_string(event) + " is in use");
+  HIPR_RETURN_IF_ERROR(CheckNewId("event", event, events_.count(event) != 0));
   auto ev = std::make_shared<Event>();
   ev->device = device;
   ev->flags = flags;
