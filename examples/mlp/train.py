@@ -230,6 +230,7 @@ class Device:
         self.lib = lib
         self.ctx = ctypes.c_void_p()
         self.buffers = []
+        self.downloads = 0  # Device results read back: what the host observes.
 
     def setup(self, problem):
         lib = self.lib
@@ -271,6 +272,7 @@ class Device:
         self.lib.upload(self.ctx, dst, array.ctypes.data, array.nbytes)
 
     def _download(self, src, count, dtype=np.float32):
+        self.downloads += 1  # Each is a result the host observes.
         out = np.empty(count, dtype=dtype)
         self.lib.download(self.ctx, out.ctypes.data, src, out.nbytes)
         return out
@@ -409,6 +411,7 @@ def run_device(problem, lib_path):
         check_training(initial_loss, loss, acc)
         print("%d kernel launches (expected %d) in %.1f s; final parameters within %.1e of NumPy's"
               % (lib.launches, expected_launches(problem.epochs), took, worst))
+        print("host observations: %d (device results read back)" % dev.downloads)
         print("train.py: OK: loss %.2f -> %.2f, accuracy %.2f (chance %.2f), matches NumPy"
               % (initial_loss, loss, acc, 1.0 / CLASSES))
     finally:
