@@ -39,6 +39,13 @@ CodeModule* KernelRegistry::RegisterFatBinary(const void* data, ModuleHooks& hoo
   return m;
 }
 
+KernelRegistry::~KernelRegistry() {
+  WriterLock lock(mu_);
+  for (const auto& [stub, record] : kernels_) delete record;
+  for (hipFunction_t f : functions_) delete reinterpret_cast<FunctionRecord*>(f);
+  for (FunctionRecord* f : retired_functions_) delete f;
+}
+
 bool KernelRegistry::IsRegisteredModule(const void* handle) const {
   ReaderLock lock(mu_);
   return modules_.count(handle) != 0;

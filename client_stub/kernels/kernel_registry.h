@@ -67,6 +67,9 @@ struct RegistrationCounts {
 class KernelRegistry {
  public:
   KernelRegistry() = default;
+  // The process's registry is never destroyed (process_state.h); another
+  // one (a test's) frees its records, so names it handed out dangle then.
+  ~KernelRegistry();
   KernelRegistry(const KernelRegistry&) = delete;
   KernelRegistry& operator=(const KernelRegistry&) = delete;
 
