@@ -127,6 +127,26 @@ bool ValidDeviceProp(const Session& s, const hipMemAllocationProp* prop) {
          prop->location.id < static_cast<int>(s.devices().size());
 }
 
+// hipMemLocationTypeHost, HostNuma and HostNumaCurrent (ROCm 7.1; Debian's
+// 5.2 header stops at Device).
+constexpr int kLocationHost = 2;
+constexpr int kLocationHostNumaCurrent = 4;
+bool HostLocation(int type) { return type >= kLocationHost && type <= kLocationHostNumaCurrent; }
+
+// Host-located physical memory (hipMemCreate with a host location, ROCm
+// 7.1+): pinned RAM that host code and the GPU both reach through one
+// mapping. The RAM here is this client's and the GPU is the worker's, so
+// hipr cannot make it; a 7.x caller (who may ask) is told so. Earlier
+// majors had no host location: hipErrorInvalidValue, as ROCm answered.
+hipError_t HostLocatedMemory(const char* api, int major) {
+  if (major < 7) return hipErrorInvalidValue;
+  HIPR_LOG_ONCE(kWarn,
+                "%s: host-located virtual memory (a hipMemLocationTypeHost* location) is not supported by hipr: "
+                "the GPU is on the worker, out of reach of this machine's RAM; returning hipErrorNotSupported",
+                api);
+  return hipErrorNotSupported;
+}
+
 hipError_t NoGranularity() {
   HIPR_LOG_ONCE(kWarn, "virtual memory: the worker does not report its granularity (an older worker); "
                        "returning hipErrorNotSupported");
@@ -144,6 +164,8 @@ HIPR_EXPORT hipError_t hipMemGetAllocationGranularity(size_t* granularity, const
     if (caller_prop == nullptr) return hipErrorInvalidValue;
     const hipMemAllocationProp read = PropFrom(caller_prop, major);
     const hipMemAllocationProp* prop = &read;
+    if (granularity != nullptr && prop->type == hipMemAllocationTypePinned && HostLocation(prop->location.type))
+      return HostLocatedMemory("hipMemGetAllocationGranularity", major);
     if (granularity == nullptr || !ValidDeviceProp(*s, prop) ||
         (option != hipMemAllocationGranularityMinimum && option != hipMemAllocationGranularityRecommended))
       return hipErrorInvalidValue;
@@ -228,6 +250,9 @@ HIPR_EXPORT hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* handle, siz
     if (caller_prop == nullptr) return hipErrorInvalidValue;
     const hipMemAllocationProp read = PropFrom(caller_prop, major);
     const hipMemAllocationProp* prop = &read;
+    if (handle != nullptr && size != 0 && flags == 0 && prop->type == hipMemAllocationTypePinned &&
+        HostLocation(prop->location.type))
+      return HostLocatedMemory("hipMemCreate", major);
     if (handle == nullptr || size == 0 || flags != 0 || !ValidDeviceProp(*s, prop)) return hipErrorInvalidValue;
     // As clr: none, or a POSIX file descriptor (what PyTorch asks for).
     if (prop->requestedHandleType != hipMemHandleTypeNone &&
@@ -379,6 +404,13 @@ HIPR_EXPORT hipError_t hipMemSetAccess(void* ptr, size_t size, const hipMemAcces
     msg::VmmSetAccessRequest req{reinterpret_cast<uint64_t>(ptr), size, {}};
     for (size_t i = 0; i < count; ++i) {
       const hipMemAccessDesc& d = desc[i];
+      if (static_cast<int>(d.location.type) == kLocationHost) {
+        // ROCm 7.1+ grants host access to host-located memory only, and
+        // hipr's is all on the device: refused as ROCm refuses it there.
+        HIPR_LOG_ONCE(kInfo, "hipMemSetAccess: host access to device memory is refused (hipErrorInvalidValue), as "
+                             "ROCm refuses it: only host-located memory takes a host location, and hipr has none");
+        return hipErrorInvalidValue;
+      }
       if (d.location.type != hipMemLocationTypeDevice || d.location.id < 0 ||
           d.location.id >= static_cast<int>(s->devices().size()))
         return hipErrorInvalidValue;

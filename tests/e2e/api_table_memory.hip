@@ -2812,6 +2812,12 @@ void MemSetAccess() {
   d.location.id = 0;
   d.flags = static_cast<hipMemAccessFlags>(2);
   HIP_EXPECT(hipMemSetAccess(r, 2 * g, &d, 1), hipErrorInvalidValue);
+  // ROCm 7.1's host location: host access to device-located memory is
+  // refused, as clr refuses it; the device's access is left as it was.
+  d.location.type = static_cast<hipMemLocationType>(2);  // hipMemLocationTypeHost.
+  d.flags = hipMemAccessFlagsProtReadWrite;
+  HIP_EXPECT(hipMemSetAccess(r, 2 * g, &d, 1), hipErrorInvalidValue);
+  HIP_OK(hipMemcpy(r, &v, sizeof v, hipMemcpyHostToDevice));
   HIP_OK(hipMemUnmap(r, 2 * g));
   HIP_OK(hipMemRelease(a));
   HIP_OK(hipMemRelease(b));

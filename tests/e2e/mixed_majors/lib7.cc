@@ -36,6 +36,19 @@ static_assert(sizeof(MemsetParams7) == 40, "40 bytes (5.x's is 48)");
 
 constexpr int kMemsetNode7 = 2;  // 6.x/7.x count node types from 0.
 
+// 6.0's hipMemAllocationProp (type first; 5.x leads with compressionType).
+struct MemAllocationProp7 {
+  int type;
+  int requestedHandleType;
+  int location_type;
+  int location_id;
+  void* win32HandleMetaData;
+  unsigned char compressionType, gpuDirectRDMACapable;
+  unsigned short usage;
+};
+static_assert(sizeof(MemAllocationProp7) == 32, "32 bytes, as 5.x's");
+constexpr int kLocationHost7 = 2;  // hipMemLocationTypeHost (7.1).
+
 }  // namespace
 
 extern "C" int Major7Checks(void* device_ptr) {
@@ -95,6 +108,19 @@ extern "C" int Major7Checks(void* device_ptr) {
         return Fail("the 7.x memset node's rows (byte)", static_cast<int>(r * 32 + b));
   (void)hipGraphExecDestroy(exec);
   (void)hipGraphDestroy(graph);
+  // Host-located virtual memory, a 7.1 request hipr cannot serve: refused as
+  // not supported (5.x's answer, hipErrorInvalidValue, is main5's check).
+  MemAllocationProp7 host{};
+  host.type = hipMemAllocationTypePinned;
+  host.location_type = kLocationHost7;
+  const auto* host_prop = reinterpret_cast<const hipMemAllocationProp*>(&host);
+  size_t granule = 0;
+  if (hipError_t e = hipMemGetAllocationGranularity(&granule, host_prop, hipMemAllocationGranularityMinimum);
+      e != hipErrorNotSupported)
+    return Fail("7.x granularity of host-located memory is not hipErrorNotSupported", e);
+  hipMemGenericAllocationHandle_t h = nullptr;
+  if (hipError_t e = hipMemCreate(&h, 2 << 20, host_prop, 0); e != hipErrorNotSupported)
+    return Fail("7.x hipMemCreate of host-located memory is not hipErrorNotSupported", e);
   // 7.x hipGetLastError: the last error, hipErrorNotReady not counted.
   (void)hipGetLastError();
   if (hipSetDevice(999) != hipErrorInvalidDevice) return Fail("hipSetDevice(999)", 0);

@@ -86,6 +86,16 @@ int main() {
   // 5.x's null-argument errors (7.x's differ).
   HIP_EXPECT(hipFreeAsync(nullptr, nullptr), hipErrorInvalidValue);
   HIP_EXPECT(hipPointerGetAttributes(&a, nullptr), hipErrorInvalidValue);
+  // 5.x has no host location: a value past Device is invalid (7.x's answer,
+  // hipErrorNotSupported, is lib7's check).
+  hipMemAllocationProp host{};
+  host.type = hipMemAllocationTypePinned;
+  host.location.type = static_cast<hipMemLocationType>(2);
+  size_t host_granule = 0;
+  HIP_EXPECT(hipMemGetAllocationGranularity(&host_granule, &host, hipMemAllocationGranularityMinimum),
+             hipErrorInvalidValue);
+  hipMemGenericAllocationHandle_t host_handle = nullptr;
+  HIP_EXPECT(hipMemCreate(&host_handle, 2 << 20, &host, 0), hipErrorInvalidValue);
   size_t tex_offset = 0;
   HIP_EXPECT(hipGetTextureAlignmentOffset(&tex_offset, nullptr), hipErrorInvalidValue);
   HIP_EXPECT(hipBindTexture2D(nullptr, nullptr, d, nullptr, 4, 4, 64), hipErrorInvalidValue);
