@@ -6,7 +6,11 @@
 // for when a kind is refused). Host-to-host copies are done locally.
 //
 // Semantics per direction:
-//  * host -> device, blocking: sent with want_reply and awaited. Async: a
+//  * host -> device, blocking: from pageable memory into plain device memory
+//    (not a virtual-memory mapping, IPC-opened memory or a SYNC_MEMOPS
+//    pointer) in a process without managed memory, as async below: it
+//    returns once its source is consumed, as ROCm's does (copy_engine.cc
+//    CopyRows); otherwise sent with want_reply and awaited. Async: a
 //    fire-and-forget frame; bulk up to 64 KiB is copied into the send batch,
 //    larger bulk is written to the socket straight from the caller's memory
 //    before the call returns. Pageable or pinned alike, the source has been

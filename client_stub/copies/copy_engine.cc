@@ -138,6 +138,20 @@ hipError_t Transfer(Client& c, Session& s, const CopyRect& r, const Place& dst, 
   return CallReplyResult(s.Call<wire::Op::kCopyOnDevice>(req, &reply), reply);
 }
 
+// Whether a blocking copy may return once its source is consumed
+// (CopyRows): host to device from pageable memory, into memory whose
+// copies only the client checks (not a virtual-memory mapping, whose access
+// the worker enforces; not another process's memory opened through IPC;
+// not memory whose pointer asks for synchronous operations), in a process
+// without managed memory (a blocking copy refreshes its mirrors).
+bool ReturnsOnceConsumed(Client& c, const Place& dst, const Place& src, const void* dst_ptr, uint64_t dst_extent,
+                         const ManagedHooks& managed) {
+  if (!dst.device || src.device || src.pinned || !managed.empty()) return false;
+  DeviceAllocation a;
+  if (!c.allocations().FindDevice(reinterpret_cast<uint64_t>(dst_ptr), dst_extent, &a)) return false;
+  return !a.vmm && !a.ipc_opened && !a.sync_memops;
+}
+
 }  // namespace
 
 hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, GraphRegistry& graphs, const CopyRect& r,
@@ -198,6 +212,15 @@ hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, GraphRegistry&
       std::memmove(static_cast<char*>(r.dst) + i * r.dpitch, static_cast<const char*>(r.src) + i * r.spitch,
                    r.width);
     return hipSuccess;
+  }
+  if (mode == CopyMode::kBlocking && ReturnsOnceConsumed(c, dst, src, r.dst, dst_extent, managed)) {
+    // ROCm's pageable host-to-device copy returns once its source is
+    // consumed, not once the device has the bytes (clr: with direct
+    // dispatch the top level does not wait for an unpinned copy). So does
+    // hipr: the rows go to the transport before this returns, the copy runs
+    // in its stream's order, and a failure on the worker comes back at the
+    // next synchronizing call, as an async copy's does. No round trip.
+    mode = CopyMode::kAsync;
   }
   if (mode == CopyMode::kBlocking) {
     // A blocking copy synchronises with the stream's earlier work; the

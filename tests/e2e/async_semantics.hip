@@ -12,11 +12,18 @@
 //  * hipMemcpyAsync device-to-host into pageable memory has completed when
 //    it returns.
 //  * Stream order across mixed launches, copies, memsets and a callback.
+//  * A blocking hipMemcpy from pageable memory to device memory returns once
+//    its source is consumed, as ROCm's does (clr, direct dispatch: the top
+//    level does not wait for an unpinned copy): the source can be reused at
+//    once; later work sees the bytes in stream order (the null stream, a
+//    blocking stream behind it, another thread's copy); an earlier kernel's
+//    failure is reported by the next synchronizing call, not by the copy.
 #include <hip/hip_runtime.h>
 
 #include <unistd.h>
 
 #include <atomic>
+#include <thread>
 #include <vector>
 
 #include "common.h"
@@ -161,10 +168,53 @@ void CheckMixedStreamOrder() {
   printf("20 rounds of launches, memsets, copies and callbacks ran in stream order\n");
 }
 
+void CheckBlockingUpload() {
+  int* d;
+  HIP_OK(hipMalloc(&d, kN * sizeof(int)));
+  std::vector<int> src(kN);
+  for (int i = 0; i < kN; ++i) src[i] = 3 * i;
+  HIP_OK(hipMemcpy(d, src.data(), kN * sizeof(int), hipMemcpyHostToDevice));
+  std::fill(src.begin(), src.end(), -1);  // The copy has its bytes already.
+  // A kernel on a blocking stream runs after the null stream's copy, and the
+  // null stream's read-back after the kernel (the legacy null stream).
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  hipLaunchKernelGGL(add_one, dim3(kGrid), dim3(kBlock), 0, s, d, kN);
+  std::vector<int> got(kN);
+  HIP_OK(hipMemcpy(got.data(), d, kN * sizeof(int), hipMemcpyDeviceToHost));
+  for (int i = 0; i < kN; ++i) CHECK(got[i] == 3 * i + 1, "after upload and kernel: d[%d] = %d", i, got[i]);
+  // Another thread's upload, then this thread's read-back once it returned.
+  std::atomic<bool> uploaded{false};
+  std::thread other([&] {
+    std::vector<int> mine(kN, 7);
+    HIP_OK(hipMemcpy(d, mine.data(), kN * sizeof(int), hipMemcpyHostToDevice));
+    uploaded.store(true);
+  });
+  while (!uploaded.load()) usleep(100);
+  HIP_OK(hipMemcpy(got.data(), d, kN * sizeof(int), hipMemcpyDeviceToHost));
+  other.join();
+  for (int i = 0; i < kN; ++i) CHECK(got[i] == 7, "after another thread's upload: d[%d] = %d", i, got[i]);
+  // A failing kernel, then an upload: the copy returns hipSuccess (it waits
+  // for nothing), the next synchronizing call reports the failure, once.
+  (void)hipGetLastError();
+  hipLaunchKernelGGL(e2e_fails, dim3(1), dim3(1), 0, nullptr, d);
+  HIP_OK(hipGetLastError());
+  usleep(200 * 1000);  // The kernel has failed by now.
+  HIP_OK(hipMemcpy(d, src.data(), sizeof(int), hipMemcpyHostToDevice));
+  HIP_EXPECT(hipDeviceSynchronize(), hipErrorLaunchFailure);
+  HIP_OK(hipDeviceSynchronize());
+  HIP_OK(hipMemcpy(got.data(), d, sizeof(int), hipMemcpyDeviceToHost));
+  CHECK(got[0] == -1, "the upload after the failed kernel: d[0] = %d", got[0]);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d));
+  printf("a blocking upload returned once its source was consumed; stream order and errors held\n");
+}
+
 }  // namespace
 
 int main() {
   CheckDeferredError();
+  CheckBlockingUpload();
   CheckPinnedDeviceToHost();
   CheckPageableDeviceToHost();
   CheckMixedStreamOrder();

@@ -289,16 +289,19 @@ class KernelScenarios:
         log("graphs: %s" % want)
 
     def scenario_async_semantics(self):
-        """Deferred errors at the next synchronize and not before, async device-to-host copies into
-        pinned and pageable memory, mixed stream order (async_semantics.hip). The worker fails the
+        """Deferred errors at the next synchronize and not before, blocking uploads that return once
+        their source is consumed, async device-to-host copies into pinned and pageable memory, mixed
+        stream order (async_semantics.hip). The worker fails the
         kernel e2e_fails when it runs (--sim-fail-kernel), as a faulting kernel on a GPU."""
         self.build.check_runtime()
         w = self.worker(extra_args=["--sim-fail-kernel", "e2e_fails"])
         env = client_env(self.build, w.server, "preload")
         program = run_to_pass("async_semantics", [self.build.program("async_semantics")], env, timeout=120)
         for line in program.text("out"):
-            if line.startswith(("a failing kernel", "async copies", "an async copy", "20 rounds")):
+            if line.startswith(("a failing kernel", "a blocking upload", "async copies", "an async copy", "20 rounds")):
                 log("async_semantics: %s" % line)
+        if not any(line.startswith("a blocking upload") for line in program.text("out")):
+            raise Failure("async_semantics did not report its blocking-upload checks")
 
     def scenario_newer_entry_points(self):
         """hipLaunchHostFunc (in stream order and as a graph's host node), hipStreamGetDevice,
