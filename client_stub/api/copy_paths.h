@@ -6,7 +6,8 @@
 // for when a kind is refused). Host-to-host copies are done locally.
 //
 // Semantics per direction:
-//  * host -> device, blocking: from pageable memory into plain device memory
+//  * host -> device, blocking: a 1-D copy (the hipMemcpy family) from
+//    pageable memory into plain device memory
 //    (not a virtual-memory mapping, IPC-opened memory or a SYNC_MEMOPS
 //    pointer) in a process without managed memory, as async below: it
 //    returns once its source is consumed, as ROCm's does (copy_engine.cc

@@ -139,16 +139,19 @@ hipError_t Transfer(Client& c, Session& s, const CopyRect& r, const Place& dst, 
 }
 
 // Whether a blocking copy may return once its source is consumed
-// (CopyRows): host to device from pageable memory, into memory whose
+// (CopyRows): a 1-D copy of the hipMemcpy family (clr's ihipMemcpy, whose
+// early return this follows; its 2-D and 3-D copies are not taken to),
+// host to device from pageable memory, into memory whose
 // copies only the client checks (not a virtual-memory mapping, whose access
 // the worker enforces; not another process's memory opened through IPC;
 // not memory whose pointer asks for synchronous operations), in a process
 // without managed memory (a blocking copy refreshes its mirrors).
-bool ReturnsOnceConsumed(Client& c, const Place& dst, const Place& src, const void* dst_ptr, uint64_t dst_extent,
-                         const ManagedHooks& managed) {
+bool ReturnsOnceConsumed(Client& c, const CopyRect& r, KindRule rule, const Place& dst, const Place& src,
+                         uint64_t dst_extent, const ManagedHooks& managed) {
+  if (rule != KindRule::kPointers || r.height != 1) return false;
   if (!dst.device || src.device || src.pinned || !managed.empty()) return false;
   DeviceAllocation a;
-  if (!c.allocations().FindDevice(reinterpret_cast<uint64_t>(dst_ptr), dst_extent, &a)) return false;
+  if (!c.allocations().FindDevice(reinterpret_cast<uint64_t>(r.dst), dst_extent, &a)) return false;
   return !a.vmm && !a.ipc_opened && !a.sync_memops;
 }
 
@@ -213,7 +216,7 @@ hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, GraphRegistry&
                    r.width);
     return hipSuccess;
   }
-  if (mode == CopyMode::kBlocking && ReturnsOnceConsumed(c, dst, src, r.dst, dst_extent, managed)) {
+  if (mode == CopyMode::kBlocking && ReturnsOnceConsumed(c, r, rule, dst, src, dst_extent, managed)) {
     // ROCm's pageable host-to-device copy returns once its source is
     // consumed, not once the device has the bytes (clr: with direct
     // dispatch the top level does not wait for an unpinned copy). So does
