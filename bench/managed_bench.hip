@@ -9,8 +9,12 @@
 //     writes without managed memory: a 4-byte hipMemcpy in, the kernel, a
 //     4-byte hipMemcpy out;
 //   - raw (baseline 2): a raw TCP round trip plus S bytes downloaded over
-//     loopback, which is the managed step's floor in hipr's design (the
-//     kernel's writes are read back whole at the synchronisation).
+//     loopback: what a step would cost at least if the synchronisation read
+//     the allocation back whole, as hipr does where neither side can tell
+//     which pages changed (docs/architecture.md, "Managed memory"). Where
+//     both can (the client's mirror and the sim's device copy are watched
+//     by the kernel), a step moves only the pages written and costs about
+//     the same at every size.
 // Built with hipcc; on a sim worker the kernel runs through its twin.
 #include <hip/hip_runtime.h>
 

@@ -518,6 +518,26 @@ struct CopyFromDeviceRequest {
   HIPR_FIELDS(device, stream, src, host)
 };
 
+// kCopyChangedFromDevice: managed memory's read-back. Like
+// kCopyFromDevice of a 1-D region, but only the parts that were written
+// since this session last asked about them (or since the allocation), as
+// far as the device can tell; a device that cannot tell sends all of it.
+struct CopyChangedRequest {
+  int32_t device = 0;
+  uint64_t stream = 0;
+  Region src;  // 1-D: height 1.
+  HIPR_FIELDS(device, stream, src)
+};
+struct CopyChangedReply {
+  int32_t error = 0;
+  // [offset, length] pairs relative to src.address: ascending, disjoint,
+  // non-empty, inside src. When error is 0 their bytes follow as bulk,
+  // concatenated in that order.
+  std::vector<uint64_t> runs;
+  static constexpr size_t kRequiredFields = 1;  // A bare CallReply: an error.
+  HIPR_FIELDS(error, runs)
+};
+
 struct CopyOnDeviceRequest {
   int32_t device = 0;
   uint64_t stream = 0;

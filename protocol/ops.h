@@ -65,6 +65,7 @@
   /* Copies 0x02xx: every copy names a rectangular device region (1-D: height 1). */                                  \
   X(CopyToDevice, 0x0201, CopyToDeviceRequest, CallReply, CallOrPost, kStreamOrdered | kBulkIn | kSynchronizing, "bulk: width*height bytes, packed; synchronizing when want_reply") \
   X(CopyFromDevice, 0x0202, CopyFromDeviceRequest, CallReply, Call, kStreamOrdered | kBulkOut | kSynchronizing, "reply bulk (when error is 0): width*height bytes, packed") \
+  X(CopyChangedFromDevice, 0x0204, CopyChangedRequest, CopyChangedReply, Call, kStreamOrdered | kBulkOut | kSynchronizing, "managed memory's read-back: only what was written since the last one; offered as feature `copy-changed`") \
   X(CopyOnDevice, 0x0203, CopyOnDeviceRequest, CallReply, CallOrPost, kStreamOrdered | kGraphNode, "synchronizing when want_reply") \
   /* Modules and kernels 0x03xx: modules and functions are ids the client names. */                                  \
   X(ModuleLoad, 0x0301, ModuleLoadRequest, ModuleLoadReply, Call, kBulkIn, "bulk when bulk_bytes > 0: the code object, maybe lz4") \

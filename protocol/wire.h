@@ -81,6 +81,9 @@ inline constexpr uint32_t kLz4PrefixBytes = 4;
 // both agreed to, and a receiver refuses it in any other.
 inline constexpr char kFeatureLz4ToDevice[] = "bulk-lz4-h2d";
 inline constexpr char kFeatureLz4FromDevice[] = "bulk-lz4-d2h";
+// The worker understands kCopyChangedFromDevice (agreed whenever offered);
+// without it the client reads managed memory back whole.
+inline constexpr char kFeatureCopyChanged[] = "copy-changed";
 // Offered with HelloRequest::rdma_qp, agreed with HelloReply::rdma_qp: after
 // the reply the client proves the rdma path (kRdmaProbe over the queue pair)
 // and tells the worker over tcp whether both switch (kRdmaVerdict). A worker

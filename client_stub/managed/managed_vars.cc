@@ -119,38 +119,66 @@ Status ManagedVars::ExchangeStreamLocked(Client& client, Session& session, int d
 
 Status ManagedVars::PushLocked(Client& client, Session& session, ManagedVar& var, int device) {
   if (var.session != &session || var.size == 0) return Status::Ok();
-  // Only the changed span travels. Found block by block from each end.
+  // Where host code may have written: the pages the kernel saw written, or
+  // (unwatched) all of it.
+  std::vector<WriteWatch::Run> written;
+  if (var.watched && !watch_->TakeWritten(var.mirror, var.size, &written).ok()) {
+    HIPR_LOG_INFO("managed memory %s: the kernel no longer tracks writes to it (a fork?); comparing it whole",
+                  Describe(var).c_str());
+    var.watched = false;
+  }
+  if (!var.watched) written.assign(1, {0, var.size});
+  // In each, only the span from the first changed byte to the last
+  // travels, found block by block from each end.
   constexpr size_t kBlock = 4096;
   const uint8_t* was = var.exchanged.data();
-  size_t first = 0;
-  while (first < var.size) {
-    const size_t n = std::min(kBlock, var.size - first);
-    if (std::memcmp(var.mirror + first, was + first, n) != 0) break;
-    first += n;
+  std::vector<std::pair<size_t, size_t>> spans;  // [first, end)
+  for (const auto& [offset, length] : written) {
+    size_t first = offset;
+    const size_t stop = offset + length;
+    while (first < stop) {
+      const size_t n = std::min(kBlock - first % kBlock, stop - first);
+      if (std::memcmp(var.mirror + first, was + first, n) != 0) break;
+      first += n;
+    }
+    if (first == stop) continue;  // Nothing changed here.
+    while (var.mirror[first] == was[first]) ++first;
+    size_t end = stop;  // One past the last changed byte.
+    while (end - first > kBlock && std::memcmp(var.mirror + end - kBlock, was + end - kBlock, kBlock) == 0)
+      end -= kBlock;
+    while (var.mirror[end - 1] == was[end - 1]) --end;
+    // Neighbours a page apart or less travel as one.
+    if (!spans.empty() && first - spans.back().second <= kBlock)
+      spans.back().second = end;
+    else
+      spans.emplace_back(first, end);
   }
-  if (first == var.size) return Status::Ok();  // Nothing changed.
-  while (var.mirror[first] == was[first]) ++first;
-  size_t end = var.size;  // One past the last changed byte.
-  while (end - first > kBlock && std::memcmp(var.mirror + end - kBlock, was + end - kBlock, kBlock) == 0)
-    end -= kBlock;
-  while (var.mirror[end - 1] == was[end - 1]) --end;
-  const size_t n = end - first;
-  // Blocking: the bytes must be in place before any later work, on any
-  // stream, reads them.
+  if (spans.empty()) return Status::Ok();
+  // All on the exchange stream, the last one blocking: the bytes must be in
+  // place before any later work, on any stream, reads them.
   uint64_t stream = 0;
-  HIPR_RETURN_IF_ERROR(ExchangeStreamLocked(client, session, device, &stream));
-  const iovec bulk{var.mirror + first, n};
-  const uint64_t address = var.device_address + first;
-  msg::CallReply reply;
-  Status st = session.Call<wire::Op::kCopyToDevice>(msg::CopyToDeviceRequest{device, stream, msg::Region{address, n, n, 1}, true, {}},
-                           &reply, &bulk, 1);
-  if (st.ok() && reply.error != 0) st = HipStatus(reply.error, "the copy to the device failed");
+  Status st = ExchangeStreamLocked(client, session, device, &stream);
+  for (size_t i = 0; st.ok() && i < spans.size(); ++i) {
+    const auto [first, end] = spans[i];
+    const size_t n = end - first;
+    const iovec bulk{var.mirror + first, n};
+    const msg::CopyToDeviceRequest request{device, stream, msg::Region{var.device_address + first, n, n, 1},
+                                           i + 1 == spans.size(), {}};
+    if (!request.want_reply) {
+      st = session.PostCopy(request, &bulk, 1);
+      continue;
+    }
+    msg::CallReply reply;
+    st = session.Call<wire::Op::kCopyToDevice>(request, &reply, &bulk, 1);
+    if (st.ok() && reply.error != 0) st = HipStatus(reply.error, "the copy to the device failed");
+  }
   if (!st.ok()) {
-    HIPR_LOG_ERROR("managed memory %s: sending %zu changed bytes: %s", Describe(var).c_str(), n,
-                   st.message().c_str());
+    HIPR_LOG_ERROR("managed memory %s: sending its changed bytes: %s", Describe(var).c_str(), st.message().c_str());
+    // What the kernel reported written is taken: compare whole from now on.
+    var.watched = false;
     return st;
   }
-  std::memcpy(var.exchanged.data() + first, var.mirror + first, n);
+  for (const auto& [first, end] : spans) std::memcpy(var.exchanged.data() + first, var.mirror + first, end - first);
   return Status::Ok();
 }
 
@@ -216,7 +244,6 @@ Status ManagedVars::BeforeLaunch(Client& client, Session& session, int device, u
 Status ManagedVars::AfterSync(Client& client, Session& session, int device, uint64_t stream, ReadBack order) {
   if (empty()) return Status::Ok();
   MutexLock lock(mu_);
-  std::vector<uint8_t> now;
   for (ManagedVar* var : vars_) {
     if (var->session != &session || var->size == 0) continue;
     // Stream 0 (the null stream, a device or event synchronisation) covers
@@ -225,21 +252,45 @@ Status ManagedVars::AfterSync(Client& client, Session& session, int device, uint
     if (std::none_of(var->writers.begin(), var->writers.end(), covered)) continue;
     uint64_t exchange = stream;
     if (order == ReadBack::kAfterSync) HIPR_RETURN_IF_ERROR(ExchangeStreamLocked(client, session, device, &exchange));
-    now.resize(var->size);
-    iovec dst{now.data(), now.size()};
-    msg::CallReply reply;
-    const msg::CopyFromDeviceRequest req{device, exchange,
-                                         msg::Region{var->device_address, var->size, var->size, 1}, {}};
-    Status st = session.Call<wire::Op::kCopyFromDevice>(req, &reply, nullptr, 0, &dst, 1);
-    if (st.ok() && reply.error != 0) st = HipStatus(reply.error, "the copy from the device failed");
+    Status st = ReadBackLocked(session, *var, device, exchange);
     if (!st.ok()) {
       HIPR_LOG_ERROR("managed memory %s: reading it back: %s", Describe(*var).c_str(), st.message().c_str());
       return st;
     }
-    Merge(var->mirror, var->exchanged.data(), now.data(), var->size);
-    var->exchanged.swap(now);
     var->writers.erase(std::remove_if(var->writers.begin(), var->writers.end(), covered), var->writers.end());
   }
+  return Status::Ok();
+}
+
+Status ManagedVars::ReadBackLocked(Session& session, ManagedVar& var, int device, uint64_t exchange) {
+  const msg::Region whole{var.device_address, var.size, var.size, 1};
+  if (!session.copy_changed()) {
+    std::vector<uint8_t> now(var.size);
+    iovec dst{now.data(), now.size()};
+    msg::CallReply reply;
+    HIPR_RETURN_IF_ERROR(session.Call<wire::Op::kCopyFromDevice>(msg::CopyFromDeviceRequest{device, exchange, whole, {}},
+                                                                 &reply, nullptr, 0, &dst, 1));
+    if (reply.error != 0) return HipStatus(reply.error, "the copy from the device failed");
+    Merge(var.mirror, var.exchanged.data(), now.data(), var.size);
+    var.exchanged.swap(now);
+    return Status::Ok();
+  }
+  // Only what device work wrote comes back, into a buffer of which only
+  // those pages are ever touched (no value-initialisation).
+  std::unique_ptr<uint8_t[]> now(new (std::nothrow) uint8_t[var.size]);
+  if (now == nullptr) return Status(StatusCode::kResourceExhausted, "out of memory for the read-back");
+  std::vector<std::pair<uint64_t, uint64_t>> runs;
+  int32_t error = 0;
+  HIPR_RETURN_IF_ERROR(session.CopyChanged(msg::CopyChangedRequest{device, exchange, whole}, now.get(), &runs, &error));
+  if (error != 0) return HipStatus(error, "the copy from the device failed");
+  uint64_t bytes = 0;
+  for (const auto& [offset, length] : runs) {
+    Merge(var.mirror + offset, var.exchanged.data() + offset, now.get() + offset, length);
+    std::memcpy(var.exchanged.data() + offset, now.get() + offset, length);
+    bytes += length;
+  }
+  HIPR_LOG_DEBUG("managed memory %s: read back %llu bytes in %zu runs", Describe(var).c_str(),
+                 static_cast<unsigned long long>(bytes), runs.size());
   return Status::Ok();
 }
 
@@ -276,6 +327,20 @@ Status ManagedVars::AddAllocation(Session& session, int device, uint64_t address
     return Status(StatusCode::kResourceExhausted, "out of memory for the managed allocation's exchange copy");
   }
   MutexLock lock(mu_);
+  if (!watch_tried_) {
+    watch_tried_ = true;
+    std::string why;
+    watch_ = WriteWatch::Open(&why);
+    if (watch_ == nullptr)
+      HIPR_LOG_INFO("managed memory: host writes are found by comparing whole allocations (the kernel offers no "
+                    "write tracking: %s)", why.c_str());
+  }
+  if (watch_ != nullptr) {
+    Status st = watch_->Watch(var->mirror, size);
+    var->watched = st.ok();
+    if (!st.ok())
+      HIPR_LOG_INFO("managed memory %s: comparing it whole: %s", Describe(*var).c_str(), st.message().c_str());
+  }
   vars_.push_back(var);
   count_.store(vars_.size(), std::memory_order_release);
   return Status::Ok();

@@ -49,11 +49,22 @@
 // hidden inside a struct argument is not translated (documented in
 // docs/architecture.md). Allocations need no translation.
 //
-// Cost: nothing for a process without managed memory; otherwise a memcmp of
-// every mirror (against the bytes last exchanged, which are kept: managed
-// memory costs twice its size in the client) per device operation that may
-// read it, a round trip when host code changed some, and a read-back of
-// every mirror written since at each synchronisation.
+// Which bytes changed is found without passing over whole copies where the
+// kernel can tell (protocol/write_watch.h: Linux 6.7's asynchronous write
+// protection): an allocation's mirror is watched, so a push compares only
+// the pages host code wrote since the last one; the worker's device copies
+// are watched by devices that can (the sim), so a read-back
+// (kCopyChangedFromDevice) brings only the pages device work wrote. Where
+// either side cannot tell, it compares or sends the whole copy, which is
+// always right. `__managed__` variables' mirrors (heap memory) are always
+// compared.
+//
+// Cost: nothing for a process without managed memory; otherwise, per
+// device operation that may read managed memory, a page scan (or a memcmp)
+// of every mirror against the bytes last exchanged (which are kept:
+// managed memory costs twice its size in the client) and a round trip when
+// host code changed some; at each synchronisation after device work, a
+// round trip that brings the pages written.
 //
 // Thread-safety: all methods may be called from any thread (one mutex,
 // which is never held while a module is loaded). fork(): the child keeps the
@@ -74,6 +85,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include "protocol/thread_annotations.h"
+#include "protocol/write_watch.h"
 #include "client_stub/client.h"
 #include "client_stub/session/managed_hooks.h"
 #include "client_stub/session/session.h"
@@ -117,6 +129,9 @@ struct ManagedVar {
   uint64_t device_address = 0;
   int device = 0;  // Where it was allocated.
   std::vector<ManagedWriter> writers;  // Since the last read-back.
+  // An allocation's mirror watched by ManagedVars::watch_: only the pages
+  // written since the last push are compared. False: all of it is.
+  bool watched = false;
   ManagedAdvice advice;                // Allocations only.
   bool allocation() const { return module == nullptr; }
 };
@@ -226,6 +241,10 @@ class ManagedVars final : public ManagedHooks {
   static bool Overlaps(const ManagedVar& var, const void* p, uint64_t n);
   static std::string Describe(const ManagedVar& var);
   static void Merge(uint8_t* mirror, const uint8_t* exchanged, const uint8_t* now, size_t size);
+  // Reads `var`'s device copy back on stream `exchange` and merges it in:
+  // only the runs the worker reports written where it can (copy_changed),
+  // else all of it. REQUIRES mu_.
+  Status ReadBackLocked(Session& session, ManagedVar& var, int device, uint64_t exchange) HIPR_REQUIRES(mu_);
 
   mutable Mutex mu_;
   std::vector<ManagedVar*> vars_ HIPR_GUARDED_BY(mu_);
@@ -236,6 +255,11 @@ class ManagedVars final : public ManagedHooks {
   };
   std::vector<ExchangeStream> exchange_streams_ HIPR_GUARDED_BY(mu_);
   std::atomic<size_t> count_{0};     // vars_.size(), readable without the lock.
+  // Which pages of allocations' mirrors host code wrote
+  // (protocol/write_watch.h): opened at the first allocation; null where
+  // the kernel offers none (then every push compares whole mirrors).
+  std::unique_ptr<WriteWatch> watch_ HIPR_GUARDED_BY(mu_);
+  bool watch_tried_ HIPR_GUARDED_BY(mu_) = false;
 };
 
 

@@ -210,7 +210,11 @@ Status Session::Hello(AddressRange* window) {
   request.window = msg::AddressWindow{window->base, window->size};
   request.chunk_bytes = config_.chunk_bytes;
   const bool want_lz4 = WantLz4();
-  if (want_lz4) request.features = {wire::kFeatureLz4ToDevice, wire::kFeatureLz4FromDevice};
+  request.features = {wire::kFeatureCopyChanged};
+  if (want_lz4) {
+    request.features.push_back(wire::kFeatureLz4ToDevice);
+    request.features.push_back(wire::kFeatureLz4FromDevice);
+  }
   HIPR_RETURN_IF_ERROR(auth::RandomNonce(&request.client_nonce));
   if (upgrade_ != nullptr) upgrade_->Offer(&request);
   HIPR_RETURN_IF_ERROR(Handshake(wire::Op::kHello, Encoded(request), &hello_));
@@ -264,6 +268,7 @@ Status Session::Hello(AddressRange* window) {
   for (const std::string& f : hello_.features) {
     if (f == wire::kFeatureLz4ToDevice) lz4_to_device_ = want_lz4;
     if (f == wire::kFeatureLz4FromDevice) lz4_from_device_ = want_lz4;
+    if (f == wire::kFeatureCopyChanged) copy_changed_ = true;
   }
   // "on" compresses whatever compresses; "auto" also asks whether the link
   // is slower than lz4 (ChunkCompressor's link guard).
@@ -632,7 +637,9 @@ Status Session::ReadOneFrame() {
   // one is ours to delete).
   HIPR_RETURN_IF_ERROR(ReadBody(*conn_, h, &p->body));
   int32_t error = 0;
-  if (p->recv_count > 0 || p->detached) {
+  if (p->changed_dst != nullptr) {
+    HIPR_RETURN_IF_ERROR(ReadChanged(p));
+  } else if (p->recv_count > 0 || p->detached) {
     // A detached copy's error is ours to keep; its bytes (if any) follow.
     msg::CallReply reply;
     HIPR_RETURN_IF_ERROR(codec::DecodeBody(p->body.data(), p->body.size(), &reply));
@@ -660,6 +667,52 @@ Status Session::ReadOneFrame() {
   }
   p->done = true;
   p->status = Status::Ok();
+  return Status::Ok();
+}
+
+Status Session::ReadChanged(Pending* p) {
+  msg::CopyChangedReply reply;
+  HIPR_RETURN_IF_ERROR(codec::DecodeBody(p->body.data(), p->body.size(), &reply));
+  p->changed_runs->clear();
+  if (reply.error != 0) return Status::Ok();
+  if (reply.runs.size() % 2 != 0) return ProtocolError("a managed read-back's runs come in pairs");
+  std::vector<iovec> dst;
+  uint64_t end = 0;
+  for (size_t i = 0; i < reply.runs.size(); i += 2) {
+    const uint64_t offset = reply.runs[i];
+    const uint64_t length = reply.runs[i + 1];
+    if (length == 0 || offset < end || offset > p->changed_size || length > p->changed_size - offset)
+      return ProtocolError("a managed read-back's runs must be ascending, disjoint and inside the region");
+    end = offset + length;
+    p->changed_runs->emplace_back(offset, length);
+    dst.push_back(iovec{p->changed_dst + offset, length});
+  }
+  if (dst.empty()) return Status::Ok();
+  stats::Add(stats::Get().bytes_received, IovBytes(dst.data(), static_cast<int>(dst.size())));
+  Status st = ReadBulk(*conn_, p->id, dst.data(), static_cast<int>(dst.size()),
+                       lz4_from_device_ ? &inflater_ : nullptr, BulkMemory::kTransient);
+  if (lz4_from_device_) {
+    const ChunkInflater::Counters c = inflater_.TakeCounters();
+    stats::Add(stats::Get().lz4_received_chunks, c.chunks);
+    stats::Add(stats::Get().lz4_received_raw_bytes, c.raw_bytes);
+    stats::Add(stats::Get().lz4_received_wire_bytes, c.wire_bytes);
+  }
+  return st;
+}
+
+Status Session::CopyChanged(const msg::CopyChangedRequest& request, uint8_t* dst,
+                            std::vector<std::pair<uint64_t, uint64_t>>* runs, int32_t* error) {
+  Encoded body(request);
+  Pending p;
+  p.changed_dst = dst;
+  p.changed_size = request.src.width;
+  p.changed_runs = runs;
+  HIPR_RETURN_IF_ERROR(Exchange(static_cast<uint16_t>(wire::Op::kCopyChangedFromDevice), body.data(), body.size(),
+                                nullptr, 0, &p));
+  msg::CopyChangedReply reply;
+  Status st = codec::DecodeBody(p.body.data(), p.body.size(), &reply);
+  if (!st.ok()) return MarkDead(Status(StatusCode::kProtocolError, "bad reply body: " + st.message()));
+  *error = reply.error;
   return Status::Ok();
 }
 

@@ -198,6 +198,17 @@ class Session {
     return Status::Ok();
   }
 
+  // Whether the worker reads managed memory back by its changes
+  // (wire::kFeatureCopyChanged, agreed in the hello).
+  bool copy_changed() const { return copy_changed_; }
+  // kCopyChangedFromDevice (only where copy_changed()): reads back the
+  // runs of request.src the worker reports written since it was last
+  // asked, each into `dst` (request.src.width bytes) at its offset;
+  // `*runs` lists them ([offset, length], ascending). `*error` is the
+  // reply's (then nothing was read). Not ok: the session is dead.
+  Status CopyChanged(const msg::CopyChangedRequest& request, uint8_t* dst,
+                     std::vector<std::pair<uint64_t, uint64_t>>* runs, int32_t* error);
+
   // Sends everything batched now (e.g. before a long local wait).
   Status Flush();
 
@@ -268,6 +279,11 @@ class Session {
     bool send_pinned = false;  // The request's bulk is pinned memory.
     bool recv_pinned = false;  // recv_bulk is pinned memory (detached copies' always is).
     std::vector<iovec> detached_bulk;
+    // A CopyChanged: the reply names its runs, read into changed_dst at
+    // their offsets.
+    uint8_t* changed_dst = nullptr;
+    uint64_t changed_size = 0;
+    std::vector<std::pair<uint64_t, uint64_t>>* changed_runs = nullptr;
     std::vector<uint8_t> body;  // The reply's body.
     bool done = false;          // Under the session's recv_mu_.
     Status status;              // Under the session's recv_mu_.
@@ -290,6 +306,8 @@ class Session {
   // goes to its waiter, heartbeats restart the peer timeout, kOutput frames
   // (device printf) are written to this process's stdout.
   Status ReadOneFrame();
+  // REQUIRES: the reader role. The reply of a CopyChanged and its bulk.
+  Status ReadChanged(Pending* p);
   // The callback thread: runs host callbacks the worker announced, and reads
   // the socket while callbacks wait and no caller does.
   void CallbackLoop();
@@ -314,6 +332,7 @@ class Session {
   uint32_t chunk_bytes_ = wire::kDefaultChunkBytes;
   bool lz4_to_device_ = false;    // Immutable after Open.
   bool lz4_from_device_ = false;  // Immutable after Open.
+  bool copy_changed_ = false;     // Immutable after Open.
   ChunkInflater inflater_;        // Used by the reader role alone.
 
   std::atomic<bool> dead_{false};

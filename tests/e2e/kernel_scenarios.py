@@ -231,7 +231,19 @@ class KernelScenarios:
         if sorted(made) != sorted(want):
             raise Failure("expected one device copy per managed variable %s; the client made %s"
                           % (sorted(want), made))
-        log("managed: 4 variables mirrored, each device copy made once")
+        # The allocation's read-backs: on the sim, which watches managed memory
+        # where the kernel can tell, the second brings only the pages written
+        # since the first (the kernel's two, and the one the host pushed); the
+        # first is whole, since clearing the allocation wrote every page.
+        reads = [int(n) for n in re.findall(r"allocation at 0x[0-9a-f]+ \(1048576 bytes\): read back (\d+) bytes", err)]
+        if len(reads) != 2:
+            raise Failure("expected the 1 MiB allocation to be read back after each of two steps; the client logged %s"
+                          % reads)
+        if w.device == "sim" and "no write tracking" not in w.log_text() and reads[1] != 3 * 4096:
+            raise Failure("the sim watches managed memory, so the second read-back should bring three pages, "
+                          "not %s bytes" % reads[1])
+        log("managed: 4 variables mirrored, each device copy made once; the allocation read back as %s bytes"
+            % reads)
 
     def scenario_threads(self):
         """One client thread's hipStreamSynchronize must not stop another thread's copy from reaching

@@ -36,6 +36,14 @@ __global__ void big_probe(int index, int* out) {
   big[index + 1] = big[index] * 2;
 }
 
+// hipMallocManaged memory, page by page (1024 ints a page): reads four
+// pages host code wrote, writes two others.
+__global__ void sum_pages(int* m, int* out) {
+  out[0] = m[0] + m[5 * 1024] + m[100 * 1024 + 7] + m[7 * 1024 + 3];
+  m[3 * 1024 + 1] = 77;
+  m[200 * 1024 + 1023] = 88;
+}
+
 namespace {
 
 // Called first in main, before any HIP call: the registration constructor
@@ -151,6 +159,49 @@ void CheckLargeVariable() {
   printf("1 MiB managed array: a host write and a kernel write both arrive\n");
 }
 
+// A managed allocation whose changes are found page by page (the client
+// and the sim watch written pages where the kernel can tell): every page
+// host code wrote reaches the kernel, one of them written by read(2) (the
+// kernel writing on the program's behalf), every page the kernel wrote
+// comes back, and nothing else changes; the second step changes one page
+// again.
+void CheckAllocationPages() {
+  constexpr int kInts = 1 << 18;  // 1 MiB: 256 pages.
+  int* m = nullptr;
+  int* out = nullptr;
+  HIP_OK(hipMallocManaged(reinterpret_cast<void**>(&m), kInts * sizeof(int), hipMemAttachGlobal));
+  HIP_OK(hipMallocManaged(reinterpret_cast<void**>(&out), sizeof(int), hipMemAttachGlobal));
+  m[0] = 1;
+  m[5 * 1024] = 20;
+  m[100 * 1024 + 7] = 300;
+  char path[] = "/tmp/hipr-managed-XXXXXX";
+  const int fd = mkstemp(path);
+  CHECK(fd >= 0, "mkstemp failed");
+  const int from_file[4] = {0, 0, 0, 4000};
+  CHECK(write(fd, from_file, sizeof from_file) == static_cast<ssize_t>(sizeof from_file), "write failed");
+  CHECK(lseek(fd, 0, SEEK_SET) == 0, "lseek failed");
+  CHECK(read(fd, &m[7 * 1024], sizeof from_file) == static_cast<ssize_t>(sizeof from_file), "read(2) failed");
+  close(fd);
+  unlink(path);
+  sum_pages<<<1, 1>>>(m, out);
+  HIP_OK(hipGetLastError());
+  HIP_OK(hipDeviceSynchronize());
+  CHECK(*out == 4321, "the kernel summed %d, expected 4321 (1 + 20 + 300 + 4000)", *out);
+  CHECK(m[3 * 1024 + 1] == 77 && m[200 * 1024 + 1023] == 88, "the kernel's writes came back as %d and %d",
+        m[3 * 1024 + 1], m[200 * 1024 + 1023]);
+  int nonzero = 0;
+  for (int i = 0; i < kInts; ++i) nonzero += m[i] != 0;
+  CHECK(nonzero == 6 && m[0] == 1 && m[5 * 1024] == 20 && m[100 * 1024 + 7] == 300 && m[7 * 1024 + 3] == 4000,
+        "%d nonzero ints after the first step, expected the 6 written", nonzero);
+  m[100 * 1024 + 7] = 5000;
+  sum_pages<<<1, 1>>>(m, out);
+  HIP_OK(hipDeviceSynchronize());
+  CHECK(*out == 9021, "the second step summed %d, expected 9021", *out);
+  HIP_OK(hipFree(m));
+  HIP_OK(hipFree(out));
+  printf("managed allocation: host writes to four pages arrive, one by read(2); two kernel-written pages return\n");
+}
+
 }  // namespace
 
 int main() {
@@ -162,5 +213,6 @@ int main() {
   CheckBlockingCopyIsSync();
   CheckReadBackBesideHeldStream();
   CheckLargeVariable();
+  CheckAllocationPages();
   return e2e::Finish("managed");
 }

@@ -80,6 +80,17 @@ void Memory() {
       .Add(Op::kDeviceSynchronize, 15, msg::DeviceRequest{0});
   Goodbye(s, 16);
   Write("memory", kAfterHello, s);
+  // Managed memory's read-back: of a managed allocation (watched on the sim),
+  // of plain memory (sent whole), and a region that is not one row.
+  FrameScript managed;
+  managed.Add(Op::kMalloc, 2, msg::MallocRequest{0, kMiB, msg::kMallocManaged})
+      .Add(Op::kMemset, 3, msg::MemsetRequest{0, 0, Row(kA + 8192, 64), 7, 1})
+      .Add(Op::kCopyChangedFromDevice, 4, msg::CopyChangedRequest{0, 0, Row(kA, kMiB)})
+      .Add(Op::kMalloc, 5, msg::MallocRequest{0, kMiB, 0})
+      .Add(Op::kCopyChangedFromDevice, 6, msg::CopyChangedRequest{0, 0, Row(kA + kMiB, 4096)})
+      .Add(Op::kCopyChangedFromDevice, 7, msg::CopyChangedRequest{0, 0, {kA, 512, 100, 8}});
+  Goodbye(managed, 8);
+  Write("managed_read_back", kAfterHello, managed);
   // A reset of device 1 with work of device 1 only (a reset while another
   // device's stream still writes its memory is a known crash: KnownIssues).
   FrameScript reset;

@@ -79,6 +79,14 @@ Status DecodeAs(bool reply, std::span<const uint8_t> body, uint64_t* bulk) {
       if (r.error == 0) *bulk = 64u << 10;  // The size is the request's; any will do here.
       return Status::Ok();
     }
+  } else if constexpr (op == Op::kCopyChangedFromDevice) {
+    if (reply) {
+      msg::CopyChangedReply r;
+      HIPR_RETURN_IF_ERROR(Decode(body, &r));
+      if (r.error == 0)
+        for (size_t i = 1; i < r.runs.size(); i += 2) *bulk += r.runs[i] % (64u << 10);
+      return Status::Ok();
+    }
   } else if constexpr (op == Op::kModuleLoad) {
     if (!reply) {
       msg::ModuleLoadRequest m;

@@ -124,6 +124,7 @@ class Device {
   virtual TextureFacet* textures() { return nullptr; }
   virtual HostRegisterFacet* host_register() { return nullptr; }
   virtual BulkMemoryFacet* bulk_memory() { return nullptr; }
+  virtual WriteWatchFacet* write_watch() { return nullptr; }
   // hipModuleLaunchCooperativeKernel and its multi-device form.
   virtual bool cooperative_module_launch() const { return false; }
   virtual const std::vector<msg::DeviceInfo>& devices() const = 0;

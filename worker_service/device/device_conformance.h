@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "protocol/code_object/code_object.h"
+#include "protocol/write_watch.h"
 #include "worker_service/device/argument_checks.h"
 #include "worker_service/device/device.h"
 
@@ -615,11 +616,49 @@ TYPED_TEST_P(DeviceConformance, BulkMemoryFacet) {
   bulk->SetForgetMemoryHook(nullptr);
 }
 
+TYPED_TEST_P(DeviceConformance, WriteWatchFacet) {
+  worker::WriteWatchFacet* watch = this->dev().write_watch();
+  if (watch == nullptr) GTEST_SKIP() << "no write watch facet";
+  std::string why;
+  if (WriteWatch::Open(&why) == nullptr) GTEST_SKIP() << "the kernel offers no write tracking: " << why;
+  using Runs = std::vector<std::pair<uint64_t, uint64_t>>;
+  constexpr uint64_t kPage = 4096, kBytes = 16 * kPage;
+  uint64_t a = 0;
+  ASSERT_TRUE(this->dev().Malloc(0, kBytes, msg::kMallocManaged, &a).ok());
+  Runs runs{{1, 1}};
+  ASSERT_TRUE(watch->TakeWritten(a, kBytes, &runs).ok());
+  EXPECT_EQ(runs, Runs{}) << "a fresh managed allocation has nothing written";
+  // Whatever writes device memory counts: a copy, a memset.
+  ASSERT_TRUE(this->Write(0, this->Linear(a + 3 * kPage + 5, 10), this->Pattern(10, 1)).ok());
+  ASSERT_TRUE(this->dev().Memset(0, 0, this->Linear(a + 10 * kPage, 8), 7, 1).ok());
+  ASSERT_TRUE(this->Sync().ok());
+  ASSERT_TRUE(watch->TakeWritten(a, kBytes, &runs).ok());
+  EXPECT_EQ(runs, (Runs{{3 * kPage, kPage}, {10 * kPage, kPage}}));
+  ASSERT_TRUE(watch->TakeWritten(a, kBytes, &runs).ok());
+  EXPECT_EQ(runs, Runs{}) << "taken runs are unwritten again";
+  // Part of the allocation: runs relative to the region, clipped to it.
+  ASSERT_TRUE(this->dev().Memset(0, 0, this->Linear(a, 8), 1, 1).ok());
+  ASSERT_TRUE(this->Sync().ok());
+  ASSERT_TRUE(watch->TakeWritten(a + 100, 2 * kPage, &runs).ok());
+  EXPECT_EQ(runs, (Runs{{0, kPage - 100}}));
+  // Memory that is not managed cannot be told about.
+  const uint64_t plain = this->Malloc(kBytes);
+  EXPECT_FALSE(watch->TakeWritten(plain, kBytes, &runs).ok());
+  EXPECT_FALSE(watch->TakeWritten(a, kBytes + kPage, &runs).ok()) << "past the allocation";
+  // Exported for IPC, the memory is written through other mappings too.
+  if (worker::IpcFacet* ipc = this->dev().ipc()) {
+    worker::IpcHandle handle{};
+    ASSERT_TRUE(ipc->IpcGetMemHandle(a, &handle).ok());
+    EXPECT_FALSE(watch->TakeWritten(a, kBytes, &runs).ok()) << "an exported allocation is no longer watched";
+  }
+  EXPECT_TRUE(this->dev().Free(a).ok());
+}
+
 REGISTER_TYPED_TEST_SUITE_P(DeviceConformance, DescribesItsDevices, MemoryRoundTripsAndRegionsAreChecked,
                             MemsetsAndDeviceCopies, StreamsEventsAndUnknownHandles,
                             AHostCallbackHoldsItsStreamNotTheReplay, ModulesGlobalsAndLaunches, TheRestOfTheCore,
                             RefusesBadArgumentsWithTheSharedChecks, CapabilitiesAreTheFacetsPresent, IpcFacet,
                             VirtualMemoryFacet, ShareableMemoryFacet,
-                            TextureFacet, HostRegisterFacet, BulkMemoryFacet);
+                            TextureFacet, HostRegisterFacet, BulkMemoryFacet, WriteWatchFacet);
 
 }  // namespace hipr::test

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "protocol/messages.h"
 #include "protocol/status.h"
@@ -146,6 +148,22 @@ class BulkMemoryFacet {
   // (nullptr) before the hook's owner goes.
   using ForgetMemoryHook = std::function<void(const void* addr, size_t bytes)>;
   virtual void SetForgetMemoryHook(ForgetMemoryHook hook) = 0;
+};
+
+// Which parts of managed memory were written (kCopyChangedFromDevice; no
+// capability: a session asks whenever the device has it). Without it the
+// session sends a managed read-back whole, which is always right.
+class WriteWatchFacet {
+ public:
+  virtual ~WriteWatchFacet() = default;
+  // The runs ([offset, length] relative to `address`, ascending) of
+  // [address, address + size), inside one managed allocation of this
+  // session, written since the last call over them or since the
+  // allocation; from now on they count as unwritten. Fails when the device
+  // cannot tell (never watched, or no longer: an IPC export, a fork); the
+  // caller then takes all of it as written. Called from any thread once
+  // the read-back's stream has got there.
+  virtual Status TakeWritten(uint64_t address, uint64_t size, std::vector<std::pair<uint64_t, uint64_t>>* runs) = 0;
 };
 
 }  // namespace hipr::worker

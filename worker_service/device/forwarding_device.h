@@ -26,6 +26,7 @@ class ForwardingDevice : public Device {
   TextureFacet* textures() override { return inner_->textures(); }
   HostRegisterFacet* host_register() override { return inner_->host_register(); }
   BulkMemoryFacet* bulk_memory() override { return inner_->bulk_memory(); }
+  WriteWatchFacet* write_watch() override { return inner_->write_watch(); }
   bool cooperative_module_launch() const override { return inner_->cooperative_module_launch(); }
   const std::vector<msg::DeviceInfo>& devices() const override { return inner_->devices(); }
   int32_t driver_version() const override { return inner_->driver_version(); }

@@ -34,6 +34,28 @@ std::string OpName(uint16_t op) {
   return buf;
 }
 
+// A managed read-back's reply lists at most this many runs (its body
+// stays far below wire::kMaxBodyBytes); more are merged across the
+// smallest gaps, which sends some unwritten bytes too.
+constexpr size_t kMaxChangedRuns = 8192;
+
+// Merges runs (ascending, disjoint) across ever wider gaps until at most
+// `max` are left.
+void CoalesceRuns(std::vector<std::pair<uint64_t, uint64_t>>* runs, size_t max) {
+  for (uint64_t gap = 4096; runs->size() > max; gap *= 2) {
+    size_t out = 0;
+    for (size_t i = 1; i < runs->size(); ++i) {
+      auto& last = (*runs)[out];
+      const auto& r = (*runs)[i];
+      if (r.first - (last.first + last.second) <= gap)
+        last.second = r.first + r.second - last.first;
+      else
+        (*runs)[++out] = r;
+    }
+    runs->resize(out + 1);
+  }
+}
+
 }  // namespace
 
 Session::Session(uint64_t id, std::unique_ptr<Connection> conn, std::unique_ptr<Device> device,
@@ -185,7 +207,11 @@ Status Session::Hello() {
   const bool local = conn_->PeerIsLocal();
   const bool want_lz4 = config_.compress == "on" || (config_.compress == "auto" && !local);
   for (const std::string& f : hello.features) {
-    if (!want_lz4) break;
+    if (f == wire::kFeatureCopyChanged && !copy_changed_) {
+      copy_changed_ = true;
+      reply.features.push_back(f);
+    }
+    if (!want_lz4) continue;
     if (f == wire::kFeatureLz4ToDevice && !lz4_to_device_) {
       lz4_to_device_ = true;
       reply.features.push_back(f);
@@ -757,40 +783,104 @@ Status Session::On(ops::Tag<Op::kCopyFromDevice>, const wire::FrameHeader& h, ms
   // whichever thread that is; the replay goes on meanwhile.
   if (pending_replies_.fetch_add(1) == 0) pending_since_ns_ = NowNs();
   device_->CopyFromDeviceAsync(m.device, m.stream, m.src, [this, h](Status st, const Device::RegionReader& read) {
-    codec::BodyWriter w;
-    const bool with_bytes = st.ok() && read;
-    w.Encode(msg::CallReply{with_bytes ? 0 : ToHipError(TakeDeferred(st))});
-    Status link;
-    {
-      // The send lock is held for the whole transfer so no other frame
-      // lands between its frames.
-      MutexLock lock(send_mu_);
-      last_send_ns_ = NowNs();
-      link = FlushOutputLocked();
-      if (link.ok())
-        link = SendFrame(*conn_, static_cast<uint16_t>(h.op | wire::kReplyBit), h.request_id, w);
-      if (link.ok() && with_bytes) {
-        if (lz4_from_device_) compressor_.BeginTransfer();
-        // Called by `read` within this scope, the send lock held.
-        link = read([&](const iovec* iov, int count) HIPR_REQUIRES(send_mu_) {
-          last_send_ns_ = NowNs();
-          if (!lz4_from_device_)
-            return SendBulk(*conn_, h.request_id, iov, count, chunk_bytes_, nullptr, BulkMemoryOf(iov, count));
-          Status sent = SendBulkLz4(*conn_, nullptr, 0, h.request_id, iov, count, chunk_bytes_, compressor_);
-          lz4_sent_ += compressor_.TakeCounters();
-          return sent;
-        });
-      }
-    }
-    pending_replies_.fetch_sub(1);
-    if (!link.ok()) {
-      // Mid-transfer the byte stream is broken: end the session (the replay
-      // thread's next read fails).
-      spdlog::warn("session {}: copy to the client (request {}) failed: {}", id_, h.request_id, link.ToString());
-      conn_->Shutdown();
-    }
+    SendCopyOut(h, st, read, nullptr);
   });
   return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kCopyChangedFromDevice>, const wire::FrameHeader& h, msg::CopyChangedRequest& m) {
+  if (m.src.height != 1) return ReplySync(h, InvalidArgument("a managed read-back is one row"));
+  {
+    MutexLock lock(deferred_mu_);
+    if (!deferred_.ok()) {
+      lock.Unlock();
+      return ReplySync(h, Status::Ok());
+    }
+  }
+  if (pending_replies_.fetch_add(1) == 0) pending_since_ns_ = NowNs();
+  // Taken now: the completion may run while the device goes (device_ is
+  // null then), and the facet lives as long as the device.
+  WriteWatchFacet* watch = device_->write_watch();
+  device_->CopyFromDeviceAsync(m.device, m.stream, m.src, [this, h, m, watch](Status st,
+                                                                              const Device::RegionReader& read) {
+    // Asked once the stream is there: every write queued before counts.
+    Runs runs;
+    if (st.ok() && read) {
+      if (watch == nullptr || !watch->TakeWritten(m.src.address, m.src.width, &runs).ok())
+        runs.assign(1, {0, m.src.width});
+      CoalesceRuns(&runs, kMaxChangedRuns);
+    }
+    uint64_t bytes = 0;
+    for (const auto& r : runs) bytes += r.second;
+    if (ledger_ != nullptr) ledger_->Count(Ledger::kBytesFromDevice, bytes);
+    SendCopyOut(h, st, read, &runs);
+  });
+  return Status::Ok();
+}
+
+void Session::SendCopyOut(const wire::FrameHeader& h, Status st, const Device::RegionReader& read, const Runs* runs) {
+  codec::BodyWriter w;
+  const bool with_bytes = st.ok() && read;
+  const int32_t error = with_bytes ? 0 : ToHipError(TakeDeferred(st));
+  if (runs == nullptr) {
+    w.Encode(msg::CallReply{error});
+  } else {
+    msg::CopyChangedReply reply{error, {}};
+    if (with_bytes)
+      for (const auto& [offset, length] : *runs) {
+        reply.runs.push_back(offset);
+        reply.runs.push_back(length);
+      }
+    w.Encode(reply);
+  }
+  Status link;
+  {
+    // The send lock is held for the whole transfer so no other frame
+    // lands between its frames.
+    MutexLock lock(send_mu_);
+    last_send_ns_ = NowNs();
+    link = FlushOutputLocked();
+    if (link.ok()) link = SendFrame(*conn_, static_cast<uint16_t>(h.op | wire::kReplyBit), h.request_id, w);
+    if (link.ok() && with_bytes && (runs == nullptr || !runs->empty())) {
+      if (lz4_from_device_) compressor_.BeginTransfer();
+      auto send = [&](const iovec* iov, int count) HIPR_REQUIRES(send_mu_) {
+        last_send_ns_ = NowNs();
+        if (!lz4_from_device_)
+          return SendBulk(*conn_, h.request_id, iov, count, chunk_bytes_, nullptr, BulkMemoryOf(iov, count));
+        Status sent = SendBulkLz4(*conn_, nullptr, 0, h.request_id, iov, count, chunk_bytes_, compressor_);
+        lz4_sent_ += compressor_.TakeCounters();
+        return sent;
+      };
+      // Called by `read` within this scope, the send lock held. With runs,
+      // only their bytes pass: `read` hands the region over in order.
+      uint64_t at = 0;  // Offset in the region of the next byte `read` hands over.
+      size_t next = 0;  // The first run not wholly before `at`.
+      std::vector<iovec> keep;
+      link = read([&](const iovec* iov, int count) HIPR_REQUIRES(send_mu_) {
+        if (runs == nullptr) return send(iov, count);
+        keep.clear();
+        for (int i = 0; i < count; ++i) {
+          const uint64_t from = at;
+          const uint64_t to = at + iov[i].iov_len;
+          at = to;
+          while (next < runs->size() && (*runs)[next].first + (*runs)[next].second <= from) ++next;
+          for (size_t j = next; j < runs->size() && (*runs)[j].first < to; ++j) {
+            const uint64_t a = std::max(from, (*runs)[j].first);
+            const uint64_t b = std::min(to, (*runs)[j].first + (*runs)[j].second);
+            if (a < b) keep.push_back(iovec{static_cast<uint8_t*>(iov[i].iov_base) + (a - from), b - a});
+          }
+        }
+        return keep.empty() ? Status::Ok() : send(keep.data(), static_cast<int>(keep.size()));
+      });
+    }
+  }
+  pending_replies_.fetch_sub(1);
+  if (!link.ok()) {
+    // Mid-transfer the byte stream is broken: end the session (the replay
+    // thread's next read fails).
+    spdlog::warn("session {}: copy to the client (request {}) failed: {}", id_, h.request_id, link.ToString());
+    conn_->Shutdown();
+  }
 }
 
 Status Session::HostRange(const wire::FrameHeader& h, const msg::HostRangeRequest& m, bool add) {

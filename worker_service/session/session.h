@@ -124,6 +124,12 @@ class Session {
   // Whether bulk buffers stay mapped (BulkMemoryFacet): transient when the
   // device has no such facet.
   BulkMemory BulkMemoryOf(const iovec* iov, int count) const;
+  // The reply of a copy out of the device (kCopyFromDevice, or with `runs`
+  // kCopyChangedFromDevice) and then, when `st` is ok, its bytes (only
+  // those of `runs`), sent from whichever thread the stream's completion
+  // runs on. A broken link mid-transfer ends the session.
+  using Runs = std::vector<std::pair<uint64_t, uint64_t>>;
+  void SendCopyOut(const wire::FrameHeader& h, Status st, const Device::RegionReader& read, const Runs* runs);
   // kHostRegister / kHostUnregister.
   Status HostRange(const wire::FrameHeader& header, const msg::HostRangeRequest& m, bool add);
   // Reads the module's bulk (maybe lz4) and checks it against its name.
@@ -180,6 +186,7 @@ class Session {
   uint32_t chunk_bytes_ = wire::kDefaultChunkBytes;
   bool lz4_to_device_ = false;    // Agreed in the hello; immutable after.
   bool lz4_from_device_ = false;  // Agreed in the hello; immutable after.
+  bool copy_changed_ = false;     // wire::kFeatureCopyChanged offered (agreed once, never twice).
   ChunkInflater inflater_;        // Replay thread only: bulk to the device.
 
   std::vector<uint8_t> body_;  // The current request's body.

@@ -19,6 +19,8 @@
 #include <map>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
 #include "protocol/device_properties.h"
 #include "worker_service/sim/models.h"
 #include "worker_service/device/argument_checks.h"
@@ -184,6 +186,10 @@ SimDevice::SimDevice(std::vector<msg::DeviceInfo> infos, uint64_t budget, std::v
       memory_(static_cast<int>(infos_.size()), budget), twins_(std::move(kernel_dirs)) {
   for (size_t i = 0; i < infos_.size(); ++i)
     null_streams_.push_back(std::make_unique<SimStream>(static_cast<int>(i), 0, 0));
+  memory_.set_forget_hook([this](const void* p, size_t n) {
+    ForgetWatched(p, n);
+    if (forget_) forget_(p, n);
+  });
 }
 
 SimDevice::~SimDevice() {
@@ -197,6 +203,9 @@ SimDevice::~SimDevice() {
   modules_.clear();
   if (forget_)
     for (const auto& b : staging_buffers_) forget_(b.get(), kStagingPieceBytes);
+  // memory_ unmaps the window when it goes, after the watch's members
+  // (declared after it) are gone: from here on only forget_ hears of it.
+  memory_.set_forget_hook(forget_);
 }
 
 bool SimDevice::BulkMemoryStays(const iovec* iov, int count) const {
@@ -208,9 +217,59 @@ bool SimDevice::BulkMemoryStays(const iovec* iov, int count) const {
   return true;
 }
 
-void SimDevice::SetForgetMemoryHook(ForgetMemoryHook hook) {
-  forget_ = hook;
-  memory_.set_forget_hook(std::move(hook));
+void SimDevice::SetForgetMemoryHook(ForgetMemoryHook hook) { forget_ = std::move(hook); }
+
+void SimDevice::WatchManaged(uint64_t address, uint64_t size) {
+  MutexLock lock(watch_mu_);
+  if (!watch_tried_) {
+    watch_tried_ = true;
+    std::string why;
+    watch_ = WriteWatch::Open(&why);
+    if (watch_ == nullptr)
+      spdlog::warn("sim: managed memory is read back whole: the kernel offers no write tracking ({})", why);
+  }
+  if (watch_ == nullptr) return;
+  Status st = watch_->Watch(reinterpret_cast<void*>(address), size);
+  if (!st.ok()) {
+    spdlog::info("sim: managed allocation at {:#x} ({} bytes) is read back whole: {}", address, size, st.ToString());
+    return;
+  }
+  watched_[address] = size;
+}
+
+void SimDevice::ForgetWatched(const void* p, size_t n) {
+  const auto a = reinterpret_cast<uint64_t>(p);
+  MutexLock lock(watch_mu_);
+  auto it = watched_.upper_bound(a);
+  if (it != watched_.begin()) --it;
+  while (it != watched_.end() && it->first < a + n) {
+    if (it->first + it->second > a)
+      it = watched_.erase(it);
+    else
+      ++it;
+  }
+}
+
+Status SimDevice::TakeWritten(uint64_t address, uint64_t size, std::vector<std::pair<uint64_t, uint64_t>>* runs) {
+  runs->clear();
+  MutexLock lock(watch_mu_);
+  auto it = watched_.upper_bound(address);
+  if (watch_ == nullptr || it == watched_.begin())
+    return Status(StatusCode::kUnavailable, "not a watched managed allocation");
+  --it;
+  if (address + size > it->first + it->second || address + size < address)
+    return Status(StatusCode::kUnavailable, "not a watched managed allocation");
+  // Whole pages around the region; the runs are then made relative to it.
+  const uint64_t page = WriteWatch::PageSize();
+  const uint64_t start = address / page * page;
+  std::vector<WriteWatch::Run> pages;
+  HIPR_RETURN_IF_ERROR(watch_->TakeWritten(reinterpret_cast<const void*>(start), address + size - start, &pages));
+  for (const auto& [offset, length] : pages) {
+    const uint64_t from = std::max(start + offset, address) - address;
+    const uint64_t to = std::min(start + offset + length, address + size) - address;
+    if (from < to) runs->emplace_back(from, to - from);
+  }
+  return Status::Ok();
 }
 
 // The sim reports the HIP 5.2 runtime it stands in for.
@@ -295,7 +354,9 @@ void SimDevice::SynchronizeAll(int device) {
 
 Status SimDevice::Malloc(int device, uint64_t size, uint32_t flags, uint64_t* address) {
   HIPR_RETURN_IF_ERROR(CheckDevice(device));
-  return memory_.Allocate(device, size, address);
+  HIPR_RETURN_IF_ERROR(memory_.Allocate(device, size, address));
+  if ((flags & msg::kMallocManaged) != 0 && size != 0) WatchManaged(*address, size);
+  return Status::Ok();
 }
 
 Status SimDevice::Free(uint64_t address) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/write_watch.h"
 #include "worker_service/device/device.h"
 #include "worker_service/device/staging_pipeline.h"
 #include "worker_service/sim/sim_api.h"
@@ -50,7 +51,8 @@ class SimDevice final : public Device,
                         public ShareableMemoryFacet,
                         public TextureFacet,
                         public HostRegisterFacet,
-                        public BulkMemoryFacet {
+                        public BulkMemoryFacet,
+                        public WriteWatchFacet {
  public:
   static Status Create(const SimOptions& options, std::unique_ptr<SimDevice>* out);
   ~SimDevice() override;
@@ -63,6 +65,7 @@ class SimDevice final : public Device,
   TextureFacet* textures() override { return this; }
   HostRegisterFacet* host_register() override { return this; }
   BulkMemoryFacet* bulk_memory() override { return this; }
+  WriteWatchFacet* write_watch() override { return this; }
   bool cooperative_module_launch() const override { return true; }
   const std::vector<msg::DeviceInfo>& devices() const override { return infos_; }
   int32_t driver_version() const override;
@@ -150,6 +153,11 @@ class SimDevice final : public Device,
 
   // Completions run on the stream thread that reaches the point waited for
   // (or at once, on the caller's thread).
+  // WriteWatchFacet: managed allocations are watched by the kernel
+  // (protocol/write_watch.h) from their allocation until they are freed or
+  // exported for IPC (whose importers write through mappings of their own).
+  Status TakeWritten(uint64_t address, uint64_t size, std::vector<std::pair<uint64_t, uint64_t>>* runs) override;
+
   void StreamSynchronizeAsync(uint64_t stream, Completion done) override;
   void EventSynchronizeAsync(uint64_t event, Completion done) override;
   void DeviceSynchronizeAsync(int device, Completion done) override;
@@ -213,6 +221,16 @@ class SimDevice final : public Device,
   std::vector<std::unique_ptr<uint8_t[]>> staging_buffers_;
   std::unique_ptr<StagingPipeline> staging_;
   ForgetMemoryHook forget_;  // Set once, before any copy.
+  // Starts watching a new managed allocation (best effort: unwatched ones
+  // are read back whole).
+  void WatchManaged(uint64_t address, uint64_t size);
+  // The pages of [p, p + n) are about to be replaced: what was watched
+  // there is no longer.
+  void ForgetWatched(const void* p, size_t n);
+  Mutex watch_mu_;
+  std::unique_ptr<WriteWatch> watch_ HIPR_GUARDED_BY(watch_mu_);  // Opened at the first managed allocation.
+  bool watch_tried_ HIPR_GUARDED_BY(watch_mu_) = false;
+  std::map<uint64_t, uint64_t> watched_ HIPR_GUARDED_BY(watch_mu_);  // base -> size.
   OutputSink sink_;  // Set before any launch; called from stream threads.
   Mutex fault_mu_;
   Status fault_ HIPR_GUARDED_BY(fault_mu_);
