@@ -64,9 +64,22 @@ unsigned Client::device_flags(int device) const {
   return device_flags_[device].load(std::memory_order_relaxed);
 }
 
+Client::SyncTicket Client::BeginSync(int device, uint64_t stream) {
+  SyncTicket t;
+  t.device = device;
+  t.whole = stream == kWholeDevice || (stream == 0 && !handles_.EverNonBlockingStream(device));
+  if (t.whole) t.ticket = free_blocks_.BeginSync(device);
+  return t;
+}
+
+void Client::EndSync(const SyncTicket& t, hipError_t result) {
+  if (t.whole && result == hipSuccess) free_blocks_.EndSync(t.device, t.ticket);
+}
+
 void Client::ForgetDeviceState(int device) {
   for (const DeviceAllocation& a : allocations_.RemoveDevicesOf(device))
     if (a.outside_window) reservations_.Release(a.base, a.size);
+  (void)free_blocks_.TakeAll(device);  // The worker freed the kept blocks with the rest.
   handles_.RemoveAllOf(device);
 }
 
@@ -85,12 +98,14 @@ void Client::PrepareFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   c->allocations_.LockForFork();
   c->reservations_.LockForFork();
   c->handles_.LockForFork();
+  c->free_blocks_.LockForFork();
 }
 
 void Client::ParentAfterFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   Client* c = g_client.load(std::memory_order_acquire);
   if (c == nullptr) return;
   c->handles_.UnlockInParent();
+  c->free_blocks_.UnlockInParent();
   c->reservations_.UnlockInParent();
   c->allocations_.UnlockInParent();
   c->open_mu_.unlock();
@@ -102,6 +117,7 @@ void Client::ChildAfterFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   // The locks were taken by the parent's thread; re-create them (see
   // AllocationMap::ResetLockInChild). Only this thread exists here.
   c->handles_.ResetLockInChild();
+  c->free_blocks_.ResetInChild();
   c->reservations_.ResetLockInChild();
   c->allocations_.ResetLockInChild();
   new (&c->open_mu_) Mutex();

@@ -26,6 +26,7 @@
 #include "client_stub/memory/allocation_map.h"
 #include "client_stub/base/config.h"
 #include "client_stub/memory/device_reservations.h"
+#include "client_stub/memory/free_blocks.h"
 #include "client_stub/session/handle_table.h"
 #include "client_stub/session/session.h"
 
@@ -53,6 +54,21 @@ class Client {
   AllocationMap& allocations() { return allocations_; }
   DeviceReservations& reservations() { return reservations_; }
   HandleTable& handles() { return handles_; }
+  FreeBlocks& free_blocks() { return free_blocks_; }
+
+  // A synchronising call on (device, stream) is about to be sent; stream
+  // kWholeDevice: hipDeviceSynchronize. Where it waits for every stream of
+  // the device (the whole device, or the null stream where the device never
+  // had a non-blocking stream), EndSync after its success lets the blocks
+  // freed before it be reused (memory/free_blocks.h).
+  static constexpr uint64_t kWholeDevice = ~uint64_t{0};
+  struct SyncTicket {
+    int device = 0;
+    bool whole = false;
+    uint64_t ticket = 0;
+  };
+  SyncTicket BeginSync(int device, uint64_t stream);
+  void EndSync(const SyncTicket& t, hipError_t result);
 
   // Forgets the device allocations, streams and events of `device` (all
   // devices when < 0) after the worker dropped them (hipDeviceReset), and
@@ -75,6 +91,7 @@ class Client {
   AllocationMap allocations_;
   DeviceReservations reservations_;
   HandleTable handles_;
+  FreeBlocks free_blocks_{config_.free_block_bytes};
 
   Mutex open_mu_;                      // Serializes opening the session.
   std::atomic<Session*> session_{nullptr};  // Leaked; replaced only in a forked child.

@@ -1,6 +1,8 @@
 #include "client_stub/allocate/device_memory.h"
 
+#include <chrono>
 #include <map>
+#include <thread>
 #include <vector>
 
 #include "client_stub/base/log.h"
@@ -118,8 +120,81 @@ bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_w
   return true;
 }
 
+namespace {
+
+// A block the program freed, handed out again (memory/free_blocks.h).
+bool ReuseKept(Client& c, Session& s, int device, size_t size, void** out) {
+  KeptBlock b;
+  if (!c.free_blocks().Take(device, size, &b)) return false;
+  DeviceAllocation a;
+  a.base = b.base;
+  a.size = size;
+  a.device = device;
+  // Outside the window its pages were given back while kept: reserved
+  // again, unless the process has mapped memory there meanwhile.
+  std::string why;
+  if (!PlaceAllocation(c, a.base, a.size, &a.outside_window, &why)) {
+    (void)s.Post<wire::Op::kFree>(msg::FreeRequest{a.base});
+    HIPR_LOG_DEBUG("hipMalloc: the freed block at 0x%llx collides with host memory now (%s); not reused",
+                   static_cast<unsigned long long>(a.base), why.c_str());
+    return false;
+  }
+  if (!c.allocations().AddDevice(a)) {  // Cannot happen: it was removed when kept.
+    if (a.outside_window) c.reservations().Release(a.base, a.size);
+    HIPR_LOG_ERROR("hipMalloc: kept block 0x%llx overlaps a live allocation", static_cast<unsigned long long>(a.base));
+    return false;
+  }
+  HIPR_LOG_DEBUG("hipMalloc: reusing the freed block at 0x%llx (%zu bytes) on device %d: no round trip",
+                 static_cast<unsigned long long>(a.base), size, device);
+  *out = reinterpret_cast<void*>(a.base);
+  return true;
+}
+
+// Out of memory with blocks kept on `device`: frees them on the worker and
+// waits (up to 2 s) until it has released them, which it does once the work
+// queued before has run, so that the retry sees their memory. Polls the
+// free memory rather than synchronising: a synchronising call would take an
+// earlier kernel's error, which the program must get from its own. False
+// when none were kept.
+bool FreeKept(Client& c, Session& s, int device) {
+  msg::MemInfoReply before;
+  Status st = s.Call<wire::Op::kMemGetInfo>(msg::DeviceRequest{device}, &before);
+  const uint64_t released = ReleaseKept(c, s, device);
+  if (released == 0) return false;
+  HIPR_LOG_DEBUG("hipMalloc: out of memory on device %d; freed %llu bytes kept for reuse and asking again", device,
+                 static_cast<unsigned long long>(released));
+  for (int i = 0; st.ok() && before.error == hipSuccess && i < 200; ++i) {
+    msg::MemInfoReply now;
+    st = s.Call<wire::Op::kMemGetInfo>(msg::DeviceRequest{device}, &now);
+    if (!st.ok() || now.error != hipSuccess || now.free_bytes >= before.free_bytes + released) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+}  // namespace
+
+uint64_t ReleaseKept(Client& c, Session& s, int device) {
+  uint64_t bytes = 0;
+  for (const KeptBlock& b : c.free_blocks().TakeAll(device)) {
+    (void)s.Post<wire::Op::kFree>(msg::FreeRequest{b.base});
+    bytes += b.size;
+  }
+  return bytes;
+}
+
 hipError_t AllocateDevice(Client& c, Session& s, int device, size_t size, uint32_t flags, AllocationRole role,
                           void** out) {
+  const bool plain = flags == 0 && role == AllocationRole::kPlain;
+  if (plain && ReuseKept(c, s, device, size, out)) return hipSuccess;
+  hipError_t result = AllocateFromWorker(c, s, device, size, flags, role, out);
+  if (result == hipErrorOutOfMemory && FreeKept(c, s, device))
+    result = AllocateFromWorker(c, s, device, size, flags, role, out);
+  return result;
+}
+
+hipError_t AllocateFromWorker(Client& c, Session& s, int device, size_t size, uint32_t flags, AllocationRole role,
+                              void** out) {
   std::vector<uint64_t> rejected;  // Colliding allocations, kept until placed.
   std::string why;                 // What the last of them collided with.
   hipError_t result = hipErrorOutOfMemory;

@@ -20,15 +20,27 @@ namespace hipr::client {
 // module's, a HIP array's or a graph's (hipFree refuses it).
 enum class AllocationRole { kPlain, kModuleGlobal, kArray, kGraph };
 
+// Allocates `size` (> 0) bytes of device memory on `device`: plain memory
+// (flags 0, AllocationRole::kPlain) first from the blocks the program freed
+// (memory/free_blocks.h), with no round trip; else AllocateFromWorker, and
+// when the worker is out of memory while blocks are kept, again after
+// freeing them. hipMalloc's path.
+hipError_t AllocateDevice(Client& c, Session& s, int device, size_t size, uint32_t flags, AllocationRole role,
+                          void** out);
+
+// Frees on the worker every block kept for reuse on `device` (all when
+// < 0) and returns their bytes: before hipMemGetInfo, which then reports
+// what the worker does once queued work has run, as after any hipFree.
+uint64_t ReleaseKept(Client& c, Session& s, int device);
+
 // Allocates `size` (> 0) bytes of device memory on `device` through the
 // worker (MallocRequest with `flags`, e.g. msg::kMallocManaged) and records
 // it in c's allocation map, reserving its pages when it lies outside the
 // session window; an address that collides with this process's memory is
 // set aside, that memory's addresses reserved on the device where it can
 // (FenceOffHostMapping), and another requested (up to 8 times).
-// hipMalloc's path.
-hipError_t AllocateDevice(Client& c, Session& s, int device, size_t size, uint32_t flags, AllocationRole role,
-                          void** out);
+hipError_t AllocateFromWorker(Client& c, Session& s, int device, size_t size, uint32_t flags, AllocationRole role,
+                              void** out);
 
 // After the device range [collided, collided + size) came back overlapping
 // this process's memory: asks the worker to reserve bare device address

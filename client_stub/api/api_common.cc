@@ -168,6 +168,15 @@ hipError_t FreeDevice(void* ptr, bool synchronizing, AllocationRole role) {
   // window its pages return to the reservation.
   size_t managed_size = 0;
   const bool managed = Managed().RemoveAllocation(a.base, &managed_size);
+  // Plain memory may be kept for the next hipMalloc of its size
+  // (memory/free_blocks.h): then the worker frees nothing yet.
+  // Its pages outside the window go back to the process meanwhile (the
+  // program may map memory there, as after a native hipFree).
+  if (!managed && a.flags == 0 && role == AllocationRole::kPlain && !a.ipc_exported && !a.sync_memops &&
+      c.free_blocks().Keep(a.device, KeptBlock{a.base, a.size})) {
+    if (a.outside_window) c.reservations().Release(a.base, a.size);
+    return hipSuccess;
+  }
   Status st = s->Post<wire::Op::kFree>(msg::FreeRequest{a.base});
   // The pages may hold host memory again once the worker has freed them;
   // should the device reuse them before that, hipMalloc sees a collision.

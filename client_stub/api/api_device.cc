@@ -685,8 +685,11 @@ hipError_t SynchronizeCurrentDevice() {
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
   if (hipError_t e = Graphs().CheckNotCapturing(device, 0, true); e != hipSuccess) return e;
   msg::CallReply reply;
+  const Client::SyncTicket ticket = Client::Get().BeginSync(device, Client::kWholeDevice);
   Status st = s->Call<wire::Op::kDeviceSynchronize>(msg::DeviceRequest{device}, &reply);
-  return AfterSync(*s, device, 0, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
+  const hipError_t result = AfterSync(*s, device, 0, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
+  Client::Get().EndSync(ticket, result);
+  return result;
 }
 
 // Resets `device` (hipDeviceReset for the current one,

@@ -34,6 +34,7 @@ HIPR_EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* dev_p
       return hipErrorUnknown;
     }
     std::memcpy(handle, reply.handle.data(), sizeof *handle);
+    (void)Client::Get().allocations().MarkIpcExported(p);
     return hipSuccess;
   });
 }

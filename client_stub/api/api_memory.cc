@@ -728,6 +728,9 @@ HIPR_EXPORT hipError_t hipMemGetInfo(size_t* free, size_t* total) {
     if (free == nullptr && total == nullptr) return hipSuccess;
     int device = 0;
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
+    // Memory kept for reuse (memory/free_blocks.h) is the program's to
+    // have: given back first, so the answer is the worker's own.
+    (void)ReleaseKept(Client::Get(), *s, device);
     msg::MemInfoReply reply;
     Status st = s->Call<wire::Op::kMemGetInfo>(msg::DeviceRequest{device}, &reply);
     if (!st.ok()) return ToHipError(st);

@@ -99,9 +99,13 @@ hipError_t StreamCall(hipStream_t stream) {
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
   if (hipError_t e = Graphs().CheckNotCapturing(target.device, target.id, false); e != hipSuccess) return e;
   msg::CallReply reply;
+  const Client::SyncTicket ticket = Client::Get().BeginSync(target.device, target.id);
   Status st = s->Call<op>(msg::StreamRequest{target.id}, &reply);
   // A query answering hipSuccess is a synchronisation point too.
-  return AfterSync(*s, target.device, target.id, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
+  const hipError_t result =
+      AfterSync(*s, target.device, target.id, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
+  Client::Get().EndSync(ticket, result);
+  return result;
 }
 
 hipError_t CreateEvent(hipEvent_t* event, unsigned flags) {

@@ -60,6 +60,9 @@ struct Config {
   uint64_t window_bytes = uint64_t{64} << 30;  // HIPR_WINDOW_BYTES: device VA window offered.
   uint32_t chunk_bytes = wire::kDefaultChunkBytes;  // HIPR_CHUNK_BYTES.
   uint64_t batch_bytes = 256u << 10;           // HIPR_BATCH_BYTES: flush threshold.
+  // HIPR_FREE_BLOCK_BYTES: freed device memory kept per device for the next
+  // hipMalloc of its size (memory/free_blocks.h); 0: none.
+  uint64_t free_block_bytes = uint64_t{64} << 20;
   uint32_t flush_us = 200;                     // HIPR_FLUSH_US: oldest batched frame's age limit.
   int spin_us = 50;  // HIPR_SPIN_US: a waiting call polls this long before it sleeps.
   // HIPR_ZEROCOPY_BYTES: tcp sends of pinned memory at least this large use

@@ -245,7 +245,12 @@ hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, GraphRegistry&
       managed.MarkWritten(s, target.device, target.id, r.dst, dst_extent);
     }
   }
+  // A blocking copy waits for its stream: on the null stream, maybe for
+  // every stream of the device (Client::BeginSync).
+  Client::SyncTicket ticket;
+  if (mode == CopyMode::kBlocking) ticket = c.BeginSync(target.device, target.id);
   const hipError_t result = Transfer(c, s, r, dst, src, target, dst_extent, src_extent, mode);
+  c.EndSync(ticket, result);
   if (result != hipSuccess || !managed_dst || mode != CopyMode::kBlocking) return result;
   return AfterSync(c, s, managed, target.device, target.id, result);
 }

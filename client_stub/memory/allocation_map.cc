@@ -125,6 +125,14 @@ bool AllocationMap::RemovePinned(uint64_t p, PinnedAllocation* removed) {
   return true;
 }
 
+bool AllocationMap::MarkIpcExported(uint64_t p) {
+  WriterLock lock(mu_);
+  auto it = Containing(device_, p);
+  if (it == device_.end()) return false;
+  it->second.ipc_exported = true;
+  return true;
+}
+
 bool AllocationMap::SetSyncMemops(uint64_t p, bool value) {
   WriterLock lock(mu_);
   if (auto it = Containing(device_, p); it != device_.end()) {

@@ -45,6 +45,9 @@ struct DeviceAllocation {
   // A graph's memory allocation node's memory (graph.h GraphMemory): the
   // graph owns it; hipFree(Async) of it ends only the application's use.
   bool graph = false;
+  // Exported with hipIpcGetMemHandle: another process may map it, so its
+  // memory is never kept for reuse after hipFree (memory/free_blocks.h).
+  bool ipc_exported = false;
 };
 
 struct PinnedAllocation {
@@ -85,6 +88,9 @@ class AllocationMap {
   // Sets sync_memops of the device or pinned allocation containing p; false
   // when there is none.
   bool SetSyncMemops(uint64_t p, bool value);
+  // Marks the device allocation containing p as exported for IPC; false
+  // when there is none.
+  bool MarkIpcExported(uint64_t p);
 
   size_t device_count() const;
   size_t pinned_count() const;

@@ -42,6 +42,7 @@ hipStream_t HandleTable::NewStream(int device, unsigned flags, int priority, Str
   WriterLock lock(mu_);
   auto* record = new StreamRecord{NextId(), device, flags, priority};
   streams_.emplace(record, record);
+  if ((flags & hipStreamNonBlocking) != 0) nonblocking_devices_.insert(device);
   *out = *record;
   return reinterpret_cast<hipStream_t>(record);
 }
@@ -52,6 +53,11 @@ hipEvent_t HandleTable::NewEvent(int device, unsigned flags, EventRecord* out) {
   events_.emplace(record, record);
   *out = *record;
   return reinterpret_cast<hipEvent_t>(record);
+}
+
+bool HandleTable::EverNonBlockingStream(int device) const {
+  ReaderLock lock(mu_);
+  return nonblocking_devices_.count(device) != 0;
 }
 
 bool HandleTable::FindStream(hipStream_t stream, StreamRecord* out) const {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <new>
+#include <set>
 #include <shared_mutex>
 #include <unordered_map>
 
@@ -69,6 +70,11 @@ class HandleTable {
   bool RemoveStream(hipStream_t stream, StreamRecord* out);
   bool RemoveEvent(hipEvent_t event, EventRecord* out);
 
+  // Whether a stream created with hipStreamNonBlocking ever lived on
+  // `device` (the null stream does not wait for it, nor for the work a
+  // destroyed one still runs).
+  bool EverNonBlockingStream(int device) const;
+
   // Forgets every handle of `device`, or all when device < 0 (fork child).
   void RemoveAllOf(int device);
 
@@ -87,6 +93,7 @@ class HandleTable {
   uint64_t next_id_ HIPR_GUARDED_BY(mu_) = 1;
   std::unordered_map<const void*, StreamRecord*> streams_ HIPR_GUARDED_BY(mu_);
   std::unordered_map<const void*, EventRecord*> events_ HIPR_GUARDED_BY(mu_);
+  std::set<int> nonblocking_devices_ HIPR_GUARDED_BY(mu_);  // EverNonBlockingStream.
 };
 
 }  // namespace hipr::client

@@ -18,6 +18,12 @@
 //    once; later work sees the bytes in stream order (the null stream, a
 //    blocking stream behind it, another thread's copy); an earlier kernel's
 //    failure is reported by the next synchronizing call, not by the copy.
+//  * hipFree waits for the device in HIP: memory freed while a kernel still
+//    reads it, allocated again and overwritten, does not change what that
+//    kernel reads. (hipr keeps freed blocks for the next hipMalloc of their
+//    size, with no round trip, once a synchronisation of every stream has
+//    followed the free: the churn check's reuse is counted by the scenario
+//    from the client's debug log.)
 #include <hip/hip_runtime.h>
 
 #include <unistd.h>
@@ -38,6 +44,14 @@ __global__ void fill(int* p, int base, int n) {
 __global__ void add_one(int* p, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) p[i] += 1;
+}
+
+// A slow reader: spins, then copies out the first and last ints of x.
+__global__ void slow_read(const int* x, int n, int spins, int* out) {
+  volatile int s = 0;
+  for (int i = 0; i < spins; ++i) s = s + 1;
+  out[0] = x[0];
+  out[1] = x[n - 1];
 }
 
 namespace {
@@ -210,13 +224,64 @@ void CheckBlockingUpload() {
   printf("a blocking upload returned once its source was consumed; stream order and errors held\n");
 }
 
+// Scratch memory allocated and freed every step, with a blocking read-back
+// on the null stream in between (no non-blocking stream exists yet): each
+// step's result is right whichever block it gets.
+void CheckAllocationChurn() {
+  std::vector<int> got(kN);
+  for (int step = 0; step < 20; ++step) {
+    int* t;
+    HIP_OK(hipMalloc(&t, kN * sizeof(int)));
+    hipLaunchKernelGGL(fill, dim3(kGrid), dim3(kBlock), 0, nullptr, t, step * 10, kN);
+    HIP_OK(hipMemcpy(got.data(), t, kN * sizeof(int), hipMemcpyDeviceToHost));
+    CHECK(got[0] == step * 10 && got[kN - 1] == step * 10 + kN - 1, "step %d: scratch read back %d, %d", step,
+          got[0], got[kN - 1]);
+    HIP_OK(hipFree(t));
+  }
+  printf("allocation churn: 20 steps of hipMalloc, kernel, read-back, hipFree\n");
+}
+
+// Memory freed while a kernel on a non-blocking stream still reads it, then
+// allocated again at its size and overwritten on the null stream (which does
+// not wait for a non-blocking stream): the kernel still reads what was there.
+void CheckFreedWhileRead() {
+  constexpr int kInts = 1 << 18;
+  constexpr int kSpins = 20 * 1000 * 1000;
+  int* out;
+  HIP_OK(hipMalloc(&out, 2 * sizeof(int)));
+  hipStream_t nb;
+  HIP_OK(hipStreamCreateWithFlags(&nb, hipStreamNonBlocking));
+  for (int round = 0; round < 2; ++round) {
+    int* x;
+    HIP_OK(hipMalloc(&x, kInts * sizeof(int)));
+    HIP_OK(hipMemsetD32(x, 5, kInts));
+    HIP_OK(hipDeviceSynchronize());
+    hipLaunchKernelGGL(slow_read, dim3(1), dim3(1), 0, nb, x, kInts, kSpins, out);
+    HIP_OK(hipFree(x));
+    int* y;
+    HIP_OK(hipMalloc(&y, kInts * sizeof(int)));
+    HIP_OK(hipMemsetD32(y, -1, kInts));
+    HIP_OK(hipStreamSynchronize(nb));
+    int got[2] = {0, 0};
+    HIP_OK(hipMemcpy(got, out, sizeof got, hipMemcpyDeviceToHost));
+    CHECK(got[0] == 5 && got[1] == 5, "round %d: a kernel read memory freed while it ran as %d, %d, not 5: a later "
+          "allocation overwrote it", round, got[0], got[1]);
+    HIP_OK(hipFree(y));
+  }
+  HIP_OK(hipStreamDestroy(nb));
+  HIP_OK(hipFree(out));
+  printf("memory freed while a kernel read it was not handed out again under it\n");
+}
+
 }  // namespace
 
 int main() {
+  CheckAllocationChurn();
   CheckDeferredError();
   CheckBlockingUpload();
   CheckPinnedDeviceToHost();
   CheckPageableDeviceToHost();
   CheckMixedStreamOrder();
+  CheckFreedWhileRead();
   return e2e::Finish("async_semantics");
 }

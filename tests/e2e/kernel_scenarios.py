@@ -308,12 +308,21 @@ class KernelScenarios:
         self.build.check_runtime()
         w = self.worker(extra_args=["--sim-fail-kernel", "e2e_fails"])
         env = client_env(self.build, w.server, "preload")
+        env["HIPR_LOG_LEVEL"] = "debug"
         program = run_to_pass("async_semantics", [self.build.program("async_semantics")], env, timeout=120)
         for line in program.text("out"):
-            if line.startswith(("a failing kernel", "a blocking upload", "async copies", "an async copy", "20 rounds")):
+            if line.startswith(("a failing kernel", "a blocking upload", "async copies", "an async copy", "20 rounds",
+                                "allocation churn", "memory freed")):
                 log("async_semantics: %s" % line)
         if not any(line.startswith("a blocking upload") for line in program.text("out")):
             raise Failure("async_semantics did not report its blocking-upload checks")
+        # The churn's 20 allocations: after the first, each takes the block the
+        # step before freed, with no round trip (memory/free_blocks.h).
+        reused = [l for l in program.text("err") if "hipMalloc: reusing the freed block" in l]
+        if len(reused) < 19:
+            raise Failure("expected the allocation churn's last 19 hipMallocs to reuse freed blocks; %d did"
+                          % len(reused))
+        log("async_semantics: %d hipMallocs reused a freed block with no round trip" % len(reused))
 
     def scenario_newer_entry_points(self):
         """hipLaunchHostFunc (in stream order and as a graph's host node), hipStreamGetDevice,
