@@ -263,6 +263,46 @@ struct MemInfoReply {
   HIPR_FIELDS(error, free_bytes, total_bytes)
 };
 
+// kWorkerStatus (hipr-smi): what the worker can read of its devices, and
+// the live sessions of the caller's tenant (every session where the worker
+// authenticates no one). Memory figures are bytes.
+struct WorkerStatusRequest {
+  uint32_t flags = 0;  // None defined yet: 0.
+  HIPR_FIELDS(flags)
+};
+// DeviceStatus::known: which of the health readings the worker has.
+inline constexpr uint32_t kStatusTemperature = 1u << 0;
+inline constexpr uint32_t kStatusPower = 1u << 1;
+inline constexpr uint32_t kStatusBusy = 1u << 2;
+inline constexpr uint32_t kStatusVramUsed = 1u << 3;
+struct DeviceStatus {
+  int32_t device = 0;
+  int32_t error = 0;  // hipError_t of the memory query; the rest is 0 when it failed.
+  uint64_t memory_free = 0, memory_total = 0;  // As hipMemGetInfo answers this session.
+  uint32_t known = 0;  // kStatus* bits.
+  double edge_celsius = 0;
+  double power_watts = 0;   // Average package power.
+  double busy_percent = 0;  // Graphics engine activity.
+  uint64_t vram_used = 0;   // By every process on the GPU, as the driver counts it.
+  HIPR_FIELDS(device, error, memory_free, memory_total, known, edge_celsius, power_watts, busy_percent, vram_used)
+};
+struct SessionStatus {
+  uint64_t session_id = 0;
+  uint64_t memory = 0;  // Device memory it holds.
+  HIPR_FIELDS(session_id, memory)
+};
+struct WorkerStatusReply {
+  int32_t error = 0;
+  std::string tenant;  // The caller's, as the worker shows it; empty: no authentication.
+  std::vector<DeviceStatus> devices;
+  std::vector<SessionStatus> sessions;  // The caller's own among them.
+  uint64_t worker_memory_used = 0;      // Every session's, against...
+  uint64_t worker_memory_budget = 0;    // ...--memory-budget (0: none).
+  std::string health;  // Why there are no health readings, when there are none.
+  static constexpr size_t kRequiredFields = 1;  // A bare CallReply: an error.
+  HIPR_FIELDS(error, tenant, devices, sessions, worker_memory_used, worker_memory_budget, health)
+};
+
 // MallocRequest::flags.
 // kMallocManaged: managed memory that every device of the session can
 // dereference (hipMallocManaged on the `hip` device; the sim's memory is

@@ -40,6 +40,8 @@
   X(DeviceSynchronize, 0x0001, DeviceRequest, CallReply, Call, kSynchronizing, "")                                     \
   X(DeviceReset, 0x0002, DeviceRequest, CallReply, Call, kSynchronizing, "destroys the device's streams, events, modules and memory") \
   X(MemGetInfo, 0x0003, DeviceRequest, MemInfoReply, Call, kPlain, "")                                                 \
+  X(WorkerStatus, 0x0004, WorkerStatusRequest, WorkerStatusReply, Call, kPlain,                                        \
+    "hipr-smi: the devices' health and the sessions of the caller's tenant; offered as feature `worker-status`")    \
   /* Memory 0x01xx. */                                                                                                \
   X(Malloc, 0x0101, MallocRequest, MallocReply, Call, kPlain, "size 0 gives a null address")                           \
   X(Free, 0x0102, FreeRequest, NoReply, Post, kPlain, "")                                                              \

@@ -84,6 +84,8 @@ inline constexpr char kFeatureLz4FromDevice[] = "bulk-lz4-d2h";
 // The worker understands kCopyChangedFromDevice (agreed whenever offered);
 // without it the client reads managed memory back whole.
 inline constexpr char kFeatureCopyChanged[] = "copy-changed";
+// The worker answers kWorkerStatus (hipr-smi; agreed whenever offered).
+inline constexpr char kFeatureWorkerStatus[] = "worker-status";
 // Offered with HelloRequest::rdma_qp, agreed with HelloReply::rdma_qp: after
 // the reply the client proves the rdma path (kRdmaProbe over the queue pair)
 // and tells the worker over tcp whether both switch (kRdmaVerdict). A worker

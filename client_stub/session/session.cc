@@ -145,6 +145,8 @@ Status Session::Connect() {
   upgrade_ = std::move(link.upgrade);
   const Connection::SharedRegion host = conn_->SharedHostRegion();
   if (host.bytes > 0) host_segment_ = std::make_unique<HostSegment>(host.base, host.bytes);
+  const std::string_view server = config_.server;
+  transport_ = server.starts_with("unix:") ? "shm" : server.starts_with("rdma://") ? "rdma" : o.tls() ? "tls" : "tcp";
   return Status::Ok();
 }
 
@@ -154,6 +156,7 @@ Status Session::AdoptTransport() {
   Status st = upgrade_->Finish(hello_, chunk_bytes_, &conn_);
   upgrade_.reset();
   HIPR_RETURN_IF_ERROR(st);
+  if (conn_.get() != before) transport_ = "rdma";  // Upgraded from tcp.
   if (conn_.get() != before) stats::SetBulkSummary([c = conn_.get()] { return c->BulkSummary(); });  // HIPR_STATS=1.
   return Status::Ok();
 }
@@ -210,7 +213,7 @@ Status Session::Hello(AddressRange* window) {
   request.window = msg::AddressWindow{window->base, window->size};
   request.chunk_bytes = config_.chunk_bytes;
   const bool want_lz4 = WantLz4();
-  request.features = {wire::kFeatureCopyChanged};
+  request.features = {wire::kFeatureCopyChanged, wire::kFeatureWorkerStatus};
   if (want_lz4) {
     request.features.push_back(wire::kFeatureLz4ToDevice);
     request.features.push_back(wire::kFeatureLz4FromDevice);
@@ -269,6 +272,7 @@ Status Session::Hello(AddressRange* window) {
     if (f == wire::kFeatureLz4ToDevice) lz4_to_device_ = want_lz4;
     if (f == wire::kFeatureLz4FromDevice) lz4_from_device_ = want_lz4;
     if (f == wire::kFeatureCopyChanged) copy_changed_ = true;
+    if (f == wire::kFeatureWorkerStatus) worker_status_ = true;
   }
   // "on" compresses whatever compresses; "auto" also asks whether the link
   // is slower than lz4 (ChunkCompressor's link guard).

@@ -201,6 +201,13 @@ class Session {
   // Whether the worker reads managed memory back by its changes
   // (wire::kFeatureCopyChanged, agreed in the hello).
   bool copy_changed() const { return copy_changed_; }
+  // Whether the worker answers kWorkerStatus (wire::kFeatureWorkerStatus;
+  // hipr-smi).
+  bool worker_status() const { return worker_status_; }
+  // The transport the session runs on: "tcp", "tls", "shm" or "rdma".
+  const std::string& transport() const { return transport_; }
+  // The hello's answer as it came (hipr-smi shows the worker's version).
+  const msg::HelloReply& hello() const { return hello_; }
   // kCopyChangedFromDevice (only where copy_changed()): reads back the
   // runs of request.src the worker reports written since it was last
   // asked, each into `dst` (request.src.width bytes) at its offset;
@@ -333,6 +340,8 @@ class Session {
   bool lz4_to_device_ = false;    // Immutable after Open.
   bool lz4_from_device_ = false;  // Immutable after Open.
   bool copy_changed_ = false;     // Immutable after Open.
+  bool worker_status_ = false;    // Immutable after Open.
+  std::string transport_;         // Immutable after Open.
   ChunkInflater inflater_;        // Used by the reader role alone.
 
   std::atomic<bool> dead_{false};

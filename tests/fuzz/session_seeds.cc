@@ -91,6 +91,13 @@ void Memory() {
       .Add(Op::kCopyChangedFromDevice, 7, msg::CopyChangedRequest{0, 0, {kA, 512, 100, 8}});
   Goodbye(managed, 8);
   Write("managed_read_back", kAfterHello, managed);
+  // hipr-smi's question, and one with a flag no worker knows.
+  FrameScript status;
+  Allocate(status)
+      .Add(Op::kWorkerStatus, 4, msg::WorkerStatusRequest{})
+      .Add(Op::kWorkerStatus, 5, msg::WorkerStatusRequest{0x80});
+  Goodbye(status, 6);
+  Write("worker_status", kAfterHello, status);
   // A reset of device 1 with work of device 1 only (a reset while another
   // device's stream still writes its memory is a known crash: KnownIssues).
   FrameScript reset;

@@ -52,7 +52,7 @@ using Messages = typename AddAll<List<> HIPR_OPS(HIPR_FUZZ_OP_MESSAGES),
                                  // the worker's: session_fuzz.cc reaches them; one of each stands in here).
                                  msg::AddressWindow, msg::NamedValue, msg::DeviceInfo, msg::ApiCallRequest<msg::Region>,
                                  msg::ApiCallReply<msg::MemInfoReply>, msg::VmmAccess, msg::Region, msg::SharedHost,
-                                 msg::ModuleGlobal, msg::GraphNode>::type;
+                                 msg::ModuleGlobal, msg::GraphNode, msg::DeviceStatus, msg::SessionStatus>::type;
 
 #undef HIPR_FUZZ_OP_MESSAGES
 

@@ -43,7 +43,7 @@ std::string StatusText(const GpuHealth::Api& a, int status) {
 
 }  // namespace
 
-std::unique_ptr<GpuHealth> GpuHealth::Open(std::string* why, const char* library) {
+std::unique_ptr<GpuHealth> GpuHealth::Open(std::string* why, const char* library, bool watch_resets) {
   void* handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* e = dlerror();
@@ -61,17 +61,18 @@ std::unique_ptr<GpuHealth> GpuHealth::Open(std::string* why, const char* library
     return nullptr;  // The library stays loaded (see ~GpuHealth).
   }
   Bind(handle, "rsmi_dev_gpu_metrics_info_get", &a.gpu_metrics);
+  Bind(handle, "rsmi_dev_pci_id_get", &a.pci_id);
   if (!Bind(handle, "rsmi_event_notification_init", &a.event_init) ||
       !Bind(handle, "rsmi_event_notification_mask_set", &a.event_mask) ||
       !Bind(handle, "rsmi_event_notification_get", &a.event_get) ||
       !Bind(handle, "rsmi_event_notification_stop", &a.event_stop))
     a.event_init = nullptr;
-  std::unique_ptr<GpuHealth> h = OpenWith(a, why);
+  std::unique_ptr<GpuHealth> h = OpenWith(a, why, watch_resets);
   if (h != nullptr) h->handle_ = handle;
   return h;
 }
 
-std::unique_ptr<GpuHealth> GpuHealth::OpenWith(const Api& api, std::string* why) {
+std::unique_ptr<GpuHealth> GpuHealth::OpenWith(const Api& api, std::string* why, bool watch_resets) {
   std::unique_ptr<GpuHealth> h(new GpuHealth);
   h->api_ = api;
   const Api& a = h->api_;
@@ -84,7 +85,7 @@ std::unique_ptr<GpuHealth> GpuHealth::OpenWith(const Api& api, std::string* why)
     *why = "librocm-smi sees no GPU";
     return nullptr;
   }
-  h->WatchResets();
+  if (watch_resets) h->WatchResets();
   return h;
 }
 
@@ -181,6 +182,7 @@ std::vector<GpuSample> GpuHealth::Read() {
       if (throttle != kNotReported) s.throttle_status = throttle;
     }
     if (watching_resets_) s.resets = resets_[i];
+    if (uint64_t bdf = 0; a.pci_id != nullptr && a.pci_id(i, &bdf) == 0) s.pci_bdf = bdf;
     out.push_back(s);
   }
   return out;

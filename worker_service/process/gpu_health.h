@@ -31,7 +31,15 @@ struct GpuSample {
   // GPU resets (the driver's answer to a hang or a fatal RAS error) seen
   // since this GpuHealth was opened.
   std::optional<uint64_t> resets;
+  // rsmi_dev_pci_id_get's BDFID: domain << 32 | bus << 8 | device << 3 |
+  // function; how a HIP device is matched with its sample (hipr-smi).
+  std::optional<uint64_t> pci_bdf;
 };
+
+// The BDFID of a HIP device's PCI location (function 0).
+inline uint64_t PciBdf(uint32_t domain, uint32_t bus, uint32_t device) {
+  return uint64_t{domain} << 32 | (bus & 0xffu) << 8 | (device & 0x1fu) << 3;
+}
 
 class GpuHealth {
  public:
@@ -66,14 +74,19 @@ class GpuHealth {
     int (*event_mask)(uint32_t device, uint64_t mask) = nullptr;
     int (*event_get)(int timeout_ms, uint32_t* count, Event* events) = nullptr;
     int (*event_stop)(uint32_t device) = nullptr;
+    // Optional: rsmi_dev_pci_id_get.
+    int (*pci_id)(uint32_t device, uint64_t* bdfid) = nullptr;
   };
 
   // Loads `library` (librocm_smi64.so.1 by default) and initialises it;
-  // nullptr with `why` when it cannot, or it sees no GPU.
-  static std::unique_ptr<GpuHealth> Open(std::string* why, const char* library = "librocm_smi64.so.1");
+  // nullptr with `why` when it cannot, or it sees no GPU. `watch_resets`:
+  // also listen for GPU resets (the metrics endpoint; a session process
+  // answering hipr-smi does not).
+  static std::unique_ptr<GpuHealth> Open(std::string* why, const char* library = "librocm_smi64.so.1",
+                                         bool watch_resets = true);
   // The same with entry points the caller bound (tests: a double of the
   // library). `api` is copied.
-  static std::unique_ptr<GpuHealth> OpenWith(const Api& api, std::string* why);
+  static std::unique_ptr<GpuHealth> OpenWith(const Api& api, std::string* why, bool watch_resets = true);
   ~GpuHealth();
   GpuHealth(const GpuHealth&) = delete;
   GpuHealth& operator=(const GpuHealth&) = delete;

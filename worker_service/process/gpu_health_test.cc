@@ -210,5 +210,28 @@ TEST(GpuHealthTest, WithoutEventNotificationThereIsNoResetFamily) {
   EXPECT_NE(page.find("gpu_junction_temperature{gpu_id=\"0\"} 50\n"), std::string::npos);
 }
 
+// hipr-smi's session reads without listening for resets, and matches a HIP
+// device with its sample by PCI location (rsmi_dev_pci_id_get's BDFID).
+TEST(GpuHealthTest, ASessionReadsWithoutWatchingAndByPciLocation) {
+  fake = FakeSmi();
+  GpuHealth::Api a = FakeApi();
+  a.pci_id = [](uint32_t d, uint64_t* bdf) {
+    if (d != 1) return 2;  // GPU 0 does not say.
+    *bdf = PciBdf(0x10, 0xc1, 0) | 1;  // Function 1.
+    return 0;
+  };
+  std::string why;
+  std::unique_ptr<GpuHealth> h = GpuHealth::OpenWith(a, &why, /*watch_resets=*/false);
+  ASSERT_NE(h, nullptr) << why;
+  EXPECT_FALSE(fake.watching[0] || fake.watching[1]) << "no event notification for a session's reading";
+  const std::vector<GpuSample> s = h->Read();
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_FALSE(s[0].pci_bdf.has_value());
+  ASSERT_TRUE(s[1].pci_bdf.has_value());
+  EXPECT_EQ(*s[1].pci_bdf, (uint64_t{0x10} << 32) | (0xc1u << 8) | 1u);
+  EXPECT_EQ(*s[1].pci_bdf & ~uint64_t{7}, PciBdf(0x10, 0xc1, 0));
+  EXPECT_FALSE(s[1].resets.has_value());
+}
+
 }  // namespace
 }  // namespace hipr::worker

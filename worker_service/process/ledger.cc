@@ -293,6 +293,26 @@ std::vector<Ledger::SessionUsage> Ledger::Sessions() const {
   return out;
 }
 
+std::vector<Ledger::SessionUsage> Ledger::SessionsOfTenant(int slot, std::string* tenant) const {
+  const int32_t index = slots_[slot].tenant.load();
+  if (tenant != nullptr) {
+    tenant->clear();
+    if (index >= 0) {
+      TenantLock lock(&header_->tenant_mu);
+      *tenant = tenants_[index].name;
+    }
+  }
+  std::vector<SessionUsage> out;
+  for (int i = 0; i < slot_count_; ++i) {
+    const Slot& s = slots_[i];
+    // Admitted is set after the tenant, so a slot that reads admitted has
+    // its tenant in place.
+    if (s.state.load() != kAdmitted || s.tenant.load() != index) continue;
+    out.push_back({s.session_id.load(), kAdmitted, s.memory.load()});
+  }
+  return out;
+}
+
 uint64_t Ledger::memory_used() const { return header_->memory_used.load(); }
 int64_t Ledger::streams() const { return header_->streams.load(); }
 uint64_t Ledger::memory_budget() const { return header_->memory_budget; }

@@ -120,6 +120,11 @@ class Ledger {
     uint64_t memory = 0;
   };
   std::vector<SessionUsage> Sessions() const;
+  // The admitted sessions of `slot`'s tenant, `slot`'s own included; of
+  // every tenant-less session when `slot` has none (a worker without
+  // --auth-file). `tenant`, when given: the tenant's shown name (empty for
+  // none).
+  std::vector<SessionUsage> SessionsOfTenant(int slot, std::string* tenant = nullptr) const;
 
   // Zygote, once the slot's process has been reaped (its IPC exports go too).
   void CloseSlot(int slot);

@@ -211,6 +211,10 @@ Status Session::Hello() {
       copy_changed_ = true;
       reply.features.push_back(f);
     }
+    if (f == wire::kFeatureWorkerStatus && !worker_status_) {
+      worker_status_ = true;
+      reply.features.push_back(f);
+    }
     if (!want_lz4) continue;
     if (f == wire::kFeatureLz4ToDevice && !lz4_to_device_) {
       lz4_to_device_ = true;
@@ -413,6 +417,56 @@ Status Session::On(ops::Tag<Op::kDeviceReset>, const wire::FrameHeader& h, msg::
 Status Session::On(ops::Tag<Op::kMemGetInfo>, const wire::FrameHeader& h, msg::DeviceRequest& m) {
   msg::MemInfoReply r;
   r.error = ToHipError(device_->MemInfo(m.device, &r.free_bytes, &r.total_bytes));
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kWorkerStatus>, const wire::FrameHeader& h, msg::WorkerStatusRequest& m) {
+  msg::WorkerStatusReply r;
+  if (m.flags != 0) {
+    r.error = ToHipError(InvalidArgument("unknown worker status flags " + std::to_string(m.flags)));
+    return Reply(h, r);
+  }
+  // Health: librocm-smi, where the device is a real GPU; matched by PCI
+  // location, since HIP's order (HIP_VISIBLE_DEVICES...) need not be its.
+  std::vector<GpuSample> samples;
+  if (device_->kind() != std::string_view("hip")) {
+    r.health = "the " + std::string(device_->kind()) + " device has no sensors";
+  } else {
+    if (!health_tried_) {
+      health_tried_ = true;
+      health_ = GpuHealth::Open(&health_why_, "librocm_smi64.so.1", /*watch_resets=*/false);
+      if (health_ == nullptr) spdlog::info("session {}: no GPU health for hipr-smi: {}", id_, health_why_);
+    }
+    if (health_ != nullptr) samples = health_->Read();
+    else r.health = health_why_;
+  }
+  const std::vector<msg::DeviceInfo> infos = device_->devices();
+  for (size_t i = 0; i < infos.size(); ++i) {
+    msg::DeviceStatus d;
+    d.device = static_cast<int32_t>(i);
+    d.error = ToHipError(device_->MemInfo(d.device, &d.memory_free, &d.memory_total));
+    const msg::DeviceInfo& info = infos[i];
+    const uint64_t bdf = PciBdf(static_cast<uint32_t>(info.pci_domain_id), static_cast<uint32_t>(info.pci_bus_id),
+                                static_cast<uint32_t>(info.pci_device_id));
+    for (const GpuSample& g : samples) {
+      if (!g.pci_bdf || (*g.pci_bdf & ~uint64_t{7}) != bdf) continue;
+      if (g.edge_celsius) d.known |= msg::kStatusTemperature, d.edge_celsius = *g.edge_celsius;
+      if (g.power_watts) d.known |= msg::kStatusPower, d.power_watts = *g.power_watts;
+      if (g.gfx_activity) d.known |= msg::kStatusBusy, d.busy_percent = *g.gfx_activity;
+      if (g.used_vram_mb)
+        d.known |= msg::kStatusVramUsed, d.vram_used = static_cast<uint64_t>(*g.used_vram_mb * (1 << 20));
+      break;
+    }
+    r.devices.push_back(d);
+  }
+  if (ledger_ != nullptr && slot_ >= 0) {
+    for (const Ledger::SessionUsage& u : ledger_->SessionsOfTenant(slot_, &r.tenant))
+      r.sessions.push_back({u.session_id, u.memory});
+    r.worker_memory_used = ledger_->memory_used();
+    r.worker_memory_budget = ledger_->memory_budget();
+  } else {
+    r.sessions.push_back({id_, 0});  // No ledger (in-process tests): this session alone, memory unknown.
+  }
   return Reply(h, r);
 }
 

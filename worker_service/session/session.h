@@ -45,6 +45,7 @@
 #include "worker_service/process/code_cache.h"
 #include "worker_service/process/config.h"
 #include "worker_service/device/device.h"
+#include "worker_service/process/gpu_health.h"
 #include "worker_service/process/handshake.h"
 #include "worker_service/process/ledger.h"
 #include "worker_service/session/shared_segment.h"
@@ -187,6 +188,12 @@ class Session {
   bool lz4_to_device_ = false;    // Agreed in the hello; immutable after.
   bool lz4_from_device_ = false;  // Agreed in the hello; immutable after.
   bool copy_changed_ = false;     // wire::kFeatureCopyChanged offered (agreed once, never twice).
+  bool worker_status_ = false;    // wire::kFeatureWorkerStatus offered (agreed once, never twice).
+  // kWorkerStatus on the hip device: librocm-smi, opened at the first ask
+  // (health_why_ says why not). Replay thread only.
+  std::unique_ptr<GpuHealth> health_;
+  std::string health_why_;
+  bool health_tried_ = false;
   ChunkInflater inflater_;        // Replay thread only: bulk to the device.
 
   std::vector<uint8_t> body_;  // The current request's body.
