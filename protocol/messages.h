@@ -48,9 +48,13 @@ struct HelloRequest {
   // The client's RDMA queue pair, offering the rdma transport: the 64 bytes
   // of protocol/rdma EncodeQpInfo (optional; empty: no offer, stay on tcp).
   std::vector<uint8_t> rdma_qp;
+  // The client's device selection, "NAME=VALUE" for each of
+  // HIP_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES it
+  // has set (optional; worker_service/device/visible_devices.h).
+  std::vector<std::string> visible_devices;
   static constexpr size_t kRequiredFields = 8;
   HIPR_FIELDS(min_version, max_version, auth_token, client_name, client_pid, window, chunk_bytes,
-              features, client_nonce, rdma_qp)
+              features, client_nonce, rdma_qp, visible_devices)
 };
 
 // kAuth: the client's answer to HelloReply::auth_challenge. `mac` is

@@ -133,6 +133,9 @@ Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* proble
     else
       p.Problem("HIPR_RTC_DEVICE_LIB_DIR", v, "expected an absolute path", c.rtc_device_lib_dir);
   }
+  // ROCm's device selection, applied by the worker to this session's devices.
+  for (const char* name : {"HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"})
+    if (const char* v = p.Get(name); v != nullptr) c.visible_devices.push_back(std::string(name) + "=" + v);
   // Whole pages only: the window is mmap'ed.
   constexpr uint64_t kPage = 4096;
   c.window_bytes = (c.window_bytes + kPage - 1) & ~(kPage - 1);

@@ -75,6 +75,11 @@ struct Config {
   // compilation (hiprtc, rtc_compiler.h) links into every program.
   std::string rtc_device_lib_dir = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
 
+  // HIP_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES as
+  // "NAME=VALUE", those set: sent in the hello, where the worker selects this
+  // session's devices with them as ROCm would for a local process.
+  std::vector<std::string> visible_devices;
+
   // For messages: the server, or "<unset>".
   std::string ServerForLog() const { return server.empty() ? "<unset>" : server; }
 

@@ -218,6 +218,7 @@ Status Session::Hello(AddressRange* window) {
     request.features.push_back(wire::kFeatureLz4ToDevice);
     request.features.push_back(wire::kFeatureLz4FromDevice);
   }
+  request.visible_devices = config_.visible_devices;
   HIPR_RETURN_IF_ERROR(auth::RandomNonce(&request.client_nonce));
   if (upgrade_ != nullptr) upgrade_->Offer(&request);
   HIPR_RETURN_IF_ERROR(Handshake(wire::Op::kHello, Encoded(request), &hello_));

@@ -112,7 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int fds = CountEntries("/proc/self/fd");
   {
     std::unique_ptr<worker::Device> device;
-    Require(worker::CreateDevice(Config(), &device).ok(), "the sim device could not be created");
+    Require(worker::CreateDevice(Config(), {}, &device).ok(), "the sim device could not be created");
     auto conn = std::make_unique<hipr::fuzz::MemoryConnection>(std::span<const uint8_t>(stream));
     worker::Session session(/*id=*/1, std::move(conn), std::move(device), Config());
     (void)session.Run();

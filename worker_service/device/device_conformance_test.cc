@@ -63,7 +63,7 @@ struct ChainDevices {
     config.hip_module = HIPR_TEST_HIP_MODULE;
     config.hip_runtime = HIPR_TEST_STUB;
     std::unique_ptr<worker::Device> device;
-    Status st = worker::CreateDevice(config, &device);
+    Status st = worker::CreateDevice(config, {}, &device);
     EXPECT_TRUE(st.ok()) << st.ToString();
     if (!st.ok()) return nullptr;
     msg::AddressWindow used;

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "worker_service/hip/hip_module.h"
 #include "worker_service/sim/models.h"
 #include "worker_service/sim/sim_device.h"
@@ -203,13 +205,42 @@ Status ProbeDevice(const WorkerConfig& config, DeviceProbe* probe) {
   return Status(StatusCode::kNotSupported, "no hip device module can serve: " + why);
 }
 
-Status CreateDevice(const WorkerConfig& config, std::unique_ptr<Device>* out) {
+Status CreateDevice(const WorkerConfig& config, const VisibleDevices& visible, std::unique_ptr<Device>* out) {
   if (config.device == "sim") {
+    sim::SimOptions o = SimOptionsOf(config);
+    if (!visible.empty()) {
+      // ROCr's list over every device, then HIP's over what it left.
+      std::vector<std::string> uuids;
+      for (int i = 0; i < o.device_count; ++i) {
+        msg::DeviceInfo d;
+        HIPR_RETURN_IF_ERROR(sim::ModelInfo(o.model, o.memory_bytes, i, &d));
+        uuids.push_back("GPU-" + std::string(d.uuid.begin(), d.uuid.end()));
+      }
+      std::vector<int> rocr(uuids.size());
+      for (size_t i = 0; i < rocr.size(); ++i) rocr[i] = static_cast<int>(i);
+      if (visible.rocr) {
+        rocr = SelectVisible(*visible.rocr, uuids);
+        std::vector<std::string> left;
+        for (int i : rocr) left.push_back(uuids[static_cast<size_t>(i)]);
+        uuids = std::move(left);
+      }
+      std::vector<int> chosen = rocr;
+      if (visible.hip) {
+        chosen.clear();
+        for (int i : SelectVisible(*visible.hip, uuids)) chosen.push_back(rocr[static_cast<size_t>(i)]);
+      }
+      if (chosen.empty())
+        return Status(StatusCode::kNotFound, "the client's " + visible.Describe() + " leaves none of the worker's " +
+                                                 std::to_string(o.device_count) + " devices");
+      o.ordinals = std::move(chosen);
+    }
     std::unique_ptr<sim::SimDevice> device;
-    HIPR_RETURN_IF_ERROR(sim::SimDevice::Create(SimOptionsOf(config), &device));
+    HIPR_RETURN_IF_ERROR(sim::SimDevice::Create(o, &device));
     *out = std::move(device);
     return Status::Ok();
   }
+  // The runtime applies the selection itself when it starts, below.
+  if (!visible.empty()) spdlog::info("device selection from the client: {}", ApplyVisibleToEnvironment(visible));
   void* fn = nullptr;
   const std::vector<std::string> candidates = HipModuleCandidates(config);
   if (candidates.empty())

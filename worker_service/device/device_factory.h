@@ -12,6 +12,7 @@
 #include "protocol/status.h"
 #include "worker_service/process/config.h"
 #include "worker_service/device/device.h"
+#include "worker_service/device/visible_devices.h"
 
 namespace hipr::worker {
 
@@ -39,7 +40,8 @@ std::vector<std::string> HipModuleCandidates(const WorkerConfig& config);
 Status LoadHipModule(const WorkerConfig& config, const std::string& path, void** handle);
 Status LoadHipModule(const WorkerConfig& config, void** handle);
 
-// In a session process: creates the device.
-Status CreateDevice(const WorkerConfig& config, std::unique_ptr<Device>* out);
+// In a session process: creates the device, with the devices the client's
+// selection leaves (visible_devices.h; kNotFound when it leaves none).
+Status CreateDevice(const WorkerConfig& config, const VisibleDevices& visible, std::unique_ptr<Device>* out);
 
 }  // namespace hipr::worker

@@ -161,7 +161,16 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
   }
   SlotAccount account(ledger, slot);
   std::unique_ptr<Device> device;
-  st = CreateDevice(config, &device);
+  const VisibleDevices visible = ParseVisibleDevices(admission.hello.visible_devices);
+  st = CreateDevice(config, visible, &device);
+  if (!st.ok() && st.code() == StatusCode::kNotFound) {
+    spdlog::warn("session {}: refused: {}", session_id, st.message());
+    msg::HelloReply reply;
+    reply.status = StatusCode::kNotFound;
+    reply.message = st.message() + " (as ROCm would, the process gets no device)";
+    RefuseAdmission(*conn, admission, std::move(reply));
+    return kSessionExitReported;
+  }
   if (!st.ok()) {
     spdlog::error("session {}: cannot create the {} device: {}", session_id, config.device, st.ToString());
     msg::HelloReply reply;

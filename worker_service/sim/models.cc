@@ -101,12 +101,14 @@ Status ModelInfo(const std::string& name, uint64_t memory_bytes, int ordinal, ms
   d.max_texture_1d_linear = 2147483647;
   // The sim's virtual memory is pages of its address window.
   d.vmm_granularity = 4096;
-  // A fixed UUID per (model, ordinal): "hipr-sim" then the model and the
-  // ordinal, so one worker's devices differ and stay the same across runs.
+  // A fixed UUID per (model, ordinal): "hipr-sim", the model and the
+  // ordinal in two hex digits, so one worker's devices differ and stay the
+  // same across runs. Printable, as a GPU's 16 characters are, so that
+  // "GPU-hipr-simmi250x01" selects device 1 in HIP_VISIBLE_DEVICES.
   d.uuid = {'h', 'i', 'p', 'r', '-', 's', 'i', 'm'};
   for (size_t i = 0; i < 6; ++i) d.uuid.push_back(static_cast<uint8_t>(model->key[i % std::strlen(model->key)]));
-  d.uuid.push_back(0);
-  d.uuid.push_back(static_cast<uint8_t>(ordinal));
+  d.uuid.push_back(static_cast<uint8_t>("0123456789abcdef"[(ordinal >> 4) & 15]));
+  d.uuid.push_back(static_cast<uint8_t>("0123456789abcdef"[ordinal & 15]));
   worker::FillRuntimeProperties(&d);
   using msg::DeviceProperty;
   msg::SetProperty(&d, DeviceProperty::kImageSupport, model->image_support);

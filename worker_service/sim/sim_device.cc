@@ -160,12 +160,19 @@ uint64_t DefaultSimMemoryBytes() {
 Status SimDevice::Create(const SimOptions& options, std::unique_ptr<SimDevice>* out) {
   if (options.device_count < 1 || options.device_count > 16) return InvalidArgument("sim device count must be 1..16");
   if (options.memory_bytes < (1u << 20)) return InvalidArgument("sim memory must be at least 1 MiB");
-  std::vector<msg::DeviceInfo> infos(static_cast<size_t>(options.device_count));
-  for (int i = 0; i < options.device_count; ++i)
-    HIPR_RETURN_IF_ERROR(ModelInfo(options.model, options.memory_bytes, i, &infos[static_cast<size_t>(i)]));
+  std::vector<int> ordinals = options.ordinals;
+  if (ordinals.empty())
+    for (int i = 0; i < options.device_count; ++i) ordinals.push_back(i);
+  for (int o : ordinals)
+    if (o < 0 || o >= options.device_count) return InvalidArgument("sim device ordinal out of range");
+  const int count = static_cast<int>(ordinals.size());
+  std::vector<msg::DeviceInfo> infos(ordinals.size());
+  for (int i = 0; i < count; ++i)
+    HIPR_RETURN_IF_ERROR(ModelInfo(options.model, options.memory_bytes, ordinals[static_cast<size_t>(i)],
+                                   &infos[static_cast<size_t>(i)]));
   // Every device's memory lives in this one process: each reaches the others.
-  const int64_t all = options.device_count >= 63 ? -1 : (int64_t{1} << options.device_count) - 1;
-  for (int i = 0; i < options.device_count; ++i)
+  const int64_t all = count >= 63 ? -1 : (int64_t{1} << count) - 1;
+  for (int i = 0; i < count; ++i)
     msg::SetProperty(&infos[static_cast<size_t>(i)], msg::DeviceProperty::kPeerAccessMask, all & ~(int64_t{1} << i));
   out->reset(new SimDevice(std::move(infos), options.memory_bytes, options.kernel_dirs));
   (*out)->fail_kernels_ = options.fail_kernels;

@@ -29,6 +29,9 @@ struct SimOptions {
   std::string model = "mi250x";
   uint64_t memory_bytes = 0;  // Per device; must be > 0.
   int device_count = 1;
+  // The client's selection (visible_devices.h): of the device_count
+  // devices, these ordinals, in this order; empty: all of them.
+  std::vector<int> ordinals;
   std::vector<std::string> kernel_dirs;  // Where kernel twins are found.
   // Fault injection for tests: a kernel whose mangled name contains one of
   // these fails when it runs (hipErrorLaunchFailure, a deferred error), as
