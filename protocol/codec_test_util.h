@@ -6,6 +6,9 @@
 #include "protocol/codec.h"
 
 #include <gtest/gtest.h>
+// The tests build raw msgpack with the library's own adaptors, which
+// codec.h leaves out.
+#include <msgpack.hpp>
 
 #include <array>
 #include <cstdint>
