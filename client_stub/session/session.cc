@@ -66,6 +66,14 @@ Session::~Session() {
 }
 
 Status Session::Start(AddressRange* window, const char** failed) {
+  // hipr-smi reads a list of workers; a program is served by one, and
+  // taking the first alone would hide the others' devices from it.
+  if (const size_t workers = 1 + std::count(server_.begin(), server_.end(), ','); workers > 1) {
+    *failed = "cannot serve a program from";
+    return InvalidArgument("it names " + std::to_string(workers) +
+                           " workers, and a program is served by one worker today (hipr-smi reads several); "
+                           "name one");
+  }
   *failed = "cannot reach worker at";
   HIPR_RETURN_IF_ERROR(Connect());
   if (window->empty()) {

@@ -193,7 +193,11 @@ class Scenario(KernelScenarios, CompressScenarios):
         s.bind(("127.0.0.1", 0))
         closed = "127.0.0.1:%d" % s.getsockname()[1]
         s.close()
-        for label, server in (("closed port " + closed, closed), ("HIPR_SERVER unset", None)):
+        # A list of workers (what hipr-smi reads) is refused as such, before any connection.
+        several = "%s,%s" % (closed, closed)
+        for label, server, words in (("closed port " + closed, closed, "cannot reach worker"),
+                                     ("HIPR_SERVER unset", None, "HIPR_SERVER"),
+                                     ("two workers", several, "names 2 workers")):
             env = client_env(self.build, server, "preload")
             started = time.monotonic()
             program = run_to_pass("unreachable (%s)" % label, [self.build.program("unreachable")], env, 20)
@@ -204,9 +208,9 @@ class Scenario(KernelScenarios, CompressScenarios):
             stub_lines = [line for line in stderr if line.startswith("hipr[")]
             if not any("HIPR_SERVER" in line for line in stderr):
                 raise Failure("%s: stderr does not mention HIPR_SERVER:\n%s" % (label, "\n".join(stderr)))
-            if len(stub_lines) != 1:
-                raise Failure("%s: expected one clear log line from the stub, got %d:\n%s"
-                              % (label, len(stub_lines), "\n".join(stub_lines)))
+            if len(stub_lines) != 1 or words not in stub_lines[0]:
+                raise Failure("%s: expected one clear log line from the stub saying '%s', got %d:\n%s"
+                              % (label, words, len(stub_lines), "\n".join(stub_lines)))
             log("%s: the stub said: %s" % (label, stub_lines[0]))
 
     # 3b. auth
