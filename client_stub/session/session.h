@@ -57,7 +57,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include <msgpack.hpp>
+#include <msgpack/sbuffer.hpp>
 
 #include "client_stub/memory/address_window.h"
 #include "client_stub/base/config.h"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include <msgpack.hpp>
+#include <msgpack/object.hpp>
 
 #include "protocol/codec.h"
 #include "protocol/messages.h"
