@@ -18,6 +18,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -47,6 +48,24 @@ using Packer = msgpack::packer<msgpack::sbuffer>;
 template <class T>
 void Pack(Packer& pk, const T& v);
 
+// msgpack-c's pack_double writes a whole-valued double as an integer, and
+// its range check lets 2^64 through (double(UINT64_MAX) rounds up to it), so
+// that one value reached an undefined double -> uint64_t conversion. It is
+// written here as the float64 it is; every other value goes the library's way.
+inline void PackDouble(Packer& pk, double d) {
+  constexpr double kTwoTo64 = 18446744073709551616.0;
+  if (d != kTwoTo64) {
+    pk.pack_double(d);
+    return;
+  }
+  uint64_t bits = 0;
+  std::memcpy(&bits, &d, sizeof bits);
+  char raw[9];
+  raw[0] = static_cast<char>(0xcb);  // float 64, big-endian.
+  for (int i = 0; i < 8; ++i) raw[1 + i] = static_cast<char>(bits >> (56 - 8 * i));
+  pk.pack_bin_body(raw, sizeof raw);  // Appends the bytes as they are.
+}
+
 template <class T>
 void PackOne(Packer& pk, const T& v) {
   if constexpr (std::is_same_v<T, bool>) {
@@ -58,7 +77,7 @@ void PackOne(Packer& pk, const T& v) {
   } else if constexpr (std::is_integral_v<T>) {
     pk.pack_uint64(static_cast<uint64_t>(v));
   } else if constexpr (std::is_floating_point_v<T>) {
-    pk.pack_double(static_cast<double>(v));
+    PackDouble(pk, static_cast<double>(v));
   } else if constexpr (std::is_same_v<T, std::string>) {
     pk.pack_str(static_cast<uint32_t>(v.size()));
     pk.pack_str_body(v.data(), static_cast<uint32_t>(v.size()));

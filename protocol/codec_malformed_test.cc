@@ -174,6 +174,24 @@ TEST(CodecMalformed, FloatFields) {
   ExpectProtocolError(Decode(elapsed([](auto& pk) { pk.pack_double(-1e300); }), &out));
 }
 
+// 2^64 is the one float msgpack-c's own packer would convert to an integer
+// out of range (found by wire_fuzz under UBSan); the codec writes it as a
+// float64, and it comes back exact. Its neighbours still travel as integers.
+TEST(CodecMalformed, TwoToTheSixtyFourRoundTrips) {
+  for (float ms : {18446744073709551616.0f, -18446744073709551616.0f, 9223372036854775808.0f}) {
+    msg::EventElapsedReply in{0, ms}, out;
+    codec::BodyWriter w;
+    w.Encode(in);
+    ASSERT_TRUE(codec::DecodeBody(w.data(), w.size(), &out).ok()) << ms;
+    EXPECT_EQ(out.milliseconds, ms);
+  }
+  msg::EventElapsedReply big{0, 18446744073709551616.0f};
+  codec::BodyWriter w;
+  w.Encode(big);
+  ASSERT_EQ(w.size(), 1u + 1u + 9u);  // fixarray, 0, float64.
+  EXPECT_EQ(static_cast<uint8_t>(w.data()[2]), 0xcb);
+}
+
 TEST(CodecMalformed, FixedSizeArrayOfTheWrongLength) {
   msg::DeviceInfo info = Filled<msg::DeviceInfo>();
   Unpacked u = UnpackFields(info);
