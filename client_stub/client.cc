@@ -66,20 +66,29 @@ unsigned Client::device_flags(int device) const {
 
 Client::SyncTicket Client::BeginSync(int device, uint64_t stream) {
   SyncTicket t;
+  t.begun = true;
   t.device = device;
+  t.stream = stream;
+  t.fence = fences_.Ticket(device);
+  t.ledger = ledger_.Ticket();
   t.whole = stream == kWholeDevice || (stream == 0 && !handles_.EverNonBlockingStream(device));
   if (t.whole) t.ticket = free_blocks_.BeginSync(device);
   return t;
 }
 
 void Client::EndSync(const SyncTicket& t, hipError_t result) {
-  if (t.whole && result == hipSuccess) free_blocks_.EndSync(t.device, t.ticket);
+  if (!t.begun || result != hipSuccess) return;
+  if (t.whole) free_blocks_.EndSync(t.device, t.ticket);
+  fences_.Settled(t.device, t.stream, t.fence);
+  ledger_.Completed(t.device, t.stream, t.ledger);
 }
 
 void Client::ForgetDeviceState(int device) {
   for (const DeviceAllocation& a : allocations_.RemoveDevicesOf(device))
     if (a.outside_window) reservations_.Release(a.base, a.size);
   (void)free_blocks_.TakeAll(device);  // The worker freed the kept blocks with the rest.
+  fences_.Forget(device);  // Its event went with the rest.
+  ledger_.Forget(device);
   handles_.RemoveAllOf(device);
 }
 
@@ -99,11 +108,15 @@ void Client::PrepareFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   c->reservations_.LockForFork();
   c->handles_.LockForFork();
   c->free_blocks_.LockForFork();
+  c->fences_.LockForFork();
+  c->ledger_.LockForFork();
 }
 
 void Client::ParentAfterFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   Client* c = g_client.load(std::memory_order_acquire);
   if (c == nullptr) return;
+  c->ledger_.UnlockInParent();
+  c->fences_.UnlockInParent();
   c->handles_.UnlockInParent();
   c->free_blocks_.UnlockInParent();
   c->reservations_.UnlockInParent();
@@ -118,6 +131,8 @@ void Client::ChildAfterFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   // AllocationMap::ResetLockInChild). Only this thread exists here.
   c->handles_.ResetLockInChild();
   c->free_blocks_.ResetInChild();
+  c->fences_.ResetInChild();
+  c->ledger_.ResetInChild();
   c->reservations_.ResetLockInChild();
   c->allocations_.ResetLockInChild();
   new (&c->open_mu_) Mutex();

@@ -29,6 +29,8 @@
 #include "client_stub/memory/free_blocks.h"
 #include "client_stub/session/handle_table.h"
 #include "client_stub/session/session.h"
+#include "client_stub/session/stream_fences.h"
+#include "client_stub/session/stream_ledger.h"
 
 namespace hipr::client {
 
@@ -55,17 +57,25 @@ class Client {
   DeviceReservations& reservations() { return reservations_; }
   HandleTable& handles() { return handles_; }
   FreeBlocks& free_blocks() { return free_blocks_; }
+  StreamFences& fences() { return fences_; }
+  StreamLedger& ledger() { return ledger_; }
 
   // A synchronising call on (device, stream) is about to be sent; stream
   // kWholeDevice: hipDeviceSynchronize. Where it waits for every stream of
   // the device (the whole device, or the null stream where the device never
   // had a non-blocking stream), EndSync after its success lets the blocks
-  // freed before it be reused (memory/free_blocks.h).
-  static constexpr uint64_t kWholeDevice = ~uint64_t{0};
+  // freed before it be reused (memory/free_blocks.h); it ends the stream
+  // fence it covers (session/stream_fences.h), and the work it waited for
+  // counts as seen complete (session/stream_ledger.h).
+  static constexpr uint64_t kWholeDevice = StreamFences::kWholeDevice;
   struct SyncTicket {
+    bool begun = false;  // Made by BeginSync (EndSync of a default one does nothing).
     int device = 0;
+    uint64_t stream = 0;
     bool whole = false;
     uint64_t ticket = 0;
+    uint64_t fence = 0;
+    uint64_t ledger = 0;
   };
   SyncTicket BeginSync(int device, uint64_t stream);
   void EndSync(const SyncTicket& t, hipError_t result);
@@ -92,6 +102,8 @@ class Client {
   DeviceReservations reservations_;
   HandleTable handles_;
   FreeBlocks free_blocks_{config_.free_block_bytes};
+  StreamFences fences_;
+  StreamLedger ledger_;
 
   Mutex open_mu_;                      // Serializes opening the session.
   std::atomic<Session*> session_{nullptr};  // Leaked; replaced only in a forked child.

@@ -108,9 +108,7 @@ hipError_t PerThreadStreamOf(Session& s, int device, StreamTarget* out) {
   return hipSuccess;
 }
 
-}  // namespace
-
-hipError_t ResolveStream(hipStream_t stream, StreamTarget* out) {
+hipError_t ResolveStreamTarget(hipStream_t stream, StreamTarget* out) {
   if (stream == nullptr) {
     *out = StreamTarget{0, CurrentDevice()};
     return hipSuccess;
@@ -126,6 +124,21 @@ hipError_t ResolveStream(hipStream_t stream, StreamTarget* out) {
   if (!Client::Get().handles().FindStream(stream, &record)) return hipErrorInvalidHandle;
   *out = StreamTarget{record.id, record.device};
   return hipSuccess;
+}
+
+}  // namespace
+
+hipError_t ResolveStream(hipStream_t stream, StreamTarget* out) {
+  if (hipError_t e = ResolveStreamTarget(stream, out); e != hipSuccess) return e;
+  // What the call queues there counts for the stream's synchronisations.
+  StreamLedger::Note(out->device, out->id);
+  // Whatever is queued on the stream next runs after the blocking calls
+  // that returned without waiting (session/stream_fences.h).
+  StreamFences& fences = Client::Get().fences();
+  if (!fences.AnyInForce()) return hipSuccess;
+  Session* s = LiveSession();
+  if (s == nullptr) return hipErrorNoDevice;
+  return ToHipError(fences.Order(*s, out->device, out->id));
 }
 
 bool RegisterManagedVar(const void* handle, void** pointer, const void* init_value, const char* name,

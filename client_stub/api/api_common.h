@@ -24,9 +24,27 @@ namespace hipr::client {
 // thread's last error (Result); the round trips it waits for count against
 // `name` (stats::ApiScope). No exception escapes: std::bad_alloc becomes
 // hipErrorOutOfMemory, anything else hipErrorUnknown (logged).
+// The extent of an API call for the stream ledger: the streams a call
+// resolves count once its frames are queued (session/stream_ledger.h).
+class LedgerScope {
+ public:
+  LedgerScope() { StreamLedger::Enter(); }
+  ~LedgerScope() {
+    if (!StreamLedger::Leave()) return;
+    try {
+      Client::Get().ledger().Commit();
+    } catch (...) {
+      // Out of host memory: the notes stay and count at the next commit.
+    }
+  }
+  LedgerScope(const LedgerScope&) = delete;
+  LedgerScope& operator=(const LedgerScope&) = delete;
+};
+
 template <class F>
 hipError_t ApiCall(const char* name, F&& body) noexcept {
   stats::ApiScope scope(name);  // HIPR_STATS=1: round trips by entry point.
+  LedgerScope ledger;
   try {
     return Result(body());
   } catch (const std::bad_alloc&) {

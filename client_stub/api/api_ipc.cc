@@ -25,6 +25,9 @@ HIPR_EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* dev_p
     const uint64_t p = reinterpret_cast<uint64_t>(dev_ptr);
     if (!Client::Get().allocations().FindDevice(p, 1, &a) || a.module_global || a.ipc_opened || a.vmm)
       return hipErrorInvalidValue;  // Not an allocation of this process's own (mappings: hipMemExportToShareableHandle).
+    // A blocking memset that returned at once has run before another
+    // process can map the memory (session/stream_fences.h).
+    if (Status drained = Client::Get().fences().Drain(*s, a.device); !drained.ok()) return ToHipError(drained);
     msg::IpcGetMemHandleReply reply;
     Status st = s->Call<wire::Op::kIpcGetMemHandle>(msg::IpcGetMemHandleRequest{p}, &reply);
     if (!st.ok()) return ToHipError(st);

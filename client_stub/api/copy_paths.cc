@@ -295,6 +295,16 @@ hipError_t Memcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, si
   return Copy(*s, Rect{dst, dpitch, src, spitch, width, height}, kind, KindRule::kClaimed, stream, mode);
 }
 
+// Whether a blocking memset of `a` may return before the worker ran it
+// (Memset): a fill of memory only this process's later device work can read
+// (PlainDeviceMemory), in a process without managed memory (a blocking
+// memset refreshes its mirrors), while nothing queued can be seen by the
+// host (session/stream_ledger.h: no kernel, host callback, copy into host
+// memory or event record, on any stream, not seen complete).
+bool MemsetReturnsAtOnce(const DeviceAllocation& a) {
+  return PlainDeviceMemory(a) && Managed().empty() && Client::Get().ledger().Clean();
+}
+
 hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count, hipStream_t stream, Mode mode,
                   size_t pitch, size_t height) {
   Session* s = LiveSession();
@@ -324,8 +334,18 @@ hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count,
   if (mode == Mode::kBlocking)
     if (hipError_t e = Graphs().CheckNotCapturing(target.device, target.id, false); e != hipSuccess) return e;
   Managed().MarkWritten(*s, target.device, target.id, dst, extent);
+  if (PlainDeviceMemory(a)) StreamLedger::Invisible();
+  const bool at_once = mode == Mode::kBlocking && MemsetReturnsAtOnce(a);
   Status posted = s->Post<wire::Op::kMemset>(req);
   if (!posted.ok() || mode == Mode::kAsync) return ToHipError(posted);
+  if (at_once) {
+    // Nothing but later device work can see the fill or what it waits for:
+    // it is queued, the stream fence orders every later call on any stream
+    // after it (session/stream_fences.h), and its error comes back at the
+    // next synchronizing call. No round trip.
+    stats::Add(stats::Get().waits_skipped);
+    return ToHipError(Client::Get().fences().Raise(*s, target.device, target.id));
+  }
   // The fill's own error, if any, comes back with the synchronization.
   msg::CallReply reply;
   Status st = s->Call<wire::Op::kStreamSynchronize>(msg::StreamRequest{target.id}, &reply);

@@ -123,6 +123,9 @@ void Print() {
   if (const uint64_t graphs = Load(c.graph_launches); graphs > 0)
     fprintf(stderr, "hipr: stats: graphs: %llu launches of executable graphs held by the worker\n",
             static_cast<unsigned long long>(graphs));
+  if (const uint64_t skipped = Load(c.waits_skipped); skipped > 0)
+    fprintf(stderr, "hipr: stats: waits skipped: %llu (blocking calls that guarded nothing the host can observe)\n",
+            static_cast<unsigned long long>(skipped));
   const uint64_t loaded = Load(c.modules_loaded), shipped = Load(c.modules_shipped);
   fprintf(stderr, "hipr: stats: modules: %llu loaded, %llu shipped (%llu bytes as %llu on the wire), %llu held by the "
           "worker already\n",

@@ -6,6 +6,7 @@
 //   hipr: stats: round trips by HIP function (most time waited first):
 //   hipr: stats:   hipMemcpy: 96 round trips, 41.2 ms waited
 //   hipr: stats:   hipStreamSynchronize: 32 round trips, 12.9 ms waited
+//   hipr: stats: waits skipped: 31 (blocking calls that guarded nothing the host can observe)
 //   hipr: stats: modules: 1 loaded, 1 shipped (20960 bytes as 7915 on the wire), 0 held by the worker already
 //   hipr: stats: registrations: 2 fat binaries, 12031 kernels, 6 variables, 0.011 s
 //   hipr: stats: bulk lz4: to the device on, from the device on
@@ -29,6 +30,9 @@ struct Counters {
   std::atomic<uint64_t> round_trips{0};  // Synchronous calls (one reply each).
   std::atomic<uint64_t> launches{0};
   std::atomic<uint64_t> graph_launches{0};  // kGraphLaunch frames (their kernels are not in `launches`).
+  // Blocking memsets and stream synchronizes that returned at once behind a
+  // stream fence (session/stream_ledger.h).
+  std::atomic<uint64_t> waits_skipped{0};
   std::atomic<uint64_t> bytes_sent{0};
   std::atomic<uint64_t> bytes_received{0};
   std::atomic<uint64_t> modules_loaded{0};

@@ -216,14 +216,18 @@ hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, GraphRegistry&
                    r.width);
     return hipSuccess;
   }
+  bool fence_after = false;
   if (mode == CopyMode::kBlocking && ReturnsOnceConsumed(c, r, rule, dst, src, dst_extent, managed)) {
     // ROCm's pageable host-to-device copy returns once its source is
     // consumed, not once the device has the bytes (clr: with direct
     // dispatch the top level does not wait for an unpinned copy). So does
     // hipr: the rows go to the transport before this returns, the copy runs
     // in its stream's order, and a failure on the worker comes back at the
-    // next synchronizing call, as an async copy's does. No round trip.
+    // next synchronizing call, as an async copy's does. No round trip; a
+    // stream fence (session/stream_fences.h) orders every later call on
+    // any stream after it, non-blocking streams included.
     mode = CopyMode::kAsync;
+    fence_after = true;
   }
   if (mode == CopyMode::kBlocking) {
     // A blocking copy synchronises with the stream's earlier work; the
@@ -245,12 +249,26 @@ hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, GraphRegistry&
       managed.MarkWritten(s, target.device, target.id, r.dst, dst_extent);
     }
   }
+  // Into plain device memory, from device memory or from pageable memory
+  // (consumed before this returns), the copy is work the host cannot
+  // observe but through later device work (session/stream_ledger.h). From
+  // pinned memory it is not: the host may reuse the source once the stream
+  // is done, and the worker may read it late (the shm segment, rdma).
+  if (dst.device && (src.device || !src.pinned)) {
+    DeviceAllocation a;
+    if (c.allocations().FindDevice(reinterpret_cast<uint64_t>(r.dst), dst_extent, &a) && PlainDeviceMemory(a))
+      StreamLedger::Invisible();
+  }
   // A blocking copy waits for its stream: on the null stream, maybe for
-  // every stream of the device (Client::BeginSync).
+  // every stream of the device (Client::BeginSync). So does one into
+  // pageable memory, async or not: the worker answers once the stream got
+  // there.
   Client::SyncTicket ticket;
-  if (mode == CopyMode::kBlocking) ticket = c.BeginSync(target.device, target.id);
-  const hipError_t result = Transfer(c, s, r, dst, src, target, dst_extent, src_extent, mode);
+  if (mode == CopyMode::kBlocking || (src.device && !dst.device && !dst.pinned))
+    ticket = c.BeginSync(target.device, target.id);
+  hipError_t result = Transfer(c, s, r, dst, src, target, dst_extent, src_extent, mode);
   c.EndSync(ticket, result);
+  if (result == hipSuccess && fence_after) result = ToHipError(c.fences().Raise(s, target.device, target.id));
   if (result != hipSuccess || !managed_dst || mode != CopyMode::kBlocking) return result;
   return AfterSync(c, s, managed, target.device, target.id, result);
 }

@@ -50,6 +50,16 @@ struct DeviceAllocation {
   bool ipc_exported = false;
 };
 
+// Memory that only this process's device work reaches and whose use only
+// the client checks: not a virtual-memory mapping (the worker enforces its
+// access), not memory another process maps (opened or exported through
+// IPC), not a pointer that asks for synchronous memory operations. Filling
+// or copying into it is work the host cannot observe except through later
+// device work (session/stream_ledger.h).
+inline bool PlainDeviceMemory(const DeviceAllocation& a) {
+  return !a.vmm && !a.ipc_opened && !a.ipc_exported && !a.sync_memops;
+}
+
 struct PinnedAllocation {
   uint64_t base = 0;
   uint64_t size = 0;         // As requested.

@@ -15,9 +15,18 @@
 //  * A blocking hipMemcpy from pageable memory to device memory returns once
 //    its source is consumed, as ROCm's does (clr, direct dispatch: the top
 //    level does not wait for an unpinned copy): the source can be reused at
-//    once; later work sees the bytes in stream order (the null stream, a
-//    blocking stream behind it, another thread's copy); an earlier kernel's
+//    once; later work sees the bytes (the null stream, a blocking stream
+//    behind it, another thread's copy, a non-blocking stream); an earlier kernel's
 //    failure is reported by the next synchronizing call, not by the copy.
+//  * A blocking hipMemset of plain device memory, and a hipStreamSynchronize,
+//    return at once where nothing the host can observe is queued where they
+//    would wait (hipr raises a stream fence instead): what the host can
+//    observe is unchanged. Another thread's copy on a non-blocking stream,
+//    issued after the call returned, reads the bytes even while the stream
+//    is still busy before them. A kernel, an event record, a host callback
+//    (on the stream, or on the null stream behind a blocking stream) make
+//    them wait, as does managed memory in the process (the host then reads
+//    a managed value that the kernel before the memset wrote).
 //  * hipFree waits for the device in HIP: memory freed while a kernel still
 //    reads it, allocated again and overwritten, does not change what that
 //    kernel reads. (hipr keeps freed blocks for the next hipMalloc of their
@@ -29,6 +38,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -219,6 +229,26 @@ void CheckBlockingUpload() {
   HIP_OK(hipDeviceSynchronize());
   HIP_OK(hipMemcpy(got.data(), d, sizeof(int), hipMemcpyDeviceToHost));
   CHECK(got[0] == -1, "the upload after the failed kernel: d[0] = %d", got[0]);
+  // A non-blocking stream does not wait for the null stream, but a read
+  // there issued after the upload returned still sees its bytes (hipr's
+  // stream fence), even while the null stream is busy before the upload.
+  constexpr size_t kBig = size_t{64} << 20;
+  char* big;
+  HIP_OK(hipMalloc(&big, kBig));
+  hipStream_t nb;
+  HIP_OK(hipStreamCreateWithFlags(&nb, hipStreamNonBlocking));
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 4; ++i) HIP_OK(hipMemsetAsync(big, i, kBig, nullptr));
+    std::vector<int> mine(kN, 1000 + round);
+    HIP_OK(hipMemcpy(d, mine.data(), kN * sizeof(int), hipMemcpyHostToDevice));
+    HIP_OK(hipMemcpyAsync(got.data(), d, kN * sizeof(int), hipMemcpyDeviceToHost, nb));
+    HIP_OK(hipStreamSynchronize(nb));
+    for (int i = 0; i < kN; ++i)
+      CHECK(got[i] == 1000 + round, "round %d: a non-blocking stream read d[%d] = %d after the upload returned",
+            round, i, got[i]);
+  }
+  HIP_OK(hipStreamDestroy(nb));
+  HIP_OK(hipFree(big));
   HIP_OK(hipStreamDestroy(s));
   HIP_OK(hipFree(d));
   printf("a blocking upload returned once its source was consumed; stream order and errors held\n");
@@ -273,6 +303,151 @@ void CheckFreedWhileRead() {
   printf("memory freed while a kernel read it was not handed out again under it\n");
 }
 
+// A blocking memset behind a long fill on the null stream, then another
+// thread's read on a non-blocking stream (which does not wait for the null
+// stream): natively the memset has completed when it returns, so the read
+// sees it; hipr's memset returned at once (nothing the host can see was
+// queued before it), and its stream fence makes the non-blocking stream
+// wait for it on the worker. A kernel queued before a blocking memset can
+// be seen by the host (its writes to host memory, its failure), so then the
+// memset waits, and reports the kernel's failure.
+void CheckBlockingMemset() {
+  constexpr size_t kBig = size_t{64} << 20;
+  int* d;
+  char* big;
+  HIP_OK(hipMalloc(&d, kN * sizeof(int)));
+  HIP_OK(hipMalloc(&big, kBig));
+  hipStream_t nb;
+  HIP_OK(hipStreamCreateWithFlags(&nb, hipStreamNonBlocking));
+  for (int round = 0; round < 3; ++round) {
+    hipLaunchKernelGGL(fill, dim3(kGrid), dim3(kBlock), 0, nullptr, d, 1, kN);
+    HIP_OK(hipDeviceSynchronize());
+    for (int i = 0; i < 4; ++i) HIP_OK(hipMemsetAsync(big, i, kBig, nullptr));  // Busy for a while.
+    const unsigned char value = static_cast<unsigned char>(0x10 + round);
+    std::atomic<bool> filled{false};
+    std::thread other([&] {
+      HIP_OK(hipMemset(d, value, kN * sizeof(int)));
+      filled.store(true);
+    });
+    while (!filled.load()) usleep(100);
+    std::vector<int> got(kN, 0);
+    HIP_OK(hipMemcpyAsync(got.data(), d, kN * sizeof(int), hipMemcpyDeviceToHost, nb));
+    HIP_OK(hipStreamSynchronize(nb));
+    other.join();
+    int want;
+    std::memset(&want, value, sizeof want);
+    for (int i = 0; i < kN; ++i)
+      CHECK(got[i] == want, "round %d: a non-blocking stream read %d at [%d] after hipMemset had returned, not %d",
+            round, got[i], i, want);
+  }
+  // A failing kernel before a blocking memset: the memset waits for it and
+  // reports the failure, once.
+  (void)hipGetLastError();
+  hipLaunchKernelGGL(e2e_fails, dim3(1), dim3(1), 0, nullptr, d);
+  HIP_OK(hipGetLastError());
+  usleep(200 * 1000);  // The kernel has failed by now.
+  HIP_EXPECT(hipMemset(d, 0, kN * sizeof(int)), hipErrorLaunchFailure);
+  HIP_OK(hipDeviceSynchronize());
+  std::vector<int> got(kN, -1);
+  HIP_OK(hipMemcpy(got.data(), d, kN * sizeof(int), hipMemcpyDeviceToHost));
+  for (int i = 0; i < kN; ++i) CHECK(got[i] == 0, "the memset after the failed kernel: d[%d] = %d", i, got[i]);
+  HIP_OK(hipStreamDestroy(nb));
+  HIP_OK(hipFree(big));
+  HIP_OK(hipFree(d));
+  printf("a blocking memset returned at once; another thread's non-blocking stream saw it in order, and one "
+         "behind a kernel waited\n");
+}
+
+void SleepThenSet(hipStream_t, hipError_t, void* flag) {
+  usleep(100 * 1000);
+  static_cast<std::atomic<bool>*>(flag)->store(true);
+}
+
+// hipStreamSynchronize while the only work not seen complete is fills of
+// and copies into device memory returns at once (hipr raises a stream
+// fence); with anything else queued (on its stream, or on the null stream
+// behind a blocking stream), it waits as natively.
+void CheckStreamSynchronize() {
+  constexpr size_t kBig = size_t{64} << 20;
+  char* big;
+  int* d;
+  HIP_OK(hipMalloc(&big, kBig));
+  HIP_OK(hipMalloc(&d, kN * sizeof(int)));
+  hipStream_t s1, s2, blocking;
+  HIP_OK(hipStreamCreateWithFlags(&s1, hipStreamNonBlocking));
+  HIP_OK(hipStreamCreateWithFlags(&s2, hipStreamNonBlocking));
+  HIP_OK(hipStreamCreate(&blocking));
+  std::vector<int> src(kN), got(kN);
+  for (int round = 0; round < 3; ++round) {
+    // Fills and an upload only: the synchronize returns at once, and a read
+    // on another non-blocking stream after it still sees the upload.
+    for (int i = 0; i < 4; ++i) HIP_OK(hipMemsetAsync(big, i, kBig, s1));
+    for (int i = 0; i < kN; ++i) src[i] = round * 100000 + i;
+    HIP_OK(hipMemcpyAsync(d, src.data(), kN * sizeof(int), hipMemcpyHostToDevice, s1));
+    HIP_OK(hipStreamSynchronize(s1));
+    HIP_OK(hipMemcpyAsync(got.data(), d, kN * sizeof(int), hipMemcpyDeviceToHost, s2));
+    HIP_OK(hipStreamSynchronize(s2));
+    for (int i = 0; i < kN; ++i)
+      CHECK(got[i] == round * 100000 + i, "round %d: after hipStreamSynchronize another stream read d[%d] = %d",
+            round, i, got[i]);
+  }
+  // An event record: the host may time the event right after.
+  hipEvent_t start, stop;
+  HIP_OK(hipEventCreate(&start));
+  HIP_OK(hipEventCreate(&stop));
+  HIP_OK(hipEventRecord(start, s1));
+  for (int i = 0; i < 4; ++i) HIP_OK(hipMemsetAsync(big, i, kBig, s1));
+  HIP_OK(hipEventRecord(stop, s1));
+  HIP_OK(hipStreamSynchronize(s1));
+  float ms = -1;
+  HIP_OK(hipEventElapsedTime(&ms, start, stop));
+  CHECK(ms >= 0, "elapsed time %f", ms);
+  // A host callback: it has run when the synchronize returns.
+  std::atomic<bool> ran{false};
+  HIP_OK(hipStreamAddCallback(s1, SleepThenSet, &ran, 0));
+  HIP_OK(hipMemsetAsync(big, 0, kBig, s1));
+  HIP_OK(hipStreamSynchronize(s1));
+  CHECK(ran.load(), "hipStreamSynchronize returned before the host callback queued on its stream ran");
+  // A blocking stream waits for the null stream's work: a callback there.
+  std::atomic<bool> null_ran{false};
+  HIP_OK(hipStreamAddCallback(nullptr, SleepThenSet, &null_ran, 0));
+  HIP_OK(hipMemsetAsync(big, 0, kBig, blocking));
+  HIP_OK(hipStreamSynchronize(blocking));
+  CHECK(null_ran.load(), "hipStreamSynchronize of a blocking stream returned before the null stream's callback "
+        "it waits behind ran");
+  HIP_OK(hipEventDestroy(start));
+  HIP_OK(hipEventDestroy(stop));
+  HIP_OK(hipStreamDestroy(blocking));
+  HIP_OK(hipStreamDestroy(s2));
+  HIP_OK(hipStreamDestroy(s1));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipFree(big));
+  printf("a stream synchronize that guarded only device memory returned at once; event times, callbacks and the "
+         "null stream were waited for\n");
+}
+
+__global__ void write_managed(int* m, int value) { *m = value; }
+
+// With managed memory in the process, a blocking memset synchronizes its
+// stream and so refreshes what the host reads of managed memory: the value
+// the kernel before it wrote. (It must not return before that.)
+void CheckBlockingMemsetWithManaged() {
+  int* m;
+  HIP_OK(hipMallocManaged(&m, sizeof(int)));
+  *m = 0;
+  int* d;
+  HIP_OK(hipMalloc(&d, kN * sizeof(int)));
+  HIP_OK(hipDeviceSynchronize());
+  for (int round = 1; round <= 3; ++round) {
+    hipLaunchKernelGGL(write_managed, dim3(1), dim3(1), 0, nullptr, m, round);
+    HIP_OK(hipMemset(d, 0, kN * sizeof(int)));
+    CHECK(*m == round, "round %d: after a blocking memset the host read %d from managed memory", round, *m);
+  }
+  HIP_OK(hipFree(d));
+  HIP_OK(hipFree(m));
+  printf("with managed memory, a blocking memset waited: the host read what the kernel before it wrote\n");
+}
+
 }  // namespace
 
 int main() {
@@ -283,5 +458,8 @@ int main() {
   CheckPageableDeviceToHost();
   CheckMixedStreamOrder();
   CheckFreedWhileRead();
+  CheckBlockingMemset();
+  CheckStreamSynchronize();
+  CheckBlockingMemsetWithManaged();  // Last: managed memory turns the memset's early return off.
   return e2e::Finish("async_semantics");
 }

@@ -312,7 +312,7 @@ class KernelScenarios:
         program = run_to_pass("async_semantics", [self.build.program("async_semantics")], env, timeout=120)
         for line in program.text("out"):
             if line.startswith(("a failing kernel", "a blocking upload", "async copies", "an async copy", "20 rounds",
-                                "allocation churn", "memory freed")):
+                                "allocation churn", "memory freed", "a blocking memset", "a stream synchronize", "with managed memory")):
                 log("async_semantics: %s" % line)
         if not any(line.startswith("a blocking upload") for line in program.text("out")):
             raise Failure("async_semantics did not report its blocking-upload checks")
@@ -323,6 +323,17 @@ class KernelScenarios:
             raise Failure("expected the allocation churn's last 19 hipMallocs to reuse freed blocks; %d did"
                           % len(reused))
         log("async_semantics: %d hipMallocs reused a freed block with no round trip" % len(reused))
+        # The blocking memsets and stream synchronizes that guarded only
+        # device memory returned at once, each raising a stream fence
+        # (session/stream_fences.h).
+        for want in ("a blocking memset", "a stream synchronize", "with managed memory"):
+            if not any(line.startswith(want) for line in program.text("out")):
+                raise Failure("async_semantics did not report its check %r" % want)
+        fences = [l for l in program.text("err") if "stream fence" in l and "raised on device" in l]
+        if len(fences) < 6:
+            raise Failure("expected 3 blocking memsets and 3 stream synchronizes to return at once behind a "
+                          "stream fence; %d did" % len(fences))
+        log("async_semantics: %d blocking calls returned behind a stream fence" % len(fences))
 
     def scenario_newer_entry_points(self):
         """hipLaunchHostFunc (in stream order and as a graph's host node), hipStreamGetDevice,

@@ -320,6 +320,17 @@ class Scenario(KernelScenarios, CompressScenarios):
         log("metrics: worker1 counted 2 refusals for the tenant, worker2 2 handles that are not its own")
         # Memory held through IPC counts: team-b (memory=20M) opens its own exports and frees the
         # originals until hipErrorOutOfMemory; the tenant gauge shows what it holds meanwhile.
+        # The team-b opener above has exited, but its session may still be
+        # ending on the worker (the memory it kept goes with it): wait for the
+        # tenant's gauge to read 0 first.
+        with open(ports[0]) as f:
+            metrics_port = int(f.read().strip())
+        idle = 'hipr_tenant_device_memory_bytes{tenant="team-b"} 0'
+        deadline = time.monotonic() + 30
+        while idle not in self.scrape(metrics_port, "/metrics")[1].splitlines():
+            if time.monotonic() > deadline:
+                raise Failure("team-b's memory did not return to 0 after its opener's session ended")
+            time.sleep(0.05)
         hoard = Program("ipc_tenants hoard (team-b, memory=20M)", [program, "hoard", "20"], env_of(w1, "team-b"))
         m = hoard.wait_for(r"^HOARD (\d+) (\d+)$", 120, "HOARD")
         rounds, held = int(m.group(1)), int(m.group(2))
