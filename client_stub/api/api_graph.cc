@@ -20,6 +20,7 @@ namespace {
 hipError_t CapturableStream(hipStream_t stream, StreamTarget* target, unsigned* flags) {
   if (stream == nullptr) return hipErrorStreamCaptureUnsupported;
   if (hipError_t e = ResolveStream(stream, target); e != hipSuccess) return e;
+  StreamLedger::Invisible();  // Queues no work (session/stream_ledger.h).
   *flags = hipStreamDefault;
   StreamRecord record;
   if (stream != hipStreamPerThread && Client::Get().handles().FindStream(stream, &record)) *flags = record.flags;
@@ -36,6 +37,7 @@ hipError_t CaptureInfoOf(hipStream_t stream, hipStreamCaptureStatus* status, uns
   }
   StreamTarget target;
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+  StreamLedger::Invisible();  // Queues no work (session/stream_ledger.h).
   return Graphs().CaptureInfo(target.id, status, id, graph, deps, count);
 }
 

@@ -301,6 +301,7 @@ HIPR_EXPORT hipError_t hipStreamGetId(hipStream_t stream, unsigned long long* id
     if (id == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    StreamLedger::Invisible();  // Queues no work (session/stream_ledger.h).
     *id = target.id;
     return hipSuccess;
   });
@@ -319,6 +320,7 @@ HIPR_EXPORT hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* devic
     if (device == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    StreamLedger::Invisible();  // Queues no work (session/stream_ledger.h).
     *device = target.device;
     return hipSuccess;
   });
@@ -377,6 +379,7 @@ HIPR_EXPORT hipError_t hipStreamGetAttribute(hipStream_t stream, int attr, HiprL
     if (value == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    StreamLedger::Invisible();  // Queues no work (session/stream_ledger.h).
     switch (attr) {
       case kLaunchAttributeSynchronizationPolicy:
         value->sync_policy = SyncPolicyOf(target);
@@ -416,7 +419,9 @@ HIPR_EXPORT hipError_t hipStreamCopyAttributes(hipStream_t dst, hipStream_t src)
     StreamTarget from;
     StreamTarget to;
     if (hipError_t e = ResolveStream(src, &from); e != hipSuccess) return e;
+    StreamLedger::Invisible();  // Queues no work (session/stream_ledger.h).
     if (hipError_t e = ResolveStream(dst, &to); e != hipSuccess) return e;
+    StreamLedger::Invisible();  // Queues no work (session/stream_ledger.h).
     SetSyncPolicy(to, SyncPolicyOf(from));
     return hipSuccess;
   });
@@ -457,6 +462,7 @@ HIPR_EXPORT hipError_t hipExtStreamGetCUMask(hipStream_t stream, uint32_t size, 
     if (out == nullptr || size == 0) return hipErrorInvalidValue;
     StreamTarget target;
     if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    StreamLedger::Invisible();  // Queues no work (session/stream_ledger.h).
     const auto units = static_cast<uint32_t>(s->devices()[target.device].multi_processor_count);
     std::vector<uint32_t> mask((units + 31) / 32);
     for (uint32_t u = 0; u < units; ++u) mask[u / 32] |= 1u << (u % 32);
