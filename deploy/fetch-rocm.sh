@@ -8,8 +8,8 @@
 # fetch-rocm.sh --libraries DEST MAJOR...: instead, that major's small ROCm
 # libraries (MIOpen, rocFFT, hipFFT, rocRAND, hipRAND, hipSOLVER,
 # hipSPARSE, hipBLAS; about 50-60 MB each major, rocRAND's kernels most of
-# it), unpacked under DEST/libs-MAJOR, for hipr-abi-check's test. Prints
-# each library directory.
+# it) and its libhiprtc, unpacked under DEST/libs-MAJOR, for hipr-abi-check's
+# test. Prints each library directory.
 #
 # Nothing is installed into this system and its own apt sources are not
 # touched: apt reads a private sources list and keeps its lists and downloads
@@ -44,9 +44,10 @@ declare -A series=([6]=6.4 [7]=7.2)
 # MAJOR -> the library packages, each pinned.
 declare -A library_set=(
   [6]="libmiopen1=6.4.3+dfsg-1+b1 librocfft0=6.4.3-1+b1 libhipfft0=6.4.3-2 librocrand1=6.4.3-1
-       libhiprand1=6.4.3-1 libhipsolver0=6.4.1-1 libhipsparse1=6.4.3-1 libhipblas2=6.4.4-1"
+       libhiprand1=6.4.3-1 libhipsolver0=6.4.1-1 libhipsparse1=6.4.3-1 libhipblas2=6.4.4-1 libhiprtc6=6.4.3-5"
   [7]="libmiopen1=7.2.4+dfsg-1 librocfft0=7.2.4-1~exp1 libhipfft0=7.2.4-1~exp1 librocrand1=7.2.4-1~exp1
-       libhiprand1=7.2.4-1~exp1 libhipsolver1=7.2.4-1~exp1 libhipsparse4=7.2.4-1~exp1 libhipblas3=7.2.4-1~exp1"
+       libhiprand1=7.2.4-1~exp1 libhipsolver1=7.2.4-1~exp1 libhipsparse4=7.2.4-1~exp1 libhipblas3=7.2.4-1~exp1
+       libhiprtc7=7.2.4-1~exp2"
 )
 
 apt_dir=$dest/apt

@@ -12,6 +12,20 @@
 // (default: lib/libhip_client_stub.so beside this program's bin/) must
 // define it with the same version node, or at all when unversioned.
 //
+// hiprtc: from ROCm 6 on, runtime compilation is libhiprtc.so.N of its own,
+// whose hiprtc* functions carry no version. A reference to an unversioned
+// symbol takes the first definition in the process's global scope, and the
+// preloaded stub comes before every library (a wheel's bundled libhiprtc
+// included; the stub's hiprtc* are its only version of each name, which
+// glibc accepts for an unversioned reference). So a file that needs a
+// libhiprtc has its hiprtc* calls answered by the stub, and each must be
+// defined there: one that is not would come from the bundled library, which
+// knows nothing of the stub's programs. The libhiprtc file itself is still
+// mapped, its functions never called through those references. A libhiprtc
+// among the files checked is reported with the hiprtc* it defines, whether
+// it gives them a version (then the rule above would not hold), and each it
+// defines that the stub does not, as missing.
+//
 // Exit status: 0 when nothing is missing, 1 when something is, 2 when the
 // stub or a named path cannot be read.
 #include <fcntl.h>
@@ -104,6 +118,9 @@ struct FileReport {
   std::string path;
   bool needs_runtime = false;  // DT_NEEDED names a libamdhip64.
   int hip_symbols = 0;
+  int hiprtc_symbols = 0;  // unversioned hiprtc* references of a file that needs a libhiprtc
+  int hiprtc_defined = 0;  // hiprtc* this file defines (a libhiprtc)
+  std::vector<std::string> hiprtc_versions;  // the version nodes it defines them in
   std::vector<std::string> missing;
   std::vector<std::string> elsewhere;
 };
@@ -143,21 +160,38 @@ void Check(const std::string& path, const Stub& stub, FileReport* report, std::s
     return;
   }
   bool& needs_runtime = report->needs_runtime;
+  bool needs_hiprtc = false;
   for (const std::string& n : info.needed) {
     if (StartsWith(n, "libamdhip64")) needs_runtime = true;
+    if (StartsWith(n, "libhiprtc")) needs_hiprtc = true;
     if (LoadsElsewhere(n)) report->elsewhere.push_back(n);
   }
+  std::set<std::string> hiprtc_versions;
   for (const co::DynamicSymbol& s : info.symbols) {
-    if (s.defined) continue;
+    if (s.defined) {
+      if (StartsWith(s.name, "hiprtc")) {
+        ++report->hiprtc_defined;
+        if (!s.version.empty()) hiprtc_versions.insert(s.version);
+        // A caller of it would get this file's function, handed the stub's programs.
+        if (stub.names.count(s.name) == 0) report->missing.push_back(s.name + " (defined here, not by the stub)");
+      }
+      continue;
+    }
     if (StartsWith(s.version_file, "libamdhip64")) {
       ++report->hip_symbols;
       if (stub.versioned.count({s.name, s.version}) == 0) report->missing.push_back(s.name + "@" + s.version);
+    } else if (s.version.empty() && needs_hiprtc && StartsWith(s.name, "hiprtc")) {
+      ++report->hiprtc_symbols;
+      if (stub.names.count(s.name) == 0) report->missing.push_back(s.name + " (unversioned, from libhiprtc)");
     } else if (s.version.empty() && needs_runtime && (StartsWith(s.name, "hip") || StartsWith(s.name, "__hip"))) {
       ++report->hip_symbols;
       if (stub.names.count(s.name) == 0) report->missing.push_back(s.name + " (unversioned)");
     }
   }
-  if (needs_runtime || report->hip_symbols > 0 || !report->elsewhere.empty()) report->path = path;
+  report->hiprtc_versions.assign(hiprtc_versions.begin(), hiprtc_versions.end());
+  if (needs_runtime || report->hip_symbols > 0 || report->hiprtc_symbols > 0 || report->hiprtc_defined > 0 ||
+      !report->elsewhere.empty())
+    report->path = path;
 }
 
 std::string JsonString(const std::string& s) {
@@ -245,16 +279,26 @@ int main(int argc, char** argv) {
                 files.size(), missing);
     for (size_t i = 0; i < reports.size(); ++i) {
       const FileReport& r = reports[i];
-      std::printf("%s\n  {\"path\": %s, \"needs_runtime\": %s, \"hip_symbols\": %d, \"missing\": %s, "
-                  "\"loads_elsewhere\": %s}",
+      std::printf("%s\n  {\"path\": %s, \"needs_runtime\": %s, \"hip_symbols\": %d, \"hiprtc_symbols\": %d, "
+                  "\"hiprtc_defined\": %d, \"hiprtc_versions\": %s, \"missing\": %s, \"loads_elsewhere\": %s}",
                   i ? "," : "", JsonString(r.path).c_str(), r.needs_runtime ? "true" : "false", r.hip_symbols,
-                  JsonList(r.missing).c_str(), JsonList(r.elsewhere).c_str());
+                  r.hiprtc_symbols, r.hiprtc_defined, JsonList(r.hiprtc_versions).c_str(), JsonList(r.missing).c_str(),
+                  JsonList(r.elsewhere).c_str());
     }
     std::printf("]}\n");
   } else {
     for (const FileReport& r : reports) {
       std::printf("%s: %d HIP runtime symbol%s, %s\n", r.path.c_str(), r.hip_symbols, r.hip_symbols == 1 ? "" : "s",
                   r.missing.empty() ? "all defined by the stub" : (std::to_string(r.missing.size()) + " missing").c_str());
+      if (r.hiprtc_symbols > 0)
+        std::printf("  %d hiprtc* reference%s, answered by the stub\n", r.hiprtc_symbols,
+                    r.hiprtc_symbols == 1 ? "" : "s");
+      if (r.hiprtc_defined > 0 && r.hiprtc_versions.empty())
+        std::printf("  defines %d hiprtc* without a version: with the stub preloaded, references to them bind to "
+                    "the stub\n", r.hiprtc_defined);
+      if (!r.hiprtc_versions.empty())
+        std::printf("  defines %d hiprtc* in version node %s: references to them bind to this file, not to the "
+                    "stub\n", r.hiprtc_defined, r.hiprtc_versions.front().c_str());
       for (const std::string& m : r.missing) std::printf("  missing: %s\n", m.c_str());
       for (const std::string& e : r.elsewhere) std::printf("  loads from elsewhere: %s\n", e.c_str());
     }

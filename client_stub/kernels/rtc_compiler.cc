@@ -197,7 +197,12 @@ class ActionInfo {
     HIPR_COMGR_TRY(c_, c_.amd_comgr_create_action_info(&info_), "create action info");
     created_ = true;
     std::string isa = "amdgcn-amd-amdhsa--" + target;
-    HIPR_COMGR_TRY(c_, c_.amd_comgr_action_info_set_isa_name(info_, isa.c_str()), "set target");
+    if (amd_comgr_status_t st = c_.amd_comgr_action_info_set_isa_name(info_, isa.c_str());
+        st != AMD_COMGR_STATUS_SUCCESS)
+      return Status(StatusCode::kNotFound, std::string(kComgrLibrary) + " does not know the target " + target +
+                                               ": it predates that target, which runtime compilation on this client "
+                                               "cannot serve");
+
     HIPR_COMGR_TRY(c_, c_.amd_comgr_action_info_set_language(info_, AMD_COMGR_LANGUAGE_HIP), "set language");
     HIPR_COMGR_TRY(c_, c_.amd_comgr_action_info_set_logging(info_, true), "set logging");
     std::vector<const char*> argv;
@@ -294,10 +299,16 @@ Status DeviceLibraryPaths(const std::string& target, const Options& opts, const 
       n.replace(n.size() - 6, 3, "on");
     if (opts.daz && n == "oclc_daz_opt_off.bc") n = "oclc_daz_opt_on.bc";
     std::string path = dir + "/" + n;
-    if (access(path.c_str(), R_OK) != 0)
+    if (access(path.c_str(), R_OK) != 0) {
+      // The libraries are there but predate the target (Debian 12's 5.2 and gfx942).
+      if (StartsWith(n, "oclc_isa_version_") && access((dir + "/ocml.bc").c_str(), R_OK) == 0)
+        return Status(StatusCode::kNotFound, "the device libraries in " + dir + " have no " + n + " for " + target +
+                                                 ": they predate that target; compiling for it needs device libraries "
+                                                 "(HIPR_RTC_DEVICE_LIB_DIR) and a " + kComgrLibrary + " that know it");
       return Status(StatusCode::kNotFound, "device library " + path +
                       " is missing: runtime compilation needs rocm-device-libs (Debian: apt install "
                       "rocm-device-libs), or HIPR_RTC_DEVICE_LIB_DIR naming its bitcode directory");
+    }
     for (const char* f : {"-Xclang", "-mlink-builtin-bitcode", "-Xclang"}) flags->emplace_back(f);
     flags->push_back(std::move(path));
   }

@@ -1,9 +1,15 @@
 // The pieces of runtime compilation that need no compiler: how name
 // expressions are matched to kernels and which device libraries a target
-// links. Compiling itself is tested end to end (tests/e2e/api_table_rtc.hip).
+// links, and what a compilation says when the device libraries lack the
+// target. Compiling itself is tested end to end (tests/e2e/api_table_rtc.hip).
 #include "client_stub/kernels/rtc_compiler.h"
 
 #include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace hipr::client::rtc {
 namespace {
@@ -46,6 +52,34 @@ TEST(RtcCompilerTest, DeviceLibrariesFollowTheTarget) {
   EXPECT_FALSE(DeviceLibraries("sm_80", &names).ok());
   EXPECT_FALSE(DeviceLibraries("gfx", &names).ok());
   EXPECT_FALSE(DeviceLibraries("gfx90a/../../x", &names).ok());
+}
+
+// A target newer than the device libraries found: the log says they predate
+// it, not that the package is missing; with none found, it names the package.
+TEST(RtcCompilerTest, DeviceLibrariesOlderThanTheTargetAreNamedSo) {
+  char dir_template[] = "/tmp/hipr-rtc-libs-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  std::vector<std::string> names;
+  ASSERT_TRUE(DeviceLibraries("gfx942", &names).ok());
+  for (const std::string& n : names)
+    if (n.find("isa_version") == std::string::npos) std::ofstream(dir + "/" + n) << "";
+  CompileRequest request;
+  request.source = "extern \"C\" __global__ void k() {}";
+  request.default_target = "gfx942";
+  request.device_lib_dir = dir;
+  CompileResult result;
+  Status st = Compile(request, &result);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("have no oclc_isa_version_942.bc for gfx942: they predate that target"),
+            std::string::npos)
+      << st.message();
+  std::filesystem::remove(dir + "/ocml.bc");
+  st = Compile(request, &result);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("is missing: runtime compilation needs rocm-device-libs"), std::string::npos)
+      << st.message();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -873,6 +873,13 @@ class Scenario(KernelScenarios, CompressScenarios):
             dynamic = readelf(["-d", path])
             if not re.search(r"\(RPATH\)\s+Library rpath: \[\$ORIGIN\]", dynamic):
                 raise Failure("%s has no DT_RPATH $ORIGIN:\n%s" % (name, dynamic))
+        rtc = os.path.join(lib_dir, "libwheel_rtc.so")
+        if "libhiprtc.so" not in needed_libraries(rtc) or \
+                not re.search(r"\(RPATH\)\s+Library rpath: \[\$ORIGIN\]", readelf(["-d", rtc])):
+            raise Failure("libwheel_rtc.so does not need the bundled libhiprtc.so through DT_RPATH $ORIGIN")
+        unversioned = [line for line in readelf(["--dyn-syms", "-W", rtc]).splitlines() if " UND hiprtc" in line]
+        if len(unversioned) != 3 or any("@" in line for line in unversioned):
+            raise Failure("libwheel_rtc.so should reference three unversioned hiprtc*:\n%s" % "\n".join(unversioned))
         versions = readelf(["-V", os.path.join(lib_dir, "libwheel_ext.so")])
         if "hip_6.0" not in versions or "File: libamdhip64.so " not in versions + " ":
             raise Failure("libwheel_ext.so does not reference hip_6.0 in libamdhip64.so:\n%s" % versions)
