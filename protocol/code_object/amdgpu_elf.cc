@@ -110,6 +110,8 @@ Status ParseCodeObject(Bytes data, CodeObjectInfo* out) {
     }
   }
   info.elf_size = elf.extent();
+  constexpr uint8_t kElfOsAbiAmdgpuHsa = 64;
+  if (data[7] == kElfOsAbiAmdgpuHsa) info.abi_version = data[8];  // EI_OSABI, EI_ABIVERSION
   *out = std::move(info);
   return Status::Ok();
 }
@@ -129,6 +131,7 @@ size_t KernelInfo::explicit_arg_count() const {
 }
 
 std::string CodeObjectInfo::version_name() const {
+  if (abi_version >= 1) return "v" + std::to_string(abi_version + 2);
   if (version_major == 1) return "v" + std::to_string(version_minor + 3);
   return "?";
 }

@@ -135,13 +135,17 @@ struct GlobalVariable {
 };
 
 struct CodeObjectInfo {
-  uint32_t version_major = 0;  // amdhsa.version: [1,1] code object v4, [1,2] v5.
+  uint32_t version_major = 0;  // amdhsa.version: [1,1] code object v4, [1,2] v5 and v6.
   uint32_t version_minor = 0;
+  // e_ident[EI_ABIVERSION] under ELFOSABI_AMDGPU_HSA: 2 is v4, 3 v5, 4 v6
+  // (what tells v6 from v5); 0 when the ELF says nothing.
+  uint8_t abi_version = 0;
   std::string target;          // amdhsa.target, "amdgcn-amd-amdhsa--gfx90a"
   uint64_t elf_size = 0;       // Computed from the ELF headers.
   std::vector<KernelInfo> kernels;
   std::vector<GlobalVariable> variables;
-  // "v4", "v5", "v6" (amdhsa.version [1, N-3]); "?" for another major.
+  // "v4", "v5", "v6": from abi_version (N-2), else from amdhsa.version
+  // ([1, N-3]); "?" when neither says.
   std::string version_name() const;
   // By ".name" or by ".symbol"; nullptr if absent.
   const KernelInfo* FindKernel(std::string_view name) const;

@@ -277,17 +277,28 @@ TEST(CodeObjectTest, V5HiddenArgsInTheBlock) {
   EXPECT_EQ(k.args.back().offset, 216u);
 }
 
-// Code object v6 ([1,3]) for a generic processor, as LLVM 19 and later make
-// for gfx9-4-generic: parsed like v5 (the same kernel argument layout), and
+// Code object v6 for a generic processor, as LLVM 19 and later make for
+// gfx9-4-generic: the metadata says [1,2] as v5's does, and the ELF header's
+// ABI version (4) says v6 (inspect_agreement checks real ones against
+// llvm-readelf). Parsed like v5 (the same kernel argument layout), and
 // chosen for a member GPU that has no native entry in its bundle.
 TEST(CodeObjectTest, V6GenericTargetParsedAndSelected) {
   testing::Mp md = testing::MetadataV5();
-  md["amdhsa.version"] = testing::MpArray{1, 3};
   md["amdhsa.target"] = "amdgcn-amd-amdhsa--gfx9-4-generic:xnack-";
-  const Blob co = testing::DefaultCodeObject(md);
+  Blob co = testing::DefaultCodeObject(md);
   CodeObjectInfo info;
+  co[7] = 0;  // EI_OSABI not ELFOSABI_AMDGPU_HSA: its ABI version means nothing, the metadata answers.
+  ASSERT_TRUE(ParseCodeObject(co, &info).ok());
+  EXPECT_EQ(info.abi_version, 0);
+  EXPECT_EQ(info.version_name(), "v5");
+  co[7] = 64;  // ELFOSABI_AMDGPU_HSA
+  co[8] = 3;   // EI_ABIVERSION: ELFABIVERSION_AMDGPU_HSA_V5
+  ASSERT_TRUE(ParseCodeObject(co, &info).ok());
+  EXPECT_EQ(info.version_name(), "v5");
+  co[8] = 4;  // ELFABIVERSION_AMDGPU_HSA_V6, with the same metadata
   Status st = ParseCodeObject(co, &info);
   ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(info.abi_version, 4);
   EXPECT_EQ(info.version_name(), "v6");
   ASSERT_EQ(info.kernels.size(), 1u);
   EXPECT_EQ(info.kernels[0].explicit_kernarg_size(), 12u);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -132,7 +133,9 @@ struct Mp {
     for (auto& kv : m) {
       if (kv.first == key) return kv.second;
     }
-    m.emplace_back(key, Mp());
+    // Built in place: moving a temporary Mp in makes GCC 16 warn (wrongly)
+    // that the variant's other alternatives may be read uninitialized.
+    m.emplace_back(std::piecewise_construct, std::forward_as_tuple(key), std::forward_as_tuple());
     return m.back().second;
   }
   Mp& at(size_t i) { return std::get<MpArray>(v).at(i); }

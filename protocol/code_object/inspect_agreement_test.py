@@ -19,9 +19,14 @@ What it covers:
     files and of librocrand.so.1, and for every 10th gfx90a entry (both xnack
     variants) of librocsparse.so.0, which hipr-inspect runs with
     --target gfx90a (so the other entries must have "code_object": null).
-  * Bare code objects v5 (--code-object, made by clang-15): the same metadata
-    comparison on the whole file, every hidden argument of v5's block
-    included.
+  * Bare code objects v5 (--code-object, made by clang-15) and v6
+    (--code-object-v6, made by sid's clang 21 for generic processors and
+    their members: testdata/make_v6_objects.sh): the same metadata
+    comparison on the whole file, every hidden argument of the v5 block
+    included, and the code object version against the ELF header's ABI
+    version as `llvm-readelf-15 -h` reads it (v5 and v6 share metadata
+    [1, 2]). A generic object must be described for --target of each member
+    of its family and for no other processor.
   * librocsparse.so.0 (111 bundles, ~1.3 GB) and librocrand.so.1 are Debian
     packages: if absent the test FAILS, saying which package to install.
 
@@ -110,6 +115,34 @@ def readelf_metadata(path):
     return yaml.load("\n".join(lines[start + 1:end]), Loader=loader), None
 
 
+def readelf_abi_version(path):
+    """The ELF header's ABI version as llvm-readelf reads it."""
+    proc = subprocess.run([READELF, "-h", path], capture_output=True, text=True)
+    m = re.search(r"^\s*ABI Version:\s*(\d+)", proc.stdout, re.M)
+    return int(m.group(1)) if m else None
+
+
+# The members of each generic processor in the test objects (AMDGPUUsage's "Generic processors").
+GENERIC_MEMBERS = {
+    "gfx9-4-generic": ["gfx942", "gfx950"],
+    "gfx11-generic": ["gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151"],
+}
+OTHERS = ["gfx90a", "gfx908", "gfx1030", "gfx1200"]
+
+
+def check_generic_selection(inspect, path, target):
+    """For a generic object: described for --target of each member (features left open), for no other."""
+    processor = target.split(":")[0]
+    if processor not in GENERIC_MEMBERS:
+        return ""
+    for device in GENERIC_MEMBERS[processor] + OTHERS:
+        entry = run_inspect(inspect, path, ["--target", device])["bundles"][0]["entries"][0]
+        member = device in GENERIC_MEMBERS[processor]
+        check((entry["code_object"] is not None) == member,
+              f"{path}: {processor} {'not ' if member else ''}described for --target {device}")
+    return f"; {processor} selected for {', '.join(GENERIC_MEMBERS[processor])} and none of {', '.join(OTHERS)}"
+
+
 def compare_entry(job):
     """Runs in a worker process. Returns an error string or None."""
     path, abs_offset, size, entry = job
@@ -165,6 +198,8 @@ def main():
                     help="compare every Nth gfx90a code object of librocsparse (1: all 222)")
     ap.add_argument("--code-object", action="append", default=[],
                     help="a bare code object v5 (clang-15 -mcode-object-version=5); repeatable")
+    ap.add_argument("--code-object-v6", action="append", default=[],
+                    help="a bare code object v6 (testdata/make_v6_objects.sh); repeatable")
     ap.add_argument("files", nargs="+", help="hipcc-built executables and libraries")
     args = ap.parse_args()
 
@@ -177,7 +212,7 @@ def main():
     for path, pkg in ((args.rocrand, "librocrand1"), (args.rocsparse, "librocsparse0")):
         if not os.path.exists(path):
             problems.append(f"{path} is missing: apt-get install -y {pkg}")
-    for path in args.files + args.code_object:
+    for path in args.files + args.code_object + args.code_object_v6:
         if not os.path.exists(path):
             problems.append(f"{path} is missing: build the project first")
     if problems:
@@ -196,18 +231,26 @@ def main():
 
         # Bare v5 code objects: one entry at offset 0 of the file, every argument (the hidden ones
         # of v5's block included) as llvm-readelf reads it.
-        for path in args.code_object:
-            report = run_inspect(args.inspect, path)
-            check(len(report["bundles"]) == 1 and len(report["bundles"][0]["entries"]) == 1,
-                  f"{path}: a bare code object should be one entry")
-            entry = report["bundles"][0]["entries"][0]
-            co = entry["code_object"]
-            check(co is not None and co["version"] == [1, 2], f"{path}: not described as code object v5")
-            hidden = {a["value_kind"] for k in co["kernels"] for a in k["args"] if a["value_kind"].startswith("hidden_")}
-            check({"hidden_block_count_x", "hidden_group_size_x", "hidden_remainder_x"} <= hidden,
-                  f"{path}: v5 hidden arguments missing: {sorted(hidden)}")
-            print(f"{path}: code object v5, {len(co['kernels'])} kernels, {len(hidden)} hidden argument kinds")
-            jobs.append((path, 0, entry["size"], entry))
+        for version, paths in (("v5", args.code_object), ("v6", args.code_object_v6)):
+            for path in paths:
+                report = run_inspect(args.inspect, path)
+                check(len(report["bundles"]) == 1 and len(report["bundles"][0]["entries"]) == 1,
+                      f"{path}: a bare code object should be one entry")
+                entry = report["bundles"][0]["entries"][0]
+                co = entry["code_object"]
+                abi = readelf_abi_version(path)
+                check(co is not None and co["version"] == [1, 2] and co["abi_version"] == abi and
+                      co["version_name"] == version and abi == int(version[1:]) - 2,
+                      f"{path}: described as {co and co['version_name']} (ABI version {co and co['abi_version']}); "
+                      f"llvm-readelf-15 reads ABI version {abi}, expected code object {version}")
+                hidden = {a["value_kind"] for k in co["kernels"] for a in k["args"]
+                          if a["value_kind"].startswith("hidden_")}
+                check({"hidden_block_count_x", "hidden_group_size_x", "hidden_remainder_x"} <= hidden,
+                      f"{path}: v5 hidden arguments missing: {sorted(hidden)}")
+                generic = check_generic_selection(args.inspect, path, entry["target"])
+                print(f"{path}: code object {version} (ABI version {abi}), {len(co['kernels'])} kernels, "
+                      f"{len(hidden)} hidden argument kinds{generic}")
+                jobs.append((path, 0, entry["size"], entry))
 
         report = run_inspect(args.inspect, args.rocsparse, ["--target", "gfx90a"])
         n = compare_tables(args.rocsparse, report)

@@ -9,7 +9,9 @@
 //     "compressed": bool, "entries": [{"id", "kind", "triple", "target",
 //     "offset": int (from the start of the (decompressed) bundle),
 //     "size": int, "sha256": hex ("" for empty entries),
-//     "code_object": null | {"version": [maj, min], "target", "elf_size",
+//     "code_object": null | {"version": [maj, min] (amdhsa.version),
+//       "abi_version": int (e_ident[EI_ABIVERSION]), "version_name": "v5"...,
+//       "target", "elf_size",
 //       "kernels": [{"name", "symbol", "kernarg_segment_size",
 //         "kernarg_segment_align", "group_segment_fixed_size",
 //         "private_segment_fixed_size", "max_flat_workgroup_size",
@@ -136,8 +138,8 @@ Status AddBundle(Bytes file, uint64_t offset, const Options& opts, const hipr::c
 }
 
 // A bare code object as one pseudo-bundle with one entry (see the schema).
-Status AddBareCodeObject(Bytes file, const Options& opts, std::vector<BundleReport>* out,
-                         hipr::co::BundleEntry* storage) {
+Status AddBareCodeObject(Bytes file, const Options& opts, const hipr::co::TargetId* want,
+                         std::vector<BundleReport>* out, hipr::co::BundleEntry* storage) {
   hipr::co::CodeObjectInfo info;
   HIPR_RETURN_IF_ERROR(hipr::co::ParseCodeObject(file, &info));
   storage->size = info.elf_size;
@@ -152,7 +154,10 @@ Status AddBareCodeObject(Bytes file, const Options& opts, std::vector<BundleRepo
   EntryReport r;
   r.entry = storage;
   if (!opts.summary) r.sha256 = hipr::co::ToHex(hipr::co::Sha256(storage->bytes));
-  r.code_object = std::move(info);
+  // --target applies as to a bundle's entries (a generic object runs on its family's members).
+  hipr::co::TargetId code;
+  if (want == nullptr || (hipr::co::ParseTargetId(storage->target, &code).ok() && hipr::co::IsCompatible(code, *want)))
+    r.code_object = std::move(info);
   report.entries.push_back(std::move(r));
   out->push_back(std::move(report));
   return Status::Ok();
@@ -163,7 +168,7 @@ Status Gather(Bytes file, const Options& opts, const hipr::co::TargetId* want, s
   if (hipr::co::LooksLikeBundle(file) || hipr::co::LooksLikeCompressedBundle(file)) {
     return AddBundle(file, 0, opts, want, out);
   }
-  if (hipr::co::LooksLikeAmdgpuElf(file)) return AddBareCodeObject(file, opts, out, bare_storage);
+  if (hipr::co::LooksLikeAmdgpuElf(file)) return AddBareCodeObject(file, opts, want, out, bare_storage);
   if (file.size() >= 4 && file[0] == 0x7f && file[1] == 'E' && file[2] == 'L' && file[3] == 'F') {
     std::vector<hipr::co::HostSection> sections;
     HIPR_RETURN_IF_ERROR(hipr::co::FindHipFatbinSections(file, &sections));
@@ -251,6 +256,8 @@ void KernelJson(std::string* out, const hipr::co::KernelInfo& k) {
 void CodeObjectJson(std::string* out, const hipr::co::CodeObjectInfo& co) {
   JsonObject o(out);
   o.Key("version")->append("[" + std::to_string(co.version_major) + "," + std::to_string(co.version_minor) + "]");
+  o.Int("abi_version", co.abi_version);
+  o.Str("version_name", co.version_name());
   o.Str("target", co.target);
   o.Int("elf_size", co.elf_size);
   std::string* ks = o.Key("kernels");

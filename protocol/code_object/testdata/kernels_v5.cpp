@@ -1,7 +1,8 @@
 // Kernels built by clang-15 straight for amdgcn (no HIP headers, no device
-// libraries) as code object v5, for inspect_agreement: explicit arguments
-// of several kinds and uses of the dispatch geometry, which v5 passes as
-// hidden arguments (block counts, group sizes, remainders, offsets).
+// libraries) as code object v5, and by sid's clang 21 as v6
+// (make_v6_objects.sh), for inspect_agreement: explicit arguments of several
+// kinds and uses of the dispatch geometry, which v5 and v6 pass as hidden
+// arguments (block counts, group sizes, remainders, offsets).
 typedef unsigned int uint32_t;
 
 extern "C" __attribute__((amdgpu_kernel)) void scale(float* out, const float* in, float factor, uint32_t n) {
