@@ -65,15 +65,25 @@ function(hipr_unit_tests_need)
   add_dependencies(unit_tests ${ARGN})
 endfunction()
 
+# The HIP major of the headers in `include_dir` (its hip/hip_version.h), or
+# "" when it has none.
+function(hipr_hip_headers_major include_dir out)
+  set(version_h ${include_dir}/hip/hip_version.h)
+  set(major "")
+  if(EXISTS ${version_h})
+    file(STRINGS ${version_h} major_line REGEX "^#define HIP_VERSION_MAJOR ")
+    string(REGEX REPLACE "^#define HIP_VERSION_MAJOR +([0-9]+).*" "\\1" major "${major_line}")
+  endif()
+  set(${out} ${major} PARENT_SCOPE)
+endfunction()
+
 # The HIP major of a ROCm prefix (HIPR_ROCM_PREFIXES), read from its
 # include/hip/hip_version.h; 6 or above, or a configure error.
 function(hipr_rocm_prefix_major prefix out)
-  set(version_h ${prefix}/include/hip/hip_version.h)
-  if(NOT EXISTS ${version_h})
+  if(NOT EXISTS ${prefix}/include/hip/hip_version.h)
     message(FATAL_ERROR "HIPR_ROCM_PREFIXES: ${prefix} has no include/hip/hip_version.h")
   endif()
-  file(STRINGS ${version_h} major_line REGEX "^#define HIP_VERSION_MAJOR ")
-  string(REGEX REPLACE "^#define HIP_VERSION_MAJOR +([0-9]+).*" "\\1" major "${major_line}")
+  hipr_hip_headers_major(${prefix}/include major)
   if(NOT major MATCHES "^[0-9]+$" OR major LESS 6)
     message(FATAL_ERROR "HIPR_ROCM_PREFIXES: ${prefix} is HIP '${major}'; 5.x comes from the system (hipr_device_hip)")
   endif()

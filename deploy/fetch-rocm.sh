@@ -3,7 +3,10 @@
 # Debian sid's 6.4, 7: Debian experimental's 7.2), fetched from Debian's
 # archive and unpacked under DEST/MAJOR, for building the hip device module
 # of that major (worker_service/CMakeLists.txt, HIPR_ROCM_PREFIXES). Prints
-# each prefix (DEST/MAJOR/usr), one per line, on stdout.
+# each prefix (DEST/MAJOR/usr), one per line, on stdout. MAJOR 5 is Debian
+# 12's HIP 5.2 headers alone (libamdhip64-dev), the interface hipr describes,
+# for a build on a system whose own HIP headers are newer (a sid root:
+# -DHIP_INCLUDE_DIR=DEST/5/usr/include).
 #
 # fetch-rocm.sh --libraries DEST MAJOR...: instead, that major's small ROCm
 # libraries (MIOpen, rocFFT, hipFFT, rocRAND, hipRAND, hipSOLVER,
@@ -38,9 +41,9 @@ shift
 log() { printf 'fetch-rocm: %s\n' "$*" >&2; }
 
 # MAJOR -> suite, the pinned runtime version, and its upstream MAJOR.MINOR.
-declare -A suite=([6]=sid [7]=experimental)
-declare -A pinned=([6]=6.4.3-5 [7]=7.2.4-1~exp2)
-declare -A series=([6]=6.4 [7]=7.2)
+declare -A suite=([5]=bookworm [6]=sid [7]=experimental)
+declare -A pinned=([5]=5.2.3-8 [6]=6.4.3-5 [7]=7.2.4-1~exp2)
+declare -A series=([5]=5.2 [6]=6.4 [7]=7.2)
 # MAJOR -> the library packages, each pinned.
 declare -A library_set=(
   [6]="libmiopen1=6.4.3+dfsg-1+b1 librocfft0=6.4.3-1+b1 libhipfft0=6.4.3-2 librocrand1=6.4.3-1
@@ -55,7 +58,7 @@ mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/de
 cat >"$apt_dir/rocm.sources" <<'EOF'
 Types: deb
 URIs: http://deb.debian.org/debian
-Suites: sid experimental
+Suites: bookworm sid experimental
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
@@ -72,7 +75,7 @@ apt_opts=(
 updated=0
 update_lists() {
   ((updated)) && return 0
-  log "reading Debian's sid and experimental package lists"
+  log "reading Debian's bookworm, sid and experimental package lists"
   apt-get "${apt_opts[@]}" update >/dev/null
   updated=1
 }
@@ -126,7 +129,11 @@ fetch_into() {
 
 for major in "$@"; do
   if [[ -z ${suite[$major]:-} ]]; then
-    log "ROCm $major is not one of those this script fetches (6, 7)"
+    log "ROCm $major is not one of those this script fetches (5: headers only, 6, 7)"
+    exit 2
+  fi
+  if ((libraries)) && [[ -z ${library_set[$major]:-} ]]; then
+    log "ROCm $major's libraries are not fetched (6, 7)"
     exit 2
   fi
   if ((libraries)); then
@@ -137,7 +144,11 @@ for major in "$@"; do
     continue
   fi
   root=$dest/$major
-  fetch_into "$root" "$major" "${pinned[$major]}" "libamdhip64-dev=${pinned[$major]}" "libamdhip64-$major=${pinned[$major]}"
+  if ((major == 5)); then
+    fetch_into "$root" "$major" "${pinned[$major]}" "libamdhip64-dev=${pinned[$major]}"
+  else
+    fetch_into "$root" "$major" "${pinned[$major]}" "libamdhip64-dev=${pinned[$major]}" "libamdhip64-$major=${pinned[$major]}"
+  fi
   if [[ ! -f $root/usr/include/hip/hip_version.h ]]; then
     log "the unpacked packages lack usr/include/hip/hip_version.h"
     exit 1

@@ -145,7 +145,7 @@ Status UnpackOne(const msgpack::object& o, T* out) {
     if (o.type != object_type::BOOLEAN) return ProtocolError("expected a boolean");
     *out = o.via.boolean;
   } else if constexpr (std::is_enum_v<T>) {
-    std::underlying_type_t<T> raw;
+    std::underlying_type_t<T> raw{};
     HIPR_RETURN_IF_ERROR(UnpackOne(o, &raw));
     *out = static_cast<T>(raw);
   } else if constexpr (std::is_integral_v<T>) {

@@ -283,8 +283,8 @@ TEST(CodecLimits, NestingDepth) {
   EXPECT_TRUE(Parse(Nested(wire::kMaxMsgpackDepth, true)).ok());
   ExpectProtocolError(Parse(Nested(wire::kMaxMsgpackDepth + 1, true)));
   // Deep enough to overflow a recursive parser's stack if depth were not capped.
-  Bytes deep(200000, 0x91);
-  deep.push_back(0x00);
+  Bytes deep(200001, 0x91);
+  deep.back() = 0x00;
   ExpectProtocolError(Parse(deep));
   msg::CallReply out;
   ExpectProtocolError(Decode(deep, &out));

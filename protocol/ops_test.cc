@@ -72,9 +72,10 @@ TEST(OpTable, ModesAndFlagsAgree) {
       EXPECT_TRUE(info.flags & ops::kStreamOrdered) << info.name << ": a graph node is stream work";
       EXPECT_FALSE(info.flags & (ops::kBulkIn | ops::kBulkOut)) << info.name << ": a graph node carries no bulk";
     }
-    if (info.flags & ops::kSynchronizing)
+    if (info.flags & ops::kSynchronizing) {
       EXPECT_TRUE(info.mode == ops::Mode::kCall || info.mode == ops::Mode::kCallOrPost)
           << info.name << ": only a call can wait for the device";
+    }
   }
 }
 

@@ -1,6 +1,11 @@
 #include "client_stub/kernels/rtc_compiler.h"
 
+// comgr 2 (Debian 12) installs amd_comgr.h at the top; comgr 3 (sid) in amd_comgr/.
+#if __has_include(<amd_comgr/amd_comgr.h>)
+#include <amd_comgr/amd_comgr.h>
+#else
 #include <amd_comgr.h>
+#endif
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -15,7 +20,10 @@
 namespace hipr::client::rtc {
 namespace {
 
-constexpr const char* kComgrLibrary = "libamd_comgr.so.2";
+// The comgr whose interface this was compiled against (Debian 12's: 2).
+#define HIPR_STRINGIFY_(x) #x
+#define HIPR_STRINGIFY(x) HIPR_STRINGIFY_(x)
+constexpr const char* kComgrLibrary = "libamd_comgr.so." HIPR_STRINGIFY(AMD_COMGR_INTERFACE_VERSION_MAJOR);
 constexpr const char* kPreambleName = "hipr_rtc_preamble.h";
 
 // What HIP's headers expect from the environment when __HIPCC_RTC__ keeps

@@ -582,11 +582,12 @@ void HostileOffer(bool wrong_key) {
   ibv_mr* mr = nullptr;
   ASSERT_TRUE(p.a->registrations().Find(bait.data(), bait.size(), &mr).ok());
   const uint64_t end = reinterpret_cast<uintptr_t>(mr->addr) + mr->length;
-  if (wrong_key)
+  if (wrong_key) {
     ASSERT_TRUE(
         RdmaConnectionTestPeer::SendRawOffer(*p.a, reinterpret_cast<uintptr_t>(bait.data()), mr->rkey + 7, 4096).ok());
-  else
+  } else {
     ASSERT_TRUE(RdmaConnectionTestPeer::SendRawOffer(*p.a, end - 100, mr->rkey, 4096).ok());
+  }
   std::vector<uint8_t> dst(4096, 0);
   iovec in{dst.data(), dst.size()};
   Status st = p.b->RecvVZeroCopy(&in, 1);

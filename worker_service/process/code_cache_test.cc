@@ -116,8 +116,11 @@ TEST_F(CodeCacheTest, OneTenantCannotFlushTheOthers) {
   std::vector<uint8_t> got;
   EXPECT_TRUE(quiet.Get(co::Sha256(keep), &got)) << "a noisy tenant flushed another's code object";
   EXPECT_LE(CodeCacheBytes(dir), 40000u);
-  for (const CodeCachePart& p : CodeCacheParts(dir))
-    if (p.tenant == "noisy") EXPECT_LE(p.bytes, 10000u) << "past its quarter";
+  for (const CodeCachePart& p : CodeCacheParts(dir)) {
+    if (p.tenant == "noisy") {
+      EXPECT_LE(p.bytes, 10000u) << "past its quarter";
+    }
+  }
 }
 
 TEST_F(CodeCacheTest, TheDefaultBoundFollowsTheFilesystem) {

@@ -676,8 +676,8 @@ TEST(WorkerTest, MalformedFramesEndOnlyTheirSession) {
        [&](RawClient& c) { return SendRawFrame(c, malloc_op, {0xa3, 'a', 'b', 'c'}).ok(); }},
       {"msgpack nested past the depth limit", true,
        [&](RawClient& c) {
-         std::vector<uint8_t> body(64, 0x91);  // [[[[...]]]]
-         body.push_back(0x00);
+         std::vector<uint8_t> body(65, 0x91);  // [[[[...]]]]
+         body.back() = 0x00;
          return SendRawFrame(c, malloc_op, body).ok();
        }},
       {"unknown op", true, [&](RawClient& c) { return SendRawFrame(c, 0x0777, valid_malloc_body()).ok(); }},
