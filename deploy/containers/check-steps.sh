@@ -9,6 +9,10 @@
 # when it is a git checkout, else (or with --worktree) a tar of the tree
 # without the paths in containerignore.
 #
+#   --rocm N          the ROCm 6.4 (N=6) or 7.2 (N=7) worker image instead:
+#                     worker-rocm.Containerfile on a Debian sid base
+#                     (make-base.sh --suite sid), its worker checks (the
+#                     client image is the Debian 12 one: not built)
 #   --lint            only the quick checks (no root needed): the build stages
 #                     of both files are the same, and their packages are
 #                     deploy/hipr-dev's list
@@ -51,11 +55,12 @@ top=$(cd "$here/../.." && pwd)
 steps_py=$here/containerfile_steps.py
 worker_file=$here/worker.Containerfile
 client_file=$here/client.Containerfile
-lint_only=0 worktree=0 fresh_base=0 keep=0 dry=0
+lint_only=0 worktree=0 fresh_base=0 keep=0 dry=0 rocm=""
 build_args=() given_roots=()
 while (($#)); do
   case $1 in
     --lint) lint_only=1; shift ;;
+    --rocm) rocm=${2:?}; shift 2 ;;
     --worktree) worktree=1; shift ;;
     --fresh-base) fresh_base=1; shift ;;
     --keep) keep=1; shift ;;
@@ -68,15 +73,30 @@ while (($#)); do
   esac
 done
 src=$(cd "${1:-$top}" && pwd)
+suite=bookworm
+if [[ -n $rocm ]]; then
+  [[ $rocm == 6 || $rocm == 7 ]] || { echo "check-steps.sh: --rocm 6 or 7" >&2; exit 2; }
+  ((${#given_roots[@]} == 0)) || { echo "check-steps.sh: --roots checks the Debian 12 images" >&2; exit 2; }
+  suite=sid
+  worker_file=$here/worker-rocm.Containerfile
+  build_args+=(--build-arg "ROCM_MAJOR=$rocm")
+fi
 
 log() { printf 'check-steps: %s\n' "$*" >&2; }
 failures=0
 pass() { printf 'PASS  %s\n' "$*"; }
 fail() { printf 'FAIL  %s\n' "$*"; failures=$((failures + 1)); }
 
-python3 "$steps_py" lint "$here/../hipr-dev" "$worker_file" "$client_file" ||
+python3 "$steps_py" lint "$here/../hipr-dev" "$here/worker.Containerfile" "$client_file" ||
   { log "lint failed"; exit 1; }
 pass "lint: one build stage in both Containerfiles, with deploy/hipr-dev's packages"
+for major in 6 7; do
+  for stage in build worker; do
+    python3 "$steps_py" steps "$here/worker-rocm.Containerfile" $stage --build-arg "ROCM_MAJOR=$major" >/dev/null ||
+      { log "lint: worker-rocm.Containerfile's $stage steps cannot be read"; exit 1; }
+  done
+done
+pass "lint: worker-rocm.Containerfile's steps read for ROCm 6 and 7"
 ((lint_only)) && exit 0
 
 [[ $(id -u) == 0 ]] || { log "needs root (chroot and mounts); --lint runs without"; exit 2; }
@@ -88,11 +108,13 @@ phase_done() { timings+=("$(printf '%-34s %5d s' "$1" $((SECONDS - t_phase)))");
 # ---- the base, as make-base.sh makes it --------------------------------------
 if ((!dry)); then
   cache=/var/cache/hipr-check-steps
-  base_tar=$cache/base-bookworm.tar
+  base_tar=$cache/base-$suite.tar
   mkdir -p "$cache"
   if ((fresh_base)) || [[ ! -s $base_tar ]]; then
     minbase=/var/cache/fresh-machine/bookworm-minbase.tar
-    if ((!fresh_base)) && [[ -s $minbase ]]; then
+    if [[ $suite == sid ]]; then
+      "$here/make-base.sh" --suite sid --tar-only "$base_tar"
+    elif ((!fresh_base)) && [[ -s $minbase ]]; then
       "$here/make-base.sh" --from-tar "$minbase" --tar-only "$base_tar"
     else
       "$here/make-base.sh" --tar-only "$base_tar"
@@ -289,8 +311,11 @@ else
   phase_done "build stage (apt + build)"
   ls -la "$work/build/opt/hipr"/{bin,lib} | sed 's/^/    /' >&2
   new_root worker
-  new_root client
-  wr=$work/worker cr=$work/client
+  wr=$work/worker
+  if [[ -z $rocm ]]; then
+    new_root client
+    cr=$work/client
+  fi
 fi
 
 # ---- worker ------------------------------------------------------------------
@@ -301,11 +326,13 @@ mapfile -d '' w_env < <(image_env)
 phase_done "worker stage"
 
 # ---- client ------------------------------------------------------------------
-run_stage "$client_file" client "$cr"
-c_user=$stage_user c_dir=$stage_workdir
-c_ep=("${stage_ep[@]}") c_cmd=("${stage_cmd[@]}")
-mapfile -d '' c_env < <(image_env)
-phase_done "client stage"
+if [[ -z $rocm ]]; then
+  run_stage "$client_file" client "$cr"
+  c_user=$stage_user c_dir=$stage_workdir
+  c_ep=("${stage_ep[@]}") c_cmd=("${stage_cmd[@]}")
+  mapfile -d '' c_env < <(image_env)
+  phase_done "client stage"
+fi
 
 # ---- checks ------------------------------------------------------------------
 log "checks"
@@ -333,9 +360,11 @@ elfs_resolve() {  # elfs_resolve ROOT NAME: ldd of every ELF under /opt/hipr
 }
 
 no_compiler "$wr" worker
-no_compiler "$cr" client
 elfs_resolve "$wr" worker
-elfs_resolve "$cr" client
+if [[ -z $rocm ]]; then
+  no_compiler "$cr" client
+  elfs_resolve "$cr" client
+fi
 
 groups=$(chroot "$wr" id -nG hipr 2>&1 || true)
 if [[ $(chroot "$wr" id -u hipr 2>/dev/null) == 10001 && " $groups " == *" video "* && " $groups " == *" render "* ]]; then
@@ -352,9 +381,19 @@ else
   fail "worker: --device sim --probe-only: $out"
 fi
 out=$(as_worker timeout 60 hipr-worker --device hip --probe-only 2>&1) && rc=0 || rc=$?
+if [[ -n $rocm ]]; then
+  modules=$(cd "$wr/opt/hipr/lib/hipr-worker" && echo *.so)
+  [[ $modules == "libhipr_device_hip$rocm.so" ]] && pass "worker: the one hip device module is ROCm $rocm's: $modules" ||
+    fail "worker: hip device modules: $modules; expected libhipr_device_hip$rocm.so alone"
+  runtime=$(chroot "$wr" readlink -f "/usr/lib/x86_64-linux-gnu/libamdhip64.so.$rocm" || true)
+  [[ -n $runtime && -e $wr$runtime ]] && pass "worker: ROCm $rocm's runtime: $runtime" ||
+    fail "worker: no libamdhip64.so.$rocm in the image"
+fi
 if ((rc == 0)); then
   pass "worker: --device hip --probe-only (a GPU is here): ${out##*] }"
-elif [[ $out == *"hipGetDeviceCount returned"* ]]; then
+elif [[ -n $rocm && $out == *"libhipr_device_hip$rocm.so: no usable AMD GPU: hipGetDeviceCount returned"* ]]; then
+  pass "worker: --device hip --probe-only loads ROCm $rocm's runtime, which finds no GPU here (rc $rc)"
+elif [[ -z $rocm && $out == *"hipGetDeviceCount returned"* ]]; then
   pass "worker: --device hip --probe-only loads Debian's HIP runtime, which finds no GPU here (rc $rc)"
 else
   fail "worker: --device hip --probe-only: $out"
@@ -421,25 +460,42 @@ fi
 out=$(as_worker python3 -c "import urllib.request as u; r = u.urlopen('http://127.0.0.1:$metrics_port/readyz', timeout=5); print(r.status, r.read().decode().strip())" 2>&1) &&
   [[ $out == 200* ]] && pass "worker: /readyz: $out" || fail "worker: /readyz: $out"
 
-out=$(as_client hipr-run --help 2>&1) && pass "client: hipr-run --help as uid $(as_client id -u)" ||
-  fail "client: hipr-run --help: $out"
-links_ok=1
-for l in "$cr"/opt/hipr/lib/hipr/libamdhip64.so*; do
-  [[ $(chroot "$cr" readlink -f "${l#"$cr"}") == /opt/hipr/lib/libhip_client_stub.so ]] || links_ok=0
-done
-((links_ok)) && pass "client: $(cd "$cr/opt/hipr/lib/hipr" && echo libamdhip64.so*) -> libhip_client_stub.so" ||
-  fail "client: drop-in names: $(ls -l "$cr/opt/hipr/lib/hipr")"
-out=$(as_client env -u HIPR_SERVER LD_PRELOAD=/opt/hipr/lib/libhip_client_stub.so \
-      python3 -c 'import numpy; print(1)' 2>&1) && [[ $out == 1 ]] &&
-  pass "client: python3 and NumPy start with the stub preloaded, no server set" ||
-  fail "client: LD_PRELOAD python3: $out"
-out=$(as_client "${c_ep[@]}" "${c_cmd[@]}" -c 'print(1)' 2>&1) && rc=0 || rc=$?
-[[ $rc == 2 && $out == *"no worker"* ]] && pass "client: ENTRYPOINT without HIPR_SERVER says so (rc 2)" ||
-  fail "client: ENTRYPOINT without a server: rc $rc: $out"
-out=$(as_client env HIPR_SERVER="127.0.0.1:$worker_port" HIPR_TOKEN="check:$secret" \
-      timeout 120 "${c_ep[@]}" python3 -c "$(cat "$here/client_check.py")" 2>&1) &&
-  pass "client -> worker over tcp, through the ENTRYPOINT: ${out##*$'\n'}" ||
-  fail "client -> worker: $out (worker log: $work/worker-run.log)"
+if [[ -z $rocm ]]; then
+  out=$(as_client hipr-run --help 2>&1) && pass "client: hipr-run --help as uid $(as_client id -u)" ||
+    fail "client: hipr-run --help: $out"
+  links_ok=1
+  for l in "$cr"/opt/hipr/lib/hipr/libamdhip64.so*; do
+    [[ $(chroot "$cr" readlink -f "${l#"$cr"}") == /opt/hipr/lib/libhip_client_stub.so ]] || links_ok=0
+  done
+  ((links_ok)) && pass "client: $(cd "$cr/opt/hipr/lib/hipr" && echo libamdhip64.so*) -> libhip_client_stub.so" ||
+    fail "client: drop-in names: $(ls -l "$cr/opt/hipr/lib/hipr")"
+  out=$(as_client env -u HIPR_SERVER LD_PRELOAD=/opt/hipr/lib/libhip_client_stub.so \
+        python3 -c 'import numpy; print(1)' 2>&1) && [[ $out == 1 ]] &&
+    pass "client: python3 and NumPy start with the stub preloaded, no server set" ||
+    fail "client: LD_PRELOAD python3: $out"
+  out=$(as_client "${c_ep[@]}" "${c_cmd[@]}" -c 'print(1)' 2>&1) && rc=0 || rc=$?
+  [[ $rc == 2 && $out == *"no worker"* ]] && pass "client: ENTRYPOINT without HIPR_SERVER says so (rc 2)" ||
+    fail "client: ENTRYPOINT without a server: rc $rc: $out"
+  out=$(as_client env HIPR_SERVER="127.0.0.1:$worker_port" HIPR_TOKEN="check:$secret" \
+        timeout 120 "${c_ep[@]}" python3 -c "$(cat "$here/client_check.py")" 2>&1) &&
+    pass "client -> worker over tcp, through the ENTRYPOINT: ${out##*$'\n'}" ||
+    fail "client -> worker: $out (worker log: $work/worker-run.log)"
+
+fi
+
+if [[ -n $rocm ]]; then
+  # No client image is built with a ROCm worker: this checkout's own stub,
+  # where it is built, is the client (Debian 12's build against sid's).
+  stub=$top/build/lib/libhip_client_stub.so
+  if [[ -f $stub ]] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    out=$(env HIPR_SERVER="127.0.0.1:$worker_port" HIPR_TOKEN="check:$secret" LD_PRELOAD="$stub" \
+          LD_LIBRARY_PATH="$top/build/lib/hipr" timeout 120 /usr/bin/python3 "$here/client_check.py" 2>&1) &&
+      pass "this machine's client -> the image's worker over tcp: ${out##*$'\n'}" ||
+      fail "client -> worker: $out (worker log: $work/worker-run.log)"
+  else
+    log "no client check: $stub or NumPy missing (deploy/hipr-dev build first)"
+  fi
+fi
 
 if kill -0 "$worker_pid" 2>/dev/null; then
   kill -TERM "$worker_pid"
@@ -456,7 +512,7 @@ fi
 worker_pid=""
 phase_done "checks"
 
-du -sh --exclude=proc --exclude=sys --exclude=dev -x "$wr" "$cr" 2>/dev/null | sed 's/^/    root size: /' >&2
+du -sh --exclude=proc --exclude=sys --exclude=dev -x "$wr" ${cr:+"$cr"} 2>/dev/null | sed 's/^/    root size: /' >&2
 printf '%s\n' "${timings[@]}" | sed 's/^/    time: /' >&2
 log "total $((SECONDS - t_all)) s; $failures failure(s)"
 ((failures == 0))

@@ -14,6 +14,11 @@
 #   deploy/containers/make-base.sh --tar-only FILE      write the finished root as a tar
 #                                                       to FILE, import nothing
 #                                                       (check-steps.sh uses this)
+#   deploy/containers/make-base.sh --suite sid          Debian sid instead (default
+#                                                       image localhost/debian:sid), for
+#                                                       the ROCm 6.4/7.2 worker images
+#                                                       (worker-rocm.Containerfile): apt
+#                                                       inside lists sid and experimental
 #
 # The root is `debootstrap --variant=minbase bookworm` from the Debian
 # archive apt uses on this machine (/etc/apt/sources.list.d/debian.sources,
@@ -45,12 +50,18 @@ while (($#)); do
     --image) image=${2:?}; shift 2 ;;
     --from-tar) from_tar=${2:?}; shift 2 ;;
     --tar-only) tar_only=${2:?}; shift 2 ;;
+    --suite) suite=${2:?}; shift 2 ;;
     -h|--help) usage ;;
     *) echo "make-base.sh: unknown argument $1" >&2; usage ;;
   esac
 done
 
 log() { printf 'make-base.sh: %s\n' "$*" >&2; }
+case $suite in
+  bookworm) ;;
+  sid) [[ $image == localhost/debian:bookworm ]] && image=localhost/debian:sid ;;
+  *) log "--suite: bookworm or sid"; exit 2 ;;
+esac
 [[ $(id -u) == 0 ]] || { log "needs root (debootstrap, container storage)"; exit 2; }
 
 # The environment every image built FROM this base starts with; check-steps.sh
@@ -87,14 +98,26 @@ else
   fi
 fi
 [[ -x $root/usr/bin/apt-get && -f $root/etc/debian_version ]] || { log "no Debian root in $root"; exit 1; }
-grep -q '^12\.' "$root/etc/debian_version" || log "warning: $(cat "$root/etc/debian_version") is not Debian 12"
+if [[ $suite == bookworm ]]; then
+  grep -q '^12\.' "$root/etc/debian_version" || log "warning: $(cat "$root/etc/debian_version") is not Debian 12"
+fi
 
 # The root directory itself: 0755 (a tarball made from a mktemp -d directory,
 # such as fresh-machine's, says 0700, and then no user but root can use the
 # image).
 chmod 0755 "$root"
 # apt: this machine's archive and suites.
-if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
+if [[ $suite == sid ]]; then
+  # sid, and experimental for ROCm 7.2 (apt takes nothing from experimental
+  # unless asked: -t experimental). sid's Release is re-signed daily, but a
+  # snapshot mirror serves it past its week of Valid-Until; the signature is
+  # still checked.
+  rm -f "$root"/etc/apt/sources.list.d/*
+  printf 'Types: deb\nURIs: %s\nSuites: sid experimental\nComponents: main\nSigned-By: %s\n' \
+    "$(mirror)" /usr/share/keyrings/debian-archive-keyring.gpg >"$root/etc/apt/sources.list.d/debian.sources"
+  : >"$root/etc/apt/sources.list"
+  echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/50hipr-valid-until"
+elif [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
   rm -f "$root"/etc/apt/sources.list.d/*
   cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/debian.sources"
   : >"$root/etc/apt/sources.list"
