@@ -87,6 +87,7 @@ void Client::ForgetDeviceState(int device) {
   for (const DeviceAllocation& a : allocations_.RemoveDevicesOf(device))
     if (a.outside_window) reservations_.Release(a.base, a.size);
   (void)free_blocks_.TakeAll(device);  // The worker freed the kept blocks with the rest.
+  (void)leases_.Forget(device, nullptr);  // And returned the lease.
   fences_.Forget(device);  // Its event went with the rest.
   ledger_.Forget(device);
   handles_.RemoveAllOf(device);
@@ -108,6 +109,7 @@ void Client::PrepareFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   c->reservations_.LockForFork();
   c->handles_.LockForFork();
   c->free_blocks_.LockForFork();
+  c->leases_.LockForFork();
   c->fences_.LockForFork();
   c->ledger_.LockForFork();
 }
@@ -118,6 +120,7 @@ void Client::ParentAfterFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   c->ledger_.UnlockInParent();
   c->fences_.UnlockInParent();
   c->handles_.UnlockInParent();
+  c->leases_.UnlockInParent();
   c->free_blocks_.UnlockInParent();
   c->reservations_.UnlockInParent();
   c->allocations_.UnlockInParent();
@@ -131,6 +134,7 @@ void Client::ChildAfterFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   // AllocationMap::ResetLockInChild). Only this thread exists here.
   c->handles_.ResetLockInChild();
   c->free_blocks_.ResetInChild();
+  c->leases_.ResetInChild();
   c->fences_.ResetInChild();
   c->ledger_.ResetInChild();
   c->reservations_.ResetLockInChild();

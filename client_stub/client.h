@@ -27,6 +27,7 @@
 #include "client_stub/base/config.h"
 #include "client_stub/memory/device_reservations.h"
 #include "client_stub/memory/free_blocks.h"
+#include "client_stub/memory/memory_leases.h"
 #include "client_stub/session/handle_table.h"
 #include "client_stub/session/session.h"
 #include "client_stub/session/stream_fences.h"
@@ -57,6 +58,7 @@ class Client {
   DeviceReservations& reservations() { return reservations_; }
   HandleTable& handles() { return handles_; }
   FreeBlocks& free_blocks() { return free_blocks_; }
+  MemoryLeases& leases() { return leases_; }
   StreamFences& fences() { return fences_; }
   StreamLedger& ledger() { return ledger_; }
 
@@ -102,6 +104,7 @@ class Client {
   DeviceReservations reservations_;
   HandleTable handles_;
   FreeBlocks free_blocks_{config_.free_block_bytes};
+  MemoryLeases leases_{config_.malloc_lease_bytes};
   StreamFences fences_;
   StreamLedger ledger_;
 

@@ -255,7 +255,7 @@ struct ApiCallReply {
   HIPR_FIELDS(error, out)
 };
 
-struct DeviceRequest {  // kDeviceSynchronize, kDeviceReset, kMemGetInfo.
+struct DeviceRequest {  // kDeviceSynchronize, kDeviceReset, kMemGetInfo, kMemLeaseReturn.
   int32_t device = 0;
   HIPR_FIELDS(device)
 };
@@ -331,6 +331,38 @@ struct MallocReply {
 struct FreeRequest {  // Fire-and-forget.
   uint64_t address = 0;
   HIPR_FIELDS(address)
+};
+
+// kMemLease: device memory taken for the session ahead of use (capability
+// memory-lease), so that a later hipMalloc inside it needs no round trip.
+// The worker grants as much of `want` bytes as fits in the device's memory
+// and the session's limits, at least `need` (else out of memory and nothing
+// taken): one range [base, base + size) of `device`, charged as allocated
+// but reachable by no copy or kernel. A new lease of a device replaces its
+// previous one, whose unplaced bytes go back first. kMemLeasePlace makes
+// [address, address + size) of the lease an allocation, as hipMalloc's
+// (sizes round up to `granularity`); kMemLeaseReturn (a DeviceRequest)
+// gives back whatever of the device's lease is unplaced.
+struct MemLeaseRequest {
+  int32_t device = 0;
+  uint64_t need = 0;
+  uint64_t want = 0;
+  HIPR_FIELDS(device, need, want)
+};
+
+struct MemLeaseReply {
+  int32_t error = 0;
+  uint64_t base = 0;
+  uint64_t size = 0;
+  uint64_t granularity = 0;
+  HIPR_FIELDS(error, base, size, granularity)
+};
+
+struct MemLeasePlaceRequest {  // Fire-and-forget.
+  int32_t device = 0;
+  uint64_t address = 0;
+  uint64_t size = 0;
+  HIPR_FIELDS(device, address, size)
 };
 
 // kHostRegister / kHostUnregister (shm only): a page-aligned range of the

@@ -64,6 +64,9 @@
   X(VmmSetAccess, 0x0111, VmmSetAccessRequest, CallReply, Call, kPlain, "whole mappings")                              \
   X(VmmExport, 0x0112, VmmHandleRequest, IpcGetMemHandleReply, Call, kPlain, "a token another session of this worker can import") \
   X(VmmImport, 0x0113, VmmImportRequest, VmmImportReply, Call, kPlain, "names another session's export with a fresh client id") \
+  X(MemLease, 0x0114, MemLeaseRequest, MemLeaseReply, Call, kPlain, "memory-lease: up to want bytes (at least need) taken ahead; replaces the device's lease") \
+  X(MemLeasePlace, 0x0115, MemLeasePlaceRequest, NoReply, Post, kPlain, "memory-lease: part of the lease becomes an allocation") \
+  X(MemLeaseReturn, 0x0116, DeviceRequest, NoReply, Post, kPlain, "memory-lease: the unplaced rest goes back") \
   /* Copies 0x02xx: every copy names a rectangular device region (1-D: height 1). */                                  \
   X(CopyToDevice, 0x0201, CopyToDeviceRequest, CallReply, CallOrPost, kStreamOrdered | kBulkIn | kSynchronizing, "bulk: width*height bytes, packed; synchronizing when want_reply") \
   X(CopyFromDevice, 0x0202, CopyFromDeviceRequest, CallReply, Call, kStreamOrdered | kBulkOut | kSynchronizing, "reply bulk (when error is 0): width*height bytes, packed") \

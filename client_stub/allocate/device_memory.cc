@@ -150,18 +150,71 @@ bool ReuseKept(Client& c, Session& s, int device, size_t size, void** out) {
   return true;
 }
 
-// Out of memory with blocks kept on `device`: frees them on the worker and
-// waits (up to 2 s) until it has released them, which it does once the work
-// queued before has run, so that the retry sees their memory. Polls the
-// free memory rather than synchronising: a synchronising call would take an
-// earlier kernel's error, which the program must get from its own. False
-// when none were kept.
-bool FreeKept(Client& c, Session& s, int device) {
+// Plain memory placed in the device's lease (memory/memory_leases.h), with
+// no round trip but the one that renews the lease when it is used up. False
+// when the worker has no leases, the allocation is too large for one, or the
+// worker could not grant one (out of memory: the caller asks for exactly
+// this allocation, after giving back what is kept).
+bool PlaceInLease(Client& c, Session& s, int device, size_t size, void** out) {
+  if (c.leases().lease_bytes() == 0 || !s.ListsCapability(wire::kCapabilityMemoryLease)) return false;
+  const AddressRange window = c.window();
+  hipError_t refused = hipSuccess;
+  auto ask = [&](uint64_t need, uint64_t want, LeaseGrant* g) {
+    msg::MemLeaseReply reply;
+    Status st = s.Call<wire::Op::kMemLease>(msg::MemLeaseRequest{device, need, want}, &reply);
+    if (!st.ok() || reply.error != hipSuccess) {
+      refused = st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
+      return false;
+    }
+    if (!window.Contains(reply.base) || reply.size > window.end() - reply.base) {
+      // Leases are of the session window; a worker that leases elsewhere is
+      // not used for this.
+      (void)s.Post<wire::Op::kMemLeaseReturn>(msg::DeviceRequest{device});
+      HIPR_LOG_DEBUG("hipMalloc: the worker leased memory outside the session window; not used");
+      return false;
+    }
+    *g = LeaseGrant{reply.base, reply.size, reply.granularity};
+    HIPR_LOG_DEBUG("device %d: %llu bytes leased at 0x%llx for allocations with no round trip", device,
+                   static_cast<unsigned long long>(reply.size), static_cast<unsigned long long>(reply.base));
+    return true;
+  };
+  auto place = [&](uint64_t address, uint64_t bytes) {
+    return s.Post<wire::Op::kMemLeasePlace>(msg::MemLeasePlaceRequest{device, address, bytes}).ok();
+  };
+  uint64_t address = 0;
+  if (!c.leases().Allocate(device, size, ask, place, &address)) {
+    if (refused != hipSuccess && refused != hipErrorOutOfMemory)
+      HIPR_LOG_DEBUG("hipMalloc: lease on device %d refused (HIP error %d)", device, static_cast<int>(refused));
+    return false;
+  }
+  DeviceAllocation a;
+  a.base = address;
+  a.size = size;
+  a.device = device;
+  if (!c.allocations().AddDevice(a)) {  // Cannot happen: the lease was no one's.
+    HIPR_LOG_ERROR("hipMalloc: leased 0x%llx overlaps a live allocation", static_cast<unsigned long long>(address));
+    (void)s.Post<wire::Op::kFree>(msg::FreeRequest{address});
+    return false;
+  }
+  *out = reinterpret_cast<void*>(address);
+  return true;
+}
+
+}  // namespace
+
+// Out of memory with blocks kept on `device`, or part of its lease unplaced:
+// gives both back and waits (up to 2 s) until the worker has released the
+// blocks, which it does once the work queued before has run, so that the
+// retry sees their memory (a lease goes back at once). Polls the free memory
+// rather than synchronising: a synchronising call would take an earlier
+// kernel's error, which the program must get from its own. False when
+// nothing was kept or leased.
+bool GiveBackKept(Client& c, Session& s, int device) {
   msg::MemInfoReply before;
   Status st = s.Call<wire::Op::kMemGetInfo>(msg::DeviceRequest{device}, &before);
   const uint64_t released = ReleaseKept(c, s, device);
   if (released == 0) return false;
-  HIPR_LOG_DEBUG("hipMalloc: out of memory on device %d; freed %llu bytes kept for reuse and asking again", device,
+  HIPR_LOG_DEBUG("hipMalloc: out of memory on device %d; gave back %llu bytes kept or leased, asking again", device,
                  static_cast<unsigned long long>(released));
   for (int i = 0; st.ok() && before.error == hipSuccess && i < 200; ++i) {
     msg::MemInfoReply now;
@@ -172,10 +225,9 @@ bool FreeKept(Client& c, Session& s, int device) {
   return true;
 }
 
-}  // namespace
-
 uint64_t ReleaseKept(Client& c, Session& s, int device) {
-  uint64_t bytes = 0;
+  uint64_t bytes = c.leases().Forget(
+      device, [&](int d) { (void)s.Post<wire::Op::kMemLeaseReturn>(msg::DeviceRequest{d}); });
   for (const KeptBlock& b : c.free_blocks().TakeAll(device)) {
     (void)s.Post<wire::Op::kFree>(msg::FreeRequest{b.base});
     bytes += b.size;
@@ -187,8 +239,9 @@ hipError_t AllocateDevice(Client& c, Session& s, int device, size_t size, uint32
                           void** out) {
   const bool plain = flags == 0 && role == AllocationRole::kPlain;
   if (plain && ReuseKept(c, s, device, size, out)) return hipSuccess;
+  if (plain && PlaceInLease(c, s, device, size, out)) return hipSuccess;
   hipError_t result = AllocateFromWorker(c, s, device, size, flags, role, out);
-  if (result == hipErrorOutOfMemory && FreeKept(c, s, device))
+  if (result == hipErrorOutOfMemory && GiveBackKept(c, s, device))
     result = AllocateFromWorker(c, s, device, size, flags, role, out);
   return result;
 }

@@ -22,15 +22,23 @@ enum class AllocationRole { kPlain, kModuleGlobal, kArray, kGraph };
 
 // Allocates `size` (> 0) bytes of device memory on `device`: plain memory
 // (flags 0, AllocationRole::kPlain) first from the blocks the program freed
-// (memory/free_blocks.h), with no round trip; else AllocateFromWorker, and
-// when the worker is out of memory while blocks are kept, again after
-// freeing them. hipMalloc's path.
+// (memory/free_blocks.h), then from the device's lease
+// (memory/memory_leases.h), with no round trip; else AllocateFromWorker,
+// and when the worker is out of memory while blocks are kept or a lease is
+// held, again after giving them back. hipMalloc's path.
 hipError_t AllocateDevice(Client& c, Session& s, int device, size_t size, uint32_t flags, AllocationRole role,
                           void** out);
 
+// Out of memory on `device` while blocks are kept or part of a lease is
+// unplaced: gives them back (ReleaseKept) and waits, up to 2 s, until the
+// worker has released them, so that asking again sees their memory. False
+// when there was nothing to give back (asking again would not help).
+bool GiveBackKept(Client& c, Session& s, int device);
+
 // Frees on the worker every block kept for reuse on `device` (all when
-// < 0) and returns their bytes: before hipMemGetInfo, which then reports
-// what the worker does once queued work has run, as after any hipFree.
+// < 0), gives back the unplaced rest of its lease, and returns their bytes:
+// before hipMemGetInfo, which then reports what the worker does once queued
+// work has run, as after any hipFree; and on out of memory.
 uint64_t ReleaseKept(Client& c, Session& s, int device);
 
 // Allocates `size` (> 0) bytes of device memory on `device` through the

@@ -61,6 +61,9 @@ HIPR_EXPORT hipError_t hipIpcOpenMemHandle(void** dev_ptr, hipIpcMemHandle_t han
     // device has set that memory's addresses aside, opened again.
     for (int attempt = 0;; ++attempt) {
       Status st = s->Call<wire::Op::kIpcOpenMemHandle>(req, &reply);
+      // Memory kept for hipMalloc is the program's to have.
+      if (st.ok() && reply.error == hipErrorOutOfMemory && GiveBackKept(c, *s, device))
+        st = s->Call<wire::Op::kIpcOpenMemHandle>(req, &reply);
       if (!st.ok()) return ToHipError(st);
       if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
       DeviceAllocation a;

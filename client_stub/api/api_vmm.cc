@@ -187,6 +187,9 @@ HIPR_EXPORT hipError_t hipMemAddressReserve(void** ptr, size_t size, size_t alig
     if (size == 0 || size % g != 0 || (alignment & (alignment - 1)) != 0) return hipErrorMemoryAllocation;
     *ptr = nullptr;
     Client& c = Client::Get();
+    // Addresses a lease holds for hipMalloc are the program's to have.
+    if (addr != nullptr && c.leases().Holds(reinterpret_cast<uint64_t>(addr), size))
+      (void)ReleaseKept(c, *s, -1);
     msg::VmmReserveReply reply;
     Reservation r{size, false};
     // A range that lands on this process's memory is freed and, once the
@@ -272,6 +275,9 @@ HIPR_EXPORT hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* handle, siz
     p->refs = 1;
     msg::CallReply reply;
     Status st = s->Call<wire::Op::kVmmCreate>(msg::VmmCreateRequest{prop->location.id, p->id, size}, &reply);
+    // Memory kept for hipMalloc is the program's to have.
+    if (st.ok() && reply.error == hipErrorOutOfMemory && GiveBackKept(Client::Get(), *s, prop->location.id))
+      st = s->Call<wire::Op::kVmmCreate>(msg::VmmCreateRequest{prop->location.id, p->id, size}, &reply);
     if (!st.ok() || reply.error != hipSuccess) {
       delete p;  // Never handed out.
       return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
@@ -536,6 +542,8 @@ HIPR_EXPORT hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocationHa
     req.handle = p->id;
     msg::VmmImportReply reply;
     Status st = s->Call<wire::Op::kVmmImport>(req, &reply);
+    if (st.ok() && reply.error == hipErrorOutOfMemory && GiveBackKept(Client::Get(), *s, req.device))
+      st = s->Call<wire::Op::kVmmImport>(req, &reply);
     if (!st.ok() || reply.error != hipSuccess) {
       delete p;  // Never handed out.
       return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);

@@ -121,6 +121,7 @@ Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* proble
   p.Number("HIPR_CHUNK_BYTES", wire::kMinChunkBytes, wire::kMaxChunkBytes, true, &c.chunk_bytes);
   p.Number("HIPR_BATCH_BYTES", 0, uint64_t{1} << 30, true, &c.batch_bytes);
   p.Number("HIPR_FREE_BLOCK_BYTES", 0, uint64_t{1} << 40, true, &c.free_block_bytes);
+  p.Number("HIPR_MALLOC_LEASE_BYTES", 0, uint64_t{1} << 40, true, &c.malloc_lease_bytes);
   p.Number("HIPR_FLUSH_US", 0, 10000000, false, &c.flush_us);
   p.Number("HIPR_SPIN_US", 0, 100000, false, &c.spin_us);
   p.Number("HIPR_STATS", 0, 1, false, &c.stats);

@@ -63,6 +63,10 @@ struct Config {
   // HIPR_FREE_BLOCK_BYTES: freed device memory kept per device for the next
   // hipMalloc of its size (memory/free_blocks.h); 0: none.
   uint64_t free_block_bytes = uint64_t{64} << 20;
+  // HIPR_MALLOC_LEASE_BYTES: device memory taken per device ahead of use,
+  // where hipMalloc places allocations with no round trip
+  // (memory/memory_leases.h); 0: none.
+  uint64_t malloc_lease_bytes = uint64_t{64} << 20;
   uint32_t flush_us = 200;                     // HIPR_FLUSH_US: oldest batched frame's age limit.
   int spin_us = 50;  // HIPR_SPIN_US: a waiting call polls this long before it sleeps.
   // HIPR_ZEROCOPY_BYTES: tcp sends of pinned memory at least this large use

@@ -130,6 +130,14 @@ class Session {
       if (c == name) return true;
     return false;
   }
+  // Whether the worker listed capability `name`: for what is an
+  // optimisation rather than a call (memory-lease), which an older worker
+  // that lists nothing is not taken to have.
+  bool ListsCapability(std::string_view name) const {
+    for (const std::string& c : hello_.capabilities)
+      if (c == name) return true;
+    return false;
+  }
 
   // Fire-and-forget. Ok means queued (or sent), not executed.
   // The op comes with its message type (protocol/ops.h): a request that is

@@ -27,6 +27,13 @@
 //    (on the stream, or on the null stream behind a blocking stream) make
 //    them wait, as does managed memory in the process (the host then reads
 //    a managed value that the kernel before the memset wrote).
+//  * Plain hipMalloc is exact whatever hipr does to spare its round trip (on
+//    the sim, small allocations are placed in memory the worker leased to
+//    the session ahead of use): memory is usable at once by a kernel on
+//    another thread; hipMemGetInfo counts what was allocated and not what
+//    is held for later; an allocation of nearly all free memory succeeds
+//    while small ones were just made, and one more fails with
+//    hipErrorOutOfMemory; hipMemGetAddressRange knows each allocation.
 //  * hipFree waits for the device in HIP: memory freed while a kernel still
 //    reads it, allocated again and overwritten, does not change what that
 //    kernel reads. (hipr keeps freed blocks for the next hipMalloc of their
@@ -450,6 +457,60 @@ void CheckBlockingMemsetWithManaged() {
 
 }  // namespace
 
+// Many small allocations, then nearly all the rest: what a program observes
+// of hipMalloc (its memory, hipMemGetInfo, out of memory) is as if each had
+// gone to the device, though after the first none waits for the worker.
+void CheckLeasedAllocations() {
+  constexpr size_t kMiB = size_t{1} << 20;
+  size_t free0 = 0, total = 0;
+  HIP_OK(hipMemGetInfo(&free0, &total));
+  std::vector<int*> small(24);
+  size_t asked = 0;
+  for (size_t i = 0; i < small.size(); ++i) {
+    const size_t bytes = (i + 1) * 1000 * sizeof(int);
+    HIP_OK(hipMalloc(&small[i], bytes));
+    asked += bytes;
+    // Used at once, from another thread, by a kernel and a copy.
+    std::thread([&, i] {
+      hipLaunchKernelGGL(fill, dim3(kGrid), dim3(kBlock), 0, nullptr, small[i], static_cast<int>(i) * 100000,
+                         static_cast<int>((i + 1) * 1000));
+      int last = -1;
+      HIP_OK(hipMemcpy(&last, small[i] + (i + 1) * 1000 - 1, sizeof last, hipMemcpyDeviceToHost));
+      CHECK(last == static_cast<int>(i) * 100000 + static_cast<int>((i + 1) * 1000) - 1,
+            "allocation %zu read back %d", i, last);
+    }).join();
+    void* base = nullptr;
+    size_t size = 0;
+    HIP_OK(hipMemGetAddressRange(reinterpret_cast<hipDeviceptr_t*>(&base), &size, small[i] + 7));
+    CHECK(base == small[i] && size == bytes, "allocation %zu: range %p +%zu, expected %p +%zu", i, base, size,
+          static_cast<void*>(small[i]), bytes);
+  }
+  size_t free1 = 0;
+  HIP_OK(hipMemGetInfo(&free1, &total));
+  // Devices round allocations up (the sim to 4 KiB pages, GPUs to more):
+  // never by as much as a megabyte each here.
+  CHECK(free1 + asked <= free0 && free0 - free1 <= asked + small.size() * kMiB,
+        "hipMemGetInfo: %zu bytes fewer free after allocating %zu", free0 - free1, asked);
+  // Nearly all that is free, right after a small allocation: it must fit.
+  int* one = nullptr;
+  HIP_OK(hipMalloc(&one, 4096));
+  void* most = nullptr;
+  HIP_OK(hipMalloc(&most, free1 - 4 * kMiB));
+  void* more = nullptr;
+  HIP_EXPECT(hipMalloc(&more, 8 * kMiB), hipErrorOutOfMemory);
+  CHECK(more == nullptr, "a failed hipMalloc gave %p", more);
+  HIP_EXPECT(hipGetLastError(), hipErrorOutOfMemory);
+  HIP_OK(hipFree(most));
+  HIP_OK(hipFree(one));
+  for (int* p : small) HIP_OK(hipFree(p));
+  HIP_OK(hipDeviceSynchronize());
+  size_t free2 = 0;
+  HIP_OK(hipMemGetInfo(&free2, &total));
+  CHECK(free2 == free0, "hipMemGetInfo: %zu free after freeing everything, %zu before", free2, free0);
+  printf("leased allocations: 24 small hipMallocs used at once, counted exactly; nearly all the rest fits, "
+         "and more fails\n");
+}
+
 int main() {
   CheckAllocationChurn();
   CheckDeferredError();
@@ -460,6 +521,7 @@ int main() {
   CheckFreedWhileRead();
   CheckBlockingMemset();
   CheckStreamSynchronize();
+  CheckLeasedAllocations();
   CheckBlockingMemsetWithManaged();  // Last: managed memory turns the memset's early return off.
   return e2e::Finish("async_semantics");
 }

@@ -312,7 +312,8 @@ class KernelScenarios:
         program = run_to_pass("async_semantics", [self.build.program("async_semantics")], env, timeout=120)
         for line in program.text("out"):
             if line.startswith(("a failing kernel", "a blocking upload", "async copies", "an async copy", "20 rounds",
-                                "allocation churn", "memory freed", "a blocking memset", "a stream synchronize", "with managed memory")):
+                                "allocation churn", "memory freed", "a blocking memset", "a stream synchronize",
+                                "with managed memory", "leased allocations")):
                 log("async_semantics: %s" % line)
         if not any(line.startswith("a blocking upload") for line in program.text("out")):
             raise Failure("async_semantics did not report its blocking-upload checks")
@@ -323,6 +324,20 @@ class KernelScenarios:
             raise Failure("expected the allocation churn's last 19 hipMallocs to reuse freed blocks; %d did"
                           % len(reused))
         log("async_semantics: %d hipMallocs reused a freed block with no round trip" % len(reused))
+        # Small allocations are placed in a lease (memory/memory_leases.h):
+        # the check of leased allocations makes 24 and asks for few leases.
+        if not any(line.startswith("leased allocations") for line in program.text("out")):
+            raise Failure("async_semantics did not report its leased-allocation checks")
+        # Only a sim worker leases (capability memory-lease); the chain's hip
+        # device does not, and its client then asks for every allocation.
+        leases = [l for l in program.text("err") if "leased at" in l and "no round trip" in l]
+        if Worker.device == "chain":
+            if leases:
+                raise Failure("the hip device offers no memory lease, yet the client took %d" % len(leases))
+        elif not 1 <= len(leases) <= 8:
+            raise Failure("expected the sim worker to lease memory for small hipMallocs a few times; %d leases"
+                          % len(leases))
+        log("async_semantics: %d leases served the small hipMallocs" % len(leases))
         # The blocking memsets and stream synchronizes that guarded only
         # device memory returned at once, each raising a stream fence
         # (session/stream_fences.h).

@@ -110,6 +110,24 @@ void Memory() {
       .Add(Op::kStreamQuery, 9, msg::StreamRequest{7});
   Goodbye(reset, 10);
   Write("device_reset", kAfterHello, reset);
+  // A lease (granted past the two allocations, at kB + kMiB), allocations
+  // placed in it and used, one outside it, a reset that returns it.
+  FrameScript lease;
+  const uint64_t l = kB + kMiB;
+  Allocate(lease)
+      .Add(Op::kMemLease, 4, msg::MemLeaseRequest{0, 4096, 4 * kMiB})
+      .Add(Op::kMemLeasePlace, 5, msg::MemLeasePlaceRequest{0, l, 5000})
+      .Add(Op::kMemLeasePlace, 6, msg::MemLeasePlaceRequest{0, l + 8192, 4096})
+      .Add(Op::kMemLeasePlace, 7, msg::MemLeasePlaceRequest{1, l + 12288, 4096})
+      .Add(Op::kMemset, 8, msg::MemsetRequest{0, 0, Row(l, 12288), 0x5a, 1})
+      .Add(Op::kFree, 9, msg::FreeRequest{l + 8192})
+      .Add(Op::kMemLeaseReturn, 10, msg::DeviceRequest{0})
+      .Add(Op::kMemLeasePlace, 11, msg::MemLeasePlaceRequest{0, l + 16384, 4096})
+      .Add(Op::kMemLease, 12, msg::MemLeaseRequest{1, 4096, 64 * kMiB})
+      .Add(Op::kDeviceReset, 13, msg::DeviceRequest{1})
+      .Add(Op::kMemGetInfo, 14, msg::DeviceRequest{1});
+  Goodbye(lease, 15);
+  Write("memory_lease", kAfterHello, lease);
 }
 
 void StreamsAndEvents() {

@@ -12,6 +12,7 @@ std::vector<std::string> Device::capabilities() {
   if (vmm() != nullptr && shareable() != nullptr) c.push_back(wire::kCapabilityShareableMemory);
   if (textures() != nullptr) c.push_back(wire::kCapabilityTextures);
   if (host_register() != nullptr) c.push_back(wire::kCapabilityHostRegister);
+  if (memory_lease() != nullptr) c.push_back(wire::kCapabilityMemoryLease);
   if (cooperative_module_launch()) c.push_back(wire::kCapabilityCooperativeModuleLaunch);
   return c;
 }

@@ -122,6 +122,7 @@ class Device {
   virtual VirtualMemoryFacet* vmm() { return nullptr; }
   virtual ShareableMemoryFacet* shareable() { return nullptr; }
   virtual TextureFacet* textures() { return nullptr; }
+  virtual MemoryLeaseFacet* memory_lease() { return nullptr; }
   virtual HostRegisterFacet* host_register() { return nullptr; }
   virtual BulkMemoryFacet* bulk_memory() { return nullptr; }
   virtual WriteWatchFacet* write_watch() { return nullptr; }

@@ -188,7 +188,7 @@ TYPED_TEST_P(DeviceConformance, DescribesItsDevices) {
   const std::vector<std::string> known = {
       wire::kCapabilityIpcMemory, wire::kCapabilityIpcEvents,       wire::kCapabilityVirtualMemory,
       wire::kCapabilityShareableMemory, wire::kCapabilityTextures, wire::kCapabilityHostRegister,
-      wire::kCapabilityCooperativeModuleLaunch};
+      wire::kCapabilityMemoryLease,     wire::kCapabilityCooperativeModuleLaunch};
   for (const std::string& c : this->dev().capabilities())
     EXPECT_NE(std::find(known.begin(), known.end(), c), known.end()) << "unknown capability " << c;
 }
@@ -482,6 +482,7 @@ TYPED_TEST_P(DeviceConformance, CapabilitiesAreTheFacetsPresent) {
   EXPECT_EQ(has(wire::kCapabilityShareableMemory), d.vmm() != nullptr && d.shareable() != nullptr);
   EXPECT_EQ(has(wire::kCapabilityTextures), d.textures() != nullptr);
   EXPECT_EQ(has(wire::kCapabilityHostRegister), d.host_register() != nullptr);
+  EXPECT_EQ(has(wire::kCapabilityMemoryLease), d.memory_lease() != nullptr);
   EXPECT_EQ(has(wire::kCapabilityCooperativeModuleLaunch), d.cooperative_module_launch());
 }
 
@@ -508,6 +509,51 @@ TYPED_TEST_P(DeviceConformance, IpcFacet) {
   EXPECT_FALSE(ipc->IpcOpenEventHandle(0, 33, forged_event).ok()) << "a forged event handle opened";
   EXPECT_TRUE(this->dev().EventDestroy(31).ok());
   EXPECT_TRUE(this->dev().EventDestroy(32).ok());
+}
+
+TYPED_TEST_P(DeviceConformance, MemoryLeaseFacet) {
+  worker::MemoryLeaseFacet* lease = this->dev().memory_lease();
+  if (lease == nullptr) GTEST_SKIP() << "no memory lease facet";
+  worker::Device& d = this->dev();
+  uint64_t free0 = 0, total = 0;
+  ASSERT_TRUE(d.MemInfo(0, &free0, &total).ok());
+  uint64_t base = 0, size = 0, g = 0;
+  EXPECT_EQ(lease->Lease(0, total + 1, total + 1, &base, &size, &g).code(), StatusCode::kResourceExhausted);
+  ASSERT_TRUE(lease->Lease(0, 4096, 1 << 20, &base, &size, &g).ok());
+  ASSERT_NE(base, 0u);
+  ASSERT_GT(g, 0u);
+  EXPECT_GE(size, 4096u);
+  EXPECT_LE(size, uint64_t{1} << 20);
+  uint64_t free1 = 0;
+  ASSERT_TRUE(d.MemInfo(0, &free1, &total).ok());
+  EXPECT_EQ(free1, free0 - size) << "the lease is charged as allocated memory";
+  // Unplaced, it is no memory anyone may touch.
+  EXPECT_FALSE(d.CheckRegion(this->Linear(base, 16)).ok());
+  EXPECT_FALSE(d.Free(base).ok());
+  const uint64_t placed = std::max<uint64_t>(g, 4096);
+  ASSERT_TRUE(lease->PlaceInLease(0, base, placed).ok());
+  EXPECT_FALSE(lease->PlaceInLease(0, base, placed).ok()) << "placed twice";
+  EXPECT_FALSE(lease->PlaceInLease(0, base + size, g).ok()) << "past the lease";
+  EXPECT_FALSE(lease->PlaceInLease(0, 0x1000, g).ok()) << "nowhere near it";
+  const auto bytes = this->Pattern(placed, 7);
+  ASSERT_TRUE(this->Write(0, this->Linear(base, placed), bytes).ok());
+  EXPECT_EQ(this->Read(0, this->Linear(base, placed)), bytes);
+  ASSERT_TRUE(lease->ReturnLease(0).ok());
+  uint64_t free2 = 0;
+  ASSERT_TRUE(d.MemInfo(0, &free2, &total).ok());
+  EXPECT_EQ(free2, free0 - placed) << "the rest went back; the placed allocation stays";
+  if (size > placed) {
+    EXPECT_FALSE(lease->PlaceInLease(0, base + placed, g).ok()) << "placed in a returned lease";
+  }
+  EXPECT_TRUE(d.Free(base).ok()) << "a placed allocation is freed as hipMalloc's";
+  // A new lease replaces the previous one.
+  uint64_t b1 = 0, b2 = 0;
+  ASSERT_TRUE(lease->Lease(0, 4096, 64 << 10, &b1, &size, &g).ok());
+  ASSERT_TRUE(lease->Lease(0, 4096, 64 << 10, &b2, &size, &g).ok());
+  EXPECT_FALSE(lease->PlaceInLease(0, b1, g).ok() && b1 != b2) << "placed in a replaced lease";
+  ASSERT_TRUE(lease->ReturnLease(0).ok());
+  EXPECT_EQ(lease->Lease(static_cast<int>(d.devices().size()), 4096, 4096, &base, &size, &g).code(),
+            StatusCode::kInvalidDevice);
 }
 
 TYPED_TEST_P(DeviceConformance, VirtualMemoryFacet) {
@@ -658,7 +704,7 @@ REGISTER_TYPED_TEST_SUITE_P(DeviceConformance, DescribesItsDevices, MemoryRoundT
                             MemsetsAndDeviceCopies, StreamsEventsAndUnknownHandles,
                             AHostCallbackHoldsItsStreamNotTheReplay, ModulesGlobalsAndLaunches, TheRestOfTheCore,
                             RefusesBadArgumentsWithTheSharedChecks, CapabilitiesAreTheFacetsPresent, IpcFacet,
-                            VirtualMemoryFacet, ShareableMemoryFacet,
+                            MemoryLeaseFacet, VirtualMemoryFacet, ShareableMemoryFacet,
                             TextureFacet, HostRegisterFacet, BulkMemoryFacet, WriteWatchFacet);
 
 }  // namespace hipr::test

@@ -95,6 +95,25 @@ class ShareableMemoryFacet {
   virtual Status VmmImport(int device, uint64_t handle, const IpcHandle& token, uint64_t* size) = 0;
 };
 
+// Device memory taken for the session ahead of use, from which the client
+// places hipMalloc's allocations itself with no round trip (capability
+// memory-lease; msg::MemLeaseRequest). Lease takes one range of `device` of
+// as many bytes of `want` as fit, at least `need` (else kResourceExhausted,
+// nothing taken), charged as allocated memory and reachable by no copy or
+// kernel; it first gives back the device's previous lease. PlaceInLease
+// makes [address, address + size) of the lease a plain allocation, as
+// Malloc's (hipFree frees it); kInvalidArgument where it is not all inside
+// the lease. ReturnLease gives back the unplaced rest. A device reset
+// returns its lease as well.
+class MemoryLeaseFacet {
+ public:
+  virtual ~MemoryLeaseFacet() = default;
+  virtual Status Lease(int device, uint64_t need, uint64_t want, uint64_t* base, uint64_t* size,
+                       uint64_t* granularity) = 0;
+  virtual Status PlaceInLease(int device, uint64_t address, uint64_t size) = 0;
+  virtual Status ReturnLease(int device) = 0;
+};
+
 // hipCreateTextureObject and hipDestroyTextureObject (capability textures).
 class TextureFacet {
  public:

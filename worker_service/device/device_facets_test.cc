@@ -38,6 +38,7 @@ class FacetlessDevice final : public worker::ForwardingDevice {
   worker::VirtualMemoryFacet* vmm() override { return nullptr; }
   worker::ShareableMemoryFacet* shareable() override { return nullptr; }
   worker::TextureFacet* textures() override { return nullptr; }
+  worker::MemoryLeaseFacet* memory_lease() override { return nullptr; }
   worker::HostRegisterFacet* host_register() override { return nullptr; }
   worker::BulkMemoryFacet* bulk_memory() override { return nullptr; }
   bool cooperative_module_launch() const override { return false; }
@@ -96,7 +97,7 @@ class OneSession {
 struct Answers {
   std::vector<std::string> capabilities;
   int32_t ipc_export = -1, vmm_reserve = -1, vmm_create = -1, shareable_export = -1, texture = -1,
-          host_register = -1, ipc_event = -1;
+          host_register = -1, ipc_event = -1, lease = -1;
   std::vector<uint8_t> read_back;
 };
 
@@ -132,6 +133,9 @@ Answers Ask(bool facets) {
   msg::CallReply registered;
   EXPECT_TRUE(c->Call(Op::kHostRegister, msg::HostRangeRequest{0, 4096}, &registered).ok());
   a.host_register = registered.error;
+  msg::MemLeaseReply leased;
+  EXPECT_TRUE(c->Call(Op::kMemLease, msg::MemLeaseRequest{0, 4096, 1 << 20}, &leased).ok());
+  a.lease = leased.error;
   // The session goes on: the core still moves bytes.
   const std::vector<uint8_t> bytes(4096, 0x6d);
   a.read_back.resize(bytes.size());
@@ -150,18 +154,20 @@ TEST(DeviceFacets, AMissingFacetIsRefusedAndNotClaimed) {
   EXPECT_EQ(without.shareable_export, hipErrorNotSupported);
   EXPECT_EQ(without.texture, hipErrorNotSupported);
   EXPECT_EQ(without.host_register, hipErrorNotSupported);
+  EXPECT_EQ(without.lease, hipErrorNotSupported);
 }
 
 TEST(DeviceFacets, ThePresentFacetsAnswerTheSameCalls) {
   const Answers with = Ask(true);
   for (const char* c : {wire::kCapabilityIpcMemory, wire::kCapabilityVirtualMemory, wire::kCapabilityShareableMemory,
-                        wire::kCapabilityTextures, wire::kCapabilityHostRegister})
+                        wire::kCapabilityTextures, wire::kCapabilityHostRegister, wire::kCapabilityMemoryLease})
     EXPECT_NE(std::find(with.capabilities.begin(), with.capabilities.end(), c), with.capabilities.end()) << c;
   EXPECT_EQ(with.ipc_export, hipSuccess);
   EXPECT_EQ(with.vmm_reserve, hipSuccess);
   EXPECT_EQ(with.vmm_create, hipSuccess);
   EXPECT_EQ(with.shareable_export, hipSuccess);
   EXPECT_EQ(with.texture, hipSuccess);
+  EXPECT_EQ(with.lease, hipSuccess);
   // Over tcp there is no shared host segment to register: refused, but not
   // for want of the facet.
   EXPECT_NE(with.host_register, hipErrorNotSupported);

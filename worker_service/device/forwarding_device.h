@@ -24,6 +24,7 @@ class ForwardingDevice : public Device {
   VirtualMemoryFacet* vmm() override { return inner_->vmm(); }
   ShareableMemoryFacet* shareable() override { return inner_->shareable(); }
   TextureFacet* textures() override { return inner_->textures(); }
+  MemoryLeaseFacet* memory_lease() override { return inner_->memory_lease(); }
   HostRegisterFacet* host_register() override { return inner_->host_register(); }
   BulkMemoryFacet* bulk_memory() override { return inner_->bulk_memory(); }
   WriteWatchFacet* write_watch() override { return inner_->write_watch(); }

@@ -487,6 +487,34 @@ Status Session::On(ops::Tag<Op::kFree>, const wire::FrameHeader& h, msg::FreeReq
   return Status::Ok();
 }
 
+Status Session::On(ops::Tag<Op::kMemLease>, const wire::FrameHeader& h, msg::MemLeaseRequest& m) {
+  msg::MemLeaseReply r;
+  MemoryLeaseFacet* lease = device_->memory_lease();
+  Status st = lease ? lease->Lease(m.device, m.need, m.want, &r.base, &r.size, &r.granularity)
+                    : NoFacet("memory leases");
+  if (!st.ok()) {
+    spdlog::info("session {}: lease of {} to {} bytes refused: {}", id_, m.need, m.want, st.ToString());
+    r = msg::MemLeaseReply{};
+  }
+  r.error = ToHipError(st);
+  return Reply(h, r);
+}
+
+Status Session::On(ops::Tag<Op::kMemLeasePlace>, const wire::FrameHeader& h, msg::MemLeasePlaceRequest& m) {
+  MemoryLeaseFacet* lease = device_->memory_lease();
+  Status st = lease ? lease->PlaceInLease(m.device, m.address, m.size) : NoFacet("memory leases");
+  if (!st.ok()) spdlog::info("session {}: allocation at 0x{:x} (+{}) in the lease refused: {}", id_, m.address, m.size,
+                             st.ToString());
+  Defer(h, std::move(st));
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kMemLeaseReturn>, const wire::FrameHeader& h, msg::DeviceRequest& m) {
+  MemoryLeaseFacet* lease = device_->memory_lease();
+  Defer(h, lease ? lease->ReturnLease(m.device) : NoFacet("memory leases"));
+  return Status::Ok();
+}
+
 Status Session::On(ops::Tag<Op::kMemset>, const wire::FrameHeader& h, msg::MemsetRequest& m) {
   Defer(h, Replay(m));
   return Status::Ok();

@@ -545,6 +545,25 @@ Status SimDevice::IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t
   return Status::Ok();
 }
 
+Status SimDevice::Lease(int device, uint64_t need, uint64_t want, uint64_t* base, uint64_t* size,
+                        uint64_t* granularity) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(device));
+  HIPR_RETURN_IF_ERROR(memory_.Lease(device, need, want, base, size));
+  *granularity = SimMemory::kGranularity;
+  return Status::Ok();
+}
+
+Status SimDevice::PlaceInLease(int device, uint64_t address, uint64_t size) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(device));
+  return memory_.Place(device, address, size);
+}
+
+Status SimDevice::ReturnLease(int device) {
+  HIPR_RETURN_IF_ERROR(CheckDevice(device));
+  memory_.ReturnLease(device);
+  return Status::Ok();
+}
+
 Status SimDevice::VmmReserve(uint64_t size, uint64_t alignment, uint64_t hint, uint64_t* address) {
   return memory_.Reserve(size, alignment, hint, address);
 }

@@ -53,6 +53,7 @@ class SimDevice final : public Device,
                         public VirtualMemoryFacet,
                         public ShareableMemoryFacet,
                         public TextureFacet,
+                        public MemoryLeaseFacet,
                         public HostRegisterFacet,
                         public BulkMemoryFacet,
                         public WriteWatchFacet {
@@ -64,6 +65,7 @@ class SimDevice final : public Device,
   void SetMemoryAccount(MemoryAccount* account) override { memory_.set_account(account); }
   IpcFacet* ipc() override { return this; }
   VirtualMemoryFacet* vmm() override { return this; }
+  MemoryLeaseFacet* memory_lease() override { return this; }
   ShareableMemoryFacet* shareable() override { return this; }
   TextureFacet* textures() override { return this; }
   HostRegisterFacet* host_register() override { return this; }
@@ -104,6 +106,10 @@ class SimDevice final : public Device,
   Status IpcOpenMemHandle(int device, const IpcHandle& handle, uint32_t flags, uint64_t* address, uint64_t* base,
                           uint64_t* size) override;
   Status IpcCloseMemHandle(uint64_t base) override;
+  Status Lease(int device, uint64_t need, uint64_t want, uint64_t* base, uint64_t* size,
+               uint64_t* granularity) override;
+  Status PlaceInLease(int device, uint64_t address, uint64_t size) override;
+  Status ReturnLease(int device) override;
   Status VmmReserve(uint64_t size, uint64_t alignment, uint64_t hint, uint64_t* address) override;
   Status VmmFree(uint64_t address, uint64_t size) override;
   Status VmmCreate(int device, uint64_t handle, uint64_t size) override;

@@ -14,6 +14,7 @@ namespace hipr::worker::sim {
 namespace {
 
 uint64_t RoundUp(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
+uint64_t RoundDown(uint64_t v, uint64_t to) { return v / to * to; }
 
 }  // namespace
 
@@ -162,6 +163,77 @@ Status SimMemory::Allocate(int device, uint64_t size, uint64_t* address) {
   return Status::Ok();
 }
 
+Status SimMemory::Lease(int device, uint64_t need, uint64_t want, uint64_t* base, uint64_t* size) {
+  MutexLock lock(mu_);
+  if (window_.size == 0) return Status(StatusCode::kFailedPrecondition, "no address window");
+  if (device < 0 || device >= static_cast<int>(used_.size())) return Status(StatusCode::kInvalidDevice, "bad device");
+  ReturnLeaseLocked(device);
+  if (need == 0 || need > budget_) return Status(StatusCode::kResourceExhausted, "lease exceeds device memory");
+  want = std::min(want, budget_);
+  need = RoundUp(need, kGranularity);
+  want = std::max(RoundUp(want, kGranularity), need);
+  if (used_[device] + need > budget_) return Status(StatusCode::kResourceExhausted, "device memory budget exhausted");
+  uint64_t grant = std::min(want, RoundDown(budget_ - used_[device], kGranularity));
+  // As much as the account (the worker's and the tenant's limits) allows,
+  // halving down to what is needed.
+  for (;;) {
+    Status st = ChargeLocked(grant);
+    if (st.ok()) break;
+    if (grant == need) return st;
+    grant = std::max(RoundUp(grant / 2, kGranularity), need);
+  }
+  uint64_t start = 0;
+  while (!TakeRange(grant, &start)) {
+    RefundLocked(grant);
+    if (grant == need) return Status(StatusCode::kResourceExhausted, "device address window exhausted");
+    grant = std::max(RoundUp(grant / 2, kGranularity), need);
+    if (Status st = ChargeLocked(grant); !st.ok()) return st;
+  }
+  used_[device] += grant;
+  leased_[start] = LeaseRange{grant, device};
+  *base = start;
+  *size = grant;
+  return Status::Ok();
+}
+
+Status SimMemory::Place(int device, uint64_t address, uint64_t size) {
+  MutexLock lock(mu_);
+  const uint64_t rounded = RoundUp(size, kGranularity);
+  auto it = leased_.upper_bound(address);
+  if (size == 0 || rounded < size || it == leased_.begin())
+    return InvalidArgument("not inside this session's memory lease");
+  --it;
+  const uint64_t lease_base = it->first;
+  const LeaseRange range = it->second;
+  if (range.device != device || address % kGranularity != 0 || address + rounded > lease_base + range.size)
+    return InvalidArgument("not inside this session's memory lease of that device");
+  if (Status st = MapRange(address, rounded, true); !st.ok()) return st;
+  leased_.erase(it);
+  if (address > lease_base) leased_[lease_base] = LeaseRange{address - lease_base, device};
+  if (address + rounded < lease_base + range.size)
+    leased_[address + rounded] = LeaseRange{lease_base + range.size - (address + rounded), device};
+  allocations_[address] = Allocation::Of(rounded, device);  // Charged and counted when leased.
+  return Status::Ok();
+}
+
+void SimMemory::ReturnLease(int device) {
+  MutexLock lock(mu_);
+  ReturnLeaseLocked(device);
+}
+
+void SimMemory::ReturnLeaseLocked(int device) {
+  for (auto it = leased_.begin(); it != leased_.end();) {
+    if (it->second.device != device) {
+      ++it;
+      continue;
+    }
+    used_[device] -= it->second.size;
+    RefundLocked(it->second.size);
+    ReturnRange(it->first, it->second.size);  // Never mapped: PROT_NONE as the rest of the window.
+    it = leased_.erase(it);
+  }
+}
+
 Status SimMemory::Export(uint64_t address, Exported* out) {
   MutexLock lock(mu_);
   auto it = allocations_.upper_bound(address);
@@ -286,6 +358,7 @@ Status SimMemory::Release(uint64_t address, int* device) {
 
 std::vector<uint64_t> SimMemory::RetireAll(int device) {
   MutexLock lock(mu_);
+  ReturnLeaseLocked(device);
   std::vector<uint64_t> bases;
   for (auto& [base, a] : allocations_) {
     if (a.device != device || a.vmm || a.retired) continue;
@@ -301,6 +374,7 @@ void SimMemory::ReleaseAll(int device) {
   std::vector<uint64_t> mine;
   {
     MutexLock lock(mu_);
+    ReturnLeaseLocked(device);
     // Virtual memory outlives a device reset (its reservations and physical
     // memory are the process's, as in HIP); it goes with the session.
     for (const auto& [base, a] : allocations_)

@@ -65,6 +65,15 @@ class SimMemory {
   // before the first allocation.
   void set_account(MemoryAccount* account) { account_ = account; }
 
+  // Leases (MemoryLeaseFacet): a range of the window taken and charged for
+  // `device` ahead of use but left PROT_NONE and out of allocations_, so
+  // that nothing reaches it; Place maps part of it as an allocation of its
+  // own. One lease per device; Lease first returns the device's previous
+  // one, and ReleaseAll and RetireAll (a device reset) return it too.
+  Status Lease(int device, uint64_t need, uint64_t want, uint64_t* base, uint64_t* size);
+  Status Place(int device, uint64_t address, uint64_t size);
+  void ReturnLease(int device);
+
   // IPC (hipIpc*MemHandle; the handle itself is SimDevice's). Export backs
   // the allocation holding `address` with a memfd named `hipr-ipc-<secret>`
   // (once: its bytes are copied there and the memfd mapped over them, so
@@ -172,6 +181,8 @@ class SimMemory {
       HIPR_REQUIRES(mu_);
   // Back to the free list, merged with its neighbours.
   void ReturnRange(uint64_t base, uint64_t size) HIPR_REQUIRES(mu_);
+  // Gives back the unplaced ranges of `device`'s lease.
+  void ReturnLeaseLocked(int device) HIPR_REQUIRES(mu_);
   // The account's share of used_'s changes.
   Status ChargeLocked(uint64_t bytes) HIPR_REQUIRES(mu_);
   void RefundLocked(uint64_t bytes) HIPR_REQUIRES(mu_);
@@ -186,6 +197,11 @@ class SimMemory {
   std::vector<uint64_t> used_ HIPR_GUARDED_BY(mu_);  // per device.
   std::map<uint64_t, uint64_t> reservations_ HIPR_GUARDED_BY(mu_);  // base -> size.
   std::map<uint64_t, Physical> physical_ HIPR_GUARDED_BY(mu_);  // by handle.
+  struct LeaseRange {
+    uint64_t size = 0;
+    int device = 0;
+  };
+  std::map<uint64_t, LeaseRange> leased_ HIPR_GUARDED_BY(mu_);  // Unplaced lease ranges by base.
 };
 
 }  // namespace hipr::worker::sim
