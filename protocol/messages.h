@@ -815,21 +815,32 @@ struct HostCallbackDone {
 // node, run on the client). Each
 // node's device and stream are ignored: a launch replays every node on the
 // launch's device and stream, in the order given.
+// `deps`: the nodes (indices in the graph, over all its frames, each
+// before this one) that must finish before this one starts; read only when
+// the graph's frames say `has_deps` (optional, appended: an older client's
+// graph runs its nodes one after another).
 struct GraphNode {
   uint16_t op = 0;
   std::vector<uint8_t> body;
-  HIPR_FIELDS(op, body)
+  std::vector<uint32_t> deps;
+  static constexpr size_t kRequiredFields = 2;
+  HIPR_FIELDS(op, body, deps)
 };
 
 // kGraphCreate: `graph` is a client-chosen id, unique in its session. A
 // graph too large for one body comes in several frames: the first creates
-// it, each later one has `append` set and adds its nodes at the end.
+// it, each later one has `append` set and adds its nodes at the end. With
+// `has_deps` (every frame of the graph the same) the nodes' `deps` are its
+// edges, and a launch may run independent branches concurrently; without,
+// node i follows node i - 1.
 struct GraphCreateRequest {
   uint64_t graph = 0;
   int32_t device = 0;
   std::vector<GraphNode> nodes;
   bool append = false;
-  HIPR_FIELDS(graph, device, nodes, append)
+  bool has_deps = false;
+  static constexpr size_t kRequiredFields = 4;
+  HIPR_FIELDS(graph, device, nodes, append, has_deps)
 };
 
 // kGraphLaunch: `callbacks` are fresh host callback ids (as in

@@ -78,6 +78,7 @@ struct ExecNode {
   hipGraphNodeType type = hipGraphNodeTypeEmpty;
   std::string shape;  // A child graph's topology (Topology below).
   std::vector<LoweredOp> ops;
+  std::vector<size_t> deps;  // Its dependencies' creation indexes.
   bool enabled = true;
 };
 
@@ -90,6 +91,10 @@ struct Exec {
   std::vector<ExecNode> nodes;  // In launch order.
   std::string topology;         // The source graph's (ExecUpdate compares).
   std::vector<GraphOp> ops;     // What a launch runs, in order: the enabled nodes' ops.
+  // Per op: the ops (indexes in `ops`) that must finish before it starts,
+  // from the graph's edges (a node's ops follow one another; a disabled or
+  // empty node passes its dependencies on).
+  std::vector<std::vector<uint32_t>> op_deps;
   bool on_worker = false;
   unsigned long long flags = 0;
 };
@@ -316,13 +321,13 @@ template <wire::Op op, class T>
 msg::GraphNode WorkerNode(const T& m) {
   static_assert(ops::Has<op>(ops::kGraphNode), "op cannot be a graph node (protocol/ops.h)");
   static_assert(ops::kRequestFits<op, T>, "this is not the request type of op (protocol/ops.h)");
-  return {static_cast<uint16_t>(op), EncodeBody(m)};
+  return {static_cast<uint16_t>(op), EncodeBody(m), {}};
 }
 // A host node: kStreamHostCallback with an empty body; the launch names
 // its callback.
 msg::GraphNode WorkerHostNode() {
   static_assert(ops::Has<wire::Op::kStreamHostCallback>(ops::kGraphNode));
-  return {static_cast<uint16_t>(wire::Op::kStreamHostCallback), {}};
+  return {static_cast<uint16_t>(wire::Op::kStreamHostCallback), {}, {}};
 }
 
 // Graph frames stay well inside the body limits (wire.h): nodes go in
@@ -334,9 +339,10 @@ constexpr size_t kMaxNodeBody = 60u << 10;
 // Sends `exec` to the worker as one or more kGraphCreate frames; false when a
 // node cannot travel that way (then the client replays it).
 bool BuildWorkerGraph(const Exec& exec, std::vector<msg::GraphCreateRequest>* frames) {
-  msg::GraphCreateRequest cur{exec.id, exec.device, {}, false};
+  msg::GraphCreateRequest cur{exec.id, exec.device, {}, false, true};
   size_t bytes = 0;
-  for (const GraphOp& op : exec.ops) {
+  for (size_t i = 0; i < exec.ops.size(); ++i) {
+    const GraphOp& op = exec.ops[i];
     std::optional<msg::GraphNode> node = std::visit(
         Visitor{
             [](const KernelNode& k) -> std::optional<msg::GraphNode> {
@@ -371,12 +377,13 @@ bool BuildWorkerGraph(const Exec& exec, std::vector<msg::GraphCreateRequest>* fr
     if (!node) return false;
     msg::GraphNode n = std::move(*node);
     if (n.body.size() > kMaxNodeBody) return false;
-    if (cur.nodes.size() == kNodesPerFrame || bytes + n.body.size() > kBodyBytesPerFrame) {
+    n.deps = exec.op_deps[i];
+    if (cur.nodes.size() == kNodesPerFrame || bytes + n.body.size() + 4 * n.deps.size() > kBodyBytesPerFrame) {
       frames->push_back(std::move(cur));
-      cur = msg::GraphCreateRequest{exec.id, exec.device, {}, true};
+      cur = msg::GraphCreateRequest{exec.id, exec.device, {}, true, true};
       bytes = 0;
     }
-    bytes += n.body.size() + 8;
+    bytes += n.body.size() + 4 * n.deps.size() + 8;
     cur.nodes.push_back(std::move(n));
     }  // namespace
   frames->push_back(std::move(cur));
@@ -561,9 +568,27 @@ bool CheckOneDevice(Exec& e, const void** odd_node) {
 // worker graph to destroy first, 0 for none).
 void Rebuild(Exec& e, std::atomic<uint64_t>& next_id, uint64_t* old_id, std::vector<msg::GraphCreateRequest>* frames) {
   e.ops.clear();
-  for (const ExecNode& n : e.nodes) {
-    if (!n.enabled) continue;
-    for (const LoweredOp& op : n.ops) e.ops.push_back(op.op);
+  e.op_deps.clear();
+  // Per node (by creation index): the ops a dependent of it waits for.
+  std::unordered_map<size_t, std::vector<uint32_t>> tails;
+  for (const ExecNode& n : e.nodes) {  // In an order the edges allow.
+    std::vector<uint32_t> in;
+    for (size_t d : n.deps) {
+      auto t = tails.find(d);
+      if (t != tails.end()) in.insert(in.end(), t->second.begin(), t->second.end());
+    }
+    std::sort(in.begin(), in.end());
+    in.erase(std::unique(in.begin(), in.end()), in.end());
+    if (!n.enabled || n.ops.empty()) {
+      tails[n.index] = std::move(in);
+      continue;
+    }
+    for (const LoweredOp& op : n.ops) {
+      if (&op == &n.ops.front()) e.op_deps.push_back(in);
+      else e.op_deps.push_back({static_cast<uint32_t>(e.ops.size() - 1)});
+      e.ops.push_back(op.op);
+    }
+    tails[n.index] = {static_cast<uint32_t>(e.ops.size() - 1)};
   }
   *old_id = e.on_worker ? e.id : 0;
   e.id = next_id.fetch_add(1, std::memory_order_relaxed);
@@ -1286,6 +1311,7 @@ hipError_t GraphRegistry::GraphInstantiate(Session* s, hipGraph_t graph, hipGrap
     for (const Node* n : order) {
       ExecNode x;
       if (!MakeExecNode(*n, index.at(n), &x)) return hipErrorInvalidValue;
+      for (const Node* d : n->deps) x.deps.push_back(index.at(d));
       e->nodes.push_back(std::move(x));
     }
     e->topology = Topology(*g);

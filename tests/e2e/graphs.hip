@@ -7,6 +7,10 @@
 //    writes its output at each launch, not at capture time.
 //  * Capture across two streams (fork/join through events) and the explicit
 //    graph API give the same graph shapes and results.
+//  * Independent branches of a graph run concurrently, as on a GPU: a
+//    kernel of one branch spins until a kernel of the other sets a flag;
+//    run one after the other, it gives up (after a bounded spin) and says
+//    so.
 //  * Capture rules: status and ids, a synchronize inside a capture
 //    invalidates it, the legacy null stream may not join a capture
 //    implicitly, a capture cannot depend on an event recorded outside it.
@@ -26,6 +30,15 @@ __global__ void scale(float* y, float a, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] *= a;
 }
+
+// Spins (at most `spins` reads) until *flag is set; *seen says whether it was.
+__global__ void wait_for_flag(unsigned* flag, int spins, int* seen) {
+  int i = 0;
+  while (i < spins && atomicAdd(flag, 0u) == 0) ++i;
+  *seen = i < spins ? 1 : 0;
+}
+
+__global__ void set_flag(unsigned* flag) { atomicExch(flag, 1u); }
 
 namespace {
 
@@ -318,10 +331,57 @@ void CheckCaptureRules() {
 
 }  // namespace
 
+// Captured across two streams: s1 spins until the flag is set; s2, a
+// branch of its own, sets it.
+void CheckBranchesRunConcurrently() {
+  hipStream_t s1, s2;
+  HIP_OK(hipStreamCreateWithFlags(&s1, hipStreamNonBlocking));
+  HIP_OK(hipStreamCreateWithFlags(&s2, hipStreamNonBlocking));
+  hipEvent_t fork, join;
+  HIP_OK(hipEventCreateWithFlags(&fork, hipEventDisableTiming));
+  HIP_OK(hipEventCreateWithFlags(&join, hipEventDisableTiming));
+  unsigned* flag;
+  int* seen;
+  HIP_OK(hipMalloc(&flag, sizeof(unsigned)));
+  HIP_OK(hipMalloc(&seen, sizeof(int)));
+  constexpr int kSpins = 20 * 1000 * 1000;
+  HIP_OK(hipStreamBeginCapture(s1, hipStreamCaptureModeThreadLocal));
+  HIP_OK(hipEventRecord(fork, s1));
+  HIP_OK(hipStreamWaitEvent(s2, fork, 0));
+  hipLaunchKernelGGL(wait_for_flag, dim3(1), dim3(1), 0, s1, flag, kSpins, seen);
+  hipLaunchKernelGGL(set_flag, dim3(1), dim3(1), 0, s2, flag);
+  HIP_OK(hipEventRecord(join, s2));
+  HIP_OK(hipStreamWaitEvent(s1, join, 0));
+  hipGraph_t graph;
+  HIP_OK(hipStreamEndCapture(s1, &graph));
+  hipGraphExec_t exec;
+  HIP_OK(hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0));
+  for (int launch = 0; launch < 3; ++launch) {
+    HIP_OK(hipMemsetAsync(flag, 0, sizeof(unsigned), s1));
+    HIP_OK(hipMemsetAsync(seen, 0xff, sizeof(int), s1));
+    HIP_OK(hipGraphLaunch(exec, s1));
+    HIP_OK(hipStreamSynchronize(s1));
+    int got = -1;
+    HIP_OK(hipMemcpy(&got, seen, sizeof got, hipMemcpyDeviceToHost));
+    CHECK(got == 1, "launch %d: the spinning branch %s", launch,
+          got == 0 ? "never saw the other branch's flag: the branches ran one after the other" : "did not run");
+  }
+  HIP_OK(hipGraphExecDestroy(exec));
+  HIP_OK(hipGraphDestroy(graph));
+  HIP_OK(hipFree(flag));
+  HIP_OK(hipFree(seen));
+  HIP_OK(hipEventDestroy(fork));
+  HIP_OK(hipEventDestroy(join));
+  HIP_OK(hipStreamDestroy(s1));
+  HIP_OK(hipStreamDestroy(s2));
+  printf("independent branches ran concurrently: one spun until the other set its flag, at each of 3 launches\n");
+}
+
 int main() {
   CheckCapturedGraphReplayed();
   CheckHostCopiesAtLaunchTime();
   CheckForkJoinAndExplicit();
+  CheckBranchesRunConcurrently();
   CheckCaptureRules();
   CHECK(g_host_calls.load() == 3, "host function ran %d times", g_host_calls.load());
   return e2e::Finish("graphs");

@@ -290,12 +290,13 @@ class KernelScenarios:
         env["HIPR_STATS"] = "1"
         program = run_to_pass("graphs", [self.build.program("graphs")], env, timeout=120)
         for line in program.text("out"):
-            if line.startswith(("a captured graph", "a graph with host", "fork/join", "capture rules")):
+            if line.startswith(("a captured graph", "a graph with host", "fork/join", "independent branches",
+                                "capture rules")):
                 log("graphs: %s" % line)
-        # 100 + 1 + 3 launches of graphs the worker holds, one frame each; the
-        # graph with host copies (3 launches) is replayed by the client.
+        # 100 + 1 + 3 + 3 launches of graphs the worker holds, one frame each;
+        # the graph with host copies (3 launches) is replayed by the client.
         err = "\n".join(program.text("err"))
-        want = "hipr: stats: graphs: 104 launches of executable graphs held by the worker"
+        want = "hipr: stats: graphs: 107 launches of executable graphs held by the worker"
         if want not in err:
             raise Failure("expected %r on the client's stderr, got:\n%s" % (want, err))
         log("graphs: %s" % want)

@@ -194,21 +194,25 @@ std::vector<uint8_t> Body(const auto& m) {
 void Graphs() {
   msg::GraphCreateRequest graph;
   graph.graph = 5;
+  // With its edges: the copy after the memset; the event record, the
+  // value write and the host node each a branch of their own.
+  graph.has_deps = true;
   graph.nodes = {
-      {static_cast<uint16_t>(Op::kMemset), Body(msg::MemsetRequest{0, 0, Row(kA, 4096), 7, 1})},
+      {static_cast<uint16_t>(Op::kMemset), Body(msg::MemsetRequest{0, 0, Row(kA, 4096), 7, 1}), {}},
       {static_cast<uint16_t>(Op::kCopyOnDevice),
-       Body(msg::CopyOnDeviceRequest{0, 0, Row(kB, 4096), Row(kA, 4096), false})},
-      {static_cast<uint16_t>(Op::kEventRecord), Body(msg::EventRecordRequest{9, 0})},
-      {static_cast<uint16_t>(Op::kStreamWaitEvent), Body(msg::StreamWaitEventRequest{0, 9, 0})},
-      {static_cast<uint16_t>(Op::kStreamWriteValue), Body(msg::StreamWriteValueRequest{0, 0, kA + 8, 3, 4})},
+       Body(msg::CopyOnDeviceRequest{0, 0, Row(kB, 4096), Row(kA, 4096), false}), {0}},
+      {static_cast<uint16_t>(Op::kEventRecord), Body(msg::EventRecordRequest{9, 0}), {}},
+      {static_cast<uint16_t>(Op::kStreamWaitEvent), Body(msg::StreamWaitEventRequest{0, 9, 0}), {2}},
+      {static_cast<uint16_t>(Op::kStreamWriteValue), Body(msg::StreamWriteValueRequest{0, 0, kA + 8, 3, 4}), {1}},
       {static_cast<uint16_t>(Op::kStreamWaitValue),
-       Body(msg::StreamWaitValueRequest{0, 0, kA + 8, 3, ~uint64_t{0}, 0, 4})},
-      {static_cast<uint16_t>(Op::kStreamHostCallback), {}},
+       Body(msg::StreamWaitValueRequest{0, 0, kA + 8, 3, ~uint64_t{0}, 0, 4}), {3, 4}},
+      {static_cast<uint16_t>(Op::kStreamHostCallback), {}, {}},
   };
   msg::GraphCreateRequest more;
   more.graph = 5;
   more.append = true;
-  more.nodes = {{static_cast<uint16_t>(Op::kMemset), Body(msg::MemsetRequest{0, 0, Row(kB, 64), 1, 1})}};
+  more.has_deps = true;
+  more.nodes = {{static_cast<uint16_t>(Op::kMemset), Body(msg::MemsetRequest{0, 0, Row(kB, 64), 1, 1}), {5, 6}}};
   FrameScript s;
   Allocate(s)
       .Add(Op::kEventCreate, 4, msg::EventCreateRequest{0, 9, 0})
@@ -241,7 +245,7 @@ void Modules() {
       .Add(Op::kLaunchKernel, 8, msg::LaunchRequest{0, 0, 3, 11, "", {2, 1, 1}, {64, 1, 1}, 0, 0, {}, 0, 0, {}})
       .Add(Op::kDeviceSynchronize, 9, msg::DeviceRequest{0})
       .Add(Op::kGraphCreate, 10,
-           msg::GraphCreateRequest{6, 0, {{static_cast<uint16_t>(Op::kLaunchKernel), Body(noop)}}, false})
+           msg::GraphCreateRequest{6, 0, {{static_cast<uint16_t>(Op::kLaunchKernel), Body(noop), {}}}, false, false})
       .Add(Op::kGraphLaunch, 11, msg::GraphLaunchRequest{6, 0, 0, {}})
       .Add(Op::kModuleUnload, 12, msg::ModuleUnloadRequest{3});
   Goodbye(s, 13);

@@ -103,9 +103,10 @@ void WriteBodies() {
   WriteBody("launch", SomeLaunch());
   msg::GraphCreateRequest graph;
   graph.graph = 5;
-  graph.nodes = {{static_cast<uint16_t>(Op::kLaunchKernel), Body(SomeLaunch())},
-                 {static_cast<uint16_t>(Op::kMemset), Body(msg::MemsetRequest{0, 0, {1u << 20, 64, 64, 2}, 7, 4})},
-                 {static_cast<uint16_t>(Op::kStreamHostCallback), {}}};
+  graph.has_deps = true;
+  graph.nodes = {{static_cast<uint16_t>(Op::kLaunchKernel), Body(SomeLaunch()), {}},
+                 {static_cast<uint16_t>(Op::kMemset), Body(msg::MemsetRequest{0, 0, {1u << 20, 64, 64, 2}, 7, 4}), {0}},
+                 {static_cast<uint16_t>(Op::kStreamHostCallback), {}, {}}};
   WriteBody("graph", graph);
   msg::ModuleLoadReply loaded;
   loaded.globals = {{"d_table", 0x500000000000, 256}};

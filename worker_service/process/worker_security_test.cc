@@ -362,12 +362,12 @@ TEST(WorkerLimitsTest, GraphsAreBoundedPerSession) {
   WorkerProcess worker({"--max-graphs-per-session", "2"});
   std::unique_ptr<RawClient> a;
   ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &a).ok());
-  for (uint64_t g = 1; g <= 2; ++g) ASSERT_TRUE(a->Send(Op::kGraphCreate, msg::GraphCreateRequest{g, 0, {}, false}).ok());
+  for (uint64_t g = 1; g <= 2; ++g) ASSERT_TRUE(a->Send(Op::kGraphCreate, msg::GraphCreateRequest{g, 0, {}, false, false}).ok());
   EXPECT_EQ(a->Synchronize(), 0);
-  ASSERT_TRUE(a->Send(Op::kGraphCreate, msg::GraphCreateRequest{3, 0, {}, false}).ok());
+  ASSERT_TRUE(a->Send(Op::kGraphCreate, msg::GraphCreateRequest{3, 0, {}, false, false}).ok());
   EXPECT_EQ(a->Synchronize(), kHipErrorOutOfMemory);
   ASSERT_TRUE(a->Send(Op::kGraphDestroy, msg::GraphRequest{1}).ok());
-  ASSERT_TRUE(a->Send(Op::kGraphCreate, msg::GraphCreateRequest{3, 0, {}, false}).ok());
+  ASSERT_TRUE(a->Send(Op::kGraphCreate, msg::GraphCreateRequest{3, 0, {}, false, false}).ok());
   EXPECT_EQ(a->Synchronize(), 0);
   EXPECT_TRUE(worker.Alive());
 }

@@ -160,6 +160,10 @@ Status Session::OverLimit(const char* what, size_t held, int limit, const char* 
 }
 
 void Session::ForgetDevice(int device) {
+  // The branches' streams and events went with the rest; made again at the
+  // next launch.
+  for (auto& [id, g] : graphs_)
+    if (g.device == device) ReleaseBranches(g, false);
   for (auto* held : {&streams_, &events_, &modules_}) {
     for (auto it = held->begin(); it != held->end();) {
       if (it->second != device) {

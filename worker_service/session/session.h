@@ -48,6 +48,7 @@
 #include "worker_service/process/gpu_health.h"
 #include "worker_service/process/handshake.h"
 #include "worker_service/process/ledger.h"
+#include "worker_service/session/graph_plan.h"
 #include "worker_service/session/shared_segment.h"
 
 namespace hipr::worker {
@@ -233,7 +234,23 @@ class Session {
     int32_t device = 0;
     std::vector<GraphNodeOp> nodes;
     size_t host_nodes = 0;
+    // Its edges (msg::GraphNode::deps), when the client sent them; the
+    // branch plan and the session's own streams and events it runs on,
+    // made at the first launch that needs them (session_graphs.cc).
+    bool has_deps = false;
+    std::vector<std::vector<uint32_t>> deps;
+    bool planned = false;
+    GraphPlan plan;
+    std::vector<uint64_t> lane_streams;  // Lanes 1...
+    std::vector<uint64_t> node_events;   // Per node that records one (0: none).
+    uint64_t fork_event = 0;
   };
+  // The branch plan of `g` and what it runs on; false: replay serially.
+  bool PrepareBranches(Graph& g);
+  // Gives back the streams and events of `g`'s branches (on the device too,
+  // unless a device reset dropped them already).
+  void ReleaseBranches(Graph& g, bool on_device = true);
+  uint64_t next_hidden_id_ = 0;
   std::unordered_map<uint64_t, Graph> graphs_;
   size_t graph_nodes_ = 0;  // In graphs_, against a limit.
   // Host callbacks whose stream waits for the client (replay thread only).
