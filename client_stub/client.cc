@@ -79,6 +79,7 @@ Client::SyncTicket Client::BeginSync(int device, uint64_t stream) {
 void Client::EndSync(const SyncTicket& t, hipError_t result) {
   if (!t.begun || result != hipSuccess) return;
   if (t.whole) free_blocks_.EndSync(t.device, t.ticket);
+  if (t.stream == kWholeDevice) handles_.SettledDevice(t.device);
   fences_.Settled(t.device, t.stream, t.fence);
   ledger_.Completed(t.device, t.stream, t.ledger);
 }

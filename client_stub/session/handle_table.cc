@@ -84,7 +84,27 @@ void HandleTable::NoteEventDone(hipEvent_t event, uint64_t recorded) {
 
 bool HandleTable::RemoveStream(hipStream_t stream, StreamRecord* out) {
   WriterLock lock(mu_);
-  return Remove(streams_, stream, out);
+  if (!Remove(streams_, stream, out)) return false;
+  destroyed_since_sync_.insert(out->device);
+  return true;
+}
+
+std::vector<uint64_t> HandleTable::StreamIdsOf(int device) const {
+  ReaderLock lock(mu_);
+  std::vector<uint64_t> ids;
+  for (const auto& [handle, record] : streams_)
+    if (record->device == device) ids.push_back(record->id);
+  return ids;
+}
+
+bool HandleTable::StreamDestroyedSinceSync(int device) const {
+  ReaderLock lock(mu_);
+  return destroyed_since_sync_.count(device) != 0;
+}
+
+void HandleTable::SettledDevice(int device) {
+  WriterLock lock(mu_);
+  destroyed_since_sync_.erase(device);
 }
 
 bool HandleTable::RemoveEvent(hipEvent_t event, EventRecord* out) {

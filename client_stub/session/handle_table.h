@@ -17,6 +17,7 @@
 #include <set>
 #include <shared_mutex>
 #include <unordered_map>
+#include <vector>
 
 #include <hip/hip_runtime_api.h>
 
@@ -78,6 +79,14 @@ class HandleTable {
   // Forgets every handle of `device`, or all when device < 0 (fork child).
   void RemoveAllOf(int device);
 
+  // The ids of `device`'s live streams (not the null stream).
+  std::vector<uint64_t> StreamIdsOf(int device) const;
+  // Whether a stream of `device` was destroyed since the last
+  // hipDeviceSynchronize that succeeded (SettledDevice): the work it still
+  // runs is on no stream a fence can be recorded on.
+  bool StreamDestroyedSinceSync(int device) const;
+  void SettledDevice(int device);
+
   // fork() support (client.cc): the lock is held across fork() so the child
   // inherits consistent contents; the parent then unlocks it, the child
   // re-creates it (its copy is owned by a thread that does not exist there,
@@ -94,6 +103,7 @@ class HandleTable {
   std::unordered_map<const void*, StreamRecord*> streams_ HIPR_GUARDED_BY(mu_);
   std::unordered_map<const void*, EventRecord*> events_ HIPR_GUARDED_BY(mu_);
   std::set<int> nonblocking_devices_ HIPR_GUARDED_BY(mu_);  // EverNonBlockingStream.
+  std::set<int> destroyed_since_sync_ HIPR_GUARDED_BY(mu_);  // StreamDestroyedSinceSync.
 };
 
 }  // namespace hipr::client

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace hipr::client {
 namespace {
 
@@ -26,6 +29,24 @@ TEST(HandleTableTest, HandlesCarryFreshIdsAndTheirRecord) {
   EventRecord ef;
   ASSERT_TRUE(t.FindEvent(e, &ef));
   EXPECT_EQ(ef.flags, unsigned(hipEventDisableTiming));
+}
+
+TEST(HandleTableTest, StreamsOfADeviceAndWhetherOneWasDestroyedSinceItsSync) {
+  HandleTable t;
+  StreamRecord s1, s2, s3;
+  hipStream_t a = t.NewStream(0, 0, 0, &s1);
+  t.NewStream(0, hipStreamNonBlocking, 0, &s2);
+  t.NewStream(1, 0, 0, &s3);
+  std::vector<uint64_t> ids = t.StreamIdsOf(0);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<uint64_t>{s1.id, s2.id}));
+  EXPECT_FALSE(t.StreamDestroyedSinceSync(0));
+  ASSERT_TRUE(t.RemoveStream(a, &s1));
+  EXPECT_TRUE(t.StreamDestroyedSinceSync(0));
+  EXPECT_FALSE(t.StreamDestroyedSinceSync(1));
+  EXPECT_EQ(t.StreamIdsOf(0), std::vector<uint64_t>{s2.id});
+  t.SettledDevice(0);
+  EXPECT_FALSE(t.StreamDestroyedSinceSync(0));
 }
 
 TEST(HandleTableTest, UnknownNullAndDestroyedHandlesAreNotFound) {

@@ -27,6 +27,10 @@
 //    (on the stream, or on the null stream behind a blocking stream) make
 //    them wait, as does managed memory in the process (the host then reads
 //    a managed value that the kernel before the memset wrote).
+//  * hipDeviceSynchronize likewise returns at once where only fills of and
+//    copies into device memory are queued, on any stream (another thread's
+//    read on another stream after it sees the bytes), and waits for a
+//    kernel (one that fails: the synchronize reports it).
 //  * Plain hipMalloc is exact whatever hipr does to spare its round trip (on
 //    the sim, small allocations are placed in memory the worker leased to
 //    the session ahead of use): memory is usable at once by a kernel on
@@ -433,6 +437,49 @@ void CheckStreamSynchronize() {
          "null stream were waited for\n");
 }
 
+// hipDeviceSynchronize while the only work not seen complete is fills of
+// and copies into device memory, on any stream, returns at once (hipr
+// raises a stream fence on each): a read from another thread on another
+// non-blocking stream still sees the bytes. With a kernel queued (here one
+// that fails on the device), it waits, and reports the kernel's failure.
+void CheckDeviceSynchronize() {
+  constexpr size_t kBig = size_t{64} << 20;
+  char* big;
+  int* d;
+  HIP_OK(hipMalloc(&big, kBig));
+  HIP_OK(hipMalloc(&d, kN * sizeof(int)));
+  hipStream_t s1, s2;
+  HIP_OK(hipStreamCreateWithFlags(&s1, hipStreamNonBlocking));
+  HIP_OK(hipStreamCreateWithFlags(&s2, hipStreamNonBlocking));
+  std::vector<int> src(kN), got(kN);
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 4; ++i) HIP_OK(hipMemsetAsync(big, i, kBig, s1));
+    for (int i = 0; i < kN; ++i) src[i] = round * 7000 + i;
+    HIP_OK(hipMemcpyAsync(d, src.data(), kN * sizeof(int), hipMemcpyHostToDevice, s1));
+    HIP_OK(hipMemsetAsync(big, 9, kBig, nullptr));
+    HIP_OK(hipDeviceSynchronize());
+    std::thread([&] {
+      HIP_OK(hipMemcpyAsync(got.data(), d, kN * sizeof(int), hipMemcpyDeviceToHost, s2));
+      HIP_OK(hipStreamSynchronize(s2));
+    }).join();
+    for (int i = 0; i < kN; ++i)
+      CHECK(got[i] == round * 7000 + i, "round %d: after hipDeviceSynchronize another thread read d[%d] = %d", round,
+            i, got[i]);
+  }
+  (void)hipGetLastError();
+  hipLaunchKernelGGL(e2e_fails, dim3(1), dim3(1), 0, s1, d);
+  HIP_OK(hipMemsetAsync(big, 0, kBig, s2));
+  HIP_EXPECT(hipDeviceSynchronize(), hipErrorLaunchFailure);
+  HIP_OK(hipDeviceSynchronize());  // Reported once.
+  (void)hipGetLastError();
+  HIP_OK(hipStreamDestroy(s2));
+  HIP_OK(hipStreamDestroy(s1));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipFree(big));
+  printf("a device synchronize that guarded only device memory returned at once; one behind a failing kernel "
+         "waited and reported it\n");
+}
+
 __global__ void write_managed(int* m, int value) { *m = value; }
 
 // With managed memory in the process, a blocking memset synchronizes its
@@ -521,6 +568,7 @@ int main() {
   CheckFreedWhileRead();
   CheckBlockingMemset();
   CheckStreamSynchronize();
+  CheckDeviceSynchronize();
   CheckLeasedAllocations();
   CheckBlockingMemsetWithManaged();  // Last: managed memory turns the memset's early return off.
   return e2e::Finish("async_semantics");

@@ -314,7 +314,7 @@ class KernelScenarios:
         for line in program.text("out"):
             if line.startswith(("a failing kernel", "a blocking upload", "async copies", "an async copy", "20 rounds",
                                 "allocation churn", "memory freed", "a blocking memset", "a stream synchronize",
-                                "with managed memory", "leased allocations")):
+                                "with managed memory", "leased allocations", "a device synchronize")):
                 log("async_semantics: %s" % line)
         if not any(line.startswith("a blocking upload") for line in program.text("out")):
             raise Failure("async_semantics did not report its blocking-upload checks")
@@ -342,7 +342,7 @@ class KernelScenarios:
         # The blocking memsets and stream synchronizes that guarded only
         # device memory returned at once, each raising a stream fence
         # (session/stream_fences.h).
-        for want in ("a blocking memset", "a stream synchronize", "with managed memory"):
+        for want in ("a blocking memset", "a stream synchronize", "a device synchronize", "with managed memory"):
             if not any(line.startswith(want) for line in program.text("out")):
                 raise Failure("async_semantics did not report its check %r" % want)
         fences = [l for l in program.text("err") if "stream fence" in l and "raised on device" in l]
@@ -350,6 +350,10 @@ class KernelScenarios:
             raise Failure("expected 3 blocking memsets and 3 stream synchronizes to return at once behind a "
                           "stream fence; %d did" % len(fences))
         log("async_semantics: %d blocking calls returned behind a stream fence" % len(fences))
+        skipped = [l for l in program.text("err") if "hipDeviceSynchronize: nothing the host can observe" in l]
+        if len(skipped) < 3:
+            raise Failure("expected the 3 device synchronizes that guarded only device memory to return at once; "
+                          "%d did" % len(skipped))
 
     def scenario_newer_entry_points(self):
         """hipLaunchHostFunc (in stream order and as a graph's host node), hipStreamGetDevice,
