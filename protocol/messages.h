@@ -293,7 +293,11 @@ struct DeviceStatus {
 struct SessionStatus {
   uint64_t session_id = 0;
   uint64_t memory = 0;  // Device memory it holds.
-  HIPR_FIELDS(session_id, memory)
+  // Of `memory`, what a lease holds for allocations not made yet
+  // (MemLeaseRequest; optional: 0 from an older worker).
+  uint64_t leased = 0;
+  static constexpr size_t kRequiredFields = 2;
+  HIPR_FIELDS(session_id, memory, leased)
 };
 struct WorkerStatusReply {
   int32_t error = 0;

@@ -6,7 +6,8 @@
 // memory in use, and the temperature, power and utilisation the worker can
 // read (librocm-smi on a GPU node; the sim has no sensors); and the live
 // sessions of this client's tenant (HIPR_TOKEN; every session where the
-// worker authenticates no one) with the device memory each holds. hipr-smi
+// worker authenticates no one) with the device memory each holds, and how
+// much of it a lease holds for allocations not made yet. hipr-smi
 // is itself a session while it asks, and says which one it is.
 //
 // The connection settings are the stub's (HIPR_TOKEN, HIPR_TLS_*,
@@ -150,7 +151,7 @@ void PrintJson(const std::vector<WorkerView>& views) {
     for (size_t i = 0; i < v.status.sessions.size(); ++i) {
       const msg::SessionStatus& s = v.status.sessions[i];
       out += (i ? ", " : "") + std::string("{\"session_id\": ") + std::to_string(s.session_id) +
-             ", \"memory\": " + std::to_string(s.memory) +
+             ", \"memory\": " + std::to_string(s.memory) + ", \"leased\": " + std::to_string(s.leased) +
              ", \"this\": " + (s.session_id == h.session_id ? "true" : "false") + "}";
     }
     out += "]}";
@@ -198,9 +199,11 @@ void PrintTable(const std::vector<WorkerView>& views) {
       std::printf("\n   sessions of %s:\n",
                   v.status.tenant.empty() ? "every client (no authentication)"
                                           : ("tenant '" + v.status.tenant + "'").c_str());
-      for (const msg::SessionStatus& s : v.status.sessions)
-        std::printf("     session %-10llu %12s%s\n", static_cast<unsigned long long>(s.session_id),
-                    Bytes(s.memory).c_str(), s.session_id == h.session_id ? "  (this hipr-smi)" : "");
+      for (const msg::SessionStatus& s : v.status.sessions) {
+        const std::string leased = s.leased != 0 ? "  (" + Bytes(s.leased) + " of it leased, not allocated yet)" : "";
+        std::printf("     session %-10llu %12s%s%s\n", static_cast<unsigned long long>(s.session_id),
+                    Bytes(s.memory).c_str(), leased.c_str(), s.session_id == h.session_id ? "  (this hipr-smi)" : "");
+      }
     }
     std::printf("\n");
   }

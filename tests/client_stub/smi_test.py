@@ -23,15 +23,18 @@ import time
 
 MIB = 1 << 20
 
-# A program of one tenant: allocates ARGV[1] bytes on device ARGV[2] through
-# the stub, says so, and holds them until its stdin closes.
+# A program of one tenant: allocates ARGV[1] bytes ARGV[4] times on device
+# ARGV[2] through the stub, says so, and holds them until its stdin closes.
+# (From a device's second allocation on, the stub allocates in a lease the
+# worker takes ahead: hipr-smi shows it.)
 HOLDER = r"""
 import ctypes, sys
 hip = ctypes.CDLL(sys.argv[3])
-ptr = ctypes.c_void_p()
 assert hip.hipSetDevice(int(sys.argv[2])) == 0
-rc = hip.hipMalloc(ctypes.byref(ptr), ctypes.c_size_t(int(sys.argv[1])))
-assert rc == 0, "hipMalloc: %d" % rc
+for _ in range(int(sys.argv[4])):
+    ptr = ctypes.c_void_p()
+    rc = hip.hipMalloc(ctypes.byref(ptr), ctypes.c_size_t(int(sys.argv[1])))
+    assert rc == 0, "hipMalloc: %d" % rc
 assert hip.hipDeviceSynchronize() == 0
 print("holding", flush=True)
 sys.stdin.read()
@@ -56,8 +59,9 @@ def env_for(server, token):
     return env
 
 
-def hold(args, server, token, size, device):
-    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(size), str(device), args.stub], env=env_for(server, token),
+def hold(args, server, token, size, device, count=1):
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(size), str(device), args.stub, str(count)],
+                         env=env_for(server, token),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     line = p.stdout.readline()
     if line.strip() != "holding":
@@ -93,6 +97,7 @@ def check_tenant(args, a, b, tenant, token, held_a, held_b_dev1, both_a):
                   "the sim has no sensors, yet hipr-smi shows readings: %s" % d)
         mine = [s for s in w["sessions"] if s["this"]]
         check(len(mine) == 1 and mine[0]["session_id"] == w["session_id"], "hipr-smi's own session: %s" % w)
+        check(all(s["leased"] == 0 for s in w["sessions"]), "one allocation each leases nothing: %s" % w)
         others = sorted(s["memory"] for s in w["sessions"] if not s["this"])
         wanted = held_a if w["server"] == a else held_b_dev1
         check(others == wanted, "%s's sessions on %s hold %s, wanted %s (another tenant's shown, or one missing)" %
@@ -144,6 +149,16 @@ def main():
             rc, out, err = smi(args, [a], "alice:wrong-secret-0123456789", "--json")
             w = json.loads(out)["workers"][0]
             check(rc == 1 and "error" in w and "sessions" not in w, "a wrong secret was not refused: %s" % out)
+            # Two allocations: the second is placed in a lease, which the
+            # session's memory includes and hipr-smi tells apart.
+            procs.append(hold(args, b, bob, MIB, 0, count=2))
+            rc, out, err = smi(args, [b], bob, "--json")
+            held = [s for s in json.loads(out)["workers"][0]["sessions"] if not s["this"]]
+            check(rc == 0 and len(held) == 1, "bob's session on B: %s %s" % (out, err))
+            check(held[0]["memory"] == 65 * MIB and held[0]["leased"] == 63 * MIB,
+                  "two 1 MiB allocations, the second in a 64 MiB lease: %s" % held[0])
+            rc, out, err = smi(args, [b], bob)
+            check(rc == 0 and "63.0 MiB of it leased, not allocated yet" in out, "the table: %s" % out)
             # No worker named at all: usage error.
             r = subprocess.run([args.smi], env={k: v for k, v in os.environ.items() if k != "HIPR_SERVER"},
                                capture_output=True, text=True, timeout=30)

@@ -17,6 +17,9 @@ class MemoryAccount {
   virtual Status Charge(uint64_t bytes) = 0;
   // Gives back bytes an earlier Charge took.
   virtual void Refund(uint64_t bytes) = 0;
+  // Of the bytes charged, how many a lease holds ahead of allocation
+  // changed by `delta` (MemoryLeaseFacet): for what is shown, not limits.
+  virtual void Leased(int64_t delta) { (void)delta; }
 };
 
 }  // namespace hipr::worker

@@ -31,6 +31,7 @@ struct Ledger::Slot {
   std::atomic<uint32_t> state{kFree};
   std::atomic<int32_t> tenant{-1};  // TenantEntry index once admitted.
   std::atomic<uint64_t> memory{0};
+  std::atomic<uint64_t> leased{0};  // Of memory.
   std::atomic<uint64_t> session_id{0};
   std::atomic<int64_t> streams{0};
   // What the session process said before it died (SetLastWords).
@@ -124,6 +125,7 @@ void Ledger::OpenSlot(int slot, uint64_t session_id) {
   Slot& s = slots_[slot];
   s.tenant.store(-1);
   s.memory.store(0);
+  s.leased.store(0);
   s.session_id.store(session_id);
   s.streams.store(0);
   s.last_words_size.store(0);
@@ -210,6 +212,10 @@ Status Ledger::Charge(int slot, uint64_t bytes) {
   return Status::Ok();
 }
 
+void Ledger::Leased(int slot, int64_t delta) {
+  slots_[slot].leased.fetch_add(static_cast<uint64_t>(delta));  // Wraps back for a negative delta.
+}
+
 void Ledger::Refund(int slot, uint64_t bytes) {
   Slot& s = slots_[slot];
   s.memory.fetch_sub(bytes);
@@ -238,6 +244,7 @@ void Ledger::CloseSlot(int slot) {
   Slot& s = slots_[slot];
   header_->streams.fetch_sub(s.streams.exchange(0));
   const uint64_t held = s.memory.exchange(0);
+  s.leased.store(0);
   header_->memory_used.fetch_sub(held);
   if (const int32_t index = s.tenant.exchange(-1); index >= 0) {
     tenants_[index].memory.fetch_sub(held);
@@ -288,7 +295,7 @@ std::vector<Ledger::SessionUsage> Ledger::Sessions() const {
   for (int i = 0; i < slot_count_; ++i) {
     const Slot& s = slots_[i];
     const auto state = static_cast<SlotState>(s.state.load());
-    if (state != kFree) out.push_back({s.session_id.load(), state, s.memory.load()});
+    if (state != kFree) out.push_back({s.session_id.load(), state, s.memory.load(), s.leased.load()});
   }
   return out;
 }
@@ -308,7 +315,7 @@ std::vector<Ledger::SessionUsage> Ledger::SessionsOfTenant(int slot, std::string
     // Admitted is set after the tenant, so a slot that reads admitted has
     // its tenant in place.
     if (s.state.load() != kAdmitted || s.tenant.load() != index) continue;
-    out.push_back({s.session_id.load(), kAdmitted, s.memory.load()});
+    out.push_back({s.session_id.load(), kAdmitted, s.memory.load(), s.leased.load()});
   }
   return out;
 }

@@ -66,6 +66,8 @@ class Ledger {
   // Session process: device memory taken and given back (MemoryAccount).
   Status Charge(int slot, uint64_t bytes);
   void Refund(int slot, uint64_t bytes);
+  // Of the slot's memory, what a lease holds ahead of allocation.
+  void Leased(int slot, int64_t delta);
 
   // Session process: a stream made and destroyed, against `cap` streams
   // for the whole worker (each sim stream is a thread).
@@ -118,6 +120,7 @@ class Ledger {
     uint64_t session_id = 0;
     SlotState state = kFree;
     uint64_t memory = 0;
+    uint64_t leased = 0;  // Of memory: leased ahead, not allocated yet.
   };
   std::vector<SessionUsage> Sessions() const;
   // The admitted sessions of `slot`'s tenant, `slot`'s own included; of
@@ -182,6 +185,7 @@ class SlotAccount : public MemoryAccount {
   SlotAccount(Ledger* ledger, int slot) : ledger_(ledger), slot_(slot) {}
   Status Charge(uint64_t bytes) override { return ledger_->Charge(slot_, bytes); }
   void Refund(uint64_t bytes) override { ledger_->Refund(slot_, bytes); }
+  void Leased(int64_t delta) override { ledger_->Leased(slot_, delta); }
 
  private:
   Ledger* ledger_;

@@ -465,11 +465,11 @@ Status Session::On(ops::Tag<Op::kWorkerStatus>, const wire::FrameHeader& h, msg:
   }
   if (ledger_ != nullptr && slot_ >= 0) {
     for (const Ledger::SessionUsage& u : ledger_->SessionsOfTenant(slot_, &r.tenant))
-      r.sessions.push_back({u.session_id, u.memory});
+      r.sessions.push_back({u.session_id, u.memory, u.leased});
     r.worker_memory_used = ledger_->memory_used();
     r.worker_memory_budget = ledger_->memory_budget();
   } else {
-    r.sessions.push_back({id_, 0});  // No ledger (in-process tests): this session alone, memory unknown.
+    r.sessions.push_back({id_, 0, 0});  // No ledger (in-process tests): this session alone, memory unknown.
   }
   return Reply(h, r);
 }

@@ -191,6 +191,7 @@ Status SimMemory::Lease(int device, uint64_t need, uint64_t want, uint64_t* base
   }
   used_[device] += grant;
   leased_[start] = LeaseRange{grant, device};
+  if (account_ != nullptr) account_->Leased(static_cast<int64_t>(grant));
   *base = start;
   *size = grant;
   return Status::Ok();
@@ -213,6 +214,7 @@ Status SimMemory::Place(int device, uint64_t address, uint64_t size) {
   if (address + rounded < lease_base + range.size)
     leased_[address + rounded] = LeaseRange{lease_base + range.size - (address + rounded), device};
   allocations_[address] = Allocation::Of(rounded, device);  // Charged and counted when leased.
+  if (account_ != nullptr) account_->Leased(-static_cast<int64_t>(rounded));
   return Status::Ok();
 }
 
@@ -229,6 +231,7 @@ void SimMemory::ReturnLeaseLocked(int device) {
     }
     used_[device] -= it->second.size;
     RefundLocked(it->second.size);
+    if (account_ != nullptr) account_->Leased(-static_cast<int64_t>(it->second.size));
     ReturnRange(it->first, it->second.size);  // Never mapped: PROT_NONE as the rest of the window.
     it = leased_.erase(it);
   }
