@@ -535,6 +535,7 @@ TYPED_TEST_P(DeviceConformance, MemoryLeaseFacet) {
   EXPECT_FALSE(lease->PlaceInLease(0, base, placed).ok()) << "placed twice";
   EXPECT_FALSE(lease->PlaceInLease(0, base + size, g).ok()) << "past the lease";
   EXPECT_FALSE(lease->PlaceInLease(0, 0x1000, g).ok()) << "nowhere near it";
+  EXPECT_FALSE(lease->PlaceInLease(0, ~uint64_t{0} - 4095, 2 * g).ok()) << "wrapping past the end of memory";
   const auto bytes = this->Pattern(placed, 7);
   ASSERT_TRUE(this->Write(0, this->Linear(base, placed), bytes).ok());
   EXPECT_EQ(this->Read(0, this->Linear(base, placed)), bytes);

@@ -206,7 +206,10 @@ Status SimMemory::Place(int device, uint64_t address, uint64_t size) {
   --it;
   const uint64_t lease_base = it->first;
   const LeaseRange range = it->second;
-  if (range.device != device || address % kGranularity != 0 || address + rounded > lease_base + range.size)
+  // (address >= lease_base here; compared without overflow, as a hostile
+  // client may name any address.)
+  if (range.device != device || address % kGranularity != 0 || address - lease_base >= range.size ||
+      rounded > range.size - (address - lease_base))
     return InvalidArgument("not inside this session's memory lease of that device");
   if (Status st = MapRange(address, rounded, true); !st.ok()) return st;
   leased_.erase(it);
