@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <new>
 
 #include "client_stub/abi/runtime_names.h"
@@ -39,8 +40,8 @@ Client::Client() : config_(ConfigFromEnvironment()) {
     HIPR_LOG_WARN("pthread_atfork failed (%d): a forked child would share the parent's session", rc);
 }
 
-Session* Client::LiveSession() {
-  Session* s = session_.load(std::memory_order_acquire);
+Remote* Client::LiveSession() {
+  Remote* s = session_.load(std::memory_order_acquire);
   if (s == nullptr) {
     MutexLock lock(open_mu_);
     s = session_.load(std::memory_order_relaxed);
@@ -48,15 +49,52 @@ Session* Client::LiveSession() {
       // A runtime loaded since the stub claimed its names would serve some
       // calls itself: say so once, where the first HIP work starts.
       ReportForeignRuntimes();
-      s = Session::Open(config_, &reserved_).release();  // Leaked on purpose.
+      s = Remote::Open(config_, &reserved_).release();  // Leaked on purpose.
       if (!s->dead()) {
-        window_base_.store(reserved_.base, std::memory_order_release);
-        window_size_.store(reserved_.size, std::memory_order_release);
+        const int n = static_cast<int>(std::min<size_t>(reserved_.size(), Remote::kMaxWorkers));
+        for (int i = 0; i < n; ++i) {
+          window_base_[i].store(reserved_[static_cast<size_t>(i)].base, std::memory_order_relaxed);
+          window_size_[i].store(reserved_[static_cast<size_t>(i)].size, std::memory_order_relaxed);
+        }
+        window_count_.store(n, std::memory_order_release);
       }
       session_.store(s, std::memory_order_release);
     }
   }
   return s->dead() ? nullptr : s;
+}
+
+Windows Client::windows() const {
+  Windows w;
+  w.count = window_count_.load(std::memory_order_acquire);
+  for (int i = 0; i < w.count; ++i)
+    w.at[i] = AddressRange{window_base_[i].load(std::memory_order_relaxed),
+                           window_size_[i].load(std::memory_order_relaxed)};
+  return w;
+}
+
+bool Windows::empty() const {
+  for (int i = 0; i < count; ++i)
+    if (!at[i].empty()) return false;
+  return true;
+}
+
+bool Windows::Contains(uint64_t address) const {
+  for (int i = 0; i < count; ++i)
+    if (at[i].Contains(address)) return true;
+  return false;
+}
+
+bool Windows::Holds(uint64_t address, uint64_t size) const {
+  for (int i = 0; i < count; ++i)
+    if (at[i].Contains(address) && size <= at[i].end() - address) return true;
+  return false;
+}
+
+bool Windows::Overlaps(uint64_t address, uint64_t size) const {
+  for (int i = 0; i < count; ++i)
+    if (at[i].Overlaps(address, size)) return true;
+  return false;
 }
 
 unsigned Client::device_flags(int device) const {
@@ -144,11 +182,11 @@ void Client::ChildAfterFork() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   // The parent's session is the parent's: close our copy of its socket, leak
   // the object (its locks may be held by threads that do not exist here) and
   // never write to it. The child's first call opens its own session.
-  if (Session* old = c->session_.exchange(nullptr, std::memory_order_acq_rel); old != nullptr)
+  if (Remote* old = c->session_.exchange(nullptr, std::memory_order_acq_rel); old != nullptr)
     old->AbandonInChild();
   // The parent's device memory, streams and events belong to its session.
   c->ForgetDeviceState(-1);
-  // The window stays reserved in the child and is offered again.
+  // The windows stay reserved in the child and are offered again.
 }
 
 }  // namespace hipr::client

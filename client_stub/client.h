@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "protocol/thread_annotations.h"
 #include "client_stub/memory/address_window.h"
@@ -29,11 +30,25 @@
 #include "client_stub/memory/free_blocks.h"
 #include "client_stub/memory/memory_leases.h"
 #include "client_stub/session/handle_table.h"
-#include "client_stub/session/session.h"
+#include "client_stub/session/remote.h"
 #include "client_stub/session/stream_fences.h"
 #include "client_stub/session/stream_ledger.h"
 
 namespace hipr::client {
+
+// The device address windows of the workers' sessions, one per worker (an
+// empty one where a worker places memory itself): a snapshot.
+struct Windows {
+  AddressRange at[Remote::kMaxWorkers];
+  int count = 0;
+
+  // No worker has one.
+  bool empty() const;
+  bool Contains(uint64_t address) const;
+  // [address, address + size) lies inside one window.
+  bool Holds(uint64_t address, uint64_t size) const;
+  bool Overlaps(uint64_t address, uint64_t size) const;
+};
 
 class Client {
  public:
@@ -42,17 +57,15 @@ class Client {
 
   const Config& config() const { return config_; }
 
-  // The session, opened on first use; nullptr when the worker cannot be
-  // reached or the session has ended (already logged). Blocks while the
-  // session is being opened (at most the connect plus peer timeouts).
-  Session* LiveSession();
+  // The workers' sessions (session/remote.h), opened on first use; nullptr
+  // when no worker can be reached or every session has ended (already
+  // logged). Blocks while they are being opened (at most the connect plus
+  // peer timeouts of each).
+  Remote* LiveSession();
 
-  // The device address window the session uses; empty until a session has
+  // The device address windows the sessions use; empty until they have
   // been opened successfully.
-  AddressRange window() const {
-    return AddressRange{window_base_.load(std::memory_order_acquire),
-                        window_size_.load(std::memory_order_acquire)};
-  }
+  Windows windows() const;
 
   AllocationMap& allocations() { return allocations_; }
   DeviceReservations& reservations() { return reservations_; }
@@ -109,10 +122,11 @@ class Client {
   StreamLedger ledger_;
 
   Mutex open_mu_;                      // Serializes opening the session.
-  std::atomic<Session*> session_{nullptr};  // Leaked; replaced only in a forked child.
-  AddressRange reserved_ HIPR_GUARDED_BY(open_mu_);  // the window held.
-  std::atomic<uint64_t> window_base_{0};
-  std::atomic<uint64_t> window_size_{0};
+  std::atomic<Remote*> session_{nullptr};  // Leaked; replaced only in a forked child.
+  std::vector<AddressRange> reserved_ HIPR_GUARDED_BY(open_mu_);  // The windows held, one per worker.
+  std::atomic<int> window_count_{0};
+  std::atomic<uint64_t> window_base_[Remote::kMaxWorkers] = {};
+  std::atomic<uint64_t> window_size_[Remote::kMaxWorkers] = {};
   std::atomic<unsigned> device_flags_[kMaxDevices];
 };
 

@@ -627,6 +627,41 @@ struct CopyOnDeviceRequest {
   HIPR_FIELDS(device, stream, dst, src, want_reply)
 };
 
+// Peer copies (capability `peer-copy`; worker_service/session/ and
+// protocol/peer_link.h): bytes between two workers of one client, straight.
+// kPeerListen: the destination opens a one-shot port for `device`.
+struct PeerListenRequest {
+  int32_t device = 0;
+  HIPR_FIELDS(device)
+};
+struct PeerListenReply {
+  int32_t error = 0;
+  uint32_t port = 0;
+  std::vector<uint8_t> token;  // protocol/peer_link.h kPeerTokenBytes.
+  HIPR_FIELDS(error, port, token)
+};
+// kPeerAccept (fire-and-forget): the destination takes the bytes that come
+// to the port `token` names into `dst`, on `stream`; its error is
+// deferred. The session reads nothing else meanwhile.
+struct PeerAcceptRequest {
+  int32_t device = 0;
+  uint64_t stream = 0;
+  Region dst;
+  std::vector<uint8_t> token;
+  HIPR_FIELDS(device, stream, dst, token)
+};
+// kPeerSend: the source sends `src` (when `stream` gets there) to
+// `address` ("host:port" of the destination's port); the reply comes once
+// the destination has the bytes in place, with its error if it had one.
+struct PeerSendRequest {
+  int32_t device = 0;
+  uint64_t stream = 0;
+  Region src;
+  std::string address;
+  std::vector<uint8_t> token;
+  HIPR_FIELDS(device, stream, src, address, token)
+};
+
 struct StreamCreateRequest {  // Fire-and-forget.
   int32_t device = 0;
   uint64_t stream = 0;

@@ -72,6 +72,9 @@
   X(CopyFromDevice, 0x0202, CopyFromDeviceRequest, CallReply, Call, kStreamOrdered | kBulkOut | kSynchronizing, "reply bulk (when error is 0): width*height bytes, packed") \
   X(CopyChangedFromDevice, 0x0204, CopyChangedRequest, CopyChangedReply, Call, kStreamOrdered | kBulkOut | kSynchronizing, "managed memory's read-back: only what was written since the last one; offered as feature `copy-changed`") \
   X(CopyOnDevice, 0x0203, CopyOnDeviceRequest, CallReply, CallOrPost, kStreamOrdered | kGraphNode, "synchronizing when want_reply") \
+  X(PeerListen, 0x0205, PeerListenRequest, PeerListenReply, Call, kPlain, "peer-copy: a one-shot port and token for bytes from another worker") \
+  X(PeerAccept, 0x0206, PeerAcceptRequest, NoReply, Post, kPlain, "peer-copy: takes those bytes into dst (blocks the session until they land)") \
+  X(PeerSend, 0x0207, PeerSendRequest, CallReply, Call, kStreamOrdered | kSynchronizing, "peer-copy: src's bytes straight to another worker's port, in stream order") \
   /* Modules and kernels 0x03xx: modules and functions are ids the client names. */                                  \
   X(ModuleLoad, 0x0301, ModuleLoadRequest, ModuleLoadReply, Call, kBulkIn, "bulk when bulk_bytes > 0: the code object, maybe lz4") \
   X(ModuleUnload, 0x0302, ModuleUnloadRequest, NoReply, Post, kPlain, "")                                              \

@@ -110,6 +110,7 @@ inline constexpr char kCapabilityShareableMemory[] = "shareable-memory";  // hip
 inline constexpr char kCapabilityTextures[] = "textures";               // hipCreateTextureObject
 inline constexpr char kCapabilityHostRegister[] = "host-register";      // shm pinned memory registered
 inline constexpr char kCapabilityMemoryLease[] = "memory-lease";        // kMemLease*: hipMalloc with no round trip
+inline constexpr char kCapabilityPeerCopy[] = "peer-copy";              // kPeer*: copies straight between workers
 inline constexpr char kCapabilityCooperativeModuleLaunch[] = "cooperative-module-launch";
 
 // Writes `h` to 16 bytes, little-endian, independent of host byte order.

@@ -397,7 +397,7 @@ def write_entries_cc(funcs, inputs):
         out.append(f'HIPR_EXPORT hipError_t {cname}({sig}) __asm__("{f.name}");')
         out.append(f"hipError_t {cname}({sig}) {{")
         out.append(f'  return ApiCall("{f.name}", [&]() -> hipError_t {{')
-        out.append("    Session* s = LiveSession();")
+        out.append("    Remote* s = LiveSession();")
         out.append("    if (s == nullptr) return hipErrorNoDevice;")
         out.append("    int current = 0;")
         out.append("    if (hipError_t e = CurrentDeviceOf(*s, &current); e != hipSuccess) return e;")
@@ -408,6 +408,12 @@ def write_entries_cc(funcs, inputs):
                 out.append(f"    if ({p.count} > wire::kMaxMsgpackArray) return hipErrorInvalidValue;  // Cannot travel.")
             if p.role == "device":
                 out.append(f"    if (hipError_t e = CheckDevice(*s, {p.name}); e != hipSuccess) return e;")
+        # With several workers (session/remote.h) the call goes to the worker
+        # of the device it names, and every device it names must be there.
+        devices = [p for p in f.params if p.role == "device"]
+        route = devices[0].name if devices else "current"
+        for p in devices[1:]:
+            out.append(f"    if (!s->SameWorker({route}, {p.name})) return hipErrorInvalidDevice;  // Other workers.")
         out.append(f"    api::{f.method}In in;")
         for p in f.params:
             if not p.sends:
@@ -431,13 +437,15 @@ def write_entries_cc(funcs, inputs):
                 out.append(f"    in.{p.name} = static_cast<{p.wire}>(*{p.name});")
             elif p.kind == "as":
                 out.append(f"    in.{p.name} = ReadWidth({p.name}, {width_expr(p, '')});")
+            elif p.role == "device":
+                out.append(f"    in.{p.name} = static_cast<{p.wire}>(s->LocalOf({p.name}));")
             else:
                 out.append(f"    in.{p.name} = static_cast<{p.wire}>({p.name});")
         if f.post:
-            out.append(f"    return PostGenerated(*s, api::k{f.method}, current, in);")
+            out.append(f"    return PostGenerated(*s, api::k{f.method}, {route}, in);")
         else:
             out.append(f"    api::{f.method}Out out;")
-            out.append(f"    if (hipError_t e = CallGenerated(*s, api::k{f.method}, current, in, &out);"
+            out.append(f"    if (hipError_t e = CallGenerated(*s, api::k{f.method}, {route}, in, &out);"
                        " e != hipSuccess) return e;")
             for p in f.params:
                 if not p.receives:

@@ -23,7 +23,7 @@ constexpr int kMallocPlacementAttempts = 8;
 // new session, as after fork, starts afresh).
 struct Fences {
   Mutex mu;
-  const Session* owner HIPR_GUARDED_BY(mu) = nullptr;
+  const Remote* owner HIPR_GUARDED_BY(mu) = nullptr;
   std::map<uint64_t, uint64_t> ranges HIPR_GUARDED_BY(mu);  // base -> end.
 };
 
@@ -33,7 +33,7 @@ Fences& SessionFences() {
 }
 
 // Narrows [*start, *end) to its first part that no fence of `s` covers.
-void SkipFencesLocked(Fences& f, const Session& s, uint64_t* start, uint64_t* end) HIPR_REQUIRES(f.mu) {
+void SkipFencesLocked(Fences& f, const Remote& s, uint64_t* start, uint64_t* end) HIPR_REQUIRES(f.mu) {
   if (f.owner != &s) {
     f.owner = &s;
     f.ranges.clear();
@@ -46,7 +46,7 @@ void SkipFencesLocked(Fences& f, const Session& s, uint64_t* start, uint64_t* en
 
 }  // namespace
 
-bool FenceOffHostMapping(Session& s, int device, uint64_t collided, uint64_t size, uint64_t from) {
+bool FenceOffHostMapping(Remote& s, int device, uint64_t collided, uint64_t size, uint64_t from) {
   const uint64_t g = device >= 0 && device < static_cast<int>(s.devices().size())
                          ? s.devices()[device].vmm_granularity
                          : 0;
@@ -74,7 +74,7 @@ bool FenceOffHostMapping(Session& s, int device, uint64_t collided, uint64_t siz
   const bool named = FindHostMapping(collided, size, &first);
   const std::string what = named ? first.Describe() : "host memory";
   msg::VmmReserveReply reply;
-  Status st = s.Call<wire::Op::kVmmReserve>(msg::VmmReserveRequest{end - start, 0, start}, &reply);
+  Status st = s.Call<wire::Op::kVmmReserve>(device, msg::VmmReserveRequest{end - start, 0, start}, &reply);
   if (!st.ok() || reply.error != hipSuccess) {
     HIPR_LOG_DEBUG("the device could not reserve [0x%llx, 0x%llx) to keep clear of %s: %s",
                    static_cast<unsigned long long>(start), static_cast<unsigned long long>(end), what.c_str(),
@@ -83,7 +83,7 @@ bool FenceOffHostMapping(Session& s, int device, uint64_t collided, uint64_t siz
   }
   if (reply.address != start) {  // Reserved elsewhere: the hint was taken.
     msg::CallReply freed;
-    (void)s.Call<wire::Op::kVmmFree>(msg::VmmRangeRequest{reply.address, end - start}, &freed);
+    (void)s.Call<wire::Op::kVmmFree>(device, msg::VmmRangeRequest{reply.address, end - start}, &freed);
     HIPR_LOG_DEBUG("the device has addresses in use in [0x%llx, 0x%llx); cannot keep it clear of %s",
                    static_cast<unsigned long long>(start), static_cast<unsigned long long>(end), what.c_str());
     return false;
@@ -99,8 +99,8 @@ bool FenceOffHostMapping(Session& s, int device, uint64_t collided, uint64_t siz
 }
 
 bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_window, std::string* why) {
-  const AddressRange window = c.window();
-  if (!window.empty() && window.Contains(address) && size <= window.end() - address) {
+  const Windows window = c.windows();
+  if (window.Holds(address, size)) {
     *outside_window = false;
     return true;
   }
@@ -123,7 +123,7 @@ bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_w
 namespace {
 
 // A block the program freed, handed out again (memory/free_blocks.h).
-bool ReuseKept(Client& c, Session& s, int device, size_t size, void** out) {
+bool ReuseKept(Client& c, Remote& s, int device, size_t size, void** out) {
   KeptBlock b;
   if (!c.free_blocks().Take(device, size, &b)) return false;
   DeviceAllocation a;
@@ -134,7 +134,7 @@ bool ReuseKept(Client& c, Session& s, int device, size_t size, void** out) {
   // again, unless the process has mapped memory there meanwhile.
   std::string why;
   if (!PlaceAllocation(c, a.base, a.size, &a.outside_window, &why)) {
-    (void)s.Post<wire::Op::kFree>(msg::FreeRequest{a.base});
+    (void)s.Post<wire::Op::kFree>(device, msg::FreeRequest{a.base});
     HIPR_LOG_DEBUG("hipMalloc: the freed block at 0x%llx collides with host memory now (%s); not reused",
                    static_cast<unsigned long long>(a.base), why.c_str());
     return false;
@@ -155,9 +155,9 @@ bool ReuseKept(Client& c, Session& s, int device, size_t size, void** out) {
 // when the worker has no leases, the allocation is too large for one, or the
 // worker could not grant one (out of memory: the caller asks for exactly
 // this allocation, after giving back what is kept).
-bool PlaceInLease(Client& c, Session& s, int device, size_t size, void** out) {
+bool PlaceInLease(Client& c, Remote& s, int device, size_t size, void** out) {
   if (c.leases().lease_bytes() == 0 || !s.ListsCapability(wire::kCapabilityMemoryLease)) return false;
-  const AddressRange window = c.window();
+  const Windows window = c.windows();
   hipError_t refused = hipSuccess;
   auto ask = [&](uint64_t need, uint64_t want, LeaseGrant* g) {
     msg::MemLeaseReply reply;
@@ -166,7 +166,7 @@ bool PlaceInLease(Client& c, Session& s, int device, size_t size, void** out) {
       refused = st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
       return false;
     }
-    if (!window.Contains(reply.base) || reply.size > window.end() - reply.base) {
+    if (!window.Holds(reply.base, reply.size)) {
       // Leases are of the session window; a worker that leases elsewhere is
       // not used for this.
       (void)s.Post<wire::Op::kMemLeaseReturn>(msg::DeviceRequest{device});
@@ -193,7 +193,7 @@ bool PlaceInLease(Client& c, Session& s, int device, size_t size, void** out) {
   a.device = device;
   if (!c.allocations().AddDevice(a)) {  // Cannot happen: the lease was no one's.
     HIPR_LOG_ERROR("hipMalloc: leased 0x%llx overlaps a live allocation", static_cast<unsigned long long>(address));
-    (void)s.Post<wire::Op::kFree>(msg::FreeRequest{address});
+    (void)s.Post<wire::Op::kFree>(device, msg::FreeRequest{address});
     return false;
   }
   *out = reinterpret_cast<void*>(address);
@@ -209,7 +209,7 @@ bool PlaceInLease(Client& c, Session& s, int device, size_t size, void** out) {
 // rather than synchronising: a synchronising call would take an earlier
 // kernel's error, which the program must get from its own. False when
 // nothing was kept or leased.
-bool GiveBackKept(Client& c, Session& s, int device) {
+bool GiveBackKept(Client& c, Remote& s, int device) {
   msg::MemInfoReply before;
   Status st = s.Call<wire::Op::kMemGetInfo>(msg::DeviceRequest{device}, &before);
   const uint64_t released = ReleaseKept(c, s, device);
@@ -225,17 +225,17 @@ bool GiveBackKept(Client& c, Session& s, int device) {
   return true;
 }
 
-uint64_t ReleaseKept(Client& c, Session& s, int device) {
+uint64_t ReleaseKept(Client& c, Remote& s, int device) {
   uint64_t bytes = c.leases().Forget(
       device, [&](int d) { (void)s.Post<wire::Op::kMemLeaseReturn>(msg::DeviceRequest{d}); });
   for (const KeptBlock& b : c.free_blocks().TakeAll(device)) {
-    (void)s.Post<wire::Op::kFree>(msg::FreeRequest{b.base});
+    (void)s.Post<wire::Op::kFree>(b.device, msg::FreeRequest{b.base});
     bytes += b.size;
   }
   return bytes;
 }
 
-hipError_t AllocateDevice(Client& c, Session& s, int device, size_t size, uint32_t flags, AllocationRole role,
+hipError_t AllocateDevice(Client& c, Remote& s, int device, size_t size, uint32_t flags, AllocationRole role,
                           void** out) {
   const bool plain = flags == 0 && role == AllocationRole::kPlain;
   if (plain && ReuseKept(c, s, device, size, out)) return hipSuccess;
@@ -246,7 +246,7 @@ hipError_t AllocateDevice(Client& c, Session& s, int device, size_t size, uint32
   return result;
 }
 
-hipError_t AllocateFromWorker(Client& c, Session& s, int device, size_t size, uint32_t flags, AllocationRole role,
+hipError_t AllocateFromWorker(Client& c, Remote& s, int device, size_t size, uint32_t flags, AllocationRole role,
                               void** out) {
   std::vector<uint64_t> rejected;  // Colliding allocations, kept until placed.
   std::string why;                 // What the last of them collided with.
@@ -286,14 +286,14 @@ hipError_t AllocateFromWorker(Client& c, Session& s, int device, size_t size, ui
     result = hipSuccess;
     break;
   }
-  for (uint64_t address : rejected) (void)s.Post<wire::Op::kFree>(msg::FreeRequest{address});
+  for (uint64_t address : rejected) (void)s.Post<wire::Op::kFree>(device, msg::FreeRequest{address});
   if (result == hipErrorOutOfMemory && !rejected.empty())
     HIPR_LOG_ERROR("hipMalloc: %zu device addresses in a row collided with this process's memory; the last: %s",
                    rejected.size(), why.c_str());
   return result;
 }
 
-size_t RowPitch(const Session& s, int device, size_t width) {
+size_t RowPitch(const Remote& s, int device, size_t width) {
   const uint64_t align = s.devices()[device].texture_alignment != 0 ? s.devices()[device].texture_alignment : 256;
   return static_cast<size_t>((width + align - 1) / align * align);
 }

@@ -3,7 +3,7 @@
 // session window, or outside it with its pages reserved so that nothing
 // else of the process lands there).
 //
-// Thread-safety: as Client and Session; any thread.
+// Thread-safety: as Client and Remote; any thread.
 #pragma once
 
 #include <cstddef>
@@ -26,20 +26,20 @@ enum class AllocationRole { kPlain, kModuleGlobal, kArray, kGraph };
 // (memory/memory_leases.h), with no round trip; else AllocateFromWorker,
 // and when the worker is out of memory while blocks are kept or a lease is
 // held, again after giving them back. hipMalloc's path.
-hipError_t AllocateDevice(Client& c, Session& s, int device, size_t size, uint32_t flags, AllocationRole role,
+hipError_t AllocateDevice(Client& c, Remote& s, int device, size_t size, uint32_t flags, AllocationRole role,
                           void** out);
 
 // Out of memory on `device` while blocks are kept or part of a lease is
 // unplaced: gives them back (ReleaseKept) and waits, up to 2 s, until the
 // worker has released them, so that asking again sees their memory. False
 // when there was nothing to give back (asking again would not help).
-bool GiveBackKept(Client& c, Session& s, int device);
+bool GiveBackKept(Client& c, Remote& s, int device);
 
 // Frees on the worker every block kept for reuse on `device` (all when
 // < 0), gives back the unplaced rest of its lease, and returns their bytes:
 // before hipMemGetInfo, which then reports what the worker does once queued
 // work has run, as after any hipFree; and on out of memory.
-uint64_t ReleaseKept(Client& c, Session& s, int device);
+uint64_t ReleaseKept(Client& c, Remote& s, int device);
 
 // Allocates `size` (> 0) bytes of device memory on `device` through the
 // worker (MallocRequest with `flags`, e.g. msg::kMallocManaged) and records
@@ -47,7 +47,7 @@ uint64_t ReleaseKept(Client& c, Session& s, int device);
 // session window; an address that collides with this process's memory is
 // set aside, that memory's addresses reserved on the device where it can
 // (FenceOffHostMapping), and another requested (up to 8 times).
-hipError_t AllocateFromWorker(Client& c, Session& s, int device, size_t size, uint32_t flags, AllocationRole role,
+hipError_t AllocateFromWorker(Client& c, Remote& s, int device, size_t size, uint32_t flags, AllocationRole role,
                               void** out);
 
 // After the device range [collided, collided + size) came back overlapping
@@ -58,7 +58,7 @@ hipError_t AllocateFromWorker(Client& c, Session& s, int device, size_t size, ui
 // lasts as long as the session. True when the worker reserved exactly that
 // range; false when there is nothing to fence, the device cannot reserve
 // address space (HIP 5.2) or part of the range is in use (nothing kept).
-bool FenceOffHostMapping(Session& s, int device, uint64_t collided, uint64_t size, uint64_t from);
+bool FenceOffHostMapping(Remote& s, int device, uint64_t collided, uint64_t size, uint64_t from);
 
 // Whether a device allocation at [address, address + size) can be used
 // here: inside the session window, or outside it with its pages reserved
@@ -69,6 +69,6 @@ bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_w
 // hipMallocPitch's row pitch for rows of `width` bytes on `device` (also
 // the rows of HIP arrays): the device's texture alignment (256 on every AMD
 // GPU), so each row starts where a texture row may.
-size_t RowPitch(const Session& s, int device, size_t width);
+size_t RowPitch(const Remote& s, int device, size_t width);
 
 }  // namespace hipr::client

@@ -15,7 +15,7 @@ namespace {
 
 // Allocates the memory of a checked shape and registers the array.
 hipError_t NewArray(ArrayInfo a, hipArray_t* out) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (out == nullptr) return hipErrorInvalidValue;
   if (hipError_t e = CheckArrayShape(&a); e != hipSuccess) return e;

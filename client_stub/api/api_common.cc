@@ -16,7 +16,7 @@ namespace {
 // the client's bounds checks. Outside the window (a `hip` worker) their pages
 // are reserved like any allocation's.
 void AddGlobals(Client& c, const ModuleLoad& load) {
-  const AddressRange window = c.window();
+  const Windows window = c.windows();
   for (const auto& [name, g] : load.globals) {
     if (g.size == 0) continue;
     DeviceAllocation a;
@@ -24,7 +24,7 @@ void AddGlobals(Client& c, const ModuleLoad& load) {
     a.size = g.size;
     a.device = load.device;
     a.module_global = true;
-    if (!window.empty() && window.Contains(g.address) && g.size <= window.end() - g.address) {
+    if (window.Holds(g.address, g.size)) {
       a.outside_window = false;
     } else if (window.Overlaps(g.address, g.size) || !c.reservations().Reserve(g.address, g.size).ok()) {
       HIPR_LOG_WARN("module global '%s' at 0x%llx (+%llu) collides with this process's memory; "
@@ -55,7 +55,7 @@ void RemoveGlobals(Client& c, const ModuleLoad& load) {
 // loading session.
 class ClientModuleHooks final : public ModuleHooks {
  public:
-  Status Loaded(Session& session, int device, const ModuleLoad& load,
+  Status Loaded(Remote& session, int device, const ModuleLoad& load,
                 const std::vector<ManagedVar*>& managed) override {
     Client& c = Client::Get();
     AddGlobals(c, load);
@@ -79,13 +79,13 @@ namespace {
 // at first use. Kept per session: a forked child's new session makes its
 // own; one forgotten by hipDeviceReset is made again.
 struct PerThreadStream {
-  const Session* session = nullptr;
+  const Remote* session = nullptr;
   int device = 0;
   hipStream_t handle = nullptr;
 };
 constinit thread_local std::vector<PerThreadStream> t_per_thread_streams;
 
-hipError_t PerThreadStreamOf(Session& s, int device, StreamTarget* out) {
+hipError_t PerThreadStreamOf(Remote& s, int device, StreamTarget* out) {
   HandleTable& handles = Client::Get().handles();
   StreamRecord record;
   for (PerThreadStream& p : t_per_thread_streams) {
@@ -114,7 +114,7 @@ hipError_t ResolveStreamTarget(hipStream_t stream, StreamTarget* out) {
     return hipSuccess;
   }
   if (stream == hipStreamPerThread) {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     int device = 0;
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
@@ -136,7 +136,7 @@ hipError_t ResolveStream(hipStream_t stream, StreamTarget* out) {
   // that returned without waiting (session/stream_fences.h).
   StreamFences& fences = Client::Get().fences();
   if (!fences.AnyInForce()) return hipSuccess;
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   return ToHipError(fences.Order(*s, out->device, out->id));
 }
@@ -161,7 +161,7 @@ bool RegisterManagedVar(const void* handle, void** pointer, const void* init_val
 }
 
 hipError_t FreeDevice(void* ptr, bool synchronizing, AllocationRole role) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (ptr == nullptr) return hipSuccess;
   Client& c = Client::Get();
@@ -186,11 +186,11 @@ hipError_t FreeDevice(void* ptr, bool synchronizing, AllocationRole role) {
   // Its pages outside the window go back to the process meanwhile (the
   // program may map memory there, as after a native hipFree).
   if (!managed && a.flags == 0 && role == AllocationRole::kPlain && !a.ipc_exported && !a.sync_memops &&
-      c.free_blocks().Keep(a.device, KeptBlock{a.base, a.size})) {
+      c.free_blocks().Keep(a.device, KeptBlock{a.base, a.size, a.device})) {
     if (a.outside_window) c.reservations().Release(a.base, a.size);
     return hipSuccess;
   }
-  Status st = s->Post<wire::Op::kFree>(msg::FreeRequest{a.base});
+  Status st = s->Post<wire::Op::kFree>(a.device, msg::FreeRequest{a.base});
   // The pages may hold host memory again once the worker has freed them;
   // should the device reuse them before that, hipMalloc sees a collision.
   if (a.outside_window) c.reservations().Release(a.base, a.size);

@@ -60,15 +60,15 @@ hipError_t ApiCall(const char* name, F&& body) noexcept {
 }
 
 // The live session or nullptr (then the call returns hipErrorNoDevice).
-inline Session* LiveSession() { return Client::Get().LiveSession(); }
+inline Remote* LiveSession() { return Client::Get().LiveSession(); }
 
 // hipErrorInvalidDevice unless 0 <= device < the session's device count.
-inline hipError_t CheckDevice(const Session& s, int device) {
+inline hipError_t CheckDevice(const Remote& s, int device) {
   return device >= 0 && device < s.device_count() ? hipSuccess : hipErrorInvalidDevice;
 }
 
 // The calling thread's current device, checked against the session.
-inline hipError_t CurrentDeviceOf(const Session& s, int* device) {
+inline hipError_t CurrentDeviceOf(const Remote& s, int* device) {
   if (s.device_count() == 0) return hipErrorNoDevice;
   *device = CurrentDevice();
   return CheckDevice(s, *device);
@@ -101,7 +101,7 @@ bool RegisterManagedVar(const void* handle, void** pointer, const void* init_val
 hipError_t FreeDevice(void* ptr, bool synchronizing, AllocationRole role = AllocationRole::kPlain);
 // AfterSync (session/managed_hooks.h) for the process's client and its
 // managed memory.
-inline hipError_t AfterSync(Session& s, int device, uint64_t stream, hipError_t result,
+inline hipError_t AfterSync(Remote& s, int device, uint64_t stream, hipError_t result,
                             ReadBack order = ReadBack::kAfterSync) {
   return AfterSync(Client::Get(), s, Managed(), device, stream, result, order);
 }

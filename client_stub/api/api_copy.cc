@@ -268,7 +268,7 @@ struct HiprMemcpy3DPeerParms {
 };
 
 hipError_t Memcpy3DPeer(const HiprMemcpy3DPeerParms* p, hipStream_t stream, Mode mode) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (p == nullptr) return hipErrorInvalidValue;
   if (CheckDevice(*s, p->srcDevice) != hipSuccess || CheckDevice(*s, p->dstDevice) != hipSuccess)
@@ -461,7 +461,7 @@ HIPR_EXPORT hipError_t hipMemset3DAsync_spt(hipPitchedPtr p, int value, hipExten
 namespace {
 hipError_t PeerCopy(void* dst, int dst_device, const void* src, int src_device, size_t size, hipStream_t stream,
                     Mode mode) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (CheckDevice(*s, dst_device) != hipSuccess || CheckDevice(*s, src_device) != hipSuccess)
     return hipErrorInvalidDevice;

@@ -54,7 +54,7 @@ HIPR_EXPORT hipError_t hipInit(unsigned int flags) {
 HIPR_EXPORT hipError_t hipGetDeviceCount(int* count) {
   return ApiCall("hipGetDeviceCount", [&] {
     if (count == nullptr) return hipErrorInvalidValue;
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     *count = s != nullptr ? s->device_count() : 0;
     return *count > 0 ? hipSuccess : hipErrorNoDevice;
   });
@@ -63,7 +63,7 @@ HIPR_EXPORT hipError_t hipGetDeviceCount(int* count) {
 HIPR_EXPORT hipError_t hipGetDevice(int* device) {
   return ApiCall("hipGetDevice", [&] {
     if (device == nullptr) return hipErrorInvalidValue;
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr || s->device_count() == 0) return hipErrorNoDevice;
     *device = CurrentDevice();
     return hipSuccess;
@@ -72,7 +72,7 @@ HIPR_EXPORT hipError_t hipGetDevice(int* device) {
 
 HIPR_EXPORT hipError_t hipSetDevice(int device) {
   return ApiCall("hipSetDevice", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr || s->device_count() == 0) return hipErrorNoDevice;
     if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
     SetCurrentDevice(device);
@@ -86,7 +86,7 @@ namespace {
 // R0600: device_prop_r0600.h).
 template <class Prop>
 hipError_t GetProperties(Prop* prop, int device) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (prop == nullptr) return hipErrorInvalidValue;
   if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
@@ -100,7 +100,7 @@ hipError_t GetProperties(Prop* prop, int device) {
 
 template <class Prop>
 hipError_t Choose(int* device, const Prop* prop) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (device == nullptr || prop == nullptr) return hipErrorInvalidValue;
   if (s->device_count() == 0) return hipErrorNoDevice;
@@ -136,7 +136,7 @@ HIPR_EXPORT hipError_t hipChooseDeviceR0000(int* device, const hipDeviceProp_t* 
 HIPR_EXPORT hipError_t hipDeviceGetAttribute(int* value, hipDeviceAttribute_t attr, int device) {
   const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipDeviceGetAttribute", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (value == nullptr) return hipErrorInvalidValue;
     if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
@@ -148,7 +148,7 @@ HIPR_EXPORT hipError_t hipDeviceGetAttribute(int* value, hipDeviceAttribute_t at
 
 HIPR_EXPORT hipError_t hipDeviceGetName(char* name, int len, hipDevice_t device) {
   return ApiCall("hipDeviceGetName", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
     if (name == nullptr || len <= 0) return hipErrorInvalidValue;
@@ -162,7 +162,7 @@ HIPR_EXPORT hipError_t hipDeviceGetName(char* name, int len, hipDevice_t device)
 
 HIPR_EXPORT hipError_t hipDeviceGet(hipDevice_t* device, int ordinal) {
   return ApiCall("hipDeviceGet", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (device == nullptr) return hipErrorInvalidValue;
     if (hipError_t e = CheckDevice(*s, ordinal); e != hipSuccess) return e;
@@ -173,7 +173,7 @@ HIPR_EXPORT hipError_t hipDeviceGet(hipDevice_t* device, int ordinal) {
 
 HIPR_EXPORT hipError_t hipDeviceComputeCapability(int* major, int* minor, hipDevice_t device) {
   return ApiCall("hipDeviceComputeCapability", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
     if (major == nullptr || minor == nullptr) return hipErrorInvalidValue;
@@ -185,7 +185,7 @@ HIPR_EXPORT hipError_t hipDeviceComputeCapability(int* major, int* minor, hipDev
 
 HIPR_EXPORT hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t device) {
   return ApiCall("hipDeviceTotalMem", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
     if (bytes == nullptr) return hipErrorInvalidValue;
@@ -197,7 +197,7 @@ HIPR_EXPORT hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t device) {
 // From the hello; a worker too old to send it makes this unsupported.
 HIPR_EXPORT hipError_t hipDeviceGetUuid(hipUUID* uuid, hipDevice_t device) {
   return ApiCall("hipDeviceGetUuid", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (uuid == nullptr) return hipErrorInvalidValue;
     if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
@@ -213,7 +213,7 @@ HIPR_EXPORT hipError_t hipDeviceGetUuid(hipUUID* uuid, hipDevice_t device) {
 
 HIPR_EXPORT hipError_t hipDeviceGetPCIBusId(char* pci_bus_id, int len, int device) {
   return ApiCall("hipDeviceGetPCIBusId", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
     if (pci_bus_id == nullptr) return hipErrorInvalidValue;
@@ -233,7 +233,7 @@ HIPR_EXPORT hipError_t hipChooseDevice(int* device, const hipDeviceProp_t* prop)
 
 HIPR_EXPORT hipError_t hipGetDeviceFlags(unsigned int* flags) {
   return ApiCall("hipGetDeviceFlags", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (flags == nullptr) return hipErrorInvalidValue;
     int device = 0;
@@ -264,7 +264,7 @@ hipError_t SetDeviceFlags(int device, unsigned flags) {
 
 HIPR_EXPORT hipError_t hipSetDeviceFlags(unsigned flags) {
   return ApiCall("hipSetDeviceFlags", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     int device = 0;
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
@@ -274,7 +274,7 @@ HIPR_EXPORT hipError_t hipSetDeviceFlags(unsigned flags) {
 
 HIPR_EXPORT hipError_t hipCtxGetCurrent(hipCtx_t* ctx) {
   return ApiCall("hipCtxGetCurrent", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (ctx == nullptr) return hipErrorInvalidValue;
     int device = 0;
@@ -291,7 +291,7 @@ HIPR_EXPORT hipError_t hipCtxGetCurrent(hipCtx_t* ctx) {
 namespace {
 
 hipError_t ContextDevice(hipCtx_t ctx, int* device) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   const auto* token = reinterpret_cast<const char*>(ctx);
   if (token < g_context_tokens || token >= g_context_tokens + Client::kMaxDevices) return hipErrorInvalidContext;
@@ -300,7 +300,7 @@ hipError_t ContextDevice(hipCtx_t ctx, int* device) {
 }
 
 hipError_t PrimaryContextCall(int device) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (device >= Client::kMaxDevices) return hipErrorInvalidDevice;
   return CheckDevice(*s, device);
@@ -319,15 +319,20 @@ PeerTable& Peers() {
 // Whether `device` can address `peer`'s memory, as the worker's device
 // reports it (hipr.PeerAccessMask: the sim's devices all reach each other,
 // the hip device's GPUs as their topology says). A worker that does not
-// report it: no (peer copies still work: the worker does them).
-bool CanAccessPeer(const Session& s, int device, int peer) {
-  if (device == peer || peer < 0 || peer >= 63) return false;
-  int64_t mask = 0;
+// report it: no (peer copies still work: the worker does them). Devices of
+// two workers (HIPR_SERVER lists several) never can: no kernel reaches
+// another machine's memory. The mask is in the worker's own ordinals.
+bool CanAccessPeer(const Remote& s, int device, int peer) {
   const auto& devices = s.devices();
-  if (device < 0 || device >= static_cast<int>(devices.size()) ||
+  if (device == peer || device < 0 || device >= static_cast<int>(devices.size()) || peer < 0 ||
+      peer >= static_cast<int>(devices.size()) || !s.SameWorker(device, peer))
+    return false;
+  const int local_peer = s.LocalOf(peer);
+  int64_t mask = 0;
+  if (local_peer >= 63 ||
       !msg::FindProperty(devices[static_cast<size_t>(device)], msg::DeviceProperty::kPeerAccessMask, &mask))
     return false;
-  return (mask >> peer & 1) != 0;
+  return (mask >> local_peer & 1) != 0;
 }
 
 }  // namespace
@@ -402,7 +407,7 @@ HIPR_EXPORT hipError_t hipCtxSetCurrent(hipCtx_t ctx) {
 
 HIPR_EXPORT hipError_t hipCtxGetDevice(hipDevice_t* device) {
   return ApiCall("hipCtxGetDevice", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (device == nullptr) return hipErrorInvalidValue;
     return CurrentDeviceOf(*s, device);
@@ -411,7 +416,7 @@ HIPR_EXPORT hipError_t hipCtxGetDevice(hipDevice_t* device) {
 
 HIPR_EXPORT hipError_t hipDeviceCanAccessPeer(int* can_access, int device, int peer) {
   return ApiCall("hipDeviceCanAccessPeer", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (can_access == nullptr) return hipErrorInvalidValue;
     if (CheckDevice(*s, device) != hipSuccess || CheckDevice(*s, peer) != hipSuccess) return hipErrorInvalidDevice;
@@ -425,7 +430,7 @@ HIPR_EXPORT hipError_t hipDeviceCanAccessPeer(int* can_access, int device, int p
 // HIP arrays not reported as accessible across devices.
 HIPR_EXPORT hipError_t hipDeviceGetP2PAttribute(int* value, hipDeviceP2PAttr attr, int src, int dst) {
   return ApiCall("hipDeviceGetP2PAttribute", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (value == nullptr) return hipErrorInvalidValue;
     if (CheckDevice(*s, src) != hipSuccess || CheckDevice(*s, dst) != hipSuccess || src == dst)
@@ -446,7 +451,7 @@ namespace {
 // The current device's access to `peer`'s memory (hipDeviceEnablePeerAccess,
 // and hipCtxEnablePeerAccess with the peer's context).
 hipError_t EnablePeer(int peer, unsigned int flags) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   int device = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
@@ -457,7 +462,7 @@ hipError_t EnablePeer(int peer, unsigned int flags) {
 }
 
 hipError_t DisablePeer(int peer) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   int device = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
@@ -505,7 +510,7 @@ HIPR_EXPORT hipError_t hipDeviceGetCacheConfig(hipFuncCache_t* config) {
 
 HIPR_EXPORT hipError_t hipDeviceGetByPCIBusId(int* device, const char* pci_bus_id) {
   return ApiCall("hipDeviceGetByPCIBusId", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (device == nullptr || pci_bus_id == nullptr) return hipErrorInvalidValue;
     unsigned domain = 0, bus = 0, dev = 0, function = 0;
@@ -530,7 +535,7 @@ HIPR_EXPORT hipError_t hipDriverGetVersion(int* version) {
   const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipDriverGetVersion", [&] {
     if (version == nullptr) return hipErrorInvalidValue;
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     *version = VersionForMajor(s != nullptr ? s->driver_version() : 0, major);
     return hipSuccess;
   });
@@ -540,7 +545,7 @@ HIPR_EXPORT hipError_t hipRuntimeGetVersion(int* version) {
   const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipRuntimeGetVersion", [&] {
     if (version == nullptr) return hipErrorInvalidValue;
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     *version = VersionForMajor(s != nullptr ? s->runtime_version() : 0, major);
     return hipSuccess;
   });
@@ -662,7 +667,7 @@ HIPR_EXPORT hipError_t hipGetDriverEntryPoint_spt(const char* symbol, void** fn,
 HIPR_EXPORT hipError_t hipDeviceGetTexture1DLinearMaxWidth(size_t* max_width, const hipChannelFormatDesc* desc,
                                                            int device) {
   return ApiCall("hipDeviceGetTexture1DLinearMaxWidth", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (max_width == nullptr || desc == nullptr) return hipErrorInvalidValue;
     if (desc->x < 0 || desc->y < 0 || desc->z < 0 || desc->w < 0) return hipErrorInvalidValue;
@@ -679,7 +684,7 @@ namespace {
 // Waits for all work of the current device (hipDeviceSynchronize,
 // hipCtxSynchronize).
 hipError_t SynchronizeCurrentDevice() {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   int device = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
@@ -711,7 +716,7 @@ hipError_t SynchronizeCurrentDevice() {
 
 // Resets `device` (hipDeviceReset for the current one,
 // hipDevicePrimaryCtxReset for any).
-hipError_t ResetDevice(Session* s, int device) {
+hipError_t ResetDevice(Remote* s, int device) {
   msg::CallReply reply;
   Status st = s->Call<wire::Op::kDeviceReset>(msg::DeviceRequest{device}, &reply);
   if (!st.ok()) return ToHipError(st);
@@ -723,7 +728,7 @@ hipError_t ResetDevice(Session* s, int device) {
     // window their mirrors' pages return to the reservation (outside it, the
     // allocation's own reservation was released with the allocation map).
     for (const auto& [address, size] : Managed().ForgetDevice(s, device))
-      if (c.window().Contains(address)) ReserveAgain(address, RoundUpToPage(size));
+      if (c.windows().Contains(address)) ReserveAgain(address, RoundUpToPage(size));
     // Modules are loaded again, under new ids, at their next use.
     ForgetModuleLoads(s, device);
   }
@@ -738,7 +743,7 @@ HIPR_EXPORT hipError_t hipDeviceSynchronize() {
 
 HIPR_EXPORT hipError_t hipDeviceReset() {
   return ApiCall("hipDeviceReset", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     int device = 0;
     if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
@@ -775,7 +780,7 @@ HIPR_EXPORT hipError_t hipCtxPopCurrent(hipCtx_t* ctx) {
 
 HIPR_EXPORT hipError_t hipCtxCreate(hipCtx_t* ctx, unsigned int flags, hipDevice_t device) {
   return ApiCall("hipCtxCreate", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (ctx == nullptr) return hipErrorInvalidValue;
     // As clr: an unknown device is an invalid value here.
@@ -807,7 +812,7 @@ HIPR_EXPORT hipError_t hipCtxSynchronize() {
 // The current context's flags: its device's (hipSetDeviceFlags, hipCtxCreate).
 HIPR_EXPORT hipError_t hipCtxGetFlags(unsigned int* flags) {
   return ApiCall("hipCtxGetFlags", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (flags == nullptr) return hipErrorInvalidValue;
     int device = 0;
@@ -822,7 +827,7 @@ HIPR_EXPORT hipError_t hipCtxGetFlags(unsigned int* flags) {
 HIPR_EXPORT hipError_t hipCtxGetApiVersion(hipCtx_t ctx, int* api_version) {
   const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipCtxGetApiVersion", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (api_version == nullptr) return hipErrorInvalidValue;
     int device = 0;

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "client_stub/api/api_common.h"
-#include "client_stub/session/session.h"
+#include "client_stub/session/remote.h"
 #include "protocol/messages.h"
 
 namespace hipr::client {
@@ -18,7 +18,7 @@ namespace hipr::client {
 // outputs into *out. A dead session is hipErrorNoDevice (ToHipError); the
 // worker's own error is returned as it sent it.
 template <class In, class Out>
-hipError_t CallGenerated(Session& s, uint32_t fn, int device, const In& in, Out* out) {
+hipError_t CallGenerated(Remote& s, uint32_t fn, int device, const In& in, Out* out) {
   msg::ApiCallReply<Out> reply;
   Status st = s.Call<wire::Op::kApiCall>(msg::ApiCallRequest<In>{fn, device, true, in}, &reply);
   if (!st.ok()) return ToHipError(st);
@@ -30,7 +30,7 @@ hipError_t CallGenerated(Session& s, uint32_t fn, int device, const In& in, Out*
 // Fire-and-forget: queued in the send batch; the worker's error surfaces at
 // the next synchronizing call.
 template <class In>
-hipError_t PostGenerated(Session& s, uint32_t fn, int device, const In& in) {
+hipError_t PostGenerated(Remote& s, uint32_t fn, int device, const In& in) {
   Status st = s.Post<wire::Op::kApiCall>(msg::ApiCallRequest<In>{fn, device, false, in});
   return st.ok() ? hipSuccess : ToHipError(st);
 }

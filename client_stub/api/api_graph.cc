@@ -42,7 +42,7 @@ hipError_t CaptureInfoOf(hipStream_t stream, hipStreamCaptureStatus* status, uns
 }
 
 int CurrentDeviceOr0() {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   int device = 0;
   if (s != nullptr) (void)CurrentDeviceOf(*s, &device);
   return device;
@@ -108,7 +108,7 @@ namespace {
 // The kernel node `params` describe: func is a registered kernel's host stub
 // or a hipFunction_t from hipModuleGetFunction.
 hipError_t KernelNodeOf(const hipKernelNodeParams* params, KernelNode* node, int* device) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (params == nullptr) return hipErrorInvalidValue;
   CodeModule* module = nullptr;
@@ -398,7 +398,7 @@ struct HiprMemAllocNodeParams {
 HIPR_EXPORT hipError_t hipGraphAddMemAllocNode(hipGraphNode_t* node, hipGraph_t graph, const hipGraphNode_t* deps,
                                                size_t dep_count, HiprMemAllocNodeParams* params) {
   return ApiCall("hipGraphAddMemAllocNode", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (node == nullptr || params == nullptr || params->bytesize == 0 ||
         params->poolProps.allocType != hipMemAllocationTypePinned ||
@@ -555,7 +555,7 @@ enum : int { kGraphMemUsedCurrent = 0, kGraphMemUsedHigh = 1, kGraphMemReservedC
 
 HIPR_EXPORT hipError_t hipDeviceGetGraphMemAttribute(int device, int attr, void* value) {
   return ApiCall("hipDeviceGetGraphMemAttribute", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
     if (value == nullptr) return hipErrorInvalidValue;
@@ -576,7 +576,7 @@ HIPR_EXPORT hipError_t hipDeviceGetGraphMemAttribute(int device, int attr, void*
 // hold now), as natively.
 HIPR_EXPORT hipError_t hipDeviceSetGraphMemAttribute(int device, int attr, void* value) {
   return ApiCall("hipDeviceSetGraphMemAttribute", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (hipError_t e = CheckDevice(*s, device); e != hipSuccess) return e;
     if (value == nullptr || (attr != kGraphMemUsedHigh && attr != kGraphMemReservedHigh) ||

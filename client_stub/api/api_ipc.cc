@@ -18,7 +18,7 @@ using namespace hipr::client;
 
 HIPR_EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* dev_ptr) {
   return ApiCall("hipIpcGetMemHandle", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (handle == nullptr || dev_ptr == nullptr) return hipErrorInvalidValue;
     DeviceAllocation a;
@@ -29,7 +29,7 @@ HIPR_EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* dev_p
     // process can map the memory (session/stream_fences.h).
     if (Status drained = Client::Get().fences().Drain(*s, a.device); !drained.ok()) return ToHipError(drained);
     msg::IpcGetMemHandleReply reply;
-    Status st = s->Call<wire::Op::kIpcGetMemHandle>(msg::IpcGetMemHandleRequest{p}, &reply);
+    Status st = s->Call<wire::Op::kIpcGetMemHandle>(a.device, msg::IpcGetMemHandleRequest{p}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     if (reply.handle.size() != sizeof *handle) {
@@ -44,7 +44,7 @@ HIPR_EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* dev_p
 
 HIPR_EXPORT hipError_t hipIpcOpenMemHandle(void** dev_ptr, hipIpcMemHandle_t handle, unsigned int flags) {
   return ApiCall("hipIpcOpenMemHandle", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     // hipIpcMemLazyEnablePeerAccess is 0 in 5.x's headers and 1 in 6.x's:
     // either is the one flag there is.
@@ -77,7 +77,7 @@ HIPR_EXPORT hipError_t hipIpcOpenMemHandle(void** dev_ptr, hipIpcMemHandle_t han
       if (placed && c.allocations().AddDevice(a)) break;
       if (placed && a.outside_window) c.reservations().Release(a.base, a.size);
       msg::CallReply closed;
-      (void)s->Call<wire::Op::kIpcCloseMemHandle>(msg::IpcCloseMemHandleRequest{reply.base}, &closed);
+      (void)s->Call<wire::Op::kIpcCloseMemHandle>(device, msg::IpcCloseMemHandleRequest{reply.base}, &closed);
       if (sane && !placed && attempt == 0 && closed.error == hipSuccess &&
           FenceOffHostMapping(*s, device, a.base, a.size, a.base))
         continue;
@@ -92,7 +92,7 @@ HIPR_EXPORT hipError_t hipIpcOpenMemHandle(void** dev_ptr, hipIpcMemHandle_t han
 
 HIPR_EXPORT hipError_t hipIpcCloseMemHandle(void* dev_ptr) {
   return ApiCall("hipIpcCloseMemHandle", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     Client& c = Client::Get();
     DeviceAllocation a;
@@ -100,7 +100,7 @@ HIPR_EXPORT hipError_t hipIpcCloseMemHandle(void* dev_ptr) {
     if (dev_ptr == nullptr || !c.allocations().FindDevice(p, 1, &a) || !a.ipc_opened) return hipErrorInvalidValue;
     if (!c.allocations().RemoveDevice(p, &a)) return hipErrorInvalidValue;
     msg::CallReply reply;
-    Status st = s->Call<wire::Op::kIpcCloseMemHandle>(msg::IpcCloseMemHandleRequest{a.base}, &reply);
+    Status st = s->Call<wire::Op::kIpcCloseMemHandle>(a.device, msg::IpcCloseMemHandleRequest{a.base}, &reply);
     if (a.outside_window) c.reservations().Release(a.base, a.size);
     if (!st.ok()) return ToHipError(st);
     return static_cast<hipError_t>(reply.error);
@@ -109,7 +109,7 @@ HIPR_EXPORT hipError_t hipIpcCloseMemHandle(void* dev_ptr) {
 
 HIPR_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t* handle, hipEvent_t event) {
   return ApiCall("hipIpcGetEventHandle", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (handle == nullptr) return hipErrorInvalidValue;
     EventRecord e;
@@ -118,7 +118,7 @@ HIPR_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t* handle, hipEven
     // requires hipEventDisableTiming).
     if ((e.flags & hipEventInterprocess) == 0) return hipErrorInvalidConfiguration;
     msg::IpcGetMemHandleReply reply;
-    Status st = s->Call<wire::Op::kIpcGetEventHandle>(msg::EventRequest{e.id}, &reply);
+    Status st = s->Call<wire::Op::kIpcGetEventHandle>(e.device, msg::EventRequest{e.id}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     if (reply.handle.size() != sizeof *handle) {
@@ -137,7 +137,7 @@ HIPR_EXPORT hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t* handle, hipEven
 // asked of the worker.
 HIPR_EXPORT hipError_t hipIpcOpenEventHandle(hipEvent_t* event, hipIpcEventHandle_t handle) {
   return ApiCall("hipIpcOpenEventHandle", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (event == nullptr) return hipErrorInvalidValue;
     int device = 0;

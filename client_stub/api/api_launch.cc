@@ -72,7 +72,7 @@ struct RegisteredLaunch {
 };
 
 hipError_t LaunchRegistered(const char* api, const RegisteredLaunch& l, const KernelArgs& args) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   RegisteredKernel kernel;
   if (l.host_function == nullptr || !Kernels().FindRegisteredKernel(l.host_function, &kernel)) {
@@ -110,9 +110,9 @@ hipError_t LaunchWithArgs(const char* api, const void* f, dim3 grid, dim3 block,
 
 // The code object metadata of a registered kernel for the calling thread's
 // device.
-hipError_t RegisteredKernelInfo(const void* f, Session** session, const msg::DeviceInfo** device,
+hipError_t RegisteredKernelInfo(const void* f, Remote** session, const msg::DeviceInfo** device,
                                 std::shared_ptr<const IsaImage>* image, const co::KernelInfo** kernel) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   RegisteredKernel k;
   if (f == nullptr || !Kernels().FindRegisteredKernel(f, &k)) return hipErrorInvalidDeviceFunction;
@@ -287,7 +287,7 @@ __attribute__((visibility("default"))) void hipLaunchKernelGGLImpl(std::uintptr_
 HIPR_EXPORT hipError_t hipFuncGetAttributes(hipFuncAttributes* attr, const void* f) {
   return ApiCall("hipFuncGetAttributes", [&] {
     if (attr == nullptr) return hipErrorInvalidValue;
-    Session* s = nullptr;
+    Remote* s = nullptr;
     const msg::DeviceInfo* d = nullptr;
     std::shared_ptr<const IsaImage> image;
     const co::KernelInfo* k = nullptr;
@@ -324,7 +324,7 @@ namespace {
 
 hipError_t OccupancyBlocks(int* num_blocks, const void* f, int block_size, size_t dynamic_shared) {
   if (num_blocks == nullptr) return hipErrorInvalidValue;
-  Session* s = nullptr;
+  Remote* s = nullptr;
   const msg::DeviceInfo* d = nullptr;
   std::shared_ptr<const IsaImage> image;
   const co::KernelInfo* k = nullptr;
@@ -345,7 +345,7 @@ HIPR_EXPORT hipError_t hipOccupancyAvailableDynamicSMemPerBlock(size_t* bytes, c
                                                                 int block_size) {
   return ApiCall("hipOccupancyAvailableDynamicSMemPerBlock", [&] {
     if (bytes == nullptr || blocks <= 0 || block_size <= 0) return hipErrorInvalidValue;
-    Session* s = nullptr;
+    Remote* s = nullptr;
     const msg::DeviceInfo* d = nullptr;
     std::shared_ptr<const IsaImage> image;
     const co::KernelInfo* k = nullptr;
@@ -393,7 +393,7 @@ HIPR_EXPORT hipError_t hipOccupancyMaxPotentialBlockSize(int* grid_size, int* bl
                                                          size_t dynamic_shared, int block_size_limit) {
   return ApiCall("hipOccupancyMaxPotentialBlockSize", [&] {
     if (grid_size == nullptr || block_size == nullptr) return hipErrorInvalidValue;
-    Session* s = nullptr;
+    Remote* s = nullptr;
     const msg::DeviceInfo* d = nullptr;
     std::shared_ptr<const IsaImage> image;
     const co::KernelInfo* k = nullptr;
@@ -428,7 +428,7 @@ HIPR_EXPORT const char* hipKernelNameRef(const hipFunction_t function) {
 // synchronization across them is implied); flags must be 0.
 HIPR_EXPORT hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* list, int count, unsigned int flags) {
   return ApiCall("hipExtLaunchMultiKernelMultiDevice", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (list == nullptr || count <= 0 || count > s->device_count() || flags != 0) return hipErrorInvalidValue;
     std::vector<int> devices;

@@ -55,7 +55,7 @@ bool LocationDevice(const hipMemLocation& location, int* device) {
 
 // The device of `device` as a hint names it: a device of the session or
 // the host (hipCpuDeviceId).
-hipError_t CheckLocation(const Session& s, int device) {
+hipError_t CheckLocation(const Remote& s, int device) {
   if (device == hipCpuDeviceId) return hipSuccess;
   return device >= 0 && device < s.device_count() ? hipSuccess : hipErrorInvalidDevice;
 }
@@ -63,7 +63,7 @@ hipError_t CheckLocation(const Session& s, int device) {
 hipError_t MallocManaged(void** ptr, size_t size, unsigned flags) {
   if (ptr == nullptr || size == 0 || (flags != hipMemAttachGlobal && flags != hipMemAttachHost))
     return hipErrorInvalidValue;
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   int device = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
@@ -110,7 +110,7 @@ hipError_t MallocManaged(void** ptr, size_t size, unsigned flags) {
 
 hipError_t Prefetch(const void* ptr, size_t count, int device, hipStream_t stream) {
   if (ptr == nullptr || count == 0) return hipErrorInvalidValue;
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (hipError_t e = CheckLocation(*s, device); e != hipSuccess) return e;
   StreamTarget target;
@@ -128,7 +128,7 @@ hipError_t Prefetch(const void* ptr, size_t count, int device, hipStream_t strea
 
 hipError_t Advise(const void* ptr, size_t count, int advice, int device) {
   if (ptr == nullptr || count == 0) return hipErrorInvalidValue;
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   const bool needs_device = advice != hipMemAdviseSetReadMostly && advice != hipMemAdviseUnsetReadMostly &&
                             advice != hipMemAdviseSetCoarseGrain && advice != hipMemAdviseUnsetCoarseGrain;

@@ -23,15 +23,16 @@ constexpr unsigned kHostMallocFlags = hipHostMallocPortable | hipHostMallocMappe
                                       hipHostMallocCoherent | hipHostMallocNonCoherent;
 
 
-// Tells the worker that [p, p + bytes) of the shm host segment now holds
+// Tells the worker (the only one: a segment is for one) that [p, p + bytes)
+// of the shm host segment now holds
 // pinned memory (kHostRegister): copies may name it from then on, and a
 // `hip` worker pins it for DMA. hipErrorInvalidValue when the worker
 // refuses (logged once; the caller then places the memory elsewhere).
-hipError_t RegisterInSegment(Session& s, void* p, uint64_t bytes) {
+hipError_t RegisterInSegment(Remote& s, void* p, uint64_t bytes) {
   uint64_t offset = 0;
   if (!s.host_segment()->Contains(p, bytes, &offset)) return hipErrorInvalidValue;
   msg::CallReply reply;
-  Status st = s.Call<wire::Op::kHostRegister>(msg::HostRangeRequest{offset, bytes}, &reply);
+  Status st = s.Call<wire::Op::kHostRegister>(/*device=*/0, msg::HostRangeRequest{offset, bytes}, &reply);
   if (!st.ok()) return ToHipError(st);
   if (reply.error != hipSuccess) {
     static constinit std::atomic<bool> logged{false};
@@ -45,11 +46,11 @@ hipError_t RegisterInSegment(Session& s, void* p, uint64_t bytes) {
 }
 
 // kHostUnregister: the worker no longer uses [p, p + bytes).
-hipError_t UnregisterInSegment(Session& s, void* p, uint64_t bytes) {
+hipError_t UnregisterInSegment(Remote& s, void* p, uint64_t bytes) {
   uint64_t offset = 0;
   if (!s.host_segment()->Contains(p, bytes, &offset)) return hipErrorInvalidValue;
   msg::CallReply reply;
-  Status st = s.Call<wire::Op::kHostUnregister>(msg::HostRangeRequest{offset, bytes}, &reply);
+  Status st = s.Call<wire::Op::kHostUnregister>(/*device=*/0, msg::HostRangeRequest{offset, bytes}, &reply);
   if (!st.ok()) return ToHipError(st);
   return static_cast<hipError_t>(reply.error);
 }
@@ -67,7 +68,7 @@ hipError_t HostMalloc(void** ptr, size_t size, unsigned flags) {
   // Over shm, in the host segment the session process maps too, so copies to
   // and from it move no bytes through the rings; elsewhere (or when it is
   // full) private memory whose bytes are sent.
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   HostSegment* segment = s->host_segment();
   void* p = segment != nullptr ? segment->Allocate(mapped) : nullptr;
   if (p != nullptr) {
@@ -101,7 +102,7 @@ hipError_t HostMalloc(void** ptr, size_t size, unsigned flags) {
 }
 
 hipError_t HostFree(void* ptr) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (ptr == nullptr) return hipSuccess;
   PinnedAllocation a;
@@ -144,7 +145,7 @@ hipError_t HostFree(void* ptr) {
 constexpr unsigned kHostRegisterFlags = hipHostRegisterPortable | hipHostRegisterMapped | hipHostRegisterIoMemory;
 
 hipError_t MallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (ptr == nullptr || pitch == nullptr) return hipErrorInvalidValue;
   int device = 0;
@@ -162,7 +163,7 @@ hipError_t MallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
 
 HIPR_EXPORT hipError_t hipMalloc(void** ptr, size_t size) {
   return ApiCall("hipMalloc", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (ptr == nullptr) return hipErrorInvalidValue;
     if (size == 0) {
@@ -199,7 +200,7 @@ constexpr unsigned kDeviceMallocContiguous = 0x4;   // hipDeviceMallocContiguous
 // of a size other than 8.
 HIPR_EXPORT hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned int flags) {
   return ApiCall("hipExtMallocWithFlags", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     switch (flags) {
       case kDeviceMallocDefault:
@@ -238,7 +239,7 @@ bool Capturing(const StreamTarget& target) {
 // A stream-ordered allocation on a capturing stream becomes a memory
 // allocation node (graph.h GraphMemory: allocated now, owned by the graph).
 // *captured: whether the stream captures (then the call is done).
-hipError_t CaptureAlloc(Session& s, const StreamTarget& target, size_t size, void** ptr, bool* captured) {
+hipError_t CaptureAlloc(Remote& s, const StreamTarget& target, size_t size, void** ptr, bool* captured) {
   *captured = Capturing(target);
   if (!*captured) return hipSuccess;
   if (size == 0) {
@@ -284,7 +285,7 @@ hipError_t CaptureFree(void* ptr, const StreamTarget& target, bool* captured) {
 // until then, on every stream: stronger than the stream alone).
 HIPR_EXPORT hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t stream) {
   return ApiCall("hipMallocAsync", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (ptr == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
@@ -304,7 +305,7 @@ HIPR_EXPORT hipError_t hipMallocAsync(void** ptr, size_t size, hipStream_t strea
 // stream's device; the pool's usage attributes do not count it.
 HIPR_EXPORT hipError_t hipMallocFromPoolAsync(void** ptr, size_t size, hipMemPool_t pool, hipStream_t stream) {
   return ApiCall("hipMallocFromPoolAsync", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (ptr == nullptr || pool == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
@@ -388,7 +389,7 @@ HIPR_EXPORT hipError_t hipHostRegister(void* ptr, size_t size, unsigned int flag
     PinnedAllocation existing;
     if (map.FindPinned(p, 0, &existing) || map.FindPinned(p + size - 1, 0, &existing))
       return hipErrorHostMemoryAlreadyRegistered;
-    if (map.TouchesDevice(p, size) || Client::Get().window().Overlaps(p, size)) return hipErrorInvalidValue;
+    if (map.TouchesDevice(p, size) || Client::Get().windows().Overlaps(p, size)) return hipErrorInvalidValue;
     PinnedAllocation a;
     a.base = p;
     a.size = size;
@@ -402,7 +403,7 @@ HIPR_EXPORT hipError_t hipHostRegister(void* ptr, size_t size, unsigned int flag
 
 HIPR_EXPORT hipError_t hipHostUnregister(void* ptr) {
   return ApiCall("hipHostUnregister", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     PinnedAllocation a;
     AllocationMap& map = Client::Get().allocations();
@@ -723,7 +724,7 @@ HIPR_EXPORT hipError_t hipDrvPointerGetAttributes(unsigned int count, hipPointer
 
 HIPR_EXPORT hipError_t hipMemGetInfo(size_t* free, size_t* total) {
   return ApiCall("hipMemGetInfo", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (free == nullptr && total == nullptr) return hipSuccess;
     int device = 0;

@@ -66,7 +66,7 @@ Status ReadFile(const char* path, std::vector<uint8_t>* out) {
 // Makes a module of `image` and checks it has a usable code object for the
 // calling thread's device (as HIP builds it for that device at load).
 hipError_t NewModule(hipModule_t* module, std::vector<uint8_t> image, std::string name) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   int device = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
@@ -102,7 +102,7 @@ hipError_t LoadData(hipModule_t* module, const void* image) {
 // The metadata of a module function's kernel on the calling thread's device.
 hipError_t FunctionKernel(hipFunction_t f, const msg::DeviceInfo** device, std::shared_ptr<const IsaImage>* image,
                           const co::KernelInfo** kernel) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   ModuleFunction mf;
   if (!Kernels().FindModuleFunction(f, &mf)) return hipErrorInvalidResourceHandle;
@@ -125,7 +125,7 @@ struct ModuleLaunch {
 };
 
 hipError_t LaunchModuleFunction(const char* api, ModuleLaunch l) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (l.f == nullptr) return hipErrorInvalidImage;  // As HIP 5.2.
   ModuleFunction mf;
@@ -240,7 +240,7 @@ HIPR_EXPORT hipError_t hipModuleUnload(hipModule_t module) {
 HIPR_EXPORT hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char* name) {
   return ApiCall("hipModuleGetFunction", [&] {
     if (function == nullptr || name == nullptr || name[0] == '\0') return hipErrorInvalidValue;
-    Session* s = nullptr;
+    Remote* s = nullptr;
     CodeModule* m = nullptr;
     int device = 0;
     if (hipError_t e = OpenModule(module, &s, &m, &device); e != hipSuccess) return e;
@@ -544,7 +544,7 @@ extern "C" hipError_t HiprHccModuleLaunchKernelC(hipFunction_t f, uint32_t gx, u
 HIPR_EXPORT hipError_t hipModuleGetFunctionCount(unsigned int* count, hipModule_t module) {
   return ApiCall("hipModuleGetFunctionCount", [&] {
     if (count == nullptr) return hipErrorInvalidValue;
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (module == nullptr) return hipErrorInvalidResourceHandle;
     CodeModule* m = LoadedModule(module);
@@ -604,7 +604,7 @@ hipLibrary_t LibraryOfModule(const CodeModule* module) {
 // here (hipErrorInvalidValue). Library options are hints about host-side
 // tables and keeping the image, which a copy on the client makes moot.
 hipError_t NewLibrary(hipLibrary_t* library, hipModule_t module) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   auto* l = new Library{reinterpret_cast<CodeModule*>(module), 0};
   if (hipError_t e = CurrentDeviceOf(*s, &l->device); e != hipSuccess) {
@@ -620,7 +620,7 @@ hipError_t NewLibrary(hipLibrary_t* library, hipModule_t module) {
 
 // The library's code object for its device.
 hipError_t LibraryImage(const Library& l, std::shared_ptr<const IsaImage>* image) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (l.device >= s->device_count()) return hipErrorInvalidDevice;
   return ToHipError(l.module->Image(s->devices()[l.device].gcn_arch_name, image));

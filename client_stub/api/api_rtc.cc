@@ -84,7 +84,7 @@ Registry<ihiprtcLinkState>& LinkStates() {
 
 // The current device's target (gcnArchName), or empty without a session.
 std::string CurrentTarget() {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr || s->device_count() == 0) return {};
   int device = CurrentDevice();
   if (device < 0 || device >= s->device_count()) return {};

@@ -66,7 +66,7 @@ void ForgetStreamState(const StreamTarget& t) {
 }
 
 hipError_t CreateStream(hipStream_t* stream, unsigned flags, int priority, std::vector<uint32_t> cu_mask = {}) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (stream == nullptr) return hipErrorInvalidValue;
   if (flags != hipStreamDefault && flags != hipStreamNonBlocking) return hipErrorInvalidValue;
@@ -93,7 +93,7 @@ hipError_t CreateStream(hipStream_t* stream, unsigned flags, int priority, std::
 // A synchronous stream call (synchronize, query): the worker's error.
 template <wire::Op op>
 hipError_t StreamCall(hipStream_t stream) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   StreamTarget target;
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
@@ -111,7 +111,7 @@ hipError_t StreamCall(hipStream_t stream) {
   }
   msg::CallReply reply;
   const Client::SyncTicket ticket = c.BeginSync(target.device, target.id);
-  Status st = s->Call<op>(msg::StreamRequest{target.id}, &reply);
+  Status st = s->Call<op>(target.device, msg::StreamRequest{target.id}, &reply);
   // A query answering hipSuccess is a synchronisation point too.
   const hipError_t result =
       AfterSync(*s, target.device, target.id, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
@@ -120,7 +120,7 @@ hipError_t StreamCall(hipStream_t stream) {
 }
 
 hipError_t CreateEvent(hipEvent_t* event, unsigned flags) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (event == nullptr) return hipErrorInvalidValue;
   // As the runtime: known flags only, at most one release flag, and an
@@ -145,7 +145,7 @@ hipError_t CreateEvent(hipEvent_t* event, unsigned flags) {
 // A synchronous event call (synchronize, query): the worker's error.
 template <wire::Op op>
 hipError_t EventCall(hipEvent_t event) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   HandleTable& handles = Client::Get().handles();
   EventRecord record;
@@ -156,7 +156,7 @@ hipError_t EventCall(hipEvent_t event) {
   // Not for an interprocess event: other processes record it too.
   if (record.known_done == record.recorded && (record.flags & hipEventInterprocess) == 0) return hipSuccess;
   msg::CallReply reply;
-  Status st = s->Call<op>(msg::EventRequest{record.id}, &reply);
+  Status st = s->Call<op>(record.device, msg::EventRequest{record.id}, &reply);
   const hipError_t result = st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
   if (result == hipSuccess) handles.NoteEventDone(event, record.recorded);
   // The event's stream is not tracked here: read back on its device's null
@@ -182,13 +182,13 @@ HIPR_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t* stream, unsigned
 
 HIPR_EXPORT hipError_t hipStreamDestroy(hipStream_t stream) {
   return ApiCall("hipStreamDestroy", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (stream == nullptr || stream == hipStreamPerThread) return hipErrorInvalidHandle;
     StreamRecord record;
     if (!Client::Get().handles().RemoveStream(stream, &record)) return hipErrorInvalidHandle;
     ForgetStreamState(StreamTarget{record.id, record.device});
-    return ToHipError(s->Post<wire::Op::kStreamDestroy>(msg::StreamRequest{record.id}));
+    return ToHipError(s->Post<wire::Op::kStreamDestroy>(record.device, msg::StreamRequest{record.id}));
   });
 }
 
@@ -216,7 +216,7 @@ HIPR_EXPORT hipError_t hipStreamQuery_spt(hipStream_t stream) {
 
 HIPR_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags) {
   return ApiCall("hipStreamWaitEvent", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     EventRecord e;
     if (event == nullptr || !Client::Get().handles().FindEvent(event, &e)) return hipErrorInvalidHandle;
@@ -225,8 +225,19 @@ HIPR_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, 
     if (flags != 0) return hipErrorInvalidValue;
     if (hipError_t captured = hipSuccess; Graphs().CaptureStreamWaitEvent(target.device, target.id, e.id, &captured))
       return captured;
+    if (!s->SameWorker(target.device, e.device)) {
+      // Another worker's event (HIPR_SERVER lists several): no stream here
+      // can wait for it, so the host does, which orders everything queued
+      // on the stream from now on after it.
+      if (e.known_done == e.recorded) return hipSuccess;
+      msg::CallReply reply;
+      Status st = s->Call<wire::Op::kEventSynchronize>(e.device, msg::EventRequest{e.id}, &reply);
+      if (!st.ok()) return ToHipError(st);
+      if (reply.error == hipSuccess) Client::Get().handles().NoteEventDone(event, e.recorded);
+      return static_cast<hipError_t>(reply.error);
+    }
     return ToHipError(
-        s->Post<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{target.id, e.id, flags}));
+        s->Post<wire::Op::kStreamWaitEvent>(target.device, msg::StreamWaitEventRequest{target.id, e.id, flags}));
   });
 }
 
@@ -244,11 +255,11 @@ HIPR_EXPORT hipError_t hipStreamGetPriority_spt(hipStream_t stream, int* priorit
 
 // Runs on the client, in stream order: the worker holds the stream at this
 // point until the session's callback thread has run `callback` with the
-// stream's status (Session::PostHostCallback).
+// stream's status (Remote::PostHostCallback).
 HIPR_EXPORT hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallback_t callback, void* user_data,
                                             unsigned int flags) {
   return ApiCall("hipStreamAddCallback", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (callback == nullptr || flags != 0) return hipErrorInvalidValue;
     StreamTarget target;
@@ -270,7 +281,7 @@ HIPR_EXPORT hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallbac
 // like a stream callback; in a capture it becomes a host node.
 HIPR_EXPORT hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void* user_data) {
   return ApiCall("hipLaunchHostFunc", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (fn == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
@@ -315,7 +326,7 @@ HIPR_EXPORT hipError_t hipEventRecord_spt(hipEvent_t event, hipStream_t stream) 
 // thread's current device). Answered locally.
 HIPR_EXPORT hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device) {
   return ApiCall("hipStreamGetDevice", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (device == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
@@ -435,7 +446,7 @@ HIPR_EXPORT hipError_t hipStreamCopyAttributes(hipStream_t dst, hipStream_t src)
 // units is hipErrorInvalidValue.
 HIPR_EXPORT hipError_t hipExtStreamCreateWithCUMask(hipStream_t* stream, uint32_t size, const uint32_t* mask) {
   return ApiCall("hipExtStreamCreateWithCUMask", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (stream == nullptr || mask == nullptr || size == 0) return hipErrorInvalidValue;
     int device = 0;
@@ -457,7 +468,7 @@ HIPR_EXPORT hipError_t hipExtStreamCreateWithCUMask(hipStream_t* stream, uint32_
 // stream without one (and the null stream) uses every unit.
 HIPR_EXPORT hipError_t hipExtStreamGetCUMask(hipStream_t stream, uint32_t size, uint32_t* out) {
   return ApiCall("hipExtStreamGetCUMask", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (out == nullptr || size == 0) return hipErrorInvalidValue;
     StreamTarget target;
@@ -497,17 +508,17 @@ HIPR_EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t* event, unsigned flags
 
 HIPR_EXPORT hipError_t hipEventDestroy(hipEvent_t event) {
   return ApiCall("hipEventDestroy", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     EventRecord record;
     if (!Client::Get().handles().RemoveEvent(event, &record)) return hipErrorInvalidHandle;
-    return ToHipError(s->Post<wire::Op::kEventDestroy>(msg::EventRequest{record.id}));
+    return ToHipError(s->Post<wire::Op::kEventDestroy>(record.device, msg::EventRequest{record.id}));
   });
 }
 
 HIPR_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
   return ApiCall("hipEventRecord", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     EventRecord e;
     if (!Client::Get().handles().FindEvent(event, &e)) return hipErrorInvalidHandle;
@@ -519,7 +530,7 @@ HIPR_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
     // Counted before it is posted: a query racing with this record must not
     // be answered from an older completion.
     Client::Get().handles().NoteEventRecorded(event);
-    return ToHipError(s->Post<wire::Op::kEventRecord>(msg::EventRecordRequest{e.id, target.id}));
+    return ToHipError(s->Post<wire::Op::kEventRecord>(target.device, msg::EventRecordRequest{e.id, target.id}));
   });
 }
 
@@ -555,7 +566,7 @@ HIPR_EXPORT hipError_t hipEventQuery(hipEvent_t event) {
 
 HIPR_EXPORT hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop) {
   return ApiCall("hipEventElapsedTime", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (ms == nullptr) return hipErrorInvalidValue;
     EventRecord a;
@@ -566,7 +577,7 @@ HIPR_EXPORT hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent
     if (a.device != b.device || ((a.flags | b.flags) & hipEventDisableTiming) != 0)
       return hipErrorInvalidHandle;
     msg::EventElapsedReply reply;
-    Status st = s->Call<wire::Op::kEventElapsedTime>(msg::EventElapsedRequest{a.id, b.id}, &reply);
+    Status st = s->Call<wire::Op::kEventElapsedTime>(a.device, msg::EventElapsedRequest{a.id, b.id}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error == hipSuccess) *ms = reply.milliseconds;
     return static_cast<hipError_t>(reply.error);
@@ -638,7 +649,7 @@ HIPR_EXPORT hipError_t hipStreamWaitValue64(hipStream_t stream, void* ptr, uint6
 HIPR_EXPORT hipError_t hipStreamBatchMemOp(hipStream_t stream, unsigned int count, HiprBatchMemOp* ops,
                                            unsigned int flags) {
   return ApiCall("hipStreamBatchMemOp", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (flags != 0) return hipErrorInvalidValue;
     std::vector<StreamMemOp> requests;

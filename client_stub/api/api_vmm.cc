@@ -51,6 +51,17 @@ using namespace hipr::client::vmm;
 
 namespace {
 
+// Address reservations are made by device 0's worker. Where HIPR_SERVER
+// lists several workers, only memory of that worker's devices maps into
+// them: no worker can map another's memory.
+constexpr int kReservations = 0;
+
+hipError_t OtherWorker(const char* function) {
+  HIPR_LOG_ONCE(kWarn, "%s: virtual memory reservations are device 0's worker's, and this memory or device is "
+                       "another worker's (HIPR_SERVER lists several); returning hipErrorNotSupported", function);
+  return hipErrorNotSupported;
+}
+
 // hipMemImportFromShareableHandle's descriptor. ROCm 7.1 and later take it,
 // as CUDA does, cast to a pointer; earlier ROCm took a pointer to it, and
 // callers built for those (PyTorch below ROCm 7.1) pass &fd. A major does
@@ -68,7 +79,7 @@ int DescriptorOf(void* os_handle) {
 
 // The session's virtual memory granularity on `device`, or 0 (an older
 // worker that does not report it: virtual memory is then not supported).
-uint64_t Granularity(const Session& s, int device) {
+uint64_t Granularity(const Remote& s, int device) {
   return device >= 0 && device < static_cast<int>(s.devices().size()) ? s.devices()[device].vmm_granularity : 0;
 }
 
@@ -121,7 +132,7 @@ void PropTo(const hipMemAllocationProp& p, int major, void* caller_prop) {
   *static_cast<MemAllocationProp6*>(caller_prop) = p6;
 }
 
-bool ValidDeviceProp(const Session& s, const hipMemAllocationProp* prop) {
+bool ValidDeviceProp(const Remote& s, const hipMemAllocationProp* prop) {
   return prop != nullptr && prop->type == hipMemAllocationTypePinned &&
          prop->location.type == hipMemLocationTypeDevice && prop->location.id >= 0 &&
          prop->location.id < static_cast<int>(s.devices().size());
@@ -159,7 +170,7 @@ HIPR_EXPORT hipError_t hipMemGetAllocationGranularity(size_t* granularity, const
                                                       hipMemAllocationGranularity_flags option) {
   const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipMemGetAllocationGranularity", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (caller_prop == nullptr) return hipErrorInvalidValue;
     const hipMemAllocationProp read = PropFrom(caller_prop, major);
@@ -179,7 +190,7 @@ HIPR_EXPORT hipError_t hipMemGetAllocationGranularity(size_t* granularity, const
 HIPR_EXPORT hipError_t hipMemAddressReserve(void** ptr, size_t size, size_t alignment, void* addr,
                                             unsigned long long flags) {
   return ApiCall("hipMemAddressReserve", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (ptr == nullptr || flags != 0) return hipErrorInvalidValue;
     const uint64_t g = Granularity(*s, 0);  // As clr: device 0's granularity serves all.
@@ -195,14 +206,15 @@ HIPR_EXPORT hipError_t hipMemAddressReserve(void** ptr, size_t size, size_t alig
     // A range that lands on this process's memory is freed and, once the
     // device has set that memory's addresses aside, reserved again.
     for (int attempt = 0;; ++attempt) {
-      Status st = s->Call<wire::Op::kVmmReserve>(msg::VmmReserveRequest{size, alignment, reinterpret_cast<uint64_t>(addr)}, &reply);
+      Status st = s->Call<wire::Op::kVmmReserve>(
+          kReservations, msg::VmmReserveRequest{size, alignment, reinterpret_cast<uint64_t>(addr)}, &reply);
       if (!st.ok()) return ToHipError(st);
       if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
       std::string why;
       if (PlaceAllocation(c, reply.address, size, &r.outside_window, &why)) break;
       msg::CallReply freed;
-      (void)s->Call<wire::Op::kVmmFree>(msg::VmmRangeRequest{reply.address, size}, &freed);
-      if (attempt == 0 && freed.error == hipSuccess && FenceOffHostMapping(*s, 0, reply.address, size, reply.address))
+      (void)s->Call<wire::Op::kVmmFree>(kReservations, msg::VmmRangeRequest{reply.address, size}, &freed);
+      if (attempt == 0 && freed.error == hipSuccess && FenceOffHostMapping(*s, kReservations, reply.address, size, reply.address))
         continue;
       HIPR_LOG_ERROR("hipMemAddressReserve: the worker reserved 0x%llx (+%zu), which collides with this process's "
                      "memory: %s", static_cast<unsigned long long>(reply.address), size, why.c_str());
@@ -219,7 +231,7 @@ HIPR_EXPORT hipError_t hipMemAddressReserve(void** ptr, size_t size, size_t alig
 
 HIPR_EXPORT hipError_t hipMemAddressFree(void* dev_ptr, size_t size) {
   return ApiCall("hipMemAddressFree", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (dev_ptr == nullptr || size == 0) return hipErrorInvalidValue;
     const uint64_t base = reinterpret_cast<uint64_t>(dev_ptr);
@@ -235,7 +247,7 @@ HIPR_EXPORT hipError_t hipMemAddressFree(void* dev_ptr, size_t size) {
       return hipErrorInvalidValue;
     }
     msg::CallReply reply;
-    Status st = s->Call<wire::Op::kVmmFree>(msg::VmmRangeRequest{base, size}, &reply);
+    Status st = s->Call<wire::Op::kVmmFree>(kReservations, msg::VmmRangeRequest{base, size}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     if (it->second.outside_window) Client::Get().reservations().Release(base, size);
@@ -248,7 +260,7 @@ HIPR_EXPORT hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* handle, siz
                                     const hipMemAllocationProp* caller_prop, unsigned long long flags) {
   const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipMemCreate", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (caller_prop == nullptr) return hipErrorInvalidValue;
     const hipMemAllocationProp read = PropFrom(caller_prop, major);
@@ -290,7 +302,7 @@ HIPR_EXPORT hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* handle, siz
 
 HIPR_EXPORT hipError_t hipMemRelease(hipMemGenericAllocationHandle_t handle) {
   return ApiCall("hipMemRelease", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (handle == nullptr) return hipErrorInvalidValue;
     VmmState& vmm = State();
@@ -307,7 +319,7 @@ HIPR_EXPORT hipError_t hipMemGetAllocationPropertiesFromHandle(hipMemAllocationP
                                                                hipMemGenericAllocationHandle_t handle) {
   const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipMemGetAllocationPropertiesFromHandle", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (prop == nullptr || handle == nullptr) return hipErrorInvalidValue;
     VmmState& vmm = State();
@@ -322,7 +334,7 @@ HIPR_EXPORT hipError_t hipMemGetAllocationPropertiesFromHandle(hipMemAllocationP
 
 HIPR_EXPORT hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandle_t* handle, void* addr) {
   return ApiCall("hipMemRetainAllocationHandle", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (handle == nullptr || addr == nullptr) return hipErrorInvalidValue;
     VmmState& vmm = State();
@@ -339,7 +351,7 @@ HIPR_EXPORT hipError_t hipMemRetainAllocationHandle(hipMemGenericAllocationHandl
 HIPR_EXPORT hipError_t hipMemMap(void* ptr, size_t size, size_t offset, hipMemGenericAllocationHandle_t handle,
                                  unsigned long long flags) {
   return ApiCall("hipMemMap", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (ptr == nullptr || handle == nullptr || size == 0 || offset != 0 || flags != 0) return hipErrorInvalidValue;
     const uint64_t base = reinterpret_cast<uint64_t>(ptr);
@@ -354,8 +366,9 @@ HIPR_EXPORT hipError_t hipMemMap(void* ptr, size_t size, size_t offset, hipMemGe
                      static_cast<unsigned long long>(base), size);
       return hipErrorInvalidValue;
     }
+    if (!s->SameWorker(kReservations, p->prop.location.id)) return OtherWorker("hipMemMap");
     msg::CallReply reply;
-    Status st = s->Call<wire::Op::kVmmMap>(msg::VmmMapRequest{base, size, offset, p->id}, &reply);
+    Status st = s->Call<wire::Op::kVmmMap>(kReservations, msg::VmmMapRequest{base, size, offset, p->id}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     DeviceAllocation a;
@@ -376,7 +389,7 @@ HIPR_EXPORT hipError_t hipMemMap(void* ptr, size_t size, size_t offset, hipMemGe
 
 HIPR_EXPORT hipError_t hipMemUnmap(void* ptr, size_t size) {
   return ApiCall("hipMemUnmap", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (ptr == nullptr || size == 0) return hipErrorInvalidValue;
     const uint64_t base = reinterpret_cast<uint64_t>(ptr);
@@ -386,7 +399,7 @@ HIPR_EXPORT hipError_t hipMemUnmap(void* ptr, size_t size) {
     std::vector<uint64_t> bases;
     if (!WholeMappings(vmm, base, size, &bases)) return hipErrorInvalidValue;
     msg::CallReply reply;
-    Status st = s->Call<wire::Op::kVmmUnmap>(msg::VmmRangeRequest{base, size}, &reply);
+    Status st = s->Call<wire::Op::kVmmUnmap>(kReservations, msg::VmmRangeRequest{base, size}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     hipError_t result = hipSuccess;
@@ -404,7 +417,7 @@ HIPR_EXPORT hipError_t hipMemUnmap(void* ptr, size_t size) {
 
 HIPR_EXPORT hipError_t hipMemSetAccess(void* ptr, size_t size, const hipMemAccessDesc* desc, size_t count) {
   return ApiCall("hipMemSetAccess", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (ptr == nullptr || size == 0 || desc == nullptr || count == 0) return hipErrorInvalidValue;
     msg::VmmSetAccessRequest req{reinterpret_cast<uint64_t>(ptr), size, {}};
@@ -434,8 +447,13 @@ HIPR_EXPORT hipError_t hipMemSetAccess(void* ptr, size_t size, const hipMemAcces
                      size);
       return hipErrorInvalidValue;
     }
+    msg::VmmSetAccessRequest local = req;  // In the worker's own ordinals.
+    for (msg::VmmAccess& a : local.access) {
+      if (!s->SameWorker(kReservations, a.device)) return OtherWorker("hipMemSetAccess");
+      a.device = s->LocalOf(a.device);
+    }
     msg::CallReply reply;
-    Status st = s->Call<wire::Op::kVmmSetAccess>(req, &reply);
+    Status st = s->Call<wire::Op::kVmmSetAccess>(kReservations, local, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     for (uint64_t b : bases)
@@ -446,7 +464,7 @@ HIPR_EXPORT hipError_t hipMemSetAccess(void* ptr, size_t size, const hipMemAcces
 
 HIPR_EXPORT hipError_t hipMemGetAccess(unsigned long long* flags, const hipMemLocation* location, void* ptr) {
   return ApiCall("hipMemGetAccess", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (flags == nullptr || location == nullptr || ptr == nullptr || location->type != hipMemLocationTypeDevice ||
         location->id < 0 || location->id >= static_cast<int>(s->devices().size()))
@@ -477,7 +495,7 @@ HIPR_EXPORT hipError_t hipMemExportToShareableHandle(void* shareable_handle, hip
                                                      hipMemAllocationHandleType handle_type,
                                                      unsigned long long flags) {
   return ApiCall("hipMemExportToShareableHandle", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (shareable_handle == nullptr || handle == nullptr || flags != 0) return hipErrorInvalidValue;
     VmmState& vmm = State();
@@ -490,7 +508,7 @@ HIPR_EXPORT hipError_t hipMemExportToShareableHandle(void* shareable_handle, hip
       return hipErrorInvalidValue;
     if (!s->HasCapability(wire::kCapabilityShareableMemory)) return NoShareableMemory("hipMemExportToShareableHandle");
     msg::IpcGetMemHandleReply reply;
-    Status st = s->Call<wire::Op::kVmmExport>(msg::VmmHandleRequest{p->id}, &reply);
+    Status st = s->Call<wire::Op::kVmmExport>(p->prop.location.id, msg::VmmHandleRequest{p->id}, &reply);
     if (!st.ok()) return ToHipError(st);
     if (reply.error != hipSuccess) return static_cast<hipError_t>(reply.error);
     if (reply.handle.size() != msg::kIpcMemHandleBytes) {
@@ -515,7 +533,7 @@ HIPR_EXPORT hipError_t hipMemExportToShareableHandle(void* shareable_handle, hip
 HIPR_EXPORT hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocationHandle_t* handle, void* os_handle,
                                                        hipMemAllocationHandleType handle_type) {
   return ApiCall("hipMemImportFromShareableHandle", [&] {
-    Session* s = LiveSession();
+    Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
     if (handle == nullptr || os_handle == nullptr || handle_type != hipMemHandleTypePosixFileDescriptor)
       return hipErrorInvalidValue;

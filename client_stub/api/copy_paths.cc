@@ -89,7 +89,7 @@ hipError_t ResolveArraySide(const char* api, DrvCopy::Side3D* side, const DrvCop
 // As clr (hip::getDrvMemcpy3DDesc): a pitch of 0 means the row is origin +
 // width bytes, a slice height of 0 means the copy's height (plus origin).
 hipError_t DrvMemcpy(const char* api, DrvCopy c, hipStream_t stream, Mode mode, int major) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   for (DrvCopy::Side3D* side : {&c.src, &c.dst}) {
     if (SideOf(side->type, major) != Side::kArray) continue;
@@ -264,7 +264,7 @@ hipError_t ArrayMemcpy3D(const hipMemcpy3DParms* p, hipStream_t stream, Mode mod
 
 }  // namespace
 
-hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, KindRule rule, hipStream_t stream, Mode mode) {
+hipError_t Copy(Remote& s, const Rect& r, hipMemcpyKind kind, KindRule rule, hipStream_t stream, Mode mode) {
   StreamTarget target;
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
   return CopyRows(Client::Get(), s, Managed(), Graphs(), r, kind, rule, target, mode);
@@ -272,7 +272,7 @@ hipError_t Copy(Session& s, const Rect& r, hipMemcpyKind kind, KindRule rule, hi
 
 hipError_t Memcpy(void* dst, const void* src, size_t size, hipMemcpyKind kind, hipStream_t stream,
                   Mode mode) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (mode == Mode::kAsync && !ValidKind(kind)) return hipErrorInvalidMemcpyDirection;
   if (size == 0) return hipSuccess;
@@ -284,7 +284,7 @@ hipError_t Memcpy(void* dst, const void* src, size_t size, hipMemcpyKind kind, h
 
 hipError_t Memcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                     size_t height, hipMemcpyKind kind, hipStream_t stream, Mode mode) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (!ValidKind(kind)) return hipErrorInvalidMemcpyDirection;
   StreamTarget target;
@@ -307,7 +307,7 @@ bool MemsetReturnsAtOnce(const DeviceAllocation& a) {
 
 hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count, hipStream_t stream, Mode mode,
                   size_t pitch, size_t height) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (count > SIZE_MAX / element_size) return hipErrorInvalidValue;
   const uint64_t bytes = static_cast<uint64_t>(count) * element_size;
@@ -322,6 +322,21 @@ hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count,
     return hipErrorInvalidValue;
   StreamTarget target;
   if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+  if (!s->SameWorker(a.device, target.device)) {
+    // Another worker's memory (HIPR_SERVER lists several): the stream's
+    // earlier work finishes, then the fill runs as a blocking memset on the
+    // null stream of the memory's device, before anything later on the
+    // stream.
+    if (hipError_t e = Graphs().CheckNotCapturing(target.device, target.id, true); e != hipSuccess) return e;
+    msg::CallReply reply;
+    Status st = s->Call<wire::Op::kStreamSynchronize>(target.device, msg::StreamRequest{target.id}, &reply);
+    if (!st.ok() || reply.error != hipSuccess) return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
+    const msg::MemsetRequest fill{a.device, 0, msg::Region{reinterpret_cast<uint64_t>(dst), pitch, bytes, height},
+                                  value, element_size};
+    if (Status posted = s->Post<wire::Op::kMemset>(fill); !posted.ok()) return ToHipError(posted);
+    st = s->Call<wire::Op::kStreamSynchronize>(a.device, msg::StreamRequest{0}, &reply);
+    return AfterSync(*s, a.device, 0, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
+  }
   msg::MemsetRequest req;
   req.device = target.device;
   req.stream = target.id;
@@ -348,7 +363,7 @@ hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count,
   }
   // The fill's own error, if any, comes back with the synchronization.
   msg::CallReply reply;
-  Status st = s->Call<wire::Op::kStreamSynchronize>(msg::StreamRequest{target.id}, &reply);
+  Status st = s->Call<wire::Op::kStreamSynchronize>(target.device, msg::StreamRequest{target.id}, &reply);
   return AfterSync(*s, target.device, target.id, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
 }
 
@@ -368,7 +383,7 @@ hipError_t CopyMemory(void* dst, const void* src, size_t size, hipMemcpyKind kin
 // (positions and width then in the array's elements) is a driver-API copy
 // (ArrayMemcpy3D, below).
 hipError_t Memcpy3D(const hipMemcpy3DParms* p, hipStream_t stream, Mode mode) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (p == nullptr) return hipErrorInvalidValue;
   if (p->srcArray != nullptr || p->dstArray != nullptr) return ArrayMemcpy3D(p, stream, mode);

@@ -24,7 +24,7 @@
 //    fire-and-forget; the bytes are written into the caller's rows by
 //    whichever thread reads the socket when the worker sends them, before
 //    the reply of any later call that synchronizes with the stream
-//    (Session::PostCopyFromDevice). hipHostFree waits for them.
+//    (Remote::PostCopyFromDevice). hipHostFree waits for them.
 //  * over shm, host memory in the session's host segment (hipHostMalloc
 //    places it there): no bytes cross; the worker copies between the
 //    segment and device memory in stream order. Async copies from it are
@@ -47,12 +47,12 @@
 #include <hip/hip_runtime_api.h>
 
 #include "client_stub/copies/copy_engine.h"
-#include "client_stub/session/session.h"
+#include "client_stub/session/remote.h"
 
 namespace hipr::client {
 
 // A validated rectangular copy (copy_engine.h) on the application's `stream`.
-hipError_t Copy(Session& s, const CopyRect& r, hipMemcpyKind kind, KindRule rule, hipStream_t stream, CopyMode mode);
+hipError_t Copy(Remote& s, const CopyRect& r, hipMemcpyKind kind, KindRule rule, hipStream_t stream, CopyMode mode);
 
 // hipMemcpy's checks, then Copy. As HIP, the size is checked before the
 // direction for blocking copies and the direction first for async ones.

@@ -15,7 +15,7 @@ CodeModule* LoadedModule(hipModule_t module) {
 }
 
 // The session, loaded module and current device a module call works on.
-hipError_t OpenModule(hipModule_t module, Session** s, CodeModule** m, int* device) {
+hipError_t OpenModule(hipModule_t module, Remote** s, CodeModule** m, int* device) {
   *s = LiveSession();
   if (*s == nullptr) return hipErrorNoDevice;
   if (module == nullptr) return hipErrorInvalidResourceHandle;
@@ -26,7 +26,7 @@ hipError_t OpenModule(hipModule_t module, Session** s, CodeModule** m, int* devi
 
 // Global `name` of module `m` on `device` (the module's first use there
 // loads it); hipErrorNotFound when it has none of that name.
-hipError_t GlobalOf(Session& s, CodeModule* m, int device, const char* name, void** address, size_t* size) {
+hipError_t GlobalOf(Remote& s, CodeModule* m, int device, const char* name, void** address, size_t* size) {
   std::shared_ptr<const ModuleLoad> load;
   if (Status st = m->Load(s, device, &load); !st.ok()) return ToHipError(st);
   auto it = load->globals.find(name);
@@ -38,7 +38,7 @@ hipError_t GlobalOf(Session& s, CodeModule* m, int device, const char* name, voi
 
 
 hipError_t ResolveSymbol(const void* symbol, void** address, size_t* size) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   RegisteredVar var;
   if (symbol == nullptr || !Kernels().FindRegisteredVar(symbol, &var)) return hipErrorInvalidSymbol;
@@ -53,7 +53,7 @@ hipError_t ResolveSymbol(const void* symbol, void** address, size_t* size) {
 }
 
 hipError_t ModuleGlobal(hipModule_t module, const char* name, void** address, size_t* size) {
-  Session* s = nullptr;
+  Remote* s = nullptr;
   CodeModule* m = nullptr;
   int device = 0;
   if (hipError_t e = OpenModule(module, &s, &m, &device); e != hipSuccess) return e;

@@ -8,7 +8,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include "client_stub/kernels/code_module.h"
-#include "client_stub/session/session.h"
+#include "client_stub/session/remote.h"
 
 namespace hipr::client {
 
@@ -19,11 +19,11 @@ CodeModule* LoadedModule(hipModule_t module);
 // The live session, the loaded module and the calling thread's device a
 // module call works on (hipErrorNoDevice, hipErrorInvalidResourceHandle,
 // hipErrorNotFound, or the device's error otherwise).
-hipError_t OpenModule(hipModule_t module, Session** s, CodeModule** m, int* device);
+hipError_t OpenModule(hipModule_t module, Remote** s, CodeModule** m, int* device);
 
 // Global `name` of module `m` on `device` (the module's first use there
 // loads it); hipErrorNotFound when it has none of that name.
-hipError_t GlobalOf(Session& s, CodeModule* m, int device, const char* name, void** address, size_t* size);
+hipError_t GlobalOf(Remote& s, CodeModule* m, int device, const char* name, void** address, size_t* size);
 
 // A registered device variable's address and size on the calling thread's
 // device (its module's first use there loads it); hipErrorInvalidSymbol

@@ -77,7 +77,7 @@ bool FindTexture(hipTextureObject_t object, TextureRecord* out) {
 
 hipError_t CreateTextureObject(hipTextureObject_t* out, const hipResourceDesc* res, const hipTextureDesc* tex,
                                const void* view) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (out == nullptr || res == nullptr || tex == nullptr) return hipErrorInvalidValue;
   if (view != nullptr) {
@@ -114,22 +114,34 @@ hipError_t CreateTextureObject(hipTextureObject_t* out, const hipResourceDesc* r
   Textures& t = Registry();
   {
     MutexLock lock(t.mu);
-    t.live[reply.handle] = TextureRecord{*res, *tex};
+    // Each worker names its own; two workers (HIPR_SERVER lists several)
+    // may pick one name.
+    if (!t.live.try_emplace(reply.handle, TextureRecord{*res, *tex, r.device}).second) {
+      (void)s->Post<wire::Op::kTextureDestroy>(r.device, msg::TextureDestroyRequest{reply.handle});
+      HIPR_LOG_ONCE(kWarn, "hipCreateTextureObject: two workers named texture objects alike; returning "
+                           "hipErrorNotSupported");
+      return hipErrorNotSupported;
+    }
   }
   *out = reinterpret_cast<hipTextureObject_t>(reply.handle);
   return hipSuccess;
 }
 
 hipError_t DestroyTextureObject(hipTextureObject_t object) {
-  Session* s = LiveSession();
+  Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (object == nullptr) return hipSuccess;
   Textures& t = Registry();
+  int device = 0;
   {
     MutexLock lock(t.mu);
-    if (t.live.erase(reinterpret_cast<uint64_t>(object)) == 0) return hipErrorInvalidValue;
+    auto it = t.live.find(reinterpret_cast<uint64_t>(object));
+    if (it == t.live.end()) return hipErrorInvalidValue;
+    device = it->second.device;
+    t.live.erase(it);
   }
-  return ToHipError(s->Post<wire::Op::kTextureDestroy>(msg::TextureDestroyRequest{reinterpret_cast<uint64_t>(object)}));
+  return ToHipError(
+      s->Post<wire::Op::kTextureDestroy>(device, msg::TextureDestroyRequest{reinterpret_cast<uint64_t>(object)}));
 }
 
 bool TextureResource(hipTextureObject_t object, hipResourceDesc* out) {

@@ -17,6 +17,7 @@ namespace hipr::client {
 struct TextureRecord {
   hipResourceDesc res{};
   hipTextureDesc tex{};
+  int device = 0;  // Whose worker named it.
 };
 
 // hipCreateTextureObject's path (`view`: a resource view, which hipr

@@ -68,6 +68,18 @@ class Parser {
     *field = static_cast<T>(value);
   }
 
+  // A switch that is on unless set to 0/off/no/false (1/on/yes/true or
+  // empty: on; anything else is a problem, and on).
+  void Switch(const char* name, bool* field) {
+    const char* v = Get(name);
+    if (v == nullptr) return;
+    const std::string r = Lower(v);
+    if (r == "0" || r == "off" || r == "no" || r == "false")
+      *field = false;
+    else if (!(r == "1" || r == "on" || r == "yes" || r == "true" || r.empty()))
+      Problem(name, v, "expected 0 or 1", "1");
+  }
+
   void Problem(const char* name, const char* value, const std::string& why,
                const std::string& fallback) {
     problems_->push_back(std::string(name) + "='" + value + "' is invalid (" + why + "); using " +
@@ -97,13 +109,8 @@ Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* proble
   Config c;
   Parser p(lookup, ctx, problems);
   if (const char* v = p.Get("HIPR_SERVER"); v != nullptr) c.server = v;
-  if (const char* v = p.Get("HIPR_RDMA"); v != nullptr) {
-    const std::string r = Lower(v);
-    if (r == "0" || r == "off" || r == "no" || r == "false")
-      c.rdma = false;
-    else if (!(r == "1" || r == "on" || r == "yes" || r == "true" || r.empty()))
-      p.Problem("HIPR_RDMA", v, "expected 0 or 1", "1");
-  }
+  p.Switch("HIPR_RDMA", &c.rdma);
+  p.Switch("HIPR_PEER_COPY", &c.peer_copy);
   if (const char* v = p.Get("HIPR_RDMA_DEVICE"); v != nullptr) c.rdma_device = v;
   if (const char* v = p.Get("HIPR_TOKEN"); v != nullptr) c.token = v;
   if (const char* v = p.Get("HIPR_TOKEN_FILE"); v != nullptr) c.token_file = v;

@@ -31,8 +31,16 @@ struct Config {
   // clear failure), or "unix:/path" (a worker on this node started with
   // --listen-unix: the shm transport); empty when unset.
   std::string server;
+  // How many workers the program's HIPR_SERVER lists (a list "a:p,b:q":
+  // session/remote.h); set for each worker's session, not read from the
+  // environment.
+  int workers = 1;
+  int worker_index = 0;  // This one's place in that list.
   // HIPR_RDMA=0: never try rdma (plain host:port stays on tcp).
   bool rdma = true;
+  // HIPR_PEER_COPY=0: copies between two workers' memory pass through this
+  // process even where the workers could send them to each other.
+  bool peer_copy = true;
   // HIPR_RDMA_DEVICE: the RDMA device to use (as hipr-rdma-devices lists
   // it); empty: the first.
   std::string rdma_device;

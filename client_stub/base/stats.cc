@@ -126,6 +126,11 @@ void Print() {
   if (const uint64_t skipped = Load(c.waits_skipped); skipped > 0)
     fprintf(stderr, "hipr: stats: waits skipped: %llu (blocking calls that guarded nothing the host can observe)\n",
             static_cast<unsigned long long>(skipped));
+  if (const uint64_t cross = Load(c.cross_worker_copies); cross > 0)
+    fprintf(stderr, "hipr: stats: copies across workers: %llu, %llu bytes of them staged through this process, "
+            "%llu sent worker to worker\n", static_cast<unsigned long long>(cross),
+            static_cast<unsigned long long>(Load(c.cross_worker_staged_bytes)),
+            static_cast<unsigned long long>(Load(c.cross_worker_direct_bytes)));
   const uint64_t loaded = Load(c.modules_loaded), shipped = Load(c.modules_shipped);
   fprintf(stderr, "hipr: stats: modules: %llu loaded, %llu shipped (%llu bytes as %llu on the wire), %llu held by the "
           "worker already\n",

@@ -33,6 +33,11 @@ struct Counters {
   // Blocking memsets and stream synchronizes that returned at once behind a
   // stream fence (session/stream_ledger.h).
   std::atomic<uint64_t> waits_skipped{0};
+  // Copies between memory of two workers (HIPR_SERVER lists several), and
+  // the bytes they staged through this process.
+  std::atomic<uint64_t> cross_worker_copies{0};
+  std::atomic<uint64_t> cross_worker_staged_bytes{0};
+  std::atomic<uint64_t> cross_worker_direct_bytes{0};  // Sent worker to worker.
   std::atomic<uint64_t> bytes_sent{0};
   std::atomic<uint64_t> bytes_received{0};
   std::atomic<uint64_t> modules_loaded{0};

@@ -4,10 +4,15 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "client_stub/base/log.h"
+#include "client_stub/base/stats.h"
+#include "protocol/peer_link.h"
 #include "client_stub/graphs/graph.h"
 #include "client_stub/session/managed_hooks.h"
 #include "client_stub/session/hip_status.h"
@@ -26,6 +31,7 @@ namespace {
 // One side of a copy as the allocation map sees it.
 struct Place {
   bool device = false;
+  int owner = 0;        // The device whose memory it is (when `device`).
   bool pinned = false;  // Host memory of hipHostMalloc/hipHostRegister.
   CopySideClass cls() const {
     return device ? CopySideClass::kDevice : pinned ? CopySideClass::kPinned : CopySideClass::kPageable;
@@ -40,9 +46,10 @@ hipError_t Locate(Client& c, const void* p, uint64_t extent, Place* out) {
     DeviceAllocation d;
   if (c.allocations().FindDevice(a, extent, &d)) {
     out->device = true;
+    out->owner = d.device;
     return hipSuccess;
   }
-  if (c.window().Overlaps(a, extent) || c.allocations().TouchesDevice(a, extent) ||
+  if (c.windows().Overlaps(a, extent) || c.allocations().TouchesDevice(a, extent) ||
       c.reservations().Overlaps(a, extent))
     return hipErrorInvalidValue;
   out->device = false;
@@ -74,11 +81,11 @@ hipError_t CallReplyResult(const Status& st, const msg::CallReply& reply) {
   return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
 }
 
-hipError_t Transfer(Client& c, Session& s, const CopyRect& r, const Place& dst, const Place& src,
+hipError_t Transfer(Client& c, Remote& s, const CopyRect& r, const Place& dst, const Place& src,
                     const StreamTarget& target, uint64_t dst_extent, uint64_t src_extent, CopyMode mode);
 
 // Sends a validated copy (CopyRows).
-hipError_t Transfer(Client& c, Session& s, const CopyRect& r, const Place& dst, const Place& src,
+hipError_t Transfer(Client& c, Remote& s, const CopyRect& r, const Place& dst, const Place& src,
                     const StreamTarget& target, uint64_t dst_extent, uint64_t src_extent, CopyMode mode) {
   const msg::Region dst_region{reinterpret_cast<uint64_t>(r.dst), r.dpitch, r.width, r.height};
   const msg::Region src_region{reinterpret_cast<uint64_t>(r.src), r.spitch, r.width, r.height};
@@ -155,9 +162,118 @@ bool ReturnsOnceConsumed(Client& c, const CopyRect& r, KindRule rule, const Plac
   return !a.vmm && !a.ipc_opened && !a.sync_memops;
 }
 
+// Peer copies may go straight from worker to worker (protocol/peer_link.h)
+// until one fails to connect: then this process stages them for good.
+std::atomic<bool> g_peer_copies_off{false};
+
+// "host" of a HIPR_SERVER entry the peer link can use ("host:port" or
+// "[v6]:port", maybe rdma://); empty where there is none (unix:).
+std::string PeerHostOf(const std::string& server) {
+  std::string_view s = server;
+  if (s.starts_with("rdma://")) s.remove_prefix(7);
+  if (s.starts_with("unix:")) return {};
+  const size_t colon = s.rfind(':');
+  return colon == std::string_view::npos ? std::string() : std::string(s.substr(0, colon));
+}
+
+// The bytes of a copy between two workers' memory, sent by the source's
+// worker straight to the destination's: the destination opens a one-shot
+// port (kPeerListen) and waits there for them (kPeerAccept); the source
+// sends them (kPeerSend), and its reply says they are in place. False
+// where it cannot be tried (*result untouched: stage it instead).
+bool DirectPeerCopy(Client& c, Remote& s, const CopyRect& r, const Place& dst, const Place& src,
+                    hipError_t* result) {
+  if (!c.config().peer_copy || g_peer_copies_off.load(std::memory_order_relaxed)) return false;
+  if (!s.SessionOf(src.owner).ListsCapability(wire::kCapabilityPeerCopy) ||
+      !s.SessionOf(dst.owner).ListsCapability(wire::kCapabilityPeerCopy))
+    return false;
+  const std::string host = PeerHostOf(s.ServerOf(dst.owner));
+  if (host.empty()) return false;
+  // The destination's null stream is idle first: the worker takes the bytes
+  // on its replay thread, which must not wait for work of the client's.
+  msg::CallReply synced;
+  Status st = s.Call<wire::Op::kStreamSynchronize>(dst.owner, msg::StreamRequest{0}, &synced);
+  if (!st.ok() || synced.error != hipSuccess) {
+    *result = CallReplyResult(st, synced);
+    return true;
+  }
+  msg::PeerListenReply port;
+  st = s.Call<wire::Op::kPeerListen>(msg::PeerListenRequest{dst.owner}, &port);
+  if (!st.ok()) {
+    *result = ToHipError(st);
+    return true;
+  }
+  if (port.error != hipSuccess) {
+    HIPR_LOG_ONCE(kWarn, "the worker of device %d opens no port for peer copies (HIP error %d): copies between "
+                         "workers pass through this process", dst.owner, port.error);
+    g_peer_copies_off.store(true);
+    return false;
+  }
+  const msg::Region dst_region{reinterpret_cast<uint64_t>(r.dst), r.dpitch, r.width, r.height};
+  const msg::Region src_region{reinterpret_cast<uint64_t>(r.src), r.spitch, r.width, r.height};
+  if (st = s.Post<wire::Op::kPeerAccept>(msg::PeerAcceptRequest{dst.owner, 0, dst_region, port.token}); st.ok())
+    st = s.SessionOf(dst.owner).Flush();
+  if (!st.ok()) {
+    *result = ToHipError(st);
+    return true;
+  }
+  const std::string address = host + ":" + std::to_string(port.port);
+  msg::CallReply sent;
+  st = s.Call<wire::Op::kPeerSend>(msg::PeerSendRequest{src.owner, 0, src_region, address, port.token}, &sent);
+  if (st.ok() && sent.error == hipErrorUnknown) {
+    // The source could not reach the destination's port (a firewall, an
+    // address only the client can reach): call it off there, and stage
+    // this copy and every later one.
+    (void)peer::CancelPeer(address, port.token, 5000);
+    HIPR_LOG_WARN("worker of device %d could not send to %s, the port the worker of device %d opened (its log says "
+                  "why): copies between workers pass through this process from now on",
+                  src.owner, address.c_str(), dst.owner);
+    g_peer_copies_off.store(true);
+    return false;
+  }
+  *result = CallReplyResult(st, sent);
+  if (*result == hipSuccess) stats::Add(stats::Get().cross_worker_direct_bytes, r.width * r.height);
+  return true;
+}
+
+// A copy whose device memory is another worker's than the stream's
+// (HIPR_SERVER lists several): the stream's earlier work finishes first,
+// then each leg runs as a blocking copy on the null stream of the device
+// whose memory it touches, so the next work on the stream follows it. A copy
+// between two workers' memory is staged through this process: it reads the
+// source into a buffer, then writes it to the destination.
+hipError_t CrossWorkerCopy(Client& c, Remote& s, ManagedHooks& managed, GraphRegistry& graphs, const CopyRect& r,
+                           const Place& dst, const Place& src, const StreamTarget& target) {
+  stats::Add(stats::Get().cross_worker_copies);
+  msg::CallReply reply;
+  Status st = s.Call<wire::Op::kStreamSynchronize>(target.device, msg::StreamRequest{target.id}, &reply);
+  if (!st.ok() || reply.error != hipSuccess) return CallReplyResult(st, reply);
+  auto leg = [&](const CopyRect& part, int device) {
+    return CopyRows(c, s, managed, graphs, part, hipMemcpyDefault, KindRule::kPointers, StreamTarget{0, device},
+                    CopyMode::kBlocking);
+  };
+  if (!(dst.device && src.device && !s.SameWorker(dst.owner, src.owner)))
+    return leg(r, dst.device ? dst.owner : src.owner);
+  if (hipError_t direct = hipSuccess; DirectPeerCopy(c, s, r, dst, src, &direct)) return direct;
+  // A 1-D copy goes in pieces of at most kStageBytes; a 2-D one whole.
+  constexpr size_t kStageBytes = size_t{64} << 20;
+  const size_t piece = r.height == 1 ? std::min(r.width, kStageBytes) : r.width * r.height;
+  std::vector<uint8_t> staged(piece);
+  for (size_t done = 0; done < r.width * r.height; done += piece) {
+    const size_t n = r.height == 1 ? std::min(piece, r.width - done) : r.width;
+    const size_t rows = r.height == 1 ? 1 : r.height;
+    const CopyRect in{staged.data(), n, static_cast<const char*>(r.src) + done, r.spitch, n, rows};
+    if (hipError_t e = leg(in, src.owner); e != hipSuccess) return e;
+    const CopyRect out{static_cast<char*>(r.dst) + done, r.dpitch, staged.data(), n, n, rows};
+    if (hipError_t e = leg(out, dst.owner); e != hipSuccess) return e;
+    stats::Add(stats::Get().cross_worker_staged_bytes, n * rows);
+  }
+  return hipSuccess;
+}
+
 }  // namespace
 
-hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, GraphRegistry& graphs, const CopyRect& r,
+hipError_t CopyRows(Client& c, Remote& s, ManagedHooks& managed, GraphRegistry& graphs, const CopyRect& r,
                     hipMemcpyKind kind, KindRule rule, const StreamTarget& target, CopyMode mode) {
   uint64_t dst_extent = 0;
   uint64_t src_extent = 0;
@@ -193,6 +309,12 @@ hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, GraphRegistry&
     }
   }
 
+  if (s.worker_count() > 1 && ((dst.device && !s.SameWorker(dst.owner, target.device)) ||
+                               (src.device && !s.SameWorker(src.owner, target.device)))) {
+    if (graphs.AnyCapture())
+      if (hipError_t e = graphs.CheckNotCapturing(target.device, target.id, true); e != hipSuccess) return e;
+    return CrossWorkerCopy(c, s, managed, graphs, r, dst, src, target);
+  }
   const msg::Region dst_region{reinterpret_cast<uint64_t>(r.dst), r.dpitch, r.width, r.height};
   const msg::Region src_region{reinterpret_cast<uint64_t>(r.src), r.spitch, r.width, r.height};
   msg::CallReply reply;

@@ -6,7 +6,7 @@
 // pinned, the shm host segment, captures, managed memory) are described at
 // the top of api/api_copy.cc, whose entry points all end here.
 //
-// Thread-safety: as Session; any thread.
+// Thread-safety: as Remote; any thread.
 #pragma once
 
 #include <hip/hip_runtime_api.h>
@@ -19,7 +19,7 @@
 #include "client_stub/graphs/graph.h"
 #include "client_stub/session/handle_table.h"
 #include "client_stub/session/managed_hooks.h"
-#include "client_stub/session/session.h"
+#include "client_stub/session/remote.h"
 
 namespace hipr::client {
 
@@ -46,7 +46,7 @@ bool CopyExtent(size_t pitch, size_t width, size_t height, uint64_t* out);
 // hipErrorInvalidValue for memory that is neither one device allocation
 // nor host memory clear of device addresses; a blocking copy waits for the
 // stream's earlier work and brings managed mirrors up to date.
-hipError_t CopyRows(Client& c, Session& s, ManagedHooks& managed, GraphRegistry& graphs, const CopyRect& r,
+hipError_t CopyRows(Client& c, Remote& s, ManagedHooks& managed, GraphRegistry& graphs, const CopyRect& r,
                     hipMemcpyKind kind, KindRule rule, const StreamTarget& target, CopyMode mode);
 
 }  // namespace hipr::client

@@ -401,7 +401,7 @@ std::function<void(int32_t)> HostFunction(const HostFnNode& h, hipStream_t strea
 }
 
 // Replays `exec` on the client, node by node, as the stream calls they were.
-hipError_t Replay(HandleTable& handles, Session& s, const Exec& exec, hipStream_t stream, int device,
+hipError_t Replay(HandleTable& handles, Remote& s, const Exec& exec, hipStream_t stream, int device,
                   uint64_t stream_id, HostCopyFn copy) {
   for (const GraphOp& op : exec.ops) {
     hipError_t host_error = hipSuccess;
@@ -435,10 +435,10 @@ hipError_t Replay(HandleTable& handles, Session& s, const Exec& exec, hipStream_
             [&](const HostFnNode& f) { return s.PostHostCallback(device, stream_id, HostFunction(f, stream)); },
             [&](const EventRecordNode& ev) {
               handles.NoteEventRecorded(ev.event);
-              return s.Post<wire::Op::kEventRecord>(msg::EventRecordRequest{ev.id, stream_id});
+              return s.Post<wire::Op::kEventRecord>(device, msg::EventRecordRequest{ev.id, stream_id});
             },
             [&](const EventWaitNode& w) {
-              return s.Post<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{stream_id, w.id, 0});
+              return s.Post<wire::Op::kStreamWaitEvent>(device, msg::StreamWaitEventRequest{stream_id, w.id, 0});
             },
             [&](const msg::StreamWaitValueRequest& wv) {
               msg::StreamWaitValueRequest r = wv;
@@ -566,7 +566,11 @@ bool CheckOneDevice(Exec& e, const void** odd_node) {
 // Rebuilds e.ops from the enabled nodes and, when the whole graph can run on
 // the worker, the frames that send it there under a fresh id (*old_id: the
 // worker graph to destroy first, 0 for none).
-void Rebuild(Exec& e, std::atomic<uint64_t>& next_id, uint64_t* old_id, std::vector<msg::GraphCreateRequest>* frames) {
+// Its frames name the graph's device as the program numbers it, so a graph
+// runs on the worker only where the worker numbers the device alike (one
+// worker, or the first of several); elsewhere the client replays it.
+void Rebuild(const Remote* s, Exec& e, std::atomic<uint64_t>& next_id, uint64_t* old_id,
+             std::vector<msg::GraphCreateRequest>* frames) {
   e.ops.clear();
   e.op_deps.clear();
   // Per node (by creation index): the ops a dependent of it waits for.
@@ -593,16 +597,19 @@ void Rebuild(Exec& e, std::atomic<uint64_t>& next_id, uint64_t* old_id, std::vec
   *old_id = e.on_worker ? e.id : 0;
   e.id = next_id.fetch_add(1, std::memory_order_relaxed);
   frames->clear();
-  e.on_worker = BuildWorkerGraph(e, frames);
+  const bool same_numbering = s != nullptr && e.device >= 0 && e.device < s->device_count() &&
+                              s->LocalOf(e.device) == e.device;
+  e.on_worker = same_numbering && BuildWorkerGraph(e, frames);
   if (!e.on_worker) frames->clear();
 }
 
 // Sends what Rebuild prepared (outside the registry's lock).
-hipError_t Publish(Session* s, uint64_t old_id, const std::vector<msg::GraphCreateRequest>& frames) {
+hipError_t Publish(Remote* s, int device, uint64_t old_id, const std::vector<msg::GraphCreateRequest>& frames) {
   if (old_id == 0 && frames.empty()) return hipSuccess;
   if (s == nullptr) return hipErrorNoDevice;
   if (old_id != 0)
-    if (Status st = s->Post<wire::Op::kGraphDestroy>(msg::GraphRequest{old_id}); !st.ok()) return ToHipError(st);
+    if (Status st = s->Post<wire::Op::kGraphDestroy>(device, msg::GraphRequest{old_id}); !st.ok())
+      return ToHipError(st);
   for (const auto& f : frames)
     if (Status st = s->Post<wire::Op::kGraphCreate>(f); !st.ok()) return ToHipError(st);
   return hipSuccess;
@@ -645,7 +652,7 @@ void GraphRegistry::ResetGraphMemoryHigh(int device) {
   high = current;
 }
 
-hipError_t GraphRegistry::NewGraphMemory(Client& c, Session& s, int device, size_t size, const hipMemPoolProps* pool,
+hipError_t GraphRegistry::NewGraphMemory(Client& c, Remote& s, int device, size_t size, const hipMemPoolProps* pool,
                                          const hipMemAccessDesc* access, size_t access_count,
                                          std::shared_ptr<GraphMemory>* out) {
   void* p = nullptr;
@@ -678,8 +685,8 @@ GraphMemory::~GraphMemory() {
   // Gone already where a forked child abandoned its parent's allocations.
   if (!c.allocations().FindDevice(address, 0, &a) || !a.graph || a.base != address) return;
   (void)c.allocations().RemoveDevice(address, &a);
-  Session* s = c.LiveSession();
-  if (s != nullptr && s == session) (void)s->Post<wire::Op::kFree>(msg::FreeRequest{address});
+  Remote* s = c.LiveSession();
+  if (s != nullptr && s == session) (void)s->Post<wire::Op::kFree>(a.device, msg::FreeRequest{address});
   if (a.outside_window) c.reservations().Release(a.base, a.size);
 }
 
@@ -1290,7 +1297,7 @@ hipError_t GraphRegistry::GraphDebugDot(hipGraph_t graph, const char* path) {
   return hipSuccess;
 }
 
-hipError_t GraphRegistry::GraphInstantiate(Session* s, hipGraph_t graph, hipGraphExec_t* exec,
+hipError_t GraphRegistry::GraphInstantiate(Remote* s, hipGraph_t graph, hipGraphExec_t* exec,
                                            hipGraphNode_t* error_node, unsigned long long flags) {
   if (exec == nullptr) return hipErrorInvalidValue;
   if (error_node != nullptr) *error_node = nullptr;
@@ -1323,11 +1330,11 @@ hipError_t GraphRegistry::GraphInstantiate(Session* s, hipGraph_t graph, hipGrap
       if (error_node != nullptr) *error_node = reinterpret_cast<hipGraphNode_t>(const_cast<void*>(odd));
       return hipErrorNotSupported;
     }
-    Rebuild(*e, r.next_exec, &old_id, &frames);
+    Rebuild(s, *e, r.next_exec, &old_id, &frames);
     r.TakeRefs(*g, &e->user_refs);
     HoldMemory(*g, &e->memory);
   }
-  if (hipError_t err = Publish(s, old_id, frames); err != hipSuccess) {
+  if (hipError_t err = Publish(s, e->device, old_id, frames); err != hipSuccess) {
     {
       MutexLock lock(r.mu);
       r.ReleaseAll(e->user_refs);
@@ -1341,7 +1348,7 @@ hipError_t GraphRegistry::GraphInstantiate(Session* s, hipGraph_t graph, hipGrap
   return hipSuccess;
 }
 
-hipError_t GraphRegistry::GraphExecDestroy(Session* s, hipGraphExec_t exec) {
+hipError_t GraphRegistry::GraphExecDestroy(Remote* s, hipGraphExec_t exec) {
   Registry& r = *impl_;
   std::unique_ptr<Exec> e;
   {
@@ -1369,7 +1376,7 @@ hipError_t GraphRegistry::GraphExecDestroy(Session* s, hipGraphExec_t exec) {
   }
   if (!e->on_worker) return hipSuccess;
   if (s == nullptr) return hipErrorNoDevice;
-  return ToHipError(s->Post<wire::Op::kGraphDestroy>(msg::GraphRequest{e->id}));
+  return ToHipError(s->Post<wire::Op::kGraphDestroy>(e->device, msg::GraphRequest{e->id}));
 }
 
 hipError_t GraphRegistry::GraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags) {
@@ -1403,8 +1410,9 @@ ExecNode* FindExecNode(Exec& e, hipGraphNode_t node) {
 // Applies `change` to the exec's entry for `node` under the lock, then
 // republishes the exec.
 template <class Change>
-hipError_t ChangeExec(Registry& r, Session* s, hipGraphExec_t exec, hipGraphNode_t node, Change change) {
+hipError_t ChangeExec(Registry& r, Remote* s, hipGraphExec_t exec, hipGraphNode_t node, Change change) {
   uint64_t old_id = 0;
+  int exec_device = 0;
   std::vector<msg::GraphCreateRequest> frames;
   {
     MutexLock lock(r.mu);
@@ -1421,14 +1429,15 @@ hipError_t ChangeExec(Registry& r, Session* s, hipGraphExec_t exec, hipGraphNode
       e->device = device;
       return hipErrorInvalidValue;  // Another device than the rest.
     }
-    Rebuild(*e, r.next_exec, &old_id, &frames);
+    Rebuild(s, *e, r.next_exec, &old_id, &frames);
+    exec_device = e->device;
   }
-  return Publish(s, old_id, frames);
+  return Publish(s, exec_device, old_id, frames);
 }
 
 }  // namespace
 
-hipError_t GraphRegistry::ExecSetNodeOp(Session* s, hipGraphExec_t exec, hipGraphNode_t node, GraphOp op) {
+hipError_t GraphRegistry::ExecSetNodeOp(Remote* s, hipGraphExec_t exec, hipGraphNode_t node, GraphOp op) {
   // ChangeExec calls this under r.mu (the analysis cannot follow a lock
   // into a lambda through a template parameter).
   return ChangeExec(*impl_, s, exec, node, [&](Registry& r, ExecNode& n) HIPR_NO_THREAD_SAFETY_ANALYSIS {
@@ -1456,7 +1465,7 @@ hipError_t GraphRegistry::ExecSetNodeOp(Session* s, hipGraphExec_t exec, hipGrap
   });
 }
 
-hipError_t GraphRegistry::ExecSetEnabled(Session* s, hipGraphExec_t exec, hipGraphNode_t node, bool enabled) {
+hipError_t GraphRegistry::ExecSetEnabled(Remote* s, hipGraphExec_t exec, hipGraphNode_t node, bool enabled) {
   return ChangeExec(*impl_, s, exec, node, [&](Registry&, ExecNode& n) {
     // As natively: kernel, memset and memcpy nodes can be turned off.
     if (n.type != hipGraphNodeTypeKernel && n.type != hipGraphNodeTypeMemset && n.type != hipGraphNodeTypeMemcpy)
@@ -1480,12 +1489,13 @@ hipError_t GraphRegistry::ExecGetEnabled(hipGraphExec_t exec, hipGraphNode_t nod
   return hipSuccess;
 }
 
-hipError_t GraphRegistry::ExecUpdate(Session* s, hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
+hipError_t GraphRegistry::ExecUpdate(Remote* s, hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
                                      hipGraphExecUpdateResult* result) {
   if (error_node == nullptr || result == nullptr) return hipErrorInvalidValue;
   *error_node = nullptr;
   Registry& r = *impl_;
   uint64_t old_id = 0;
+  int exec_device = 0;
   std::vector<msg::GraphCreateRequest> frames;
   {
     MutexLock lock(r.mu);
@@ -1525,9 +1535,10 @@ hipError_t GraphRegistry::ExecUpdate(Session* s, hipGraphExec_t exec, hipGraph_t
       return hipErrorGraphExecUpdateFailure;
     }
     *result = hipGraphExecUpdateSuccess;
-    Rebuild(*e, r.next_exec, &old_id, &frames);
+    Rebuild(s, *e, r.next_exec, &old_id, &frames);
+    exec_device = e->device;
   }
-  return Publish(s, old_id, frames);
+  return Publish(s, exec_device, old_id, frames);
 }
 
 void GraphRegistry::LockForFork() HIPR_NO_THREAD_SAFETY_ANALYSIS { impl_->mu.lock(); }
@@ -1546,7 +1557,7 @@ void GraphRegistry::ResetInChild() HIPR_NO_THREAD_SAFETY_ANALYSIS {
   for (Exec* e : r.execs) e->on_worker = false;
 }
 
-hipError_t GraphRegistry::GraphLaunch(Client& c, Session* s, ManagedHooks& managed, hipGraphExec_t exec,
+hipError_t GraphRegistry::GraphLaunch(Client& c, Remote* s, ManagedHooks& managed, hipGraphExec_t exec,
                                       hipStream_t stream, int device, uint64_t stream_id, HostCopyFn copy) {
   if (s == nullptr) return hipErrorNoDevice;
   Registry& r = *impl_;
@@ -1571,7 +1582,7 @@ hipError_t GraphRegistry::GraphLaunch(Client& c, Session* s, ManagedHooks& manag
   if (!e->on_worker) return Replay(c.handles(), *s, *e, stream, device, stream_id, copy);
   msg::GraphLaunchRequest req{e->id, device, stream_id, {}};
   for (const GraphOp& op : e->ops) {
-    if (const auto* h = std::get_if<HostFnNode>(&op)) req.callbacks.push_back(s->AddHostCallback(HostFunction(*h, stream)));
+    if (const auto* h = std::get_if<HostFnNode>(&op)) req.callbacks.push_back(s->AddHostCallback(device, HostFunction(*h, stream)));
     // Counted before it is posted, as hipEventRecord does.
     if (const auto* ev = std::get_if<EventRecordNode>(&op)) c.handles().NoteEventRecorded(ev->event);
   }
@@ -1582,7 +1593,7 @@ hipError_t GraphRegistry::GraphLaunch(Client& c, Session* s, ManagedHooks& manag
   }
   Status st = s->Post<wire::Op::kGraphLaunch>(req);
   if (!st.ok()) {
-    for (uint64_t id : req.callbacks) s->DropHostCallback(id);
+    for (uint64_t id : req.callbacks) s->DropHostCallback(device, id);
     return ToHipError(st);
   }
   stats::Add(stats::Get().graph_launches);

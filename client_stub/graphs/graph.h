@@ -35,7 +35,7 @@
 namespace hipr::client {
 
 class Client;
-class Session;
+class Remote;
 
 // A copy with host memory on one side, replayed through the copy API.
 struct HostCopyNode {
@@ -115,7 +115,7 @@ struct GraphMemory {
   GraphMemory& operator=(const GraphMemory&) = delete;
   GraphRegistry* graphs;  // Whose figures count it.
   Client* client;       // Whose allocation map and reservations hold it.
-  const void* session;  // The Session it came from (compared, never dereferenced).
+  const void* session;  // The Remote it came from (compared, never dereferenced).
   int device;
   uint64_t address;
   uint64_t size;
@@ -191,7 +191,7 @@ class GraphRegistry {
   // Allocates `size` bytes on `device` in `c`'s session `s` for a memory
   // allocation node, now, at the address the node reports (pool properties
   // and access as given, for its GetParams).
-  hipError_t NewGraphMemory(Client& c, Session& s, int device, size_t size, const hipMemPoolProps* pool,
+  hipError_t NewGraphMemory(Client& c, Remote& s, int device, size_t size, const hipMemPoolProps* pool,
                             const hipMemAccessDesc* access, size_t access_count, std::shared_ptr<GraphMemory>* out);
 
   // While `stream` (a protocol stream id on `device`) captures: appends `op`
@@ -277,16 +277,16 @@ class GraphRegistry {
 
   // Executable graphs. `s`: the live session the API edge found (nullptr:
   // none; calls that must reach the worker then return hipErrorNoDevice).
-  hipError_t GraphInstantiate(Session* s, hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode_t* error_node,
+  hipError_t GraphInstantiate(Remote* s, hipGraph_t graph, hipGraphExec_t* exec, hipGraphNode_t* error_node,
                               unsigned long long flags = 0);
-  hipError_t GraphExecDestroy(Session* s, hipGraphExec_t exec);
+  hipError_t GraphExecDestroy(Remote* s, hipGraphExec_t exec);
   hipError_t GraphExecGetFlags(hipGraphExec_t exec, unsigned long long* flags);
   // Launches `exec` on `stream` (the application's handle, for host copies and
   // callbacks) resolved to (device, stream_id), in `c`'s session `s` (c's
   // handle table counts its event records; its managed memory is pushed).
   // `copy` performs a host copy node as hipMemcpy2DAsync on `stream` (the
   // copy API lives above this layer).
-  hipError_t GraphLaunch(Client& c, Session* s, ManagedHooks& managed, hipGraphExec_t exec, hipStream_t stream,
+  hipError_t GraphLaunch(Client& c, Remote* s, ManagedHooks& managed, hipGraphExec_t exec, hipStream_t stream,
                          int device, uint64_t stream_id, HostCopyFn copy);
   // hipGraphUpload: the executable graph is on the worker from instantiation;
   // checks the pair.
@@ -294,12 +294,12 @@ class GraphRegistry {
   // hipGraphExec*SetParams: replaces what `node` (a node of the graph `exec`
   // was instantiated from) does in `exec`, with an operation of the same node
   // type. A ChildGraphNode must have the child's topology.
-  hipError_t ExecSetNodeOp(Session* s, hipGraphExec_t exec, hipGraphNode_t node, GraphOp op);
-  hipError_t ExecSetEnabled(Session* s, hipGraphExec_t exec, hipGraphNode_t node, bool enabled);
+  hipError_t ExecSetNodeOp(Remote* s, hipGraphExec_t exec, hipGraphNode_t node, GraphOp op);
+  hipError_t ExecSetEnabled(Remote* s, hipGraphExec_t exec, hipGraphNode_t node, bool enabled);
   hipError_t ExecGetEnabled(hipGraphExec_t exec, hipGraphNode_t node, bool* enabled);
   // hipGraphExecUpdate: takes every node's operation from `graph` when its
   // topology and node types match the exec's.
-  hipError_t ExecUpdate(Session* s, hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
+  hipError_t ExecUpdate(Remote* s, hipGraphExec_t exec, hipGraph_t graph, hipGraphNode_t* error_node,
                         hipGraphExecUpdateResult* result);
 
   hipError_t UserObjectCreate(UserObject** out, void* ptr, hipHostFn_t destroy, unsigned refs);

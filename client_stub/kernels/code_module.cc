@@ -222,13 +222,13 @@ Status CodeModule::BuildImage(const std::string& target, std::shared_ptr<const I
   return Status::Ok();
 }
 
-std::shared_ptr<const ModuleLoad> CodeModule::FindLoad(const Session* session, int device) const {
+std::shared_ptr<const ModuleLoad> CodeModule::FindLoad(const Remote* session, int device) const {
   for (const auto& l : loads_)
     if (l->session == session && l->device == device) return l;
   return nullptr;
 }
 
-Status CodeModule::Load(Session& session, int device, std::shared_ptr<const ModuleLoad>* out) {
+Status CodeModule::Load(Remote& session, int device, std::shared_ptr<const ModuleLoad>* out) {
   if (device < 0 || device >= session.device_count())
     return HipStatus(hipErrorInvalidDevice, "device " + std::to_string(device) + " does not exist");
   {
@@ -286,7 +286,7 @@ Status CodeModule::Load(Session& session, int device, std::shared_ptr<const Modu
   return load->status;
 }
 
-Status CodeModule::Bind(Session& session, int device, const std::string& kernel, KernelBinding* out) {
+Status CodeModule::Bind(Remote& session, int device, const std::string& kernel, KernelBinding* out) {
   HIPR_RETURN_IF_ERROR(Load(session, device, &out->load));
   const ModuleLoad& load = *out->load;
   out->kernel = load.image->FindKernel(kernel);
@@ -351,12 +351,12 @@ void CodeModule::Retire() {
   for (const auto& l : loads) {
     if (!l->status.ok() || l->id == 0) continue;
     hooks_.Unloaded(*l);
-    auto* s = const_cast<Session*>(l->session);
-    if (!s->dead()) (void)s->Post<wire::Op::kModuleUnload>(msg::ModuleUnloadRequest{l->id});
+    auto* s = const_cast<Remote*>(l->session);
+    if (!s->dead()) (void)s->Post<wire::Op::kModuleUnload>(l->device, msg::ModuleUnloadRequest{l->id});
   }
 }
 
-void CodeModule::ForgetLoads(const Session* session, int device) {
+void CodeModule::ForgetLoads(const Remote* session, int device) {
   MutexLock lock(mu_);
   for (auto it = loads_.begin(); it != loads_.end();) {
     if ((*it)->session == session && (device < 0 || (*it)->device == device)) {
@@ -368,7 +368,7 @@ void CodeModule::ForgetLoads(const Session* session, int device) {
   }
 }
 
-void ForgetModuleLoads(const Session* session, int device) {
+void ForgetModuleLoads(const Remote* session, int device) {
   std::vector<CodeModule*> all;
   {
     ModuleList& list = Modules();

@@ -17,7 +17,7 @@
 // I/O, so thousands of registrations cost microseconds each.
 //
 // Sessions are never destroyed (client.h), so a ModuleLoad keyed by a
-// Session* can never be mistaken for another session's: a forked child's new
+// Remote* can never be mistaken for another session's: a forked child's new
 // session has a new address and loads the module again.
 //
 // Lifetime: modules are never deleted. Unregistering or unloading one
@@ -43,7 +43,7 @@
 
 #include "protocol/thread_annotations.h"
 #include "client_stub/session/hip_status.h"
-#include "client_stub/session/session.h"
+#include "client_stub/session/remote.h"
 #include "protocol/code_object/code_object.h"
 #include "protocol/messages.h"
 #include "protocol/status.h"
@@ -81,7 +81,7 @@ uint64_t ReadableBytesAt(const void* p, uint64_t max);
 // A module's first use in one session on one device. Immutable once
 // published, except `function_ids`, which its module's mu_ guards.
 struct ModuleLoad {
-  const Session* session = nullptr;
+  const Remote* session = nullptr;
   int device = 0;
   uint64_t id = 0;  // The protocol's module id, unique in the process.
   Status status;    // Not ok: the load failed and every use returns it.
@@ -112,7 +112,7 @@ class ModuleHooks {
   // After the worker loaded the module (`load`, its globals known) in
   // `session` on `device`; `managed` are the module's __managed__ variables.
   // Not ok fails the load with that status.
-  virtual Status Loaded(Session& session, int device, const ModuleLoad& load,
+  virtual Status Loaded(Remote& session, int device, const ModuleLoad& load,
                         const std::vector<ManagedVar*>& managed) = 0;
   // The load is dropped (the module retired): its globals are gone.
   virtual void Unloaded(const ModuleLoad& load) = 0;
@@ -149,12 +149,12 @@ class CodeModule {
   // The module's load in `session` on `device`, made on first call (one or
   // two kModuleLoad round trips; blocks) and cached, failures included. A
   // not-ok return is the load's error or the session's.
-  Status Load(Session& session, int device, std::shared_ptr<const ModuleLoad>* out);
+  Status Load(Remote& session, int device, std::shared_ptr<const ModuleLoad>* out);
 
   // Load() plus the kernel `name` and its function id in that session.
   // hipErrorInvalidDeviceFunction when the module has no such kernel,
   // hipErrorNoBinaryForGpu when the device cannot launch it (logged once).
-  Status Bind(Session& session, int device, const std::string& name, KernelBinding* out);
+  Status Bind(Remote& session, int device, const std::string& name, KernelBinding* out);
 
   // A launch that carried `kernel`'s name has been queued in load's session,
   // so later launches (queued after it) may leave the name out.
@@ -171,7 +171,7 @@ class CodeModule {
   // Forgets the loads of `session` on `device` (every device when < 0),
   // after hipDeviceReset dropped the worker's copies; the next use loads
   // again under a new id.
-  void ForgetLoads(const Session* session, int device);
+  void ForgetLoads(const Remote* session, int device);
 
  private:
   CodeModule(const void* borrowed, std::vector<uint8_t> owned, std::string name, ModuleHooks& hooks);
@@ -179,7 +179,7 @@ class CodeModule {
 
   Status ImageLocked(const std::string& target, std::shared_ptr<const IsaImage>* out) HIPR_REQUIRES(work_mu_);
   Status BuildImage(const std::string& target, std::shared_ptr<const IsaImage>* out);
-  std::shared_ptr<const ModuleLoad> FindLoad(const Session* session, int device) const HIPR_REQUIRES(mu_);
+  std::shared_ptr<const ModuleLoad> FindLoad(const Remote* session, int device) const HIPR_REQUIRES(mu_);
 
   const void* const borrowed_;  // Registered bundle (nullptr for loaded images).
   // Loaded image bytes; released when the module is retired (images made
@@ -205,7 +205,7 @@ class CodeModule {
 
 // Forgets every module's loads of `session` on `device` (< 0: all); the
 // caller forgets what the hooks recorded for them.
-void ForgetModuleLoads(const Session* session, int device);
+void ForgetModuleLoads(const Remote* session, int device);
 
 // fork() support: the prepare handler takes every module's state lock (and
 // the module list's), so a child never inherits one held by a thread that

@@ -167,7 +167,7 @@ Status CheckLaunch(const msg::DeviceInfo& d, const co::KernelInfo& k, const Laun
 namespace {
 
 // The checks and the request of a launch, not yet sent.
-Status PrepareLaunch(Session& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
+Status PrepareLaunch(Remote& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
                      const KernelArgs& args, msg::LaunchRequest* request, KernelBinding* binding,
                      std::shared_ptr<const IsaImage>* image_out, const co::KernelInfo** kernel_out) {
   if (spec.device < 0 || spec.device >= session.device_count())
@@ -220,7 +220,7 @@ KernelNode MakeKernelNode(msg::LaunchRequest request, const co::KernelInfo& kern
 
 }  // namespace
 
-Status BuildKernelNode(Session& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
+Status BuildKernelNode(Remote& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
                        const KernelArgs& args, KernelNode* node) {
   msg::LaunchRequest request;
   KernelBinding binding;
@@ -231,7 +231,7 @@ Status BuildKernelNode(Session& session, CodeModule& module, const std::string& 
   return Status::Ok();
 }
 
-Status LaunchKernel(Client& client, Session& session, ManagedHooks& managed, GraphRegistry& graphs, CodeModule& module,
+Status LaunchKernel(Client& client, Remote& session, ManagedHooks& managed, GraphRegistry& graphs, CodeModule& module,
                     const std::string& name, const LaunchSpec& spec, const KernelArgs& args) {
   msg::LaunchRequest request;
   KernelBinding binding;

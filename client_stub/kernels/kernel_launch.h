@@ -31,7 +31,7 @@
 #include "client_stub/kernels/code_module.h"
 #include "client_stub/graphs/graph.h"
 #include "client_stub/session/managed_hooks.h"
-#include "client_stub/session/session.h"
+#include "client_stub/session/remote.h"
 #include "protocol/code_object/code_object.h"
 #include "protocol/messages.h"
 #include "protocol/status.h"
@@ -94,7 +94,7 @@ Status CheckLaunch(const msg::DeviceInfo& device, const co::KernelInfo& kernel, 
 // A graph's kernel node: the request LaunchKernel would post (checked,
 // packed, bound, and naming its kernel, since a node may reach the worker
 // first), spec.func, and where each explicit argument lies in the request.
-Status BuildKernelNode(Session& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
+Status BuildKernelNode(Remote& session, CodeModule& module, const std::string& name, const LaunchSpec& spec,
                        const KernelArgs& args, KernelNode* node);
 
 // Checks, packs, binds (the module's first use in the session loads it) and
@@ -103,7 +103,7 @@ Status BuildKernelNode(Session& session, CodeModule& module, const std::string& 
 // next synchronizing call. While spec.stream captures, the launch becomes a
 // node of the capture's graph instead (`graphs`). `client`: whose managed
 // memory the kernel may read (`managed`).
-Status LaunchKernel(Client& client, Session& session, ManagedHooks& managed, GraphRegistry& graphs, CodeModule& module,
+Status LaunchKernel(Client& client, Remote& session, ManagedHooks& managed, GraphRegistry& graphs, CodeModule& module,
                     const std::string& name, const LaunchSpec& spec, const KernelArgs& args);
 
 // ---- Occupancy and attributes --------------------------------------------

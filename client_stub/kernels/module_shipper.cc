@@ -23,7 +23,7 @@ bool CompressIfSmaller(co::Bytes in, std::vector<uint8_t>* out) {
   return true;
 }
 
-Status ShipModule(Session& session, int device, uint64_t id, co::Bytes elf, const co::Sha256Digest& sha256,
+Status ShipModule(Remote& session, int device, uint64_t id, co::Bytes elf, const co::Sha256Digest& sha256,
                   const std::string& name, msg::ModuleLoadReply* reply) {
   msg::ModuleLoadRequest request;
   request.device = device;

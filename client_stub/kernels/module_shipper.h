@@ -6,14 +6,14 @@
 // otherwise. A framework that registers thousands of kernels thus ships
 // almost nothing, and nothing at all for modules it never uses.
 //
-// Thread-safety: stateless; Session::Call serializes the round trips.
+// Thread-safety: stateless; Remote::Call serializes the round trips.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "client_stub/session/session.h"
+#include "client_stub/session/remote.h"
 #include "protocol/code_object/code_object.h"
 #include "protocol/messages.h"
 #include "protocol/status.h"
@@ -26,7 +26,7 @@ namespace hipr::client {
 // Returns not ok only when the session failed (it is then dead); the
 // worker's verdict is in *reply (error, globals, unavailable kernels). A
 // worker that asks for the bytes twice is answered with a failed load.
-Status ShipModule(Session& session, int device, uint64_t id, co::Bytes elf, const co::Sha256Digest& sha256,
+Status ShipModule(Remote& session, int device, uint64_t id, co::Bytes elf, const co::Sha256Digest& sha256,
                   const std::string& name, msg::ModuleLoadReply* reply);
 
 // LZ4 block compression of `in`: true and the compressed bytes in *out when

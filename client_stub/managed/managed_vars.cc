@@ -21,7 +21,7 @@ namespace {
 
 // Sends `size` bytes at `src` to device memory at `address`, fire-and-forget
 // on (device, stream); the bytes are consumed before this returns.
-Status PostToDevice(Session& s, int device, uint64_t stream, uint64_t address, const void* src, size_t size) {
+Status PostToDevice(Remote& s, int device, uint64_t stream, uint64_t address, const void* src, size_t size) {
   const iovec bulk{const_cast<void*>(src), size};
   return s.PostCopy(msg::CopyToDeviceRequest{device, stream, msg::Region{address, size, size, 1}, false, {}}, &bulk, 1);
 }
@@ -56,7 +56,7 @@ ManagedVar* ManagedVars::Register(CodeModule* module, std::string name, const vo
   return var;
 }
 
-Status ManagedVars::Attach(Client& client, Session& session, int device, const ModuleLoad& load,
+Status ManagedVars::Attach(Client& client, Remote& session, int device, const ModuleLoad& load,
                            const std::vector<ManagedVar*>& vars) {
   MutexLock lock(mu_);
   for (ManagedVar* var : vars) {
@@ -94,7 +94,7 @@ ManagedVar* ManagedVars::FindLocked(uint64_t address) const {
   return nullptr;
 }
 
-Status ManagedVars::ExchangeStreamLocked(Client& client, Session& session, int device, uint64_t* id) {
+Status ManagedVars::ExchangeStreamLocked(Client& client, Remote& session, int device, uint64_t* id) {
   HandleTable& handles = client.handles();
   StreamRecord record;
   for (ExchangeStream& e : exchange_streams_) {
@@ -117,7 +117,7 @@ Status ManagedVars::ExchangeStreamLocked(Client& client, Session& session, int d
   return Status::Ok();
 }
 
-Status ManagedVars::PushLocked(Client& client, Session& session, ManagedVar& var, int device) {
+Status ManagedVars::PushLocked(Client& client, Remote& session, ManagedVar& var, int device) {
   if (var.session != &session || var.size == 0) return Status::Ok();
   // Where host code may have written: the pages the kernel saw written, or
   // (unwatched) all of it.
@@ -189,7 +189,7 @@ bool ManagedVars::Overlaps(const ManagedVar& var, const void* p, uint64_t n) {
   return a < base + var.size && (n == 0 ? a >= base : a + n > base);
 }
 
-Status ManagedVars::Push(Client& client, Session& session, int device, uint64_t stream, const void* p, uint64_t n) {
+Status ManagedVars::Push(Client& client, Remote& session, int device, uint64_t stream, const void* p, uint64_t n) {
   if (empty()) return Status::Ok();
   MutexLock lock(mu_);
   for (ManagedVar* var : vars_)
@@ -197,7 +197,7 @@ Status ManagedVars::Push(Client& client, Session& session, int device, uint64_t 
   return Status::Ok();
 }
 
-void ManagedVars::MarkWritten(const Session& session, int device, uint64_t stream, const void* p, uint64_t n) {
+void ManagedVars::MarkWritten(const Remote& session, int device, uint64_t stream, const void* p, uint64_t n) {
   if (empty()) return;
   MutexLock lock(mu_);
   const ManagedWriter w{device, stream};
@@ -207,7 +207,7 @@ void ManagedVars::MarkWritten(const Session& session, int device, uint64_t strea
   }
 }
 
-Status ManagedVars::BeforeLaunch(Client& client, Session& session, int device, uint64_t stream,
+Status ManagedVars::BeforeLaunch(Client& client, Remote& session, int device, uint64_t stream,
                                  const std::vector<uint32_t>& pointer_offsets, std::vector<uint8_t>* kernarg) {
   if (empty()) return Status::Ok();
   // Variables a pointer argument refers to whose module has not been loaded
@@ -241,7 +241,7 @@ Status ManagedVars::BeforeLaunch(Client& client, Session& session, int device, u
   return Status::Ok();
 }
 
-Status ManagedVars::AfterSync(Client& client, Session& session, int device, uint64_t stream, ReadBack order) {
+Status ManagedVars::AfterSync(Client& client, Remote& session, int device, uint64_t stream, ReadBack order) {
   if (empty()) return Status::Ok();
   MutexLock lock(mu_);
   for (ManagedVar* var : vars_) {
@@ -262,7 +262,7 @@ Status ManagedVars::AfterSync(Client& client, Session& session, int device, uint
   return Status::Ok();
 }
 
-Status ManagedVars::ReadBackLocked(Session& session, ManagedVar& var, int device, uint64_t exchange) {
+Status ManagedVars::ReadBackLocked(Remote& session, ManagedVar& var, int device, uint64_t exchange) {
   const msg::Region whole{var.device_address, var.size, var.size, 1};
   if (!session.copy_changed()) {
     std::vector<uint8_t> now(var.size);
@@ -312,7 +312,7 @@ void ManagedVars::Merge(uint8_t* mirror, const uint8_t* exchanged, const uint8_t
   }
 }
 
-Status ManagedVars::AddAllocation(Session& session, int device, uint64_t address, size_t size) {
+Status ManagedVars::AddAllocation(Remote& session, int device, uint64_t address, size_t size) {
   auto* var = new (std::nothrow) ManagedVar();
   if (var == nullptr) return Status(StatusCode::kResourceExhausted, "out of memory");
   var->size = size;
@@ -360,7 +360,7 @@ bool ManagedVars::RemoveAllocation(uint64_t address, size_t* size) {
   return false;
 }
 
-std::vector<std::pair<uint64_t, size_t>> ManagedVars::ForgetDevice(const Session* session, int device) {
+std::vector<std::pair<uint64_t, size_t>> ManagedVars::ForgetDevice(const Remote* session, int device) {
   std::vector<std::pair<uint64_t, size_t>> dropped;
   MutexLock lock(mu_);
   for (auto it = vars_.begin(); it != vars_.end();) {

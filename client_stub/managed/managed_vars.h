@@ -88,7 +88,7 @@
 #include "protocol/write_watch.h"
 #include "client_stub/client.h"
 #include "client_stub/session/managed_hooks.h"
-#include "client_stub/session/session.h"
+#include "client_stub/session/remote.h"
 #include "protocol/status.h"
 
 namespace hipr::client {
@@ -125,7 +125,7 @@ struct ManagedVar {
   uint8_t* mirror = nullptr;
   // From here on, under the lock of ManagedVars (mu_), which owns the records.
   std::vector<uint8_t> exchanged;  // The bytes last sent to or read from the device copy.
-  const Session* session = nullptr;  // Where the device copy lives; nullptr: none yet.
+  const Remote* session = nullptr;  // Where the device copy lives; nullptr: none yet.
   uint64_t device_address = 0;
   int device = 0;  // Where it was allocated.
   std::vector<ManagedWriter> writers;  // Since the last read-back.
@@ -161,7 +161,7 @@ class ManagedVars final : public ManagedHooks {
   // mirrors' bytes) and stores their addresses in the load's pointer
   // variables. Blocks (one kMalloc round trip per new variable). An error
   // fails the load.
-  Status Attach(Client& client, Session& session, int device, const ModuleLoad& load,
+  Status Attach(Client& client, Remote& session, int device, const ModuleLoad& load,
                 const std::vector<ManagedVar*>& vars);
 
   // Before a launch on (device, stream) in `session`: pushes changed
@@ -170,20 +170,20 @@ class ManagedVars final : public ManagedHooks {
   // `pointer_offsets` are the kernarg offsets of 8-byte global_buffer
   // arguments. Loads the module of a variable referenced that way when it
   // has no device copy yet.
-  Status BeforeLaunch(Client& client, Session& session, int device, uint64_t stream,
+  Status BeforeLaunch(Client& client, Remote& session, int device, uint64_t stream,
                       const std::vector<uint32_t>& pointer_offsets, std::vector<uint8_t>* kernarg) override;
 
   // Device work on (device, stream) is about to read [p, p + n) (p nullptr:
   // anything): sends the changed spans of the mirrors concerned, each with a
   // blocking copy on the device's exchange stream (below). Errors are logged
   // and returned.
-  Status Push(Client& client, Session& session, int device, uint64_t stream, const void* p = nullptr,
+  Status Push(Client& client, Remote& session, int device, uint64_t stream, const void* p = nullptr,
               uint64_t n = 0) override;
 
   // Device work on (device, stream) may write [p, p + n) (p nullptr:
   // anything): the mirrors concerned are read back at the next
   // synchronisation that covers that stream.
-  void MarkWritten(const Session& session, int device, uint64_t stream, const void* p = nullptr,
+  void MarkWritten(const Remote& session, int device, uint64_t stream, const void* p = nullptr,
                    uint64_t n = 0) override;
 
   // After a synchronising call on (device, stream) (stream 0: that device's
@@ -193,13 +193,13 @@ class ManagedVars final : public ManagedHooks {
   // read-back goes on `stream` instead and so waits for its earlier work
   // (for the null stream: the device's blocking streams'). Errors are
   // logged and returned.
-  Status AfterSync(Client& client, Session& session, int device, uint64_t stream,
+  Status AfterSync(Client& client, Remote& session, int device, uint64_t stream,
                    ReadBack order = ReadBack::kAfterSync) override;
 
   // hipMallocManaged: records the allocation at `address` on `device`,
   // whose mirror the caller has mapped at the same address (zero-filled,
   // as the device copy must be).
-  Status AddAllocation(Session& session, int device, uint64_t address, size_t size);
+  Status AddAllocation(Remote& session, int device, uint64_t address, size_t size);
 
   // hipFree of an allocation's base address: forgets it. False when
   // `address` is no allocation's base. `*size` is its size.
@@ -209,7 +209,7 @@ class ManagedVars final : public ManagedHooks {
   // variables' device copies made there are gone (the next load makes new
   // ones); the allocations made there are forgotten and returned as
   // (address, size), for the caller to unmap their mirrors.
-  std::vector<std::pair<uint64_t, size_t>> ForgetDevice(const Session* session, int device);
+  std::vector<std::pair<uint64_t, size_t>> ForgetDevice(const Remote* session, int device);
 
   // The managed memory containing [p, p + n), or nullptr. The record stays
   // valid while it is not freed (variables: always).
@@ -227,7 +227,7 @@ class ManagedVars final : public ManagedHooks {
  private:
   // Sends the span of `var`'s mirror that changed since the last exchange,
   // with a blocking copy on `device`'s exchange stream. REQUIRES mu_.
-  Status PushLocked(Client& client, Session& session, ManagedVar& var, int device) HIPR_REQUIRES(mu_);
+  Status PushLocked(Client& client, Remote& session, ManagedVar& var, int device) HIPR_REQUIRES(mu_);
   // The exchange stream of (session, device): a non-blocking stream of
   // hipr's own, made at first use (and again after hipDeviceReset), that
   // carries the mirrors' pushes and read-backs. Never on the work's stream:
@@ -235,7 +235,7 @@ class ManagedVars final : public ManagedHooks {
   // it follows, and a stream held at a host callback (which may itself touch
   // managed memory, and so need mu_) would hold this lock with it. What a
   // host access does on a GPU, it does at once. REQUIRES mu_.
-  Status ExchangeStreamLocked(Client& client, Session& session, int device, uint64_t* id) HIPR_REQUIRES(mu_);
+  Status ExchangeStreamLocked(Client& client, Remote& session, int device, uint64_t* id) HIPR_REQUIRES(mu_);
   ManagedVar* FindLocked(uint64_t address) const HIPR_REQUIRES(mu_);
   // Whether `var` holds a byte of [p, p + n) (p nullptr: always; n 0: p's byte).
   static bool Overlaps(const ManagedVar& var, const void* p, uint64_t n);
@@ -244,12 +244,12 @@ class ManagedVars final : public ManagedHooks {
   // Reads `var`'s device copy back on stream `exchange` and merges it in:
   // only the runs the worker reports written where it can (copy_changed),
   // else all of it. REQUIRES mu_.
-  Status ReadBackLocked(Session& session, ManagedVar& var, int device, uint64_t exchange) HIPR_REQUIRES(mu_);
+  Status ReadBackLocked(Remote& session, ManagedVar& var, int device, uint64_t exchange) HIPR_REQUIRES(mu_);
 
   mutable Mutex mu_;
   std::vector<ManagedVar*> vars_ HIPR_GUARDED_BY(mu_);
   struct ExchangeStream {
-    const Session* session = nullptr;
+    const Remote* session = nullptr;
     int device = 0;
     void* handle = nullptr;  // A hipStream_t of the handle table.
   };

@@ -10,7 +10,9 @@ bool FreeBlocks::Keep(int device, const KeptBlock& block) {
   if (disabled_ || block.size == 0) return false;
   Device& d = devices_[device];
   if (block.size > limit_ || d.bytes > limit_ - block.size) return false;
-  d.by_size.emplace(block.size, Kept{block, ++d.frees});
+  KeptBlock kept = block;
+  kept.device = device;
+  d.by_size.emplace(block.size, Kept{kept, ++d.frees});
   d.bytes += block.size;
   return true;
 }

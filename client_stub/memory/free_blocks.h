@@ -41,6 +41,7 @@ namespace hipr::client {
 struct KeptBlock {
   uint64_t base = 0;
   uint64_t size = 0;
+  int device = 0;  // Set by Keep.
 };
 
 class FreeBlocks {

@@ -1,11 +1,11 @@
 #include "client_stub/session/managed_hooks.h"
 
 #include "client_stub/session/hip_status.h"
-#include "client_stub/session/session.h"
+#include "client_stub/session/remote.h"
 
 namespace hipr::client {
 
-hipError_t AfterSync(Client& c, Session& s, ManagedHooks& managed, int device, uint64_t stream, hipError_t result,
+hipError_t AfterSync(Client& c, Remote& s, ManagedHooks& managed, int device, uint64_t stream, hipError_t result,
                      ReadBack order) {
   if (result != hipSuccess) return result;
   // A failed async copy into pinned memory is a deferred error.

@@ -19,7 +19,7 @@
 namespace hipr::client {
 
 class Client;
-class Session;
+class Remote;
 
 // How a read-back (ManagedHooks::AfterSync) is ordered.
 enum class ReadBack {
@@ -35,19 +35,19 @@ class ManagedHooks {
   // Before a launch on (device, stream): pushes changed mirrors, marks every
   // mirror written from that stream, and rewrites explicit pointer
   // arguments (at `pointer_offsets` of `kernarg`) that point into a mirror.
-  virtual Status BeforeLaunch(Client& client, Session& session, int device, uint64_t stream,
+  virtual Status BeforeLaunch(Client& client, Remote& session, int device, uint64_t stream,
                               const std::vector<uint32_t>& pointer_offsets, std::vector<uint8_t>* kernarg) = 0;
   // Device work on (device, stream) is about to read [p, p + n) (p nullptr:
   // anything): the changed spans concerned reach the device first.
-  virtual Status Push(Client& client, Session& session, int device, uint64_t stream, const void* p = nullptr,
+  virtual Status Push(Client& client, Remote& session, int device, uint64_t stream, const void* p = nullptr,
                       uint64_t n = 0) = 0;
   // Device work on (device, stream) may write [p, p + n) (p nullptr:
   // anything): read back at the next synchronisation covering the stream.
-  virtual void MarkWritten(const Session& session, int device, uint64_t stream, const void* p = nullptr,
+  virtual void MarkWritten(const Remote& session, int device, uint64_t stream, const void* p = nullptr,
                            uint64_t n = 0) = 0;
   // After a synchronising call on (device, stream) succeeded: reads back
   // what was written from it.
-  virtual Status AfterSync(Client& client, Session& session, int device, uint64_t stream,
+  virtual Status AfterSync(Client& client, Remote& session, int device, uint64_t stream,
                            ReadBack order = ReadBack::kAfterSync) = 0;
   // Whether [p, p + n) shares a byte with any managed memory.
   virtual bool Touches(const void* p, uint64_t n) const = 0;
@@ -55,11 +55,11 @@ class ManagedHooks {
 
 // The end of a synchronising call on (device, stream) that returned
 // `result`: when it succeeded, reports a failed async copy into pinned
-// memory (Session::TakeAsyncError) as the call's deferred error, else brings
+// memory (Remote::TakeAsyncError) as the call's deferred error, else brings
 // managed memory's mirrors up to date (`managed`). Returns `result`, or the
 // read-back's error. `order`: ReadBack::kInStreamOrder when the read-back
 // itself is the synchronisation (before a blocking copy).
-hipError_t AfterSync(Client& c, Session& s, ManagedHooks& managed, int device, uint64_t stream, hipError_t result,
+hipError_t AfterSync(Client& c, Remote& s, ManagedHooks& managed, int device, uint64_t stream, hipError_t result,
                      ReadBack order = ReadBack::kAfterSync);
 
 }  // namespace hipr::client

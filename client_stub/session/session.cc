@@ -66,14 +66,6 @@ Session::~Session() {
 }
 
 Status Session::Start(AddressRange* window, const char** failed) {
-  // hipr-smi reads a list of workers; a program is served by one, and
-  // taking the first alone would hide the others' devices from it.
-  if (const size_t workers = 1 + std::count(server_.begin(), server_.end(), ','); workers > 1) {
-    *failed = "cannot serve a program from";
-    return InvalidArgument("it names " + std::to_string(workers) +
-                           " workers, and a program is served by one worker today (hipr-smi reads several); "
-                           "name one");
-  }
   *failed = "cannot reach worker at";
   HIPR_RETURN_IF_ERROR(Connect());
   if (window->empty()) {
@@ -132,7 +124,11 @@ std::unique_ptr<Session> Session::Open(const Config& config, AddressRange* windo
     if (for_now && retries > 0)
       why += " (still, after " + std::to_string(retries) + " retries over HIPR_CONNECT_RETRY_S=" +
              std::to_string(config.connect_retry_s) + " s)";
-    HIPR_LOG_ERROR("%s %s (HIPR_SERVER): %s", failed, s->server_.c_str(), why.c_str());
+    if (config.workers > 1)  // One line for the whole list (session/remote.h).
+      HIPR_LOG_ERROR("%s %s (worker %d of %d in HIPR_SERVER: no device of any worker is served): %s", failed,
+                     s->server_.c_str(), config.worker_index + 1, config.workers, why.c_str());
+    else
+      HIPR_LOG_ERROR("%s %s (HIPR_SERVER): %s", failed, s->server_.c_str(), why.c_str());
     (void)s->MarkDead(st, /*log=*/false);
     return s;
   }
@@ -399,8 +395,9 @@ Status Session::MarkDead(const Status& why, bool log) {
       dead_cause_ = why.code();
       dead_.store(true, std::memory_order_release);
       if (log)
-        HIPR_LOG_ERROR("session with worker %s ended: %s; every later HIP call returns hipErrorNoDevice",
-                       server_.c_str(), dead_reason_.c_str());
+        HIPR_LOG_ERROR("session with worker %s ended: %s; every later HIP call %sreturns hipErrorNoDevice",
+                       server_.c_str(), dead_reason_.c_str(),
+                       config_.workers > 1 ? "on its devices (the other workers' go on) " : "");
     }
   }
   if (conn_ != nullptr && !abandoned_.load()) conn_->Shutdown();

@@ -13,7 +13,7 @@
 
 namespace hipr::client {
 
-Status StreamFences::Raise(Session& s, int device, uint64_t stream) {
+Status StreamFences::Raise(Remote& s, int device, uint64_t stream) {
   MutexLock lock(mu_);
   Fence& f = fences_[device];
   if (f.event == 0) {
@@ -23,8 +23,8 @@ Status StreamFences::Raise(Session& s, int device, uint64_t stream) {
     HIPR_RETURN_IF_ERROR(s.Post<wire::Op::kEventCreate>(msg::EventCreateRequest{device, id, hipEventDisableTiming}));
     f.event = id;
   }
-  if (f.in_force) HIPR_RETURN_IF_ERROR(WaitLocked(s, f, stream));
-  HIPR_RETURN_IF_ERROR(s.Post<wire::Op::kEventRecord>(msg::EventRecordRequest{f.event, stream}));
+  if (f.in_force) HIPR_RETURN_IF_ERROR(WaitLocked(s, device, f, stream));
+  HIPR_RETURN_IF_ERROR(s.Post<wire::Op::kEventRecord>(device, msg::EventRecordRequest{f.event, stream}));
   f.stream = stream;
   ++f.generation;
   f.waited.clear();
@@ -37,14 +37,14 @@ Status StreamFences::Raise(Session& s, int device, uint64_t stream) {
   return Status::Ok();
 }
 
-Status StreamFences::OrderSlow(Session& s, int device, uint64_t stream) {
+Status StreamFences::OrderSlow(Remote& s, int device, uint64_t stream) {
   std::vector<int> elsewhere;
   {
     MutexLock lock(mu_);
     for (auto& [d, f] : fences_) {
       if (!f.in_force) continue;
       if (d == device) {
-        HIPR_RETURN_IF_ERROR(WaitLocked(s, f, stream));
+        HIPR_RETURN_IF_ERROR(WaitLocked(s, device, f, stream));
       } else {
         elsewhere.push_back(d);
       }
@@ -54,18 +54,27 @@ Status StreamFences::OrderSlow(Session& s, int device, uint64_t stream) {
   // peer access), but a wait cannot name another device's null stream on
   // the wire: the client waits until the fence is reached instead, which
   // ends it. Only programs that switch devices right after such a call pay.
-  for (int d : elsewhere) HIPR_RETURN_IF_ERROR(Drain(s, d));
+  for (int d : elsewhere) {
+    Status st = Drain(s, d);
+    if (!st.ok() && s.SessionOf(d).dead() && !s.SessionOf(device).dead()) {
+      // That device's worker is lost (HIPR_SERVER lists several): its
+      // fence orders nothing any more.
+      Forget(d);
+      continue;
+    }
+    HIPR_RETURN_IF_ERROR(st);
+  }
   return Status::Ok();
 }
 
-Status StreamFences::WaitLocked(Session& s, Fence& f, uint64_t stream) {
+Status StreamFences::WaitLocked(Remote& s, int device, Fence& f, uint64_t stream) {
   if (stream == f.stream || f.waited.contains(stream)) return Status::Ok();
-  HIPR_RETURN_IF_ERROR(s.Post<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{stream, f.event, 0}));
+  HIPR_RETURN_IF_ERROR(s.Post<wire::Op::kStreamWaitEvent>(device, msg::StreamWaitEventRequest{stream, f.event, 0}));
   f.waited.insert(stream);
   return Status::Ok();
 }
 
-Status StreamFences::Drain(Session& s, int device) {
+Status StreamFences::Drain(Remote& s, int device) {
   uint64_t event = 0;
   uint64_t generation = 0;
   {
@@ -79,7 +88,7 @@ Status StreamFences::Drain(Session& s, int device) {
   // stream's, which stays for the program's next synchronizing call.
   for (useconds_t pause = 50;; pause = std::min<useconds_t>(pause * 2, 2000)) {
     msg::CallReply reply;
-    HIPR_RETURN_IF_ERROR(s.Call<wire::Op::kEventQuery>(msg::EventRequest{event}, &reply));
+    HIPR_RETURN_IF_ERROR(s.Call<wire::Op::kEventQuery>(device, msg::EventRequest{event}, &reply));
     if (reply.error != hipErrorNotReady) break;
     usleep(pause);
   }

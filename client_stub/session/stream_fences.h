@@ -29,7 +29,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "client_stub/session/session.h"
+#include "client_stub/session/remote.h"
 #include "protocol/status.h"
 #include "protocol/thread_annotations.h"
 
@@ -49,12 +49,12 @@ class StreamFences {
   // records the device's fence on `stream`. A fence still in force on
   // another stream is waited for by `stream` first, so the new fence covers
   // both.
-  Status Raise(Session& s, int device, uint64_t stream);
+  Status Raise(Remote& s, int device, uint64_t stream);
 
   // Work is about to be queued on (device, stream): makes the stream wait
   // for the device's fence in force, once per stream and fence, and waits
   // for the fences of other devices to be reached (Drain).
-  Status Order(Session& s, int device, uint64_t stream) {
+  Status Order(Remote& s, int device, uint64_t stream) {
     if (!AnyInForce()) return Status::Ok();
     return OrderSlow(s, device, stream);
   }
@@ -65,7 +65,7 @@ class StreamFences {
   // worker, and ends it: before memory is handed to another process
   // (hipIpcGetMemHandle), whose work no fence here orders, and before work
   // on another device. Not ok: the session is dead.
-  Status Drain(Session& s, int device);
+  Status Drain(Remote& s, int device);
 
   // The fence generation before a synchronisation is sent; Settled(device,
   // stream, ticket) once it succeeded ends the fence it covers: one raised
@@ -95,9 +95,9 @@ class StreamFences {
     std::unordered_set<uint64_t> waited;  // Streams that wait for this generation.
   };
 
-  Status OrderSlow(Session& s, int device, uint64_t stream);
+  Status OrderSlow(Remote& s, int device, uint64_t stream);
   // Queues stream's wait for `f` unless it has one (or is f's own stream).
-  Status WaitLocked(Session& s, Fence& f, uint64_t stream) HIPR_REQUIRES(mu_);
+  Status WaitLocked(Remote& s, int device, Fence& f, uint64_t stream) HIPR_REQUIRES(mu_);
   void EndLocked(Fence& f) HIPR_REQUIRES(mu_);
 
   Mutex mu_;

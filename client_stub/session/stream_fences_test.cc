@@ -25,7 +25,7 @@ Config TestConfig(const FakeWorker& w) {
 }
 
 // A call that flushes the batch: the script reads the frames before it.
-Status Sync(Session& s) {
+Status Sync(Remote& s) {
   msg::CallReply reply;
   return s.Call<wire::Op::kDeviceSynchronize>(msg::DeviceRequest{0}, &reply);
 }
@@ -62,8 +62,8 @@ TEST(StreamFencesTest, EveryOtherStreamWaitsOnceForTheFence) {
     EXPECT_EQ(wait.stream, 5u);
     AnswerSync(c);
   });
-  AddressRange window;
-  auto s = Session::Open(TestConfig(w), &window);
+  std::vector<AddressRange> windows;
+  auto s = Remote::Open(TestConfig(w), &windows);
   ASSERT_FALSE(s->dead()) << s->DeadStatus().ToString();
   StreamFences f;
   EXPECT_FALSE(f.AnyInForce());
@@ -91,7 +91,7 @@ TEST(StreamFencesTest, EveryOtherStreamWaitsOnceForTheFence) {
   EXPECT_FALSE(f.InForce(0));
   EXPECT_FALSE(f.AnyInForce());
   w.Join();
-  ReleaseRange(window);
+  for (const AddressRange& window : windows) ReleaseRange(window);
 }
 
 TEST(StreamFencesTest, WorkOnAnotherDeviceWaitsUntilTheFenceIsReached) {
@@ -109,8 +109,8 @@ TEST(StreamFencesTest, WorkOnAnotherDeviceWaitsUntilTheFenceIsReached) {
     }
     AnswerSync(c);  // No wait was queued for device 0's null stream.
   });
-  AddressRange window;
-  auto s = Session::Open(TestConfig(w), &window);
+  std::vector<AddressRange> windows;
+  auto s = Remote::Open(TestConfig(w), &windows);
   ASSERT_FALSE(s->dead()) << s->DeadStatus().ToString();
   StreamFences f;
   ASSERT_TRUE(f.Raise(*s, 1, 0).ok());
@@ -118,7 +118,7 @@ TEST(StreamFencesTest, WorkOnAnotherDeviceWaitsUntilTheFenceIsReached) {
   EXPECT_FALSE(f.InForce(1)) << "reached: the fence has ended";
   ASSERT_TRUE(Sync(*s).ok());
   w.Join();
-  ReleaseRange(window);
+  for (const AddressRange& window : windows) ReleaseRange(window);
 }
 
 }  // namespace

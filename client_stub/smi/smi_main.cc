@@ -25,6 +25,7 @@
 
 #include "client_stub/base/config.h"
 #include "client_stub/memory/address_window.h"
+#include "client_stub/session/remote.h"
 #include "client_stub/session/session.h"
 #include "protocol/messages.h"
 
@@ -220,18 +221,23 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   client::Config config = client::ConfigFromEnvironment();
   if (servers.empty()) servers = config.server;
-  std::vector<std::string> list;
-  std::stringstream in(servers);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) list.push_back(item);
-  if (list.empty()) {
+  // The list a program would use (client_stub/session/remote.h): dns:NAME:PORT
+  // entries stand for every address NAME resolves to.
+  std::vector<client::Remote::Endpoint> list;
+  if (Status st = client::Remote::ListWorkers(servers, &list); !st.ok()) {
+    std::fprintf(stderr, "hipr-smi: %s\n", st.message().c_str());
+    return 2;
+  }
+  if (list.empty() || (list.size() == 1 && list[0].server.empty())) {
     std::fprintf(stderr, "hipr-smi: no worker named: set HIPR_SERVER=host:port[,host:port...] or --server\n");
     return 2;
   }
   std::vector<WorkerView> views;
   bool all = true;
-  for (const std::string& server : list) {
-    views.push_back(Ask(config, server));
+  for (const client::Remote::Endpoint& e : list) {
+    client::Config one = config;
+    if (one.tls_server_name.empty()) one.tls_server_name = e.tls_name;
+    views.push_back(Ask(one, e.server));
     all = all && views.back().error.empty() && views.back().status_error.empty();
   }
   if (json) PrintJson(views);

@@ -9,7 +9,7 @@ VmmState& State() {
   return *state;
 }
 
-void Adopt(VmmState& st, const Session* s) HIPR_REQUIRES(st.mu) {
+void Adopt(VmmState& st, const Remote* s) HIPR_REQUIRES(st.mu) {
   if (st.session != s) {
     st.session = s;
     st.live.clear();
@@ -41,11 +41,11 @@ bool WholeMappings(VmmState& st, uint64_t address, uint64_t size, std::vector<ui
   return at == address + size;
 }
 
-hipError_t MaybeRelease(VmmState& st, Session& s, PhysicalRecord* p) HIPR_REQUIRES(st.mu) {
+hipError_t MaybeRelease(VmmState& st, Remote& s, PhysicalRecord* p) HIPR_REQUIRES(st.mu) {
   if (p->refs > 0 || p->maps > 0) return hipSuccess;
   st.live.erase(p);
   msg::CallReply reply;
-  Status status = s.Call<wire::Op::kVmmRelease>(msg::VmmHandleRequest{p->id}, &reply);
+  Status status = s.Call<wire::Op::kVmmRelease>(p->prop.location.id, msg::VmmHandleRequest{p->id}, &reply);
   if (!status.ok()) return ToHipError(status);
   return static_cast<hipError_t>(reply.error);
 }

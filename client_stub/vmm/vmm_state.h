@@ -17,13 +17,13 @@
 
 #include <hip/hip_runtime_api.h>
 
-#include "client_stub/session/session.h"
+#include "client_stub/session/remote.h"
 #include "protocol/thread_annotations.h"
 
 namespace hipr::client::vmm {
 
 struct PhysicalRecord {
-  const Session* session = nullptr;
+  const Remote* session = nullptr;
   uint64_t id = 0;  // The worker's name for it.
   uint64_t size = 0;
   hipMemAllocationProp prop{};
@@ -46,7 +46,7 @@ struct Mapping {
 // session: a forked child's new session starts with none.
 struct VmmState {
   Mutex mu;
-  const Session* session HIPR_GUARDED_BY(mu) = nullptr;
+  const Remote* session HIPR_GUARDED_BY(mu) = nullptr;
   std::set<PhysicalRecord*> live HIPR_GUARDED_BY(mu);                // Referenced or mapped.
   std::map<uint64_t, Reservation> reservations HIPR_GUARDED_BY(mu);  // By base.
   std::map<uint64_t, Mapping> mappings HIPR_GUARDED_BY(mu);          // By base.
@@ -57,7 +57,7 @@ struct VmmState {
 VmmState& State();
 
 // Makes the state session `s`'s (forgetting another session's).
-void Adopt(VmmState& st, const Session* s) HIPR_REQUIRES(st.mu);
+void Adopt(VmmState& st, const Remote* s) HIPR_REQUIRES(st.mu);
 
 // The live record `handle` names, or nullptr.
 PhysicalRecord* Live(VmmState& st, hipMemGenericAllocationHandle_t handle) HIPR_REQUIRES(st.mu);
@@ -71,6 +71,6 @@ bool WholeMappings(VmmState& st, uint64_t address, uint64_t size, std::vector<ui
     HIPR_REQUIRES(st.mu);
 
 // Tells the worker to let go of `p` once nothing references or maps it.
-hipError_t MaybeRelease(VmmState& st, Session& s, PhysicalRecord* p) HIPR_REQUIRES(st.mu);
+hipError_t MaybeRelease(VmmState& st, Remote& s, PhysicalRecord* p) HIPR_REQUIRES(st.mu);
 
 }  // namespace hipr::client::vmm

@@ -24,7 +24,7 @@ namespace {
 using testing::FakeWorker;
 
 // LaunchKernel for the process's client, as the API edge calls it.
-Status Launch(Session& s, CodeModule& m, const std::string& name, const LaunchSpec& spec, const KernelArgs& args) {
+Status Launch(Remote& s, CodeModule& m, const std::string& name, const LaunchSpec& spec, const KernelArgs& args) {
   return LaunchKernel(Client::Get(), s, Managed(), Graphs(), m, name, spec, args);
 }
 
@@ -48,14 +48,14 @@ Config TestConfig(const FakeWorker& w) {
 // A session with a fake worker, torn down cleanly: module loads keyed by it
 // are forgotten before it is destroyed (production never destroys one).
 struct TestSession {
-  explicit TestSession(FakeWorker& w) { session = Session::Open(TestConfig(w), &window); }
+  explicit TestSession(FakeWorker& w) { session = Remote::Open(TestConfig(w), &windows); }
   ~TestSession() {
     ForgetModuleLoads(session.get(), -1);
     session.reset();
-    ReleaseRange(window);
+    for (const AddressRange& window : windows) ReleaseRange(window);
   }
-  AddressRange window;
-  std::unique_ptr<Session> session;
+  std::vector<AddressRange> windows;
+  std::unique_ptr<Remote> session;
 };
 
 const co::KernelInfo& Kernel(CodeModule& m, const std::string& name, std::shared_ptr<const IsaImage>* keep) {
@@ -73,7 +73,7 @@ LaunchSpec Spec(uint32_t grid, uint32_t block, uint64_t shared = 0) {
   return s;
 }
 
-int32_t Sync(Session& s) {
+int32_t Sync(Remote& s) {
   msg::CallReply reply;
   EXPECT_TRUE(s.Call<wire::Op::kDeviceSynchronize>(msg::DeviceRequest{0}, &reply).ok());
   return reply.error;

@@ -193,11 +193,12 @@ class Scenario(KernelScenarios, CompressScenarios):
         s.bind(("127.0.0.1", 0))
         closed = "127.0.0.1:%d" % s.getsockname()[1]
         s.close()
-        # A list of workers (what hipr-smi reads) is refused as such, before any connection.
+        # A list of workers whose first cannot be reached: one line says so, and that no
+        # device of any worker is served.
         several = "%s,%s" % (closed, closed)
         for label, server, words in (("closed port " + closed, closed, "cannot reach worker"),
                                      ("HIPR_SERVER unset", None, "HIPR_SERVER"),
-                                     ("two workers", several, "names 2 workers")):
+                                     ("two workers", several, "worker 1 of 2 in HIPR_SERVER")):
             env = client_env(self.build, server, "preload")
             started = time.monotonic()
             program = run_to_pass("unreachable (%s)" % label, [self.build.program("unreachable")], env, 20)
@@ -795,6 +796,65 @@ class Scenario(KernelScenarios, CompressScenarios):
             if rc != EXIT_PASS:
                 raise Failure("%s: %s, expected exit code 0" % (c.name, describe_rc(rc)))
             log("%s passed in %.2f s" % (c.name, c.ended - c.started))
+
+    def scenario_two_workers(self):
+        """HIPR_SERVER naming two workers, of one sim device and of two: the program sees three
+        devices, in that order, runs kernels on each and copies between every pair both ways
+        (two_workers.hip checks the bytes, and that only the two devices of one worker report peer
+        access); HIP_VISIBLE_DEVICES selects from the joint list; a worker killed mid-run fails
+        its devices only."""
+        self.build.check_runtime()
+        a = self.worker("worker_a", ["--sim-devices", "1"])
+        b = self.worker("worker_b", ["--sim-devices", "2"])
+        env = client_env(self.build, "%s,%s" % (a.server, b.server), "preload")
+        env["HIPR_STATS"] = "1"
+        program_path = self.build.program("two_workers")
+        program = run_to_pass("two_workers", [program_path, "--devices", "3", "--peers", "1-2"], env, 240)
+        err = "\n".join(program.text("err"))
+        def cross_copies(program, staged_expected):
+            err = "\n".join(program.text("err"))
+            m = re.search(r"hipr: stats: copies across workers: (\d+), (\d+) bytes of them staged through this "
+                          r"process, (\d+) sent worker to worker", err)
+            if not m or int(m.group(1)) == 0:
+                raise Failure("the stub counted no copy across workers (HIPR_STATS=1):\n%s" % err)
+            copies, staged, direct = (int(g) for g in m.groups())
+            log("%s: copies across workers: %d; bytes staged through the client %d, sent worker to worker %d"
+                % (program.name, copies, staged, direct))
+            if staged_expected and (staged == 0 or direct != 0):
+                raise Failure("%s: copies between workers should pass through the client: %s" % (program.name, m.group(0)))
+            if not staged_expected and (staged != 0 or direct < 72 << 20):
+                raise Failure("%s: the bytes of copies between workers passed through the client: %s"
+                              % (program.name, m.group(0)))
+        cross_copies(program, staged_expected=False)
+        for w in (a, b):
+            if w.error_lines():
+                raise Failure("%s logged errors: %s" % (w.name, w.error_lines()[:5]))
+        # The same with the client staging what crosses workers (HIPR_PEER_COPY=0).
+        staged = run_to_pass("two_workers (HIPR_PEER_COPY=0)", [program_path, "--devices", "3", "--peers", "1-2"],
+                             dict(env, HIPR_PEER_COPY="0"), 240)
+        cross_copies(staged, staged_expected=True)
+        # The joint list is a#0, b#0, b#1: "2,0" is b's second device, then a's; "1,2" both of b's.
+        for visible, devices, peers in (("2,0", "2", None), ("1,2", "2", "0-1"), ("2", "1", None)):
+            env_v = dict(env, HIP_VISIBLE_DEVICES=visible)
+            argv = [program_path, "--devices", devices] + (["--peers", peers] if peers else [])
+            run_to_pass("two_workers (HIP_VISIBLE_DEVICES=%s)" % visible, argv, env_v, 240)
+        # Worker b dies mid-run: device 0 (a's) goes on, devices 1 and 2 fail with hipErrorNoDevice.
+        program = Program("two_workers --lose 1",
+                          [program_path, "--devices", "3", "--peers", "1-2", "--lose", "1"], env)
+        program.wait_for(r"^E2E_LOSE (\d+)$", 240, "E2E_LOSE")
+        b.kill_group(signal.SIGKILL)
+        if not b.wait_group_gone(5):
+            raise Failure("worker_b's processes survived SIGKILL: %s" % b.group_members())
+        program.send_line()
+        rc = program.wait(60)
+        if rc != EXIT_PASS or "E2E_PASS two_workers" not in program.text("out"):
+            raise Failure("two_workers --lose 1: %s, expected a pass" % describe_rc(rc))
+        said = [line for line in program.text("err") if b.server in line and "hipr[" in line]
+        if not said:
+            raise Failure("the stub did not name the lost worker %s:\n%s" % (b.server, "\n".join(program.text("err"))))
+        log("the stub said: %s" % said[0])
+        if not a.alive():
+            raise Failure("worker_a died (%s)" % describe_rc(a.proc.returncode))
 
     # 6. kernel_library
 

@@ -35,6 +35,9 @@ struct WorkerConfig {
   // the worker allows only on loopback or with `insecure`.
   std::string auth_file;
   bool insecure = false;  // --insecure: serve beyond loopback without --auth-file.
+  // --no-peer-copies: no session opens ports for copies straight from
+  // another worker (protocol/peer_link.h); clients stage them instead.
+  bool no_peer_copies = false;
   // Worker-wide limits, kept in the ledger every process shares (ledger.h).
   uint64_t memory_budget_bytes = 0;  // --memory-budget: device memory of all sessions; 0: no limit.
   uint64_t tenant_memory_bytes = 0;  // --tenant-memory: each tenant's, unless its `memory=`; 0: none.

@@ -111,6 +111,9 @@ void AddFlags(CLI::App& app, WorkerConfig* config, Flags* flags) {
   app.add_flag("--insecure", config->insecure,
                "serve clients beyond loopback without --auth-file: anyone who reaches the port can run code on "
                "the GPU");
+  app.add_flag("--no-peer-copies", config->no_peer_copies,
+               "open no ports for copies straight from another worker of the same client (HIPR_SERVER a,b): "
+               "such copies then pass through the client");
   app.add_option("--tls-cert", config->tls_cert,
                  "PEM certificate (chain) of this worker: tcp clients then speak TLS 1.3 and check it against "
                  "HIPR_TLS_CA");

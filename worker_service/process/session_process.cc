@@ -1,5 +1,7 @@
 #include "worker_service/process/session_process.h"
 
+#include <arpa/inet.h>
+
 #include <signal.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -191,6 +193,20 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
           else
             spdlog::info("session {}: {}", session_id, line);
         }));
+  }
+  if (transport == Transport::kTcp && config.tls_cert.empty() && !config.no_peer_copies) {
+    // Peer copies listen on the address the client reached (plain tcp
+    // only: with TLS the clients stage such copies, over TLS).
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    char host[INET6_ADDRSTRLEN] = {};
+    if (getsockname(client_fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
+        inet_ntop(local.ss_family,
+                  local.ss_family == AF_INET6
+                      ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr)
+                      : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr),
+                  host, sizeof host) != nullptr)
+      session.set_peer_host(host);
   }
   session.set_ledger(ledger, slot);
   st = session.Run();

@@ -5,10 +5,13 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <future>
 #include <chrono>
 #include <set>
 
+#include "protocol/auth.h"
 #include "protocol/frame_io.h"
+#include "protocol/status_hip.h"
 #include "worker_service/session/hip_error.h"
 #include "worker_service/session/shared_segment.h"
 
@@ -195,6 +198,7 @@ Status Session::Hello() {
   reply.session_id = id_;
   reply.device_kind = std::string(device_->kind());
   reply.capabilities = device_->capabilities();
+  if (!peer_host_.empty()) reply.capabilities.push_back(wire::kCapabilityPeerCopy);
   reply.heartbeat_ms = static_cast<uint32_t>(config_.heartbeat_ms);
   reply.worker_version = HIPR_VERSION;
   reply.version = admission_->version;
@@ -614,6 +618,117 @@ Status Session::On(ops::Tag<Op::kCopyOnDevice>, const wire::FrameHeader& h, msg:
   }
   if (!st.ok()) return ReplySync(h, st);
   device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
+  return Status::Ok();
+}
+
+// Peer copies (protocol/peer_link.h). The destination listens, then takes
+// the bytes on the replay thread; the source sends them from its stream.
+namespace {
+constexpr int kPeerTimeoutMs = 30000;
+}  // namespace
+
+Status Session::On(ops::Tag<Op::kPeerListen>, const wire::FrameHeader& h, msg::PeerListenRequest& m) {
+  msg::PeerListenReply reply;
+  if (peer_host_.empty()) {
+    reply.error = hip_error::kNotSupported;
+    return Reply(h, reply);
+  }
+  if (peer_ports_.size() >= kMaxPeerPorts) peer_ports_.erase(peer_ports_.begin());  // The oldest, never used.
+  std::unique_ptr<peer::PeerListener> port;
+  Status st = peer::PeerListener::Open(peer_host_, &port);
+  if (!st.ok()) {
+    spdlog::warn("session {}: cannot open a port for a peer copy to device {}: {}", id_, m.device, st.ToString());
+    reply.error = ToHipError(st);
+    return Reply(h, reply);
+  }
+  reply.port = port->port();
+  reply.token = port->token();
+  peer_ports_.push_back(std::move(port));
+  return Reply(h, reply);
+}
+
+Status Session::On(ops::Tag<Op::kPeerAccept>, const wire::FrameHeader& h, msg::PeerAcceptRequest& m) {
+  auto it = std::find_if(peer_ports_.begin(), peer_ports_.end(),
+                         [&](const auto& p) { return auth::MacEquals(p->token(), m.token); });
+  if (it == peer_ports_.end()) {
+    Defer(h, InvalidArgument("no peer copy port has this token"));
+    return Status::Ok();
+  }
+  std::unique_ptr<peer::PeerListener> port = std::move(*it);
+  peer_ports_.erase(it);
+  if (m.dst.height != 0 && m.dst.bytes() / m.dst.height != m.dst.width) {
+    Defer(h, InvalidArgument("copy size overflows"));
+    return Status::Ok();
+  }
+  std::unique_ptr<tcp::TcpConnection> link;
+  uint64_t bytes = 0;
+  Status st = port->AcceptPeer(kPeerTimeoutMs, &link, &bytes);
+  if (!st.ok()) {
+    spdlog::warn("session {}: peer copy to device {}: {}", id_, m.device, st.ToString());
+    Defer(h, st);
+    return Status::Ok();
+  }
+  if (bytes == peer::kPeerCancel) {
+    spdlog::info("session {}: the client called a peer copy off", id_);
+    return Status::Ok();
+  }
+  if (bytes != m.dst.bytes()) {
+    st = InvalidArgument("the peer sent " + std::to_string(bytes) + " bytes for a copy of " +
+                         std::to_string(m.dst.bytes()));
+    (void)peer::SendPeerStatus(*link, ToHipError(st));
+    Defer(h, st);
+    return Status::Ok();
+  }
+  if (ledger_ != nullptr) ledger_->Count(Ledger::kBytesToDevice, bytes);
+  Status received;
+  BulkIo fill = [&](const iovec* iov, int count) {
+    return received = peer::RecvWithin(*link, iov, count, kPeerTimeoutMs);
+  };
+  st = device_->CopyToDevice(m.device, m.stream, m.dst, fill);
+  if (st.ok() && !received.ok()) st = received;
+  if (st.ok()) {
+    // In place before the source hears so: it may have been staged behind
+    // the stream's earlier work.
+    auto done = std::make_shared<std::promise<Status>>();
+    std::future<Status> landed = done->get_future();
+    device_->StreamSynchronizeAsync(m.stream, [done](Status s) { done->set_value(std::move(s)); });
+    st = landed.wait_for(std::chrono::milliseconds(kPeerTimeoutMs)) == std::future_status::ready
+             ? landed.get()
+             : Status(StatusCode::kTimeout, "the peer copy's stream did not finish");
+  }
+  if (received.ok()) (void)peer::SendPeerStatus(*link, st.ok() ? 0 : ToHipError(st));
+  if (!st.ok()) {
+    spdlog::warn("session {}: peer copy of {} bytes to device {}: {}", id_, bytes, m.device, st.ToString());
+    Defer(h, st);
+  }
+  return Status::Ok();
+}
+
+Status Session::On(ops::Tag<Op::kPeerSend>, const wire::FrameHeader& h, msg::PeerSendRequest& m) {
+  if (peer_host_.empty())  // No peer copies here (shm, TLS, --no-peer-copies): no connections out either.
+    return ReplySync(h, Status(StatusCode::kNotSupported, "this session offers no peer copies"));
+  if (m.src.height != 0 && m.src.bytes() / m.src.height != m.src.width)
+    return ReplySync(h, InvalidArgument("copy size overflows"));
+  if (ledger_ != nullptr) ledger_->Count(Ledger::kBytesFromDevice, m.src.bytes());
+  Device::Completion reply = ReplyLater(h);
+  const uint64_t id = id_;
+  device_->CopyFromDeviceAsync(m.device, m.stream, m.src,
+                               [id, m, reply = std::move(reply)](Status st, const Device::RegionReader& read) {
+    if (st.ok() && read) {
+      int32_t peer_error = 0;
+      Status link = peer::PushToPeer(m.address, m.token, m.src.bytes(),
+                                     [&](const peer::Sink& sink) { return read(sink); }, kPeerTimeoutMs, &peer_error);
+      if (!link.ok()) {
+        spdlog::warn("session {}: peer copy of {} bytes to {}: {}", id, m.src.bytes(), m.address, link.ToString());
+        st = Status(link.code(), "peer copy to " + m.address + ": " + link.message(), hip_error::kUnknown);
+      } else if (peer_error != 0) {
+        st = Status(StatusCode::kInternal, "the peer worker failed the copy", peer_error);
+      }
+    } else if (st.ok()) {
+      st = InvalidArgument("the source region is not device memory of this session");
+    }
+    reply(std::move(st));
+  });
   return Status::Ok();
 }
 

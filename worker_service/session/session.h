@@ -42,6 +42,7 @@
 #include "protocol/thread_annotations.h"
 #include "protocol/transport.h"
 #include "protocol/transports.h"
+#include "protocol/peer_link.h"
 #include "worker_service/process/code_cache.h"
 #include "worker_service/process/config.h"
 #include "worker_service/device/device.h"
@@ -79,6 +80,10 @@ class Session {
     slot_ = slot;
     code_cache_.set_ledger(ledger);
   }
+  // The address of this node the client reached the session at: peer
+  // copies (protocol/peer_link.h) listen there. Empty (shm, TLS): the
+  // session offers none.
+  void set_peer_host(std::string host) { peer_host_ = std::move(host); }
 
  private:
   Status Hello();
@@ -253,6 +258,11 @@ class Session {
   uint64_t next_hidden_id_ = 0;
   std::unordered_map<uint64_t, Graph> graphs_;
   size_t graph_nodes_ = 0;  // In graphs_, against a limit.
+  // Peer copies: where their ports listen, and the ports opened for the
+  // client and not yet used (replay thread only; at most kMaxPeerPorts).
+  static constexpr size_t kMaxPeerPorts = 4;
+  std::string peer_host_;
+  std::vector<std::unique_ptr<peer::PeerListener>> peer_ports_;
   // Host callbacks whose stream waits for the client (replay thread only).
   std::unordered_map<uint64_t, std::shared_ptr<HostGate>> host_gates_;
 
