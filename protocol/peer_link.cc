@@ -66,7 +66,9 @@ Status Connect(const std::string& address, int timeout_ms, std::unique_ptr<tcp::
 
 }  // namespace
 
-Status PeerListener::Open(const std::string& bind_host, std::unique_ptr<PeerListener>* out) {
+Status PeerListener::Open(const std::string& bind_host, uint16_t first_port, uint16_t last_port,
+                          std::unique_ptr<PeerListener>* out) {
+  if (first_port > last_port) return InvalidArgument("peer copies: an empty port range");
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -75,15 +77,33 @@ Status PeerListener::Open(const std::string& bind_host, std::unique_ptr<PeerList
   if (int rc = getaddrinfo(bind_host.c_str(), "0", &hints, &found); rc != 0)
     return InvalidArgument("peer copies: cannot listen on '" + bind_host + "': " + gai_strerror(rc));
   std::unique_ptr<PeerListener> l(new PeerListener());
-  l->fd_ = socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (l->fd_ < 0) {
-    freeaddrinfo(found);
-    return Errno("peer copies: socket");
+  Status st(StatusCode::kResourceExhausted, "peer copies: every port of " + std::to_string(first_port) + "-" +
+                                                std::to_string(last_port) + " is in use (--peer-ports)");
+  for (uint32_t port = first_port; port <= last_port; ++port) {
+    const int fd = socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      st = Errno("peer copies: socket");
+      break;
+    }
+    sockaddr_storage at{};
+    std::memcpy(&at, found->ai_addr, found->ai_addrlen);
+    if (at.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6*>(&at)->sin6_port = htons(static_cast<uint16_t>(port));
+    else reinterpret_cast<sockaddr_in*>(&at)->sin_port = htons(static_cast<uint16_t>(port));
+    if (bind(fd, reinterpret_cast<sockaddr*>(&at), found->ai_addrlen) == 0 && listen(fd, 4) == 0) {
+      l->fd_ = fd;
+      st = Status::Ok();
+      break;
+    }
+    const int e = errno;
+    close(fd);
+    if (e != EADDRINUSE) {
+      errno = e;
+      st = Errno("peer copies: bind " + bind_host + " port " + std::to_string(port));
+      break;
+    }
   }
-  const bool bound = bind(l->fd_, found->ai_addr, found->ai_addrlen) == 0;
   freeaddrinfo(found);
-  if (!bound) return Errno("peer copies: bind " + bind_host);
-  if (listen(l->fd_, 4) != 0) return Errno("peer copies: listen");
+  HIPR_RETURN_IF_ERROR(st);
   sockaddr_storage local{};
   socklen_t len = sizeof local;
   if (getsockname(l->fd_, reinterpret_cast<sockaddr*>(&local), &len) != 0) return Errno("peer copies: getsockname");

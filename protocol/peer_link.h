@@ -48,8 +48,11 @@ inline constexpr uint64_t kPeerCancel = UINT64_MAX;
 
 class PeerListener {
  public:
-  // Listens on `bind_host` (an address of this node), port 0.
-  static Status Open(const std::string& bind_host, std::unique_ptr<PeerListener>* out);
+  // Listens on `bind_host` (an address of this node), on the first free
+  // port of [first_port, last_port] (0, 0: any the kernel picks);
+  // kResourceExhausted when every one is taken.
+  static Status Open(const std::string& bind_host, uint16_t first_port, uint16_t last_port,
+                     std::unique_ptr<PeerListener>* out);
   ~PeerListener();
   PeerListener(const PeerListener&) = delete;
   PeerListener& operator=(const PeerListener&) = delete;

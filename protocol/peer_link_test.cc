@@ -33,7 +33,7 @@ std::function<Status(const Sink&)> Pattern(uint64_t bytes) {
 
 TEST(PeerLinkTest, TheTokenHolderGetsInAndOthersAreDropped) {
   std::unique_ptr<PeerListener> l;
-  ASSERT_TRUE(PeerListener::Open("127.0.0.1", &l).ok());
+  ASSERT_TRUE(PeerListener::Open("127.0.0.1", 0, 0, &l).ok());
   ASSERT_NE(l->port(), 0);
   ASSERT_EQ(l->token().size(), kPeerTokenBytes);
   const std::string address = AddressOf(*l);
@@ -64,7 +64,7 @@ TEST(PeerLinkTest, TheTokenHolderGetsInAndOthersAreDropped) {
 
 TEST(PeerLinkTest, TheDestinationsErrorReachesTheSource) {
   std::unique_ptr<PeerListener> l;
-  ASSERT_TRUE(PeerListener::Open("127.0.0.1", &l).ok());
+  ASSERT_TRUE(PeerListener::Open("127.0.0.1", 0, 0, &l).ok());
   int32_t error = 0;
   Status st;
   std::thread sender([&] { st = PushToPeer(AddressOf(*l), l->token(), 10, Pattern(10), 2000, &error); });
@@ -82,7 +82,7 @@ TEST(PeerLinkTest, TheDestinationsErrorReachesTheSource) {
 
 TEST(PeerLinkTest, CancelAndSilenceEndTheWait) {
   std::unique_ptr<PeerListener> l;
-  ASSERT_TRUE(PeerListener::Open("127.0.0.1", &l).ok());
+  ASSERT_TRUE(PeerListener::Open("127.0.0.1", 0, 0, &l).ok());
   std::thread canceller([&] { EXPECT_TRUE(CancelPeer(AddressOf(*l), l->token(), 2000).ok()); });
   std::unique_ptr<tcp::TcpConnection> conn;
   uint64_t bytes = 0;
@@ -91,12 +91,31 @@ TEST(PeerLinkTest, CancelAndSilenceEndTheWait) {
   canceller.join();
 
   std::unique_ptr<PeerListener> quiet;
-  ASSERT_TRUE(PeerListener::Open("127.0.0.1", &quiet).ok());
+  ASSERT_TRUE(PeerListener::Open("127.0.0.1", 0, 0, &quiet).ok());
   Status st = quiet->AcceptPeer(200, &conn, &bytes);
   EXPECT_EQ(st.code(), StatusCode::kTimeout) << st.ToString();
   // A port is used once: after its wait it listens no more.
   int32_t error = 0;
   EXPECT_FALSE(PushToPeer(AddressOf(*quiet), quiet->token(), 1, Pattern(1), 500, &error).ok());
+}
+
+// With a range (--peer-ports), ports come from it, the next when one is
+// taken, and none when all are.
+TEST(PeerLinkTest, PortsComeFromTheRange) {
+  std::unique_ptr<PeerListener> any;
+  ASSERT_TRUE(PeerListener::Open("127.0.0.1", 0, 0, &any).ok());
+  const uint16_t first = any->port();
+  any.reset();  // Free again: the range is [first, first + 1].
+  std::unique_ptr<PeerListener> a, b, c;
+  Status st = PeerListener::Open("127.0.0.1", first, static_cast<uint16_t>(first + 1), &a);
+  if (!st.ok()) GTEST_SKIP() << "port " << first << " was taken meanwhile: " << st.ToString();
+  EXPECT_EQ(a->port(), first);
+  st = PeerListener::Open("127.0.0.1", first, static_cast<uint16_t>(first + 1), &b);
+  if (!st.ok()) GTEST_SKIP() << "port " << first + 1 << " is taken: " << st.ToString();
+  EXPECT_EQ(b->port(), first + 1);
+  st = PeerListener::Open("127.0.0.1", first, static_cast<uint16_t>(first + 1), &c);
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.ToString();
+  EXPECT_NE(st.message().find("--peer-ports"), std::string::npos);
 }
 
 // A port that does not greet as a peer port gets nothing: a client cannot
@@ -131,7 +150,7 @@ TEST(PeerLinkTest, NothingIsSentToAPortThatIsNotAPeerPort) {
 
 TEST(PeerLinkTest, ASourceSendsExactlyWhatItAnnounced) {
   std::unique_ptr<PeerListener> l;
-  ASSERT_TRUE(PeerListener::Open("127.0.0.1", &l).ok());
+  ASSERT_TRUE(PeerListener::Open("127.0.0.1", 0, 0, &l).ok());
   std::thread receiver([&] {
     std::unique_ptr<tcp::TcpConnection> conn;
     uint64_t bytes = 0;

@@ -38,6 +38,10 @@ struct WorkerConfig {
   // --no-peer-copies: no session opens ports for copies straight from
   // another worker (protocol/peer_link.h); clients stage them instead.
   bool no_peer_copies = false;
+  // --peer-ports FIRST-LAST: the ports peer copies listen on (a firewall or
+  // NetworkPolicy admits them between workers); 0-0: any.
+  uint16_t peer_port_first = 0;
+  uint16_t peer_port_last = 0;
   // Worker-wide limits, kept in the ledger every process shares (ledger.h).
   uint64_t memory_budget_bytes = 0;  // --memory-budget: device memory of all sessions; 0: no limit.
   uint64_t tenant_memory_bytes = 0;  // --tenant-memory: each tenant's, unless its `memory=`; 0: none.

@@ -34,6 +34,7 @@ using hipr::worker::WorkerConfig;
 // by ApplySizes) and --probe-only.
 struct Flags {
   std::string sim_memory, shm_ring_bytes, shm_host_bytes, code_cache_bytes, memory_budget, tenant_memory;
+  std::string peer_ports;
   bool probe_only = false;
 };
 
@@ -114,6 +115,9 @@ void AddFlags(CLI::App& app, WorkerConfig* config, Flags* flags) {
   app.add_flag("--no-peer-copies", config->no_peer_copies,
                "open no ports for copies straight from another worker of the same client (HIPR_SERVER a,b): "
                "such copies then pass through the client");
+  app.add_option("--peer-ports", flags->peer_ports,
+                 "FIRST-LAST: the ports peer copies listen on, for a firewall or NetworkPolicy to admit between "
+                 "workers (default: any)");
   app.add_option("--tls-cert", config->tls_cert,
                  "PEM certificate (chain) of this worker: tcp clients then speak TLS 1.3 and check it against "
                  "HIPR_TLS_CA");
@@ -324,6 +328,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!ApplySizes(flags, &config)) return 2;
+  if (!flags.peer_ports.empty()) {
+    unsigned first = 0, last = 0;
+    char tail = 0;
+    if (std::sscanf(flags.peer_ports.c_str(), "%u-%u%c", &first, &last, &tail) != 2 || first == 0 || first > last ||
+        last > 65535) {
+      std::fprintf(stderr, "hipr-worker: --peer-ports %s: expected FIRST-LAST, 1 <= FIRST <= LAST <= 65535\n",
+                   flags.peer_ports.c_str());
+      return 2;
+    }
+    config.peer_port_first = static_cast<uint16_t>(first);
+    config.peer_port_last = static_cast<uint16_t>(last);
+  }
 
   StartLogging(config);
   signal(SIGPIPE, SIG_IGN);

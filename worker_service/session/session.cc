@@ -635,7 +635,7 @@ Status Session::On(ops::Tag<Op::kPeerListen>, const wire::FrameHeader& h, msg::P
   }
   if (peer_ports_.size() >= kMaxPeerPorts) peer_ports_.erase(peer_ports_.begin());  // The oldest, never used.
   std::unique_ptr<peer::PeerListener> port;
-  Status st = peer::PeerListener::Open(peer_host_, &port);
+  Status st = peer::PeerListener::Open(peer_host_, config_.peer_port_first, config_.peer_port_last, &port);
   if (!st.ok()) {
     spdlog::warn("session {}: cannot open a port for a peer copy to device {}: {}", id_, m.device, st.ToString());
     reply.error = ToHipError(st);

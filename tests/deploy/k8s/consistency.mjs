@@ -211,9 +211,23 @@ function checkWorkerNetwork(w, objects, out) {
   if (services.length === 0) out.push(`no Service selects the worker's pods`);
   const policies = objects.filter((o) => o.kind === "NetworkPolicy" && selectorMatches(o.spec?.podSelector, t.labels));
   if (policies.length === 0) out.push(`no NetworkPolicy selects the worker's pods`);
+  // --peer-ports FIRST-LAST: workers reach each other there (peer copies),
+  // and only there.
+  const peerPorts = /^(\d+)-(\d+)$/.exec(flags.get("peer-ports") ?? "");
+  const fromWorkers = (rule) => rule.from?.length > 0 &&
+      rule.from.every((f) => f.podSelector && !f.namespaceSelector && selectorMatches(f.podSelector, t.labels));
   for (const np of policies) {
     const admitted = new Set();
+    let peerRule = false;
     for (const rule of np.spec.ingress ?? []) {
+      if (fromWorkers(rule)) {
+        peerRule = true;
+        const p = rule.ports ?? [];
+        if (!peerPorts) out.push(`${describe(np)}: admits workers to each other, but the worker has no --peer-ports`);
+        else if (p.length !== 1 || p[0].port !== Number(peerPorts[1]) || (p[0].endPort ?? p[0].port) !== Number(peerPorts[2]))
+          out.push(`${describe(np)}: workers must reach each other on exactly --peer-ports ${peerPorts[0]} (port, endPort)`);
+        continue;
+      }
       if (!rule.from?.length) out.push(`${describe(np)}: an ingress rule without "from" admits everyone`);
       if (!rule.ports?.length) out.push(`${describe(np)}: an ingress rule without "ports" admits every port`);
       for (const p of rule.ports ?? []) {
@@ -222,6 +236,8 @@ function checkWorkerNetwork(w, objects, out) {
         else admitted.add(r.number);
       }
     }
+    if (peerPorts && !peerRule)
+      out.push(`${describe(np)}: the worker has --peer-ports ${peerPorts[0]} but no rule admits other workers there`);
     for (const { svc, ports } of services) {
       const exposed = [...new Set(ports.values())].sort();
       const allowed = [...admitted].sort();
@@ -366,6 +382,11 @@ export const kMutations = [
     apply: (w) => { Object.assign(worker(w).volumeMounts[0], { mountPath: "/etc/hipr/auth/tenants", subPath: "tenants" }); } },
   { name: "NetworkPolicy port differs from the Service's", expect: "admits ports",
     apply: (w) => { w.find((o) => o.kind === "NetworkPolicy").spec.ingress[0].ports[0].port = 18516; } },
+  { name: "peer ports admitted beside --peer-ports", expect: "exactly --peer-ports",
+    apply: (w) => { setArg(w, "peer-ports", "18600-18647"); } },
+  { name: "workers admitted to each other on every port", expect: "exactly --peer-ports",
+    apply: (w) => { const np = w.find((o) => o.kind === "NetworkPolicy");
+                    delete np.spec.ingress.find((r) => r.from?.[0]?.podSelector).ports; } },
   { name: "writable root filesystem", expect: "readOnlyRootFilesystem",
     apply: (w) => { worker(w).securityContext.readOnlyRootFilesystem = false; } },
   { name: "code cache on the read-only root", expect: "--code-cache",
