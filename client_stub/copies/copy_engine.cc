@@ -231,6 +231,7 @@ bool DirectPeerCopy(Client& c, Remote& s, const CopyRect& r, const Place& dst, c
     g_peer_copies_off.store(true);
     return false;
   }
+  if (!st.ok()) (void)peer::CancelPeer(address, port.token, 5000);  // The source is lost: free the destination.
   *result = CallReplyResult(st, sent);
   if (*result == hipSuccess) stats::Add(stats::Get().cross_worker_direct_bytes, r.width * r.height);
   return true;

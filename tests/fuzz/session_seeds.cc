@@ -128,6 +128,16 @@ void Memory() {
       .Add(Op::kMemGetInfo, 14, msg::DeviceRequest{1});
   Goodbye(lease, 15);
   Write("memory_lease", kAfterHello, lease);
+  // Peer copies in a session that offers none (no peer address: the fuzz
+  // harness's): refused, a port that is not there, nothing sent anywhere.
+  FrameScript peer;
+  Allocate(peer)
+      .Add(Op::kPeerListen, 4, msg::PeerListenRequest{0})
+      .Add(Op::kPeerAccept, 5, msg::PeerAcceptRequest{1, 0, Row(kB, 4096), std::vector<uint8_t>(32, 7)})
+      .Add(Op::kPeerSend, 6, msg::PeerSendRequest{0, 0, Row(kB, 4096), "127.0.0.1:1", std::vector<uint8_t>(32, 7)})
+      .Add(Op::kDeviceSynchronize, 7, msg::DeviceRequest{0});
+  Goodbye(peer, 8);
+  Write("peer_copy", kAfterHello, peer);
 }
 
 void StreamsAndEvents() {
