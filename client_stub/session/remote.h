@@ -73,8 +73,8 @@ class Remote {
     std::string tls_name;
   };
   // SplitServers, with each "dns:NAME:PORT" entry replaced by every address
-  // NAME resolves to (a Kubernetes headless Service: one per ready pod), in
-  // ascending order so that every client numbers the devices alike.
+  // NAME resolves to (a Kubernetes headless Service: one per ready pod),
+  // sorted as text, so that every client numbers the devices alike.
   static Status ListWorkers(const std::string& server, std::vector<Endpoint>* out);
 
   bool dead() const;  // Every worker's session is.
