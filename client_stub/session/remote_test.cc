@@ -40,9 +40,11 @@ TEST(RemoteTest, DnsEntriesBecomeEveryAddressInOrder) {
   EXPECT_EQ(e[0].tls_name, "");
   EXPECT_EQ(e[1].server, "127.0.0.1:18515");
   EXPECT_EQ(e[1].tls_name, "127.0.0.1") << "TLS checks the name, not the address it resolved to";
-  ASSERT_TRUE(Remote::ListWorkers("dns:localhost:9", &e).ok());
-  ASSERT_FALSE(e.empty());
-  for (const auto& w : e) EXPECT_TRUE(w.server.ends_with(":9")) << w.server;
+  // Numeric names only: a fresh machine may resolve no name at all (CI's
+  // root has no "localhost").
+  ASSERT_TRUE(Remote::ListWorkers("dns:::1:9", &e).ok());
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].server, "[::1]:9") << "an IPv6 address is bracketed";
   EXPECT_FALSE(Remote::ListWorkers("dns:nosuchhost.invalid:9", &e).ok());
   Status bad = Remote::ListWorkers("dns:nohostport", &e);
   EXPECT_FALSE(bad.ok());
