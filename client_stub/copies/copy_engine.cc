@@ -241,8 +241,9 @@ bool DirectPeerCopy(Client& c, Remote& s, const CopyRect& r, const Place& dst, c
 // (HIPR_SERVER lists several): the stream's earlier work finishes first,
 // then each leg runs as a blocking copy on the null stream of the device
 // whose memory it touches, so the next work on the stream follows it. A copy
-// between two workers' memory is staged through this process: it reads the
-// source into a buffer, then writes it to the destination.
+// between two workers' memory goes from one to the other (DirectPeerCopy)
+// where both offer it; otherwise it is staged through this process, which
+// reads the source into a buffer, then writes it to the destination.
 hipError_t CrossWorkerCopy(Client& c, Remote& s, ManagedHooks& managed, GraphRegistry& graphs, const CopyRect& r,
                            const Place& dst, const Place& src, const StreamTarget& target) {
   stats::Add(stats::Get().cross_worker_copies);
