@@ -36,6 +36,18 @@ class Connection {
   // kLinkDown (peer closed, reset, or timed out by keepalive).
   virtual Status RecvV(const iovec* iov, int count) = 0;
 
+  // RecvV that also says how many bytes, from the start of iov, it placed
+  // before it failed (*filled; all of them when ok). The default knows only
+  // all or nothing, which is exact for a connection that never fails part
+  // way; tcp counts. A ResumableLink needs the exact count.
+  virtual Status RecvVCounted(const iovec* iov, int count, size_t* filled) {
+    Status st = RecvV(iov, count);
+    *filled = 0;
+    if (st.ok())
+      for (int i = 0; i < count; ++i) *filled += iov[i].iov_len;
+    return st;
+  }
+
   // RecvV into memory the caller knows stays put (pinned host memory,
   // device memory the worker owns) until it calls ForgetMemory for it: a
   // transport may place the bytes there without copying them through its
@@ -54,6 +66,11 @@ class Connection {
   // Waits until bytes are readable: Ok, kTimeout after `timeout_ms` (-1 waits
   // forever), or kLinkDown.
   virtual Status WaitReadable(int timeout_ms) = 0;
+
+  // Whether the peer has reset or closed the connection, found without
+  // reading (tcp: poll's POLLHUP, POLLERR, POLLRDHUP). Only for a caller
+  // that neither reads nor writes it meanwhile. False where unknown.
+  virtual bool Hung() const { return false; }
 
   // Wakes any blocked SendV/RecvV/WaitReadable with kLinkDown. Idempotent.
   virtual void Shutdown() = 0;

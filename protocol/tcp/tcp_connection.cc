@@ -250,7 +250,8 @@ size_t TcpConnection::TakeBuffered(iovec* v, int count, int* first) {
   return wanted;
 }
 
-Status TcpConnection::RecvDirect(iovec* v, int count, int first) {
+Status TcpConnection::RecvDirect(iovec* v, int count, int* first_slice) {
+  int& first = *first_slice;
   while (first < count) {
     msghdr mh{};
     mh.msg_iov = v + first;
@@ -287,6 +288,11 @@ bool TcpConnection::SpinUntilReadable() {
 }
 
 Status TcpConnection::RecvV(const iovec* iov, int count) {
+  size_t filled = 0;
+  return RecvVCounted(iov, count, &filled);
+}
+
+Status TcpConnection::RecvVCounted(const iovec* iov, int count, size_t* filled) {
   // A short, stack-held copy for the usual one or two slices.
   iovec small[4];
   std::vector<iovec> large;
@@ -297,24 +303,38 @@ Status TcpConnection::RecvV(const iovec* iov, int count) {
   } else {
     std::copy(iov, iov + count, small);
   }
+  size_t total = 0;
+  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
   int first = 0;
   while (first < count && v[first].iov_len == 0) ++first;
+  // What is left in v[first..count) is what did not arrive.
+  auto done = [&](Status st) {
+    size_t left = 0;
+    for (int i = first; i < count; ++i) left += v[i].iov_len;
+    *filled = total - left;
+    return st;
+  };
   size_t wanted = TakeBuffered(v, count, &first);
-  if (wanted >= kDirectBytes) return RecvDirect(v, count, first);
+  if (wanted >= kDirectBytes) return done(RecvDirect(v, count, &first));
   if (wanted > 0 && rbuf_ == nullptr) rbuf_ = std::make_unique<uint8_t[]>(kReadAheadBytes);
   if (wanted > 0 && SpinUntilReadable()) wanted = TakeBuffered(v, count, &first);
   while (wanted > 0) {
     ssize_t n = recv(fd_, rbuf_.get(), kReadAheadBytes, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return LinkDown(ErrnoText("receive"));
+      return done(LinkDown(ErrnoText("receive")));
     }
-    if (n == 0) return LinkDown("connection closed by peer");
+    if (n == 0) return done(LinkDown("connection closed by peer"));
     rpos_ = 0;
     rend_ = static_cast<size_t>(n);
     wanted = TakeBuffered(v, count, &first);
   }
-  return Status::Ok();
+  return done(Status::Ok());
+}
+
+bool TcpConnection::Hung() const {
+  pollfd pfd{fd_, POLLRDHUP, 0};
+  return shut_down_.load() || (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR | POLLRDHUP)) != 0);
 }
 
 Status TcpConnection::WaitReadable(int timeout_ms) {

@@ -52,6 +52,8 @@ class TcpConnection final : public Connection {
   // notice, and the connection goes back to plain sends for good, unless
   // `keep_when_copied` (tests).
   Status RecvV(const iovec* iov, int count) override;
+  Status RecvVCounted(const iovec* iov, int count, size_t* filled) override;
+  bool Hung() const override;
   Status SendVZeroCopy(const iovec* iov, int count) override;
   Status WaitReadable(int timeout_ms) override;
   void Shutdown() override;
@@ -85,7 +87,7 @@ class TcpConnection final : public Connection {
   // Copies read-ahead bytes into v[*first..count), advancing it; returns
   // how many bytes are still wanted.
   size_t TakeBuffered(iovec* v, int count, int* first);
-  Status RecvDirect(iovec* v, int count, int first);
+  Status RecvDirect(iovec* v, int count, int* first);
   // REQUIRES: nothing read ahead. Tries a non-blocking read into the
   // read-ahead buffer for up to spin_us_; true when bytes came (now read
   // ahead) or the stream ended or failed (the next call says so).
