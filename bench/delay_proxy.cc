@@ -14,6 +14,11 @@
 // write side); an error closes both sides. --listen defaults to
 // 127.0.0.1:0; the port bound is printed ("listening on 127.0.0.1:PORT")
 // and, with --port-file, written to FILE. Runs until killed.
+//
+// --reset-after N1,N2,...: the k-th connection accepted is cut after N_k
+// bytes have crossed it (both directions together; later connections are
+// never cut): whatever it holds in flight is dropped and both sides get a
+// reset (SO_LINGER 0). For testing resumed sessions (tests/e2e resume).
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -22,6 +27,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -46,7 +53,8 @@ constexpr size_t kInFlight = 64 << 20;
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "hipr-delay-proxy: %s\n"
-               "usage: hipr-delay-proxy --to HOST:PORT --rtt DURATION [--listen HOST:PORT] [--port-file FILE]\n",
+               "usage: hipr-delay-proxy --to HOST:PORT --rtt DURATION [--listen HOST:PORT] [--port-file FILE] "
+               "[--reset-after N1,N2,...]\n",
                why);
   std::exit(2);
 }
@@ -96,10 +104,36 @@ int Connect(const std::string& host, const std::string& port) {
   return fd;
 }
 
+// What the two pumps of a connection share: the bytes it may still carry
+// before it is cut (-1: never).
+struct Cut {
+  std::atomic<long long> left{-1};
+  std::atomic<bool> done{false};
+  int a = -1;
+  int b = -1;
+  // Takes up to `want` bytes of the allowance; 0: the connection is cut now.
+  size_t Take(size_t want) {
+    for (;;) {
+      long long l = left.load();
+      if (l < 0) return want;
+      if (l == 0) {
+        if (!done.exchange(true)) {
+          std::fprintf(stderr, "hipr-delay-proxy: cutting a connection\n");
+          shutdown(a, SHUT_RDWR);
+          shutdown(b, SHUT_RDWR);
+        }
+        return 0;
+      }
+      const long long n = std::min<long long>(l, static_cast<long long>(want));
+      if (left.compare_exchange_weak(l, l - n)) return static_cast<size_t>(n);
+    }
+  }
+};
+
 // One direction of one connection.
 class Pump {
  public:
-  Pump(int from, int to, Clock::duration delay) : from_(from), to_(to), delay_(delay) {}
+  Pump(int from, int to, Clock::duration delay, Cut* cut) : from_(from), to_(to), delay_(delay), cut_(cut) {}
 
   void Run() {
     std::thread writer([this] { Write(); });
@@ -116,7 +150,18 @@ class Pump {
   void Read() {
     for (;;) {
       std::vector<char> buf(kPiece);
-      const ssize_t n = recv(from_, buf.data(), buf.size(), 0);
+      const size_t allowed = cut_->Take(buf.size());
+      if (allowed == 0) {
+        // Cut: what is in flight is lost.
+        std::lock_guard<std::mutex> lock(mu_);
+        failed_ = true;
+        queue_.clear();
+        queue_.push_back(Piece{Clock::now(), {}});
+        ready_.notify_one();
+        room_.notify_all();
+        return;
+      }
+      const ssize_t n = recv(from_, buf.data(), allowed, 0);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         Push(Piece{Clock::now() + delay_, {}}, n < 0);
@@ -183,6 +228,7 @@ class Pump {
   const int from_;
   const int to_;
   const Clock::duration delay_;
+  Cut* const cut_;
   std::mutex mu_;
   std::condition_variable ready_;
   std::condition_variable room_;
@@ -191,7 +237,7 @@ class Pump {
   bool failed_ = false;
 };
 
-void Relay(int client, std::string host, std::string port, Clock::duration delay) {
+void Relay(int client, std::string host, std::string port, Clock::duration delay, long long cut_after) {
   const int server = Connect(host, port);
   if (server < 0) {
     std::fprintf(stderr, "hipr-delay-proxy: cannot connect to %s:%s: %s\n", host.c_str(), port.c_str(),
@@ -199,11 +245,21 @@ void Relay(int client, std::string host, std::string port, Clock::duration delay
     close(client);
     return;
   }
-  Pump up(client, server, delay);
-  Pump down(server, client, delay);
+  Cut cut;
+  cut.left = cut_after;
+  cut.a = client;
+  cut.b = server;
+  Pump up(client, server, delay, &cut);
+  Pump down(server, client, delay, &cut);
   std::thread t([&] { down.Run(); });
   up.Run();
   t.join();
+  if (cut.done.load()) {
+    // A reset, not an orderly end.
+    const linger hard{1, 0};
+    setsockopt(server, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+    setsockopt(client, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+  }
   close(server);
   close(client);
 }
@@ -213,6 +269,7 @@ void Relay(int client, std::string host, std::string port, Clock::duration delay
 int main(int argc, char** argv) {
   std::string to, listen_at = "127.0.0.1:0", port_file;
   long long rtt_ns = -1;
+  std::vector<long long> cuts;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -222,6 +279,18 @@ int main(int argc, char** argv) {
     if (a == "--to") to = value();
     else if (a == "--listen") listen_at = value();
     else if (a == "--port-file") port_file = value();
+    else if (a == "--reset-after") {
+      const std::string v = value();
+      for (size_t at = 0; at <= v.size();) {
+        const size_t comma = std::min(v.find(',', at), v.size());
+        char* end = nullptr;
+        const std::string item = v.substr(at, comma - at);
+        const long long n = std::strtoll(item.c_str(), &end, 10);
+        if (item.empty() || *end != '\0' || n < 0) Usage(("--reset-after " + v + ": byte counts, comma-separated").c_str());
+        cuts.push_back(n);
+        at = comma + 1;
+      }
+    }
     else if (a == "--rtt") {
       const std::string v = value();
       rtt_ns = ParseDuration(v);
@@ -257,6 +326,7 @@ int main(int argc, char** argv) {
     std::rename(tmp.c_str(), port_file.c_str());
   }
   const auto delay = std::chrono::nanoseconds(rtt_ns / 2);
+  size_t accepted = 0;
   for (;;) {
     const int client = accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) {
@@ -269,6 +339,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    std::thread(Relay, client, to_host, to_port, delay).detach();
+    const long long cut_after = accepted < cuts.size() ? cuts[accepted] : -1;
+    ++accepted;
+    std::thread(Relay, client, to_host, to_port, delay, cut_after).detach();
   }
 }

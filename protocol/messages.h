@@ -52,9 +52,17 @@ struct HelloRequest {
   // HIP_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES it
   // has set (optional; worker_service/device/visible_devices.h).
   std::vector<std::string> visible_devices;
+  // Resuming a session whose link dropped (wire.h kFeatureResume;
+  // docs/protocol.md "Resuming sessions"; optional): the session's id and
+  // its current resume secret (HelloReply::resume_secret), and how many
+  // bytes of the worker's stream the client has received. A hello with
+  // resume_session set starts no new session.
+  uint64_t resume_session = 0;
+  std::vector<uint8_t> resume_secret;
+  uint64_t resume_received = 0;
   static constexpr size_t kRequiredFields = 8;
   HIPR_FIELDS(min_version, max_version, auth_token, client_name, client_pid, window, chunk_bytes,
-              features, client_nonce, rdma_qp, visible_devices)
+              features, client_nonce, rdma_qp, visible_devices, resume_session, resume_secret, resume_received)
 };
 
 // kAuth: the client's answer to HelloReply::auth_challenge. `mac` is
@@ -167,10 +175,31 @@ struct HelloReply {
   // (EncodeQpInfo), already connected to the client's, or empty: the session
   // stays on tcp (optional). Only in the final reply (kOk).
   std::vector<uint8_t> rdma_qp;
+  // Where the client offered kFeatureResume and the worker agreed: the
+  // secret (32 random bytes) that resumes this session once, and how long
+  // the worker keeps a session whose link dropped. A new secret comes with
+  // each resume's reply, with resume_received: how many bytes of the
+  // client's stream the worker has received (optional).
+  std::vector<uint8_t> resume_secret;
+  uint32_t resume_grace_ms = 0;
+  uint64_t resume_received = 0;
   static constexpr size_t kRequiredFields = 12;
   HIPR_FIELDS(status, message, version, session_id, device_kind, devices, window, chunk_bytes,
               heartbeat_ms, driver_version, runtime_version, worker_version, features, capabilities,
-              auth_challenge, auth_proof, rdma_qp)
+              auth_challenge, auth_proof, rdma_qp, resume_secret, resume_grace_ms, resume_received)
+};
+
+// kLinkAck: on a resumable link, the bytes of the worker's stream the
+// client has received (the worker drops its copies of them). With
+// want_reply the worker answers, which tells the client in turn that the
+// worker has every byte the client sent before it. With `leaving` the
+// client's process is exiting: once the link drops, the session ends at
+// once instead of waiting for a resume.
+struct LinkAck {
+  uint64_t received = 0;
+  bool want_reply = false;
+  bool leaving = false;
+  HIPR_FIELDS(received, want_reply, leaving)
 };
 
 // kRdmaProbe, request and reply: the first frame each way over a queue pair

@@ -115,5 +115,6 @@
   X(DataLz4, 0x0F09, RawBytes, NoReply, Link, kPlain, "a chunk of bulk bytes, lz4; only where agreed")                 \
   X(Auth, 0x0F0A, AuthRequest, HelloReply, Handshake, kPlain, "the answer to the hello's challenge")                 \
   X(RdmaProbe, 0x0F0B, RdmaProbe, RdmaProbe, Handshake, kPlain, "over the queue pair the hello agreed, before the switch") \
-  X(RdmaVerdict, 0x0F0C, RdmaVerdict, NoReply, Link, kPlain, "client to worker over tcp after the probe: switch to rdma or stay")
+  X(RdmaVerdict, 0x0F0C, RdmaVerdict, NoReply, Link, kPlain, "client to worker over tcp after the probe: switch to rdma or stay") \
+  X(LinkAck, 0x0F0D, LinkAck, CallReply, CallOrPost, kPlain, "resumable links: the bytes the client has received; a reply when want_reply")
 // clang-format on

@@ -161,6 +161,11 @@ Status ResumableLink::Break(const Status& why) {
   return Recover(lock, gen_, why);
 }
 
+void ResumableLink::Interrupt() {
+  MutexLock lock(mu_);
+  if (conn_ != nullptr) conn_->Shutdown();
+}
+
 Status ResumableLink::CheckIdle() {
   MutexLock lock(mu_);
   if (dead_ || closed_.load()) return DeadStatus();

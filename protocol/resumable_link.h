@@ -84,6 +84,10 @@ class ResumableLink final : public Connection {
   // calling thread relinks. Ok when the link was resumed.
   Status Break(const Status& why);
 
+  // Shuts the connection under it down (not the link): the call on it, or
+  // the next, relinks. For a side that learns of a new connection first.
+  void Interrupt();
+
   // For a thread that is neither the sender nor the receiver, now and then:
   // when no call is on the connection and the peer has hung up, relinks
   // now (Ok: up, or nothing to do), so that a side that is idle resumes

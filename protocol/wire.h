@@ -86,6 +86,12 @@ inline constexpr char kFeatureLz4FromDevice[] = "bulk-lz4-d2h";
 inline constexpr char kFeatureCopyChanged[] = "copy-changed";
 // The worker answers kWorkerStatus (hipr-smi; agreed whenever offered).
 inline constexpr char kFeatureWorkerStatus[] = "worker-status";
+// The session survives a dropped link (docs/protocol.md "Resuming
+// sessions"): after the hello both sides run the session's frames over a
+// ResumableLink (resumable_link.h), and the reply carries a resume secret.
+// Offered by a client on plain tcp; agreed by a worker with --resume-grace-s
+// above 0.
+inline constexpr char kFeatureResume[] = "resume";
 // Offered with HelloRequest::rdma_qp, agreed with HelloReply::rdma_qp: after
 // the reply the client proves the rdma path (kRdmaProbe over the queue pair)
 // and tells the worker over tcp whether both switch (kRdmaVerdict). A worker

@@ -111,6 +111,7 @@ Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* proble
   if (const char* v = p.Get("HIPR_SERVER"); v != nullptr) c.server = v;
   p.Switch("HIPR_RDMA", &c.rdma);
   p.Switch("HIPR_PEER_COPY", &c.peer_copy);
+  p.Switch("HIPR_RESUME", &c.resume);
   if (const char* v = p.Get("HIPR_RDMA_DEVICE"); v != nullptr) c.rdma_device = v;
   if (const char* v = p.Get("HIPR_TOKEN"); v != nullptr) c.token = v;
   if (const char* v = p.Get("HIPR_TOKEN_FILE"); v != nullptr) c.token_file = v;

@@ -41,6 +41,9 @@ struct Config {
   // HIPR_PEER_COPY=0: copies between two workers' memory pass through this
   // process even where the workers could send them to each other.
   bool peer_copy = true;
+  // HIPR_RESUME=0: a session over plain tcp ends when its link drops,
+  // instead of resuming over a new connection (where the worker keeps it).
+  bool resume = true;
   // HIPR_RDMA_DEVICE: the RDMA device to use (as hipr-rdma-devices lists
   // it); empty: the first.
   std::string rdma_device;

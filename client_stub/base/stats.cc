@@ -126,6 +126,10 @@ void Print() {
   if (const uint64_t skipped = Load(c.waits_skipped); skipped > 0)
     fprintf(stderr, "hipr: stats: waits skipped: %llu (blocking calls that guarded nothing the host can observe)\n",
             static_cast<unsigned long long>(skipped));
+  if (const uint64_t resumes = Load(c.resumes); resumes > 0)
+    fprintf(stderr, "hipr: stats: link: resumed %llu time%s, %llu bytes sent again\n",
+            static_cast<unsigned long long>(resumes), resumes == 1 ? "" : "s",
+            static_cast<unsigned long long>(Load(c.resent_bytes)));
   if (const uint64_t cross = Load(c.cross_worker_copies); cross > 0)
     fprintf(stderr, "hipr: stats: copies across workers: %llu, %llu bytes of them staged through this process, "
             "%llu sent worker to worker\n", static_cast<unsigned long long>(cross),

@@ -38,6 +38,10 @@ struct Counters {
   std::atomic<uint64_t> cross_worker_copies{0};
   std::atomic<uint64_t> cross_worker_staged_bytes{0};
   std::atomic<uint64_t> cross_worker_direct_bytes{0};  // Sent worker to worker.
+  // Resumed sessions (a link that dropped and came back), and the bytes
+  // this process sent again on resuming.
+  std::atomic<uint64_t> resumes{0};
+  std::atomic<uint64_t> resent_bytes{0};
   std::atomic<uint64_t> bytes_sent{0};
   std::atomic<uint64_t> bytes_received{0};
   std::atomic<uint64_t> modules_loaded{0};

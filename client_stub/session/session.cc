@@ -41,12 +41,34 @@ std::string ClientName() {
   return std::string(program_invocation_short_name) + "@" + host;
 }
 
+// The sessions that may resume, for LeaveAll at exit (a list, not owned:
+// tests destroy sessions, which take themselves off it).
+Mutex g_resumable_mu;
+std::vector<Session*>& Resumable() {
+  static auto* list = new std::vector<Session*>;  // Leaked: used at exit.
+  return *list;
+}
+
 }  // namespace
+
+void Session::LeaveAll() {
+  MutexLock lock(g_resumable_mu);
+  for (Session* s : Resumable()) s->Leave();
+}
+
+void Session::Leave() {
+  if (dead() || link_ == nullptr || leaving_.exchange(true)) return;
+  if (Post<wire::Op::kLinkAck>(msg::LinkAck{link_->received(), false, true}).ok()) (void)Flush();
+}
 
 Session::Session(const Config& config, std::string server)
     : config_(config), server_(std::move(server)), chunk_bytes_(config.chunk_bytes) {}
 
 Session::~Session() {
+  if (link_ != nullptr) {
+    MutexLock lock(g_resumable_mu);
+    std::erase(Resumable(), this);
+  }
   if (conn_ != nullptr && !conn_->BulkSummary().empty()) stats::SetBulkSummary(nullptr);
   {
     MutexLock lock(batch_mu_);
@@ -223,6 +245,9 @@ Status Session::Hello(AddressRange* window) {
     request.features.push_back(wire::kFeatureLz4FromDevice);
   }
   request.visible_devices = config_.visible_devices;
+  // Resume over plain tcp (ResumableLink counts exactly on tcp only).
+  const bool want_resume = config_.resume && transport_ == "tcp";
+  if (want_resume) request.features.push_back(wire::kFeatureResume);
   HIPR_RETURN_IF_ERROR(auth::RandomNonce(&request.client_nonce));
   if (upgrade_ != nullptr) upgrade_->Offer(&request);
   HIPR_RETURN_IF_ERROR(Handshake(wire::Op::kHello, Encoded(request), &hello_));
@@ -279,6 +304,31 @@ Status Session::Hello(AddressRange* window) {
     if (f == wire::kFeatureCopyChanged) copy_changed_ = true;
     if (f == wire::kFeatureWorkerStatus) worker_status_ = true;
   }
+  const bool resume = want_resume && transport_ == "tcp" &&
+                      std::find(hello_.features.begin(), hello_.features.end(), wire::kFeatureResume) !=
+                          hello_.features.end();
+  if (resume) {
+    if (hello_.resume_secret.size() != auth::kNonceBytes || hello_.resume_grace_ms == 0)
+      return ProtocolError("the worker agreed to resume without a secret and a grace period");
+    {
+      MutexLock lock(resume_mu_);
+      resume_secret_ = hello_.resume_secret;
+    }
+    hello_.resume_secret.clear();
+    resume_grace_ms_ = hello_.resume_grace_ms;
+    auto link = std::make_unique<ResumableLink>(
+        std::move(conn_), [this](uint64_t received, const Status& why, const std::atomic<bool>& closed,
+                                 ResumableLink::Relinked* out) { return Relink(received, why, closed, out); });
+    link_ = link.get();
+    conn_ = std::move(link);
+    {
+      MutexLock lock(g_resumable_mu);
+      static const bool armed = atexit(&Session::LeaveAll) == 0;
+      if (!armed) HIPR_LOG_WARN("cannot arrange to tell the worker at exit: it keeps the session its grace period");
+      Resumable().push_back(this);
+    }
+    HIPR_LOG_INFO("resumable: a dropped link is resumed within %u s (HIPR_RESUME=0: never)", resume_grace_ms_ / 1000);
+  }
   // "on" compresses whatever compresses; "auto" also asks whether the link
   // is slower than lz4 (ChunkCompressor's link guard).
   {
@@ -295,6 +345,158 @@ Status Session::Hello(AddressRange* window) {
                   "calls may be taken for a dead link; raise HIPR_PEER_TIMEOUT_MS",
                   hello_.heartbeat_ms, config_.peer_timeout_ms);
   return Status::Ok();
+}
+
+namespace {
+
+// Reads frames on `c` until the reply `op` to request `id` (heartbeats
+// skipped), until `deadline` or `closed`.
+Status ReadHandshakeReply(Connection& c, std::chrono::steady_clock::time_point deadline,
+                          const std::atomic<bool>& closed, uint16_t op, uint32_t id, std::vector<uint8_t>* body) {
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                           std::chrono::steady_clock::now());
+    if (closed.load()) return LinkDown("the session is closing");
+    if (left.count() <= 0) return Status(StatusCode::kTimeout, "no answer to the resuming hello in time");
+    Status st = c.WaitReadable(static_cast<int>(std::min<int64_t>(left.count(), 200)));
+    if (st.code() == StatusCode::kTimeout) continue;
+    HIPR_RETURN_IF_ERROR(st);
+    wire::FrameHeader h;
+    HIPR_RETURN_IF_ERROR(ReadHeader(c, &h));
+    if (h.op == static_cast<uint16_t>(wire::Op::kHeartbeat)) {
+      HIPR_RETURN_IF_ERROR(SkipPayload(c, h.payload_length));
+      continue;
+    }
+    HIPR_RETURN_IF_ERROR(ReadBody(c, h, body));
+    if (h.op == static_cast<uint16_t>(wire::Op::kFatal)) {
+      msg::Fatal fatal;
+      HIPR_RETURN_IF_ERROR(codec::DecodeBody(body->data(), body->size(), &fatal));
+      // A worker full for now (kUnavailable) is tried again.
+      return Status(fatal.status == StatusCode::kUnavailable ? StatusCode::kUnavailable : StatusCode::kDeviceLost,
+                    fatal.message);
+    }
+    if (h.op != op || h.request_id != id)
+      return ProtocolError("expected the answer to the resuming hello, got op " + OpName(h.op));
+    return Status::Ok();
+  }
+}
+
+}  // namespace
+
+Status Session::ResumeOnce(uint64_t received, std::chrono::steady_clock::time_point deadline,
+                           const std::atomic<bool>& closed, std::unique_ptr<Connection>* conn,
+                           uint64_t* peer_received) {
+  transport::ClientOptions o = config_.TransportOptions();
+  o.log = [](transport::LogLevel, const std::string& line) { HIPR_LOG_DEBUG("%s", line.c_str()); };
+  transport::ClientLink link;
+  HIPR_RETURN_IF_ERROR(transport::Connect(o, &link));
+  Connection& c = *link.conn;
+  msg::HelloRequest request;
+  request.min_version = wire::kMinProtocolVersion;
+  request.max_version = wire::kProtocolVersion;
+  request.client_name = ClientName();
+  request.client_pid = static_cast<uint32_t>(getpid());
+  request.chunk_bytes = chunk_bytes_;
+  request.features = {wire::kFeatureResume};
+  HIPR_RETURN_IF_ERROR(auth::RandomNonce(&request.client_nonce));
+  request.resume_session = hello_.session_id;
+  {
+    MutexLock lock(resume_mu_);
+    request.resume_secret = resume_secret_;
+  }
+  request.resume_received = received;
+  std::vector<uint8_t> frame;
+  uint32_t id = NextRequestId();
+  Encoded hello(request);
+  AppendFrame(&frame, static_cast<uint16_t>(wire::Op::kHello), id, hello.data(), hello.size(), nullptr, 0,
+              chunk_bytes_);
+  HIPR_RETURN_IF_ERROR(c.SendAll(frame.data(), frame.size()));
+  std::vector<uint8_t> body;
+  HIPR_RETURN_IF_ERROR(ReadHandshakeReply(c, deadline, closed, wire::ReplyOp(wire::Op::kHello), id, &body));
+  msg::HelloReply reply;
+  HIPR_RETURN_IF_ERROR(codec::DecodeBody(body.data(), body.size(), &reply));
+  if (reply.status == StatusCode::kUnauthenticated && !reply.auth_challenge.empty()) {
+    // Authenticated again, as at the first hello.
+    auth::Credential credential;
+    bool has_credential = false;
+    HIPR_RETURN_IF_ERROR(LoadCredential(config_, &credential, &has_credential));
+    if (!has_credential) return Status(StatusCode::kUnauthenticated, "the worker asks for a credential (HIPR_TOKEN)");
+    const std::vector<uint8_t> challenge = reply.auth_challenge;
+    msg::AuthRequest answer;
+    answer.tenant = credential.tenant;
+    answer.mac = auth::Mac(auth::Role::kClient, credential.secret, challenge, request.client_nonce, credential.tenant);
+    Encoded auth_body(answer);
+    frame.clear();
+    id = NextRequestId();
+    AppendFrame(&frame, static_cast<uint16_t>(wire::Op::kAuth), id, auth_body.data(), auth_body.size(), nullptr, 0,
+                chunk_bytes_);
+    HIPR_RETURN_IF_ERROR(c.SendAll(frame.data(), frame.size()));
+    HIPR_RETURN_IF_ERROR(ReadHandshakeReply(c, deadline, closed, wire::ReplyOp(wire::Op::kAuth), id, &body));
+    reply = msg::HelloReply{};
+    HIPR_RETURN_IF_ERROR(codec::DecodeBody(body.data(), body.size(), &reply));
+    if (reply.status == StatusCode::kOk &&
+        !auth::MacEquals(reply.auth_proof, auth::Mac(auth::Role::kWorker, credential.secret, challenge,
+                                                     request.client_nonce, credential.tenant)))
+      return Status(StatusCode::kUnauthenticated, "the worker could not prove it holds the tenant's secret");
+  }
+  if (reply.status != StatusCode::kOk) return Status(reply.status, reply.message);
+  if (reply.session_id != hello_.session_id || reply.resume_secret.size() != auth::kNonceBytes)
+    return ProtocolError("the worker answered the resume of session " + std::to_string(hello_.session_id) +
+                         " for session " + std::to_string(reply.session_id) + " or without a new secret");
+  {
+    MutexLock lock(resume_mu_);
+    resume_secret_ = reply.resume_secret;
+  }
+  *peer_received = reply.resume_received;
+  *conn = std::move(link.conn);
+  return Status::Ok();
+}
+
+Status Session::Relink(uint64_t received, const Status& why, const std::atomic<bool>& closed,
+                       ResumableLink::Relinked* out) {
+  if (leaving_.load()) return LinkDown(why.message() + " (at exit)");
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + std::chrono::milliseconds(resume_grace_ms_);
+  HIPR_LOG_WARN("link to worker %s lost (%s); resuming session %llu (the worker keeps it %u s)", server_.c_str(),
+                why.message().c_str(), static_cast<unsigned long long>(hello_.session_id), resume_grace_ms_ / 1000);
+  int attempts = 0;
+  int backoff_ms = 20;
+  Status last;
+  while (!closed.load()) {
+    ++attempts;
+    std::unique_ptr<Connection> conn;
+    uint64_t peer_received = 0;
+    last = ResumeOnce(received, deadline, closed, &conn, &peer_received);
+    if (last.ok()) {
+      const uint64_t again = link_->sent() - std::min(link_->sent(), peer_received);
+      HIPR_LOG_WARN("session %llu resumed with worker %s after %.2f s (%d attempt%s); sending %llu bytes again",
+                    static_cast<unsigned long long>(hello_.session_id), server_.c_str(),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), attempts,
+                    attempts == 1 ? "" : "s", static_cast<unsigned long long>(again));
+      stats::Add(stats::Get().resumes);
+      stats::Add(stats::Get().resent_bytes, again);
+      out->conn = std::move(conn);
+      out->peer_received = peer_received;
+      return Status::Ok();
+    }
+    const bool again = last.code() == StatusCode::kLinkDown || last.code() == StatusCode::kTimeout ||
+                       last.code() == StatusCode::kUnavailable;
+    if (!again) break;  // The worker answered, and refused.
+    HIPR_LOG_DEBUG("resume attempt %d: %s", attempts, last.ToString().c_str());
+    if (std::chrono::steady_clock::now() + std::chrono::milliseconds(backoff_ms) >= deadline) break;
+    usleep(static_cast<useconds_t>(backoff_ms) * 1000);
+    backoff_ms = std::min(backoff_ms * 2, 1000);
+  }
+  if (closed.load()) return LinkDown("the session is closing");
+  return LinkDown("could not resume session " + std::to_string(hello_.session_id) + " after " +
+                  std::to_string(attempts) + " attempt" + (attempts == 1 ? "" : "s") + " (" + why.message() +
+                  " first): " + last.message());
+}
+
+Status Session::BoundKept() {
+  if (link_ == nullptr || link_->kept() <= kKeepLimitBytes) return Status::Ok();
+  msg::CallReply reply;
+  return Call<wire::Op::kLinkAck>(msg::LinkAck{link_->received(), true}, &reply);
 }
 
 bool Session::WantLz4() const {
@@ -362,7 +564,20 @@ void Session::FlusherLoop() {
   MutexLock lock(batch_mu_);
   const auto max_age = std::chrono::microseconds(config_.flush_us);
   for (;;) {
-    while (!stopping_ && !dead() && batch_.empty()) batch_cv_.wait(lock.native());
+    while (!stopping_ && !dead() && batch_.empty()) {
+      if (link_ == nullptr) {
+        batch_cv_.wait(lock.native());
+        continue;
+      }
+      // Now and then, a link nobody uses is checked: a worker that saw it
+      // drop waits for this side to resume it.
+      if (batch_cv_.wait_for(lock.native(), std::chrono::milliseconds(250)) == std::cv_status::timeout) {
+        lock.Unlock();
+        Status st = link_->CheckIdle();
+        if (!st.ok()) (void)MarkDead(st);
+        lock.Lock();
+      }
+    }
     if (stopping_ || dead()) return;
     const auto deadline = batch_.oldest() + max_age;
     if (SendBatch::Clock::now() < deadline) {
@@ -421,9 +636,9 @@ Status Session::PostEncoded(uint16_t op, const uint8_t* body, size_t len, const 
     batch_.Append(op, id, body, len, bulk, count, chunk_bytes_, SendBatch::Clock::now());
     flush_now = !has_flusher_ || batch_.bytes() > config_.batch_bytes;
   }
-  if (flush_now) return Flush();
-  if (was_empty) batch_cv_.notify_one();
-  return Status::Ok();
+  if (flush_now) HIPR_RETURN_IF_ERROR(Flush());
+  else if (was_empty) batch_cv_.notify_one();
+  return BoundKept();
 }
 
 Status Session::PostCopy(const msg::CopyToDeviceRequest& request, const iovec* src, int src_count,
@@ -435,8 +650,11 @@ Status Session::PostCopy(const msg::CopyToDeviceRequest& request, const iovec* s
   if (dead()) return DeadStatus();
   stats::Add(stats::Get().calls);
   const uint32_t id = NextRequestId();
-  MutexLock send(send_mu_);
-  return SendLocked(op, id, body.data(), body.size(), src, src_count, src_pinned);
+  {
+    MutexLock send(send_mu_);
+    HIPR_RETURN_IF_ERROR(SendLocked(op, id, body.data(), body.size(), src, src_count, src_pinned));
+  }
+  return BoundKept();
 }
 
 Status Session::Flush() {
@@ -450,6 +668,13 @@ Status Session::SendLocked(uint16_t op, uint32_t id, const uint8_t* body, size_t
   {
     MutexLock lock(batch_mu_);
     batch_.TakeInto(&outgoing_);
+  }
+  if (link_ != nullptr && link_->received() - acked_to_worker_ >= kAckEveryBytes && (op != 0 || !outgoing_.empty())) {
+    // What arrived since the last one, so that the worker drops its copies.
+    acked_to_worker_ = link_->received();
+    Encoded ack(msg::LinkAck{acked_to_worker_, false});
+    AppendFrame(&outgoing_, static_cast<uint16_t>(wire::Op::kLinkAck), NextRequestId(), ack.data(), ack.size(),
+                nullptr, 0, chunk_bytes_);
   }
   if (op != 0) AppendFrame(&outgoing_, op, id, body, len, nullptr, 0, chunk_bytes_);
   if (outgoing_.empty()) return Status::Ok();
@@ -488,9 +713,11 @@ Status Session::Exchange(uint16_t op, const uint8_t* body, size_t len, const iov
     pending_[p->id] = p;
   }
   Status st;
+  uint64_t sent_end = 0;  // On a resumable link: where this request ends in the stream.
   {
     MutexLock send(send_mu_);
     st = SendLocked(op, p->id, body, len, bulk, count, p->send_pinned);
+    if (link_ != nullptr) sent_end = link_->sent();
   }
   if (!st.ok()) {
     MutexLock lock(recv_mu_);
@@ -499,6 +726,9 @@ Status Session::Exchange(uint16_t op, const uint8_t* body, size_t len, const iov
   }
   st = AwaitReply(p);
   stats::AddRoundTrip(stats::NowNs() - started_ns);
+  // The worker replies only after reading the whole request: it has every
+  // byte before it, which need not be kept for a resend any more.
+  if (st.ok() && link_ != nullptr) (void)link_->Acknowledge(sent_end);
   return st;
 }
 
@@ -586,10 +816,14 @@ int32_t Session::TakeAsyncError() {
 Status Session::ReadOneFrame() {
   if (dead()) return DeadStatus();
   Status st = conn_->WaitReadable(config_.peer_timeout_ms);
-  if (st.code() == StatusCode::kTimeout)
-    return Status(StatusCode::kTimeout, "no reply and no heartbeat from the worker for " +
-                                            std::to_string(config_.peer_timeout_ms) +
-                                            " ms (HIPR_PEER_TIMEOUT_MS)");
+  if (st.code() == StatusCode::kTimeout) {
+    const Status silent(StatusCode::kTimeout, "no reply and no heartbeat from the worker for " +
+                                                  std::to_string(config_.peer_timeout_ms) +
+                                                  " ms (HIPR_PEER_TIMEOUT_MS)");
+    // A silent link is a dropped one: resumed where it can be.
+    if (link_ == nullptr) return silent;
+    return link_->Break(silent);
+  }
   HIPR_RETURN_IF_ERROR(st);
   wire::FrameHeader h;
   HIPR_RETURN_IF_ERROR(ReadHeader(*conn_, &h));

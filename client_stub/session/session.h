@@ -47,6 +47,7 @@
 #include <sys/uio.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -67,6 +68,7 @@
 #include "protocol/frame_io.h"
 #include "protocol/messages.h"
 #include "protocol/op_traits.h"
+#include "protocol/resumable_link.h"
 #include "client_stub/session/host_segment.h"
 #include "protocol/thread_annotations.h"
 #include "protocol/transport.h"
@@ -277,6 +279,24 @@ class Session {
   Status Handshake(wire::Op op, const Encoded& body, msg::HelloReply* reply);
   // Whether this side wants bulk lz4 (HIPR_COMPRESS; auto: a remote worker).
   bool WantLz4() const;
+  // Resume (wire.h kFeatureResume; docs/operations.md "Resuming
+  // sessions"). The link's relink: new connections to the worker until one
+  // resumes the session or the grace period ends (every attempt logged).
+  Status Relink(uint64_t received, const Status& why, const std::atomic<bool>& closed,
+                ResumableLink::Relinked* out);
+  // One attempt: connect, the resuming hello (and authentication), the
+  // worker's count. Not ok and not kLinkDown/kTimeout/kUnavailable: the
+  // worker refused, for good.
+  Status ResumeOnce(uint64_t received, std::chrono::steady_clock::time_point deadline,
+                    const std::atomic<bool>& closed, std::unique_ptr<Connection>* conn, uint64_t* peer_received);
+  // Past kKeepLimitBytes kept for a resend: a kLinkAck round trip, whose
+  // reply tells that the worker has them all.
+  Status BoundKept();
+  // At exit (atexit, for every resumable session): tells the worker that
+  // this process is leaving, so that the drop of its link ends the session
+  // at once rather than after the grace period.
+  void Leave();
+  static void LeaveAll();
   Status AdoptWindow(const msg::AddressWindow& offered, AddressRange* window);
   void StartFlusher();
   void FlusherLoop();
@@ -335,8 +355,19 @@ class Session {
   // if `st` is not ok.
   Status Check(const Status& st) { return st.ok() ? st : MarkDead(st); }
 
+  // Resume: the client tells the worker what it received (kLinkAck, in
+  // the next batch) once this much more has arrived; and past this much
+  // kept for a resend, waits for the worker to have it.
+  static constexpr uint64_t kAckEveryBytes = ResumableLink::kBlockBytes;
+  static constexpr uint64_t kKeepLimitBytes = uint64_t{64} << 20;
+
   const Config config_;
   const std::string server_;  // For messages.
+  ResumableLink* link_ = nullptr;  // conn_, where the hello agreed resume; immutable after Open.
+  uint32_t resume_grace_ms_ = 0;   // Immutable after Open.
+  std::atomic<bool> leaving_{false};  // Leave() ran: no more resumes.
+  Mutex resume_mu_;
+  std::vector<uint8_t> resume_secret_ HIPR_GUARDED_BY(resume_mu_);  // Spent by each resume, renewed by its reply.
   std::atomic<bool> opened_{false};  // Past the hello: a link failure is logged where it is seen.
   std::unique_ptr<Connection> conn_;  // What the transport registry connected (and upgraded).
   std::unique_ptr<transport::ClientUpgrade> upgrade_;  // Offered in the hello; gone after AdoptTransport.
@@ -382,6 +413,7 @@ class Session {
 
   Mutex send_mu_;
   std::vector<uint8_t> outgoing_ HIPR_GUARDED_BY(send_mu_);  // The batch being sent.
+  uint64_t acked_to_worker_ HIPR_GUARDED_BY(send_mu_) = 0;  // The last kLinkAck's count.
   ChunkCompressor compressor_ HIPR_GUARDED_BY(send_mu_);  // Bulk to the device, when lz4_to_device_.
 
   Mutex batch_mu_;

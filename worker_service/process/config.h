@@ -51,6 +51,10 @@ struct WorkerConfig {
   // never keep authenticated clients out.
   int max_handshakes_per_peer = 8;
   int idle_timeout_s = 0;
+  // --resume-grace-s: how long a session whose link dropped waits for its
+  // client to resume it (docs/operations.md "Resuming sessions"); 0: a
+  // dropped link ends the session.
+  int resume_grace_s = 30;
   // Per session: what a client may hold at once. Each sim stream is a
   // thread, so streams are also bounded worker-wide.
   int max_streams_per_session = 1024;

@@ -96,6 +96,8 @@ class Ledger {
     kIpcRefusedInvalid,    // IPC handles that named nothing live here (another worker's, forged, gone).
     kBytesToDevice,        // Bulk copied to device memory.
     kBytesFromDevice,      // Bulk copied from device memory.
+    kResumes,              // Sessions whose client resumed them over a new connection.
+    kResumesRefused,       // Resuming hellos refused (no such session, another tenant, a spent secret).
     kEventCount
   };
   void Count(Event event, uint64_t n = 1);

@@ -142,6 +142,11 @@ void AddFlags(CLI::App& app, WorkerConfig* config, Flags* flags) {
                  "end a session whose client has sent nothing for this long, freeing its memory (0: never)")
       ->check(CLI::Range(0, 100000000))
       ->capture_default_str();
+  app.add_option("--resume-grace-s", config->resume_grace_s,
+                 "keep a session whose tcp link dropped this long for its client to resume it (0: a dropped link "
+                 "ends the session)")
+      ->check(CLI::Range(0, 86400))
+      ->capture_default_str();
   app.add_option("--max-streams-per-session", config->max_streams_per_session, "streams one session may hold")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();

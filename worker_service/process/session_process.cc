@@ -19,6 +19,7 @@
 #include "protocol/tls/tls_connection.h"
 #include "worker_service/device/device_factory.h"
 #include "worker_service/process/handshake.h"
+#include "worker_service/process/resume_door.h"
 #include "worker_service/session/session.h"
 #include "worker_service/sim/twin/twin_fault.h"
 
@@ -73,6 +74,45 @@ int g_fault_slot = -1;
 
 void ReportTwinFault(const char* line, size_t size) {
   if (g_fault_ledger != nullptr) g_fault_ledger->SetLastWords(g_fault_slot, line, size);
+}
+
+// A hello that resumes another session of this worker: hands the
+// connection to that session's process (resume_door.h) and ends, or tells
+// the client why not.
+int HandOver(const WorkerConfig& config, Ledger* ledger, uint64_t session_id, Connection& conn, int client_fd,
+             bool plain_tcp, const Admission& admission) {
+  const msg::HelloRequest& hello = admission.hello;
+  const std::string peer = conn.PeerName();
+  Status st;
+  if (!plain_tcp) {
+    st = Status(StatusCode::kFailedPrecondition, "sessions resume over plain tcp only");
+  } else if (config.resume_grace_s == 0) {
+    st = Status(StatusCode::kFailedPrecondition, "this worker keeps no session after its link drops (--resume-grace-s 0)");
+  } else {
+    Knock knock;
+    knock.session_id = hello.resume_session;
+    knock.tenant = admission.tenant.name;
+    knock.secret = hello.resume_secret;
+    knock.client_received = hello.resume_received;
+    knock.reply_op = admission.reply_to.op;
+    knock.reply_request_id = admission.reply_to.request_id;
+    knock.version = admission.version;
+    knock.peer = peer;
+    knock.auth_proof = admission.auth_proof;
+    st = KnockOnDoor(knock, client_fd);
+  }
+  if (st.ok()) {
+    spdlog::info("session {}: {} resumes session {}: connection handed over", session_id, peer, hello.resume_session);
+    conn.Abandon();  // The resumed session's process owns the socket now.
+    return 0;
+  }
+  spdlog::warn("session {}: {} cannot resume session {}: {}", session_id, peer, hello.resume_session, st.message());
+  ledger->Count(Ledger::kResumesRefused);
+  msg::HelloReply reply;
+  reply.status = st.code();
+  reply.message = st.message();
+  RefuseAdmission(conn, admission, std::move(reply));
+  return kSessionExitReported;
 }
 
 }  // namespace
@@ -149,6 +189,9 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
     RefuseAdmission(*conn, admission, std::move(reply));
     return kSessionExitReported;
   }
+  const bool plain_tcp = transport == Transport::kTcp && config.tls_cert.empty();
+  if (admission.hello.resume_session != 0)
+    return HandOver(config, ledger, session_id, *conn, client_fd, plain_tcp, admission);
   const Tenant& tenant = admission.tenant;
   st = ledger->Admit(slot, tenant.name, tenant.max_sessions != 0 ? tenant.max_sessions : config.max_sessions_per_tenant,
                      tenant.memory_bytes != 0 ? tenant.memory_bytes : config.tenant_memory_bytes);
@@ -209,6 +252,7 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
       session.set_peer_host(host);
   }
   session.set_ledger(ledger, slot);
+  session.set_resumable(plain_tcp);
   st = session.Run();
   return st.ok() ? 0 : kSessionExitReported;
 }

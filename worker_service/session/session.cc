@@ -12,6 +12,7 @@
 #include "protocol/auth.h"
 #include "protocol/frame_io.h"
 #include "protocol/status_hip.h"
+#include "protocol/tcp/tcp_connection.h"
 #include "worker_service/session/hip_error.h"
 #include "worker_service/session/shared_segment.h"
 
@@ -244,12 +245,33 @@ Status Session::Hello() {
   // The transport's upgrade (transports.h): answered in the reply, then
   // finished, which may replace conn_, before any other frame.
   if (upgrade_ != nullptr && reply.status == StatusCode::kOk) upgrade_->Answer(hello, &reply);
+  // Resume: a plain tcp session (never one moving to rdma) whose client
+  // offers it, where the worker keeps sessions at all.
+  const bool offered_resume =
+      std::find(hello.features.begin(), hello.features.end(), wire::kFeatureResume) != hello.features.end();
+  if (offered_resume && resumable_ && config_.resume_grace_s > 0 && reply.rdma_qp.empty() &&
+      reply.status == StatusCode::kOk) {
+    Status opened = ResumeDoor::Open(
+        id_, admission_->tenant.name,
+        [this] {
+          if (ResumableLink* link = link_.load(); link != nullptr) link->Interrupt();
+        },
+        &door_);
+    if (opened.ok()) {
+      reply.features.push_back(wire::kFeatureResume);
+      reply.resume_secret = door_->secret();
+      reply.resume_grace_ms = static_cast<uint32_t>(config_.resume_grace_s) * 1000u;
+    } else {
+      spdlog::warn("session {}: cannot offer resume: {}", id_, opened.message());
+    }
+  }
   HIPR_RETURN_IF_ERROR(Reply(h, reply));
   if (reply.status != StatusCode::kOk) return Status(reply.status, reply.message);
   if (upgrade_ != nullptr) {
     std::unique_ptr<transport::ServerUpgrade> upgrade = std::move(upgrade_);
     HIPR_RETURN_IF_ERROR(upgrade->Finish(&conn_));
   }
+  if (door_ != nullptr) StartResumable();
   spdlog::info("session {}: client '{}' pid {} from {}{}; window [{:#x}, +{:#x}){}", id_, hello.client_name,
                hello.client_pid, conn_->PeerName(),
                admission_->tenant.name.empty() ? "" : ", tenant '" + admission_->tenant.name + "'",
@@ -259,6 +281,65 @@ Status Session::Hello() {
                lz4_to_device_ ? "on" : "off", lz4_from_device_ ? "on" : "off", config_.compress,
                local ? "local" : "remote", hello.features.empty() ? ", which offered none" : "");
   return Status::Ok();
+}
+
+void Session::StartResumable() {
+  auto link = std::make_unique<ResumableLink>(
+      std::move(conn_), [this](uint64_t received, const Status& why, const std::atomic<bool>& closed,
+                               ResumableLink::Relinked* out) { return Relink(received, why, closed, out); });
+  link_.store(link.get());
+  conn_ = std::move(link);
+  spdlog::info("session {}: resumable: kept for {} s after its link drops (--resume-grace-s)", id_,
+               config_.resume_grace_s);
+}
+
+Status Session::Relink(uint64_t received, const Status& why, const std::atomic<bool>& closed,
+                       ResumableLink::Relinked* out) {
+  if (client_leaving_.load()) return LinkDown(why.message() + "; the client's process was exiting");
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + std::chrono::seconds(config_.resume_grace_s);
+  spdlog::info("session {}: link lost ({}); keeping the session {} s for its client to resume (--resume-grace-s)",
+               id_, why.message(), config_.resume_grace_s);
+  for (;;) {
+    ResumeDoor::Admitted a;
+    if (!door_->Take(deadline, closed, &a)) {
+      if (closed.load()) return LinkDown("the session is ending");
+      return LinkDown("the client did not resume within " + std::to_string(config_.resume_grace_s) +
+                      " s (--resume-grace-s); the session ends");
+    }
+    auto conn = std::make_unique<tcp::TcpConnection>(a.fd);
+    conn->set_spin_us(config_.spin_us);
+    msg::HelloReply reply;
+    reply.version = a.knock.version;
+    reply.session_id = id_;
+    reply.heartbeat_ms = static_cast<uint32_t>(config_.heartbeat_ms);
+    reply.worker_version = HIPR_VERSION;
+    reply.features = {wire::kFeatureResume};
+    reply.resume_secret = a.secret;
+    reply.resume_grace_ms = static_cast<uint32_t>(config_.resume_grace_s) * 1000u;
+    reply.resume_received = received;
+    reply.auth_proof = a.knock.auth_proof;
+    codec::BodyWriter w;
+    w.Encode(reply);
+    Status sent = SendFrame(*conn, a.knock.reply_op | wire::kReplyBit, a.knock.reply_request_id, w);
+    if (!sent.ok()) {
+      // Lost again before it began; the client's next try needs the secret
+      // this reply carried, which it never got.
+      spdlog::warn("session {}: the resuming connection from {} failed at once: {}", id_, a.knock.peer,
+                   sent.message());
+      continue;
+    }
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const uint64_t sent_bytes = link_.load()->sent();
+    spdlog::info("session {}: resumed from {} after {:.2f} s; the client had {} of {} bytes sent to it, this worker "
+                 "{} of the client's",
+                 id_, a.knock.peer, waited, a.knock.client_received, sent_bytes, received);
+    if (ledger_ != nullptr) ledger_->Count(Ledger::kResumes);
+    out->conn = std::move(conn);
+    out->peer_received = a.knock.client_received;
+    return Status::Ok();
+  }
 }
 
 void Session::LogLz4() {
@@ -399,6 +480,16 @@ Status Session::Serve(const wire::FrameHeader& h) {
       return On(ops::Tag<op>{}, h, m);
     }
   }
+}
+
+Status Session::On(ops::Tag<Op::kLinkAck>, const wire::FrameHeader& h, msg::LinkAck& m) {
+  ResumableLink* link = link_.load();
+  if (link == nullptr) return ProtocolError("kLinkAck on a session that did not agree resume");
+  HIPR_RETURN_IF_ERROR(link->Acknowledge(m.received));
+  if (m.leaving && !client_leaving_.exchange(true))
+    spdlog::info("session {}: the client's process is exiting: a dropped link now ends the session", id_);
+  if (!m.want_reply) return Status::Ok();
+  return Reply(h, msg::CallReply{});
 }
 
 Status Session::On(ops::Tag<Op::kGoodbye>, const wire::FrameHeader& h, msg::NoBody& m) {

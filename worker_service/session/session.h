@@ -43,12 +43,14 @@
 #include "protocol/transport.h"
 #include "protocol/transports.h"
 #include "protocol/peer_link.h"
+#include "protocol/resumable_link.h"
 #include "worker_service/process/code_cache.h"
 #include "worker_service/process/config.h"
 #include "worker_service/device/device.h"
 #include "worker_service/process/gpu_health.h"
 #include "worker_service/process/handshake.h"
 #include "worker_service/process/ledger.h"
+#include "worker_service/process/resume_door.h"
 #include "worker_service/session/graph_plan.h"
 #include "worker_service/session/shared_segment.h"
 
@@ -84,9 +86,19 @@ class Session {
   // copies (protocol/peer_link.h) listen there. Empty (shm, TLS): the
   // session offers none.
   void set_peer_host(std::string host) { peer_host_ = std::move(host); }
+  // The connection is plain tcp: a client that offers `resume` gets a
+  // resumable link (protocol/resumable_link.h) and a door
+  // (process/resume_door.h), where --resume-grace-s is above 0.
+  void set_resumable(bool resumable) { resumable_ = resumable; }
 
  private:
   Status Hello();
+  // Wraps conn_ in a ResumableLink and opens the door (after the hello).
+  void StartResumable();
+  // The link's relink (resumable_link.h): waits up to --resume-grace-s for
+  // a resuming connection at the door and answers its hello.
+  Status Relink(uint64_t received, const Status& why, const std::atomic<bool>& closed,
+                ResumableLink::Relinked* out);
   // Logs what bulk lz4 did in this session (when it was agreed).
   void LogLz4();
   Status Dispatch(const wire::FrameHeader& header);
@@ -185,6 +197,10 @@ class Session {
   const uint64_t id_;
   std::unique_ptr<Connection> conn_;  // What the worker accepted, or its upgrade after the hello.
   std::unique_ptr<transport::ServerUpgrade> upgrade_;  // Until the hello.
+  bool resumable_ = false;
+  std::unique_ptr<ResumeDoor> door_;  // Where the hello agreed resume.
+  std::atomic<ResumableLink*> link_{nullptr};  // conn_, where the hello agreed resume.
+  std::atomic<bool> client_leaving_{false};  // kLinkAck said so: a drop ends the session.
   std::unique_ptr<Device> device_;
   BulkMemoryFacet* bulk_ = nullptr;  // device_'s, or null; set in the constructor.
   std::set<std::string> facets_refused_;  // Replay thread only: NoFacet has logged these.
