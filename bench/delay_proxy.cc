@@ -111,21 +111,21 @@ struct Cut {
   std::atomic<bool> done{false};
   int a = -1;
   int b = -1;
-  // Takes up to `want` bytes of the allowance; 0: the connection is cut now.
-  size_t Take(size_t want) {
+  // `n` bytes arrived: false when they exhaust the allowance (the
+  // connection is cut now, they are lost with whatever is in flight).
+  bool Carry(size_t n) {
     for (;;) {
       long long l = left.load();
-      if (l < 0) return want;
-      if (l == 0) {
-        if (!done.exchange(true)) {
-          std::fprintf(stderr, "hipr-delay-proxy: cutting a connection\n");
-          shutdown(a, SHUT_RDWR);
-          shutdown(b, SHUT_RDWR);
-        }
-        return 0;
+      if (l < 0) return true;
+      const long long after = std::max<long long>(0, l - static_cast<long long>(n));
+      if (!left.compare_exchange_weak(l, after)) continue;
+      if (after > 0) return true;
+      if (!done.exchange(true)) {
+        std::fprintf(stderr, "hipr-delay-proxy: cutting a connection\n");
+        shutdown(a, SHUT_RDWR);
+        shutdown(b, SHUT_RDWR);
       }
-      const long long n = std::min<long long>(l, static_cast<long long>(want));
-      if (left.compare_exchange_weak(l, l - n)) return static_cast<size_t>(n);
+      return false;
     }
   }
 };
@@ -150,8 +150,8 @@ class Pump {
   void Read() {
     for (;;) {
       std::vector<char> buf(kPiece);
-      const size_t allowed = cut_->Take(buf.size());
-      if (allowed == 0) {
+      const ssize_t n = recv(from_, buf.data(), buf.size(), 0);
+      if (n > 0 && !cut_->Carry(static_cast<size_t>(n))) {
         // Cut: what is in flight is lost.
         std::lock_guard<std::mutex> lock(mu_);
         failed_ = true;
@@ -161,7 +161,6 @@ class Pump {
         room_.notify_all();
         return;
       }
-      const ssize_t n = recv(from_, buf.data(), allowed, 0);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         Push(Piece{Clock::now() + delay_, {}}, n < 0);

@@ -488,9 +488,12 @@ Status Session::Relink(uint64_t received, const Status& why, const std::atomic<b
     backoff_ms = std::min(backoff_ms * 2, 1000);
   }
   if (closed.load()) return LinkDown("the session is closing");
-  return LinkDown("could not resume session " + std::to_string(hello_.session_id) + " after " +
-                  std::to_string(attempts) + " attempt" + (attempts == 1 ? "" : "s") + " (" + why.message() +
-                  " first): " + last.message());
+  return LinkDown("the link dropped (" + why.message() + ") and session " + std::to_string(hello_.session_id) +
+                  " could not be resumed in " + std::to_string(attempts) + " attempt" + (attempts == 1 ? "" : "s") +
+                  ": " + last.message() +
+                  (attempts > 1 && last.code() == StatusCode::kUnauthenticated
+                       ? " (an attempt cut off before the worker's answer arrived spends the secret)"
+                       : ""));
 }
 
 Status Session::BoundKept() {

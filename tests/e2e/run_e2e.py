@@ -17,6 +17,7 @@ ctest runs one test per scenario (tests/e2e/CMakeLists.txt).
 """
 import argparse
 import os
+import random
 import re
 import shutil
 import signal
@@ -859,6 +860,166 @@ class Scenario(KernelScenarios, CompressScenarios):
         if not a.alive():
             raise Failure("worker_a died (%s)" % describe_rc(a.proc.returncode))
 
+    def proxy(self, worker, cuts=(), port=0):
+        """hipr-delay-proxy in front of `worker`, cutting its k-th connection after cuts[k] bytes (both
+        ways together); returns (Program, its address)."""
+        binary = os.path.join(self.build.dir, "bin", "hipr-delay-proxy")
+        if not os.path.isfile(binary):
+            raise Failure("%s is missing: build the project first" % binary)
+        port_file = os.path.join(self.tmp, "proxy-port-%d" % len(self.workers))
+        if os.path.exists(port_file):
+            os.unlink(port_file)
+        argv = [binary, "--to", worker.server, "--rtt", "0", "--listen", "127.0.0.1:%d" % port,
+                "--port-file", port_file]
+        if cuts:
+            argv += ["--reset-after", ",".join(str(c) for c in cuts)]
+        program = Program("hipr-delay-proxy", argv, base_env())
+        deadline = time.monotonic() + 20
+        while not os.path.exists(port_file):
+            if time.monotonic() > deadline or program.proc.poll() is not None:
+                raise Failure("hipr-delay-proxy did not start: %s" % program.text("err"))
+            time.sleep(0.05)
+        with open(port_file) as f:
+            return program, "127.0.0.1:%s" % f.read().strip()
+
+    def scenario_resume(self):
+        """Sessions survive a dropped link (docs/operations.md "Resuming sessions"). Through
+        hipr-delay-proxy, which cuts connections after a given number of bytes: the framework-shaped
+        training loop (hipr-bench-distance-loop: small calls, a blocking upload, launches and a read
+        back per step) cut at random points, several times per run and sometimes during the resend of a
+        resume, ends with the same loss, to the last digit, as an uninterrupted run; 64 MiB copies both
+        ways (copy_loop, which checks every byte) cut mid-transfer pass; a link down for two seconds
+        (the proxy killed, then back on its port) is resumed. A cut in the hello, and a cut during a
+        resume's answer (which spends the resume secret), end the program with a clear error; a worker
+        killed while its client tries to resume ends the program with a clear error; every session
+        process is gone afterwards."""
+        self.build.check_runtime()
+        if Worker.transport != "tcp" or Worker.device != "sim":
+            raise Failure("sessions resume over plain tcp; this scenario runs on the sim over tcp")
+        loop = os.path.join(self.build.dir, "bin", "hipr-bench-distance-loop")
+        if not os.path.isfile(loop):
+            raise Failure("%s is missing: build the project first" % loop)
+        grace = 8
+        w = self.worker(extra_args=["--resume-grace-s", str(grace)])
+        steps = "120"
+
+        def run(name, argv, server, timeout=120):
+            env = client_env(self.build, server, "preload")
+            env["HIPR_STATS"] = "1"
+            del env["HIPR_E2E_HANDSHAKE"]
+            program = Program(name, argv, env)
+            return program, program.wait(timeout)
+
+        def resumes(program):
+            m = [re.search(r"link: resumed (\d+) times?", line) for line in program.text("err")]
+            m = [x for x in m if x]
+            return int(m[-1].group(1)) if m else 0
+
+        def loss(program):
+            lines = [line for line in program.text("out") if line.startswith("final loss:")]
+            if "OK" not in program.text("out") or not lines:
+                raise Failure("%s did not check out:\n%s" % (program.name, "\n".join(program.text("out") +
+                                                                                     program.text("err"))))
+            return lines[-1]
+
+        base, rc = run("loop (no cuts)", [loop, steps], w.server)
+        if rc != 0:
+            raise Failure("the loop failed without cuts: %s\n%s" % (describe_rc(rc), "\n".join(base.text("err"))))
+        expected = loss(base)
+        log("uninterrupted: %s" % expected)
+
+        # The hello is about 2 KB both ways; 120 steps about 8 MB.
+        total_resumes = 0
+        for seed in range(1, 7):
+            rng = random.Random(seed)
+            cuts = [rng.randint(2000000, 8000000)] + [rng.randint(20000, 3000000) for _ in range(3)]
+            proxy, server = self.proxy(w, cuts)
+            program, rc = run("loop (seed %d, cuts %s)" % (seed, cuts), [loop, steps], server)
+            proxy.kill()
+            if rc != 0:
+                raise Failure("%s: %s\n%s" % (program.name, describe_rc(rc), "\n".join(program.text("err"))))
+            got = loss(program)
+            if got != expected:
+                raise Failure("%s: %s, uninterrupted: %s" % (program.name, got, expected))
+            total_resumes += resumes(program)
+            log("%s: %s after %d resumes" % (program.name, got, resumes(program)))
+        if total_resumes < 6:
+            raise Failure("the cuts caused only %d resumes" % total_resumes)
+
+        copy_loop = self.build.program("copy_loop")
+        for seed in range(1, 4):
+            rng = random.Random(100 + seed)
+            cuts = [rng.randint(2000000, 200000000)] + [rng.randint(100000, 200000000) for _ in range(2)]
+            proxy, server = self.proxy(w, cuts)
+            program, rc = run("copy_loop (seed %d, cuts %s)" % (seed, cuts), [copy_loop, "--iterations", "3"],
+                              server, 180)
+            proxy.kill()
+            if rc != 0 or resumes(program) < 1:
+                raise Failure("%s: %s, %d resumes\n%s" % (program.name, describe_rc(rc), resumes(program),
+                                                          "\n".join(program.text("out") + program.text("err"))))
+            log("%s: every byte right after %d resumes" % (program.name, resumes(program)))
+
+        # Cut in the hello: no session, a clear error.
+        proxy, server = self.proxy(w, [500])
+        program, rc = run("loop (cut in the hello)", [loop, steps], server)
+        proxy.kill()
+        said = [line for line in program.text("err") if "cannot start a session" in line]
+        if rc == 0 or not said:
+            raise Failure("%s: %s; expected a failure naming the hello:\n%s" % (program.name, describe_rc(rc),
+                                                                                "\n".join(program.text("err"))))
+        log("%s: %s" % (program.name, said[0]))
+
+        # Cut during a resume's answer: the secret is spent, a clear error.
+        proxy, server = self.proxy(w, [3000000, 200])
+        program, rc = run("loop (cut in the resume)", [loop, steps], server)
+        proxy.kill()
+        said = [line for line in program.text("err") if "could not be resumed" in line]
+        if rc == 0 or not said:
+            raise Failure("%s: %s; expected a failure saying the session could not be resumed:\n%s"
+                          % (program.name, describe_rc(rc), "\n".join(program.text("err"))))
+        log("%s: %s" % (program.name, said[0]))
+
+        # The link down for two seconds: the proxy killed, then back on its port.
+        proxy, server = self.proxy(w)
+        env = client_env(self.build, server, "preload")
+        env["HIPR_STATS"] = "1"
+        blip = Program("copy_loop (a 2 s outage)", [copy_loop, "--max-seconds", "12"], env)
+        blip.wait_for(r"^E2E_LOOPING (\d+)$", 60, "E2E_LOOPING")
+        time.sleep(1.0)
+        proxy.kill()
+        time.sleep(2.0)
+        proxy, _ = self.proxy(w, port=int(server.rsplit(":", 1)[1]))
+        rc = blip.wait(60)
+        if rc != EXIT_NO_ERROR or resumes(blip) < 1:
+            raise Failure("%s: %s with %d resumes, expected no error (exit %d)\n%s"
+                          % (blip.name, describe_rc(rc), resumes(blip), EXIT_NO_ERROR,
+                             "\n".join(blip.text("out") + blip.text("err"))))
+        proxy.kill()
+        log("%s: no error, %d resume(s)" % (blip.name, resumes(blip)))
+
+        # Every session ends: at its client's exit, or after the grace period (the cut hello's and the
+        # refused resume's).
+        deadline = time.monotonic() + grace + 10
+        while w.session_pids() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if w.session_pids():
+            raise Failure("session processes left on the worker: %s" % w.session_pids())
+        if not w.alive() or w.error_lines():
+            raise Failure("the worker died or logged errors: %s" % w.error_lines()[:5])
+
+        # The worker killed while its client tries to resume: a clear error within the grace period.
+        proxy, server = self.proxy(w)
+        env = client_env(self.build, server, "preload")
+        lost = Program("copy_loop (worker killed in the grace period)", [copy_loop, "--max-seconds", "60"], env)
+        lost.wait_for(r"^E2E_LOOPING (\d+)$", 60, "E2E_LOOPING")
+        proxy.kill()
+        time.sleep(0.5)
+        w.kill_group(signal.SIGKILL)
+        killed_at = time.monotonic()
+        self.expect_link_lost(lost, killed_at, grace + 5, "the worker's death")
+        if not any("could not be resumed" in line for line in lost.text("err")):
+            raise Failure("the stub did not say the session could not be resumed:\n%s" % "\n".join(lost.text("err")))
+
     # 6. kernel_library
 
     def scenario_kernel_library(self):
@@ -981,6 +1142,8 @@ SCENARIOS = sorted(name[len("scenario_"):] for name in dir(Scenario) if name.sta
 # Scenarios that do not run against the chain's hip device (--device chain), and why. Kept in
 # step with e2e_chain_excluded in CMakeLists.txt; docs/operations.md lists them too.
 CHAIN_EXCLUDED = {
+    "resume": "sessions resume over plain tcp between the stub and the session process, whatever the "
+              "device (the same code on the sim and the hip device); it runs on the sim",
     "missing_twin": "checks the sim's own refusal of a kernel without a twin, which it reports at module "
                     "load; a hip device's runtime loads the whole code object or none",
     "twin_mismatch": "checks the sim's refusal of a twin built from other code; the hip device has no twins",

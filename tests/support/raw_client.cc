@@ -181,8 +181,9 @@ Status RawClient::Connect(const std::string& endpoint, std::unique_ptr<RawClient
 }
 
 Status RawClient::ConnectAs(const std::string& endpoint, const auth::Credential& credential,
-                            std::unique_ptr<RawClient>* out, uint64_t window_bytes) {
-  return ConnectImpl(endpoint, out, window_bytes, {}, &credential);
+                            std::unique_ptr<RawClient>* out, uint64_t window_bytes,
+                            std::vector<std::string> features) {
+  return ConnectImpl(endpoint, out, window_bytes, std::move(features), &credential);
 }
 
 Status RawClient::ConnectImpl(const std::string& endpoint, std::unique_ptr<RawClient>* out, uint64_t window_bytes,

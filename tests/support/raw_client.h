@@ -67,7 +67,8 @@ class RawClient {
   // As Connect, answering a worker's authentication challenge with
   // `credential` (protocol/auth.h) and checking the worker's proof.
   static Status ConnectAs(const std::string& endpoint, const auth::Credential& credential,
-                          std::unique_ptr<RawClient>* out, uint64_t window_bytes = 16ull << 30);
+                          std::unique_ptr<RawClient>* out, uint64_t window_bytes = 16ull << 30,
+                          std::vector<std::string> features = {});
   // Connects without a hello.
   static Status ConnectBare(const std::string& endpoint, std::unique_ptr<RawClient>* out);
   ~RawClient();

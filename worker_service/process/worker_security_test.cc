@@ -385,5 +385,107 @@ TEST(WorkerLimitsTest, AWindowAtAddressZeroIsCounterOffered) {
   EXPECT_GE(reply.window.base, uint64_t{1} << 32);
 }
 
+// A resuming hello (docs/protocol.md "Resuming sessions") on a fresh
+// connection, authenticated as `who`: the worker's last answer. `keep`
+// receives the connection.
+Status ResumeHello(const std::string& endpoint, const auth::Credential& who, uint64_t session,
+                   const std::vector<uint8_t>& secret, uint64_t received, msg::HelloReply* reply,
+                   std::unique_ptr<RawClient>* keep = nullptr) {
+  std::unique_ptr<RawClient> c;
+  HIPR_RETURN_IF_ERROR(RawClient::ConnectBare(endpoint, &c));
+  std::vector<uint8_t> nonce;
+  HIPR_RETURN_IF_ERROR(auth::RandomNonce(&nonce));
+  msg::HelloRequest hello = Hello(nonce);
+  hello.features = {wire::kFeatureResume};
+  hello.resume_session = session;
+  hello.resume_secret = secret;
+  hello.resume_received = received;
+  HIPR_RETURN_IF_ERROR(c->Call(Op::kHello, hello, reply));
+  if (reply->status == StatusCode::kUnauthenticated && !reply->auth_challenge.empty()) {
+    const msg::AuthRequest answer{who.tenant, auth::Mac(auth::Role::kClient, who.secret, reply->auth_challenge,
+                                                        nonce, who.tenant)};
+    HIPR_RETURN_IF_ERROR(c->Call(Op::kAuth, answer, reply));
+  }
+  if (keep != nullptr) *keep = std::move(c);
+  return Status::Ok();
+}
+
+// Who may resume a session whose link dropped: its own tenant, with the
+// secret of the last hello (each is good once), within --resume-grace-s.
+// The resumed connection gets what the client had not received: here the
+// reply to a call made before the drop, sent again.
+TEST(WorkerResumeTest, OnlyItsTenantWithTheCurrentSecretResumesASessionWithinTheGracePeriod) {
+  TenantsFile tenants(TwoTenants());
+  WorkerProcess worker({"--auth-file", tenants.path(), "--resume-grace-s", "3"});
+  std::unique_ptr<RawClient> a;
+  ASSERT_TRUE(RawClient::ConnectAs(worker.endpoint(), kTeamA, &a, 16ull << 30, {wire::kFeatureResume}).ok());
+  const uint64_t session = a->hello().session_id;
+  const std::vector<uint8_t> first = a->hello().resume_secret;
+  ASSERT_EQ(first.size(), auth::kNonceBytes);
+  EXPECT_EQ(a->hello().resume_grace_ms, 3000u);
+  uint64_t p = 0;
+  ASSERT_EQ(a->Malloc(4096, &p), 0);
+  a.reset();  // The link drops; the session waits for its client.
+
+  msg::HelloReply r;
+  ASSERT_TRUE(ResumeHello(worker.endpoint(), kTeamB, session, first, 0, &r).ok());
+  EXPECT_EQ(r.status, StatusCode::kUnauthenticated);
+  EXPECT_NE(r.message.find("another tenant"), std::string::npos) << r.message;
+  std::vector<uint8_t> wrong = first;
+  wrong[0] ^= 1;
+  ASSERT_TRUE(ResumeHello(worker.endpoint(), kTeamA, session, wrong, 0, &r).ok());
+  EXPECT_EQ(r.status, StatusCode::kUnauthenticated);
+  ASSERT_TRUE(ResumeHello(worker.endpoint(), kTeamA, session + 1000, first, 0, &r).ok());
+  EXPECT_EQ(r.status, StatusCode::kNotFound) << r.message;
+
+  // The right tenant and secret: the session, a fresh secret, the count of
+  // our bytes the worker has (the Malloc), and the Malloc's reply again
+  // (we said we had received nothing).
+  std::unique_ptr<RawClient> back;
+  ASSERT_TRUE(ResumeHello(worker.endpoint(), kTeamA, session, first, 0, &r, &back).ok());
+  ASSERT_EQ(r.status, StatusCode::kOk) << r.message;
+  EXPECT_EQ(r.session_id, session);
+  ASSERT_EQ(r.resume_secret.size(), auth::kNonceBytes);
+  EXPECT_NE(r.resume_secret, first);
+  EXPECT_GT(r.resume_received, 0u);
+  wire::FrameHeader h;
+  std::vector<uint8_t> body;
+  ASSERT_TRUE(back->ReceiveAny(&h, &body).ok());
+  EXPECT_EQ(h.op, wire::ReplyOp(Op::kMalloc));
+  msg::MallocReply again;
+  ASSERT_TRUE(codec::DecodeBody(body.data(), body.size(), &again).ok());
+  EXPECT_EQ(again.address, p);
+  const std::vector<uint8_t> second = r.resume_secret;
+  back.reset();
+
+  // A spent secret is refused; the fresh one works.
+  ASSERT_TRUE(ResumeHello(worker.endpoint(), kTeamA, session, first, 0, &r).ok());
+  EXPECT_EQ(r.status, StatusCode::kUnauthenticated);
+  EXPECT_NE(r.message.find("current"), std::string::npos) << r.message;
+  ASSERT_TRUE(ResumeHello(worker.endpoint(), kTeamA, session, second, 0, &r, &back).ok());
+  ASSERT_EQ(r.status, StatusCode::kOk) << r.message;
+  const std::vector<uint8_t> third = r.resume_secret;
+  back.reset();
+
+  // Past the grace period the session is gone, and so is its process.
+  usleep(4500 * 1000);
+  ASSERT_TRUE(ResumeHello(worker.endpoint(), kTeamA, session, third, 0, &r).ok());
+  EXPECT_EQ(r.status, StatusCode::kNotFound) << r.message;
+  for (int i = 0; i < 50 && !worker.SessionPids().empty(); ++i) usleep(100 * 1000);
+  EXPECT_TRUE(worker.SessionPids().empty());
+  EXPECT_TRUE(worker.Alive());
+}
+
+TEST(WorkerResumeTest, AWorkerWithoutAGracePeriodAgreesToNoResume) {
+  WorkerProcess worker({"--resume-grace-s", "0"});
+  std::unique_ptr<RawClient> c;
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &c, 16ull << 30, {wire::kFeatureResume}).ok());
+  EXPECT_TRUE(c->hello().resume_secret.empty());
+  for (const std::string& f : c->hello().features) EXPECT_NE(f, wire::kFeatureResume);
+  msg::HelloReply r;
+  ASSERT_TRUE(ResumeHello(worker.endpoint(), kTeamA, c->hello().session_id, std::vector<uint8_t>(32, 1), 0, &r).ok());
+  EXPECT_EQ(r.status, StatusCode::kFailedPrecondition) << r.message;
+}
+
 }  // namespace
 }  // namespace hipr::test
