@@ -6,7 +6,7 @@
 namespace hipr {
 namespace {
 
-constexpr size_t kSpareBlocks = 16;
+constexpr size_t kSpareBlocks = 32;
 
 }  // namespace
 
@@ -31,14 +31,42 @@ Status ResumableLink::DeadStatus() const {
   return LinkDown("connection shut down");
 }
 
+void ResumableLink::Lend(const iovec* iov, int count) {
+  lent_.assign(iov, iov + (iov != nullptr ? count : 0));
+}
+
+namespace {
+
+// Whether [p, p + n) lies inside one of `ranges`.
+bool Inside(const std::vector<iovec>& ranges, const uint8_t* p, size_t n) {
+  for (const iovec& r : ranges) {
+    const uint8_t* base = static_cast<const uint8_t*>(r.iov_base);
+    if (p >= base && n <= r.iov_len && static_cast<size_t>(p - base) <= r.iov_len - n) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void ResumableLink::Append(const iovec* iov, int count) {
-  uint64_t added = 0;
+  uint64_t at = sent_.load(std::memory_order_acquire);
   for (int i = 0; i < count; ++i) {
     const uint8_t* p = static_cast<const uint8_t*>(iov[i].iov_base);
     size_t left = iov[i].iov_len;
+    if (left == 0) continue;
+    if (!lent_.empty() && Inside(lent_, p, left)) {
+      Block b;
+      b.begin = at;
+      b.lent = p;
+      b.used = left;
+      log_.push_back(std::move(b));
+      at += left;
+      continue;
+    }
     while (left > 0) {
-      if (log_.empty() || log_.back().used == kBlockBytes) {
+      if (log_.empty() || log_.back().lent != nullptr || log_.back().used == kBlockBytes) {
         Block b;
+        b.begin = at;
         if (!spare_.empty()) {
           b.bytes = std::move(spare_.back());
           spare_.pop_back();
@@ -53,18 +81,20 @@ void ResumableLink::Append(const iovec* iov, int count) {
       last.used += n;
       p += n;
       left -= n;
-      added += n;
+      at += n;
     }
   }
-  sent_.fetch_add(added, std::memory_order_acq_rel);
+  sent_.store(at, std::memory_order_release);
 }
 
 void ResumableLink::DropAcknowledged() {
   const uint64_t acked = acked_.load(std::memory_order_acquire);
-  while (!log_.empty() && log_.front().used == kBlockBytes && log_base_ + kBlockBytes <= acked) {
-    if (spare_.size() < kSpareBlocks) spare_.push_back(std::move(log_.front().bytes));
+  while (!log_.empty() && log_.front().begin + log_.front().used <= acked &&
+         (log_.size() > 1 || log_.front().lent != nullptr || log_.front().used == kBlockBytes)) {
+    Block& front = log_.front();
+    if (front.bytes != nullptr && spare_.size() < kSpareBlocks) spare_.push_back(std::move(front.bytes));
+    log_base_ = front.begin + front.used;
     log_.pop_front();
-    log_base_ += kBlockBytes;
   }
 }
 
@@ -197,7 +227,8 @@ Status ResumableLink::Recover(MutexLock& lock, uint64_t gen, const Status& why) 
   if (st.ok() && closed_.load()) st = LinkDown("connection shut down");
   if (st.ok() && r.conn == nullptr) st = LinkDown("no connection to resume on");
   const uint64_t sent = sent_.load(std::memory_order_acquire);
-  if (st.ok() && (r.peer_received < log_base_ || r.peer_received > sent))
+  if (st.ok() && (r.peer_received < acked_.load(std::memory_order_acquire) || r.peer_received < log_base_ ||
+                  r.peer_received > sent))
     st = ProtocolError("the peer resumed at byte " + std::to_string(r.peer_received) + " of a link that kept bytes " +
                        std::to_string(log_base_) + ".." + std::to_string(sent));
   if (!st.ok()) {
@@ -226,13 +257,12 @@ void ResumableLink::Resend(Connection* conn, uint64_t gen, uint64_t from, uint64
     // The log cannot change meanwhile: SendV waits while resending_, and
     // Acknowledge leaves the blocks alone.
     MutexLock lock(mu_);
-    for (uint64_t at = from; at < to;) {
-      const size_t index = static_cast<size_t>((at - log_base_) / kBlockBytes);
-      const size_t offset = static_cast<size_t>((at - log_base_) % kBlockBytes);
-      const Block& b = log_[index];
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(b.used - offset, to - at));
-      iov.push_back(iovec{b.bytes.get() + offset, n});
-      at += n;
+    for (const Block& b : log_) {
+      const uint64_t end = b.begin + b.used;
+      if (end <= from || b.begin >= to) continue;
+      const uint64_t first = std::max(from, b.begin);
+      const uint64_t last = std::min(to, end);
+      iov.push_back(iovec{const_cast<uint8_t*>(b.data()) + (first - b.begin), static_cast<size_t>(last - first)});
     }
   }
   Status st;

@@ -84,6 +84,13 @@ class ResumableLink final : public Connection {
   // calling thread relinks. Ok when the link was resumed.
   Status Break(const Status& why);
 
+  // Bytes inside the ranges of `iov` that SendV sends from now until
+  // Lend(nullptr, 0) are kept by reference, not copied: the sender keeps
+  // them unchanged until they are acknowledged (a synchronous call's bulk,
+  // which its reply acknowledges before the caller may touch it again).
+  // Sender only.
+  void Lend(const iovec* iov, int count);
+
   // Shuts the connection under it down (not the link): the call on it, or
   // the next, relinks. For a side that learns of a new connection first.
   void Interrupt();
@@ -101,9 +108,14 @@ class ResumableLink final : public Connection {
   int resumes() const { return resumes_.load(std::memory_order_acquire); }
 
  private:
+  // A run of the stream: bytes [begin, begin + used), in a block of
+  // kBlockBytes this link owns, or in the sender's memory (lent).
   struct Block {
+    uint64_t begin = 0;
     std::unique_ptr<uint8_t[]> bytes;
+    const uint8_t* lent = nullptr;
     size_t used = 0;
+    const uint8_t* data() const { return lent != nullptr ? lent : bytes.get(); }
   };
 
   // Copies iov into the log; advances sent_.
@@ -132,10 +144,11 @@ class ResumableLink final : public Connection {
   std::atomic<bool> closed_{false};  // Shutdown or Abandon.
   std::thread resender_ HIPR_GUARDED_BY(mu_);
 
-  // The log: bytes [log_base_, sent_) in blocks, every block but the last full.
+  // The log: bytes [log_base_, sent_) in runs, in order.
   std::deque<Block> log_ HIPR_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<uint8_t[]>> spare_ HIPR_GUARDED_BY(mu_);  // Freed blocks, for reuse.
   uint64_t log_base_ HIPR_GUARDED_BY(mu_) = 0;
+  std::vector<iovec> lent_;  // Lend(): sender only.
   std::atomic<uint64_t> sent_{0};
   std::atomic<uint64_t> acked_{0};
   std::atomic<uint64_t> received_{0};

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -214,6 +215,40 @@ TEST(ResumableLinkTest, AcknowledgedBytesAreNoLongerKept) {
   EXPECT_EQ(p.client->kept(), 0u);
   // The peer cannot have more than was sent.
   EXPECT_EQ(p.client->Acknowledge(bytes.size() + 1).code(), StatusCode::kProtocolError);
+}
+
+// Lent bytes are kept by reference: a relink before their
+// acknowledgement sends them again from the lender's memory.
+TEST(ResumableLinkTest, LentBytesAreSentAgainFromTheLendersMemory) {
+  Pair p;
+  std::vector<uint8_t> bulk(5 * ResumableLink::kBlockBytes + 7);
+  for (size_t i = 0; i < bulk.size(); ++i) bulk[i] = PatternByte(i, 3);
+  const uint8_t header[4] = {1, 2, 3, 4};
+  const iovec lend{bulk.data(), bulk.size()};
+  p.client->Lend(&lend, 1);
+  const iovec iov[2] = {{const_cast<uint8_t*>(header), sizeof header}, {bulk.data(), bulk.size()}};
+  std::vector<uint8_t> got(sizeof header + bulk.size());
+  std::thread reader([&] {
+    // Half of it, then the link breaks; the rest comes after the relink.
+    const size_t half = got.size() / 2;
+    EXPECT_TRUE(p.worker->RecvExact(got.data(), half).ok());
+    p.Break();
+    EXPECT_TRUE(p.worker->RecvExact(got.data() + half, got.size() - half).ok());
+  });
+  ASSERT_TRUE(p.client->SendV(iov, 2).ok());
+  p.client->Lend(nullptr, 0);
+  // The sender notices the break while idle (as the client's flusher does).
+  for (int i = 0; i < 2000 && p.client->resumes() == 0; ++i) {
+    (void)p.client->CheckIdle();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  reader.join();
+  EXPECT_EQ(p.client->resumes(), 1);
+  EXPECT_EQ(std::memcmp(got.data(), header, sizeof header), 0);
+  EXPECT_EQ(std::memcmp(got.data() + sizeof header, bulk.data(), bulk.size()), 0);
+  // Only the 4 header bytes were copied into the link's own blocks.
+  ASSERT_TRUE(p.client->Acknowledge(p.worker->received()).ok());
+  EXPECT_EQ(p.client->kept(), 0u);
 }
 
 TEST(ResumableLinkTest, AFailedRelinkEndsTheLinkWithItsReason) {

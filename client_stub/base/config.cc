@@ -111,7 +111,6 @@ Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* proble
   if (const char* v = p.Get("HIPR_SERVER"); v != nullptr) c.server = v;
   p.Switch("HIPR_RDMA", &c.rdma);
   p.Switch("HIPR_PEER_COPY", &c.peer_copy);
-  p.Switch("HIPR_RESUME", &c.resume);
   if (const char* v = p.Get("HIPR_RDMA_DEVICE"); v != nullptr) c.rdma_device = v;
   if (const char* v = p.Get("HIPR_TOKEN"); v != nullptr) c.token = v;
   if (const char* v = p.Get("HIPR_TOKEN_FILE"); v != nullptr) c.token_file = v;
@@ -136,6 +135,8 @@ Config ParseConfig(EnvLookup lookup, void* ctx, std::vector<std::string>* proble
   p.Number("HIPR_ZEROCOPY_BYTES", 0, uint64_t{1} << 40, true, &c.zero_copy_bytes);
   if (const char* v = p.Get("HIPR_COMPRESS"); v != nullptr && !ParseCompress(v, &c.compress))
     p.Problem("HIPR_COMPRESS", v, "expected off, on or auto", "auto");
+  if (const char* v = p.Get("HIPR_RESUME"); v != nullptr && !ParseCompress(v, &c.resume))
+    p.Problem("HIPR_RESUME", v, "expected off, on or auto", "auto");
   if (const char* v = p.Get("HIPR_RTC_DEVICE_LIB_DIR"); v != nullptr) {
     if (*v == '/')
       c.rtc_device_lib_dir = v;

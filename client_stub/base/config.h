@@ -41,9 +41,12 @@ struct Config {
   // HIPR_PEER_COPY=0: copies between two workers' memory pass through this
   // process even where the workers could send them to each other.
   bool peer_copy = true;
-  // HIPR_RESUME=0: a session over plain tcp ends when its link drops,
-  // instead of resuming over a new connection (where the worker keeps it).
-  bool resume = true;
+  // HIPR_RESUME: whether a session over plain tcp resumes over a new
+  // connection when its link drops (where the worker keeps it): on, off,
+  // or auto (the default: on for a worker on another host, where links
+  // drop; it costs a copy of the bytes sent, docs/operations.md). The same
+  // three words as HIPR_COMPRESS.
+  Compress resume = Compress::kAuto;
   // HIPR_RDMA_DEVICE: the RDMA device to use (as hipr-rdma-devices lists
   // it); empty: the first.
   std::string rdma_device;

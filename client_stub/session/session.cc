@@ -245,8 +245,10 @@ Status Session::Hello(AddressRange* window) {
     request.features.push_back(wire::kFeatureLz4FromDevice);
   }
   request.visible_devices = config_.visible_devices;
-  // Resume over plain tcp (ResumableLink counts exactly on tcp only).
-  const bool want_resume = config_.resume && transport_ == "tcp";
+  // Resume over plain tcp (ResumableLink counts exactly on tcp only); by
+  // default only where the worker is on another host.
+  const bool want_resume = transport_ == "tcp" && (config_.resume == Compress::kOn ||
+                                                   (config_.resume == Compress::kAuto && !conn_->PeerIsLocal()));
   if (want_resume) request.features.push_back(wire::kFeatureResume);
   HIPR_RETURN_IF_ERROR(auth::RandomNonce(&request.client_nonce));
   if (upgrade_ != nullptr) upgrade_->Offer(&request);
@@ -327,7 +329,8 @@ Status Session::Hello(AddressRange* window) {
       if (!armed) HIPR_LOG_WARN("cannot arrange to tell the worker at exit: it keeps the session its grace period");
       Resumable().push_back(this);
     }
-    HIPR_LOG_INFO("resumable: a dropped link is resumed within %u s (HIPR_RESUME=0: never)", resume_grace_ms_ / 1000);
+    HIPR_LOG_INFO("resumable: a dropped link is resumed within %u s (HIPR_RESUME=off: never)",
+                  resume_grace_ms_ / 1000);
   }
   // "on" compresses whatever compresses; "auto" also asks whether the link
   // is slower than lz4 (ChunkCompressor's link guard).
@@ -719,8 +722,14 @@ Status Session::Exchange(uint16_t op, const uint8_t* body, size_t len, const iov
   uint64_t sent_end = 0;  // On a resumable link: where this request ends in the stream.
   {
     MutexLock send(send_mu_);
+    // The bulk of a call stays the caller's, unchanged, until the reply,
+    // which acknowledges it: the link keeps it by reference, not a copy.
+    if (link_ != nullptr) link_->Lend(bulk, count);
     st = SendLocked(op, p->id, body, len, bulk, count, p->send_pinned);
-    if (link_ != nullptr) sent_end = link_->sent();
+    if (link_ != nullptr) {
+      link_->Lend(nullptr, 0);
+      sent_end = link_->sent();
+    }
   }
   if (!st.ok()) {
     MutexLock lock(recv_mu_);

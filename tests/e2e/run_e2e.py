@@ -906,6 +906,7 @@ class Scenario(KernelScenarios, CompressScenarios):
         def run(name, argv, server, timeout=120):
             env = client_env(self.build, server, "preload")
             env["HIPR_STATS"] = "1"
+            env["HIPR_RESUME"] = "on"  # The default resumes only links to another host.
             del env["HIPR_E2E_HANDSHAKE"]
             program = Program(name, argv, env)
             return program, program.wait(timeout)
@@ -983,6 +984,7 @@ class Scenario(KernelScenarios, CompressScenarios):
         proxy, server = self.proxy(w)
         env = client_env(self.build, server, "preload")
         env["HIPR_STATS"] = "1"
+        env["HIPR_RESUME"] = "on"
         blip = Program("copy_loop (a 2 s outage)", [copy_loop, "--max-seconds", "12"], env)
         blip.wait_for(r"^E2E_LOOPING (\d+)$", 60, "E2E_LOOPING")
         time.sleep(1.0)
@@ -1010,6 +1012,7 @@ class Scenario(KernelScenarios, CompressScenarios):
         # The worker killed while its client tries to resume: a clear error within the grace period.
         proxy, server = self.proxy(w)
         env = client_env(self.build, server, "preload")
+        env["HIPR_RESUME"] = "on"
         lost = Program("copy_loop (worker killed in the grace period)", [copy_loop, "--max-seconds", "60"], env)
         lost.wait_for(r"^E2E_LOOPING (\d+)$", 60, "E2E_LOOPING")
         proxy.kill()
