@@ -117,6 +117,7 @@ Status ResumableLink::SendV(const iovec* iov, int count) {
   // Kept before it is sent: whatever the connection does with it, a
   // relink sends it again unless the peer has it.
   Append(iov, count);
+  if (send_broken_) return Status::Ok();  // The receiver's relink sends it.
   const uint64_t gen = gen_;
   Connection* conn = conn_.get();
   writing_ = true;
@@ -126,6 +127,12 @@ Status ResumableLink::SendV(const iovec* iov, int count) {
   writing_ = false;
   cv_.notify_all();
   if (st.ok()) return st;
+  if (gen == gen_ && !relinking_ && !dead_ && !closed_.load() && (reading_ || conn->Unread())) {
+    // What the peer sent before it went is read first; the receiver meets
+    // the failure then, and relinks.
+    send_broken_ = true;
+    return Status::Ok();
+  }
   return Recover(lock, gen, st);
 }
 
@@ -241,6 +248,7 @@ Status ResumableLink::Recover(MutexLock& lock, uint64_t gen, const Status& why) 
   conn_ = std::move(r.conn);
   raw_conn_ = conn_.get();
   ++gen_;
+  send_broken_ = false;
   resumes_.fetch_add(1, std::memory_order_acq_rel);
   if (r.peer_received < sent) {
     resending_ = true;

@@ -22,6 +22,11 @@
 // credential) ends the link: every call then fails with kLinkDown and its
 // reason.
 //
+// A send that fails while the receiver is on the connection, or while bytes
+// wait to be read there, leaves the relink to the receiver: what the peer
+// sent before it went (its last replies, or why it ended the session) is
+// read first. Until then sends only go to the log.
+//
 // Only a connection whose RecvVCounted is exact (tcp) can be resumed: the
 // link must know, after a failure, how many bytes it delivered.
 //
@@ -140,6 +145,9 @@ class ResumableLink final : public Connection {
   bool relinking_ HIPR_GUARDED_BY(mu_) = false;
   bool resending_ HIPR_GUARDED_BY(mu_) = false;  // The resend thread runs.
   bool dead_ HIPR_GUARDED_BY(mu_) = false;       // A relink failed.
+  // A send on connection gen_ failed while bytes were left to read: sends
+  // only go to the log until the receiver, having read them, relinks.
+  bool send_broken_ HIPR_GUARDED_BY(mu_) = false;
   Status dead_status_ HIPR_GUARDED_BY(mu_);
   std::atomic<bool> closed_{false};  // Shutdown or Abandon.
   std::thread resender_ HIPR_GUARDED_BY(mu_);

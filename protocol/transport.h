@@ -67,9 +67,15 @@ class Connection {
   // forever), or kLinkDown.
   virtual Status WaitReadable(int timeout_ms) = 0;
 
-  // Whether the peer has reset or closed the connection, found without
-  // reading (tcp: poll's POLLHUP, POLLERR, POLLRDHUP). Only for a caller
-  // that neither reads nor writes it meanwhile. False where unknown.
+  // Whether bytes that arrived wait to be read (tcp: its read-ahead, or
+  // the socket's queue). Only while no receiver uses it. False where
+  // unknown.
+  virtual bool Unread() const { return false; }
+
+  // Whether the peer has reset or closed the connection and nothing is left
+  // to read, found without reading (tcp: poll's POLLHUP, POLLERR,
+  // POLLRDHUP, and no unread byte). Only for a caller that neither reads
+  // nor writes it meanwhile. False where unknown.
   virtual bool Hung() const { return false; }
 
   // Wakes any blocked SendV/RecvV/WaitReadable with kLinkDown. Idempotent.

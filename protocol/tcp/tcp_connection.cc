@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <linux/errqueue.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -332,9 +333,21 @@ Status TcpConnection::RecvVCounted(const iovec* iov, int count, size_t* filled) 
   return done(Status::Ok());
 }
 
+bool TcpConnection::Unread() const {
+  int queued = 0;
+  return rpos_ < rend_ || (ioctl(fd_, FIONREAD, &queued) == 0 && queued > 0);
+}
+
 bool TcpConnection::Hung() const {
-  pollfd pfd{fd_, POLLRDHUP, 0};
-  return shut_down_.load() || (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR | POLLRDHUP)) != 0);
+  if (shut_down_.load()) return true;
+  // Bytes still to read (a frame the peer sent before it went, such as why
+  // it ended the session) are the reader's first.
+  if (rpos_ < rend_) return false;
+  pollfd pfd{fd_, POLLIN | POLLRDHUP, 0};
+  if (poll(&pfd, 1, 0) != 1) return false;
+  int unread = 0;
+  if ((pfd.revents & POLLIN) != 0 && ioctl(fd_, FIONREAD, &unread) == 0 && unread > 0) return false;
+  return (pfd.revents & (POLLHUP | POLLERR | POLLRDHUP)) != 0;
 }
 
 Status TcpConnection::WaitReadable(int timeout_ms) {

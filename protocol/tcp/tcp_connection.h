@@ -54,6 +54,7 @@ class TcpConnection final : public Connection {
   Status RecvV(const iovec* iov, int count) override;
   Status RecvVCounted(const iovec* iov, int count, size_t* filled) override;
   bool Hung() const override;
+  bool Unread() const override;
   Status SendVZeroCopy(const iovec* iov, int count) override;
   Status WaitReadable(int timeout_ms) override;
   void Shutdown() override;

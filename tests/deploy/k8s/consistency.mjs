@@ -203,6 +203,16 @@ function checkWorkerNetwork(w, objects, out) {
       if (r.problem) out.push(r.problem);
       else ports.set(p.port, r.number);
     }
+    // A session whose link dropped resumes only on the pod that holds it:
+    // a load-balancing Service must keep a client on one pod for longer
+    // than the worker keeps such a session.
+    const grace = Number(flags.get("resume-grace-s") ?? 30);
+    if (svc.spec.clusterIP !== "None" && grace > 0) {
+      const timeout = svc.spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800;
+      if (svc.spec.sessionAffinity !== "ClientIP" || timeout < grace)
+        out.push(`${describe(svc)}: resumed sessions must reach the same pod: sessionAffinity ClientIP with ` +
+                 `timeoutSeconds of at least --resume-grace-s ${grace}`);
+    }
     const targets = new Set(ports.values());
     if (!targets.has(listen) || !targets.has(metrics))
       out.push(`${describe(svc)}: must expose the --listen port ${listen} and the --metrics-listen port ${metrics}, exposes ${[...targets].join(", ")}`);
@@ -368,6 +378,10 @@ const envOf = (objs, name) => job(objs).env.find((e) => e.name === name);
 export const kMutations = [
   { name: "Service selector misses the pods", expect: "selects no pod",
     apply: (w) => { w.find((o) => o.kind === "Service").spec.selector = { "app.kubernetes.io/name": "hipr-wrker" }; } },
+  { name: "Service without session affinity", expect: "sessionAffinity ClientIP",
+    apply: (w) => { delete w.find((o) => o.kind === "Service").spec.sessionAffinity; } },
+  { name: "affinity shorter than the grace period", expect: "sessionAffinity ClientIP",
+    apply: (w) => { setArg(w, "resume-grace-s", "900"); } },
   { name: "readiness probe on another port", expect: "readinessProbe port",
     apply: (w) => { worker(w).readinessProbe.httpGet.port = 9465; } },
   { name: "--metrics-listen moved", expect: "is not the --metrics-listen port",
