@@ -111,6 +111,11 @@ class ResumableLink final : public Connection {
   // Bytes sent and not yet acknowledged (what a relink may send again).
   uint64_t kept() const { return sent() - acked_.load(std::memory_order_acquire); }
   int resumes() const { return resumes_.load(std::memory_order_acquire); }
+  // Whether a relink is under way (or the link is down for good).
+  bool down() const {
+    MutexLock lock(mu_);
+    return relinking_ || dead_ || closed_.load();
+  }
 
  private:
   // A run of the stream: bytes [begin, begin + used), in a block of

@@ -58,6 +58,9 @@ void Session::LeaveAll() {
 
 void Session::Leave() {
   if (dead() || link_ == nullptr || leaving_.exchange(true)) return;
+  // A link being resumed now is not waited for at exit: the worker then
+  // keeps the session its grace period.
+  if (link_->down()) return;
   if (Post<wire::Op::kLinkAck>(msg::LinkAck{link_->received(), false, true}).ok()) (void)Flush();
 }
 
