@@ -27,8 +27,8 @@
 // sent before it went (its last replies, or why it ended the session) is
 // read first. Until then sends only go to the log.
 //
-// Only a connection whose RecvVCounted is exact (tcp) can be resumed: the
-// link must know, after a failure, how many bytes it delivered.
+// Only a connection whose RecvVCounted is exact (tcp, tls) can be resumed:
+// the link must know, after a failure, how many bytes it delivered.
 //
 // Thread-safety: as Connection (one sender and one receiver at once);
 // Acknowledge, sent(), received(), kept() and Shutdown from any thread.

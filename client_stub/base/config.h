@@ -41,7 +41,7 @@ struct Config {
   // HIPR_PEER_COPY=0: copies between two workers' memory pass through this
   // process even where the workers could send them to each other.
   bool peer_copy = true;
-  // HIPR_RESUME: whether a session over plain tcp resumes over a new
+  // HIPR_RESUME: whether a session over tcp or TLS resumes over a new
   // connection when its link drops (where the worker keeps it): on, off,
   // or auto (the default: on for a worker on another host, where links
   // drop; it costs a copy of the bytes sent, docs/operations.md). The same

@@ -248,9 +248,11 @@ Status Session::Hello(AddressRange* window) {
     request.features.push_back(wire::kFeatureLz4FromDevice);
   }
   request.visible_devices = config_.visible_devices;
-  // Resume over plain tcp (ResumableLink counts exactly on tcp only); by
-  // default only where the worker is on another host.
-  const bool want_resume = transport_ == "tcp" && (config_.resume == Compress::kOn ||
+  // Resume over tcp, plain or TLS (whose RecvVCounted is exact, as
+  // ResumableLink needs); by default only where the worker is on another
+  // host.
+  const bool resumable_transport = transport_ == "tcp" || transport_ == "tls";
+  const bool want_resume = resumable_transport && (config_.resume == Compress::kOn ||
                                                    (config_.resume == Compress::kAuto && !conn_->PeerIsLocal()));
   if (want_resume) request.features.push_back(wire::kFeatureResume);
   HIPR_RETURN_IF_ERROR(auth::RandomNonce(&request.client_nonce));
@@ -309,7 +311,7 @@ Status Session::Hello(AddressRange* window) {
     if (f == wire::kFeatureCopyChanged) copy_changed_ = true;
     if (f == wire::kFeatureWorkerStatus) worker_status_ = true;
   }
-  const bool resume = want_resume && transport_ == "tcp" &&
+  const bool resume = want_resume && resumable_transport &&
                       std::find(hello_.features.begin(), hello_.features.end(), wire::kFeatureResume) !=
                           hello_.features.end();
   if (resume) {

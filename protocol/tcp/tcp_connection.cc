@@ -406,6 +406,7 @@ std::string TcpConnection::PeerName() const {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
   if (getpeername(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "tcp:?";
+  if (ss.ss_family == AF_UNIX) return "unix:(socket pair)";  // A relay's (worker_service/process/tls_relay.h).
   char host[INET6_ADDRSTRLEN] = "?";
   uint16_t port = 0;
   if (ss.ss_family == AF_INET) {

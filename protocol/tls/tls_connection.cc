@@ -5,6 +5,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <openssl/err.h>
@@ -92,6 +94,41 @@ std::string CommonName(X509_NAME* name) {
   OPENSSL_free(utf8);
   return cn.find('\0') == std::string::npos ? cn : "";
 }
+
+// OpenSSL's socket BIO writes with write(2), which raises SIGPIPE on a
+// connection the peer has reset or closed (a record, or the alert a failed
+// read sends); a library must not end its host program for that (tcp
+// sends with MSG_NOSIGNAL). While one lives, SIGPIPE is blocked in this
+// thread; after a failed call (Failed()), one that call raised is taken
+// back before it is unblocked. errno is kept.
+class NoSigpipe {
+ public:
+  NoSigpipe() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    blocked_ = pthread_sigmask(SIG_BLOCK, &pipe_, &old_) == 0 && sigismember(&old_, SIGPIPE) == 0;
+  }
+  ~NoSigpipe() {
+    if (!blocked_) return;
+    const int saved = errno;
+    sigset_t pending;
+    if (failed_ && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+      const timespec now{0, 0};
+      (void)sigtimedwait(&pipe_, nullptr, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    errno = saved;
+  }
+  NoSigpipe(const NoSigpipe&) = delete;
+  NoSigpipe& operator=(const NoSigpipe&) = delete;
+  void Failed() { failed_ = true; }
+
+ private:
+  sigset_t pipe_;
+  sigset_t old_;
+  bool blocked_ = false;
+  bool failed_ = false;
+};
 
 int RemainingMs(std::chrono::steady_clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -192,7 +229,12 @@ Status TlsConnection::Handshake(std::unique_ptr<tcp::TcpConnection> tcp, const C
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
-    const int rc = server ? SSL_accept(ssl) : SSL_connect(ssl);
+    int rc;
+    {
+      NoSigpipe guard;
+      rc = server ? SSL_accept(ssl) : SSL_connect(ssl);
+      if (rc != 1) guard.Failed();
+    }
     if (rc == 1) break;
     const int err = SSL_get_error(ssl, rc);
     if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
@@ -253,8 +295,13 @@ Status TlsConnection::WriteAll(const uint8_t* p, size_t n) {
       std::lock_guard<std::mutex> lock(ssl_mu_);
       if (abandoned_.load()) return LinkDown("connection abandoned");
       ERR_clear_error();
+      errno = 0;
+      NoSigpipe guard;
       rc = SSL_write_ex(ssl_, p, n, &written);
-      if (rc != 1) err = SSL_get_error(ssl_, rc);
+      if (rc != 1) {
+        err = SSL_get_error(ssl_, rc);
+        guard.Failed();
+      }
     }
     if (rc == 1) {
       p += written;
@@ -317,43 +364,80 @@ Status TlsConnection::SendPieces(const iovec* iov, int count) {
   return Status::Ok();
 }
 
+Status TlsConnection::ReadOnce(uint8_t* p, size_t n, size_t* got) {
+  for (;;) {
+    int rc;
+    int err = SSL_ERROR_NONE;
+    {
+      std::lock_guard<std::mutex> lock(ssl_mu_);
+      if (abandoned_.load()) return LinkDown("connection abandoned");
+      ERR_clear_error();
+      errno = 0;
+      NoSigpipe guard;
+      rc = SSL_read_ex(ssl_, p, n, got);
+      if (rc != 1) {
+        err = SSL_get_error(ssl_, rc);
+        guard.Failed();
+      }
+    }
+    if (rc == 1) return Status::Ok();
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+      Status st = Await(err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, recv_timeout_ms_, "receive");
+      if (st.code() == StatusCode::kTimeout)
+        return LinkDown("receive: no bytes for " + std::to_string(recv_timeout_ms_) + " ms");
+      if (!st.ok()) return st;
+      continue;
+    }
+    if (shut_down_.load()) return LinkDown("connection shut down");
+    if (err == SSL_ERROR_ZERO_RETURN) return LinkDown("connection closed by peer");
+    if (err == SSL_ERROR_SYSCALL)
+      return LinkDown(errno != 0 ? std::string("receive: ") + std::strerror(errno) : "connection closed by peer");
+    const std::string queue = ErrorQueue();
+    return LinkDown("receive: TLS: " + (queue.empty() ? "OpenSSL error " + std::to_string(err) : queue));
+  }
+}
+
 Status TlsConnection::RecvV(const iovec* iov, int count) {
+  size_t filled = 0;
+  return RecvVCounted(iov, count, &filled);
+}
+
+Status TlsConnection::RecvVCounted(const iovec* iov, int count, size_t* filled) {
+  *filled = 0;
   for (int i = 0; i < count; ++i) {
     auto* p = static_cast<uint8_t*>(iov[i].iov_base);
     size_t n = iov[i].iov_len;
     while (n > 0) {
       size_t got = 0;
-      int rc;
-      int err = SSL_ERROR_NONE;
-      {
-        std::lock_guard<std::mutex> lock(ssl_mu_);
-        if (abandoned_.load()) return LinkDown("connection abandoned");
-        ERR_clear_error();
-        errno = 0;
-        rc = SSL_read_ex(ssl_, p, n, &got);
-        if (rc != 1) err = SSL_get_error(ssl_, rc);
-      }
-      if (rc == 1) {
-        p += got;
-        n -= got;
-        continue;
-      }
-      if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
-        Status st = Await(err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, recv_timeout_ms_, "receive");
-        if (st.code() == StatusCode::kTimeout)
-          return LinkDown("receive: no bytes for " + std::to_string(recv_timeout_ms_) + " ms");
-        if (!st.ok()) return st;
-        continue;
-      }
-      if (shut_down_.load()) return LinkDown("connection shut down");
-      if (err == SSL_ERROR_ZERO_RETURN) return LinkDown("connection closed by peer");
-      if (err == SSL_ERROR_SYSCALL)
-        return LinkDown(errno != 0 ? std::string("receive: ") + std::strerror(errno) : "connection closed by peer");
-      const std::string queue = ErrorQueue();
-      return LinkDown("receive: TLS: " + (queue.empty() ? "OpenSSL error " + std::to_string(err) : queue));
+      HIPR_RETURN_IF_ERROR(ReadOnce(p, n, &got));
+      p += got;
+      n -= got;
+      *filled += got;
     }
   }
   return Status::Ok();
+}
+
+Status TlsConnection::RecvSome(void* buf, size_t cap, size_t* got) {
+  *got = 0;
+  if (cap == 0) return Status::Ok();
+  return ReadOnce(static_cast<uint8_t*>(buf), cap, got);
+}
+
+bool TlsConnection::Unread() const {
+  {
+    std::lock_guard<std::mutex> lock(ssl_mu_);
+    if (SSL_has_pending(ssl_) == 1) return true;
+  }
+  return tcp_->Unread();
+}
+
+bool TlsConnection::Hung() const {
+  {
+    std::lock_guard<std::mutex> lock(ssl_mu_);
+    if (SSL_has_pending(ssl_) == 1) return false;  // Records read ahead: the reader's first.
+  }
+  return tcp_->Hung();
 }
 
 Status TlsConnection::WaitReadable(int timeout_ms) {

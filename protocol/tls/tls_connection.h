@@ -76,11 +76,20 @@ class TlsConnection final : public Connection {
 
   Status SendV(const iovec* iov, int count) override;
   Status RecvV(const iovec* iov, int count) override;
+  // Exact: a ResumableLink may run over TLS (bytes OpenSSL decrypted and
+  // did not deliver count as not received).
+  Status RecvVCounted(const iovec* iov, int count, size_t* filled) override;
   Status WaitReadable(int timeout_ms) override;
+  bool Unread() const override;
+  bool Hung() const override;
   void Shutdown() override;
   std::string PeerName() const override;
   void Abandon() override;
   bool PeerIsLocal() const override { return tcp_->PeerIsLocal(); }
+
+  // Reads what has arrived, at least one byte and at most `cap` (*got),
+  // waiting as RecvV does: for a relay that does not know frames.
+  Status RecvSome(void* buf, size_t cap, size_t* got);
 
   // A receive that waits longer than this for bytes fails with kLinkDown,
   // as SO_RCVTIMEO makes a tcp receive fail (-1: never).
@@ -107,6 +116,8 @@ class TlsConnection final : public Connection {
   static Status Handshake(std::unique_ptr<tcp::TcpConnection> tcp, const Context& ctx, bool server,
                           const std::string& host, int timeout_ms, std::unique_ptr<TlsConnection>* out);
   Status SendPieces(const iovec* iov, int count);
+  // One SSL_read into [p, p + n), waiting until it delivers (*got > 0).
+  Status ReadOnce(uint8_t* p, size_t n, size_t* got);
   // Writes all of [p, p + n) as records.
   Status WriteAll(const uint8_t* p, size_t n);
   // Waits for the socket to be ready for `events` (POLLIN/POLLOUT).
@@ -114,7 +125,7 @@ class TlsConnection final : public Connection {
 
   std::unique_ptr<tcp::TcpConnection> tcp_;
   SSL* ssl_ = nullptr;
-  std::mutex ssl_mu_;  // Every call into ssl_.
+  mutable std::mutex ssl_mu_;  // Every call into ssl_.
   std::vector<uint8_t> gather_;  // The sender's: small pieces of one SendV.
   int recv_timeout_ms_ = -1;
   int spin_us_ = 0;

@@ -1,15 +1,23 @@
 // What TLS adds to a connection: the worker's certificate checked against
 // the client's CA and the address it dialled, client certificates where the
-// worker asks for them, TLS 1.3 only, clear errors for each refusal, and
-// bytes that arrive exact.
+// worker asks for them, TLS 1.3 only, clear errors for each refusal, bytes
+// that arrive exact, counts exact enough for a ResumableLink, and no
+// SIGPIPE for a peer that went.
 #include "protocol/tls/tls_connection.h"
 
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
+#include <signal.h>
 
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <random>
 #include <thread>
 #include <vector>
 
+#include "protocol/resumable_link.h"
 #include "protocol/tls/tls_test_util.h"
 
 namespace hipr::test {
@@ -137,6 +145,184 @@ TEST(TlsConnectionTest, BulkAndSmallPiecesArriveExact) {
   EXPECT_EQ(got_head, head);
   EXPECT_EQ(got_body, body);
   EXPECT_TRUE(got_bulk == bulk);
+}
+
+TEST(TlsConnectionTest, ACutReceiveSaysHowManyBytesItPlaced) {
+  TlsHandshakes h = Handshake(*ClientContext(Pki().ca), *ServerContext());
+  ASSERT_TRUE(h.client.ok()) << h.client.ToString();
+  const std::vector<uint8_t> sent = Bytes(70000, 4);
+  ASSERT_TRUE(h.a->SendAll(sent.data(), sent.size()).ok());
+  // Bytes wait unread; the peer has not gone.
+  for (int i = 0; i < 200 && !h.b->Unread(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(h.b->Unread());
+  EXPECT_FALSE(h.b->Hung());
+  h.a.reset();  // The client goes.
+  std::vector<uint8_t> got(100000);
+  const iovec iov[2] = {{got.data(), 1000}, {got.data() + 1000, got.size() - 1000}};
+  size_t filled = 0;
+  Status st = h.b->RecvVCounted(iov, 2, &filled);
+  EXPECT_EQ(st.code(), StatusCode::kLinkDown) << st.ToString();
+  EXPECT_EQ(filled, sent.size());
+  EXPECT_TRUE(std::equal(sent.begin(), sent.end(), got.begin()));
+  EXPECT_FALSE(h.b->Unread());
+  EXPECT_TRUE(h.b->Hung());
+}
+
+TEST(TlsConnectionTest, SendingToAPeerThatWentFailsWithoutSigpipe) {
+  // SIGPIPE's default action ends the process: a program that never
+  // ignored it must get an error instead.
+  struct sigaction dfl {}, old{};
+  dfl.sa_handler = SIG_DFL;
+  ASSERT_EQ(sigaction(SIGPIPE, &dfl, &old), 0);
+  TlsHandshakes h = Handshake(*ClientContext(Pki().ca), *ServerContext());
+  ASSERT_TRUE(h.client.ok()) << h.client.ToString();
+  h.b.reset();
+  const std::vector<uint8_t> bulk = Bytes(1u << 20, 5);
+  Status st;
+  for (int i = 0; i < 64 && st.ok(); ++i) st = h.a->SendAll(bulk.data(), bulk.size());
+  EXPECT_EQ(st.code(), StatusCode::kLinkDown) << st.ToString();
+  uint8_t byte = 0;
+  EXPECT_EQ(h.a->RecvExact(&byte, 1).code(), StatusCode::kLinkDown);
+  sigset_t pending;
+  ASSERT_EQ(sigpending(&pending), 0);
+  EXPECT_EQ(sigismember(&pending, SIGPIPE), 0);
+  sigaction(SIGPIPE, &old, nullptr);
+}
+
+// Where a ResumableLink's two sides meet again: the client side makes a
+// new TLS connection and offers the server's end with its count; the
+// worker side takes it and answers with its own (the resume hello, in
+// miniature). Break() cuts the client's current connection.
+struct TlsRendezvous {
+  std::shared_ptr<tls::Context> client_ctx = ClientContext(Pki().ca);
+  std::shared_ptr<tls::Context> server_ctx = ServerContext();
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<std::pair<std::unique_ptr<tls::TlsConnection>, uint64_t>> offer;
+  std::optional<uint64_t> answer;
+  tls::TlsConnection* current = nullptr;  // The client's connection now (its link owns it).
+
+  Status ClientRelink(uint64_t received, const std::atomic<bool>& closed, ResumableLink::Relinked* out) {
+    TlsHandshakes h = Handshake(*client_ctx, *server_ctx);
+    if (!h.client.ok() || !h.server.ok()) return LinkDown("handshake: " + h.client.ToString());
+    std::unique_lock<std::mutex> lock(mu);
+    offer.emplace(std::move(h.b), received);
+    answer.reset();
+    cv.notify_all();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!answer.has_value()) {
+      if (closed.load() || std::chrono::steady_clock::now() > deadline) return LinkDown("no answer");
+      cv.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    out->peer_received = *answer;
+    current = h.a.get();
+    out->conn = std::move(h.a);
+    return Status::Ok();
+  }
+
+  Status WorkerRelink(uint64_t received, const std::atomic<bool>& closed, ResumableLink::Relinked* out) {
+    std::unique_lock<std::mutex> lock(mu);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!offer.has_value()) {
+      if (closed.load() || std::chrono::steady_clock::now() > deadline) return LinkDown("grace period over");
+      cv.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    out->conn = std::move(offer->first);
+    out->peer_received = offer->second;
+    offer.reset();
+    answer = received;
+    cv.notify_all();
+    return Status::Ok();
+  }
+
+  void Break() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (current != nullptr) current->Shutdown();
+  }
+};
+
+TEST(TlsConnectionTest, AResumableLinkOverTlsLosesNothingThroughCuts) {
+  TlsRendezvous rv;
+  TlsHandshakes h = Handshake(*rv.client_ctx, *rv.server_ctx);
+  ASSERT_TRUE(h.client.ok()) << h.client.ToString();
+  rv.current = h.a.get();
+  auto relink = [&rv](bool client) {
+    return [&rv, client](uint64_t received, const Status&, const std::atomic<bool>& closed,
+                         ResumableLink::Relinked* out) {
+      return client ? rv.ClientRelink(received, closed, out) : rv.WorkerRelink(received, closed, out);
+    };
+  };
+  ResumableLink client(std::move(h.a), relink(true));
+  ResumableLink worker(std::move(h.b), relink(false));
+  constexpr uint64_t kBytes = 12u << 20;
+  auto pattern = [](uint64_t at, uint8_t salt) { return static_cast<uint8_t>((at * 131 + (at >> 9)) ^ salt); };
+  auto send = [&](ResumableLink* link, uint8_t salt, unsigned seed, Status* st) {
+    std::mt19937 rng(seed);
+    std::vector<uint8_t> piece;
+    for (uint64_t at = 0; at < kBytes && st->ok();) {
+      const uint64_t n = std::min<uint64_t>(kBytes - at, 1 + rng() % (rng() % 4 == 0 ? 1500000 : 5000));
+      piece.resize(n);
+      for (uint64_t i = 0; i < n; ++i) piece[i] = pattern(at + i, salt);
+      *st = link->SendAll(piece.data(), n);
+      at += n;
+    }
+  };
+  auto recv = [&](ResumableLink* link, ResumableLink* sender, uint8_t salt, unsigned seed, Status* st,
+                  uint64_t* wrong) {
+    std::mt19937 rng(seed);
+    std::vector<uint8_t> piece;
+    for (uint64_t at = 0; at < kBytes && st->ok();) {
+      const uint64_t n = std::min<uint64_t>(kBytes - at, 1 + rng() % (rng() % 4 == 0 ? 1000000 : 7000));
+      piece.assign(n, 0);
+      *st = link->RecvExact(piece.data(), n);
+      if (!st->ok()) return;
+      for (uint64_t i = 0; i < n; ++i) *wrong += piece[i] != pattern(at + i, salt);
+      at += n;
+      if (rng() % 8 == 0) *st = sender->Acknowledge(link->received());
+    }
+  };
+  std::atomic<bool> done{false};
+  std::thread chaos([&] {
+    std::mt19937 rng(4242);
+    while (!done.load()) {
+      std::this_thread::sleep_for(std::chrono::microseconds(2000 + rng() % 20000));
+      if (!done.load()) rv.Break();
+    }
+  });
+  auto watch = [&](ResumableLink* link) {
+    while (!done.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      (void)link->CheckIdle();
+    }
+  };
+  std::thread w1(watch, &client), w2(watch, &worker);
+  Status up_send, up_recv, down_send, down_recv;
+  uint64_t up_wrong = 0, down_wrong = 0;
+  std::thread t1([&] { send(&client, 0x11, 1, &up_send); });
+  std::thread t2([&] { recv(&worker, &client, 0x11, 2, &up_recv, &up_wrong); });
+  std::thread t3([&] { send(&worker, 0x5a, 3, &down_send); });
+  std::thread t4([&] { recv(&client, &worker, 0x5a, 4, &down_recv, &down_wrong); });
+  t1.join();
+  t2.join();
+  t3.join();
+  t4.join();
+  done = true;
+  chaos.join();
+  w1.join();
+  w2.join();
+  EXPECT_TRUE(up_send.ok()) << up_send.ToString();
+  EXPECT_TRUE(up_recv.ok()) << up_recv.ToString();
+  EXPECT_TRUE(down_send.ok()) << down_send.ToString();
+  EXPECT_TRUE(down_recv.ok()) << down_recv.ToString();
+  EXPECT_EQ(up_wrong, 0u);
+  EXPECT_EQ(down_wrong, 0u);
+  EXPECT_EQ(worker.received(), kBytes);
+  EXPECT_EQ(client.received(), kBytes);
+  EXPECT_GT(client.resumes(), 0);
+  {
+    std::lock_guard<std::mutex> lock(rv.mu);
+    rv.current = nullptr;  // The links go first.
+  }
 }
 
 }  // namespace

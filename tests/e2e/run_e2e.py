@@ -411,6 +411,16 @@ class Scenario(KernelScenarios, CompressScenarios):
 
     # 3b'. tls
 
+    def test_pki(self):
+        """Makes a CA, the worker's certificate and clients' (hipr-test-pki); returns name -> path."""
+        pki = os.path.join(self.tmp, "pki")
+        if not os.path.isdir(pki):
+            tool = os.path.join(self.build.dir, "tests", "hipr-test-pki")
+            made = subprocess.run([tool, pki], capture_output=True, text=True, timeout=60)
+            if made.returncode != 0:
+                raise Failure("hipr-test-pki failed: %s" % made.stderr)
+        return lambda name: os.path.join(pki, name)
+
     def scenario_tls(self):
         """A worker with --tls-cert: a program with HIPR_TLS_CA runs whole over TLS 1.3 (memory's
         copies are checked byte for byte); one that trusts another CA, and a plain one, fail at
@@ -418,12 +428,7 @@ class Scenario(KernelScenarios, CompressScenarios):
         With --tls-client-ca, a client certificate from that CA is admitted as the tenant its
         common name names, and a client without one is refused."""
         self.build.check_runtime()
-        pki = os.path.join(self.tmp, "pki")
-        tool = os.path.join(self.build.dir, "tests", "hipr-test-pki")
-        made = subprocess.run([tool, pki], capture_output=True, text=True, timeout=60)
-        if made.returncode != 0:
-            raise Failure("hipr-test-pki failed: %s" % made.stderr)
-        pem = lambda name: os.path.join(pki, name)
+        pem = self.test_pki()
         memory = [self.build.program("memory"), "--total-mem", str(SIM_MEMORY_BYTES)]
 
         def refused(label, server, extra, words):
@@ -882,31 +887,20 @@ class Scenario(KernelScenarios, CompressScenarios):
         with open(port_file) as f:
             return program, "127.0.0.1:%s" % f.read().strip()
 
-    def scenario_resume(self):
-        """Sessions survive a dropped link (docs/operations.md "Resuming sessions"). Through
-        hipr-delay-proxy, which cuts connections after a given number of bytes: the framework-shaped
-        training loop (hipr-bench-distance-loop: small calls, a blocking upload, launches and a read
-        back per step) cut at random points, several times per run and sometimes during the resend of a
-        resume, ends with the same loss, to the last digit, as an uninterrupted run; 64 MiB copies both
-        ways (copy_loop, which checks every byte) cut mid-transfer pass; a link down for two seconds
-        (the proxy killed, then back on its port) is resumed. A cut in the hello, and a cut during a
-        resume's answer (which spends the resume secret), end the program with a clear error; a worker
-        killed while its client tries to resume ends the program with a clear error; every session
-        process is gone afterwards."""
-        self.build.check_runtime()
-        if Worker.transport != "tcp" or Worker.device != "sim":
-            raise Failure("sessions resume over plain tcp; this scenario runs on the sim over tcp")
+    def resume_loop(self):
         loop = os.path.join(self.build.dir, "bin", "hipr-bench-distance-loop")
         if not os.path.isfile(loop):
             raise Failure("%s is missing: build the project first" % loop)
-        grace = 8
-        w = self.worker(extra_args=["--resume-grace-s", str(grace)])
-        steps = "120"
+        return loop, "120"
 
+    def resume_runner(self, extra_env):
+        """run(name, argv, server, timeout) -> (program, rc) with resume on and stats printed, and
+        resumes(program): how many times the stub says its link was resumed."""
         def run(name, argv, server, timeout=120):
             env = client_env(self.build, server, "preload")
             env["HIPR_STATS"] = "1"
             env["HIPR_RESUME"] = "on"  # The default resumes only links to another host.
+            env.update(extra_env)
             del env["HIPR_E2E_HANDSHAKE"]
             program = Program(name, argv, env)
             return program, program.wait(timeout)
@@ -915,6 +909,13 @@ class Scenario(KernelScenarios, CompressScenarios):
             m = [re.search(r"link: resumed (\d+) times?", line) for line in program.text("err")]
             m = [x for x in m if x]
             return int(m[-1].group(1)) if m else 0
+        return run, resumes
+
+    def resume_cuts(self, w, loop_seeds, copy_seeds, extra_env=None, min_resumes=6):
+        """The training loop cut at random points through the proxy ends with the uninterrupted run's
+        loss; 64 MiB copies both ways cut mid-transfer check every byte."""
+        run, resumes = self.resume_runner(extra_env or {})
+        loop, steps = self.resume_loop()
 
         def loss(program):
             lines = [line for line in program.text("out") if line.startswith("final loss:")]
@@ -929,9 +930,9 @@ class Scenario(KernelScenarios, CompressScenarios):
         expected = loss(base)
         log("uninterrupted: %s" % expected)
 
-        # The hello is about 2 KB both ways; 120 steps about 8 MB.
+        # The hello is about 2 KB both ways (TLS's handshake a few more); 120 steps about 8 MB.
         total_resumes = 0
-        for seed in range(1, 7):
+        for seed in loop_seeds:
             rng = random.Random(seed)
             cuts = [rng.randint(2000000, 8000000)] + [rng.randint(20000, 3000000) for _ in range(3)]
             proxy, server = self.proxy(w, cuts)
@@ -944,11 +945,11 @@ class Scenario(KernelScenarios, CompressScenarios):
                 raise Failure("%s: %s, uninterrupted: %s" % (program.name, got, expected))
             total_resumes += resumes(program)
             log("%s: %s after %d resumes" % (program.name, got, resumes(program)))
-        if total_resumes < 6:
+        if total_resumes < min_resumes:
             raise Failure("the cuts caused only %d resumes" % total_resumes)
 
         copy_loop = self.build.program("copy_loop")
-        for seed in range(1, 4):
+        for seed in copy_seeds:
             rng = random.Random(100 + seed)
             cuts = [rng.randint(2000000, 200000000)] + [rng.randint(100000, 200000000) for _ in range(2)]
             proxy, server = self.proxy(w, cuts)
@@ -959,6 +960,27 @@ class Scenario(KernelScenarios, CompressScenarios):
                 raise Failure("%s: %s, %d resumes\n%s" % (program.name, describe_rc(rc), resumes(program),
                                                           "\n".join(program.text("out") + program.text("err"))))
             log("%s: every byte right after %d resumes" % (program.name, resumes(program)))
+
+    def scenario_resume(self):
+        """Sessions survive a dropped link (docs/operations.md "Resuming sessions"). Through
+        hipr-delay-proxy, which cuts connections after a given number of bytes: the framework-shaped
+        training loop (hipr-bench-distance-loop: small calls, a blocking upload, launches and a read
+        back per step) cut at random points, several times per run and sometimes during the resend of a
+        resume, ends with the same loss, to the last digit, as an uninterrupted run; 64 MiB copies both
+        ways (copy_loop, which checks every byte) cut mid-transfer pass; a link down for two seconds
+        (the proxy killed, then back on its port) is resumed. A cut in the hello, and a cut during a
+        resume's answer (which spends the resume secret), end the program with a clear error; a worker
+        killed while its client tries to resume ends the program with a clear error; every session
+        process is gone afterwards."""
+        self.build.check_runtime()
+        if Worker.transport != "tcp" or Worker.device != "sim":
+            raise Failure("sessions resume over tcp; this scenario runs on the sim over tcp")
+        grace = 8
+        w = self.worker(extra_args=["--resume-grace-s", str(grace)])
+        loop, steps = self.resume_loop()
+        run, resumes = self.resume_runner({})
+        self.resume_cuts(w, loop_seeds=range(1, 7), copy_seeds=range(1, 4))
+        copy_loop = self.build.program("copy_loop")
 
         # Cut in the hello: no session, a clear error.
         proxy, server = self.proxy(w, [500])
@@ -1022,6 +1044,34 @@ class Scenario(KernelScenarios, CompressScenarios):
         self.expect_link_lost(lost, killed_at, grace + 5, "the worker's death")
         if not any("could not be resumed" in line for line in lost.text("err")):
             raise Failure("the stub did not say the session could not be resumed:\n%s" % "\n".join(lost.text("err")))
+
+    def scenario_resume_tls(self):
+        """Sessions over TLS resume too (docs/operations.md "Resuming sessions"): with client
+        certificates (the tenant is the certificate's), the training loop cut at random points ends
+        with the uninterrupted run's loss and 64 MiB copies cut mid-transfer check every byte. The
+        worker relays each resumed connection from the process that did its TLS handshake, and every
+        relay and session process is gone afterwards."""
+        self.build.check_runtime()
+        if Worker.transport != "tcp" or Worker.device != "sim":
+            raise Failure("sessions resume over tcp; this scenario runs on the sim over tcp")
+        pem = self.test_pki()
+        grace = 8
+        w = self.worker(extra_args=["--resume-grace-s", str(grace), "--tls-cert", pem("server.pem"),
+                                    "--tls-key", pem("server.key"), "--tls-client-ca", pem("ca.pem")])
+        tls_env = {"HIPR_TLS_CA": pem("ca.pem"), "HIPR_TLS_CERT": pem("client.pem"),
+                   "HIPR_TLS_KEY": pem("client.key")}
+        self.resume_cuts(w, loop_seeds=range(1, 4), copy_seeds=range(1, 3), extra_env=tls_env, min_resumes=3)
+        relays = [line for line in w.log_text().splitlines() if "over TLS: relaying" in line]
+        if not relays:
+            raise Failure("the worker's log shows no relay:\n%s" % w.transcript())
+        log("the worker relayed %d resumed connections, e.g. %s" % (len(relays), relays[0].split("] ", 3)[-1]))
+        deadline = time.monotonic() + grace + 10
+        while w.session_pids() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if w.session_pids():
+            raise Failure("session or relay processes left on the worker: %s" % w.session_pids())
+        if not w.alive() or w.error_lines():
+            raise Failure("the worker died or logged errors: %s" % w.error_lines()[:5])
 
     # 6. kernel_library
 
@@ -1145,8 +1195,9 @@ SCENARIOS = sorted(name[len("scenario_"):] for name in dir(Scenario) if name.sta
 # Scenarios that do not run against the chain's hip device (--device chain), and why. Kept in
 # step with e2e_chain_excluded in CMakeLists.txt; docs/operations.md lists them too.
 CHAIN_EXCLUDED = {
-    "resume": "sessions resume over plain tcp between the stub and the session process, whatever the "
+    "resume": "sessions resume over tcp between the stub and the session process, whatever the "
               "device (the same code on the sim and the hip device); it runs on the sim",
+    "resume_tls": "as resume, over TLS",
     "missing_twin": "checks the sim's own refusal of a kernel without a twin, which it reports at module "
                     "load; a hip device's runtime loads the whole code object or none",
     "twin_mismatch": "checks the sim's refusal of a twin built from other code; the hip device has no twins",

@@ -132,6 +132,8 @@ void Ledger::OpenSlot(int slot, uint64_t session_id) {
   s.state.store(kHandshake);
 }
 
+void Ledger::MarkRelay(int slot) { slots_[slot].state.store(kRelay); }
+
 Ledger::SlotState Ledger::State(int slot) const { return static_cast<SlotState>(slots_[slot].state.load()); }
 
 int Ledger::TenantIndexLocked(const std::string& name) {

@@ -35,7 +35,9 @@ namespace hipr::worker {
 
 class Ledger {
  public:
-  enum SlotState : uint32_t { kFree = 0, kHandshake = 1, kAdmitted = 2 };
+  // kRelay: a process that carries a resumed TLS session's bytes to the
+  // session's own process (tls_relay.h).
+  enum SlotState : uint32_t { kFree = 0, kHandshake = 1, kAdmitted = 2, kRelay = 3 };
   // Tenants the ledger remembers at once: at least this many, and never
   // fewer than the slots, so a new tenant always finds a free or idle entry
   // (one with no live session and no memory), which it takes over.
@@ -63,6 +65,9 @@ class Ledger {
   // long (a client certificate's common name may be): names are compared by
   // SHA-256.
   Status Admit(int slot, const std::string& tenant, int max_sessions, uint64_t memory_cap);
+  // Session process: the slot now relays a resumed session (no tenant, no
+  // memory of its own).
+  void MarkRelay(int slot);
   // Session process: device memory taken and given back (MemoryAccount).
   Status Charge(int slot, uint64_t bytes);
   void Refund(int slot, uint64_t bytes);

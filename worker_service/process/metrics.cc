@@ -78,11 +78,15 @@ std::string RenderMetrics(const Ledger& ledger, const WorkerConfig& config, bool
   p.Sample("hipr_ready", "", uint64_t{ready ? 1u : 0u});
 
   const std::vector<Ledger::SessionUsage> sessions = ledger.Sessions();
-  uint64_t handshaking = 0, admitted = 0;
-  for (const auto& s : sessions) (s.state == Ledger::kHandshake ? handshaking : admitted) += 1;
-  p.Family("hipr_sessions", "gauge", "Live sessions, by phase: in the hello (handshake) or admitted.");
+  uint64_t handshaking = 0, admitted = 0, relaying = 0;
+  for (const auto& s : sessions)
+    (s.state == Ledger::kHandshake ? handshaking : s.state == Ledger::kRelay ? relaying : admitted) += 1;
+  p.Family("hipr_sessions", "gauge",
+           "Live session processes, by phase: in the hello (handshake), admitted, or relaying a session resumed "
+           "over TLS (relay).");
   p.Sample("hipr_sessions", "phase=\"handshake\"", handshaking);
   p.Sample("hipr_sessions", "phase=\"admitted\"", admitted);
+  p.Sample("hipr_sessions", "phase=\"relay\"", relaying);
   p.Family("hipr_sessions_limit", "gauge", "--max-sessions.");
   p.Sample("hipr_sessions_limit", "", static_cast<uint64_t>(config.max_sessions));
 

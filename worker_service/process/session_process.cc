@@ -6,9 +6,11 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -20,6 +22,7 @@
 #include "worker_service/device/device_factory.h"
 #include "worker_service/process/handshake.h"
 #include "worker_service/process/resume_door.h"
+#include "worker_service/process/tls_relay.h"
 #include "worker_service/session/session.h"
 #include "worker_service/sim/twin/twin_fault.h"
 
@@ -78,14 +81,20 @@ void ReportTwinFault(const char* line, size_t size) {
 
 // A hello that resumes another session of this worker: hands the
 // connection to that session's process (resume_door.h) and ends, or tells
-// the client why not.
-int HandOver(const WorkerConfig& config, Ledger* ledger, uint64_t session_id, Connection& conn, int client_fd,
-             bool plain_tcp, const Admission& admission) {
+// the client why not. Over TLS (`tls` set) the session gets one end of a
+// socket pair instead, and this process relays between it and the client
+// (tls_relay.h) until either side ends.
+int HandOver(const WorkerConfig& config, Ledger* ledger, int slot, uint64_t session_id, Connection& conn,
+             int client_fd, tls::TlsConnection* tls, bool tcp, const Admission& admission) {
   const msg::HelloRequest& hello = admission.hello;
   const std::string peer = conn.PeerName();
   Status st;
-  if (!plain_tcp) {
-    st = Status(StatusCode::kFailedPrecondition, "sessions resume over plain tcp only");
+  int pair[2] = {-1, -1};
+  if (!tcp) {
+    st = Status(StatusCode::kFailedPrecondition, "sessions resume over tcp and TLS only");
+  } else if (tls != nullptr && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    st = Status(StatusCode::kUnavailable, std::string("cannot relay the resumed session: socketpair: ") +
+                                              std::strerror(errno));
   } else if (config.resume_grace_s == 0) {
     st = Status(StatusCode::kFailedPrecondition, "this worker keeps no session after its link drops (--resume-grace-s 0)");
   } else {
@@ -99,8 +108,18 @@ int HandOver(const WorkerConfig& config, Ledger* ledger, uint64_t session_id, Co
     knock.version = admission.version;
     knock.peer = peer;
     knock.auth_proof = admission.auth_proof;
-    st = KnockOnDoor(knock, client_fd);
+    st = KnockOnDoor(knock, tls != nullptr ? pair[0] : client_fd);
   }
+  if (pair[0] >= 0) close(pair[0]);  // Passed on, or refused.
+  if (st.ok() && tls != nullptr) {
+    spdlog::info("session {}: {} resumes session {} over TLS: relaying", session_id, peer, hello.resume_session);
+    ledger->MarkRelay(slot);
+    const Status ended = RelayTls(*tls, pair[1]);
+    close(pair[1]);
+    spdlog::info("session {}: relay for session {} ended: {}", session_id, hello.resume_session, ended.message());
+    return 0;
+  }
+  if (pair[1] >= 0) close(pair[1]);
   if (st.ok()) {
     spdlog::info("session {}: {} resumes session {}: connection handed over", session_id, peer, hello.resume_session);
     conn.Abandon();  // The resumed session's process owns the socket now.
@@ -133,7 +152,7 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
   g_fault_slot = slot;
   sim::InstallTwinFaultHandlers(&ReportTwinFault);
   std::unique_ptr<Connection> conn;
-  const tls::TlsConnection* tls_peer = nullptr;  // conn, when it is TLS.
+  tls::TlsConnection* tls_peer = nullptr;  // conn, when it is TLS.
   if (transport == Transport::kShm) {
     shm::Options options;
     options.ring_bytes = config.shm_ring_bytes;
@@ -189,9 +208,9 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
     RefuseAdmission(*conn, admission, std::move(reply));
     return kSessionExitReported;
   }
-  const bool plain_tcp = transport == Transport::kTcp && config.tls_cert.empty();
   if (admission.hello.resume_session != 0)
-    return HandOver(config, ledger, session_id, *conn, client_fd, plain_tcp, admission);
+    return HandOver(config, ledger, slot, session_id, *conn, client_fd, tls_peer, transport == Transport::kTcp,
+                    admission);
   const Tenant& tenant = admission.tenant;
   st = ledger->Admit(slot, tenant.name, tenant.max_sessions != 0 ? tenant.max_sessions : config.max_sessions_per_tenant,
                      tenant.memory_bytes != 0 ? tenant.memory_bytes : config.tenant_memory_bytes);
@@ -252,7 +271,7 @@ int RunSessionProcess(const WorkerConfig& config, Ledger* ledger, int slot, uint
       session.set_peer_host(host);
   }
   session.set_ledger(ledger, slot);
-  session.set_resumable(plain_tcp);
+  session.set_resumable(transport == Transport::kTcp);  // Plain or TLS.
   st = session.Run();
   return st.ok() ? 0 : kSessionExitReported;
 }

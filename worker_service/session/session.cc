@@ -245,7 +245,7 @@ Status Session::Hello() {
   // The transport's upgrade (transports.h): answered in the reply, then
   // finished, which may replace conn_, before any other frame.
   if (upgrade_ != nullptr && reply.status == StatusCode::kOk) upgrade_->Answer(hello, &reply);
-  // Resume: a plain tcp session (never one moving to rdma) whose client
+  // Resume: a tcp or TLS session (never one moving to rdma) whose client
   // offers it, where the worker keeps sessions at all.
   const bool offered_resume =
       std::find(hello.features.begin(), hello.features.end(), wire::kFeatureResume) != hello.features.end();
@@ -427,9 +427,16 @@ void Session::HeartbeatLoop() {
     if (!stopping_) hb_cv_.wait_for(lock.native(), tick);
     if (stopping_) break;
     if (sigtimedwait(&term, nullptr, &no_wait) == SIGTERM) {
+      worker_stopping_ = true;
+      if (ResumableLink* link = link_.load(); link != nullptr && link->down()) {
+        // Waiting for its client to resume: there is nobody to tell, and
+        // the worker does not wait out the grace period.
+        spdlog::info("session {}: the worker is shutting down; the session waited for its client to resume", id_);
+        conn_->Shutdown();
+        return;
+      }
       // Between frames (the send lock is ours), tell the client why, then
       // wake the replay thread with a closed connection.
-      worker_stopping_ = true;
       SendFatal(Status(StatusCode::kDeviceLost, "the worker is shutting down"));
       conn_->Shutdown();
       return;

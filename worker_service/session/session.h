@@ -86,9 +86,10 @@ class Session {
   // copies (protocol/peer_link.h) listen there. Empty (shm, TLS): the
   // session offers none.
   void set_peer_host(std::string host) { peer_host_ = std::move(host); }
-  // The connection is plain tcp: a client that offers `resume` gets a
-  // resumable link (protocol/resumable_link.h) and a door
-  // (process/resume_door.h), where --resume-grace-s is above 0.
+  // The connection is tcp, plain or TLS: a client that offers `resume`
+  // gets a resumable link (protocol/resumable_link.h) and a door
+  // (process/resume_door.h), where --resume-grace-s is above 0. A later
+  // connection of a TLS session arrives through a relay (process/tls_relay.h).
   void set_resumable(bool resumable) { resumable_ = resumable; }
 
  private:
