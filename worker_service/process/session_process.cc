@@ -114,6 +114,9 @@ int HandOver(const WorkerConfig& config, Ledger* ledger, int slot, uint64_t sess
   if (st.ok() && tls != nullptr) {
     spdlog::info("session {}: {} resumes session {} over TLS: relaying", session_id, peer, hello.resume_session);
     ledger->MarkRelay(slot);
+    // The relay sleeps between bytes: its spinning would take a core from
+    // the session it serves.
+    tls->set_spin_us(0);
     const Status ended = RelayTls(*tls, pair[1]);
     close(pair[1]);
     spdlog::info("session {}: relay for session {} ended: {}", session_id, hello.resume_session, ended.message());
