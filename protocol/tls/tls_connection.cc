@@ -13,8 +13,11 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 namespace hipr::tls {
@@ -98,12 +101,15 @@ std::string CommonName(X509_NAME* name) {
 // OpenSSL's socket BIO writes with write(2), which raises SIGPIPE on a
 // connection the peer has reset or closed (a record, or the alert a failed
 // read sends); a library must not end its host program for that (tcp
-// sends with MSG_NOSIGNAL). While one lives, SIGPIPE is blocked in this
-// thread; after a failed call (Failed()), one that call raised is taken
-// back before it is unblocked. errno is kept.
+// sends with MSG_NOSIGNAL). While one lives (and `on`), SIGPIPE is blocked
+// in this thread; after a failed call (Failed()), one that call raised is
+// taken back before it is unblocked. errno is kept. It costs two system
+// calls, so only a client's connections that write through the socket BIO
+// use it (Handshake); the worker's processes ignore SIGPIPE.
 class NoSigpipe {
  public:
-  NoSigpipe() {
+  explicit NoSigpipe(bool on) {
+    if (!on) return;
     sigemptyset(&pipe_);
     sigaddset(&pipe_, SIGPIPE);
     blocked_ = pthread_sigmask(SIG_BLOCK, &pipe_, &old_) == 0 && sigismember(&old_, SIGPIPE) == 0;
@@ -129,6 +135,64 @@ class NoSigpipe {
   bool blocked_ = false;
   bool failed_ = false;
 };
+
+// A write-only BIO on a socket that sends with MSG_NOSIGNAL: a client's
+// records and alerts go through it, so they raise no SIGPIPE and need no
+// NoSigpipe. It declines kernel TLS (BIO_CTRL_SET_KTLS answers 0), so a
+// client uses it only where the kernel offers no kernel TLS anyway.
+int NoSignalWrite(BIO* b, const char* data, int n) {
+  const int fd = static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(b)));
+  BIO_clear_retry_flags(b);
+  ssize_t w;
+  do {
+    w = send(fd, data, static_cast<size_t>(n), MSG_NOSIGNAL);
+  } while (w < 0 && errno == EINTR);
+  if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) BIO_set_retry_write(b);
+  return static_cast<int>(w);
+}
+
+long NoSignalCtrl(BIO*, int cmd, long, void*) { return cmd == BIO_CTRL_FLUSH ? 1 : 0; }
+
+int NoSignalCreate(BIO* b) {
+  BIO_set_init(b, 1);
+  return 1;
+}
+
+BIO* NewNoSignalBio(int fd) {
+  static BIO_METHOD* const method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "hipr socket, MSG_NOSIGNAL");
+    if (m == nullptr) return m;
+    BIO_meth_set_write(m, NoSignalWrite);
+    BIO_meth_set_ctrl(m, NoSignalCtrl);
+    BIO_meth_set_create(m, NoSignalCreate);
+    return m;
+  }();
+  if (method == nullptr) return nullptr;
+  BIO* b = BIO_new(method);
+  if (b != nullptr) BIO_set_data(b, reinterpret_cast<void*>(static_cast<intptr_t>(fd)));
+  return b;
+}
+
+// Whether this kernel offers the `tls` upper layer (kernel TLS), read once.
+bool KernelOffersTls() {
+  static const bool offered = [] {
+    FILE* f = std::fopen("/proc/sys/net/ipv4/tcp_available_ulp", "re");
+    if (f == nullptr) return false;
+    char line[256] = {};
+    const bool ok = std::fgets(line, sizeof line, f) != nullptr;
+    std::fclose(f);
+    if (!ok) return false;
+    for (const char* p = line; (p = std::strstr(p, "tls")) != nullptr; p += 3) {
+      const bool starts = p == line || p[-1] == ' ';
+      const bool ends = p[3] == '\0' || p[3] == ' ' || p[3] == '\n';
+      if (starts && ends) return true;
+    }
+    return false;
+  }();
+  return offered;
+}
+
+std::atomic<int> g_client_write_path{0};  // TlsConnection::ClientWritePath, for tests.
 
 int RemainingMs(std::chrono::steady_clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -216,6 +280,22 @@ Status TlsConnection::Handshake(std::unique_ptr<tcp::TcpConnection> tcp, const C
   std::unique_ptr<TlsConnection> conn(new TlsConnection(std::move(tcp), ssl));
   if (SSL_set_fd(ssl, fd) != 1) return LinkDown("TLS: " + ErrorQueue());
   if (!server) {
+    // A client's writes must not raise SIGPIPE in a program that did not
+    // ignore it (a server's process does). Where the kernel may take the
+    // records over (kernel TLS), OpenSSL's own socket BIO writes them and
+    // each SSL call runs under NoSigpipe; elsewhere the writes go through
+    // a BIO that sends with MSG_NOSIGNAL, which costs nothing.
+    const int path = g_client_write_path.load();
+    const bool socket_bio = path == 1 || (path == 0 && KernelOffersTls());
+    if (socket_bio) {
+      conn->guard_sigpipe_ = true;
+    } else {
+      BIO* w = NewNoSignalBio(fd);
+      if (w == nullptr) return LinkDown("TLS: " + ErrorQueue());
+      SSL_set0_wbio(ssl, w);
+    }
+  }
+  if (!server) {
     in6_addr ip6;
     in_addr ip4;
     const bool is_ip = inet_pton(AF_INET, host.c_str(), &ip4) == 1 || inet_pton(AF_INET6, host.c_str(), &ip6) == 1;
@@ -231,7 +311,7 @@ Status TlsConnection::Handshake(std::unique_ptr<tcp::TcpConnection> tcp, const C
   for (;;) {
     int rc;
     {
-      NoSigpipe guard;
+      NoSigpipe guard(conn->guard_sigpipe_);
       rc = server ? SSL_accept(ssl) : SSL_connect(ssl);
       if (rc != 1) guard.Failed();
     }
@@ -296,7 +376,7 @@ Status TlsConnection::WriteAll(const uint8_t* p, size_t n) {
       if (abandoned_.load()) return LinkDown("connection abandoned");
       ERR_clear_error();
       errno = 0;
-      NoSigpipe guard;
+      NoSigpipe guard(guard_sigpipe_);
       rc = SSL_write_ex(ssl_, p, n, &written);
       if (rc != 1) {
         err = SSL_get_error(ssl_, rc);
@@ -373,7 +453,8 @@ Status TlsConnection::ReadOnce(uint8_t* p, size_t n, size_t* got) {
       if (abandoned_.load()) return LinkDown("connection abandoned");
       ERR_clear_error();
       errno = 0;
-      NoSigpipe guard;
+      // Decrypted bytes waiting are delivered with no I/O, so no guard.
+      NoSigpipe guard(guard_sigpipe_ && SSL_pending(ssl_) == 0);
       rc = SSL_read_ex(ssl_, p, n, got);
       if (rc != 1) {
         err = SSL_get_error(ssl_, rc);
@@ -466,6 +547,10 @@ void TlsConnection::Abandon() {
   // and only this thread exists here.
   abandoned_.store(true);
   tcp_->Abandon();
+}
+
+void TlsConnection::set_client_write_path_for_testing(ClientWritePath path) {
+  g_client_write_path.store(static_cast<int>(path));
 }
 
 bool TlsConnection::ktls_send() const { return BIO_get_ktls_send(SSL_get_wbio(ssl_)) != 0; }

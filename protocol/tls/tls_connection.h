@@ -108,6 +108,13 @@ class TlsConnection final : public Connection {
   bool ktls_send() const;
   bool ktls_recv() const;
 
+  // How a client's connections made from now on write (tests): as the
+  // kernel allows (kAuto: OpenSSL's socket BIO under a SIGPIPE guard where
+  // the kernel offers kernel TLS, a MSG_NOSIGNAL BIO elsewhere), or one of
+  // the two.
+  enum class ClientWritePath { kAuto = 0, kSocketBio = 1, kNoSignalBio = 2 };
+  static void set_client_write_path_for_testing(ClientWritePath path);
+
   static constexpr size_t kGatherBytes = 16u << 10;  // One TLS record's worth of plaintext.
   static constexpr size_t kCorkBytes = 64u << 10;    // Sends this large are corked (SendV).
 
@@ -129,6 +136,9 @@ class TlsConnection final : public Connection {
   std::vector<uint8_t> gather_;  // The sender's: small pieces of one SendV.
   int recv_timeout_ms_ = -1;
   int spin_us_ = 0;
+  // A client's that writes through OpenSSL's socket BIO: SSL calls that may
+  // write run with SIGPIPE blocked (tls_connection.cc NoSigpipe).
+  bool guard_sigpipe_ = false;
   std::atomic<bool> shut_down_{false};
   std::atomic<bool> abandoned_{false};
   std::string peer_subject_;

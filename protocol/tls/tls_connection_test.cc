@@ -168,13 +168,17 @@ TEST(TlsConnectionTest, ACutReceiveSaysHowManyBytesItPlaced) {
   EXPECT_TRUE(h.b->Hung());
 }
 
-TEST(TlsConnectionTest, SendingToAPeerThatWentFailsWithoutSigpipe) {
-  // SIGPIPE's default action ends the process: a program that never
-  // ignored it must get an error instead.
+// SIGPIPE's default action ends the process: a client program that never
+// ignored it must get an error instead, on either way a client writes.
+class TlsSigpipeTest : public ::testing::TestWithParam<tls::TlsConnection::ClientWritePath> {};
+
+TEST_P(TlsSigpipeTest, SendingToAPeerThatWentFailsWithoutSigpipe) {
   struct sigaction dfl {}, old{};
   dfl.sa_handler = SIG_DFL;
   ASSERT_EQ(sigaction(SIGPIPE, &dfl, &old), 0);
+  tls::TlsConnection::set_client_write_path_for_testing(GetParam());
   TlsHandshakes h = Handshake(*ClientContext(Pki().ca), *ServerContext());
+  tls::TlsConnection::set_client_write_path_for_testing(tls::TlsConnection::ClientWritePath::kAuto);
   ASSERT_TRUE(h.client.ok()) << h.client.ToString();
   h.b.reset();
   const std::vector<uint8_t> bulk = Bytes(1u << 20, 5);
@@ -188,6 +192,10 @@ TEST(TlsConnectionTest, SendingToAPeerThatWentFailsWithoutSigpipe) {
   EXPECT_EQ(sigismember(&pending, SIGPIPE), 0);
   sigaction(SIGPIPE, &old, nullptr);
 }
+
+INSTANTIATE_TEST_SUITE_P(WritePaths, TlsSigpipeTest,
+                         ::testing::Values(tls::TlsConnection::ClientWritePath::kSocketBio,
+                                           tls::TlsConnection::ClientWritePath::kNoSignalBio));
 
 // Where a ResumableLink's two sides meet again: the client side makes a
 // new TLS connection and offers the server's end with its count; the
@@ -242,6 +250,10 @@ struct TlsRendezvous {
 };
 
 TEST(TlsConnectionTest, AResumableLinkOverTlsLosesNothingThroughCuts) {
+  // The worker's side does not guard against SIGPIPE: its processes ignore it.
+  struct sigaction ign {}, old{};
+  ign.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGPIPE, &ign, &old), 0);
   TlsRendezvous rv;
   TlsHandshakes h = Handshake(*rv.client_ctx, *rv.server_ctx);
   ASSERT_TRUE(h.client.ok()) << h.client.ToString();
@@ -323,6 +335,7 @@ TEST(TlsConnectionTest, AResumableLinkOverTlsLosesNothingThroughCuts) {
     std::lock_guard<std::mutex> lock(rv.mu);
     rv.current = nullptr;  // The links go first.
   }
+  sigaction(SIGPIPE, &old, nullptr);
 }
 
 }  // namespace

@@ -170,9 +170,22 @@ Status RawClient::ConnectBare(const std::string& endpoint, std::unique_ptr<RawCl
   HIPR_RETURN_IF_ERROR(tcp::ParseEndpoint(endpoint, &ep));
   std::unique_ptr<tcp::TcpConnection> tcp_conn;
   HIPR_RETURN_IF_ERROR(tcp::TcpConnection::Connect(ep, 3000, &tcp_conn));
-  c->conn_ = std::move(tcp_conn);
+  if (std::shared_ptr<tls::Context> ctx = TlsContext(); ctx != nullptr) {
+    std::unique_ptr<tls::TlsConnection> tls_conn;
+    HIPR_RETURN_IF_ERROR(tls::TlsConnection::Connect(std::move(tcp_conn), *ctx, "127.0.0.1", 3000, &tls_conn));
+    c->conn_ = std::move(tls_conn);
+  } else {
+    c->conn_ = std::move(tcp_conn);
+  }
   *out = std::move(c);
   return Status::Ok();
+}
+
+void RawClient::UseTls(std::shared_ptr<tls::Context> ctx) { TlsContext() = std::move(ctx); }
+
+std::shared_ptr<tls::Context>& RawClient::TlsContext() {
+  static std::shared_ptr<tls::Context> ctx;
+  return ctx;
 }
 
 Status RawClient::Connect(const std::string& endpoint, std::unique_ptr<RawClient>* out, uint64_t window_bytes,

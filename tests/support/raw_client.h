@@ -13,6 +13,7 @@
 #include "protocol/codec.h"
 #include "protocol/frame_io.h"
 #include "protocol/messages.h"
+#include "protocol/tls/tls_connection.h"
 #include "protocol/transport.h"
 
 namespace hipr::test {
@@ -71,6 +72,10 @@ class RawClient {
                           std::vector<std::string> features = {});
   // Connects without a hello.
   static Status ConnectBare(const std::string& endpoint, std::unique_ptr<RawClient>* out);
+  // From now on, tcp connections of this process speak TLS with `ctx`
+  // (its CA, and its client certificate if any) to a worker whose
+  // certificate names 127.0.0.1; nullptr: plain tcp again.
+  static void UseTls(std::shared_ptr<tls::Context> ctx);
   ~RawClient();
 
   const msg::HelloReply& hello() const { return hello_; }
@@ -135,6 +140,7 @@ class RawClient {
   const ChunkInflater::Counters& lz4_received() const { return inflater_.counters(); }
 
  private:
+  static std::shared_ptr<tls::Context>& TlsContext();
   static Status ConnectImpl(const std::string& endpoint, std::unique_ptr<RawClient>* out, uint64_t window_bytes,
                             std::vector<std::string> features, const auth::Credential* credential);
   Status ReceiveBody(wire::Op op, uint32_t request_id, std::vector<uint8_t>* body);

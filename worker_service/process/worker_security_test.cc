@@ -476,6 +476,68 @@ TEST(WorkerResumeTest, OnlyItsTenantWithTheCurrentSecretResumesASessionWithinThe
   EXPECT_TRUE(worker.Alive());
 }
 
+// Over TLS with client certificates the tenant is the certificate's: one
+// from the same CA naming another tenant cannot resume the session even
+// with its secret. The session's own certificate does: the process that
+// made the new handshake relays for the session's process (tls_relay.h),
+// the reply the client had not received comes again, and calls go on.
+TEST(WorkerResumeTest, OverTlsOnlyTheSessionsCertificateResumesItThroughARelay) {
+  char dir[] = "/tmp/hipr-worker-tls-resume-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  TestPki pki;
+  ASSERT_TRUE(MakeTestPki(dir, &pki).ok());
+  std::shared_ptr<tls::Context> mine, other;
+  ASSERT_TRUE(tls::Context::MakeClient({pki.ca, pki.client_cert, pki.client_key}, &mine).ok());
+  ASSERT_TRUE(tls::Context::MakeClient({pki.ca, pki.long_client_cert, pki.long_client_key}, &other).ok());
+  WorkerProcess worker({"--tls-cert", pki.server_cert, "--tls-key", pki.server_key, "--tls-client-ca", pki.ca,
+                        "--resume-grace-s", "3"});
+  RawClient::UseTls(mine);
+  std::unique_ptr<RawClient> a;
+  ASSERT_TRUE(RawClient::Connect(worker.endpoint(), &a, 16ull << 30, {wire::kFeatureResume}).ok());
+  const uint64_t session = a->hello().session_id;
+  const std::vector<uint8_t> first = a->hello().resume_secret;
+  ASSERT_EQ(first.size(), auth::kNonceBytes);
+  uint64_t p = 0;
+  ASSERT_EQ(a->Malloc(4096, &p), 0);
+  a.reset();
+
+  msg::HelloReply r;
+  RawClient::UseTls(other);
+  ASSERT_TRUE(ResumeHello(worker.endpoint(), kTeamA, session, first, 0, &r).ok());
+  EXPECT_EQ(r.status, StatusCode::kUnauthenticated);
+  EXPECT_NE(r.message.find("another tenant"), std::string::npos) << r.message;
+
+  RawClient::UseTls(mine);
+  std::unique_ptr<RawClient> back;
+  ASSERT_TRUE(ResumeHello(worker.endpoint(), kTeamA, session, first, 0, &r, &back).ok());
+  ASSERT_EQ(r.status, StatusCode::kOk) << r.message;
+  EXPECT_EQ(r.session_id, session);
+  EXPECT_NE(r.resume_secret, first);
+  wire::FrameHeader h;
+  std::vector<uint8_t> body;
+  ASSERT_TRUE(back->ReceiveAny(&h, &body).ok());
+  EXPECT_EQ(h.op, wire::ReplyOp(Op::kMalloc));
+  msg::MallocReply again;
+  ASSERT_TRUE(codec::DecodeBody(body.data(), body.size(), &again).ok());
+  EXPECT_EQ(again.address, p);
+  // The session's process and the relay.
+  EXPECT_EQ(worker.SessionPids().size(), 2u);
+  // Bytes both ways through the relay.
+  std::vector<uint8_t> out(1 << 20), in(1 << 20);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint8_t>(i * 7 + 1);
+  EXPECT_EQ(back->Write(p, out.data(), 4096), 0);
+  EXPECT_EQ(back->Read(p, in.data(), 4096), 0);
+  EXPECT_TRUE(std::equal(out.begin(), out.begin() + 4096, in.begin()));
+  back.reset();
+  RawClient::UseTls(nullptr);
+
+  // The relay ends with its connection, the session after its grace period.
+  for (int i = 0; i < 80 && !worker.SessionPids().empty(); ++i) usleep(100 * 1000);
+  EXPECT_TRUE(worker.SessionPids().empty());
+  EXPECT_TRUE(worker.Alive());
+  std::filesystem::remove_all(dir);
+}
+
 TEST(WorkerResumeTest, AWorkerWithoutAGracePeriodAgreesToNoResume) {
   WorkerProcess worker({"--resume-grace-s", "0"});
   std::unique_ptr<RawClient> c;
