@@ -12,8 +12,9 @@
 // `--inproc-us T` adds the loop's time T (microseconds) through an
 // in-process sim device (hipr-bench-inproc, run by bench/run-launch-bench)
 // to compare the remote loop with.
-// `hipr-bench-launch --loop-once` runs one such loop and exits, for counting
-// its round trips with HIPR_STATS=1 (bench/run-launch-bench does both).
+// `hipr-bench-launch --loop-once [N]` runs one such loop (or N) and exits,
+// for counting its round trips with HIPR_STATS=1 (bench/run-launch-bench
+// does both) or for profiling the loop alone.
 // Built with hipcc; on a sim worker the kernel runs through its twin.
 #include <hip/hip_runtime.h>
 
@@ -69,8 +70,9 @@ int main(int argc, char** argv) {
     Check(hipDeviceSynchronize(), "hipDeviceSynchronize (connect)");
     hipLaunchKernelGGL(empty_kernel, dim3(1), dim3(1), 0, nullptr);  // Module load and shipping, once.
     Check(hipDeviceSynchronize(), "hipDeviceSynchronize (warm-up)");
-    Loop();
-    std::printf("one loop of %d launches + hipDeviceSynchronize done\n", kLoopLaunches);
+    const int loops = argc > 2 ? std::atoi(argv[2]) : 1;
+    for (int i = 0; i < loops; ++i) Loop();
+    std::printf("%d loop(s) of %d launches + hipDeviceSynchronize done\n", loops, kLoopLaunches);
     return 0;
   }
   if (argc > 1 && std::strcmp(argv[1], "--graph-once") == 0) {

@@ -1,6 +1,23 @@
 #include "worker_service/sim/sim_stream.h"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+
 namespace hipr::worker::sim {
+
+namespace {
+
+constexpr int64_t kMinSpinNs = 2'000;
+constexpr int64_t kMaxSpinNs = 50'000;
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
 
 SimStream::SimStream(int device, uint32_t flags, int32_t priority)
     : device_(device), flags_(flags), priority_(priority), thread_([this] { Run(); }) {}
@@ -20,8 +37,9 @@ void SimStream::Push(Item item) {
     if (item.work) ++queued_work_;
     if (item.busy) ++queued_busy_;
     queue_.push_back(std::move(item));
+    pushed_.fetch_add(1, std::memory_order_release);
   }
-  cv_.notify_all();
+  cv_.notify_all();  // No system call unless a thread waits.
 }
 
 void SimStream::Submit(std::function<void()> work) { Push(Item{std::move(work), true}); }
@@ -51,6 +69,7 @@ std::shared_ptr<Latch> SimStream::Mark() {
     MutexLock lock(mu_);
     if (queued_work_ == 0 && !running_work_) return nullptr;
     queue_.push_back(Item{[latch] { latch->Open(); }, false, false});
+    pushed_.fetch_add(1, std::memory_order_release);
   }
   cv_.notify_all();
   return latch;
@@ -81,10 +100,40 @@ bool SimStream::IdleForQuery() {
   return queued_busy_ == 0 && !running_busy_;
 }
 
+bool SimStream::SpinForWork() {
+  const uint64_t seen = pushed_.load(std::memory_order_acquire);
+  const int64_t until = NowNs() + spin_ns_;
+  do {
+    // Yielding, not pausing: on a node with few cores the thread that will
+    // push may be waiting for this very CPU.
+    sched_yield();
+    if (pushed_.load(std::memory_order_acquire) != seen) {
+      spin_ns_ = std::min(kMaxSpinNs, std::max(spin_ns_ * 2, kMinSpinNs));
+      return true;
+    }
+  } while (NowNs() < until);
+  spin_ns_ /= 2;
+  if (spin_ns_ < kMinSpinNs) spin_ns_ = 0;
+  return false;
+}
+
 void SimStream::Run() {
   MutexLock lock(mu_);
+  bool spun = false;
   for (;;) {
+    if (queue_.empty() && !stopping_) {
+      // Idle after work: look for more before sleeping (SpinForWork).
+      if (spin_ns_ > 0 && !spun) {
+        lock.Unlock();
+        SpinForWork();
+        lock.Lock();
+        spun = true;
+        continue;
+      }
+      if (spin_ns_ == 0 && !spun) spin_ns_ = kMinSpinNs;  // Spinning may pay next time.
+    }
     while (!(stopping_ || !queue_.empty())) cv_.wait(lock.native());
+    spun = false;
     if (queue_.empty()) return;  // Stopping, and everything has run.
     Item item = std::move(queue_.front());
     queue_.pop_front();

@@ -5,6 +5,7 @@
 // The destructor drains the queue and joins the thread.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -98,6 +99,15 @@ class SimStream {
     bool parks = false;  // Blocks for something outside the device (SubmitParking).
   };
   void Push(Item item);
+  // Before it sleeps, the stream's thread looks for more work for up to
+  // this long: a replay thread decoding a batch of launches hands each one
+  // over within microseconds, and a wake-up per launch costs more than the
+  // launch (a futex wake and a context switch on each side). Adaptive, as
+  // the shm transport's spin: doubled when a spin finds work, halved when
+  // it does not, so a stream fed once in a while spends nearly nothing.
+  bool SpinForWork();
+  int64_t spin_ns_ = 0;  // Only the stream's thread.
+  std::atomic<uint64_t> pushed_{0};  // Items pushed so far; read without mu_ while spinning.
   std::deque<Item> queue_ HIPR_GUARDED_BY(mu_);
   size_t queued_work_ HIPR_GUARDED_BY(mu_) = 0;  // items in queue_ that are work.
   bool running_item_ HIPR_GUARDED_BY(mu_) = false;
