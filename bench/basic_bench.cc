@@ -12,7 +12,12 @@
 //     host memory, vs raw single-connection TCP throughput of the same byte
 //     count to/from a separate process: 256 MiB by default, or with --sweep
 //     every size from 4 KiB to 1 GiB; with --staged-baseline (a worker run
-//     with --sim-force-staging) also vs raw TCP + one memcpy per 4 MiB.
+//     with --sim-force-staging) also vs raw TCP + one memcpy per 4 MiB;
+//   - what those copies cost in CPU (the largest size, pageable): bytes
+//     moved per second of busy CPU time, the machine's as /proc/stat counts
+//     it (the client, the worker and the raw peer run on it alike), beside
+//     the raw TCP transfer's (shm: memcpy's). On a link faster than the
+//     CPUs this, not the rate, is what tells plain, TLS and shm apart.
 // --rdma-baseline (the stub on HIPR_SERVER=rdma://) names the rows "rdma"
 // and adds a single-thread memcpy of the same bytes as a second transfer
 // baseline. --size N moves N bytes (e.g. 16M) instead of 256 MiB. --note TEXT
@@ -23,9 +28,13 @@
 // back once, pausing before and after (a line on stdin each) so
 // bench/hipr-bench can read the worker session's memory in between.
 // Run under the stub against a worker (bench/hipr-bench starts both).
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,6 +69,36 @@ double PerCall(const std::function<void()>& fn) {
     if (t >= 0.02 || reps >= (1 << 16)) return t / reps;
     reps *= 4;
   }
+}
+
+// Busy time of all CPUs so far, in seconds: /proc/stat's user, nice,
+// system, irq and softirq (idle, iowait and steal left out); -1 where it
+// cannot be read.
+double BusyCpuSeconds() {
+  FILE* f = std::fopen("/proc/stat", "re");
+  if (f == nullptr) return -1;
+  unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+  const int got = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system, &idle, &iowait,
+                              &irq, &softirq);
+  std::fclose(f);
+  if (got != 7) return -1;
+  return static_cast<double>(user + nice + system + irq + softirq) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// GiB moved per busy CPU-second while `fn` moves `n` bytes, again and again
+// for at least half a second (/proc/stat counts in 10 ms ticks); 0 where
+// /proc/stat cannot be read.
+double GibPerCpuSecond(uint64_t n, const std::function<void()>& fn) {
+  const double busy0 = BusyCpuSeconds();
+  uint64_t moved = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  do {
+    fn();
+    moved += n;
+  } while (std::chrono::steady_clock::now() < until);
+  const double busy = BusyCpuSeconds() - busy0;
+  if (busy0 < 0 || busy <= 0) return 0;
+  return static_cast<double>(moved) / busy / (1ull << 30);
 }
 
 void WriteJson(const char* path, const std::string& device, const std::string& note, int rounds,
@@ -219,6 +258,9 @@ int main(int argc, char** argv) {
   }
   std::vector<char> copy_target(shm || rdma ? max_bytes : 0, 3);  // memcpy baseline's destination.
   for (uint64_t n : sizes) {
+    // The pageable copies, for the bytes-per-CPU-second rows.
+    auto upload = [&] { Check(hipMemcpy(dev, pageable.data(), n, hipMemcpyHostToDevice), "H2D"); };
+    auto download = [&] { Check(hipMemcpy(pageable.data(), dev, n, hipMemcpyDeviceToHost), "D2H"); };
     std::vector<double> h2d, h2d_pin, up, d2h, d2h_pin, down, up_staged, down_staged, copy;
     if (shm) {
       for (int r = 0; r < rounds; ++r) {
@@ -234,6 +276,11 @@ int main(int argc, char** argv) {
       figures.push_back({"shm H2D " + s + " pinned vs memcpy", gibps(h2d_pin), gibps(copy), "GiB/s"});
       figures.push_back({"shm D2H " + s + " vs memcpy", gibps(d2h), gibps(copy), "GiB/s"});
       figures.push_back({"shm D2H " + s + " pinned vs memcpy", gibps(d2h_pin), gibps(copy), "GiB/s"});
+      if (n == max_bytes) {
+        const double cpu_copy = GibPerCpuSecond(n, [&] { Memcpy(copy_target.data(), pageable.data(), n); });
+        figures.push_back({"CPU: shm H2D " + s + " vs memcpy", GibPerCpuSecond(n, upload), cpu_copy, "GiB/CPU-s"});
+        figures.push_back({"CPU: shm D2H " + s + " vs memcpy", GibPerCpuSecond(n, download), cpu_copy, "GiB/CPU-s"});
+      }
       continue;
     }
     for (int r = 0; r < rounds; ++r) {
@@ -262,6 +309,12 @@ int main(int argc, char** argv) {
       figures.push_back({t + "D2H " + s + " vs memcpy", gibps(d2h), gibps(copy), "GiB/s"});
       figures.push_back({t + "D2H " + s + " pinned vs memcpy", gibps(d2h_pin), gibps(copy), "GiB/s"});
     }
+    if (n == max_bytes) {
+      figures.push_back({"CPU: " + t + "H2D " + s + " vs raw TCP upload", GibPerCpuSecond(n, upload),
+                         GibPerCpuSecond(n, [&] { peer.Upload(pageable.data(), n); }), "GiB/CPU-s"});
+      figures.push_back({"CPU: " + t + "D2H " + s + " vs raw TCP download", GibPerCpuSecond(n, download),
+                         GibPerCpuSecond(n, [&] { peer.Download(pageable.data(), n); }), "GiB/CPU-s"});
+    }
     if (staged) {
       figures.push_back({"H2D " + s + " vs raw TCP + memcpy", gibps(h2d), gibps(up_staged), "GiB/s"});
       figures.push_back({"D2H " + s + " vs raw TCP + memcpy", gibps(d2h), gibps(down_staged), "GiB/s"});
@@ -282,6 +335,9 @@ int main(int argc, char** argv) {
   for (const Figure& f : figures) {
     if (f.unit == "us")
       std::printf("%-*s %9.1f us %9.1f us %7.2fx\n", width, f.name.c_str(), f.hipr, f.baseline, f.hipr / f.baseline);
+    else if (f.unit == "GiB/CPU-s")  // Bytes per busy CPU-second (GibPerCpuSecond).
+      std::printf("%-*s %5.2f GiB/CPU-s %4.2f GiB/CPU-s %4.0f%%\n", width, f.name.c_str(), f.hipr, f.baseline,
+                  f.baseline > 0 ? 100 * f.hipr / f.baseline : 0.0);
     else
       std::printf("%-*s %7.2f GiB/s %6.2f GiB/s %7.0f%%\n", width, f.name.c_str(), f.hipr, f.baseline,
                   100 * f.hipr / f.baseline);

@@ -215,6 +215,11 @@ Status Context::MakeServer(const ServerOptions& o, std::shared_ptr<Context>* out
     return KeyFailed("--tls-key " + o.key_file, "--tls-cert " + o.cert_file);
   if (SSL_CTX_check_private_key(c->ctx_) != 1)
     return Failed("--tls-key " + o.key_file + " is not the key of --tls-cert " + o.cert_file);
+  const std::string suites = o.ciphersuites.empty() ? kDefaultCiphersuites : o.ciphersuites;
+  if (SSL_CTX_set_ciphersuites(c->ctx_, suites.c_str()) != 1)
+    return Failed("--tls-ciphersuites " + suites + ": no TLS 1.3 ciphersuite OpenSSL knows (e.g. " +
+                  kDefaultCiphersuites + ")");
+  SSL_CTX_set_options(c->ctx_, SSL_OP_CIPHER_SERVER_PREFERENCE);
   if (!o.client_ca_file.empty()) {
     HIPR_RETURN_IF_ERROR(CheckReadable(o.client_ca_file, "--tls-client-ca"));
     if (SSL_CTX_load_verify_locations(c->ctx_, o.client_ca_file.c_str(), nullptr) != 1)

@@ -43,6 +43,26 @@ TEST(TlsConnectionTest, VerifiedHandshakeIsTls13AndNamesThePeer) {
   EXPECT_TRUE(h.a->PeerIsLocal());
 }
 
+// The worker's order of ciphersuites decides, whatever the client prefers:
+// AES-128-GCM by default (the faster per core), what --tls-ciphersuites
+// names otherwise; a list OpenSSL does not know is refused by name.
+TEST(TlsConnectionTest, TheWorkersCiphersuitesDecide) {
+  auto client = ClientContext(Pki().ca);
+  TlsHandshakes h = Handshake(*client, *ServerContext());
+  ASSERT_TRUE(h.client.ok()) << h.client.ToString();
+  EXPECT_NE(h.a->Describe().find("TLS_AES_128_GCM_SHA256"), std::string::npos) << h.a->Describe();
+
+  std::shared_ptr<tls::Context> strict;
+  Status st = tls::Context::MakeServer({Pki().server_cert, Pki().server_key, "", "TLS_AES_256_GCM_SHA384"}, &strict);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  h = Handshake(*client, *strict);
+  ASSERT_TRUE(h.client.ok()) << h.client.ToString();
+  EXPECT_NE(h.a->Describe().find("TLS_AES_256_GCM_SHA384"), std::string::npos) << h.a->Describe();
+
+  st = tls::Context::MakeServer({Pki().server_cert, Pki().server_key, "", "AES128-SHA"}, &strict);
+  EXPECT_NE(st.message().find("--tls-ciphersuites AES128-SHA"), std::string::npos) << st.ToString();
+}
+
 TEST(TlsConnectionTest, AWorkerFromAnotherCaIsRefused) {
   auto server = ServerContext();
   auto client = ClientContext(Pki().other_ca);

@@ -70,6 +70,7 @@ struct WorkerConfig {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;
+  std::string tls_ciphersuites;  // Empty: tls::kDefaultCiphersuites.
   // The RDMA device plain-tcp sessions move to when their client offers
   // rdma in the hello (protocol/rdma/rdma_upgrade.h): a name as
   // hipr-rdma-devices lists it; empty: the first device; "off": never

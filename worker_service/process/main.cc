@@ -125,6 +125,9 @@ void AddFlags(CLI::App& app, WorkerConfig* config, Flags* flags) {
   app.add_option("--tls-client-ca", config->tls_client_ca,
                  "PEM CA: tcp clients must present a certificate it signed (HIPR_TLS_CERT/HIPR_TLS_KEY); its "
                  "common name is the tenant where there is no --auth-file");
+  app.add_option("--tls-ciphersuites", config->tls_ciphersuites,
+                 "TLS 1.3 ciphersuites accepted, in the worker's order of preference (default " +
+                     std::string(hipr::tls::kDefaultCiphersuites) + ")");
   app.add_option("--memory-budget", flags->memory_budget,
                  "device memory all sessions together may hold, e.g. 48G (default: no limit beyond each device's)");
   app.add_option("--tenant-memory", flags->tenant_memory,
@@ -223,19 +226,21 @@ void StartLogging(const WorkerConfig& config) {
 // logged why) when the worker must not start with them.
 bool CheckSecurity(const WorkerConfig& config) {
   if (config.tls_cert.empty() != config.tls_key.empty() ||
-      (!config.tls_client_ca.empty() && config.tls_cert.empty())) {
-    spdlog::error("--tls-cert and --tls-key go together, and --tls-client-ca needs them");
+      ((!config.tls_client_ca.empty() || !config.tls_ciphersuites.empty()) && config.tls_cert.empty())) {
+    spdlog::error("--tls-cert and --tls-key go together, and --tls-client-ca and --tls-ciphersuites need them");
     return false;
   }
   if (!config.tls_cert.empty()) {
     std::shared_ptr<hipr::tls::Context> tls;
-    hipr::Status made = hipr::tls::Context::MakeServer({config.tls_cert, config.tls_key, config.tls_client_ca}, &tls);
+    hipr::Status made = hipr::tls::Context::MakeServer(
+        {config.tls_cert, config.tls_key, config.tls_client_ca, config.tls_ciphersuites}, &tls);
     if (!made.ok()) {
       spdlog::error("{}", made.message());
       return false;
     }
-    spdlog::info("TLS 1.3 on tcp: certificate {}{}", config.tls_cert,
-                 config.tls_client_ca.empty() ? "" : ", client certificates from " + config.tls_client_ca);
+    spdlog::info("TLS 1.3 on tcp: certificate {}{}, ciphersuites {}", config.tls_cert,
+                 config.tls_client_ca.empty() ? "" : ", client certificates from " + config.tls_client_ca,
+                 config.tls_ciphersuites.empty() ? hipr::tls::kDefaultCiphersuites : config.tls_ciphersuites);
   }
   if (!config.auth_file.empty()) {
     std::vector<hipr::worker::Tenant> tenants;

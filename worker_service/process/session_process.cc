@@ -48,7 +48,8 @@ Status StartTls(const WorkerConfig& config, std::unique_ptr<tcp::TcpConnection> 
     }
   }
   std::shared_ptr<tls::Context> ctx;
-  HIPR_RETURN_IF_ERROR(tls::Context::MakeServer({config.tls_cert, config.tls_key, config.tls_client_ca}, &ctx));
+  HIPR_RETURN_IF_ERROR(tls::Context::MakeServer(
+      {config.tls_cert, config.tls_key, config.tls_client_ca, config.tls_ciphersuites}, &ctx));
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   return tls::TlsConnection::Accept(std::move(tcp), *ctx, std::max<int>(1, static_cast<int>(left.count())), out);
 }

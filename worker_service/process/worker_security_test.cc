@@ -201,6 +201,13 @@ TEST(WorkerSecurityTest, TlsFlagsAreCheckedAtStartAndClientCertificatesAuthentic
       RunWorkerToExit({"--listen", "127.0.0.1:0", "--tls-cert", pki.server_cert, "--tls-key", pki.client_key});
   EXPECT_EQ(mismatch.status, 2) << mismatch.text;
   EXPECT_NE(mismatch.text.find("is not the key of --tls-cert"), std::string::npos) << mismatch.text;
+  WorkerRun suites_alone = RunWorkerToExit({"--listen", "127.0.0.1:0", "--tls-ciphersuites", "TLS_AES_256_GCM_SHA384"});
+  EXPECT_EQ(suites_alone.status, 2) << suites_alone.text;
+  EXPECT_NE(suites_alone.text.find("--tls-ciphersuites need them"), std::string::npos) << suites_alone.text;
+  WorkerRun bad_suites = RunWorkerToExit({"--listen", "127.0.0.1:0", "--tls-cert", pki.server_cert, "--tls-key",
+                                          pki.server_key, "--tls-ciphersuites", "RC4-MD5"});
+  EXPECT_EQ(bad_suites.status, 2) << bad_suites.text;
+  EXPECT_NE(bad_suites.text.find("--tls-ciphersuites RC4-MD5"), std::string::npos) << bad_suites.text;
   // Client certificates authenticate: beyond loopback without --auth-file or --insecure.
   WorkerProcess mtls({"--listen", "0.0.0.0:0", "--tls-cert", pki.server_cert, "--tls-key", pki.server_key,
                       "--tls-client-ca", pki.ca});
