@@ -420,6 +420,133 @@ TEST(CodecMalformed, RandomMutationsNeverThrow) {
   EXPECT_LT(accepted, 3000);
 }
 
+// ---- DecodeBody reads the bytes directly: it must agree with ParseBody
+// then Unpack (the msgpack object path) on every body ----------------------
+
+template <class T>
+void ExpectSameAsObjectPath(const Bytes& b, const char* what) {
+  T direct;
+  const Status st = Decode(b, &direct);
+  msgpack::object_handle oh;
+  Status via = codec::ParseBody(b.data(), b.size(), &oh);
+  T object;
+  if (via.ok()) via = codec::Unpack(oh.get(), &object);
+  ASSERT_EQ(st.ok(), via.ok()) << what << ": direct " << st.ToString() << ", object path " << via.ToString();
+  if (st.ok()) {
+    EXPECT_TRUE(DeepEqual(direct, object)) << what;
+  } else {
+    EXPECT_EQ(st.code(), via.code()) << what;
+    EXPECT_EQ(st.scope(), StatusScope::kSession) << what;
+  }
+}
+
+// A valid body of T with `extra` appended as one more (newer peer's) field.
+template <class T>
+Bytes WithExtraField(const T& msg, const Bytes& extra) {
+  Unpacked u = UnpackFields(msg);
+  Bytes b = PackWith([&](auto& pk) { pk.pack_array(static_cast<uint32_t>(u.fields.size() + 1)); });
+  for (const auto& f : u.fields) {
+    Bytes one = PackWith([&](auto& pk) { pk.pack(f); });
+    b.insert(b.end(), one.begin(), one.end());
+  }
+  b.insert(b.end(), extra.begin(), extra.end());
+  return b;
+}
+
+TEST(CodecDirect, AgreesOnEveryIntegerWidthAndSign) {
+  // MallocRequest: device an int32_t, size a uint64_t, flags a uint32_t.
+  const std::vector<std::pair<uint8_t, int>> widths = {{0xcc, 1}, {0xcd, 2}, {0xce, 4}, {0xcf, 8},
+                                                       {0xd0, 1}, {0xd1, 2}, {0xd2, 4}, {0xd3, 8}};
+  const std::vector<uint64_t> values = {0, 1, 0x7f, 0x80, 0xff, 0x7fff, 0x8000, 0xffff, 0x7fffffff, 0x80000000,
+                                        0xffffffff, 0x7fffffffffffffff, 0x8000000000000000, ~uint64_t{0}};
+  auto with = [](int field, uint8_t tag, int bytes, uint64_t v) {
+    Bytes b = {0x93};
+    for (int f = 0; f < 3; ++f) {
+      if (f != field) {
+        b.push_back(0x01);
+        continue;
+      }
+      b.push_back(tag);
+      for (int i = bytes - 1; i >= 0; --i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    }
+    return b;
+  };
+  for (auto [tag, bytes] : widths)
+    for (uint64_t v : values)
+      for (int field = 0; field < 3; ++field)
+        ExpectSameAsObjectPath<msg::MallocRequest>(with(field, tag, bytes, v), "an integer");
+  for (uint8_t fix : {0x00, 0x7f, 0xe0, 0xff})
+    ExpectSameAsObjectPath<msg::MallocRequest>(Bytes{0x93, fix, fix, fix}, "a fixint");
+  ExpectSameAsObjectPath<msg::MallocRequest>(Bytes{0x93, 0xca, 0x3f, 0x80, 0x00, 0x00, 0x01, 0x01}, "a float");
+  // Into a float field: float32, float64, NaN, beyond float's range, integers.
+  for (Bytes f : {Bytes{0xca, 0x7f, 0x80, 0x00, 0x00}, Bytes{0xcb, 0x7f, 0xef, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+                  Bytes{0xcb, 0x7f, 0xf8, 0, 0, 0, 0, 0, 0}, Bytes{0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0},
+                  Bytes{0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, Bytes{0xc3}}) {
+    Bytes b = {0x92, 0x00};
+    b.insert(b.end(), f.begin(), f.end());
+    ExpectSameAsObjectPath<msg::EventElapsedReply>(b, "a float field");
+  }
+}
+
+TEST(CodecDirect, AgreesOnLimitsInANewerPeersExtraFields) {
+  const msg::LaunchRequest launch = Filled<msg::LaunchRequest>();
+  ExpectSameAsObjectPath<msg::LaunchRequest>(Encode(launch), "as sent");
+  // The message's own array is the first level: seven more fit, eight do not.
+  for (uint32_t depth : {wire::kMaxMsgpackDepth - 2, wire::kMaxMsgpackDepth - 1, wire::kMaxMsgpackDepth})
+    for (bool maps : {false, true})
+      ExpectSameAsObjectPath<msg::LaunchRequest>(WithExtraField(launch, Nested(depth, maps)), "a nested extra field");
+  msg::LaunchRequest out;
+  EXPECT_TRUE(Decode(WithExtraField(launch, Nested(wire::kMaxMsgpackDepth - 1, false)), &out).ok());
+  EXPECT_TRUE(DeepEqual(out, launch));
+  ExpectProtocolError(Decode(WithExtraField(launch, Nested(wire::kMaxMsgpackDepth, true)), &out));
+  const std::vector<Bytes> extras = {
+      {0xc0}, {0xc3}, {0xd4, 0x01, 0x02}, {0xc7, 0x00, 0x05}, {0xc1}, {0x80}, {0x90}, {0xa0}, {0xc4, 0x00},
+      {0xdc, 0x10, 0x01}, {0xdd, 0x00, 0x00, 0x10, 0x00}, {0xde, 0x01, 0x01}, {0xdb, 0x00, 0x01, 0x00, 0x01},
+      {0xc6, 0x00, 0x01, 0x00, 0x00}, {0x82, 0x01, 0x91, 0x02, 0xa1, 'k', 0xc4, 0x01, 0x00}};
+  for (const Bytes& extra : extras) ExpectSameAsObjectPath<msg::LaunchRequest>(WithExtraField(launch, extra), "extra");
+  // Arrays, strings and bins at and one past their limits.
+  for (uint32_t n : {wire::kMaxMsgpackArray, wire::kMaxMsgpackArray + 1}) {
+    Bytes array = {0xdc, static_cast<uint8_t>(n >> 8), static_cast<uint8_t>(n)};
+    array.insert(array.end(), n, 0xc0);
+    ExpectSameAsObjectPath<msg::LaunchRequest>(WithExtraField(launch, array), "a long array");
+  }
+  msg::LaunchRequest sized = launch;
+  for (uint32_t n : {wire::kMaxMsgpackBin, wire::kMaxMsgpackBin + 1}) {
+    sized.kernarg.assign(n, 7);
+    ExpectSameAsObjectPath<msg::LaunchRequest>(Encode(sized), "a long bin");
+  }
+  sized = launch;
+  for (uint32_t n : {wire::kMaxMsgpackString, wire::kMaxMsgpackString + 1}) {
+    sized.kernel.assign(n, 'k');
+    ExpectSameAsObjectPath<msg::LaunchRequest>(Encode(sized), "a long string");
+  }
+}
+
+TEST(CodecDirect, AgreesOnRandomMutations) {
+  msg::GraphCreateRequest graph = Filled<msg::GraphCreateRequest>();
+  graph.nodes[0].body = Encode(Filled<msg::LaunchRequest>());
+  const std::vector<Bytes> goods = {Encode(SampleHelloReply()), Encode(Filled<msg::LaunchRequest>()), Encode(graph)};
+  std::mt19937 rng(4242);
+  for (size_t g = 0; g < goods.size(); ++g) {
+    for (int iter = 0; iter < 2000; ++iter) {
+      Bytes b = goods[g];
+      const int edits = 1 + static_cast<int>(rng() % 4);
+      for (int e = 0; e < edits; ++e) {
+        const size_t pos = rng() % b.size();
+        switch (rng() % 4) {
+          case 0: b[pos] = static_cast<uint8_t>(rng()); break;
+          case 1: b[pos] ^= static_cast<uint8_t>(1u << (rng() % 8)); break;
+          case 2: b.resize(std::max<size_t>(1, pos)); break;
+          case 3: b.insert(b.begin() + static_cast<ptrdiff_t>(pos), static_cast<uint8_t>(rng())); break;
+        }
+      }
+      if (g == 0) ExpectSameAsObjectPath<msg::HelloReply>(b, "a mutated hello reply");
+      if (g == 1) ExpectSameAsObjectPath<msg::LaunchRequest>(b, "a mutated launch");
+      if (g == 2) ExpectSameAsObjectPath<msg::GraphCreateRequest>(b, "a mutated graph");
+      if (testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hipr
-

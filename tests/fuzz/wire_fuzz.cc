@@ -43,9 +43,20 @@ void Check(bool ok) {
 template <class T>
 Status Decode(std::span<const uint8_t> body, T* m) {
   Status st = codec::DecodeBody(body.data(), body.size(), m);
+  // DecodeBody reads the bytes directly; ParseBody then Unpack build and walk
+  // a msgpack object. Both must take and refuse the same bodies alike.
+  msgpack::object_handle oh;
+  Status parsed = codec::ParseBody(body.data(), body.size(), &oh);
+  T via_object;
+  if (parsed.ok()) parsed = codec::Unpack(oh.get(), &via_object);
+  Check(parsed.ok() == st.ok());
+  Check(parsed.code() == st.code());
   if (!st.ok()) return st;
   codec::BodyWriter first;
   first.Encode(*m);
+  codec::BodyWriter other;
+  other.Encode(via_object);
+  Check(first.size() == other.size() && std::memcmp(first.data(), other.data(), first.size()) == 0);
   // A value packed more compactly than msgpack-c packs it (a float as a
   // fixint) grows: only a re-encoding within the limit must decode.
   if (first.size() > wire::kMaxBodyBytes) return st;
