@@ -27,19 +27,20 @@ SimStream::~SimStream() {
     MutexLock lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  work_cv_.notify_all();
   thread_.join();
 }
 
 void SimStream::Push(Item item) {
   {
     MutexLock lock(mu_);
-    if (item.work) ++queued_work_;
-    if (item.busy) ++queued_busy_;
+    if (item.work) unfinished_work_.fetch_add(1);
+    if (item.busy) unfinished_busy_.fetch_add(1);
+    unfinished_.fetch_add(1);
     queue_.push_back(std::move(item));
     pushed_.fetch_add(1, std::memory_order_release);
   }
-  cv_.notify_all();  // No system call unless a thread waits.
+  work_cv_.notify_one();  // No system call unless the stream's thread sleeps.
 }
 
 void SimStream::Submit(std::function<void()> work) { Push(Item{std::move(work), true}); }
@@ -56,49 +57,43 @@ void SimStream::SubmitMarker(std::function<void()> marker, bool parks) {
   Push(std::move(item));
 }
 
-uint64_t SimStream::Completed() {
-  MutexLock lock(mu_);
-  return completed_;
-}
-
 void SimStream::SubmitRecord(std::function<void()> record) { Push(Item{std::move(record), true, false}); }
+
+uint64_t SimStream::Completed() { return completed_.load(); }
 
 std::shared_ptr<Latch> SimStream::Mark() {
   auto latch = std::make_shared<Latch>();
   {
     MutexLock lock(mu_);
-    if (queued_work_ == 0 && !running_work_) return nullptr;
+    // Work that ends meanwhile only opens the latch sooner than needed.
+    if (unfinished_work_.load() == 0) return nullptr;
+    unfinished_.fetch_add(1);
     queue_.push_back(Item{[latch] { latch->Open(); }, false, false});
     pushed_.fetch_add(1, std::memory_order_release);
   }
-  cv_.notify_all();
+  work_cv_.notify_one();
   return latch;
 }
 
 void SimStream::WaitIdle() {
   MutexLock lock(mu_);
-  while (!(queue_.empty() && !running_item_)) cv_.wait(lock.native());
+  waiters_.fetch_add(1);
+  while (unfinished_.load() != 0) idle_cv_.wait(lock.native());
+  waiters_.fetch_sub(1);
 }
 
 void SimStream::WaitIdleOrParked() {
   MutexLock lock(mu_);
-  while (!(queue_.empty() && !running_item_) && !running_parks_) cv_.wait(lock.native());
+  waiters_.fetch_add(1);
+  while (unfinished_.load() != 0 && !running_parks_) idle_cv_.wait(lock.native());
+  waiters_.fetch_sub(1);
 }
 
-bool SimStream::Empty() {
-  MutexLock lock(mu_);
-  return queue_.empty() && !running_item_;
-}
+bool SimStream::Empty() { return unfinished_.load() == 0; }
 
-bool SimStream::Idle() {
-  MutexLock lock(mu_);
-  return queued_work_ == 0 && !running_work_;
-}
+bool SimStream::Idle() { return unfinished_work_.load() == 0; }
 
-bool SimStream::IdleForQuery() {
-  MutexLock lock(mu_);
-  return queued_busy_ == 0 && !running_busy_;
-}
+bool SimStream::IdleForQuery() { return unfinished_busy_.load() == 0; }
 
 bool SimStream::SpinForWork() {
   const uint64_t seen = pushed_.load(std::memory_order_acquire);
@@ -117,42 +112,50 @@ bool SimStream::SpinForWork() {
   return false;
 }
 
+void SimStream::Finish(const Item& item) {
+  completed_.fetch_add(1);
+  if (item.work) unfinished_work_.fetch_sub(1);
+  if (item.busy) unfinished_busy_.fetch_sub(1);
+  if (unfinished_.fetch_sub(1) == 1 && waiters_.load() > 0) {
+    MutexLock lock(mu_);  // A waiter between its check and its sleep holds mu_.
+    idle_cv_.notify_all();
+  }
+}
+
 void SimStream::Run() {
-  MutexLock lock(mu_);
-  bool spun = false;
+  std::deque<Item> batch;
   for (;;) {
-    if (queue_.empty() && !stopping_) {
-      // Idle after work: look for more before sleeping (SpinForWork).
-      if (spin_ns_ > 0 && !spun) {
-        lock.Unlock();
-        SpinForWork();
-        lock.Lock();
-        spun = true;
-        continue;
+    {
+      MutexLock lock(mu_);
+      if (queue_.empty() && !stopping_) {
+        // Idle after work: look for more before sleeping (SpinForWork).
+        if (spin_ns_ > 0) {
+          lock.Unlock();
+          SpinForWork();
+          lock.Lock();
+        } else {
+          spin_ns_ = kMinSpinNs;  // Spinning may pay next time.
+        }
       }
-      if (spin_ns_ == 0 && !spun) spin_ns_ = kMinSpinNs;  // Spinning may pay next time.
+      while (!(stopping_ || !queue_.empty())) work_cv_.wait(lock.native());
+      if (queue_.empty()) return;  // Stopping, and everything has run.
+      batch.swap(queue_);
     }
-    while (!(stopping_ || !queue_.empty())) cv_.wait(lock.native());
-    spun = false;
-    if (queue_.empty()) return;  // Stopping, and everything has run.
-    Item item = std::move(queue_.front());
-    queue_.pop_front();
-    if (item.work) --queued_work_;
-    if (item.busy) --queued_busy_;
-    running_item_ = true;
-    running_work_ = item.work;
-    running_busy_ = item.busy;
-    running_parks_ = item.parks;
-    if (item.parks) cv_.notify_all();  // Parked: a WaitIdleOrParked may go on.
-    lock.Unlock();
-    item.run();
-    lock.Lock();
-    running_item_ = false;
-    running_work_ = false;
-    running_busy_ = false;
-    running_parks_ = false;
-    ++completed_;
-    cv_.notify_all();
+    for (; !batch.empty(); batch.pop_front()) {
+      Item& item = batch.front();
+      if (item.parks) {
+        MutexLock lock(mu_);
+        running_parks_ = true;
+        idle_cv_.notify_all();  // Parked: a WaitIdleOrParked may go on.
+      }
+      item.run();
+      item.run = nullptr;  // What the work held goes before anyone sees it finished.
+      if (item.parks) {
+        MutexLock lock(mu_);
+        running_parks_ = false;
+      }
+      Finish(item);
+    }
   }
 }
 

@@ -90,8 +90,6 @@ class SimStream {
   const int device_;
   const uint32_t flags_;
   const int32_t priority_;
-  Mutex mu_;
-  std::condition_variable cv_;
   struct Item {
     std::function<void()> run;
     bool work = true;  // False for markers.
@@ -99,6 +97,9 @@ class SimStream {
     bool parks = false;  // Blocks for something outside the device (SubmitParking).
   };
   void Push(Item item);
+  // Counts an item taken off the queue and run to its end; wakes WaitIdle's
+  // waiters once the stream has nothing left.
+  void Finish(const Item& item);
   // Before it sleeps, the stream's thread looks for more work for up to
   // this long: a replay thread decoding a batch of launches hands each one
   // over within microseconds, and a wake-up per launch costs more than the
@@ -108,15 +109,33 @@ class SimStream {
   bool SpinForWork();
   int64_t spin_ns_ = 0;  // Only the stream's thread.
   std::atomic<uint64_t> pushed_{0};  // Items pushed so far; read without mu_ while spinning.
-  std::deque<Item> queue_ HIPR_GUARDED_BY(mu_);
-  size_t queued_work_ HIPR_GUARDED_BY(mu_) = 0;  // items in queue_ that are work.
-  bool running_item_ HIPR_GUARDED_BY(mu_) = false;
-  bool running_work_ HIPR_GUARDED_BY(mu_) = false;
-  size_t queued_busy_ HIPR_GUARDED_BY(mu_) = 0;  // items in queue_ that are busy.
-  bool running_busy_ HIPR_GUARDED_BY(mu_) = false;
+
+  // The hand-off is by batch: the stream's thread takes everything queued
+  // under one lock and runs it without the lock, so a replay thread pushing
+  // launches one by one seldom finds the mutex held (each contended lock
+  // cost a futex wait and a wake, more than an empty kernel). What Idle(),
+  // Empty() and the waits ask about is kept item by item in the counters
+  // below: an item counts from its push to the end of its run, wherever it
+  // sits meanwhile (queue_ or the thread's batch).
+  Mutex mu_;
+  std::condition_variable work_cv_;  // The stream's thread waits here for work.
+  std::condition_variable idle_cv_;  // WaitIdle and WaitIdleOrParked wait here.
+  std::deque<Item> queue_ HIPR_GUARDED_BY(mu_);  // Pushed, not yet taken by the stream's thread.
   bool running_parks_ HIPR_GUARDED_BY(mu_) = false;
-  uint64_t completed_ HIPR_GUARDED_BY(mu_) = 0;
   bool stopping_ HIPR_GUARDED_BY(mu_) = false;
+  // Items pushed and not yet run to their end: all of them, work (markers
+  // aside), busy (event records aside). Raised under mu_ at the push,
+  // lowered by the stream's thread after the run; `unfinished_` last, so
+  // a wait that sees it at zero sees the others at zero too.
+  std::atomic<uint64_t> unfinished_{0};
+  std::atomic<uint64_t> unfinished_work_{0};
+  std::atomic<uint64_t> unfinished_busy_{0};
+  std::atomic<uint64_t> completed_{0};
+  // Threads in WaitIdle or WaitIdleOrParked. Raised under mu_ before the
+  // wait reads `unfinished_`; the stream's thread reads it after lowering
+  // `unfinished_` (both sequentially consistent), so one of the two sees
+  // the other and no wake-up is lost.
+  std::atomic<int> waiters_{0};
   std::thread thread_;
 };
 
