@@ -207,6 +207,7 @@ SimDevice::~SimDevice() {
   streams_.clear();
   retired_.clear();
   null_streams_.clear();
+  DeleteQueuedLaunches();  // Every stream has run its launches and returned them.
   modules_.clear();
   if (forget_)
     for (const auto& b : staging_buffers_) forget_(b.get(), kStagingPieceBytes);

@@ -6,6 +6,7 @@
 // code object the client shipped.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -221,6 +222,35 @@ class SimDevice final : public Device,
   // stream item of this session completes: created at the first one.
   std::unique_ptr<SimStream> ipc_waits_;
   std::map<uint64_t, Module> modules_;
+  // A launch waiting in a stream: what its item needs. Recycled, so a
+  // launch allocates nothing once warm: memory the replay thread allocates
+  // and a stream's thread frees goes back through glibc's arena lock, which
+  // the replay thread's own allocations then contend for (a futex wait and
+  // a wake per launch). A stream's thread returns a run launch to
+  // returned_launches_ without a lock; the replay thread takes that list
+  // whole when its own free list is empty, and frees (itself) what is over
+  // kMaxFreeLaunches.
+  struct QueuedLaunch {
+    std::shared_ptr<TwinModule> twin;
+    const TwinKernel* kernel = nullptr;
+    std::string name;
+    std::array<uint32_t, 3> grid{};
+    std::array<uint32_t, 3> block{};
+    std::array<uint32_t, 3> global{};
+    uint32_t shared_bytes = 0;
+    std::vector<uint8_t> kernarg;
+    bool cooperative = false;
+    bool inject_failure = false;
+    QueuedLaunch* next = nullptr;  // In a free list.
+  };
+  std::unique_ptr<QueuedLaunch> TakeQueuedLaunch();
+  // Runs a queued launch on its stream's thread, then returns it.
+  void RunQueuedLaunch(QueuedLaunch* q);
+  void DeleteQueuedLaunches();
+  static constexpr size_t kMaxFreeLaunches = 1024;
+  std::atomic<QueuedLaunch*> returned_launches_{nullptr};
+  Mutex launches_mu_;
+  QueuedLaunch* free_launches_ HIPR_GUARDED_BY(launches_mu_) = nullptr;
   // Texture objects: the device memory holding each one's HiprTwinTexture.
   std::set<uint64_t> textures_;
   TwinCatalog twins_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "worker_service/device/launch_checks.h"
 #include "worker_service/sim/models.h"
@@ -141,24 +142,70 @@ Status SimDevice::LaunchKernel(KernelLaunch l) {
   const uint64_t stop = l.stop_event;
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(l.device, stream, &s));
-  // The closure keeps the twin loaded until the launch has run.
-  const bool inject_failure = std::any_of(fail_kernels_.begin(), fail_kernels_.end(), [&](const std::string& f) {
+  std::unique_ptr<QueuedLaunch> q = TakeQueuedLaunch();
+  q->twin = m.twin;  // Keeps the twin loaded until the launch has run.
+  q->kernel = kernel;
+  q->name.assign(l.kernel);  // Into the pooled buffers: no allocation once they are big enough.
+  q->grid = l.grid;
+  q->block = l.block;
+  q->global = GlobalSize(l);
+  q->shared_bytes = l.shared_bytes;
+  q->kernarg.assign(l.kernarg.begin(), l.kernarg.end());
+  q->cooperative = cooperative;
+  q->inject_failure = std::any_of(fail_kernels_.begin(), fail_kernels_.end(), [&](const std::string& f) {
     return l.kernel.find(f) != std::string::npos;
   });
-  s->Submit([this, twin = m.twin, kernel, inject_failure, cooperative, l = std::move(l)]() {
-    std::string printed;
-    Status st = inject_failure ? Status(StatusCode::kInternal, "injected failure (--sim-fail-kernel)")
-                               : runner_.Launch(*kernel, l.grid, l.block, l.shared_bytes, l.kernarg, &printed,
-                                                GlobalSize(l), cooperative);
-    if (!printed.empty() && sink_) sink_(printed);
-    if (!st.ok()) {
-      spdlog::error("sim: kernel {} failed: {}", l.kernel, st.ToString());
-      RecordFault(Status(StatusCode::kInternal, "kernel " + l.kernel + " failed: " + st.message(),
-                         hipErrorLaunchFailure));
-    }
-  });
+  // Two pointers: std::function holds them without an allocation.
+  s->Submit([this, raw = q.release()] { RunQueuedLaunch(raw); });
   if (stop != 0) HIPR_RETURN_IF_ERROR(EventRecord(stop, stream));
   return Status::Ok();
+}
+
+std::unique_ptr<SimDevice::QueuedLaunch> SimDevice::TakeQueuedLaunch() {
+  MutexLock lock(launches_mu_);
+  if (free_launches_ == nullptr) {
+    free_launches_ = returned_launches_.exchange(nullptr, std::memory_order_acquire);
+    // Freed here, by the thread that allocated them: what is over the limit,
+    // and arguments over HIP's 4 KiB.
+    size_t kept = 0;
+    for (QueuedLaunch* q = free_launches_; q != nullptr; q = q->next) {
+      if (q->kernarg.capacity() > 4096) std::vector<uint8_t>().swap(q->kernarg);  // HIP's kernarg limit.
+      if (++kept == kMaxFreeLaunches) {
+        for (QueuedLaunch* extra = std::exchange(q->next, nullptr); extra != nullptr;)
+          delete std::exchange(extra, extra->next);
+        break;
+      }
+    }
+  }
+  if (free_launches_ == nullptr) return std::make_unique<QueuedLaunch>();
+  std::unique_ptr<QueuedLaunch> q(std::exchange(free_launches_, free_launches_->next));
+  q->next = nullptr;
+  return q;
+}
+
+void SimDevice::RunQueuedLaunch(QueuedLaunch* q) {
+  std::string printed;
+  Status st = q->inject_failure ? Status(StatusCode::kInternal, "injected failure (--sim-fail-kernel)")
+                                : runner_.Launch(*q->kernel, q->grid, q->block, q->shared_bytes, q->kernarg,
+                                                 &printed, q->global, q->cooperative);
+  if (!printed.empty() && sink_) sink_(printed);
+  if (!st.ok()) {
+    spdlog::error("sim: kernel {} failed: {}", q->name, st.ToString());
+    RecordFault(
+        Status(StatusCode::kInternal, "kernel " + q->name + " failed: " + st.message(), hipErrorLaunchFailure));
+  }
+  q->twin.reset();  // Before the item counts as run (an unload may be waiting for it).
+  q->kernel = nullptr;
+  q->next = returned_launches_.load(std::memory_order_relaxed);
+  while (!returned_launches_.compare_exchange_weak(q->next, q, std::memory_order_release, std::memory_order_relaxed)) {
+  }
+}
+
+void SimDevice::DeleteQueuedLaunches() {
+  MutexLock lock(launches_mu_);
+  for (QueuedLaunch* list : {free_launches_, returned_launches_.exchange(nullptr)})
+    while (list != nullptr) delete std::exchange(list, list->next);
+  free_launches_ = nullptr;
 }
 
 }  // namespace hipr::worker::sim

@@ -8,11 +8,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "protocol/thread_annotations.h"
 
@@ -120,7 +120,7 @@ class SimStream {
   Mutex mu_;
   std::condition_variable work_cv_;  // The stream's thread waits here for work.
   std::condition_variable idle_cv_;  // WaitIdle and WaitIdleOrParked wait here.
-  std::deque<Item> queue_ HIPR_GUARDED_BY(mu_);  // Pushed, not yet taken by the stream's thread.
+  std::vector<Item> queue_ HIPR_GUARDED_BY(mu_);  // Pushed, not yet taken by the stream's thread.
   bool running_parks_ HIPR_GUARDED_BY(mu_) = false;
   bool stopping_ HIPR_GUARDED_BY(mu_) = false;
   // Items pushed and not yet run to their end: all of them, work (markers
