@@ -2,8 +2,13 @@
 
 namespace hipr {
 
+const std::string& Status::message() const {
+  static const std::string* const empty = new std::string();
+  return rep_ ? rep_->message : *empty;
+}
+
 StatusScope Status::scope() const {
-  int c = static_cast<int>(code_);
+  int c = static_cast<int>(code());
   if (c == 0) return StatusScope::kNone;
   if (c < 100) return StatusScope::kCall;
   if (c < 200) return StatusScope::kSession;
@@ -37,8 +42,8 @@ std::string_view StatusCodeName(StatusCode code) {
 
 std::string Status::ToString() const {
   if (ok()) return "ok";
-  std::string s(StatusCodeName(code_));
-  if (!message_.empty()) s += ": " + message_;
+  std::string s(StatusCodeName(code()));
+  if (!message().empty()) s += ": " + message();
   return s;
 }
 

@@ -4,6 +4,7 @@
 // transport is gone. (leveldb Status; UCX status ranges.)
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,26 +42,42 @@ enum class StatusCode : int {
 
 enum class StatusScope { kNone, kCall, kSession, kLink };
 
+// An ok Status is one null pointer, as leveldb's: the hot paths (a decode
+// returns one per field, a launch a handful) create, move and destroy ok
+// statuses with no string work; only an error carries its code, native
+// number and message on the heap.
 class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message, int native = 0)
-      : code_(code), native_(native), message_(std::move(message)) {}
+      : rep_(code == StatusCode::kOk && message.empty() && native == 0
+                 ? nullptr
+                 : new Rep{code, native, std::move(message)}) {}
+  Status(const Status& other) : rep_(other.rep_ ? new Rep(*other.rep_) : nullptr) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) rep_.reset(other.rep_ ? new Rep(*other.rep_) : nullptr);
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
   static Status Ok() { return Status(); }
 
-  bool ok() const { return code_ == StatusCode::kOk; }
-  StatusCode code() const { return code_; }
-  const std::string& message() const { return message_; }
+  bool ok() const { return !rep_ || rep_->code == StatusCode::kOk; }
+  StatusCode code() const { return rep_ ? rep_->code : StatusCode::kOk; }
+  const std::string& message() const;
   // The runtime's own error number when a real runtime produced this status
   // (0 when none): the replay edge returns it verbatim.
-  int native() const { return native_; }
+  int native() const { return rep_ ? rep_->native : 0; }
   StatusScope scope() const;
   std::string ToString() const;
 
  private:
-  StatusCode code_ = StatusCode::kOk;
-  int native_ = 0;
-  std::string message_;
+  struct Rep {
+    StatusCode code;
+    int native;
+    std::string message;
+  };
+  std::unique_ptr<Rep> rep_;  // Null: ok.
 };
 
 std::string_view StatusCodeName(StatusCode code);
