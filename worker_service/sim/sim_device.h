@@ -13,6 +13,8 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "protocol/write_watch.h"
@@ -180,6 +182,18 @@ class SimDevice final : public Device,
     std::shared_ptr<TwinModule> twin;  // Null when none could be used.
     std::string twin_problem;          // Why there is no twin.
     std::vector<uint64_t> variables;   // Device memory of its variables.
+    // Kernels launched so far, by the name launches give: found once by the
+    // linear searches of the metadata and the twin (a framework's module
+    // holds thousands of kernels), then by one hash.
+    struct Launchable {
+      const co::KernelInfo* info;
+      const TwinKernel* kernel;
+    };
+    struct NameHash {
+      using is_transparent = void;
+      size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    std::unordered_map<std::string, Launchable, NameHash, std::equal_to<>> launchable;
   };
   SimDevice(std::vector<msg::DeviceInfo> infos, uint64_t budget, std::vector<std::string> kernel_dirs);
   // Errors of queued work (a failed kernel), reported by the next

@@ -99,20 +99,26 @@ Status SimDevice::UnloadModule(uint64_t module) {
 Status SimDevice::LaunchKernel(KernelLaunch l) {
   auto it = modules_.find(l.module);
   if (it == modules_.end()) return NoModule(l.module);
-  const Module& m = it->second;
+  Module& m = it->second;
   HIPR_RETURN_IF_ERROR(CheckDevice(l.device));
   HIPR_RETURN_IF_ERROR(CheckLaunchShape(l, infos_[static_cast<size_t>(l.device)]));
-  const co::KernelInfo* info = m.image->info.FindKernel(l.kernel);
-  if (info == nullptr)
-    return Status(StatusCode::kNotFound, "module '" + m.image->name + "' has no kernel " + l.kernel,
-                  hipErrorInvalidDeviceFunction);
-  if (!m.twin)
-    return Status(StatusCode::kNotFound, "kernel " + l.kernel + " has no twin: " + m.twin_problem,
-                  hipErrorNoBinaryForGpu);
-  const TwinKernel* kernel = m.twin->FindKernel(l.kernel);
-  if (kernel == nullptr)
-    return Status(StatusCode::kNotFound, "the twin of module '" + m.image->name + "' lacks kernel " + l.kernel,
-                  hipErrorNoBinaryForGpu);
+  auto known = m.launchable.find(std::string_view(l.kernel));
+  if (known == m.launchable.end()) {
+    const co::KernelInfo* info = m.image->info.FindKernel(l.kernel);
+    if (info == nullptr)
+      return Status(StatusCode::kNotFound, "module '" + m.image->name + "' has no kernel " + l.kernel,
+                    hipErrorInvalidDeviceFunction);
+    if (!m.twin)
+      return Status(StatusCode::kNotFound, "kernel " + l.kernel + " has no twin: " + m.twin_problem,
+                    hipErrorNoBinaryForGpu);
+    const TwinKernel* twin_kernel = m.twin->FindKernel(l.kernel);
+    if (twin_kernel == nullptr)
+      return Status(StatusCode::kNotFound, "the twin of module '" + m.image->name + "' lacks kernel " + l.kernel,
+                    hipErrorNoBinaryForGpu);
+    known = m.launchable.emplace(l.kernel, Module::Launchable{info, twin_kernel}).first;
+  }
+  const co::KernelInfo* info = known->second.info;
+  const TwinKernel* kernel = known->second.kernel;
   uint64_t threads = uint64_t{l.block[0]} * l.block[1] * l.block[2];
   if (info->max_flat_workgroup_size != 0 && threads > info->max_flat_workgroup_size)
     return Status(StatusCode::kInvalidArgument,
