@@ -41,6 +41,8 @@ class SendBatch {
  public:
   using Clock = std::chrono::steady_clock;
 
+  // `now` is kept only when the batch was empty (it becomes oldest()); it
+  // is ignored otherwise.
   void Append(uint16_t op, uint32_t request_id, const uint8_t* body, size_t body_len,
               const iovec* bulk, int bulk_count, uint32_t chunk_bytes, Clock::time_point now);
 

@@ -644,7 +644,10 @@ Status Session::PostEncoded(uint16_t op, const uint8_t* body, size_t len, const 
   {
     MutexLock lock(batch_mu_);
     was_empty = batch_.empty();
-    batch_.Append(op, id, body, len, bulk, count, chunk_bytes_, SendBatch::Clock::now());
+    // The clock only for a frame that starts the batch (Append keeps no
+    // other time): a burst of launches reads it once, not per launch.
+    batch_.Append(op, id, body, len, bulk, count, chunk_bytes_,
+                  was_empty ? SendBatch::Clock::now() : SendBatch::Clock::time_point{});
     flush_now = !has_flusher_ || batch_.bytes() > config_.batch_bytes;
   }
   if (flush_now) HIPR_RETURN_IF_ERROR(Flush());
@@ -804,7 +807,7 @@ Status Session::PostCopyFromDevice(const msg::CopyFromDeviceRequest& request, co
   {
     MutexLock lock(batch_mu_);
     batch_.Append(static_cast<uint16_t>(wire::Op::kCopyFromDevice), id, body.data(), body.size(), nullptr, 0,
-                  chunk_bytes_, SendBatch::Clock::now());
+                  chunk_bytes_, batch_.empty() ? SendBatch::Clock::now() : SendBatch::Clock::time_point{});
     flush_now = !has_flusher_ || batch_.bytes() > config_.batch_bytes;
   }
   batch_cv_.notify_one();
