@@ -136,40 +136,95 @@ class NoSigpipe {
   bool failed_ = false;
 };
 
-// A write-only BIO on a socket that sends with MSG_NOSIGNAL: a client's
-// records and alerts go through it, so they raise no SIGPIPE and need no
-// NoSigpipe. It declines kernel TLS (BIO_CTRL_SET_KTLS answers 0), so a
-// client uses it only where the kernel offers no kernel TLS anyway.
-int NoSignalWrite(BIO* b, const char* data, int n) {
-  const int fd = static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(b)));
+}  // namespace
+
+// The state of a connection's write BIO (SinkWrite) where the kernel does
+// not take the records over. Guarded by the connection's ssl_mu_.
+struct RecordSink {
+  static constexpr size_t kHeldBytes = 256u << 10;
+  int fd = -1;
+  bool holding = false;       // A large SendV is under way.
+  std::vector<uint8_t> held;  // Sealed records not sent yet...
+  size_t sent = 0;            // ...of which these bytes went out.
+};
+
+namespace {
+
+// Sends all of held[sent..] it can: 1 when nothing is left, 0 when the
+// socket is full (the rest stays), -1 on an error (errno says which).
+int DrainHeld(RecordSink& s) {
+  while (s.sent < s.held.size()) {
+    const ssize_t w = send(s.fd, s.held.data() + s.sent, s.held.size() - s.sent, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (w < 0) return -1;
+    s.sent += static_cast<size_t>(w);
+  }
+  s.held.clear();
+  s.sent = 0;
+  return 1;
+}
+
+// The write side of a connection whose records the kernel does not take
+// over (RecordSink): sends with MSG_NOSIGNAL, so no write raises SIGPIPE,
+// and while a large send holds records (RecordSink::holding) keeps them
+// and sends them kHeldBytes at a time. It declines kernel TLS
+// (BIO_CTRL_SET_KTLS answers 0).
+int SinkWrite(BIO* b, const char* data, int n) {
+  auto& s = *static_cast<RecordSink*>(BIO_get_data(b));
   BIO_clear_retry_flags(b);
+  const auto len = static_cast<size_t>(n);
+  if (!s.held.empty() && (!s.holding || s.held.size() + len > RecordSink::kHeldBytes)) {
+    // Full, or no longer holding: what is held goes first. A socket that
+    // takes no more makes OpenSSL offer the same record again later.
+    const int rc = DrainHeld(s);
+    if (rc < 0) return -1;
+    if (rc == 0) {
+      BIO_set_retry_write(b);
+      return -1;
+    }
+  }
+  if (s.holding) {
+    const size_t at = s.held.size();
+    s.held.resize(at + len);
+    std::memcpy(s.held.data() + at, data, len);
+    return n;
+  }
   ssize_t w;
   do {
-    w = send(fd, data, static_cast<size_t>(n), MSG_NOSIGNAL);
+    w = send(s.fd, data, len, MSG_NOSIGNAL);
   } while (w < 0 && errno == EINTR);
   if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) BIO_set_retry_write(b);
   return static_cast<int>(w);
 }
 
-long NoSignalCtrl(BIO*, int cmd, long, void*) { return cmd == BIO_CTRL_FLUSH ? 1 : 0; }
+long SinkCtrl(BIO* b, int cmd, long, void*) {
+  auto& s = *static_cast<RecordSink*>(BIO_get_data(b));
+  if (cmd == BIO_CTRL_WPENDING) return static_cast<long>(s.held.size() - s.sent);
+  if (cmd != BIO_CTRL_FLUSH) return 0;
+  BIO_clear_retry_flags(b);
+  const int rc = DrainHeld(s);
+  if (rc == 0) BIO_set_retry_write(b);
+  return rc;
+}
 
-int NoSignalCreate(BIO* b) {
+int SinkCreate(BIO* b) {
   BIO_set_init(b, 1);
   return 1;
 }
 
-BIO* NewNoSignalBio(int fd) {
+BIO* NewSinkBio(RecordSink* sink) {
   static BIO_METHOD* const method = [] {
-    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "hipr socket, MSG_NOSIGNAL");
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "hipr socket, MSG_NOSIGNAL, held");
     if (m == nullptr) return m;
-    BIO_meth_set_write(m, NoSignalWrite);
-    BIO_meth_set_ctrl(m, NoSignalCtrl);
-    BIO_meth_set_create(m, NoSignalCreate);
+    BIO_meth_set_write(m, SinkWrite);
+    BIO_meth_set_ctrl(m, SinkCtrl);
+    BIO_meth_set_create(m, SinkCreate);
     return m;
   }();
   if (method == nullptr) return nullptr;
   BIO* b = BIO_new(method);
-  if (b != nullptr) BIO_set_data(b, reinterpret_cast<void*>(static_cast<intptr_t>(fd)));
+  if (b != nullptr) BIO_set_data(b, sink);
   return b;
 }
 
@@ -295,10 +350,16 @@ Status TlsConnection::Handshake(std::unique_ptr<tcp::TcpConnection> tcp, const C
     if (socket_bio) {
       conn->guard_sigpipe_ = true;
     } else {
-      BIO* w = NewNoSignalBio(fd);
-      if (w == nullptr) return LinkDown("TLS: " + ErrorQueue());
-      SSL_set0_wbio(ssl, w);
+      conn->sink_ = std::make_unique<RecordSink>();
     }
+  } else if (!KernelOffersTls()) {
+    conn->sink_ = std::make_unique<RecordSink>();
+  }
+  if (conn->sink_ != nullptr) {
+    conn->sink_->fd = fd;
+    BIO* w = NewSinkBio(conn->sink_.get());
+    if (w == nullptr) return LinkDown("TLS: " + ErrorQueue());
+    SSL_set0_wbio(ssl, w);
   }
   if (!server) {
     in6_addr ip6;
@@ -407,20 +468,47 @@ Status TlsConnection::WriteAll(const uint8_t* p, size_t n) {
 }
 
 Status TlsConnection::SendV(const iovec* iov, int count) {
-  // A large send is corked: OpenSSL writes each 16 KiB record with its own
-  // system call, and over loopback or a fast link each would otherwise
-  // travel (and wake the receiver) alone. Uncorking at the end pushes the
-  // rest. (Gathering sealed records in a memory BIO and writing them in
-  // 256 KiB pieces measured no better: it adds two copies.)
+  // A large send's records are held and sent kHeldBytes at a time
+  // (RecordSink); through OpenSSL's socket BIO (where kernel TLS may take
+  // the records over) the socket is corked instead. Either way each 16 KiB
+  // record does not travel, and wake the receiver, alone.
   size_t total = 0;
   for (int i = 0; i < count; ++i) total += iov[i].iov_len;
-  const bool cork = total >= kCorkBytes;
+  const bool large = total >= kCorkBytes;
+  if (!large) return SendPieces(iov, count);
+  if (sink_ != nullptr) {
+    {
+      std::lock_guard<std::mutex> lock(ssl_mu_);
+      sink_->holding = true;
+    }
+    Status st = SendPieces(iov, count);
+    Status flushed = SendHeld();
+    return st.ok() ? flushed : st;
+  }
   const int on = 1;
-  if (cork) (void)setsockopt(tcp_->fd(), IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+  (void)setsockopt(tcp_->fd(), IPPROTO_TCP, TCP_CORK, &on, sizeof on);
   Status st = SendPieces(iov, count);
   const int off = 0;
-  if (cork) (void)setsockopt(tcp_->fd(), IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+  (void)setsockopt(tcp_->fd(), IPPROTO_TCP, TCP_CORK, &off, sizeof off);
   return st;
+}
+
+Status TlsConnection::SendHeld() {
+  for (;;) {
+    int rc;
+    {
+      std::lock_guard<std::mutex> lock(ssl_mu_);
+      if (abandoned_.load()) return LinkDown("connection abandoned");
+      sink_->holding = false;
+      rc = DrainHeld(*sink_);
+    }
+    if (rc > 0) return Status::Ok();
+    if (rc < 0) {
+      if (shut_down_.load()) return LinkDown("connection shut down");
+      return LinkDown(std::string("send: ") + std::strerror(errno));
+    }
+    HIPR_RETURN_IF_ERROR(Await(POLLOUT, -1, "send"));
+  }
 }
 
 Status TlsConnection::SendPieces(const iovec* iov, int count) {

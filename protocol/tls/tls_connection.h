@@ -74,6 +74,8 @@ class Context {
   bool requires_client_certificate_ = false;
 };
 
+struct RecordSink;  // tls_connection.cc: where records go when the kernel does not take them.
+
 class TlsConnection final : public Connection {
  public:
   // Handshakes as the server over `tcp` within `timeout_ms`.
@@ -127,13 +129,15 @@ class TlsConnection final : public Connection {
   static void set_client_write_path_for_testing(ClientWritePath path);
 
   static constexpr size_t kGatherBytes = 16u << 10;  // One TLS record's worth of plaintext.
-  static constexpr size_t kCorkBytes = 64u << 10;    // Sends this large are corked (SendV).
+  static constexpr size_t kCorkBytes = 64u << 10;    // Sends this large are held or corked (SendV).
 
  private:
   TlsConnection(std::unique_ptr<tcp::TcpConnection> tcp, SSL* ssl);
   static Status Handshake(std::unique_ptr<tcp::TcpConnection> tcp, const Context& ctx, bool server,
                           const std::string& host, int timeout_ms, std::unique_ptr<TlsConnection>* out);
   Status SendPieces(const iovec* iov, int count);
+  // Sends what sink_ holds, waiting for room, and stops holding.
+  Status SendHeld();
   // One SSL_read into [p, p + n), waiting until it delivers (*got > 0).
   Status ReadOnce(uint8_t* p, size_t n, size_t* got);
   // Writes all of [p, p + n) as records.
@@ -142,6 +146,10 @@ class TlsConnection final : public Connection {
   Status Await(short events, int timeout_ms, const char* what);
 
   std::unique_ptr<tcp::TcpConnection> tcp_;
+  // The write BIO's state where the kernel does not take the records
+  // (null where OpenSSL's socket BIO writes); ssl_, freed in the
+  // destructor's body, never outlives it.
+  std::unique_ptr<RecordSink> sink_;
   SSL* ssl_ = nullptr;
   mutable std::mutex ssl_mu_;  // Every call into ssl_.
   std::vector<uint8_t> gather_;  // The sender's: small pieces of one SendV.

@@ -167,6 +167,60 @@ TEST(TlsConnectionTest, BulkAndSmallPiecesArriveExact) {
   EXPECT_TRUE(got_bulk == bulk);
 }
 
+// Both ends send large frames at once while neither reads for a while:
+// each side's socket fills with records its sender holds back (a large
+// send gathers sealed records and sends them in 256 KiB pieces), and every
+// byte still arrives, in order, once the readers start.
+TEST(TlsConnectionTest, LargeSendsBothWaysPastFullSocketsArriveExact) {
+  TlsHandshakes h = Handshake(*ClientContext(Pki().ca), *ServerContext());
+  ASSERT_TRUE(h.client.ok()) << h.client.ToString();
+  constexpr int kFrames = 12;
+  constexpr size_t kBulk = (2u << 20) + 4099;  // Not a whole number of records.
+  struct Side {
+    tls::TlsConnection* conn;
+    std::vector<uint8_t> head, bulk;
+    Status sent;
+  };
+  Side sides[2] = {{h.a.get(), Bytes(24, 6), Bytes(kBulk, 7), {}}, {h.b.get(), Bytes(24, 8), Bytes(kBulk, 9), {}}};
+  std::vector<std::thread> senders;
+  for (Side& side : sides) {
+    side.conn->set_recv_timeout_ms(10000);
+    senders.emplace_back([&side] {
+      for (int i = 0; i < kFrames && side.sent.ok(); ++i) {
+        side.head[0] = static_cast<uint8_t>(i);
+        iovec iov[2] = {{side.head.data(), side.head.size()}, {side.bulk.data(), side.bulk.size()}};
+        side.sent = side.conn->SendV(iov, 2);
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // Both sockets fill.
+  std::vector<std::thread> readers;
+  bool exact[2] = {false, false};
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&, r] {
+      const Side& from = sides[1 - r];
+      std::vector<uint8_t> head(24), bulk(kBulk);
+      for (int i = 0; i < kFrames; ++i) {
+        const iovec iov[2] = {{head.data(), head.size()}, {bulk.data(), bulk.size()}};
+        if (!sides[r].conn->RecvV(iov, 2).ok() || head[0] != i ||
+            !std::equal(head.begin() + 1, head.end(), from.head.begin() + 1) || bulk != from.bulk)
+          return;
+      }
+      exact[r] = true;
+    });
+  }
+  for (std::thread& t : readers) t.join();
+  // Everything arrived, so both senders are done; after a failure this
+  // ends a sender still waiting for room.
+  h.a->Shutdown();
+  h.b->Shutdown();
+  for (std::thread& t : senders) t.join();
+  EXPECT_TRUE(sides[0].sent.ok()) << sides[0].sent.ToString();
+  EXPECT_TRUE(sides[1].sent.ok()) << sides[1].sent.ToString();
+  EXPECT_TRUE(exact[0]) << "the client's frames from the worker";
+  EXPECT_TRUE(exact[1]) << "the worker's frames from the client";
+}
+
 TEST(TlsConnectionTest, ACutReceiveSaysHowManyBytesItPlaced) {
   TlsHandshakes h = Handshake(*ClientContext(Pki().ca), *ServerContext());
   ASSERT_TRUE(h.client.ok()) << h.client.ToString();
