@@ -53,7 +53,8 @@ Status KeyFailed(const std::string& key, const std::string& cert) {
 Status CheckReadable(const std::string& path, const char* flag) {
   if (path.empty()) return Status(StatusCode::kInvalidArgument, std::string(flag) + " is empty");
   FILE* f = std::fopen(path.c_str(), "re");
-  if (f == nullptr) return Status(StatusCode::kInvalidArgument, std::string(flag) + " " + path + ": " + std::strerror(errno));
+  if (f == nullptr)
+    return Status(StatusCode::kInvalidArgument, std::string(flag) + " " + path + ": " + std::strerror(errno));
   std::fclose(f);
   return Status::Ok();
 }
