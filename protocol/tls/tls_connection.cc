@@ -249,6 +249,15 @@ bool KernelOffersTls() {
 }
 
 std::atomic<int> g_client_write_path{0};  // TlsConnection::ClientWritePath, for tests.
+std::atomic<uint64_t> g_key_update_records{TlsConnection::kKeyUpdateRecords};
+
+// Counts the KeyUpdate messages a connection receives (OpenSSL hands each
+// handshake message it reads to this callback, after decryption).
+void CountKeyUpdates(int write_p, int, int content_type, const void* buf, size_t len, SSL*, void* arg) {
+  if (write_p == 0 && content_type == SSL3_RT_HANDSHAKE && len > 0 &&
+      static_cast<const uint8_t*>(buf)[0] == SSL3_MT_KEY_UPDATE)
+    static_cast<std::atomic<uint64_t>*>(arg)->fetch_add(1, std::memory_order_relaxed);
+}
 
 int RemainingMs(std::chrono::steady_clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -403,6 +412,12 @@ Status TlsConnection::Handshake(std::unique_ptr<tcp::TcpConnection> tcp, const C
     if (why.empty()) why = "OpenSSL error " + std::to_string(err);
     return LinkDown("TLS handshake failed: " + why);
   }
+  // Kernel TLS (where it carries the records) is left to rekey as the
+  // kernel can; hipr's own records are rekeyed in WriteAll.
+  conn->update_keys_ = !conn->ktls_send();
+  conn->key_update_records_ = g_key_update_records.load();
+  SSL_set_msg_callback_arg(ssl, &conn->key_updates_received_);
+  SSL_set_msg_callback(ssl, CountKeyUpdates);
   if (X509* cert = SSL_get1_peer_certificate(ssl)) {
     conn->peer_subject_ = NameText(X509_get_subject_name(cert));
     conn->peer_common_name_ = CommonName(X509_get_subject_name(cert));
@@ -444,7 +459,16 @@ Status TlsConnection::WriteAll(const uint8_t* p, size_t n) {
       ERR_clear_error();
       errno = 0;
       NoSigpipe guard(guard_sigpipe_);
+      // RFC 8446 5.5: an AES-GCM key seals at most 2^24.5 full records
+      // safely, and OpenSSL does not count them. The update is sent ahead
+      // of this write's records, in order with them.
+      if (update_keys_ && records_since_update_ >= key_update_records_ &&
+          SSL_key_update(ssl_, SSL_KEY_UPDATE_NOT_REQUESTED) == 1) {
+        records_since_update_ = 0;
+        key_updates_sent_.fetch_add(1, std::memory_order_relaxed);
+      }
       rc = SSL_write_ex(ssl_, p, n, &written);
+      if (rc == 1) records_since_update_ += (written + kGatherBytes - 1) / kGatherBytes;
       if (rc != 1) {
         err = SSL_get_error(ssl_, rc);
         guard.Failed();
@@ -642,6 +666,8 @@ void TlsConnection::Abandon() {
   abandoned_.store(true);
   tcp_->Abandon();
 }
+
+void TlsConnection::set_key_update_records_for_testing(uint64_t records) { g_key_update_records.store(records); }
 
 void TlsConnection::set_client_write_path_for_testing(ClientWritePath path) {
   g_client_write_path.store(static_cast<int>(path));

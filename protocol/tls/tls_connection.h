@@ -19,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -128,6 +129,16 @@ class TlsConnection final : public Connection {
   enum class ClientWritePath { kAuto = 0, kSocketBio = 1, kNoSignalBio = 2 };
   static void set_client_write_path_for_testing(ClientWritePath path);
 
+  // Connections made from now on update their sending keys after this many
+  // records (tests; kKeyUpdateRecords otherwise).
+  static void set_key_update_records_for_testing(uint64_t records);
+  // KeyUpdate messages this end sent and received since the handshake.
+  uint64_t key_updates_sent() const { return key_updates_sent_.load(std::memory_order_relaxed); }
+  uint64_t key_updates_received() const { return key_updates_received_.load(std::memory_order_relaxed); }
+
+  // Records sealed under one key before the sender updates it: 2^23 (at
+  // most 128 GiB), well inside RFC 8446's 2^24.5 for AES-GCM.
+  static constexpr uint64_t kKeyUpdateRecords = uint64_t{1} << 23;
   static constexpr size_t kGatherBytes = 16u << 10;  // One TLS record's worth of plaintext.
   static constexpr size_t kCorkBytes = 64u << 10;    // Sends this large are held or corked (SendV).
 
@@ -158,6 +169,12 @@ class TlsConnection final : public Connection {
   // A client's that writes through OpenSSL's socket BIO: SSL calls that may
   // write run with SIGPIPE blocked (tls_connection.cc NoSigpipe).
   bool guard_sigpipe_ = false;
+  // Key updates (WriteAll): off where kernel TLS seals the records.
+  bool update_keys_ = false;
+  uint64_t key_update_records_ = kKeyUpdateRecords;
+  uint64_t records_since_update_ = 0;  // Under ssl_mu_; a partial record counts whole.
+  std::atomic<uint64_t> key_updates_sent_{0};
+  std::atomic<uint64_t> key_updates_received_{0};
   std::atomic<bool> shut_down_{false};
   std::atomic<bool> abandoned_{false};
   std::string peer_subject_;
