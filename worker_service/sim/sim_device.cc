@@ -785,6 +785,57 @@ Status SimDevice::Memset(int device, uint64_t stream, const msg::Region& dst, ui
   return Status::Ok();
 }
 
+SimDevice::StageBuffer::~StageBuffer() {
+  if (mapped)
+    munmap(data, size);
+  else
+    delete[] data;
+}
+
+std::shared_ptr<SimDevice::StageBuffer> SimDevice::TakeStageBuffer(uint64_t bytes) {
+  auto b = std::make_shared<StageBuffer>();
+  if (bytes < kKeptStageBytes) {
+    b->data = new (std::nothrow) uint8_t[bytes + 1];  // Not zeroed: the copy fills it.
+    b->size = bytes;
+    return b->data != nullptr ? b : nullptr;
+  }
+  {
+    MutexLock lock(stages_mu_);
+    auto best = kept_stages_.end();
+    for (auto it = kept_stages_.begin(); it != kept_stages_.end(); ++it)
+      if ((*it)->size >= bytes && (best == kept_stages_.end() || (*it)->size < (*best)->size)) best = it;
+    if (best != kept_stages_.end()) {
+      std::shared_ptr<StageBuffer> kept = std::move(*best);
+      kept_stages_.erase(best);
+      kept_stage_bytes_ -= kept->size;
+      return kept;
+    }
+  }
+  const uint64_t size = (bytes + (2u << 20) - 1) & ~uint64_t{(2u << 20) - 1};
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  (void)madvise(p, size, MADV_HUGEPAGE);  // As device memory: a fault per 2 MiB. Advice only.
+  b->data = static_cast<uint8_t*>(p);
+  b->size = size;
+  b->mapped = true;
+  return b;
+}
+
+void SimDevice::GiveStageBuffer(std::shared_ptr<StageBuffer> buffer) {
+  if (!buffer->mapped) return;
+  std::vector<std::shared_ptr<StageBuffer>> dropped;  // Unmapped after the lock.
+  MutexLock lock(stages_mu_);
+  kept_stages_.push_back(std::move(buffer));
+  kept_stage_bytes_ += kept_stages_.back()->size;
+  while (kept_stage_bytes_ > kMaxStagedBytes) {  // The smallest go first: the large cost most to make.
+    auto smallest = std::min_element(kept_stages_.begin(), kept_stages_.end(),
+                                     [](const auto& a, const auto& b) { return a->size < b->size; });
+    kept_stage_bytes_ -= (*smallest)->size;
+    dropped.push_back(std::move(*smallest));
+    kept_stages_.erase(smallest);
+  }
+}
+
 Status SimDevice::CopyToDevice(int device, uint64_t stream, const msg::Region& dst, const BulkIo& fill) {
   HIPR_RETURN_IF_ERROR(memory_.Check(dst, nullptr, true));
   SimStream* s = nullptr;
@@ -799,19 +850,25 @@ Status SimDevice::CopyToDevice(int device, uint64_t stream, const msg::Region& d
     // The stream is busy (earlier work must see the old bytes): take the
     // bytes now and let the stream write them when it gets there, so the
     // replay never waits for the device. Bounded; past the bound it waits.
-    auto staged = std::make_shared<std::vector<uint8_t>>(bytes);
-    iovec all{staged->data(), staged->size()};
-    Status st = bytes == 0 ? Status::Ok() : fill(&all, 1);
-    if (!st.ok()) {
-      staged_bytes_.fetch_sub(bytes);
-      return st;
+    std::shared_ptr<StageBuffer> staged = TakeStageBuffer(bytes);
+    if (staged != nullptr) {
+      iovec all{staged->data, bytes};
+      Status st = bytes == 0 ? Status::Ok() : fill(&all, 1);
+      if (!st.ok()) {
+        staged_bytes_.fetch_sub(bytes);
+        GiveStageBuffer(std::move(staged));
+        return st;
+      }
+      s->Submit([this, dst, staged, bytes] {
+        const uint8_t* from = staged->data;
+        for (uint64_t i = 0; i < dst.height && dst.width != 0; ++i, from += dst.width)
+          std::memcpy(Row(dst, i), from, dst.width);
+        staged_bytes_.fetch_sub(bytes);
+        GiveStageBuffer(staged);
+      });
+      return Status::Ok();
     }
-    s->Submit([this, dst, staged] {
-      const uint8_t* from = staged->data();
-      for (uint64_t i = 0; i < dst.height && dst.width != 0; ++i, from += dst.width) std::memcpy(Row(dst, i), from, dst.width);
-      staged_bytes_.fetch_sub(staged->size());
-    });
-    return Status::Ok();
+    staged_bytes_.fetch_sub(bytes);  // No memory to stage in: wait instead.
   }
   s->WaitIdle();  // Earlier work on the stream sees the old bytes.
   if (staging_ != nullptr) {

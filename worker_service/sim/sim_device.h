@@ -230,6 +230,22 @@ class SimDevice final : public Device,
   // and not yet written (bounded by kMaxStagedBytes).
   static constexpr uint64_t kMaxStagedBytes = 256ull << 20;
   std::atomic<uint64_t> staged_bytes_{0};
+  // Where those bytes wait (CopyToDevice). A buffer of kKeptStageBytes or
+  // more is a mapping kept for the next staged copy, up to kMaxStagedBytes
+  // of them: a fresh 256 MiB one costs 65,536 page faults, the kernel's
+  // zeroing and an unmap for every copy.
+  struct StageBuffer {
+    uint8_t* data = nullptr;
+    uint64_t size = 0;
+    bool mapped = false;
+    ~StageBuffer();
+  };
+  static constexpr uint64_t kKeptStageBytes = 1ull << 20;
+  std::shared_ptr<StageBuffer> TakeStageBuffer(uint64_t bytes);
+  void GiveStageBuffer(std::shared_ptr<StageBuffer> buffer);
+  Mutex stages_mu_;
+  std::vector<std::shared_ptr<StageBuffer>> kept_stages_ HIPR_GUARDED_BY(stages_mu_);
+  uint64_t kept_stage_bytes_ HIPR_GUARDED_BY(stages_mu_) = 0;
   std::atomic<bool> stopping_{false};  // The device is going: stream value waits give up.
   std::map<uint64_t, std::shared_ptr<Event>> events_;
   // Runs waits for events another session records (IPC events), which no

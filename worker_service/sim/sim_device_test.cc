@@ -282,6 +282,39 @@ TEST_F(SimDeviceTest, HostCopiesAreOrderedAfterEarlierWorkOnTheirStream) {
   EXPECT_EQ(Ptr(buffer)[4], 0x11);
 }
 
+// Copies to a stream held at a host callback are staged (the call returns
+// at once) and land in order once it runs on. The buffers they wait in are
+// kept and handed to later copies: two rounds, the second of sizes the
+// first round's buffers fit, each copy's bytes distinct, later copies
+// overwriting earlier ones.
+TEST_F(SimDeviceTest, StagedCopiesLandInOrderThroughKeptBuffers) {
+  ASSERT_TRUE(device_->StreamCreate(0, 4, 0, 0, {}).ok());
+  constexpr uint64_t kSpan = 8u << 20;
+  const uint64_t dst = Malloc(kSpan);
+  std::vector<uint8_t> expect(kSpan, 0);
+  ASSERT_TRUE(Write(0, Linear(dst, kSpan), expect).ok());
+  uint8_t fill = 1;
+  auto stage = [&](uint64_t offset, uint64_t size) {
+    std::vector<uint8_t> bytes(size);
+    for (uint64_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(fill + i * 7 + (i >> 16));
+    ++fill;
+    std::copy(bytes.begin(), bytes.end(), expect.begin() + static_cast<std::ptrdiff_t>(offset));
+    return Write(4, Linear(dst + offset, size), bytes);
+  };
+  const std::vector<std::pair<uint64_t, uint64_t>> rounds[2] = {
+      {{0, 3u << 20}, {1u << 20, 5u << 20}, {512u << 10, 2u << 20}, {7u << 20, 512u << 10}, {2u << 20, 6u << 20}},
+      {{1u << 20, 4u << 20}, {0, 3u << 20}, {3u << 20, 5u << 20}, {6u << 20, 2u << 20}, {0, 1u << 20}}};
+  for (const auto& round : rounds) {
+    auto gate = std::make_shared<HostGate>();
+    ASSERT_TRUE(device_->StreamHostCallback(0, 4, [](Status) {}, gate).ok());
+    for (const auto& [offset, size] : round) ASSERT_TRUE(stage(offset, size).ok());
+    EXPECT_EQ(device_->StreamQuery(4).code(), StatusCode::kNotReady);  // Held: nothing has landed yet.
+    gate->Open();
+    ASSERT_TRUE(device_->StreamSynchronize(4).ok());
+    EXPECT_TRUE(std::equal(expect.begin(), expect.end(), Ptr(dst)));
+  }
+}
+
 TEST_F(SimDeviceTest, WorkOnOneStreamRunsInSubmissionOrder) {
   ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
   const uint64_t size = 16 * kMiB;
