@@ -354,7 +354,9 @@ Status TlsConnection::Handshake(std::unique_ptr<tcp::TcpConnection> tcp, const C
     // ignore it (a server's process does). Where the kernel may take the
     // records over (kernel TLS), OpenSSL's own socket BIO writes them and
     // each SSL call runs under NoSigpipe; elsewhere the writes go through
-    // a BIO that sends with MSG_NOSIGNAL, which costs nothing.
+    // hipr's BIO (SinkWrite), which sends with MSG_NOSIGNAL at no cost. A
+    // server writes through it too where the kernel offers no kernel TLS:
+    // it holds a large send's records and sends them together.
     const int path = g_client_write_path.load();
     const bool socket_bio = path == 1 || (path == 0 && KernelOffersTls());
     if (socket_bio) {
@@ -412,8 +414,9 @@ Status TlsConnection::Handshake(std::unique_ptr<tcp::TcpConnection> tcp, const C
     if (why.empty()) why = "OpenSSL error " + std::to_string(err);
     return LinkDown("TLS handshake failed: " + why);
   }
-  // Kernel TLS (where it carries the records) is left to rekey as the
-  // kernel can; hipr's own records are rekeyed in WriteAll.
+  // Sending keys are updated in WriteAll, but not where kernel TLS seals
+  // the records: no kernel here offers it, so that path stays untested and
+  // untouched.
   conn->update_keys_ = !conn->ktls_send();
   conn->key_update_records_ = g_key_update_records.load();
   SSL_set_msg_callback_arg(ssl, &conn->key_updates_received_);
