@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   peer.Stop();
   const double l = Median(loops);
   const double t = Median(rtt);
-  std::printf("%-46s %9.1f ms %9.1f us %8.1fx\n", "in-process sim: 1,000 launches + sync vs RTT", l * 1e3, t * 1e6,
+  std::printf("%-46s %9.2f ms %9.1f us %8.1fx\n", "in-process sim: 1,000 launches + sync vs RTT", l * 1e3, t * 1e6,
               l / t);
   std::printf("inproc_loop_us %.1f\n", l * 1e6);
   return 0;

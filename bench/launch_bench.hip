@@ -71,8 +71,10 @@ int main(int argc, char** argv) {
     hipLaunchKernelGGL(empty_kernel, dim3(1), dim3(1), 0, nullptr);  // Module load and shipping, once.
     Check(hipDeviceSynchronize(), "hipDeviceSynchronize (warm-up)");
     const int loops = argc > 2 ? std::atoi(argv[2]) : 1;
-    for (int i = 0; i < loops; ++i) Loop();
-    std::printf("%d loop(s) of %d launches + hipDeviceSynchronize done\n", loops, kLoopLaunches);
+    std::vector<double> times;
+    for (int i = 0; i < loops; ++i) times.push_back(Seconds(Loop));
+    std::printf("%d loop(s) of %d launches + hipDeviceSynchronize done, median %.1f us\n", loops, kLoopLaunches,
+                Median(times) * 1e6);
     return 0;
   }
   if (argc > 1 && std::strcmp(argv[1], "--graph-once") == 0) {
@@ -116,14 +118,14 @@ int main(int argc, char** argv) {
   std::printf("%-46s %9.2f us %9.1f us %8.3fx\n", "async launch call vs raw TCP round trip", per_launch * 1e6,
               t * 1e6, per_launch / t);
   std::printf("%-46s %9.0f /s\n", "async launch rate (calls only)", rate);
-  std::printf("%-46s %9.1f ms %9.1f us %8.1fx\n", "1,000 launches + sync vs raw TCP round trip", l * 1e3, t * 1e6,
+  std::printf("%-46s %9.2f ms %9.1f us %8.1fx\n", "1,000 launches + sync vs raw TCP round trip", l * 1e3, t * 1e6,
               l / t);
   const double g = Median(graph);
-  std::printf("%-46s %9.1f ms %9.1f us %8.1fx\n", "graph of 1,000 launches + sync vs raw round trip", g * 1e3,
+  std::printf("%-46s %9.2f ms %9.1f us %8.1fx\n", "graph of 1,000 launches + sync vs raw round trip", g * 1e3,
               t * 1e6, g / t);
-  std::printf("%-46s %9.1f ms %9.1f ms %8.3fx\n", "graph vs the plain 1,000-launch loop", g * 1e3, l * 1e3, g / l);
+  std::printf("%-46s %9.2f ms %9.2f ms %8.3fx\n", "graph vs the plain 1,000-launch loop", g * 1e3, l * 1e3, g / l);
   if (inproc_us > 0)
-    std::printf("%-46s %9.1f ms %9.1f ms %8.2fx\n", "remote loop vs in-process sim device loop", l * 1e3,
+    std::printf("%-46s %9.2f ms %9.2f ms %8.2fx\n", "remote loop vs in-process sim device loop", l * 1e3,
                 inproc_us * 1e-3, l / (inproc_us * 1e-6));
   Check(hipGraphExecDestroy(exec), "hipGraphExecDestroy");
   return 0;

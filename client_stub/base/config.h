@@ -73,7 +73,10 @@ struct Config {
   int connect_retry_s = 60;
   uint64_t window_bytes = uint64_t{64} << 30;  // HIPR_WINDOW_BYTES: device VA window offered.
   uint32_t chunk_bytes = wire::kDefaultChunkBytes;  // HIPR_CHUNK_BYTES.
-  uint64_t batch_bytes = 256u << 10;           // HIPR_BATCH_BYTES: flush threshold.
+  // HIPR_BATCH_BYTES: flush threshold. Small, so that the worker starts on
+  // a burst while the caller goes on, and little is left to send when the
+  // caller waits (docs/performance.md "Kernel launches").
+  uint64_t batch_bytes = 4u << 10;
   // HIPR_FREE_BLOCK_BYTES: freed device memory kept per device for the next
   // hipMalloc of its size (memory/free_blocks.h); 0: none.
   uint64_t free_block_bytes = uint64_t{64} << 20;

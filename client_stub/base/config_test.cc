@@ -30,7 +30,7 @@ TEST(ConfigTest, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(c.peer_timeout_ms, 10000);
   EXPECT_EQ(c.window_bytes, uint64_t{64} << 30);
   EXPECT_EQ(c.chunk_bytes, wire::kDefaultChunkBytes);
-  EXPECT_EQ(c.batch_bytes, 256u << 10);
+  EXPECT_EQ(c.batch_bytes, 4u << 10);
   EXPECT_EQ(c.flush_us, 200u);
   EXPECT_EQ(c.spin_us, 50);
   EXPECT_EQ(c.log_level, LogLevel::kWarn);
@@ -89,7 +89,7 @@ TEST(ConfigTest, BadValuesKeepDefaultsAndAreReportedOnce) {
   EXPECT_EQ(c.peer_timeout_ms, 10000);
   EXPECT_EQ(c.window_bytes, uint64_t{64} << 30);
   EXPECT_EQ(c.chunk_bytes, wire::kDefaultChunkBytes);
-  EXPECT_EQ(c.batch_bytes, 256u << 10);
+  EXPECT_EQ(c.batch_bytes, 4u << 10);
   EXPECT_EQ(c.flush_us, 200u);
   EXPECT_EQ(c.spin_us, 50);
   for (const std::string& p : problems) EXPECT_NE(p.find("HIPR_"), std::string::npos) << p;

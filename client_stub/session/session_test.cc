@@ -301,6 +301,53 @@ TEST(SessionTest, BatchOverTheThresholdIsSentAtOnce) {
   ReleaseRange(window);
 }
 
+// By default a batch leaves once it passes 4 KiB, sent by the post itself
+// (the flusher here waits 10 s): the worker starts on a burst's first
+// launches while the caller issues the rest, and what is left to send at
+// the burst's synchronize stays small.
+TEST(SessionTest, ByDefaultABatchLeavesOnceItPasses4KiB) {
+  ASSERT_EQ(Config{}.batch_bytes, 4096u);
+  msgpack::sbuffer body;
+  codec::Packer packer(body);
+  codec::Pack(packer, Memset(0, 7));
+  const size_t frame = sizeof(wire::FrameHeader) + body.size();
+  const int batch = static_cast<int>(Config{}.batch_bytes / frame) + 1;  // The post that passes 4 KiB.
+  std::atomic<int> got{0};
+  FakeWorker w;
+  w.Serve([&](Connection& c) {
+    FakeWorker::AcceptHello(c, {FakeWorker::Device("gpu0")});
+    for (int i = 0; i < 2 * batch + 1; ++i) {
+      FakeWorker::Read<msg::MemsetRequest>(c, wire::Op::kMemset);
+      ++got;
+    }
+    AnswerSync(c);
+  });
+  AddressRange window;
+  auto s = Session::Open(TestConfig(w), &window);
+  ASSERT_FALSE(s->dead());
+  auto post = [&](int n) {
+    for (int i = 0; i < n; ++i) ASSERT_TRUE(s->Post<wire::Op::kMemset>(Memset(0, 7)).ok());
+  };
+  auto await = [&](int n) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (got < n && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    return got.load();
+  };
+  for (int round = 0; round < 2; ++round) {
+    post(batch - 1);
+    std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(got.load(), round * batch);  // Up to 4 KiB: held.
+    post(1);
+    EXPECT_EQ(await((round + 1) * batch), (round + 1) * batch);  // Past it: sent at once.
+  }
+  post(1);
+  int32_t error = -1;
+  ASSERT_TRUE(Sync(*s, &error).ok());
+  w.Join();
+  EXPECT_EQ(got.load(), 2 * batch + 1);
+  ReleaseRange(window);
+}
+
 TEST(SessionTest, HeartbeatsKeepALongCallAlive) {
   FakeWorker w;
   w.Serve([&](Connection& c) {
