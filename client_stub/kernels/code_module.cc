@@ -309,6 +309,24 @@ Status CodeModule::Bind(Remote& session, int device, const std::string& kernel, 
   return Status::Ok();
 }
 
+bool CodeModule::FindBound(const Remote& session, int device, const std::string& name, KernelBinding* out) const {
+  MutexLock lock(mu_);
+  if (!live()) return false;
+  std::shared_ptr<const ModuleLoad> load = FindLoad(&session, device);
+  if (load == nullptr || !load->status.ok()) return false;
+  auto ids = function_ids_.find(load->id);
+  if (ids == function_ids_.end()) return false;
+  auto id = ids->second.find(name);
+  if (id == ids->second.end()) return false;  // Bind() makes the id after every check has passed.
+  const co::KernelInfo* kernel = load->image->FindKernel(name);
+  if (kernel == nullptr) return false;
+  out->kernel = kernel;
+  out->function_id = id->second.id;
+  out->first_launch = !id->second.named;
+  out->load = std::move(load);
+  return true;
+}
+
 void CodeModule::MarkNamed(const ModuleLoad& load, const std::string& kernel) {
   MutexLock lock(mu_);
   auto ids = function_ids_.find(load.id);

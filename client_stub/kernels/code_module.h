@@ -156,6 +156,12 @@ class CodeModule {
   // hipErrorNoBinaryForGpu when the device cannot launch it (logged once).
   Status Bind(Remote& session, int device, const std::string& name, KernelBinding* out);
 
+  // A launch's fast path: what Bind() gives, under one lock and with no
+  // other work, once an earlier Bind() of `name` in (session, device) has
+  // succeeded. False (and *out untouched) otherwise: then Image() and
+  // Bind() say what is wrong, or do the first load.
+  bool FindBound(const Remote& session, int device, const std::string& name, KernelBinding* out) const;
+
   // A launch that carried `kernel`'s name has been queued in load's session,
   // so later launches (queued after it) may leave the name out.
   void MarkNamed(const ModuleLoad& load, const std::string& kernel);

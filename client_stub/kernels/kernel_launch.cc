@@ -173,17 +173,26 @@ Status PrepareLaunch(Remote& session, CodeModule& module, const std::string& nam
   if (spec.device < 0 || spec.device >= session.device_count())
     return HipStatus(hipErrorInvalidDevice, "device " + std::to_string(spec.device) + " does not exist");
   const msg::DeviceInfo& device = session.devices()[spec.device];
-  // The metadata comes from the local image: invalid launches are refused
-  // before the module's first use costs a round trip.
   std::shared_ptr<const IsaImage> image;
-  HIPR_RETURN_IF_ERROR(module.Image(device.gcn_arch_name, &image));
-  const co::KernelInfo* kernel = image->FindKernel(name);
-  if (kernel == nullptr)
-    return HipStatus(hipErrorInvalidDeviceFunction,
-                     "module " + module.name() + " has no kernel '" + name + "' for " + device.gcn_arch_name);
+  const co::KernelInfo* kernel = nullptr;
+  // After the kernel's first launch in this session: one lookup under one
+  // lock (the binding's load holds the image it was bound from).
+  const bool bound = module.FindBound(session, spec.device, name, binding);
+  if (bound) {
+    image = binding->load->image;
+    kernel = binding->kernel;
+  } else {
+    // The metadata comes from the local image: invalid launches are refused
+    // before the module's first use costs a round trip.
+    HIPR_RETURN_IF_ERROR(module.Image(device.gcn_arch_name, &image));
+    kernel = image->FindKernel(name);
+    if (kernel == nullptr)
+      return HipStatus(hipErrorInvalidDeviceFunction,
+                       "module " + module.name() + " has no kernel '" + name + "' for " + device.gcn_arch_name);
+  }
   HIPR_RETURN_IF_ERROR(CheckLaunch(device, *kernel, spec));
   HIPR_RETURN_IF_ERROR(PackKernargs(*kernel, args, &request->kernarg));
-  HIPR_RETURN_IF_ERROR(module.Bind(session, spec.device, name, binding));
+  if (!bound) HIPR_RETURN_IF_ERROR(module.Bind(session, spec.device, name, binding));
   request->device = spec.device;
   request->stream = spec.stream;
   request->module = binding->load->id;
