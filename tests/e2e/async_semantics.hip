@@ -40,10 +40,12 @@
 //    hipErrorOutOfMemory; hipMemGetAddressRange knows each allocation.
 //  * hipFree waits for the device in HIP: memory freed while a kernel still
 //    reads it, allocated again and overwritten, does not change what that
-//    kernel reads. (hipr keeps freed blocks for the next hipMalloc of their
-//    size, with no round trip, once a synchronisation of every stream has
-//    followed the free: the churn check's reuse is counted by the scenario
-//    from the client's debug log.)
+//    kernel reads; right after hipFree, hipMemGetInfo counts the memory
+//    free, a kernel and a held copy into it still queued. (hipr keeps
+//    freed blocks for the next hipMalloc of their size, with no round trip,
+//    once a synchronisation of every stream has followed the free: the
+//    churn check's reuse is counted by the scenario from the client's debug
+//    log.)
 #include <hip/hip_runtime.h>
 
 #include <unistd.h>
@@ -314,6 +316,39 @@ void CheckFreedWhileRead() {
   printf("memory freed while a kernel read it was not handed out again under it\n");
 }
 
+// hipFree waits for the device: right after it, hipMemGetInfo counts the
+// memory free, though a kernel reading it was still running when it was
+// called and a copy from pageable memory into it waited behind the kernel
+// (the hip device holds the stream there with the copy's bytes).
+void CheckFreeCountedAtOnce() {
+  constexpr int kInts = 1 << 18;
+  constexpr int kSpins = 20 * 1000 * 1000;
+  int* out;
+  int* x;
+  HIP_OK(hipMalloc(&out, 2 * sizeof(int)));
+  HIP_OK(hipMalloc(&x, kInts * sizeof(int)));
+  HIP_OK(hipMemsetD32(x, 5, kInts));
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  HIP_OK(hipDeviceSynchronize());
+  size_t free0 = 0, free1 = 0, total = 0;
+  HIP_OK(hipMemGetInfo(&free0, &total));
+  std::vector<int> host(kInts, 9);
+  hipLaunchKernelGGL(slow_read, dim3(1), dim3(1), 0, s, x, kInts, kSpins, out);
+  HIP_OK(hipMemcpyAsync(x, host.data(), kInts * sizeof(int), hipMemcpyHostToDevice, s));
+  HIP_OK(hipFree(x));
+  HIP_OK(hipMemGetInfo(&free1, &total));
+  CHECK(free1 == free0 + kInts * sizeof(int), "hipMemGetInfo right after hipFree: %zu free, %zu before the free "
+        "of %zu bytes", free1, free0, kInts * sizeof(int));
+  HIP_OK(hipStreamSynchronize(s));
+  int got[2] = {0, 0};
+  HIP_OK(hipMemcpy(got, out, sizeof got, hipMemcpyDeviceToHost));
+  CHECK(got[0] == 5 && got[1] == 5, "the kernel before the copy read %d, %d, not 5", got[0], got[1]);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(out));
+  printf("memory freed behind a running kernel and a held copy counted free when hipFree returned\n");
+}
+
 // A blocking memset behind a long fill on the null stream, then another
 // thread's read on a non-blocking stream (which does not wait for the null
 // stream): natively the memset has completed when it returns, so the read
@@ -566,6 +601,7 @@ int main() {
   CheckPageableDeviceToHost();
   CheckMixedStreamOrder();
   CheckFreedWhileRead();
+  CheckFreeCountedAtOnce();
   CheckBlockingMemset();
   CheckStreamSynchronize();
   CheckDeviceSynchronize();

@@ -12,6 +12,7 @@
 // Usage: memory [--total-mem BYTES]   (default 2 GiB: the driver's --sim-memory)
 #include <sys/mman.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -467,6 +468,27 @@ void FreeMemoryAccounting(size_t free0, size_t total0) {
   HIP_OK(hipFree(d));
   HIP_OK(hipMemGetInfo(&free1, &total1));
   CHECK(free1 == free0, "free memory is %zu after freeing, %zu at the start", free1, free0);
+  // hipFree waits for the device, a host callback on a stream too: right
+  // after it, the memory counts as free, though the callback still runs.
+  d = DeviceAlloc(8 * kMiB, "buffer freed behind a host callback");
+  hipStream_t s;
+  HIP_OK(hipStreamCreate(&s));
+  std::atomic<bool> ran{false};
+  HIP_OK(hipStreamAddCallback(
+      s,
+      [](hipStream_t, hipError_t, void* flag) {
+        usleep(300 * 1000);
+        static_cast<std::atomic<bool>*>(flag)->store(true);
+      },
+      &ran, 0));
+  HIP_OK(hipFree(d));
+  HIP_OK(hipMemGetInfo(&free1, &total1));
+  CHECK(free1 == free0, "free memory is %zu after a free behind a host callback, %zu at the start", free1, free0);
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK(ran.load(), "hipStreamSynchronize returned before its host callback ran");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipMemGetInfo(&free1, &total1));
+  CHECK(free1 == free0, "free memory is %zu once the callback ran, %zu at the start", free1, free0);
 }
 
 }  // namespace

@@ -92,9 +92,13 @@ class HostGate {
     MutexLock lock(mu_);
     while (!open_) cv_.wait(lock.native());
   }
+  bool is_open() const {
+    MutexLock lock(mu_);
+    return open_;
+  }
 
  private:
-  Mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
   bool open_ HIPR_GUARDED_BY(mu_) = false;
 };

@@ -25,8 +25,11 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -386,20 +389,45 @@ class HipDevice final : public Device,
     if (it->second.module != 0)
       return Status(StatusCode::kInvalidDevicePointer, "a module's global variable is not freed (hipModuleUnload)");
     const int device = it->second.device;
-    if (it->second.charged) Refund(it->second.size);
+    const uint64_t size = it->second.size;
+    if (it->second.charged) Refund(size);
     allocations_.erase(it);
-    // hipFree synchronizes the device. With a stream held (a host callback
-    // the client has yet to run, a copy at its stream point), that wait is
-    // taken off the replay thread, as the sim's: the memory goes once the
-    // work before the free has run; later calls already refuse the address.
-    if (holds_.load() == 0) {
+    // hipFree synchronizes the device, here on the replay thread as natively
+    // when no stream is held, or only by holds that end without this thread:
+    // a copy at its stream point (AtStreamPoint), a host callback the client
+    // has run. The explicit synchronize first is for a held copy, which
+    // reaches its memory from another stream after this call: a runtime whose
+    // hipFree orders the release behind the work queued before it (hipr's
+    // own stub, in the chain) would free the memory under the copy.
+    if (!ClientCallbackPending()) {
+      if (holds_.load() != 0) HIPR_HIP(hipDeviceSynchronize());
       HIPR_HIP(hipFree(reinterpret_cast<void*>(address)));
       return Status::Ok();
     }
-    waiters_->Run([this, device, address] {
+    // A host callback the client has yet to run holds a stream: its gate
+    // opens on this thread when the client says it ran, so the wait is taken
+    // off the replay thread, as the sim's. The memory goes once the work
+    // before the free has run; later calls already refuse the address, and
+    // MemInfo counts it free meanwhile, as hipMemGetInfo shows it right
+    // after a native hipFree.
+    {
+      MutexLock lock(frees_mu_);
+      frees_pending_[device] += size;
+    }
+    waiters_->Run([this, device, address, size] {
       hipError_t e = hipSetDevice(device);
       if (e == hipSuccess) e = hipDeviceSynchronize();
+      {
+        MutexLock lock(frees_mu_);
+        ++frees_in_call_;
+      }
       if (e == hipSuccess) e = hipFree(reinterpret_cast<void*>(address));
+      {
+        MutexLock lock(frees_mu_);
+        --frees_in_call_;
+        frees_pending_[device] -= size;
+      }
+      frees_cv_.notify_all();
       if (e != hipSuccess) NoteLateError(FromHip(e, "hipFree"));
     });
     return Status::Ok();
@@ -408,8 +436,25 @@ class HipDevice final : public Device,
     HIPR_RETURN_IF_ERROR(Use(device));
     size_t f = 0;
     size_t t = 0;
-    HIPR_HIP(hipMemGetInfo(&f, &t));
-    *free_bytes = f;
+    // Free's frees left to a waiter count as free. The runtime's answer and
+    // theirs are read so that none counts twice (freed by the runtime, not
+    // yet by this count) or not at all: a free in its call is waited for
+    // (the device was idle when it began, so briefly), and a free that ends
+    // between the two reads makes them read again.
+    uint64_t pending = 0;
+    for (int attempt = 0;; ++attempt) {
+      {
+        MutexLock lock(frees_mu_);
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+        while (frees_in_call_ != 0 && frees_cv_.wait_until(lock.native(), until) == std::cv_status::no_timeout) {
+        }
+        pending = frees_pending_[device];
+      }
+      HIPR_HIP(hipMemGetInfo(&f, &t));
+      MutexLock lock(frees_mu_);
+      if ((frees_in_call_ == 0 && frees_pending_[device] == pending) || attempt == 3) break;
+    }
+    *free_bytes = std::min<uint64_t>(t, f + pending);
     *total_bytes = t;
     return Status::Ok();
   }
@@ -835,7 +880,7 @@ class HipDevice final : public Device,
       std::shared_ptr<HostGate> gate;
       std::atomic<int>* holds;
     };
-    auto* p = new Pending{std::move(reached), std::move(gate), &holds_};
+    auto* p = new Pending{std::move(reached), gate, &holds_};
     holds_.fetch_add(1);
     hipError_t e = hipStreamAddCallback(
         s,
@@ -851,6 +896,7 @@ class HipDevice final : public Device,
       holds_.fetch_sub(1);
     }
     HIPR_HIP(e);
+    client_gates_.push_back(std::move(gate));
     return Status::Ok();
   }
 
@@ -1298,6 +1344,19 @@ class HipDevice final : public Device,
   std::map<int, hipStream_t> side_streams_;  // SideStream, by device.
   std::atomic<uint64_t> held_bytes_{0};
   std::atomic<int> holds_{0};  // Streams held at a host callback (ours or the client's), queued or waiting.
+  // Gates of host callbacks the client has yet to run (StreamHostCallback),
+  // dropped once open; the replay thread's alone.
+  std::vector<std::shared_ptr<HostGate>> client_gates_;
+  bool ClientCallbackPending() {
+    std::erase_if(client_gates_, [](const std::shared_ptr<HostGate>& g) { return g->is_open(); });
+    return !client_gates_.empty();
+  }
+  // Free's frees left to a waiter: their bytes by device, and how many are
+  // in their hipFree call (past their wait for the device).
+  Mutex frees_mu_;
+  std::condition_variable frees_cv_;
+  std::map<int, uint64_t> frees_pending_ HIPR_GUARDED_BY(frees_mu_);
+  int frees_in_call_ HIPR_GUARDED_BY(frees_mu_) = 0;
   Mutex late_mu_;
   Status late_error_ HIPR_GUARDED_BY(late_mu_);
   StdoutCapture output_;
