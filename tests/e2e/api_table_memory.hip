@@ -2777,6 +2777,34 @@ void MemUnmap() {
   int ran[64];
   HIP_OK(hipMemcpy(ran, other, sizeof ran, hipMemcpyDeviceToHost));
   for (int i = 0; i < 64; ++i) CHECK(ran[i] == 1, "int %d reads %d: the held kernel did not run before the unmap", i, ran[i]);
+  // A copy from pageable memory queued on a blocking stream held at a host
+  // callback lands before the unmap too (the null stream waits for blocking
+  // streams). hipr's hip device holds the stream there with the copy's
+  // bytes and writes them from a side stream once the callback has run.
+  hipStream_t blocking = nullptr;
+  HIP_OK(hipStreamCreate(&blocking));
+  HIP_OK(hipMemMap(r, g, 0, h, 0));
+  GrantAccess(r, g, 0, hipMemAccessFlagsProtReadWrite);
+  std::atomic<bool> gate2{false};
+  HIP_OK(hipStreamAddCallback(
+      blocking,
+      [](hipStream_t, hipError_t, void* flag) {
+        while (!static_cast<std::atomic<bool>*>(flag)->load()) usleep(1000);
+      },
+      &gate2, 0));
+  std::thread opener([&] {
+    usleep(200 * 1000);
+    gate2 = true;
+  });
+  std::vector<int> fresh(64, 77);
+  HIP_OK(hipMemcpyAsync(r, fresh.data(), fresh.size() * sizeof(int), hipMemcpyHostToDevice, blocking));
+  HIP_OK(hipMemUnmap(r, g));
+  opener.join();
+  HIP_OK(hipStreamSynchronize(blocking));
+  HIP_OK(hipMemcpy(ran, other, sizeof ran, hipMemcpyDeviceToHost));
+  for (int i = 0; i < 64; ++i)
+    CHECK(ran[i] == 77, "int %d reads %d: the held copy did not land before the unmap", i, ran[i]);
+  HIP_OK(hipStreamDestroy(blocking));
   HIP_OK(hipStreamDestroy(s));
   HIP_OK(hipMemUnmap(other, g));
   HIP_OK(hipMemRelease(h));

@@ -532,13 +532,20 @@ class HipDevice final : public Device,
     return Status::Ok();
   }
   // hipMemUnmap waits for the device; with a stream held (Free) that wait
-  // is a waiter's. The mappings refuse copies from now on.
+  // is a waiter's, which synchronizes the mappings' devices first: a held
+  // copy writes its memory from the side stream after this call, and a
+  // runtime that orders the unmap behind work queued before it (hipr's stub,
+  // in the chain) would unmap it under the copy. The mappings refuse copies
+  // from now on.
   void VmmUnmapAsync(uint64_t address, uint64_t size, Completion done) override {
     std::vector<uint64_t> bases;
     if (Status st = WholeMappings(address, size, &bases); !st.ok()) return done(st);
     std::vector<std::pair<uint64_t, uint64_t>> mappings;
+    std::vector<int> devices;
     for (uint64_t base : bases) {
-      mappings.emplace_back(base, allocations_.at(base).size);
+      const Allocation& a = allocations_.at(base);
+      mappings.emplace_back(base, a.size);
+      if (std::find(devices.begin(), devices.end(), a.device) == devices.end()) devices.push_back(a.device);
       allocations_.erase(base);
     }
     auto unmap = [mappings] {
@@ -547,7 +554,14 @@ class HipDevice final : public Device,
       return Status::Ok();
     };
     if (holds_.load() == 0) return done(unmap());
-    waiters_->Run([unmap, done = std::move(done)] { done(unmap()); });
+    waiters_->Run([this, unmap, devices, done = std::move(done)] {
+      for (int device : devices) {
+        hipError_t e = hipSetDevice(device);
+        if (e == hipSuccess) e = hipDeviceSynchronize();
+        if (e != hipSuccess) NoteLateError(FromHip(e, "hipDeviceSynchronize before hipMemUnmap"));
+      }
+      done(unmap());
+    });
   }
   Status VmmSetAccess(uint64_t address, uint64_t size, std::span<const msg::VmmAccess> access) override {
     std::vector<uint64_t> bases;
