@@ -400,7 +400,10 @@ class HipDevice final : public Device,
     // hipFree orders the release behind the work queued before it (hipr's
     // own stub, in the chain) would free the memory under the copy.
     if (!ClientCallbackPending()) {
-      if (holds_.load() != 0) HIPR_HIP(hipDeviceSynchronize());
+      if (holds_.load() != 0) {
+        HIPR_RETURN_IF_ERROR(Use(device));
+        HIPR_HIP(hipDeviceSynchronize());
+      }
       HIPR_HIP(hipFree(reinterpret_cast<void*>(address)));
       return Status::Ok();
     }
