@@ -14,6 +14,10 @@
 // waits for it held, writes the byte, and then sees the event complete and
 // its stream's kernel run after the parent's memset.
 //
+// A close waits for the null stream, as clr's: the child queues there a
+// host callback that sleeps, a pageable copy into the parent's memory
+// behind it, and closes at once; the parent sees the copy's bytes.
+//
 // Virtual memory: the parent maps physical memory it created with a POSIX
 // descriptor as its shareable handle type, exports the descriptor and
 // passes it on; the child imports it, maps it in a reservation of its own,
@@ -24,7 +28,9 @@
 
 #include <cstdio>
 #include <cstring>
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common.h"
@@ -42,6 +48,9 @@ constexpr size_t kInner = 4096 + 100;  // The interior pointer's offset.
 constexpr int kKernelBytes = 1024;     // The child adds one to these, from kInner.
 constexpr size_t kEventAt = 64 << 10;  // The parent's memset before its event record, then the child's kernel.
 constexpr size_t kEventBytes = 4096;
+constexpr size_t kLateAt = 128 << 10;  // The child's copy behind a host callback, just before its close.
+constexpr size_t kLateBytes = 4096;
+constexpr uint8_t kLateByte = 0x6b;
 
 template <class Handle>
 std::string Hex(const Handle& h) {
@@ -170,6 +179,32 @@ void ChildVmm(int fd) {
   printf("child: imported the parent's physical memory from its descriptor, read and wrote it, refused 2 bad ones\n");
 }
 
+// hipIpcCloseMemHandle finishes the null stream first (clr): a pageable
+// copy queued there behind a host callback that is still sleeping lands
+// before the mapping goes. The parent checks the bytes.
+void CloseBehindCallback(const hipIpcMemHandle_t& whole) {
+  void* late = nullptr;
+  HIP_OK(hipIpcOpenMemHandle(&late, whole, 0));
+  std::atomic<bool> open{false};
+  HIP_OK(hipStreamAddCallback(
+      nullptr,
+      [](hipStream_t, hipError_t, void* flag) {
+        while (!static_cast<std::atomic<bool>*>(flag)->load()) usleep(1000);
+      },
+      &open, 0));
+  std::thread opener([&] {
+    usleep(200 * 1000);
+    open = true;
+  });
+  std::vector<uint8_t> bytes(kLateBytes, kLateByte);
+  HIP_OK(hipMemcpyAsync(static_cast<uint8_t*>(late) + kLateAt, bytes.data(), bytes.size(), hipMemcpyHostToDevice,
+                        nullptr));
+  HIP_OK(hipIpcCloseMemHandle(late));
+  opener.join();
+  HIP_OK(hipDeviceSynchronize());
+  printf("child: closed a handle behind a sleeping host callback and a copy on the null stream\n");
+}
+
 int Child(const hipIpcMemHandle_t& whole, const hipIpcMemHandle_t& inner, const hipIpcMemHandle_t& freed,
           const hipIpcEventHandle_t& event, int gate_fd, int vmm_fd) {
   void* p = nullptr;
@@ -216,6 +251,7 @@ int Child(const hipIpcMemHandle_t& whole, const hipIpcMemHandle_t& inner, const 
   HIP_OK(hipIpcCloseMemHandle(p));
   HIP_OK(hipIpcCloseMemHandle(q));
   CHECK(hipIpcCloseMemHandle(p) == hipErrorInvalidValue, "child: closed twice");
+  CloseBehindCallback(whole);
   void* own = nullptr;
   HIP_OK(hipMalloc(&own, 4096));
   CHECK(hipIpcCloseMemHandle(own) == hipErrorInvalidValue, "child: closed its own allocation");
@@ -343,6 +379,7 @@ int main(int argc, char** argv) {
   memset(want.data(), 0x5A, 4096);
   for (size_t i = kInner; i < kInner + kKernelBytes; ++i) want[i] = static_cast<uint8_t>(want[i] + 1);
   memset(want.data() + kEventAt, 0x78, kEventBytes);
+  memset(want.data() + kLateAt, kLateByte, kLateBytes);
   for (size_t i = 0; i < kBytes; ++i)
     CHECK(got[i] == want[i], "parent: byte %zu is 0x%02x after the child wrote, expected 0x%02x", i, got[i], want[i]);
   HIP_OK(hipFree(dev));

@@ -392,46 +392,55 @@ class HipDevice final : public Device,
     const uint64_t size = it->second.size;
     if (it->second.charged) Refund(size);
     allocations_.erase(it);
-    // hipFree synchronizes the device, here on the replay thread as natively
-    // when no stream is held, or only by holds that end without this thread:
-    // a copy at its stream point (AtStreamPoint), a host callback the client
-    // has run. The explicit synchronize first is for a held copy, which
-    // reaches its memory from another stream after this call: a runtime whose
-    // hipFree orders the release behind the work queued before it (hipr's
-    // own stub, in the chain) would free the memory under the copy.
+    return ReleaseAfterWork(device, size, "hipFree", [address] { return hipFree(reinterpret_cast<void*>(address)); });
+  }
+  // Releases memory as hipFree does, and hipIpcCloseMemHandle, which
+  // finishes the null stream first: once the work queued before has run.
+  // That wait is this thread's, as natively, when no stream is held or only
+  // by holds that end without this thread: a copy at its stream point
+  // (AtStreamPoint), a host callback the client has run. The explicit
+  // synchronize first is for a held copy, which reaches its memory from
+  // another stream after this call: a runtime that orders the release behind
+  // the work queued before it (hipr's own stub, in the chain) would release
+  // the memory under the copy. `counted`: bytes MemInfo counts free while
+  // the release waits.
+  Status ReleaseAfterWork(int device, uint64_t counted, const char* what, std::function<hipError_t()> release) {
     if (!ClientCallbackPending()) {
-      if (holds_.load() != 0) {
-        HIPR_RETURN_IF_ERROR(Use(device));
-        HIPR_HIP(hipDeviceSynchronize());
-      }
-      HIPR_HIP(hipFree(reinterpret_cast<void*>(address)));
-      return Status::Ok();
+      // On the memory's device (clr detaches an IPC mapping from the current
+      // one), then back: a null stream named later is the current device's.
+      const int was = current_;
+      HIPR_RETURN_IF_ERROR(Use(device));
+      Status st = holds_.load() != 0 ? FromHip(hipDeviceSynchronize(), "hipDeviceSynchronize before a release")
+                                     : Status::Ok();
+      if (st.ok()) st = FromHip(release(), what);
+      HIPR_RETURN_IF_ERROR(Use(was));
+      return st;
     }
     // A host callback the client has yet to run holds a stream: its gate
     // opens on this thread when the client says it ran, so the wait is taken
     // off the replay thread, as the sim's. The memory goes once the work
-    // before the free has run; later calls already refuse the address, and
-    // MemInfo counts it free meanwhile, as hipMemGetInfo shows it right
+    // before the release has run; later calls already refuse the address,
+    // and MemInfo counts it free meanwhile, as hipMemGetInfo shows it right
     // after a native hipFree.
     {
       MutexLock lock(frees_mu_);
-      frees_pending_[device] += size;
+      frees_pending_[device] += counted;
     }
-    waiters_->Run([this, device, address, size] {
+    waiters_->Run([this, device, counted, what, release = std::move(release)] {
       hipError_t e = hipSetDevice(device);
       if (e == hipSuccess) e = hipDeviceSynchronize();
       {
         MutexLock lock(frees_mu_);
         ++frees_in_call_;
       }
-      if (e == hipSuccess) e = hipFree(reinterpret_cast<void*>(address));
+      if (e == hipSuccess) e = release();
       {
         MutexLock lock(frees_mu_);
         --frees_in_call_;
-        frees_pending_[device] -= size;
+        frees_pending_[device] -= counted;
       }
       frees_cv_.notify_all();
-      if (e != hipSuccess) NoteLateError(FromHip(e, "hipFree"));
+      if (e != hipSuccess) NoteLateError(FromHip(e, what));
     });
     return Status::Ok();
   }
@@ -733,10 +742,11 @@ class HipDevice final : public Device,
     if (it == allocations_.end() || it->second.ipc_opened == nullptr)
       return InvalidArgument("not memory opened from an IPC handle in this session");
     void* p = it->second.ipc_opened;
+    const int device = it->second.device;
     if (it->second.charged) Refund(it->second.size);
     allocations_.erase(it);
-    HIPR_HIP(hipIpcCloseMemHandle(p));
-    return Status::Ok();
+    // The mapping uses none of this device's memory: MemInfo counts nothing.
+    return ReleaseAfterWork(device, 0, "hipIpcCloseMemHandle", [p] { return hipIpcCloseMemHandle(p); });
   }
 
   // Texture objects: the runtime's own, over this session's memory, from
