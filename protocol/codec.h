@@ -24,6 +24,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "protocol/status.h"
@@ -117,6 +118,19 @@ constexpr size_t RequiredFields(size_t all) {
   }
 }
 
+// An older peer's missing trailing fields, from `present` on, take the
+// message's defaults (its member initializers, not zero).
+template <class T, class Fields>
+void DefaultMissing(Fields& fields, size_t present) {
+  constexpr size_t n = std::tuple_size_v<Fields>;
+  if (present >= n) return;
+  T defaults{};
+  auto from = defaults.Fields();
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    ((I >= present ? (void)(std::get<I>(fields) = std::get<I>(from)) : void()), ...);
+  }(std::make_index_sequence<n>{});
+}
+
 template <class T>
 Status Unpack(const msgpack::object& o, T* msg) {
   if (o.type != msgpack::type::ARRAY) return ProtocolError("message is not an array");
@@ -130,12 +144,10 @@ Status Unpack(const msgpack::object& o, T* msg) {
   size_t i = 0;
   std::apply(
       [&](auto&... f) {
-        ((st.ok() ? (i < present ? (st = UnpackOne(o.via.array.ptr[i++], &f), 0)
-                                 : (f = std::remove_reference_t<decltype(f)>{}, 0))
-                  : 0),
-         ...);
+        ((st.ok() && i < present ? (st = UnpackOne(o.via.array.ptr[i++], &f), 0) : 0), ...);
       },
       fields);
+  if (st.ok()) DefaultMissing<T>(fields, present);
   return st;
 }
 
@@ -280,11 +292,10 @@ Status Read(Reader& r, T* msg) {
   size_t i = 0;
   std::apply(
       [&](auto&... f) {
-        ((st.ok() ? (i < present ? (++i, st = ReadOne(r, &f), 0) : (f = std::remove_reference_t<decltype(f)>{}, 0))
-                  : 0),
-         ...);
+        ((st.ok() && i < present ? (++i, st = ReadOne(r, &f), 0) : 0), ...);
       },
       fields);
+  if (st.ok()) DefaultMissing<T>(fields, present);
   // A newer peer's trailing fields are read past, under the same limits.
   for (; st.ok() && i < present; ++i) {
     Reader::Item extra;

@@ -332,6 +332,21 @@ TEST(Codec, LaunchRequestGlobalSizeIsOptional) {
   EXPECT_EQ(codec::RequiredFields<msg::MallocRequest>(3), 3u);
 }
 
+// A client from before StreamRequest named the null stream's device sends
+// the stream alone: device -1, the worker's choice.
+TEST(Codec, StreamRequestDeviceIsOptional) {
+  EXPECT_EQ(codec::RequiredFields<msg::StreamRequest>(2), 1u);
+  msgpack::sbuffer old;
+  msgpack::packer<msgpack::sbuffer> pk(old);
+  pk.pack_array(1);
+  pk.pack_uint64(7);
+  msg::StreamRequest out;
+  out.device = 3;
+  ASSERT_TRUE(Decode(Bytes(old.data(), old.data() + old.size()), &out).ok());
+  EXPECT_EQ(out.stream, 7u);
+  EXPECT_EQ(out.device, -1);
+}
+
 // A worker from before bulk lz4 replies without `features`: nothing agreed.
 TEST(Codec, HelloReplyFeaturesAreOptional) {
   EXPECT_EQ(codec::RequiredFields<msg::HelloReply>(13), 12u);

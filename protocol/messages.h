@@ -705,14 +705,22 @@ struct StreamCreateRequest {  // Fire-and-forget.
 
 struct StreamRequest {  // kStreamDestroy, kStreamSynchronize, kStreamQuery.
   uint64_t stream = 0;
-  HIPR_FIELDS(stream)
+  // Whose null stream stream 0 is: the client's current device. -1 (absent
+  // from older clients): the worker's choice, every device's on the sim.
+  int32_t device = -1;
+  static constexpr size_t kRequiredFields = 1;
+  HIPR_FIELDS(stream, device)
 };
 
 struct StreamWaitEventRequest {  // Fire-and-forget.
   uint64_t stream = 0;
   uint64_t event = 0;
   uint32_t flags = 0;
-  HIPR_FIELDS(stream, event, flags)
+  // Whose null stream stream 0 is, as StreamRequest's (-1 from older
+  // clients: the event's device on the sim, the last used on the hip device).
+  int32_t device = -1;
+  static constexpr size_t kRequiredFields = 3;
+  HIPR_FIELDS(stream, event, flags, device)
 };
 
 // hipStreamWaitValue32/64: work queued on the stream after this waits until

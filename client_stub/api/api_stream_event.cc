@@ -111,7 +111,7 @@ hipError_t StreamCall(hipStream_t stream) {
   }
   msg::CallReply reply;
   const Client::SyncTicket ticket = c.BeginSync(target.device, target.id);
-  Status st = s->Call<op>(target.device, msg::StreamRequest{target.id}, &reply);
+  Status st = s->Call<op>(msg::StreamRequest{target.id, target.device}, &reply);
   // A query answering hipSuccess is a synchronisation point too.
   const hipError_t result =
       AfterSync(*s, target.device, target.id, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
@@ -188,7 +188,7 @@ HIPR_EXPORT hipError_t hipStreamDestroy(hipStream_t stream) {
     StreamRecord record;
     if (!Client::Get().handles().RemoveStream(stream, &record)) return hipErrorInvalidHandle;
     ForgetStreamState(StreamTarget{record.id, record.device});
-    return ToHipError(s->Post<wire::Op::kStreamDestroy>(record.device, msg::StreamRequest{record.id}));
+    return ToHipError(s->Post<wire::Op::kStreamDestroy>(msg::StreamRequest{record.id, record.device}));
   });
 }
 
@@ -237,7 +237,7 @@ HIPR_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, 
       return static_cast<hipError_t>(reply.error);
     }
     return ToHipError(
-        s->Post<wire::Op::kStreamWaitEvent>(target.device, msg::StreamWaitEventRequest{target.id, e.id, flags}));
+        s->Post<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{target.id, e.id, flags, target.device}));
   });
 }
 

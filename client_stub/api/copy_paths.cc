@@ -329,12 +329,12 @@ hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count,
     // stream.
     if (hipError_t e = Graphs().CheckNotCapturing(target.device, target.id, true); e != hipSuccess) return e;
     msg::CallReply reply;
-    Status st = s->Call<wire::Op::kStreamSynchronize>(target.device, msg::StreamRequest{target.id}, &reply);
+    Status st = s->Call<wire::Op::kStreamSynchronize>(msg::StreamRequest{target.id, target.device}, &reply);
     if (!st.ok() || reply.error != hipSuccess) return st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st);
     const msg::MemsetRequest fill{a.device, 0, msg::Region{reinterpret_cast<uint64_t>(dst), pitch, bytes, height},
                                   value, element_size};
     if (Status posted = s->Post<wire::Op::kMemset>(fill); !posted.ok()) return ToHipError(posted);
-    st = s->Call<wire::Op::kStreamSynchronize>(a.device, msg::StreamRequest{0}, &reply);
+    st = s->Call<wire::Op::kStreamSynchronize>(msg::StreamRequest{0, a.device}, &reply);
     return AfterSync(*s, a.device, 0, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
   }
   msg::MemsetRequest req;
@@ -363,7 +363,7 @@ hipError_t Memset(void* dst, uint32_t value, uint8_t element_size, size_t count,
   }
   // The fill's own error, if any, comes back with the synchronization.
   msg::CallReply reply;
-  Status st = s->Call<wire::Op::kStreamSynchronize>(target.device, msg::StreamRequest{target.id}, &reply);
+  Status st = s->Call<wire::Op::kStreamSynchronize>(msg::StreamRequest{target.id, target.device}, &reply);
   return AfterSync(*s, target.device, target.id, st.ok() ? static_cast<hipError_t>(reply.error) : ToHipError(st));
 }
 

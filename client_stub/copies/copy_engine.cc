@@ -192,7 +192,7 @@ bool DirectPeerCopy(Client& c, Remote& s, const CopyRect& r, const Place& dst, c
   // The destination's null stream is idle first: the worker takes the bytes
   // on its replay thread, which must not wait for work of the client's.
   msg::CallReply synced;
-  Status st = s.Call<wire::Op::kStreamSynchronize>(dst.owner, msg::StreamRequest{0}, &synced);
+  Status st = s.Call<wire::Op::kStreamSynchronize>(msg::StreamRequest{0, dst.owner}, &synced);
   if (!st.ok() || synced.error != hipSuccess) {
     *result = CallReplyResult(st, synced);
     return true;
@@ -248,7 +248,7 @@ hipError_t CrossWorkerCopy(Client& c, Remote& s, ManagedHooks& managed, GraphReg
                            const Place& dst, const Place& src, const StreamTarget& target) {
   stats::Add(stats::Get().cross_worker_copies);
   msg::CallReply reply;
-  Status st = s.Call<wire::Op::kStreamSynchronize>(target.device, msg::StreamRequest{target.id}, &reply);
+  Status st = s.Call<wire::Op::kStreamSynchronize>(msg::StreamRequest{target.id, target.device}, &reply);
   if (!st.ok() || reply.error != hipSuccess) return CallReplyResult(st, reply);
   auto leg = [&](const CopyRect& part, int device) {
     return CopyRows(c, s, managed, graphs, part, hipMemcpyDefault, KindRule::kPointers, StreamTarget{0, device},

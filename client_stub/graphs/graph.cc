@@ -438,7 +438,7 @@ hipError_t Replay(HandleTable& handles, Remote& s, const Exec& exec, hipStream_t
               return s.Post<wire::Op::kEventRecord>(device, msg::EventRecordRequest{ev.id, stream_id});
             },
             [&](const EventWaitNode& w) {
-              return s.Post<wire::Op::kStreamWaitEvent>(device, msg::StreamWaitEventRequest{stream_id, w.id, 0});
+              return s.Post<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{stream_id, w.id, 0, device});
             },
             [&](const msg::StreamWaitValueRequest& wv) {
               msg::StreamWaitValueRequest r = wv;

@@ -93,7 +93,7 @@ TEST(RemoteTest, RoutesEachRequestToItsDevicesWorkerInItsOrdinal) {
   m.device = 0;
   m.value = 0xa0;
   ASSERT_TRUE(r->Post<wire::Op::kMemset>(m).ok());
-  ASSERT_TRUE(r->Post<wire::Op::kStreamDestroy>(1, msg::StreamRequest{42}).ok());
+  ASSERT_TRUE(r->Post<wire::Op::kStreamDestroy>(msg::StreamRequest{42, 1}).ok());
   msg::CallReply reply;
   ASSERT_TRUE(r->Call<wire::Op::kDeviceSynchronize>(msg::DeviceRequest{0}, &reply).ok());
   EXPECT_EQ(reply.error, 0);

@@ -69,7 +69,7 @@ Status StreamFences::OrderSlow(Remote& s, int device, uint64_t stream) {
 
 Status StreamFences::WaitLocked(Remote& s, int device, Fence& f, uint64_t stream) {
   if (stream == f.stream || f.waited.contains(stream)) return Status::Ok();
-  HIPR_RETURN_IF_ERROR(s.Post<wire::Op::kStreamWaitEvent>(device, msg::StreamWaitEventRequest{stream, f.event, 0}));
+  HIPR_RETURN_IF_ERROR(s.Post<wire::Op::kStreamWaitEvent>(msg::StreamWaitEventRequest{stream, f.event, 0, device}));
   f.waited.insert(stream);
   return Status::Ok();
 }

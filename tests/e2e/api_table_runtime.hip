@@ -1251,6 +1251,23 @@ void StreamQuery() {
   HIP_OK(hipStreamQuery(s));
   HIP_OK(hipStreamDestroy(s));
   HIP_EXPECT(hipStreamQuery(s), hipErrorInvalidHandle);
+  // The null stream is the current device's: device 1's, held by a host
+  // function, is busy; device 0's is idle, also after a call there.
+  HIP_OK(hipSetDevice(1));
+  Gate held;
+  HIP_OK(hipLaunchHostFunc(nullptr, WaitAtGate, &held));
+  WaitEntered(held);
+  HIP_OK(hipSetDevice(0));
+  HIP_OK(hipStreamQuery(nullptr));
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  HIP_OK(hipMemGetInfo(&free_bytes, &total_bytes));
+  HIP_OK(hipSetDevice(1));
+  HIP_EXPECT(hipStreamQuery(nullptr), hipErrorNotReady);
+  held.open.store(1);
+  HIP_OK(hipStreamSynchronize(nullptr));
+  HIP_OK(hipStreamQuery(nullptr));
+  HIP_OK(hipSetDevice(0));
 }
 
 void StreamQuerySpt() {
@@ -1278,6 +1295,20 @@ void StreamSynchronize() {
   HIP_OK(hipFree(d));
   HIP_OK(hipStreamDestroy(s));
   HIP_EXPECT(hipStreamSynchronize(s), hipErrorInvalidHandle);
+  // The null stream is the current device's, whichever device the last
+  // call before used: device 1's host function, a call on device 0, then
+  // device 1's null stream synchronized.
+  std::atomic<int> late{0};
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipLaunchHostFunc(nullptr, SleepThenSet, &late));
+  HIP_OK(hipSetDevice(0));
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  HIP_OK(hipMemGetInfo(&free_bytes, &total_bytes));
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipStreamSynchronize(nullptr));
+  CHECK(late.load() == 1, "hipStreamSynchronize(null) on device 1 returned before its host function finished");
+  HIP_OK(hipSetDevice(0));
 }
 
 void StreamSynchronizeSpt() {
@@ -1829,6 +1860,29 @@ void StreamWaitEvent() {
   HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
   CheckStreamWaitEvent([](hipStream_t st, hipEvent_t e, unsigned f) { return hipStreamWaitEvent(st, e, f); }, s);
   HIP_OK(hipStreamDestroy(s));
+  // The null stream that waits is the current device's, not the event's nor
+  // the one a call just before used: device 1's null stream waits for an
+  // event of a held stream of device 0, after a call on device 0.
+  hipStream_t gated;
+  HIP_OK(hipStreamCreateWithFlags(&gated, hipStreamNonBlocking));
+  Gate held;
+  HIP_OK(hipLaunchHostFunc(gated, WaitAtGate, &held));
+  WaitEntered(held);
+  hipEvent_t e;
+  HIP_OK(hipEventCreateWithFlags(&e, hipEventDisableTiming));
+  HIP_OK(hipEventRecord(e, gated));
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  HIP_OK(hipMemGetInfo(&free_bytes, &total_bytes));
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipStreamWaitEvent(nullptr, e, 0));
+  HIP_EXPECT(hipStreamQuery(nullptr), hipErrorNotReady);
+  held.open.store(1);
+  HIP_OK(hipStreamSynchronize(nullptr));
+  HIP_OK(hipStreamQuery(nullptr));
+  HIP_OK(hipSetDevice(0));
+  HIP_OK(hipEventDestroy(e));
+  HIP_OK(hipStreamDestroy(gated));
 }
 
 void StreamWaitEventSpt() {

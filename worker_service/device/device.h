@@ -182,9 +182,11 @@ class Device {
   virtual Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority,
                               std::span<const uint32_t> cu_mask) = 0;
   virtual Status StreamDestroy(uint64_t stream) = 0;
-  virtual Status StreamSynchronize(uint64_t stream) = 0;
-  virtual Status StreamQuery(uint64_t stream) = 0;  // Ok or kNotReady.
-  virtual Status StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flags) = 0;
+  // `device` names whose null stream stream 0 is (-1: the device's choice);
+  // other streams are their own device's.
+  virtual Status StreamSynchronize(int device, uint64_t stream) = 0;
+  virtual Status StreamQuery(int device, uint64_t stream) = 0;  // Ok or kNotReady.
+  virtual Status StreamWaitEvent(int device, uint64_t stream, uint64_t event, uint32_t flags) = 0;
   // Work queued on the stream after this waits until the value at `address`
   // meets the condition (msg::StreamWaitValueRequest). A wait that is never
   // met holds its stream, as on a GPU, until the session ends.
@@ -233,7 +235,9 @@ class Device {
   // replay of another's work. The defaults run the blocking form; the sim
   // completes from its stream threads, the `hip` device waits on threads of
   // its own (waiters.h).
-  virtual void StreamSynchronizeAsync(uint64_t stream, Completion done) { done(StreamSynchronize(stream)); }
+  virtual void StreamSynchronizeAsync(int device, uint64_t stream, Completion done) {
+    done(StreamSynchronize(device, stream));
+  }
   virtual void EventSynchronizeAsync(uint64_t event, Completion done) { done(EventSynchronize(event)); }
   virtual void DeviceSynchronizeAsync(int device, Completion done) { done(DeviceSynchronize(device)); }
 };

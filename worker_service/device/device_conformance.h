@@ -257,7 +257,7 @@ TYPED_TEST_P(DeviceConformance, StreamsEventsAndUnknownHandles) {
   std::optional<Status> st = done.Wait();
   ASSERT_TRUE(st.has_value() && st->ok()) << (st ? st->ToString() : "no completion");
   EXPECT_TRUE(this->dev().EventQuery(12).ok());
-  EXPECT_TRUE(this->dev().StreamQuery(7).ok());
+  EXPECT_TRUE(this->dev().StreamQuery(0, 7).ok());
   float ms = -1;
   ASSERT_TRUE(this->dev().EventElapsedTime(11, 12, &ms).ok());
   EXPECT_GE(ms, 0.0f);
@@ -411,18 +411,18 @@ TYPED_TEST_P(DeviceConformance, TheRestOfTheCore) {
   ASSERT_TRUE(d.EventCreate(0, 21, 0).ok());
   ASSERT_TRUE(d.Memset(0, 5, this->Linear(a, 1 << 20), 0x44, 1).ok());
   ASSERT_TRUE(d.EventRecord(21, 5).ok());
-  ASSERT_TRUE(d.StreamWaitEvent(4, 21, 0).ok());
+  ASSERT_TRUE(d.StreamWaitEvent(0, 4, 21, 0).ok());
   ASSERT_TRUE(d.StreamWriteValue(0, 5, a + 64, 7, 4).ok());
   ASSERT_TRUE(d.StreamWaitValue(0, 4, a + 64, 7, 0xffffffffu, 0 /* >= */, 4).ok());
-  ASSERT_TRUE(d.StreamSynchronize(5).ok());
-  ASSERT_TRUE(d.StreamSynchronize(4).ok());
+  ASSERT_TRUE(d.StreamSynchronize(0, 5).ok());
+  ASSERT_TRUE(d.StreamSynchronize(0, 4).ok());
   ASSERT_TRUE(d.EventSynchronize(21).ok());
   EXPECT_EQ(this->Read(4, this->Linear(a + 64, 8)), (std::vector<uint8_t>{7, 0, 0, 0, 0x44, 0x44, 0x44, 0x44}));
   Done synced;
-  d.StreamSynchronizeAsync(4, synced.Callback());
+  d.StreamSynchronizeAsync(0, 4, synced.Callback());
   std::optional<Status> st = synced.Wait();
   ASSERT_TRUE(st.has_value() && st->ok()) << (st ? st->ToString() : "no completion");
-  EXPECT_EQ(d.StreamSynchronize(98).code(), StatusCode::kInvalidHandle);
+  EXPECT_EQ(d.StreamSynchronize(0, 98).code(), StatusCode::kInvalidHandle);
   EXPECT_TRUE(d.EventDestroy(21).ok());
   EXPECT_TRUE(d.StreamDestroy(4).ok());
   EXPECT_TRUE(d.StreamDestroy(5).ok());
@@ -463,7 +463,7 @@ TYPED_TEST_P(DeviceConformance, RefusesBadArgumentsWithTheSharedChecks) {
   if (d.textures() != nullptr) same(d.textures()->DestroyTexture(12345), worker::UnknownTexture());
   // Nothing refused ran: the memory still reads as it was written.
   ASSERT_TRUE(d.Memset(0, 3, this->Linear(a, 64), 0x11, 1).ok());
-  ASSERT_TRUE(d.StreamSynchronize(3).ok());
+  ASSERT_TRUE(d.StreamSynchronize(0, 3).ok());
   EXPECT_EQ(this->Read(3, this->Linear(a, 64)), std::vector<uint8_t>(64, 0x11));
   EXPECT_TRUE(d.EventDestroy(31).ok());
   EXPECT_TRUE(d.StreamDestroy(3).ok());

@@ -64,10 +64,10 @@ class ForwardingDevice : public Device {
     return inner_->StreamCreate(device, stream, flags, priority, cu_mask);
   }
   Status StreamDestroy(uint64_t stream) override { return inner_->StreamDestroy(stream); }
-  Status StreamSynchronize(uint64_t stream) override { return inner_->StreamSynchronize(stream); }
-  Status StreamQuery(uint64_t stream) override { return inner_->StreamQuery(stream); }
-  Status StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flags) override {
-    return inner_->StreamWaitEvent(stream, event, flags);
+  Status StreamSynchronize(int device, uint64_t stream) override { return inner_->StreamSynchronize(device, stream); }
+  Status StreamQuery(int device, uint64_t stream) override { return inner_->StreamQuery(device, stream); }
+  Status StreamWaitEvent(int device, uint64_t stream, uint64_t event, uint32_t flags) override {
+    return inner_->StreamWaitEvent(device, stream, event, flags);
   }
   Status StreamWaitValue(int device, uint64_t stream, uint64_t address, uint64_t value, uint64_t mask, uint32_t flags,
                          uint8_t bytes) override {
@@ -100,8 +100,8 @@ class ForwardingDevice : public Device {
   Status DeviceSynchronize(int device) override { return inner_->DeviceSynchronize(device); }
   Status DeviceReset(int device) override { return inner_->DeviceReset(device); }
   ApiDevice& api() override { return inner_->api(); }
-  void StreamSynchronizeAsync(uint64_t stream, Completion done) override {
-    inner_->StreamSynchronizeAsync(stream, std::move(done));
+  void StreamSynchronizeAsync(int device, uint64_t stream, Completion done) override {
+    inner_->StreamSynchronizeAsync(device, stream, std::move(done));
   }
   void EventSynchronizeAsync(uint64_t event, Completion done) override {
     inner_->EventSynchronizeAsync(event, std::move(done));

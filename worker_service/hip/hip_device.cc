@@ -843,19 +843,20 @@ class HipDevice final : public Device,
     HIPR_HIP(hipStreamDestroy(s));
     return Status::Ok();
   }
-  Status StreamSynchronize(uint64_t stream) override {
+  Status StreamSynchronize(int device, uint64_t stream) override {
     hipStream_t s = nullptr;
-    HIPR_RETURN_IF_ERROR(StreamOf(current_, stream, &s));
+    HIPR_RETURN_IF_ERROR(StreamOf(device < 0 ? current_ : device, stream, &s));
     HIPR_HIP(hipStreamSynchronize(s));
     return Status::Ok();
   }
   // The waits on a thread of their own (waiters.h): the handle is looked up
   // here, on the replay thread; the runtime's device is per thread, so the
-  // waiter selects it first.
-  void StreamSynchronizeAsync(uint64_t stream, Completion done) override {
+  // waiter selects it first. The null stream is `device`'s (the client's
+  // current device), else the last one used here (an older client).
+  void StreamSynchronizeAsync(int device, uint64_t stream, Completion done) override {
     hipStream_t s = nullptr;
-    const int device = current_;
-    if (Status st = StreamOf(current_, stream, &s); !st.ok()) return done(st);
+    if (device < 0) device = current_;
+    if (Status st = StreamOf(device, stream, &s); !st.ok()) return done(st);
     waiters_->Run([this, s, device, done = std::move(done)] {
       hipError_t e = hipSetDevice(device);
       if (e == hipSuccess) e = hipStreamSynchronize(s);
@@ -879,16 +880,16 @@ class HipDevice final : public Device,
     });
   }
 
-  Status StreamQuery(uint64_t stream) override {
+  Status StreamQuery(int device, uint64_t stream) override {
     hipStream_t s = nullptr;
-    HIPR_RETURN_IF_ERROR(StreamOf(current_, stream, &s));
+    HIPR_RETURN_IF_ERROR(StreamOf(device < 0 ? current_ : device, stream, &s));
     hipError_t e = hipStreamQuery(s);
     if (e == hipErrorNotReady) return Status(StatusCode::kNotReady, "stream busy");
     return FromHip(e, "hipStreamQuery");
   }
-  Status StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flags) override {
+  Status StreamWaitEvent(int device, uint64_t stream, uint64_t event, uint32_t flags) override {
     hipStream_t s = nullptr;
-    HIPR_RETURN_IF_ERROR(StreamOf(current_, stream, &s));
+    HIPR_RETURN_IF_ERROR(StreamOf(device < 0 ? current_ : device, stream, &s));
     auto it = events_.find(event);
     if (it == events_.end()) return NoHandle("event", event);
     HIPR_HIP(hipStreamWaitEvent(s, it->second.event, flags));

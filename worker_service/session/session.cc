@@ -715,7 +715,7 @@ Status Session::On(ops::Tag<Op::kCopyOnDevice>, const wire::FrameHeader& h, msg:
     return Status::Ok();
   }
   if (!st.ok()) return ReplySync(h, st);
-  device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
+  device_->StreamSynchronizeAsync(m.device, m.stream, ReplyLater(h));
   return Status::Ok();
 }
 
@@ -789,7 +789,7 @@ Status Session::On(ops::Tag<Op::kPeerAccept>, const wire::FrameHeader& h, msg::P
     // the stream's earlier work.
     auto done = std::make_shared<std::promise<Status>>();
     std::future<Status> landed = done->get_future();
-    device_->StreamSynchronizeAsync(m.stream, [done](Status s) { done->set_value(std::move(s)); });
+    device_->StreamSynchronizeAsync(m.device, m.stream, [done](Status s) { done->set_value(std::move(s)); });
     st = landed.wait_for(std::chrono::milliseconds(kPeerTimeoutMs)) == std::future_status::ready
              ? landed.get()
              : Status(StatusCode::kTimeout, "the peer copy's stream did not finish");
@@ -866,12 +866,12 @@ Status Session::On(ops::Tag<Op::kStreamDestroy>, const wire::FrameHeader& h, msg
 }
 
 Status Session::On(ops::Tag<Op::kStreamSynchronize>, const wire::FrameHeader& h, msg::StreamRequest& m) {
-  device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
+  device_->StreamSynchronizeAsync(m.device, m.stream, ReplyLater(h));
   return Status::Ok();
 }
 
 Status Session::On(ops::Tag<Op::kStreamQuery>, const wire::FrameHeader& h, msg::StreamRequest& m) {
-  return Reply(h, msg::CallReply{ToHipError(device_->StreamQuery(m.stream))});
+  return Reply(h, msg::CallReply{ToHipError(device_->StreamQuery(m.device, m.stream))});
 }
 
 Status Session::On(ops::Tag<Op::kStreamWaitEvent>, const wire::FrameHeader& h, msg::StreamWaitEventRequest& m) {
@@ -973,7 +973,7 @@ Status Session::Replay(const msg::CopyOnDeviceRequest& m) {
 }
 
 Status Session::Replay(const msg::StreamWaitEventRequest& m) {
-  return device_->StreamWaitEvent(m.stream, m.event, m.flags);
+  return device_->StreamWaitEvent(m.device, m.stream, m.event, m.flags);
 }
 
 Status Session::Replay(const msg::StreamHostCallbackRequest& m) { return AddHostCallback(m); }
@@ -1030,7 +1030,7 @@ Status Session::On(ops::Tag<Op::kCopyToDevice>, const wire::FrameHeader& h, msg:
       return Status::Ok();
     }
     if (!st.ok()) return ReplySync(h, st);
-    device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
+    device_->StreamSynchronizeAsync(m.device, m.stream, ReplyLater(h));
     return Status::Ok();
   }
   BulkReader reader(*conn_, h.request_id, total, lz4_to_device_ ? &inflater_ : nullptr);
@@ -1047,7 +1047,7 @@ Status Session::On(ops::Tag<Op::kCopyToDevice>, const wire::FrameHeader& h, msg:
     return Status::Ok();
   }
   if (!st.ok()) return ReplySync(h, st);
-  device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
+  device_->StreamSynchronizeAsync(m.device, m.stream, ReplyLater(h));
   return Status::Ok();
 }
 
@@ -1075,7 +1075,7 @@ Status Session::On(ops::Tag<Op::kCopyFromDevice>, const wire::FrameHeader& h, ms
     if (st.ok()) st = pinned ? pinned->CopyDeviceToHost(m.device, m.stream, rows.base, rows.pitch, m.src)
                              : NoFacet("host registration");
     if (!st.ok()) return ReplySync(h, st);
-    device_->StreamSynchronizeAsync(m.stream, ReplyLater(h));
+    device_->StreamSynchronizeAsync(m.device, m.stream, ReplyLater(h));
     return Status::Ok();
   }
   // The reply and its bytes go out when the stream gets there, from

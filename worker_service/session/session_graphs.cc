@@ -158,7 +158,7 @@ Status Session::LaunchGraph(const msg::GraphLaunchRequest& m) {
   };
   // The event waits and records of the branches go through the paths their
   // own ops take, as the nodes do.
-  auto wait = [&](uint64_t stream, uint64_t event) { keep(Replay(msg::StreamWaitEventRequest{stream, event, 0})); };
+  auto wait = [&](uint64_t stream, uint64_t event) { keep(Replay(msg::StreamWaitEventRequest{stream, event, 0, m.device})); };
   auto lane_stream = [&](size_t i) { return g.plan.lane[i] == 0 ? m.stream : g.lane_streams[g.plan.lane[i] - 1]; };
   if (branches && g.fork_event != 0) keep(Replay(msg::EventRecordRequest{g.fork_event, m.stream}));
   for (size_t i = 0; i < g.nodes.size(); ++i) {

@@ -977,10 +977,13 @@ Status SimDevice::StreamDestroy(uint64_t stream) {
   return Status::Ok();
 }
 
-void SimDevice::StreamSynchronizeAsync(uint64_t stream, Completion done) {
+void SimDevice::StreamSynchronizeAsync(int device, uint64_t stream, Completion done) {
   std::vector<SimStream*> streams;
   if (stream == 0) {
-    streams = StreamsOf(-1, true);  // The null streams and every blocking stream.
+    // The device's null stream and its blocking streams; an older client's
+    // (device -1): every device's.
+    if (Status st = device >= 0 ? CheckDevice(device) : Status::Ok(); !st.ok()) return done(st);
+    streams = StreamsOf(device, true);
   } else {
     auto it = streams_.find(stream);
     if (it == streams_.end()) return done(NoStream(stream));
@@ -989,12 +992,16 @@ void SimDevice::StreamSynchronizeAsync(uint64_t stream, Completion done) {
   WhenReached(streams, [this, done = std::move(done)] { done(TakeFault()); });
 }
 
-Status SimDevice::StreamSynchronize(uint64_t stream) { return Wait(&SimDevice::StreamSynchronizeAsync, stream); }
+Status SimDevice::StreamSynchronize(int device, uint64_t stream) {
+  return Wait(&SimDevice::StreamSynchronizeAsync, device, stream);
+}
 
-Status SimDevice::StreamQuery(uint64_t stream) {
+Status SimDevice::StreamQuery(int device, uint64_t stream) {
   bool idle = true;
   if (stream == 0) {
-    for (auto& s : null_streams_) idle = idle && s->IdleForQuery();
+    if (device >= 0) HIPR_RETURN_IF_ERROR(CheckDevice(device));
+    for (auto& s : null_streams_)
+      if (device < 0 || s->device() == device) idle = idle && s->IdleForQuery();
   } else {
     auto it = streams_.find(stream);
     if (it == streams_.end()) return NoStream(stream);
@@ -1003,11 +1010,11 @@ Status SimDevice::StreamQuery(uint64_t stream) {
   return idle ? Status::Ok() : Status(StatusCode::kNotReady, "stream has pending work");
 }
 
-Status SimDevice::StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flags) {
+Status SimDevice::StreamWaitEvent(int device, uint64_t stream, uint64_t event, uint32_t flags) {
   std::shared_ptr<Event> ev;
   HIPR_RETURN_IF_ERROR(FindEvent(event, &ev));
   SimStream* s = nullptr;
-  HIPR_RETURN_IF_ERROR(Prepare(ev->device, stream, &s));
+  HIPR_RETURN_IF_ERROR(Prepare(device < 0 ? ev->device : device, stream, &s));
   uint64_t generation;
   bool shared;
   {
@@ -1168,13 +1175,13 @@ void SimDevice::DeviceSynchronizeAsync(int device, Completion done) {
 
 Status SimDevice::DeviceSynchronize(int device) { return Wait(&SimDevice::DeviceSynchronizeAsync, device); }
 
-template <class Arg>
-Status SimDevice::Wait(void (SimDevice::*async)(Arg, Completion), Arg arg) {
+template <class Async, class... Args>
+Status SimDevice::Wait(Async async, Args... args) {
   Mutex mu;
   std::condition_variable cv;
   bool finished = false;
   Status result;
-  (this->*async)(arg, [&](Status st) {
+  (this->*async)(args..., [&](Status st) {
     MutexLock lock(mu);
     result = std::move(st);
     finished = true;

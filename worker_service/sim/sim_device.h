@@ -136,9 +136,9 @@ class SimDevice final : public Device,
   Status StreamCreate(int device, uint64_t stream, uint32_t flags, int32_t priority,
                       std::span<const uint32_t> cu_mask) override;
   Status StreamDestroy(uint64_t stream) override;
-  Status StreamSynchronize(uint64_t stream) override;
-  Status StreamQuery(uint64_t stream) override;
-  Status StreamWaitEvent(uint64_t stream, uint64_t event, uint32_t flags) override;
+  Status StreamSynchronize(int device, uint64_t stream) override;
+  Status StreamQuery(int device, uint64_t stream) override;
+  Status StreamWaitEvent(int device, uint64_t stream, uint64_t event, uint32_t flags) override;
   Status StreamHostCallback(int device, uint64_t stream, std::function<void(Status)> reached,
                             std::shared_ptr<HostGate> gate) override;
 
@@ -170,7 +170,7 @@ class SimDevice final : public Device,
   // exported for IPC (whose importers write through mappings of their own).
   Status TakeWritten(uint64_t address, uint64_t size, std::vector<std::pair<uint64_t, uint64_t>>* runs) override;
 
-  void StreamSynchronizeAsync(uint64_t stream, Completion done) override;
+  void StreamSynchronizeAsync(int device, uint64_t stream, Completion done) override;
   void EventSynchronizeAsync(uint64_t event, Completion done) override;
   void DeviceSynchronizeAsync(int device, Completion done) override;
 
@@ -216,8 +216,9 @@ class SimDevice final : public Device,
   // Runs `then` once every stream in `streams` has run what is queued now.
   void WhenReached(const std::vector<SimStream*>& streams, std::function<void()> then);
   // A blocking form from its async one.
-  template <class Arg>
-  Status Wait(void (SimDevice::*async)(Arg, Completion), Arg arg);
+  // `async`: a member taking `args` and a Completion.
+  template <class Async, class... Args>
+  Status Wait(Async async, Args... args);
 
   std::vector<msg::DeviceInfo> infos_;
   SimApi api_;

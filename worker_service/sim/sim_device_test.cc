@@ -76,11 +76,11 @@ class SimDeviceTest : public ::testing::Test {
   int MemsetsForSlowWork() {
     uint64_t buffer = Malloc(kSlowBytes);
     EXPECT_TRUE(device_->Memset(0, 0, Linear(buffer, kSlowBytes), 1, 1).ok());  // Faults the pages in.
-    EXPECT_TRUE(device_->StreamSynchronize(0).ok());
+    EXPECT_TRUE(device_->StreamSynchronize(0, 0).ok());
     const int probe = 8;
     auto t0 = Clock::now();
     for (int i = 0; i < probe; ++i) EXPECT_TRUE(device_->Memset(0, 0, Linear(buffer, kSlowBytes), i, 1).ok());
-    EXPECT_TRUE(device_->StreamSynchronize(0).ok());
+    EXPECT_TRUE(device_->StreamSynchronize(0, 0).ok());
     double per = std::max(MsSince(t0) / probe, 0.05);
     EXPECT_TRUE(device_->Free(buffer).ok());
     return std::clamp(static_cast<int>(kSlowWorkMs / per) + 1, 2, 5000);
@@ -153,7 +153,7 @@ TEST_F(SimDeviceTest, MemsetPatternsOnInteriorRanges) {
   ASSERT_TRUE(device_->Memset(0, 0, Linear(a + 101, 999), 0x1234565a, 1).ok());
   ASSERT_TRUE(device_->Memset(0, 0, Linear(a + 2002, 1000), 0xbeef, 2).ok());
   ASSERT_TRUE(device_->Memset(0, 0, Linear(a + 4004, 1024), 0xdeadbeef, 4).ok());
-  ASSERT_TRUE(device_->StreamSynchronize(0).ok());
+  ASSERT_TRUE(device_->StreamSynchronize(0, 0).ok());
   std::vector<uint8_t> want(size, 0xee);
   for (uint64_t i = 101; i < 1100; ++i) want[i] = 0x5a;
   for (uint64_t i = 2002; i < 3002; i += 2) want[i] = 0xef, want[i + 1] = 0xbe;
@@ -202,17 +202,17 @@ TEST_F(SimDeviceTest, CopyOnDeviceIncludingOverlap) {
   auto at = [](uint64_t i) { return static_cast<uint8_t>(i * 31 + 7); };
   fill();
   ASSERT_TRUE(device_->CopyOnDevice(0, 0, Linear(b + 10, size - 20), Linear(a + 5, size - 20)).ok());
-  ASSERT_TRUE(device_->StreamSynchronize(0).ok());
+  ASSERT_TRUE(device_->StreamSynchronize(0, 0).ok());
   for (uint64_t i = 0; i < size - 20; ++i) ASSERT_EQ(Ptr(b)[10 + i], at(5 + i)) << i;
   EXPECT_EQ(Ptr(b)[9], 0);
   EXPECT_EQ(Ptr(b)[size - 10], 0);
   // Overlapping, forwards and backwards: memmove semantics.
   ASSERT_TRUE(device_->CopyOnDevice(0, 0, Linear(a + 1000, 30000), Linear(a, 30000)).ok());
-  ASSERT_TRUE(device_->StreamSynchronize(0).ok());
+  ASSERT_TRUE(device_->StreamSynchronize(0, 0).ok());
   for (uint64_t i = 0; i < 30000; ++i) ASSERT_EQ(Ptr(a)[1000 + i], at(i)) << i;
   fill();
   ASSERT_TRUE(device_->CopyOnDevice(0, 0, Linear(a, 30000), Linear(a + 1000, 30000)).ok());
-  ASSERT_TRUE(device_->StreamSynchronize(0).ok());
+  ASSERT_TRUE(device_->StreamSynchronize(0, 0).ok());
   for (uint64_t i = 0; i < 30000; ++i) ASSERT_EQ(Ptr(a)[i], at(1000 + i)) << i;
   EXPECT_EQ(Ptr(a)[30000], at(30000));
 }
@@ -276,7 +276,7 @@ TEST_F(SimDeviceTest, HostCopiesAreOrderedAfterEarlierWorkOnTheirStream) {
   std::vector<uint8_t> tail;
   ASSERT_TRUE(Read(3, Linear(buffer + kSlowBytes - 4, 4), &tail).ok());
   EXPECT_EQ(tail, (std::vector<uint8_t>{0x11, 0x11, 0x11, 0x11}));
-  ASSERT_TRUE(device_->StreamSynchronize(3).ok());
+  ASSERT_TRUE(device_->StreamSynchronize(0, 3).ok());
   EXPECT_EQ(Ptr(buffer)[0], 1);
   EXPECT_EQ(Ptr(buffer)[3], 4);
   EXPECT_EQ(Ptr(buffer)[4], 0x11);
@@ -308,9 +308,9 @@ TEST_F(SimDeviceTest, StagedCopiesLandInOrderThroughKeptBuffers) {
     auto gate = std::make_shared<HostGate>();
     ASSERT_TRUE(device_->StreamHostCallback(0, 4, [](Status) {}, gate).ok());
     for (const auto& [offset, size] : round) ASSERT_TRUE(stage(offset, size).ok());
-    EXPECT_EQ(device_->StreamQuery(4).code(), StatusCode::kNotReady);  // Held: nothing has landed yet.
+    EXPECT_EQ(device_->StreamQuery(0, 4).code(), StatusCode::kNotReady);  // Held: nothing has landed yet.
     gate->Open();
-    ASSERT_TRUE(device_->StreamSynchronize(4).ok());
+    ASSERT_TRUE(device_->StreamSynchronize(0, 4).ok());
     EXPECT_TRUE(std::equal(expect.begin(), expect.end(), Ptr(dst)));
   }
 }
@@ -327,7 +327,7 @@ TEST_F(SimDeviceTest, WorkOnOneStreamRunsInSubmissionOrder) {
   for (int k = 1; k <= steps; ++k)
     ASSERT_TRUE(device_->Memset(0, 1, Linear(a, size - (k - 1) * step), static_cast<uint32_t>(k), 1).ok());
   ASSERT_TRUE(device_->CopyOnDevice(0, 1, Linear(b, size), Linear(a, size)).ok());
-  ASSERT_TRUE(device_->StreamSynchronize(1).ok());
+  ASSERT_TRUE(device_->StreamSynchronize(0, 1).ok());
   for (uint64_t i = 0; i < size; i += 4093) {
     // Offset i was last written by the largest k with i < size - (k-1)*step.
     int k = static_cast<int>(std::min<uint64_t>((size - 1 - i) / step + 1, steps));
@@ -340,8 +340,8 @@ TEST_F(SimDeviceTest, NullStreamWaitsForBlockingStreamsOnly) {
   uint64_t buffer = QueueSlowWork(1, 0x11);
   // Legacy null stream: runs after everything queued on blocking streams.
   ASSERT_TRUE(device_->Memset(0, 0, Linear(buffer, 16), 0x22, 1).ok());
-  ASSERT_TRUE(device_->StreamSynchronize(0).ok());
-  EXPECT_TRUE(device_->StreamQuery(1).ok());
+  ASSERT_TRUE(device_->StreamSynchronize(0, 0).ok());
+  EXPECT_TRUE(device_->StreamQuery(0, 1).ok());
   EXPECT_EQ(Ptr(buffer)[0], 0x22);
   EXPECT_EQ(Ptr(buffer)[16], 0x11);
   // A non-blocking stream is not waited for.
@@ -350,11 +350,11 @@ TEST_F(SimDeviceTest, NullStreamWaitsForBlockingStreamsOnly) {
   auto t0 = Clock::now();
   uint64_t small = Malloc(4096);
   ASSERT_TRUE(device_->Memset(0, 0, Linear(small, 16), 0x33, 1).ok());
-  ASSERT_TRUE(device_->StreamSynchronize(0).ok());
-  EXPECT_EQ(device_->StreamQuery(2).code(), StatusCode::kNotReady) << "after " << MsSince(t0) << " ms";
+  ASSERT_TRUE(device_->StreamSynchronize(0, 0).ok());
+  EXPECT_EQ(device_->StreamQuery(0, 2).code(), StatusCode::kNotReady) << "after " << MsSince(t0) << " ms";
   EXPECT_EQ(Ptr(small)[0], 0x33);
   ASSERT_TRUE(device_->DeviceSynchronize(0).ok());
-  EXPECT_TRUE(device_->StreamQuery(2).ok());
+  EXPECT_TRUE(device_->StreamQuery(0, 2).ok());
 }
 
 // The replay thread (this test's) never waits for the device: null-stream
@@ -381,13 +381,13 @@ TEST_F(SimDeviceTest, SynchronizingCallsCompleteWithoutBlockingTheCaller) {
       cv.notify_all();
     };
   };
-  device_->StreamSynchronizeAsync(1, note("stream 1"));
+  device_->StreamSynchronizeAsync(0, 1, note("stream 1"));
   device_->EventSynchronizeAsync(7, note("event 7"));
   device_->DeviceSynchronizeAsync(0, note("device 0"));
   // Work on the non-blocking stream is queued and done meanwhile.
   uint64_t other = Malloc(4096);
   ASSERT_TRUE(device_->Memset(0, 2, Linear(other, 64), 0x77, 1).ok());
-  device_->StreamSynchronizeAsync(2, note("stream 2"));
+  device_->StreamSynchronizeAsync(0, 2, note("stream 2"));
   EXPECT_LT(MsSince(t0), kSlowWorkMs / 2) << "a call waited for the device";
   {
     std::unique_lock lock(mu);
@@ -397,25 +397,25 @@ TEST_F(SimDeviceTest, SynchronizingCallsCompleteWithoutBlockingTheCaller) {
   EXPECT_EQ(Ptr(other)[63], 0x77);
   EXPECT_EQ(Ptr(buffer)[0], 0x66);
   EXPECT_EQ(Ptr(buffer)[16], 0x55);
-  device_->StreamSynchronizeAsync(99, [](Status st) { EXPECT_EQ(st.code(), StatusCode::kInvalidHandle); });
+  device_->StreamSynchronizeAsync(0, 99, [](Status st) { EXPECT_EQ(st.code(), StatusCode::kInvalidHandle); });
   device_->EventSynchronizeAsync(99, [](Status st) { EXPECT_EQ(st.code(), StatusCode::kInvalidHandle); });
   device_->DeviceSynchronizeAsync(5, [](Status st) { EXPECT_EQ(st.code(), StatusCode::kInvalidDevice); });
 }
 
 TEST_F(SimDeviceTest, StreamQueryAndSynchronize) {
   ASSERT_TRUE(device_->StreamCreate(0, 5, 0, 0, {}).ok());
-  EXPECT_TRUE(device_->StreamQuery(5).ok());
+  EXPECT_TRUE(device_->StreamQuery(0, 5).ok());
   QueueSlowWork(5);
-  EXPECT_EQ(device_->StreamQuery(5).code(), StatusCode::kNotReady);
-  ASSERT_TRUE(device_->StreamSynchronize(5).ok());
-  EXPECT_TRUE(device_->StreamQuery(5).ok());
+  EXPECT_EQ(device_->StreamQuery(0, 5).code(), StatusCode::kNotReady);
+  ASSERT_TRUE(device_->StreamSynchronize(0, 5).ok());
+  EXPECT_TRUE(device_->StreamQuery(0, 5).ok());
   // Destroying a stream with queued work returns at once (as HIP) and the
   // work still runs; a device synchronization waits for it.
   uint64_t buffer = QueueSlowWork(5, 0x44);
   auto t0 = Clock::now();
   ASSERT_TRUE(device_->StreamDestroy(5).ok());
   EXPECT_LT(MsSince(t0), 200) << "StreamDestroy waited for the stream's work";
-  EXPECT_EQ(device_->StreamQuery(5).code(), StatusCode::kInvalidHandle);
+  EXPECT_EQ(device_->StreamQuery(0, 5).code(), StatusCode::kInvalidHandle);
   ASSERT_TRUE(device_->DeviceSynchronize(0).ok());
   EXPECT_EQ(Ptr(buffer)[kSlowBytes - 1], 0x44);
 }
@@ -477,12 +477,12 @@ TEST_F(SimDeviceTest, SynchronizingANeverRecordedEventReturnsAtOnce) {
   auto t0 = Clock::now();
   ASSERT_TRUE(device_->EventSynchronize(1).ok());
   EXPECT_LT(MsSince(t0), 100);
-  EXPECT_EQ(device_->StreamQuery(1).code(), StatusCode::kNotReady);
+  EXPECT_EQ(device_->StreamQuery(0, 1).code(), StatusCode::kNotReady);
   // Waiting on it from a stream is a no-op too.
   ASSERT_TRUE(device_->StreamCreate(0, 2, 0, 0, {}).ok());
-  ASSERT_TRUE(device_->StreamWaitEvent(2, 1, 0).ok());
-  ASSERT_TRUE(device_->StreamSynchronize(2).ok());
-  EXPECT_EQ(device_->StreamQuery(1).code(), StatusCode::kNotReady);
+  ASSERT_TRUE(device_->StreamWaitEvent(0, 2, 1, 0).ok());
+  ASSERT_TRUE(device_->StreamSynchronize(0, 2).ok());
+  EXPECT_EQ(device_->StreamQuery(0, 1).code(), StatusCode::kNotReady);
 }
 
 TEST_F(SimDeviceTest, StreamWaitEventOrdersWorkAcrossStreams) {
@@ -492,10 +492,10 @@ TEST_F(SimDeviceTest, StreamWaitEventOrdersWorkAcrossStreams) {
   uint64_t out = Malloc(4096);
   uint64_t buffer = QueueSlowWork(1, 0x55);
   ASSERT_TRUE(device_->EventRecord(7, 1).ok());
-  ASSERT_TRUE(device_->StreamWaitEvent(2, 7, 0).ok());
+  ASSERT_TRUE(device_->StreamWaitEvent(0, 2, 7, 0).ok());
   // The last page is written last: without the wait, this copy reads zeros.
   ASSERT_TRUE(device_->CopyOnDevice(0, 2, Linear(out, 4096), Linear(buffer + kSlowBytes - 4096, 4096)).ok());
-  ASSERT_TRUE(device_->StreamSynchronize(2).ok());
+  ASSERT_TRUE(device_->StreamSynchronize(0, 2).ok());
   EXPECT_EQ(std::count(Ptr(out), Ptr(out) + 4096, 0x55), 4096);
 }
 
@@ -554,14 +554,14 @@ TEST_F(SimDeviceTest, ReRecordingAnEventOnAnotherStream) {
   ASSERT_TRUE(device_->EventRecord(8, 2).ok());
   uint64_t buffer = QueueSlowWork(1, 0x66);
   ASSERT_TRUE(device_->EventRecord(7, 1).ok());     // Behind the slow work.
-  ASSERT_TRUE(device_->StreamWaitEvent(3, 7, 0).ok());
+  ASSERT_TRUE(device_->StreamWaitEvent(0, 3, 7, 0).ok());
   ASSERT_TRUE(device_->EventRecord(7, 2).ok());     // Completes at once.
   ASSERT_TRUE(device_->CopyOnDevice(0, 3, Linear(out, 4096), Linear(buffer + kSlowBytes - 4096, 4096)).ok());
-  ASSERT_TRUE(device_->StreamSynchronize(2).ok());
+  ASSERT_TRUE(device_->StreamSynchronize(0, 2).ok());
   EXPECT_TRUE(device_->EventQuery(7).ok());  // Its latest record has completed.
   float before = -1;
   ASSERT_TRUE(device_->EventElapsedTime(8, 7, &before).ok());
-  ASSERT_TRUE(device_->StreamSynchronize(3).ok());
+  ASSERT_TRUE(device_->StreamSynchronize(0, 3).ok());
   EXPECT_EQ(std::count(Ptr(out), Ptr(out) + 4096, 0x66), 4096) << "stream 3 ran before the record it waited for";
   ASSERT_TRUE(device_->DeviceSynchronize(0).ok());
   float after = -1;
@@ -575,11 +575,11 @@ TEST_F(SimDeviceTest, UnknownStreamAndEventIdsAreInvalidHandles) {
   float ms;
   ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
   ASSERT_TRUE(device_->EventCreate(0, 1, 0).ok());
-  EXPECT_EQ(device_->StreamSynchronize(99).code(), bad);
-  EXPECT_EQ(device_->StreamQuery(99).code(), bad);
+  EXPECT_EQ(device_->StreamSynchronize(0, 99).code(), bad);
+  EXPECT_EQ(device_->StreamQuery(0, 99).code(), bad);
   EXPECT_EQ(device_->StreamDestroy(99).code(), bad);
-  EXPECT_EQ(device_->StreamWaitEvent(99, 1, 0).code(), bad);
-  EXPECT_EQ(device_->StreamWaitEvent(1, 99, 0).code(), bad);
+  EXPECT_EQ(device_->StreamWaitEvent(0, 99, 1, 0).code(), bad);
+  EXPECT_EQ(device_->StreamWaitEvent(0, 1, 99, 0).code(), bad);
   EXPECT_EQ(device_->EventRecord(99, 1).code(), bad);
   EXPECT_EQ(device_->EventRecord(1, 99).code(), bad);
   EXPECT_EQ(device_->EventSynchronize(99).code(), bad);
@@ -592,7 +592,7 @@ TEST_F(SimDeviceTest, UnknownStreamAndEventIdsAreInvalidHandles) {
   // Destroyed handles are unknown too.
   ASSERT_TRUE(device_->StreamDestroy(1).ok());
   ASSERT_TRUE(device_->EventDestroy(1).ok());
-  EXPECT_EQ(device_->StreamSynchronize(1).code(), bad);
+  EXPECT_EQ(device_->StreamSynchronize(0, 1).code(), bad);
   EXPECT_EQ(device_->EventQuery(1).code(), bad);
   // Ids are the client's to choose, but not twice, and not 0.
   ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
@@ -616,7 +616,7 @@ TEST_F(SimDeviceTest, FreeReleasesTheMemoryAfterTheQueuedWorkWithoutWaiting) {
   auto t0 = Clock::now();
   ASSERT_TRUE(device_->Free(buffer).ok());
   EXPECT_LT(MsSince(t0), 200) << "Free waited for the device";
-  EXPECT_EQ(device_->StreamQuery(1).code(), StatusCode::kNotReady);
+  EXPECT_EQ(device_->StreamQuery(0, 1).code(), StatusCode::kNotReady);
   uint64_t free1 = 0;
   ASSERT_TRUE(device_->MemInfo(0, &free1, &total).ok());
   EXPECT_EQ(free1, free0) << "freed memory counts as free at once";
@@ -624,7 +624,7 @@ TEST_F(SimDeviceTest, FreeReleasesTheMemoryAfterTheQueuedWorkWithoutWaiting) {
   EXPECT_EQ(device_->Memset(0, 0, Linear(buffer, 16), 1, 1).code(), StatusCode::kInvalidDevicePointer)
       << "new work on freed memory";
   ASSERT_TRUE(device_->DeviceSynchronize(0).ok());
-  EXPECT_TRUE(device_->StreamQuery(1).ok());
+  EXPECT_TRUE(device_->StreamQuery(0, 1).ok());
 }
 
 TEST_F(SimDeviceTest, DeviceResetFreesEverythingOfThatDeviceOnly) {
@@ -644,14 +644,14 @@ TEST_F(SimDeviceTest, DeviceResetFreesEverythingOfThatDeviceOnly) {
   EXPECT_EQ(free_bytes, total);
   EXPECT_EQ(device_->CheckRegion(Linear(a, 1)).code(), StatusCode::kInvalidDevicePointer);
   EXPECT_EQ(device_->CheckRegion(Linear(b, 1)).code(), StatusCode::kInvalidDevicePointer);
-  EXPECT_EQ(device_->StreamSynchronize(1).code(), StatusCode::kInvalidHandle);
+  EXPECT_EQ(device_->StreamSynchronize(0, 1).code(), StatusCode::kInvalidHandle);
   EXPECT_EQ(device_->EventQuery(1).code(), StatusCode::kInvalidHandle);
   // Device 1 keeps its memory, stream and event.
   ASSERT_TRUE(device_->MemInfo(1, &free_bytes, &total).ok());
   EXPECT_EQ(free_bytes, total - kMiB);
   EXPECT_TRUE(device_->CheckRegion(Linear(c, kMiB)).ok());
   EXPECT_EQ(Ptr(c)[0], 0x42);
-  EXPECT_TRUE(device_->StreamSynchronize(2).ok());
+  EXPECT_TRUE(device_->StreamSynchronize(0, 2).ok());
   EXPECT_TRUE(device_->EventQuery(2).ok());
   // Device 0 is usable again, ids included.
   ASSERT_TRUE(device_->StreamCreate(0, 1, 0, 0, {}).ok());
