@@ -773,6 +773,7 @@ Status SimDevice::Memset(int device, uint64_t stream, const msg::Region& dst, ui
   SimStream* s = nullptr;
   HIPR_RETURN_IF_ERROR(Prepare(device, stream, &s));
   s->Submit([dst, value, element_size] {
+    if (dst.width == 0) return;  // However many rows (unchecked then: nothing is written).
     for (uint64_t i = 0; i < dst.height; ++i) {
       uint8_t* p = Row(dst, i);
       if (element_size == 1) {

@@ -162,6 +162,17 @@ TEST_F(SimDeviceTest, MemsetPatternsOnInteriorRanges) {
   EXPECT_EQ(std::vector<uint8_t>(Ptr(a), Ptr(a) + size), want);
 }
 
+// A memset of empty rows writes nothing however many rows it names (the
+// session fuzzer's hang: 2^64 - 1 of them kept the null stream busy).
+TEST_F(SimDeviceTest, MemsetOfEmptyRowsEndsAtOnce) {
+  uint64_t a = Malloc(4096);
+  std::memset(Ptr(a), 0xee, 4096);
+  ASSERT_TRUE(device_->Memset(0, 0, msg::Region{a, 4096, 0, UINT64_MAX}, 0x11, 1).ok());
+  ASSERT_TRUE(device_->Memset(0, 0, msg::Region{a, 4096, 0, UINT64_MAX}, 0x11, 4).ok());
+  ASSERT_TRUE(device_->StreamSynchronize(0, 0).ok());
+  EXPECT_EQ(std::vector<uint8_t>(Ptr(a), Ptr(a) + 4096), std::vector<uint8_t>(4096, 0xee));
+}
+
 TEST_F(SimDeviceTest, MemsetRejectsBadArguments) {
   uint64_t a = Malloc(4096);
   std::memset(Ptr(a), 0xee, 4096);
