@@ -109,7 +109,7 @@ hipError_t PerThreadStreamOf(Remote& s, int device, StreamTarget* out) {
 }
 
 hipError_t ResolveStreamTarget(hipStream_t stream, StreamTarget* out) {
-  if (stream == nullptr) {
+  if (IsLegacyNullStream(stream)) {
     *out = StreamTarget{0, CurrentDevice()};
     return hipSuccess;
   }
@@ -127,6 +127,12 @@ hipError_t ResolveStreamTarget(hipStream_t stream, StreamTarget* out) {
 }
 
 }  // namespace
+
+bool IsStreamHandle(hipStream_t stream) {
+  StreamRecord record;
+  return IsLegacyNullStream(stream) || stream == hipStreamPerThread ||
+         Client::Get().handles().FindStream(stream, &record);
+}
 
 hipError_t ResolveStream(hipStream_t stream, StreamTarget* out) {
   if (hipError_t e = ResolveStreamTarget(stream, out); e != hipSuccess) return e;

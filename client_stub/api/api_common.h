@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <exception>
 #include <new>
 
@@ -74,11 +75,29 @@ inline hipError_t CurrentDeviceOf(const Remote& s, int* device) {
   return CheckDevice(s, *device);
 }
 
-// The null stream (nullptr) is id 0 on the calling thread's device;
+// The legacy null stream: nullptr, or hipStreamLegacy ((hipStream_t)1,
+// defined by the 6.x and 7.x headers; clr's hip::isValid takes it as the
+// null stream).
+inline bool IsLegacyNullStream(hipStream_t stream) {
+  return stream == nullptr || reinterpret_cast<uintptr_t>(stream) == 1;
+}
+
+// The legacy null stream is id 0 on the calling thread's device;
 // hipStreamPerThread is the calling thread's own blocking stream on its
 // device (made at first use, no round trip); any other handle must be
 // live, else hipErrorInvalidHandle.
 hipError_t ResolveStream(hipStream_t stream, StreamTarget* out);
+
+// clr answers a handle that is no live stream (destroyed, or never one)
+// with hipErrorContextIsDestroyed in its stream, event-record, host-callback
+// and async-copy calls (hip::isValid); ResolveStream's hipErrorInvalidHandle
+// becomes that there.
+inline hipError_t AsDestroyedStream(hipError_t e) {
+  return e == hipErrorInvalidHandle ? hipErrorContextIsDestroyed : e;
+}
+
+// Whether ResolveStream would take `stream` as a stream (no side effects).
+bool IsStreamHandle(hipStream_t stream);
 
 // The hooks every module is made with (code_module.h): its globals are
 // recorded as device memory of Client::Get(), its __managed__ variables

@@ -18,7 +18,7 @@ namespace {
 
 // A stream the application may capture: not the legacy null stream.
 hipError_t CapturableStream(hipStream_t stream, StreamTarget* target, unsigned* flags) {
-  if (stream == nullptr) return hipErrorStreamCaptureUnsupported;
+  if (IsLegacyNullStream(stream)) return hipErrorStreamCaptureUnsupported;
   if (hipError_t e = ResolveStream(stream, target); e != hipSuccess) return e;
   StreamLedger::Invisible();  // Queues no work (session/stream_ledger.h).
   *flags = hipStreamDefault;
@@ -31,7 +31,7 @@ hipError_t CaptureInfoOf(hipStream_t stream, hipStreamCaptureStatus* status, uns
                          hipGraph_t* graph, const hipGraphNode_t** deps, size_t* count) {
   if (LiveSession() == nullptr) return hipErrorNoDevice;
   if (status == nullptr) return hipErrorInvalidValue;
-  if (stream == nullptr) {
+  if (IsLegacyNullStream(stream)) {
     *status = hipStreamCaptureStatusNone;  // The legacy null stream never captures.
     return hipSuccess;
   }

@@ -24,9 +24,12 @@ namespace {
 constexpr int kGreatestPriority = -1;
 constexpr int kLeastPriority = 1;
 
+// hipEventDisableSystemFence (6.x and 7.x headers; clr since 5.6): a third
+// release flag.
+constexpr unsigned kEventDisableSystemFence = 0x20000000;
+constexpr unsigned kEventReleaseFlags = hipEventReleaseToDevice | hipEventReleaseToSystem | kEventDisableSystemFence;
 constexpr unsigned kEventFlags = hipEventDefault | hipEventBlockingSync | hipEventDisableTiming |
-                                 hipEventInterprocess | hipEventReleaseToDevice |
-                                 hipEventReleaseToSystem;
+                                 hipEventInterprocess | kEventReleaseFlags;
 
 // Client-side stream state beyond StreamRecord, under StreamStateMutex():
 // synchronization policies set with hipStreamSetAttribute and CU masks, by
@@ -96,7 +99,7 @@ hipError_t StreamCall(hipStream_t stream) {
   Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   StreamTarget target;
-  if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+  if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return AsDestroyedStream(e);
   StreamLedger::Invisible();  // It queues no work.
   if (hipError_t e = Graphs().CheckNotCapturing(target.device, target.id, false); e != hipSuccess) return e;
   Client& c = Client::Get();
@@ -125,8 +128,8 @@ hipError_t CreateEvent(hipEvent_t* event, unsigned flags) {
   if (event == nullptr) return hipErrorInvalidValue;
   // As the runtime: known flags only, at most one release flag, and an
   // interprocess event must not time.
-  const unsigned release = flags & (hipEventReleaseToDevice | hipEventReleaseToSystem);
-  if ((flags & ~kEventFlags) != 0 || release == (hipEventReleaseToDevice | hipEventReleaseToSystem) ||
+  const unsigned release = flags & kEventReleaseFlags;
+  if ((flags & ~kEventFlags) != 0 || (release & (release - 1)) != 0 ||
       ((flags & hipEventInterprocess) != 0 && (flags & hipEventDisableTiming) == 0))
     return hipErrorInvalidValue;
   int device = 0;
@@ -150,6 +153,9 @@ hipError_t EventCall(hipEvent_t event) {
   HandleTable& handles = Client::Get().handles();
   EventRecord record;
   if (!handles.FindEvent(event, &record)) return hipErrorInvalidHandle;
+  // Last recorded in a stream that still captures: nothing to wait for or
+  // query (clr invalidates the capture and refuses).
+  if (hipError_t e = Graphs().CheckEventNotCaptured(record.id); e != hipSuccess) return e;
   // Known complete (never recorded, or seen complete since its last
   // record): answered here. Such an answer collects no deferred error; the
   // next call that reaches the worker does.
@@ -184,9 +190,9 @@ HIPR_EXPORT hipError_t hipStreamDestroy(hipStream_t stream) {
   return ApiCall("hipStreamDestroy", [&] {
     Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
-    if (stream == nullptr || stream == hipStreamPerThread) return hipErrorInvalidHandle;
+    if (IsLegacyNullStream(stream) || stream == hipStreamPerThread) return hipErrorInvalidHandle;
     StreamRecord record;
-    if (!Client::Get().handles().RemoveStream(stream, &record)) return hipErrorInvalidHandle;
+    if (!Client::Get().handles().RemoveStream(stream, &record)) return hipErrorContextIsDestroyed;
     ForgetStreamState(StreamTarget{record.id, record.device});
     return ToHipError(s->Post<wire::Op::kStreamDestroy>(msg::StreamRequest{record.id, record.device}));
   });
@@ -263,7 +269,7 @@ HIPR_EXPORT hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallbac
     if (s == nullptr) return hipErrorNoDevice;
     if (callback == nullptr || flags != 0) return hipErrorInvalidValue;
     StreamTarget target;
-    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return AsDestroyedStream(e);
     // Captured: a host node that calls back with the stream the graph is
     // launched on.
     if (hipError_t captured = hipSuccess;
@@ -285,7 +291,7 @@ HIPR_EXPORT hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, voi
     if (s == nullptr) return hipErrorNoDevice;
     if (fn == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
-    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return AsDestroyedStream(e);
     if (hipError_t captured = hipSuccess;
         Graphs().AnyCapture() &&
         Graphs().CaptureNode(target.device, target.id, HostFnNode{fn, user_data, nullptr}, &captured))
@@ -330,7 +336,7 @@ HIPR_EXPORT hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* devic
     if (s == nullptr) return hipErrorNoDevice;
     if (device == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
-    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+    if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return AsDestroyedStream(e);
     StreamLedger::Invisible();  // Queues no work (session/stream_ledger.h).
     *device = target.device;
     return hipSuccess;
@@ -341,13 +347,13 @@ HIPR_EXPORT hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int* flags
   return ApiCall("hipStreamGetFlags", [&] {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     // As the runtime: the null stream has no flags to report.
-    if (flags == nullptr || stream == nullptr) return hipErrorInvalidValue;
+    if (flags == nullptr || IsLegacyNullStream(stream)) return hipErrorInvalidValue;
     if (stream == hipStreamPerThread) {
       *flags = hipStreamDefault;
       return hipSuccess;
     }
     StreamRecord record;
-    if (!Client::Get().handles().FindStream(stream, &record)) return hipErrorInvalidHandle;
+    if (!Client::Get().handles().FindStream(stream, &record)) return hipErrorContextIsDestroyed;
     *flags = record.flags;
     return hipSuccess;
   });
@@ -357,12 +363,12 @@ HIPR_EXPORT hipError_t hipStreamGetPriority(hipStream_t stream, int* priority) {
   return ApiCall("hipStreamGetPriority", [&] {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     if (priority == nullptr) return hipErrorInvalidValue;
-    if (stream == nullptr || stream == hipStreamPerThread) {
+    if (IsLegacyNullStream(stream) || stream == hipStreamPerThread) {
       *priority = 0;
       return hipSuccess;
     }
     StreamRecord record;
-    if (!Client::Get().handles().FindStream(stream, &record)) return hipErrorInvalidHandle;
+    if (!Client::Get().handles().FindStream(stream, &record)) return hipErrorContextIsDestroyed;
     *priority = record.priority;
     return hipSuccess;
   });
@@ -490,7 +496,7 @@ HIPR_EXPORT hipError_t hipExtStreamGetCUMask(hipStream_t stream, uint32_t size, 
 HIPR_EXPORT int hipGetStreamDeviceId(hipStream_t stream) {
   // Not a hipError_t function: does not touch the last error.
   try {
-    if (stream == nullptr || stream == hipStreamPerThread) return CurrentDevice();
+    if (IsLegacyNullStream(stream) || stream == hipStreamPerThread) return CurrentDevice();
     StreamRecord record;
     return Client::Get().handles().FindStream(stream, &record) ? record.device : -1;
   } catch (...) {
@@ -510,8 +516,10 @@ HIPR_EXPORT hipError_t hipEventDestroy(hipEvent_t event) {
   return ApiCall("hipEventDestroy", [&] {
     Remote* s = LiveSession();
     if (s == nullptr) return hipErrorNoDevice;
+    if (event == nullptr) return hipErrorInvalidHandle;
     EventRecord record;
-    if (!Client::Get().handles().RemoveEvent(event, &record)) return hipErrorInvalidHandle;
+    // As clr: a handle that is no live event (destroyed already).
+    if (!Client::Get().handles().RemoveEvent(event, &record)) return hipErrorContextIsDestroyed;
     return ToHipError(s->Post<wire::Op::kEventDestroy>(record.device, msg::EventRequest{record.id}));
   });
 }
@@ -523,7 +531,7 @@ HIPR_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
     EventRecord e;
     if (!Client::Get().handles().FindEvent(event, &e)) return hipErrorInvalidHandle;
     StreamTarget target;
-    if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return err;
+    if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return AsDestroyedStream(err);
     if (e.device != target.device) return hipErrorInvalidHandle;  // As the runtime.
     if (hipError_t captured = hipSuccess; Graphs().CaptureEventRecord(target.device, target.id, e.id, &captured))
       return captured;
@@ -546,7 +554,7 @@ HIPR_EXPORT hipError_t hipEventRecordWithFlags(hipEvent_t event, hipStream_t str
       EventRecord e;
       if (!Client::Get().handles().FindEvent(event, &e)) return hipErrorInvalidHandle;
       StreamTarget target;
-      if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return err;
+      if (hipError_t err = ResolveStream(stream, &target); err != hipSuccess) return AsDestroyedStream(err);
       captured = Graphs().CaptureNode(target.device, target.id, EventRecordNode{event, e.id}, &result);
       return captured ? result : hipSuccess;
     });

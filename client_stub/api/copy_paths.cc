@@ -275,6 +275,8 @@ hipError_t Memcpy(void* dst, const void* src, size_t size, hipMemcpyKind kind, h
   Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (mode == Mode::kAsync && !ValidKind(kind)) return hipErrorInvalidMemcpyDirection;
+  // As clr's hipMemcpyAsync and hipMemcpyWithStream, before any other check.
+  if (!IsStreamHandle(stream)) return hipErrorContextIsDestroyed;
   if (size == 0) return hipSuccess;
   if (dst == nullptr || src == nullptr) return hipErrorInvalidValue;
   if (!ValidKind(kind)) return hipErrorInvalidMemcpyDirection;

@@ -828,6 +828,16 @@ hipError_t GraphRegistry::CheckNotCapturing(int device, uint64_t stream, bool an
   return hipSuccess;
 }
 
+hipError_t GraphRegistry::CheckEventNotCaptured(uint64_t event) {
+  Registry& r = *impl_;
+  if (r.captures.load(std::memory_order_relaxed) == 0) return hipSuccess;
+  MutexLock lock(r.mu);
+  auto it = r.events.find(event);  // Erased when its capture ends.
+  if (it == r.events.end() || it->second.seq->invalidated) return hipSuccess;
+  it->second.seq->invalidated = true;
+  return hipErrorCapturedEvent;
+}
+
 hipError_t GraphRegistry::BeginCapture(int device, uint64_t stream, unsigned stream_flags, hipStreamCaptureMode mode,
                                        hipGraph_t into, const hipGraphNode_t* deps, size_t dep_count) {
   if (mode < hipStreamCaptureModeGlobal || mode > hipStreamCaptureModeRelaxed) return hipErrorInvalidValue;

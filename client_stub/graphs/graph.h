@@ -221,6 +221,11 @@ class GraphRegistry {
   // capture; hipSuccess otherwise.
   hipError_t CheckNotCapturing(int device, uint64_t stream, bool any_capture);
 
+  // hipEventQuery/hipEventSynchronize on an event last recorded in a stream
+  // whose capture is active: invalidates that capture and returns
+  // hipErrorCapturedEvent, as clr; hipSuccess otherwise.
+  hipError_t CheckEventNotCaptured(uint64_t event);
+
   // hipStreamBeginCapture/EndCapture/IsCapturing/GetCaptureInfo(_v2) on a
   // resolved stream id (stream 0 is refused by the caller). With `into` set
   // (hipStreamBeginCaptureToGraph), the capture adds its nodes to that live

@@ -145,10 +145,10 @@ int main() {
   CHECK(hipFree(a.data()) == hipErrorInvalidValue);
   OK(hipHostFree(pinned));
   OK(hipEventDestroy(e0));
-  CHECK(hipEventDestroy(e0) == hipErrorInvalidHandle);
+  CHECK(hipEventDestroy(e0) == hipErrorContextIsDestroyed);
   OK(hipEventDestroy(e1));
   OK(hipStreamDestroy(s));
-  CHECK(hipStreamSynchronize(s) == hipErrorInvalidHandle);
+  CHECK(hipStreamSynchronize(s) == hipErrorContextIsDestroyed);
 
   // 7. A forked child opens its own session.
   pid_t pid = fork();

@@ -258,6 +258,9 @@ namespace {
 
 // ---- Helpers -----------------------------------------------------------------
 
+// hipStreamLegacy of the 6.x and 7.x headers: the legacy null stream by name.
+const hipStream_t kStreamLegacy = reinterpret_cast<hipStream_t>(1);
+
 constexpr int kN = 1000;
 constexpr int kBlock = 128;
 constexpr int kGrid = (kN + kBlock - 1) / kBlock;
@@ -1179,9 +1182,24 @@ void StreamDestroy() {
   HIP_OK(hipStreamCreate(&s));
   HIP_OK(hipStreamDestroy(s));
   unsigned flags = 0;
-  HIP_EXPECT(hipStreamGetFlags(s, &flags), hipErrorInvalidHandle);
-  HIP_EXPECT(hipStreamDestroy(s), hipErrorInvalidHandle);
+  // A handle that is no live stream: hipErrorContextIsDestroyed, as clr.
+  HIP_EXPECT(hipStreamGetFlags(s, &flags), hipErrorContextIsDestroyed);
+  HIP_EXPECT(hipStreamDestroy(s), hipErrorContextIsDestroyed);
   HIP_EXPECT(hipStreamDestroy(nullptr), hipErrorInvalidHandle);
+  HIP_EXPECT(hipStreamDestroy(kStreamLegacy), hipErrorInvalidHandle);
+  // Nor may a copy, a host function or an event record name it.
+  void* d = nullptr;
+  HIP_OK(hipMalloc(&d, 64));
+  std::vector<uint8_t> h(64, 1);
+  HIP_EXPECT(hipMemcpyAsync(d, h.data(), h.size(), hipMemcpyHostToDevice, s), hipErrorContextIsDestroyed);
+  HIP_EXPECT(hipMemcpyHtoDAsync(d, h.data(), h.size(), s), hipErrorContextIsDestroyed);
+  HIP_EXPECT(hipMemcpyWithStream(h.data(), d, h.size(), hipMemcpyDeviceToHost, s), hipErrorContextIsDestroyed);
+  HIP_EXPECT(hipLaunchHostFunc(s, [](void*) {}, nullptr), hipErrorContextIsDestroyed);
+  hipEvent_t e;
+  HIP_OK(hipEventCreate(&e));
+  HIP_EXPECT(hipEventRecord(e, s), hipErrorContextIsDestroyed);
+  HIP_OK(hipEventDestroy(e));
+  HIP_OK(hipFree(d));
 }
 
 void StreamGetFlags() {
@@ -1209,7 +1227,7 @@ void StreamGetFlagsSpt() {
   HIP_OK(hipStreamGetFlags_spt(nullptr, &flags));  // The per-thread stream.
   CHECK(flags == hipStreamDefault, "the per-thread stream's flags %u", flags);
   HIP_OK(hipStreamDestroy(s));
-  HIP_EXPECT(hipStreamGetFlags_spt(s, &flags), hipErrorInvalidHandle);
+  HIP_EXPECT(hipStreamGetFlags_spt(s, &flags), hipErrorContextIsDestroyed);
 }
 
 void StreamGetPriority() {
@@ -1221,8 +1239,10 @@ void StreamGetPriority() {
   HIP_OK(hipStreamGetPriority(nullptr, &p));
   CHECK(p == 0, "null stream priority %d", p);
   HIP_EXPECT(hipStreamGetPriority(s, nullptr), hipErrorInvalidValue);
+  HIP_OK(hipStreamGetPriority(kStreamLegacy, &p));
+  CHECK(p == 0, "hipStreamLegacy priority %d", p);
   HIP_OK(hipStreamDestroy(s));
-  HIP_EXPECT(hipStreamGetPriority(s, &p), hipErrorInvalidHandle);
+  HIP_EXPECT(hipStreamGetPriority(s, &p), hipErrorContextIsDestroyed);
 }
 
 void StreamGetPrioritySpt() {
@@ -1235,7 +1255,7 @@ void StreamGetPrioritySpt() {
   HIP_OK(hipStreamGetPriority_spt(nullptr, &p));
   CHECK(p == 0, "per-thread stream priority %d", p);
   HIP_OK(hipStreamDestroy(s));
-  HIP_EXPECT(hipStreamGetPriority_spt(s, &p), hipErrorInvalidHandle);
+  HIP_EXPECT(hipStreamGetPriority_spt(s, &p), hipErrorContextIsDestroyed);
 }
 
 void StreamQuery() {
@@ -1250,7 +1270,7 @@ void StreamQuery() {
   HIP_OK(hipStreamSynchronize(s));
   HIP_OK(hipStreamQuery(s));
   HIP_OK(hipStreamDestroy(s));
-  HIP_EXPECT(hipStreamQuery(s), hipErrorInvalidHandle);
+  HIP_EXPECT(hipStreamQuery(s), hipErrorContextIsDestroyed);
   // The null stream is the current device's: device 1's, held by a host
   // function, is busy; device 0's is idle, also after a call there.
   HIP_OK(hipSetDevice(1));
@@ -1292,9 +1312,16 @@ void StreamSynchronize() {
   HIP_OK(hipStreamSynchronize(s));
   CHECK(done.load() == 1, "hipStreamSynchronize returned before the stream's host function finished");
   CHECK_ALL(d, 21, "kernel before hipStreamSynchronize");
+  // hipStreamLegacy is the legacy null stream: it waits for the blocking
+  // stream's work.
+  done.store(0);
+  HIP_OK(hipLaunchHostFunc(s, SleepThenSet, &done));
+  HIP_OK(hipStreamSynchronize(kStreamLegacy));
+  CHECK(done.load() == 1, "hipStreamSynchronize(hipStreamLegacy) returned before a blocking stream's work");
+  HIP_OK(hipStreamQuery(kStreamLegacy));
   HIP_OK(hipFree(d));
   HIP_OK(hipStreamDestroy(s));
-  HIP_EXPECT(hipStreamSynchronize(s), hipErrorInvalidHandle);
+  HIP_EXPECT(hipStreamSynchronize(s), hipErrorContextIsDestroyed);
   // The null stream is the current device's, whichever device the last
   // call before used: device 1's host function, a call on device 0, then
   // device 1's null stream synchronized.
@@ -1319,7 +1346,7 @@ void StreamSynchronizeSpt() {
   hipStream_t s;
   HIP_OK(hipStreamCreate(&s));
   HIP_OK(hipStreamDestroy(s));
-  HIP_EXPECT(hipStreamSynchronize_spt(s), hipErrorInvalidHandle);
+  HIP_EXPECT(hipStreamSynchronize_spt(s), hipErrorContextIsDestroyed);
 }
 
 // `wait(stream, event, flags)`: the stream waits for a gated stream's event.
@@ -1945,7 +1972,11 @@ void StreamGetDevice() {
   HIP_EXPECT(hipStreamGetDevice(s1, nullptr), hipErrorInvalidValue);
   HIP_OK(hipStreamDestroy(s0));
   HIP_OK(hipStreamDestroy(s1));
-  HIP_EXPECT(hipStreamGetDevice(s1, &d), hipErrorInvalidHandle);
+  HIP_EXPECT(hipStreamGetDevice(s1, &d), hipErrorContextIsDestroyed);
+  HIP_OK(hipSetDevice(1));
+  HIP_OK(hipStreamGetDevice(kStreamLegacy, &d));  // The legacy null stream: the current device's.
+  CHECK(d == 1, "hipStreamLegacy is on %d with device 1 current", d);
+  HIP_OK(hipSetDevice(0));
 }
 
 void GetStreamDeviceId() {
@@ -2028,7 +2059,16 @@ void EventCreateWithFlags() {
   hipEvent_t untouched = reinterpret_cast<hipEvent_t>(0x1);
   HIP_EXPECT(hipEventCreateWithFlags(&untouched, hipEventInterprocess), hipErrorInvalidValue);  // Must not time.
   HIP_EXPECT(hipEventCreateWithFlags(&untouched, 0x4000), hipErrorInvalidValue);
+  // hipEventDisableSystemFence (0x20000000) is a release flag: alone or
+  // with others, but not with a second release flag.
+  constexpr unsigned kDisableSystemFence = 0x20000000;
+  HIP_EXPECT(hipEventCreateWithFlags(&untouched, kDisableSystemFence | hipEventReleaseToSystem), hipErrorInvalidValue);
   CHECK(untouched == reinterpret_cast<hipEvent_t>(0x1), "a refused create wrote an event");
+  hipEvent_t fenceless;
+  HIP_OK(hipEventCreateWithFlags(&fenceless, kDisableSystemFence | hipEventDisableTiming));
+  HIP_OK(hipEventRecord(fenceless, kStreamLegacy));
+  HIP_OK(hipEventSynchronize(fenceless));
+  HIP_OK(hipEventDestroy(fenceless));
   HIP_OK(hipEventDestroy(a));
   HIP_OK(hipEventDestroy(b));
 }
@@ -2039,7 +2079,7 @@ void EventDestroy() {
   HIP_OK(hipEventRecord(e, nullptr));
   HIP_OK(hipEventDestroy(e));
   HIP_EXPECT(hipEventQuery(e), hipErrorInvalidHandle);
-  HIP_EXPECT(hipEventDestroy(e), hipErrorInvalidHandle);
+  HIP_EXPECT(hipEventDestroy(e), hipErrorContextIsDestroyed);  // As clr: no such event any more.
   HIP_EXPECT(hipEventDestroy(nullptr), hipErrorInvalidHandle);
 }
 
@@ -2080,6 +2120,18 @@ void EventQuery() {
   gate.open.store(1);
   HIP_OK(hipStreamSynchronize(s));
   HIP_OK(hipEventQuery(e));
+  // Recorded in a capturing stream: hipErrorCapturedEvent, and the capture
+  // is invalidated (clr; hip-tests CheckingSyncDuringCapture).
+  for (bool sync : {false, true}) {
+    HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeRelaxed));
+    HIP_OK(hipEventRecord(e, s));
+    HIP_EXPECT(sync ? hipEventSynchronize(e) : hipEventQuery(e), hipErrorCapturedEvent);
+    hipGraph_t g = nullptr;
+    HIP_EXPECT(hipStreamEndCapture(s, &g), hipErrorStreamCaptureInvalidated);
+    CHECK(g == nullptr, "an invalidated capture gave a graph");
+  }
+  HIP_OK(hipEventRecord(e, s));  // Outside a capture again.
+  HIP_OK(hipEventSynchronize(e));
   HIP_OK(hipEventDestroy(e));
   HIP_OK(hipStreamDestroy(s));
   HIP_EXPECT(hipEventQuery(nullptr), hipErrorInvalidHandle);

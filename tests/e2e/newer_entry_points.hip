@@ -104,7 +104,7 @@ void CheckStreamQueries() {
   HIP_OK(hipEventSynchronize(e));
   HIP_OK(hipEventDestroy(e));
   HIP_OK(hipStreamDestroy(s));
-  HIP_EXPECT(hipStreamGetDevice(s, &device), hipErrorInvalidHandle);  // Destroyed.
+  HIP_EXPECT(hipStreamGetDevice(s, &device), hipErrorContextIsDestroyed);  // Destroyed (as clr).
   printf("hipStreamGetDevice and hipEventRecord_spt answered\n");
 }
 
