@@ -82,7 +82,9 @@ void FillCommon(const msg::DeviceInfo& info, const msg::PropertyTable& named, Pr
   prop->pciDeviceID = info.pci_device_id;
   prop->maxSharedMemoryPerMultiProcessor = info.max_shared_memory_per_multiprocessor;
   prop->isMultiGpuBoard = info.is_multi_gpu_board ? 1 : 0;
-  prop->canMapHostMemory = 1;
+  // The remote device cannot reach this process's host memory
+  // (hipHostGetDevicePointer is hipErrorNotSupported): no mapped host memory.
+  prop->canMapHostMemory = 0;
   CopyName(info.gcn_arch_name, prop->gcnArchName);
   prop->integrated = info.integrated ? 1 : 0;
   prop->cooperativeLaunch = info.cooperative_launch ? 1 : 0;

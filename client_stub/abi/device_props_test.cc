@@ -32,12 +32,12 @@ TEST(DevicePropsTest, FillsFieldsFromDeviceInfoAndZeroesTheRest) {
   EXPECT_EQ(p.isLargeBar, 1);
   EXPECT_EQ(p.maxTexture3D[2], 8192);
   EXPECT_EQ(p.concurrentKernels, 1);
-  EXPECT_EQ(p.canMapHostMemory, 1);
   EXPECT_EQ(p.arch.hasDoubles, 1u);
   EXPECT_EQ(p.texturePitchAlignment, 256u) << "a named property";
   // What a GPU on another host is to this process, whatever it reports.
   EXPECT_EQ(p.cooperativeMultiDeviceLaunch, 0);
   EXPECT_EQ(p.pageableMemoryAccess, 0);
+  EXPECT_EQ(p.canMapHostMemory, 0) << "hipHostGetDevicePointer is refused";
   EXPECT_EQ(p.integrated, 0);
   // No source: zero.
   EXPECT_EQ(p.hdpMemFlushCntl, nullptr);

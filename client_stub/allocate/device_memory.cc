@@ -295,6 +295,7 @@ hipError_t AllocateFromWorker(Client& c, Remote& s, int device, size_t size, uin
 
 size_t RowPitch(const Remote& s, int device, size_t width) {
   const uint64_t align = s.devices()[device].texture_alignment != 0 ? s.devices()[device].texture_alignment : 256;
+  if (width > SIZE_MAX - (align - 1)) return 0;  // No such row.
   return static_cast<size_t>((width + align - 1) / align * align);
 }
 

@@ -68,7 +68,8 @@ bool PlaceAllocation(Client& c, uint64_t address, uint64_t size, bool* outside_w
 
 // hipMallocPitch's row pitch for rows of `width` bytes on `device` (also
 // the rows of HIP arrays): the device's texture alignment (256 on every AMD
-// GPU), so each row starts where a texture row may.
+// GPU), so each row starts where a texture row may. 0 when no such row fits
+// in size_t.
 size_t RowPitch(const Remote& s, int device, size_t width);
 
 }  // namespace hipr::client

@@ -18,9 +18,12 @@ using namespace hipr::client;
 
 namespace {
 
+// hipHostMallocUncached (7.x headers): clr 7.x accepts it; here pinned
+// memory is the client's own either way.
+constexpr unsigned kHostMallocUncached = 0x10000000;
 constexpr unsigned kHostMallocFlags = hipHostMallocPortable | hipHostMallocMapped |
                                       hipHostMallocWriteCombined | hipHostMallocNumaUser |
-                                      hipHostMallocCoherent | hipHostMallocNonCoherent;
+                                      hipHostMallocCoherent | hipHostMallocNonCoherent | kHostMallocUncached;
 
 
 // Tells the worker (the only one: a segment is for one) that [p, p + bytes)
@@ -142,7 +145,11 @@ hipError_t HostFree(void* ptr) {
   return deferred;
 }
 
-constexpr unsigned kHostRegisterFlags = hipHostRegisterPortable | hipHostRegisterMapped | hipHostRegisterIoMemory;
+// hipHostRegisterReadOnly (6.x and 7.x headers, 0x08): the device only
+// reads the memory; clr accepts it.
+constexpr unsigned kHostRegisterReadOnly = 0x08;
+constexpr unsigned kHostRegisterFlags =
+    hipHostRegisterPortable | hipHostRegisterMapped | hipHostRegisterIoMemory | kHostRegisterReadOnly;
 
 hipError_t MallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
   Remote* s = LiveSession();
@@ -150,12 +157,16 @@ hipError_t MallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
   if (ptr == nullptr || pitch == nullptr) return hipErrorInvalidValue;
   int device = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-  *pitch = RowPitch(*s, device, width);
   if (width == 0 || height == 0) {
+    *pitch = RowPitch(*s, device, width);
     *ptr = nullptr;
     return hipSuccess;
   }
-  if (height > SIZE_MAX / *pitch) return hipErrorInvalidValue;
+  // A row or a whole that does not fit in size_t is more memory than any
+  // device has: hipErrorOutOfMemory, as clr (hip-tests hipMallocPitch).
+  const size_t row = RowPitch(*s, device, width);
+  if (row == 0 || height > SIZE_MAX / row) return hipErrorOutOfMemory;
+  *pitch = row;
   return AllocateDevice(Client::Get(), *s, device, *pitch * height, 0, AllocationRole::kPlain, ptr);
 }
 
@@ -223,8 +234,20 @@ HIPR_EXPORT hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned i
   });
 }
 
+namespace {
+
+// clr frees either kind of memory in hipFree and in hipHostFree (one
+// ihipFree): hipHostMalloc memory here too.
+bool IsHostMalloced(const void* ptr) {
+  PinnedAllocation h;
+  return ptr != nullptr && Client::Get().allocations().FindPinned(reinterpret_cast<uint64_t>(ptr), 0, &h) &&
+         !h.registered;
+}
+
+}  // namespace
+
 HIPR_EXPORT hipError_t hipFree(void* ptr) {
-  return ApiCall("hipFree", [&] { return FreeDevice(ptr, true); });
+  return ApiCall("hipFree", [&] { return IsHostMalloced(ptr) ? HostFree(ptr) : FreeDevice(ptr, true); });
 }
 
 namespace {
@@ -342,7 +365,7 @@ HIPR_EXPORT hipError_t hipFreeAsync(void* ptr, hipStream_t stream) {
 HIPR_EXPORT hipError_t hipMalloc3D(hipPitchedPtr* out, hipExtent extent) {
   return ApiCall("hipMalloc3D", [&] {
     if (out == nullptr) return hipErrorInvalidValue;
-    if (extent.height != 0 && extent.depth > SIZE_MAX / extent.height) return hipErrorInvalidValue;
+    if (extent.height != 0 && extent.depth > SIZE_MAX / extent.height) return hipErrorOutOfMemory;
     size_t pitch = 0;
     void* ptr = nullptr;
     if (hipError_t e = MallocPitch(&ptr, &pitch, extent.width, extent.height * extent.depth); e != hipSuccess)
@@ -360,6 +383,7 @@ HIPR_EXPORT hipError_t hipMemAllocPitch(hipDeviceptr_t* ptr, size_t* pitch, size
                                         unsigned int element_size) {
   return ApiCall("hipMemAllocPitch", [&] {
     if (element_size != 4 && element_size != 8 && element_size != 16) return hipErrorInvalidValue;
+    if (width == 0 || height == 0) return hipErrorInvalidValue;  // As clr, unlike hipMallocPitch.
     return MallocPitch(ptr, pitch, width, height);
   });
 }
@@ -368,11 +392,24 @@ HIPR_EXPORT hipError_t hipMemAllocPitch(hipDeviceptr_t* ptr, size_t* pitch, size
 HIPR_EXPORT hipError_t hipMemGetAddressRange(hipDeviceptr_t* base, size_t* size, hipDeviceptr_t ptr) {
   return ApiCall("hipMemGetAddressRange", [&] {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (ptr == nullptr) return hipErrorNotFound;
+    const uint64_t p = reinterpret_cast<uint64_t>(ptr);
+    uint64_t found_base = 0;
+    uint64_t found_size = 0;
     DeviceAllocation a;
-    if (ptr == nullptr || !Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a))
+    PinnedAllocation h;
+    if (Client::Get().allocations().FindDevice(p, 0, &a)) {
+      found_base = a.base;
+      found_size = a.size;
+    } else if (Client::Get().allocations().FindPinned(p, 0, &h)) {
+      // Pinned host memory (hipHostMalloc, hipHostRegister): clr knows it too.
+      found_base = h.base;
+      found_size = h.size;
+    } else {
       return hipErrorNotFound;
-    if (base != nullptr) *base = reinterpret_cast<hipDeviceptr_t>(a.base);
-    if (size != nullptr) *size = a.size;
+    }
+    if (base != nullptr) *base = reinterpret_cast<hipDeviceptr_t>(found_base);
+    if (size != nullptr) *size = found_size;
     return hipSuccess;
   });
 }
@@ -441,12 +478,24 @@ HIPR_EXPORT hipError_t hipMemAllocHost(void** ptr, size_t size) {
   return ApiCall("hipMemAllocHost", [&] { return HostMalloc(ptr, size, 0); });
 }
 
+namespace {
+
+// Device memory too, as clr (hipFree above).
+hipError_t HostOrDeviceFree(void* ptr) {
+  DeviceAllocation a;
+  if (ptr != nullptr && Client::Get().allocations().FindDevice(reinterpret_cast<uint64_t>(ptr), 0, &a))
+    return FreeDevice(ptr, true);
+  return HostFree(ptr);
+}
+
+}  // namespace
+
 HIPR_EXPORT hipError_t hipHostFree(void* ptr) {
-  return ApiCall("hipHostFree", [&] { return HostFree(ptr); });
+  return ApiCall("hipHostFree", [&] { return HostOrDeviceFree(ptr); });
 }
 
 HIPR_EXPORT hipError_t hipFreeHost(void* ptr) {
-  return ApiCall("hipFreeHost", [&] { return HostFree(ptr); });
+  return ApiCall("hipFreeHost", [&] { return HostOrDeviceFree(ptr); });
 }
 
 HIPR_EXPORT hipError_t hipHostGetDevicePointer(void** dev_ptr, void* host_ptr, unsigned int flags) {

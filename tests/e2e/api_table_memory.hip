@@ -225,10 +225,60 @@ void HostMalloc() {
   void* keep = SentinelPtr();
   HIP_EXPECT(hipHostMalloc(&keep, 64, hipHostMallocCoherent | hipHostMallocNonCoherent), hipErrorInvalidValue);
   HIP_EXPECT(hipHostMalloc(&keep, 64, 0x100u), hipErrorInvalidValue);
+  // hipHostMallocUncached (7.x headers, 0x10000000) is accepted, as clr 7.x.
+  void* uncached = nullptr;
+  HIP_OK(hipHostMalloc(&uncached, 64, 0x10000000u));
+  CHECK(uncached != nullptr, "uncached hipHostMalloc gave null");
+  HIP_OK(hipHostFree(uncached));
   CHECK(keep == SentinelPtr(), "a failed hipHostMalloc wrote %p", keep);
   HIP_EXPECT(hipHostMalloc(nullptr, 64, 0), hipErrorInvalidValue);
   HIP_OK(hipHostMalloc(&keep, 0, 0));
   CHECK(keep == nullptr, "hipHostMalloc of 0 bytes gave %p", keep);
+  // Memsets of pinned memory work as on device memory (clr's device fills
+  // it in place), in stream order: behind a copy into it on the stream, a
+  // host function that checks it is still unfilled, and before a copy out.
+  uint8_t* h = static_cast<uint8_t*>(p);
+  HIP_OK(hipMemset(h, 0x21, n));
+  CHECK_BYTES_EQUAL(h, n, 0x21, "hipMemset of pinned memory");
+  HIP_OK(hipMemsetD32(h + 4, 0x01020304, 10));
+  const uint32_t word = 0x01020304;
+  for (size_t i = 0; i < 10; ++i) CHECK(memcmp(h + 4 + 4 * i, &word, 4) == 0, "hipMemsetD32 word %zu", i);
+  CHECK(h[0] == 0x21 && h[44] == 0x21, "hipMemsetD32 of pinned memory wrote outside its words");
+  HIP_OK(hipMemset2D(h + 100, 50, 0x3c, 20, 4));
+  for (size_t y = 0; y < 4; ++y) {
+    CHECK_BYTES_EQUAL(h + 100 + y * 50, 20, 0x3c, "a pinned 2-D memset row");
+    CHECK_BYTES_EQUAL(h + 120 + y * 50, 30, 0x21, "past a pinned 2-D memset row");
+  }
+  hipStream_t s = NewStream();
+  Upload(d, 102, n);
+  struct Seen {
+    const uint8_t* h;
+    int pattern_intact = -1;
+  } seen{h};
+  HIP_OK(hipMemcpyAsync(h, d, n, hipMemcpyDeviceToHost, s));
+  HIP_OK(hipLaunchHostFunc(
+      s,
+      [](void* arg) {
+        auto* v = static_cast<Seen*>(arg);
+        std::vector<uint8_t> want(64);
+        e2e::FillPattern(want.data(), want.size(), 102);
+        v->pattern_intact = memcmp(v->h, want.data(), want.size()) == 0 ? 1 : 0;
+      },
+      &seen));
+  HIP_OK(hipMemsetAsync(h, 0x4d, n / 2, s));
+  void* d2 = DevAlloc(n);
+  HIP_OK(hipMemcpyAsync(d2, h, n, hipMemcpyHostToDevice, s));
+  HIP_OK(hipStreamSynchronize(s));
+  CHECK(seen.pattern_intact == 1, "the async memset ran before the copy and host function ahead of it (%d)",
+        seen.pattern_intact);
+  CHECK_BYTES_EQUAL(h, n / 2, 0x4d, "hipMemsetAsync of pinned memory");
+  std::vector<uint8_t> back = ReadBack(d2, n);
+  CHECK_BYTES_EQUAL(back.data(), n / 2, 0x4d, "a copy behind the pinned memset");
+  std::vector<uint8_t> want(n);
+  e2e::FillPattern(want.data(), n, 102);
+  CHECK(memcmp(back.data() + n / 2, want.data() + n / 2, n - n / 2) == 0, "the unfilled half after the copies");
+  HIP_OK(hipStreamDestroy(s));
+  HIP_OK(hipFree(d2));
   HIP_OK(hipFree(d));
   HIP_OK(hipHostFree(p));
 }
@@ -299,11 +349,16 @@ void CheckHostFree(hipError_t (*free_fn)(void*), const char* name) {
   void* p = PinnedAlloc(4096);
   unsigned flags = 0;
   HIP_OK(hipHostGetFlags(&flags, p));
+  // As clr (one ihipFree for both): device memory is freed too, and
+  // hipFree frees hipHostMalloc memory.
   void* d = DevAlloc(256);
-  HIP_EXPECT(free_fn(d), hipErrorInvalidValue);
   size_t size = 0;
-  HIP_OK(hipMemPtrGetInfo(d, &size));
-  CHECK(size == 256, "%s(device pointer) disturbed it: size %zu", name, size);
+  HIP_OK(free_fn(d));
+  CHECK(hipMemPtrGetInfo(d, &size) == hipErrorInvalidValue, "%s(device pointer) left it allocated", name);
+  void* other = PinnedAlloc(4096);
+  HIP_OK(hipFree(other));
+  HIP_EXPECT(hipHostGetFlags(&flags, other), hipErrorInvalidValue);
+  HIP_EXPECT(free_fn(other), hipErrorInvalidValue);
   std::vector<uint8_t> plain(4096);
   HIP_OK(hipHostRegister(plain.data(), plain.size(), 0));
   HIP_EXPECT(free_fn(plain.data()), hipErrorInvalidValue);  // Registered: hipHostUnregister's.
@@ -313,7 +368,6 @@ void CheckHostFree(hipError_t (*free_fn)(void*), const char* name) {
   HIP_EXPECT(hipHostGetFlags(&flags, p), hipErrorInvalidValue);
   HIP_EXPECT(free_fn(p), hipErrorInvalidValue);
   HIP_OK(free_fn(nullptr));
-  HIP_OK(hipFree(d));
 }
 
 void HostFree() { CheckHostFree(hipHostFree, "hipHostFree"); }
@@ -374,6 +428,11 @@ void HostRegister() {
   HIP_EXPECT(hipMemPtrGetInfo(wide.data(), &inner), hipErrorInvalidValue);
   HIP_OK(hipHostUnregister(wide.data() + 2 * 4096));
   HIP_EXPECT(hipHostRegister(h + n, 4096, 0x80), hipErrorInvalidValue);
+  // hipHostRegisterReadOnly (0x08, 6.x/7.x headers) is a flag clr accepts.
+  HIP_OK(hipHostRegister(h + n, 4096, 0x08 | hipHostRegisterMapped));
+  HIP_OK(hipHostGetFlags(&flags, h + n));
+  CHECK(flags == (0x08 | hipHostRegisterMapped), "read-only registration has flags %#x", flags);
+  HIP_OK(hipHostUnregister(h + n));
   HIP_EXPECT(hipHostRegister(d, 64, 0), hipErrorInvalidValue);
   HIP_EXPECT(hipHostRegister(nullptr, 64, 0), hipErrorInvalidValue);
   HIP_EXPECT(hipHostRegister(h + n, 0, 0), hipErrorInvalidValue);
@@ -483,6 +542,18 @@ void MemGetAddressRange() {
   CHECK(base == SentinelPtr() && size == kSentinelSize, "a failed hipMemGetAddressRange wrote %p +%zu", base, size);
   HIP_OK(hipFree(d));
   HIP_EXPECT(hipMemGetAddressRange(&base, &size, d), hipErrorNotFound);
+  // Pinned host memory is the runtime's too (clr's getMemoryObject): its
+  // allocation, from an interior pointer, hipHostMalloc's or registered.
+  void* pinned = PinnedAlloc(10000);
+  HIP_OK(hipMemGetAddressRange(&base, &size, static_cast<char*>(pinned) + 777));
+  CHECK(base == pinned && size == 10000, "pinned: %p +%zu, expected %p +10000", base, size, pinned);
+  HIP_OK(hipHostFree(pinned));
+  std::vector<uint8_t> reg(3 * 4096);
+  HIP_OK(hipHostRegister(reg.data(), reg.size(), 0));
+  HIP_OK(hipMemGetAddressRange(&base, &size, reg.data() + 4096));
+  CHECK(base == reg.data() && size == reg.size(), "registered: %p +%zu", base, size);
+  HIP_OK(hipHostUnregister(reg.data()));
+  HIP_EXPECT(hipMemGetAddressRange(&base, &size, reg.data()), hipErrorNotFound);
 }
 
 void DeviceTotalMem() {
@@ -524,6 +595,13 @@ void MallocPitch() {
   HIP_EXPECT(hipMallocPitch(&keep, nullptr, width, height), hipErrorInvalidValue);
   CHECK(keep == SentinelPtr(), "a failed hipMallocPitch wrote %p", keep);
   HIP_EXPECT(hipMallocPitch(nullptr, &pitch, width, height), hipErrorInvalidValue);
+  // Rows or a whole beyond size_t: hipErrorOutOfMemory (hip-tests on AMD),
+  // not a crash.
+  keep = SentinelPtr();
+  HIP_EXPECT(hipMallocPitch(&keep, &pitch, SIZE_MAX, 1), hipErrorOutOfMemory);
+  HIP_EXPECT(hipMallocPitch(&keep, &pitch, SIZE_MAX - 100, 2), hipErrorOutOfMemory);
+  HIP_EXPECT(hipMallocPitch(&keep, &pitch, 1, SIZE_MAX), hipErrorOutOfMemory);
+  CHECK(keep == SentinelPtr(), "a failed hipMallocPitch wrote %p", keep);
   HIP_OK(hipFree(d));
 }
 
@@ -544,6 +622,11 @@ void MemAllocPitch() {
   HIP_EXPECT(hipMemAllocPitch(&keep, &keep_pitch, 300, 3, 3), hipErrorInvalidValue);
   CHECK(keep == SentinelPtr() && keep_pitch == kSentinelSize, "a failed hipMemAllocPitch wrote %p, %zu", keep,
         keep_pitch);
+  // Unlike hipMallocPitch, an empty pitched allocation is refused (clr).
+  HIP_EXPECT(hipMemAllocPitch(&keep, &keep_pitch, 0, 3, 4), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemAllocPitch(&keep, &keep_pitch, 300, 0, 4), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemAllocPitch(&keep, &keep_pitch, 1, SIZE_MAX, 4), hipErrorOutOfMemory);
+  CHECK(keep == SentinelPtr(), "a failed hipMemAllocPitch wrote %p", keep);
   HIP_OK(hipFree(d));
 }
 
@@ -560,6 +643,10 @@ void Malloc3D() {
   std::vector<uint8_t> back = ReadBack(p.ptr, size);
   CHECK_PATTERN(back.data(), size, 107, "hipMalloc3D memory round trip");
   HIP_EXPECT(hipMalloc3D(nullptr, e), hipErrorInvalidValue);
+  hipPitchedPtr huge{};
+  HIP_EXPECT(hipMalloc3D(&huge, make_hipExtent(1, SIZE_MAX, 1)), hipErrorOutOfMemory);
+  HIP_EXPECT(hipMalloc3D(&huge, make_hipExtent(1, 2, SIZE_MAX)), hipErrorOutOfMemory);
+  HIP_EXPECT(hipMalloc3D(&huge, make_hipExtent(SIZE_MAX, 1, 1)), hipErrorOutOfMemory);
   HIP_OK(hipFree(p.ptr));
 }
 
@@ -1248,15 +1335,15 @@ void CheckMemset2D(bool async) {
     CHECK_BYTES_EQUAL(&back[y * pitch + width], pitch - width, kUntouched, "past a set row's width");
   }
   CHECK_BYTES_EQUAL(&back[height * pitch], pitch, kUntouched, "the row after the set ones");
-  // A pitch narrower than the width; rows past the allocation; host memory.
+  // A pitch narrower than the width (hipErrorInvalidValue, as clr); rows past the allocation; host memory.
   std::vector<uint8_t> h(pitch * height, kUntouched);
   if (async) {
-    HIP_EXPECT(hipMemset2DAsync(d, 10, 0x77, width, height, s), hipErrorInvalidPitchValue);
+    HIP_EXPECT(hipMemset2DAsync(d, 10, 0x77, width, height, s), hipErrorInvalidValue);
     HIP_EXPECT(hipMemset2DAsync(d, pitch, 0x77, width, height + 2, s), hipErrorInvalidValue);
     HIP_EXPECT(hipMemset2DAsync(h.data(), pitch, 0x77, width, height, s), hipErrorInvalidValue);
     HIP_OK(hipStreamSynchronize(s));
   } else {
-    HIP_EXPECT(hipMemset2D(d, 10, 0x77, width, height), hipErrorInvalidPitchValue);
+    HIP_EXPECT(hipMemset2D(d, 10, 0x77, width, height), hipErrorInvalidValue);
     HIP_EXPECT(hipMemset2D(d, pitch, 0x77, width, height + 2), hipErrorInvalidValue);
     HIP_EXPECT(hipMemset2D(h.data(), pitch, 0x77, width, height), hipErrorInvalidValue);
   }
@@ -1729,7 +1816,7 @@ void Memset2DSpt() {
     CHECK_BYTES_EQUAL(&back[y * pitch + width], pitch - width, y == 0 ? 0x11 : kUntouched, "past a set row");
   }
   CHECK_BYTES_EQUAL(&back[height * pitch], pitch, kUntouched, "the row after hipMemset2D_spt's");
-  HIP_EXPECT(hipMemset2D_spt(d, 10, 0x77, width, height), hipErrorInvalidPitchValue);
+  HIP_EXPECT(hipMemset2D_spt(d, 10, 0x77, width, height), hipErrorInvalidValue);
   HIP_EXPECT(hipMemset2D_spt(d, pitch, 0x77, width, height + 2), hipErrorInvalidValue);
   HIP_OK(hipStreamSynchronize(hipStreamPerThread));
   CHECK(ReadBack(d, pitch * (height + 1)) == back, "refused hipMemset2D_spt calls changed the allocation");
@@ -2172,7 +2259,7 @@ void Memset2DAsyncSpt() {
     CHECK_BYTES_EQUAL(&back[y * pitch], 30, 0x42, "hipMemset2DAsync_spt row");
     CHECK_BYTES_EQUAL(&back[y * pitch + 30], pitch - 30, kUntouched, "past hipMemset2DAsync_spt's width");
   }
-  HIP_EXPECT(hipMemset2DAsync_spt(d, 10, 0x42, 30, 4, nullptr), hipErrorInvalidPitchValue);
+  HIP_EXPECT(hipMemset2DAsync_spt(d, 10, 0x42, 30, 4, nullptr), hipErrorInvalidValue);
   HIP_OK(hipFree(d));
 }
 
@@ -2271,9 +2358,9 @@ void CheckMemsetD2D(hipError_t (*set)(hipDeviceptr_t, size_t, T, size_t, size_t)
     }
     CHECK_BYTES_EQUAL(&back[y * pitch + width * sizeof(T)], pitch - width * sizeof(T), kUntouched, what);
   }
-  // A row wider than the pitch: refused.
+  // A row wider than the pitch: refused, hipErrorInvalidValue as clr.
   const hipError_t e = set_async != nullptr ? set_async(d, 4, value, width, rows, s) : set(d, 4, value, width, rows);
-  CHECK(e == hipErrorInvalidPitchValue, "%s with a short pitch: %s", what, hipGetErrorName(e));
+  CHECK(e == hipErrorInvalidValue, "%s with a short pitch: %s", what, hipGetErrorName(e));
   if (s != nullptr) HIP_OK(hipStreamDestroy(s));
   HIP_OK(hipFree(d));
 }

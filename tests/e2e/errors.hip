@@ -78,6 +78,11 @@ void BadFrees() {
   void* mapped = nullptr;
   HIP_EXPECT(hipHostGetDevicePointer(&mapped, pinned, 0), hipErrorNotSupported);
   CHECK(mapped == nullptr, "hipHostGetDevicePointer wrote an output on failure");
+  // And the device says so: a program that checks before mapping takes its
+  // other path.
+  int can_map = -1;
+  HIP_OK(hipDeviceGetAttribute(&can_map, hipDeviceAttributeCanMapHostMemory, 0));
+  CHECK(can_map == 0, "hipDeviceAttributeCanMapHostMemory is %d while mapping is refused", can_map);
   HIP_EXPECT(hipHostFree(pinned), hipSuccess);
   (void)hipGetLastError();
   CheckSessionUsable("hipHostFree misuse");

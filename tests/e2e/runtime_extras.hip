@@ -42,7 +42,7 @@ void CheckPitchedMemset() {
       const unsigned char want = c >= width ? 0xaa : r + 1 < height ? 0x11 : 0x22;
       CHECK(got[r * pitch + c] == want, "row %zu byte %zu is 0x%02x, expected 0x%02x", r, c, got[r * pitch + c], want);
     }
-  HIP_EXPECT(hipMemset2D(d, width - 1, 0, width, 2), hipErrorInvalidPitchValue);
+  HIP_EXPECT(hipMemset2D(d, width - 1, 0, width, 2), hipErrorInvalidValue);
   HIP_OK(hipStreamDestroy(s));
   HIP_OK(hipFree(d));
   printf("hipMallocPitch gave pitch %zu; hipMemset2D(Async) set the rows and left the padding\n", pitch);
