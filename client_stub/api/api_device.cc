@@ -688,7 +688,8 @@ hipError_t SynchronizeCurrentDevice() {
   if (s == nullptr) return hipErrorNoDevice;
   int device = 0;
   if (hipError_t e = CurrentDeviceOf(*s, &device); e != hipSuccess) return e;
-  if (hipError_t e = Graphs().CheckNotCapturing(device, 0, true); e != hipSuccess) return e;
+  // Refused while any stream captures, in any mode (clr), which invalidates them.
+  if (hipError_t e = Graphs().CheckNoCapture(); e != hipSuccess) return e;
   Client& c = Client::Get();
   if (Managed().empty() && c.ledger().Clean() && !c.handles().StreamDestroyedSinceSync(device)) {
     // As hipStreamSynchronize's rule (api_stream_event.cc), for every stream
@@ -724,6 +725,7 @@ hipError_t ResetDevice(Remote* s, int device) {
     // The worker freed the device's memory, streams and events.
     Client& c = Client::Get();
     c.ForgetDeviceState(device);
+    c.set_device_flags(device, hipDeviceScheduleSpin);  // Back to the default, as clr's Device::Reset.
     // Managed allocations on the device are gone with its memory: inside the
     // window their mirrors' pages return to the reservation (outside it, the
     // allocation's own reservation was released with the allocation map).

@@ -16,10 +16,14 @@ using namespace hipr::client;
 
 namespace {
 
-// A stream the application may capture: not the legacy null stream.
-hipError_t CapturableStream(hipStream_t stream, StreamTarget* target, unsigned* flags) {
-  if (IsLegacyNullStream(stream)) return hipErrorStreamCaptureUnsupported;
-  if (hipError_t e = ResolveStream(stream, target); e != hipSuccess) return e;
+// A stream the application may capture: not the legacy null stream
+// (`null_answer`: hipErrorStreamCaptureUnsupported to begin, as clr,
+// hipErrorIllegalState to end); a handle that is no live stream is
+// hipErrorContextIsDestroyed.
+hipError_t CapturableStream(hipStream_t stream, StreamTarget* target, unsigned* flags,
+                            hipError_t null_answer = hipErrorStreamCaptureUnsupported) {
+  if (IsLegacyNullStream(stream)) return null_answer;
+  if (hipError_t e = ResolveStream(stream, target); e != hipSuccess) return AsDestroyedStream(e);
   StreamLedger::Invisible();  // Queues no work (session/stream_ledger.h).
   *flags = hipStreamDefault;
   StreamRecord record;
@@ -32,11 +36,14 @@ hipError_t CaptureInfoOf(hipStream_t stream, hipStreamCaptureStatus* status, uns
   if (LiveSession() == nullptr) return hipErrorNoDevice;
   if (status == nullptr) return hipErrorInvalidValue;
   if (IsLegacyNullStream(stream)) {
-    *status = hipStreamCaptureStatusNone;  // The legacy null stream never captures.
+    // The legacy null stream never captures; while a blocking stream does,
+    // naming it is refused, as clr.
+    if (Graphs().AnyBlockingCapture()) return hipErrorStreamCaptureImplicit;
+    *status = hipStreamCaptureStatusNone;
     return hipSuccess;
   }
   StreamTarget target;
-  if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+  if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return AsDestroyedStream(e);
   StreamLedger::Invisible();  // Queues no work (session/stream_ledger.h).
   return Graphs().CaptureInfo(target.id, status, id, graph, deps, count);
 }
@@ -63,9 +70,10 @@ HIPR_EXPORT hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptur
 HIPR_EXPORT hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t* graph) {
   return ApiCall("hipStreamEndCapture", [&] {
     if (LiveSession() == nullptr) return hipErrorNoDevice;
+    if (graph == nullptr) return hipErrorInvalidValue;
     StreamTarget target;
     unsigned flags = 0;
-    if (hipError_t e = CapturableStream(stream, &target, &flags); e != hipSuccess) return e;
+    if (hipError_t e = CapturableStream(stream, &target, &flags, hipErrorIllegalState); e != hipSuccess) return e;
     return Graphs().EndCapture(target.id, graph);
   });
 }

@@ -194,6 +194,7 @@ HIPR_EXPORT hipError_t hipStreamDestroy(hipStream_t stream) {
     StreamRecord record;
     if (!Client::Get().handles().RemoveStream(stream, &record)) return hipErrorContextIsDestroyed;
     ForgetStreamState(StreamTarget{record.id, record.device});
+    Graphs().ForgetStream(record.id);  // Its capture ends, as clr's hipStreamDestroy.
     return ToHipError(s->Post<wire::Op::kStreamDestroy>(msg::StreamRequest{record.id, record.device}));
   });
 }

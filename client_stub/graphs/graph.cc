@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
@@ -118,6 +119,8 @@ struct CaptureSeq {
   hipStreamCaptureMode mode = hipStreamCaptureModeGlobal;
   bool invalidated = false;
   bool into_existing = false;  // hipStreamBeginCaptureToGraph: `graph` is a live graph.
+  std::thread::id thread;      // Its hipStreamBeginCapture's (global and thread-local modes end there).
+  bool deps_replaced = false;  // hipStreamUpdateCaptureDependencies replaced a stream's dependencies.
 };
 
 struct StreamCapture {
@@ -266,6 +269,27 @@ namespace {
 
 using Registry = GraphRegistry::Impl;
 
+// Whether a stream that joined `seq` (a fork) has captured work the origin
+// stream's dependencies `origin_deps` do not include: ending the capture
+// then leaves that work unjoined (clr: more than one leaf).
+bool Unjoined(const Registry& r, const std::shared_ptr<CaptureSeq>& seq, const std::vector<Node*>& origin_deps)
+    HIPR_REQUIRES(r.mu) {
+  std::unordered_set<const Node*> joined;
+  std::vector<const Node*> todo(origin_deps.begin(), origin_deps.end());
+  while (!todo.empty()) {
+    const Node* n = todo.back();
+    todo.pop_back();
+    if (!joined.insert(n).second) continue;
+    todo.insert(todo.end(), n->deps.begin(), n->deps.end());
+  }
+  for (const auto& [id, c] : r.streams) {
+    if (c.seq != seq || id == seq->origin) continue;
+    for (const Node* d : c.deps)
+      if (joined.count(d) == 0) return true;
+  }
+  return false;
+}
+
 constinit thread_local hipStreamCaptureMode t_capture_mode = hipStreamCaptureModeGlobal;
 
 // Runs the destructors queued while the lock was held. REQUIRES: not mu.
@@ -284,6 +308,9 @@ hipError_t FillList(const std::vector<T*>& items, hipGraphNode_t* out, size_t* c
   if (out != nullptr) {
     for (size_t i = 0; i < *count; ++i)
       out[i] = i < items.size() ? reinterpret_cast<hipGraphNode_t>(items[i]) : nullptr;
+    // A shorter list than there are items keeps its length, as clr (and
+    // CUDA): the caller learns only that it got *count of them.
+    if (*count < items.size()) return hipSuccess;
   }
   *count = items.size();
   return hipSuccess;
@@ -828,6 +855,42 @@ hipError_t GraphRegistry::CheckNotCapturing(int device, uint64_t stream, bool an
   return hipSuccess;
 }
 
+hipError_t GraphRegistry::CheckNoCapture() {
+  Registry& r = *impl_;
+  if (r.captures.load(std::memory_order_relaxed) == 0) return hipSuccess;
+  MutexLock lock(r.mu);
+  if (r.streams.empty()) return hipSuccess;
+  for (auto& [id, c] : r.streams) c.seq->invalidated = true;
+  return hipErrorStreamCaptureUnsupported;
+}
+
+bool GraphRegistry::AnyBlockingCapture() {
+  Registry& r = *impl_;
+  if (r.captures.load(std::memory_order_relaxed) == 0) return false;
+  MutexLock lock(r.mu);
+  for (const auto& [id, c] : r.streams)
+    if (c.blocking) return true;
+  return false;
+}
+
+void GraphRegistry::ForgetStream(uint64_t stream) {
+  Registry& r = *impl_;
+  if (r.captures.load(std::memory_order_relaxed) == 0) return;
+  MutexLock lock(r.mu);
+  auto it = r.streams.find(stream);
+  if (it == r.streams.end()) return;
+  std::shared_ptr<CaptureSeq> seq = it->second.seq;
+  if (seq->origin == stream) {
+    // The capture ends with its stream, on every stream that joined it; the
+    // graph it was building goes too.
+    r.EndSeq(seq);
+    r.DeleteGraphOf(seq);
+  } else {
+    r.streams.erase(it);
+    r.captures.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
 hipError_t GraphRegistry::CheckEventNotCaptured(uint64_t event) {
   Registry& r = *impl_;
   if (r.captures.load(std::memory_order_relaxed) == 0) return hipSuccess;
@@ -863,6 +926,7 @@ hipError_t GraphRegistry::BeginCapture(int device, uint64_t stream, unsigned str
   seq->device = device;
   seq->origin = stream;
   seq->mode = mode;
+  seq->thread = std::this_thread::get_id();
   c.seq = std::move(seq);
   c.blocking = (stream_flags & hipStreamNonBlocking) == 0;
   r.streams.emplace(stream, std::move(c));
@@ -881,6 +945,12 @@ hipError_t GraphRegistry::EndCapture(uint64_t stream, hipGraph_t* graph) {
     seq->invalidated = true;
     return hipErrorStreamCaptureUnmatched;
   }
+  // As clr: a global or thread-local capture ends on the thread that began
+  // it; one that left forked work unjoined goes on capturing.
+  if (seq->mode != hipStreamCaptureModeRelaxed && seq->thread != std::this_thread::get_id())
+    return hipErrorStreamCaptureWrongThread;
+  if (!seq->invalidated && !seq->into_existing && !seq->deps_replaced && Unjoined(r, seq, it->second.deps))
+    return hipErrorStreamCaptureUnjoined;
   r.EndSeq(seq);
   if (seq->into_existing && r.graphs.count(seq->graph) == 0) seq->invalidated = true;  // Destroyed meanwhile.
   if (seq->invalidated) {
@@ -933,6 +1003,7 @@ hipError_t GraphRegistry::UpdateCaptureDependencies(uint64_t stream, const hipGr
     if (std::find(next.begin(), next.end(), n) == next.end()) next.push_back(n);
   }
   c.deps = std::move(next);
+  if (replace) c.seq->deps_replaced = true;  // Dropped work is not unjoined (clr).
   return hipSuccess;
 }
 
@@ -1102,6 +1173,7 @@ hipError_t GraphRegistry::GraphGetEdges(hipGraph_t graph, hipGraphNode_t* from, 
     (void)FillList(a, from, &n);
     n = *count;
     (void)FillList(b, to, &n);
+    if (*count < a.size()) return hipSuccess;  // As FillList: a short list keeps its length.
   }
   *count = a.size();
   return hipSuccess;

@@ -226,6 +226,19 @@ class GraphRegistry {
   // hipErrorCapturedEvent, as clr; hipSuccess otherwise.
   hipError_t CheckEventNotCaptured(uint64_t event);
 
+  // hipDeviceSynchronize: not allowed while any stream captures, in any
+  // mode, on any device (clr): invalidates every capture and returns
+  // hipErrorStreamCaptureUnsupported; hipSuccess otherwise.
+  hipError_t CheckNoCapture();
+
+  // Whether a blocking stream (one the legacy null stream would wait for)
+  // captures, on any device.
+  bool AnyBlockingCapture();
+
+  // hipStreamDestroy: a capture begun on `stream` ends (its graph is
+  // dropped); a stream that joined one leaves it.
+  void ForgetStream(uint64_t stream);
+
   // hipStreamBeginCapture/EndCapture/IsCapturing/GetCaptureInfo(_v2) on a
   // resolved stream id (stream 0 is refused by the caller). With `into` set
   // (hipStreamBeginCaptureToGraph), the capture adds its nodes to that live

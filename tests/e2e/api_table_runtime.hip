@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <sys/mman.h>
@@ -3239,6 +3240,18 @@ void GraphGetNodes() {
   HIP_OK(hipGraphGetNodes(dm.g, nodes.data(), &count));
   CHECK(Has(nodes, dm.a) && Has(nodes, dm.b) && Has(nodes, dm.c) && Has(nodes, dm.d), "a node is missing");
   HIP_EXPECT(hipGraphGetNodes(dm.g, nullptr, nullptr), hipErrorInvalidValue);
+  // A shorter list is filled to its length, which stays (clr, CUDA); a
+  // longer one gets nulls past the nodes and the real count.
+  hipGraphNode_t some[3] = {};
+  hipGraphNode_t guard = reinterpret_cast<hipGraphNode_t>(0x5eed);
+  count = 2;
+  some[2] = guard;
+  HIP_OK(hipGraphGetNodes(dm.g, some, &count));
+  CHECK(count == 2 && some[0] != nullptr && some[1] != nullptr && some[2] == guard, "a short list: count %zu", count);
+  hipGraphNode_t more[6];
+  count = 6;
+  HIP_OK(hipGraphGetNodes(dm.g, more, &count));
+  CHECK(count == 4 && more[4] == nullptr && more[5] == nullptr, "a long list: count %zu", count);
 }
 
 void GraphGetRootNodes() {
@@ -4842,6 +4855,24 @@ void StreamBeginCapture() {
   CHECK_ALL(d, 91, "captured kernel");
   HIP_EXPECT(hipStreamBeginCapture(nullptr, hipStreamCaptureModeGlobal), hipErrorStreamCaptureUnsupported);
   HIP_OK(hipGraphDestroy(g));
+  // Destroying a capturing stream ends its capture (clr): nothing stays
+  // refused, and neither end nor a new begin may name the stream.
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 93, kN);
+  HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipStreamEndCapture(s, &g), hipErrorContextIsDestroyed);
+  HIP_EXPECT(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal), hipErrorContextIsDestroyed);
+  HIP_OK(hipDeviceSynchronize());
+  hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, nullptr, d, 94, kN);
+  HIP_OK(hipGetLastError());
+  CHECK_ALL(d, 94, "a null-stream kernel after a capturing stream was destroyed");
+  // hipDeviceSynchronize during a capture, relaxed mode too, is refused and
+  // invalidates it (clr).
+  HIP_OK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeRelaxed));
+  HIP_EXPECT(hipDeviceSynchronize(), hipErrorStreamCaptureUnsupported);
+  HIP_EXPECT(hipStreamEndCapture(s, &g), hipErrorStreamCaptureInvalidated);
+  HIP_OK(hipDeviceSynchronize());
   HIP_OK(hipFree(d));
   HIP_OK(hipStreamDestroy(s));
 }
@@ -4866,6 +4897,47 @@ void StreamEndCapture() {
   RunGraph(g);
   CHECK_ALL(d, 92, "ended capture's graph");
   HIP_OK(hipGraphDestroy(g));
+  // The null stream cannot end a capture; a null graph is checked first.
+  HIP_EXPECT(hipStreamEndCapture(nullptr, &g), hipErrorIllegalState);
+  HIP_EXPECT(hipStreamEndCapture(s, nullptr), hipErrorInvalidValue);
+  // A global capture ends on the thread that began it (clr): another
+  // thread's end is refused and the capture goes on.
+  HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+  hipError_t other = hipSuccess;
+  std::thread([&] { other = hipStreamEndCapture(s, &g); }).join();
+  CHECK(other == hipErrorStreamCaptureWrongThread, "another thread's end returned %s", e2e::ErrName(other));
+  HIP_OK(hipStreamEndCapture(s, &g));
+  HIP_OK(hipGraphDestroy(g));
+  // Work forked to another stream and not joined back: the end is refused
+  // (hipErrorStreamCaptureUnjoined) and the capture goes on; joined, it ends.
+  hipStream_t fork;
+  HIP_OK(hipStreamCreateWithFlags(&fork, hipStreamNonBlocking));
+  hipEvent_t e1, e2;
+  HIP_OK(hipEventCreate(&e1));
+  HIP_OK(hipEventCreate(&e2));
+  for (bool rejoin_then_more : {false, true}) {
+    HIP_OK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+    hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, s, d, 1, kN);
+    HIP_OK(hipEventRecord(e1, s));
+    HIP_OK(hipStreamWaitEvent(fork, e1, 0));
+    hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, fork, d, 2, kN);
+    if (rejoin_then_more) {
+      HIP_OK(hipEventRecord(e2, fork));
+      HIP_OK(hipStreamWaitEvent(s, e2, 0));
+      hipLaunchKernelGGL(Fill, dim3(kGrid), dim3(kBlock), 0, fork, d, 3, kN);  // After the join.
+    }
+    g = nullptr;
+    HIP_EXPECT(hipStreamEndCapture(s, &g), hipErrorStreamCaptureUnjoined);
+    HIP_OK(hipStreamIsCapturing(s, &st));
+    CHECK(st == hipStreamCaptureStatusActive, "an unjoined end stopped the capture (%d)", st);
+    HIP_OK(hipEventRecord(e2, fork));
+    HIP_OK(hipStreamWaitEvent(s, e2, 0));
+    HIP_OK(hipStreamEndCapture(s, &g));
+    HIP_OK(hipGraphDestroy(g));
+  }
+  HIP_OK(hipEventDestroy(e1));
+  HIP_OK(hipEventDestroy(e2));
+  HIP_OK(hipStreamDestroy(fork));
   HIP_OK(hipFree(d));
   HIP_OK(hipStreamDestroy(s));
 }
@@ -4888,6 +4960,16 @@ void StreamIsCapturing() {
   HIP_EXPECT(hipStreamIsCapturing(s, nullptr), hipErrorInvalidValue);
   HIP_OK(hipGraphDestroy(g));
   HIP_OK(hipStreamDestroy(s));
+  // While a blocking stream captures, the legacy null stream (which would
+  // wait for it) is refused (clr); a non-blocking one's capture is no matter.
+  hipStream_t blocking;
+  HIP_OK(hipStreamCreate(&blocking));
+  HIP_OK(hipStreamBeginCapture(blocking, hipStreamCaptureModeRelaxed));
+  HIP_EXPECT(hipStreamIsCapturing(nullptr, &st), hipErrorStreamCaptureImplicit);
+  HIP_OK(hipStreamEndCapture(blocking, &g));
+  HIP_OK(hipGraphDestroy(g));
+  HIP_OK(hipStreamIsCapturing(nullptr, &st));
+  HIP_OK(hipStreamDestroy(blocking));
 }
 
 void StreamGetCaptureInfo() {
@@ -5261,6 +5343,10 @@ void DeviceReset() {
   CHECK(e2e::MappingPerms(m) == "rw-p", "managed memory's host pages are %s", e2e::MappingPerms(m).c_str());
   HIP_OK(hipSetDeviceFlags(hipDeviceScheduleYield));
   HIP_OK(hipDeviceReset());
+  unsigned flags = 77;
+  HIP_OK(hipGetDeviceFlags(&flags));
+  CHECK((flags & hipDeviceScheduleMask) == hipDeviceScheduleSpin, "flags %#x after hipDeviceReset (clr: spin)",
+        flags);
   hipDeviceptr_t base = nullptr;
   size_t size = 0;
   CHECK(hipMemGetAddressRange(&base, &size, p) != hipSuccess, "an allocation survived hipDeviceReset");
