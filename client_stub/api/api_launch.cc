@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "client_stub/abi/abi_major.h"
 #include "client_stub/api/api_common.h"
 #include "client_stub/kernels/kernel_launch.h"
 #include "client_stub/kernels/kernel_registry.h"
@@ -322,15 +323,20 @@ HIPR_EXPORT hipError_t hipFuncSetSharedMemConfig(const void* f, hipSharedMemConf
 
 namespace {
 
-hipError_t OccupancyBlocks(int* num_blocks, const void* f, int block_size, size_t dynamic_shared) {
+// An unknown (or null) kernel in the occupancy calls: 5.x's runtime
+// answered hipErrorInvalidValue, clr since 5.5 hipErrorInvalidDeviceFunction.
+hipError_t UnknownKernelFor(hipError_t e, int major) {
+  return e == hipErrorInvalidDeviceFunction && major < 6 ? hipErrorInvalidValue : e;
+}
+
+hipError_t OccupancyBlocks(int* num_blocks, const void* f, int block_size, size_t dynamic_shared, int major) {
   if (num_blocks == nullptr) return hipErrorInvalidValue;
   Remote* s = nullptr;
   const msg::DeviceInfo* d = nullptr;
   std::shared_ptr<const IsaImage> image;
   const co::KernelInfo* k = nullptr;
-  // HIP answers an unknown function with hipErrorInvalidValue here.
   if (hipError_t e = RegisteredKernelInfo(f, &s, &d, &image, &k); e != hipSuccess)
-    return e == hipErrorInvalidDeviceFunction ? hipErrorInvalidValue : e;
+    return UnknownKernelFor(e, major);
   if (block_size <= 0) return hipErrorInvalidValue;
   *num_blocks = MaxActiveBlocksPerCu(*d, *k, block_size, dynamic_shared);
   return hipSuccess;
@@ -375,22 +381,25 @@ HIPR_EXPORT hipError_t hipOccupancyAvailableDynamicSMemPerBlock(size_t* bytes, c
 
 HIPR_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* num_blocks, const void* f,
                                                                     int block_size, size_t dynamic_shared) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipOccupancyMaxActiveBlocksPerMultiprocessor",
-                 [&] { return OccupancyBlocks(num_blocks, f, block_size, dynamic_shared); });
+                 [&] { return OccupancyBlocks(num_blocks, f, block_size, dynamic_shared, major); });
 }
 
 HIPR_EXPORT hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* num_blocks, const void* f,
                                                                              int block_size,
                                                                              size_t dynamic_shared,
                                                                              unsigned int flags) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", [&] {
     if (flags != hipOccupancyDefault && flags != hipOccupancyDisableCachingOverride) return hipErrorInvalidValue;
-    return OccupancyBlocks(num_blocks, f, block_size, dynamic_shared);
+    return OccupancyBlocks(num_blocks, f, block_size, dynamic_shared, major);
   });
 }
 
 HIPR_EXPORT hipError_t hipOccupancyMaxPotentialBlockSize(int* grid_size, int* block_size, const void* f,
                                                          size_t dynamic_shared, int block_size_limit) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipOccupancyMaxPotentialBlockSize", [&] {
     if (grid_size == nullptr || block_size == nullptr) return hipErrorInvalidValue;
     Remote* s = nullptr;
@@ -398,7 +407,7 @@ HIPR_EXPORT hipError_t hipOccupancyMaxPotentialBlockSize(int* grid_size, int* bl
     std::shared_ptr<const IsaImage> image;
     const co::KernelInfo* k = nullptr;
     if (hipError_t e = RegisteredKernelInfo(f, &s, &d, &image, &k); e != hipSuccess)
-      return e == hipErrorInvalidDeviceFunction ? hipErrorInvalidValue : e;
+      return UnknownKernelFor(e, major);
     MaxPotentialBlockSize(*d, *k, dynamic_shared, block_size_limit, grid_size, block_size);
     return hipSuccess;
   });

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -21,6 +22,7 @@
 
 #include <hip/hip_ext.h>
 
+#include "client_stub/abi/abi_major.h"
 #include "client_stub/api/api_common.h"
 #include "client_stub/api/copy_paths.h"
 #include "client_stub/api/module_symbols.h"
@@ -122,6 +124,10 @@ struct ModuleLaunch {
   void** extra = nullptr;
   hipEvent_t start = nullptr;
   hipEvent_t stop = nullptr;
+  // A block past the device's threads per block is hipErrorInvalidValue
+  // here (clr since 5.6, for 6.x/7.x callers) rather than kernel_launch.h's
+  // hipErrorInvalidConfiguration (5.2's answer).
+  bool block_limit_invalid_value = false;
 };
 
 hipError_t LaunchModuleFunction(const char* api, ModuleLaunch l) {
@@ -139,6 +145,11 @@ hipError_t LaunchModuleFunction(const char* api, ModuleLaunch l) {
   StreamTarget target;
   if (hipError_t e = ResolveStream(l.stream, &target); e != hipSuccess) return e;
   if (hipError_t e = CheckDevice(*s, target.device); e != hipSuccess) return e;
+  if (l.block_limit_invalid_value) {
+    const int max_threads = s->devices()[target.device].max_threads_per_block;
+    const uint64_t threads = uint64_t{l.spec.block[0]} * l.spec.block[1] * l.spec.block[2];
+    if (max_threads > 0 && threads > static_cast<uint64_t>(max_threads)) return hipErrorInvalidValue;
+  }
   l.spec.device = target.device;
   l.spec.stream = target.id;
   l.spec.func = l.f;
@@ -198,7 +209,8 @@ hipError_t CopyFromSymbol(void* dst, const void* symbol, size_t count, size_t of
 
 HIPR_EXPORT hipError_t hipModuleLoad(hipModule_t* module, const char* fname) {
   return ApiCall("hipModuleLoad", [&] {
-    if (module == nullptr || fname == nullptr) return hipErrorInvalidValue;
+    // An empty name names nothing: hipErrorInvalidValue, as clr.
+    if (module == nullptr || fname == nullptr || fname[0] == '\0') return hipErrorInvalidValue;
     if (LiveSession() == nullptr) return hipErrorNoDevice;
     std::vector<uint8_t> bytes;
     if (Status st = ReadFile(fname, &bytes); !st.ok()) {
@@ -271,8 +283,13 @@ HIPR_EXPORT hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, h
 HIPR_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx,
                                              uint32_t by, uint32_t bz, uint32_t shared, hipStream_t stream,
                                              void** params, void** extra) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipModuleLaunchKernel", [&] {
+    // As clr: a grid past the device's (2^31 - 1 blocks in x, 65536 in y
+    // and z) is refused before anything else is looked at.
+    if (gx > uint32_t{INT32_MAX} || gy > 65536 || gz > 65536) return hipErrorInvalidValue;
     ModuleLaunch l;
+    l.block_limit_invalid_value = major >= 6;
     if (hipError_t e = SetShape(dim3(gx, gy, gz), dim3(bx, by, bz), &l.spec); e != hipSuccess) return e;
     l.f = f;
     l.spec.shared_bytes = shared;
@@ -330,9 +347,11 @@ HIPR_EXPORT hipError_t hipDrvLaunchKernelEx(const HiprDrvLaunchConfig* config, h
 __attribute__((visibility("default"))) hipError_t hipExtModuleLaunchKernel(
     hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz, size_t shared,
     hipStream_t stream, void** params, void** extra, hipEvent_t start, hipEvent_t stop, uint32_t flags) {
+  const int major = HIPR_CALLER_MAJOR();
   return ApiCall("hipExtModuleLaunchKernel", [&] {
     // flags (hipExtAnyOrderLaunch) only relax ordering: ignoring it is safe.
     ModuleLaunch l;
+    l.block_limit_invalid_value = major >= 6;
     l.f = f;
     l.spec.shared_bytes = shared;
     l.stream = stream;

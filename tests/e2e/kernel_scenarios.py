@@ -101,6 +101,11 @@ class KernelScenarios:
         for mode in ("preload", "dropin"):
             run_to_pass("module_api (%s)" % mode, [self.build.program("module_api"), co_file],
                         client_env(self.build, w.server, mode), timeout=120)
+        # Answered as to a 6.x caller (launch limits differ: module_api.hip).
+        env = client_env(self.build, w.server, "preload")
+        env["HIPR_ABI_MAJOR"] = "6"
+        run_to_pass("module_api (preload, 6.x answers)", [self.build.program("module_api"), co_file], env,
+                    timeout=120)
 
     def scenario_code_shipping(self):
         """A first run ships exactly the program's gfx90a code object (by SHA-256 against roc-obj's

@@ -99,6 +99,22 @@ int main(int argc, char** argv) {
   HIP_OK(hipModuleLaunchKernel(add, blocks, 1, 1, 256, 1, 1, 0, nullptr, nullptr, extra));
   CheckSum(buf, "hipModuleLaunchKernel(extra)");
   HIP_EXPECT(hipModuleLaunchKernel(add, blocks, 1, 1, 256, 1, 1, 0, nullptr, params, extra), hipErrorInvalidValue);
+  // A grid past the device's maximum (2^31 - 1, 65536, 65536 blocks) is
+  // refused, as clr; a block past 1024 threads is hipErrorInvalidValue for a
+  // 6.x/7.x caller (the scenario runs this program as one through
+  // HIPR_ABI_MAJOR), 5.2's hipErrorInvalidConfiguration for a 5.x one.
+  HIP_EXPECT(hipModuleLaunchKernel(add, 1u << 31, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(hipModuleLaunchKernel(add, 1, 65537, 1, 1, 1, 1, 0, nullptr, params, nullptr), hipErrorInvalidValue);
+  HIP_EXPECT(hipModuleLaunchKernel(add, 1, 1, 65537, 1, 1, 1, 0, nullptr, params, nullptr), hipErrorInvalidValue);
+  const char* abi = getenv("HIPR_ABI_MAJOR");
+  const hipError_t big_block = abi != nullptr && atoi(abi) >= 6 ? hipErrorInvalidValue : hipErrorInvalidConfiguration;
+  HIP_EXPECT(hipModuleLaunchKernel(add, 1, 1, 1, 1025, 1, 1, 0, nullptr, params, nullptr), big_block);
+  HIP_EXPECT(hipModuleLaunchKernel(add, 1, 1, 1, 16, 16, 16, 0, nullptr, params, nullptr), big_block);
+  HIP_EXPECT(hipExtModuleLaunchKernel(add, 2048, 1, 1, 2048, 1, 1, 0, nullptr, params, nullptr, nullptr, nullptr, 0),
+             big_block);
+  // An empty file name names nothing (clr).
+  hipModule_t none = nullptr;
+  HIP_EXPECT(hipModuleLoad(&none, ""), hipErrorInvalidValue);
 
   // hipExtModuleLaunchKernel: global sizes in work-items, with events.
   hipEvent_t start, stop;

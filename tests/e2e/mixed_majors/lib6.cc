@@ -251,6 +251,19 @@ extern "C" int Major6Checks(void* device_ptr, void* pinned_ptr, const Major5Prop
   if (hipError_t e = hipGetLastError(); e != hipErrorInvalidDevice) return Fail("6.x hipGetLastError", e);
   if (hipError_t e = hipGetLastError(); e != hipSuccess) return Fail("6.x hipGetLastError reset", e);
   if (int failed = Vmm6AndNodeTypes(); failed != 0) return failed;
-  std::printf("lib6: 6.x device properties (R0600 layout), memory types (pointer attributes, hip_Memcpy2D), HIP_MEMCPY3D layout, last-error rules, hipMemAllocationProp layout and graph node types\n");
+  // 6.x occupancy of an unknown kernel: hipErrorInvalidDeviceFunction (5.x:
+  // hipErrorInvalidValue, main5's check).
+  int blocks = -9;
+  const void* no_kernel = nullptr;
+  if (hipError_t e = hipOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, no_kernel, 64, 0);
+      e != hipErrorInvalidDeviceFunction)
+    return Fail("6.x occupancy of a null kernel", e);
+  int grid = -9;
+  const void* not_kernel = &count;
+  if (hipError_t e = hipOccupancyMaxPotentialBlockSize(&grid, &blocks, not_kernel, 0, 0);
+      e != hipErrorInvalidDeviceFunction)
+    return Fail("6.x potential block size of a non-kernel", e);
+  if (blocks != -9 || grid != -9) return Fail("a refused occupancy call wrote", blocks);
+  std::printf("lib6: 6.x device properties (R0600 layout), memory types (pointer attributes, hip_Memcpy2D), HIP_MEMCPY3D layout, last-error rules, hipMemAllocationProp layout, graph node types and occupancy errors\n");
   return 0;
 }

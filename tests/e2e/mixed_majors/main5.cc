@@ -86,6 +86,9 @@ int main() {
   // 5.x's null-argument errors (7.x's differ).
   HIP_EXPECT(hipFreeAsync(nullptr, nullptr), hipErrorInvalidValue);
   HIP_EXPECT(hipPointerGetAttributes(&a, nullptr), hipErrorInvalidValue);
+  int blocks = -9;
+  const void* no_kernel = nullptr;
+  HIP_EXPECT(hipOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, no_kernel, 64, 0), hipErrorInvalidValue);
   // 5.x has no host location: a value past Device is invalid (7.x's answer,
   // hipErrorNotSupported, is lib7's check).
   hipMemAllocationProp host{};
