@@ -247,8 +247,9 @@ namespace {
 
 // As the runtime: at most one scheduling flag, nothing unknown. The flags
 // only matter to the worker's host threads; the client records them for
-// hipGetDeviceFlags (hipSetDeviceFlags, hipCtxCreate).
-hipError_t SetDeviceFlags(int device, unsigned flags) {
+// hipGetDeviceFlags: the scheduling ones (hipSetDeviceFlags), or all of
+// them (`keep_all`: hipCtxCreate, as clr's).
+hipError_t SetDeviceFlags(int device, unsigned flags, bool keep_all = false) {
   constexpr unsigned kSupported = hipDeviceScheduleMask | hipDeviceMapHost | hipDeviceLmemResizeToMax;
   constexpr unsigned kExclusive = hipDeviceScheduleSpin | hipDeviceScheduleYield | hipDeviceScheduleBlockingSync;
   const unsigned schedule = flags & hipDeviceScheduleMask & kExclusive;
@@ -256,7 +257,7 @@ hipError_t SetDeviceFlags(int device, unsigned flags) {
       schedule != hipDeviceScheduleBlockingSync)
     return hipErrorInvalidValue;
   if ((flags & ~kSupported) != 0) return hipErrorInvalidValue;
-  Client::Get().set_device_flags(device, flags & hipDeviceScheduleMask);
+  Client::Get().set_device_flags(device, keep_all ? flags : flags & hipDeviceScheduleMask);
   return hipSuccess;
 }
 
@@ -788,7 +789,7 @@ HIPR_EXPORT hipError_t hipCtxCreate(hipCtx_t* ctx, unsigned int flags, hipDevice
     // As clr: an unknown device is an invalid value here.
     if (device < 0 || device >= Client::kMaxDevices || CheckDevice(*s, device) != hipSuccess)
       return hipErrorInvalidValue;
-    if (hipError_t e = SetDeviceFlags(device, flags); e != hipSuccess) return e;
+    if (hipError_t e = SetDeviceFlags(device, flags, /*keep_all=*/true); e != hipSuccess) return e;
     SetCurrentDevice(device);
     t_context_stack.push_back(device);
     *ctx = ContextToken(device);

@@ -243,9 +243,23 @@ CopySideClass ClassOf(const void* p, size_t n) {
   return CopySideClass::kPageable;
 }
 
+// Whether [p, p + n) starts in device or pinned memory and runs past the
+// end of its allocation.
+bool OverrunsAllocation(const void* p, size_t n) {
+  const AllocationMap& map = Client::Get().allocations();
+  const uint64_t a = reinterpret_cast<uint64_t>(p);
+  DeviceAllocation d;
+  PinnedAllocation h;
+  if (map.FindDevice(a, 0, &d)) return !map.FindDevice(a, n, &d);
+  if (map.FindPinned(a, 0, &h)) return !map.FindPinned(a, n, &h);
+  return false;
+}
+
 hipError_t Memcpy1DNodeOf(void* dst, const void* src, size_t count, hipMemcpyKind kind, GraphOp* op, int* device) {
   if (LiveSession() == nullptr) return hipErrorNoDevice;
   if (dst == nullptr || src == nullptr || count == 0) return hipErrorInvalidValue;
+  // More than the allocation holds (clr's ihipMemcpy_validate).
+  if (OverrunsAllocation(dst, count) || OverrunsAllocation(src, count)) return hipErrorInvalidValue;
   if (!ValidKind(kind)) return hipErrorInvalidMemcpyDirection;
   if (hipError_t e = CheckCopyKind(kind, KindRule::kPointers, ClassOf(dst, count), ClassOf(src, count));
       e != hipSuccess)

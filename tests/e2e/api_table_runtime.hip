@@ -805,6 +805,14 @@ void CtxCreate() {
   unsigned flags = 0;
   HIP_OK(hipCtxGetFlags(&flags));
   CHECK((flags & hipDeviceScheduleMask) == hipDeviceScheduleYield, "hipCtxCreate's flags read back as %#x", flags);
+  // Every flag given is kept (clr), not just the scheduling ones.
+  hipCtx_t mapped = nullptr;
+  const unsigned all = hipDeviceScheduleBlockingSync | hipDeviceMapHost;
+  HIP_OK(hipCtxCreate(&mapped, all, 1));
+  HIP_OK(hipGetDeviceFlags(&flags));
+  CHECK(flags == all, "hipCtxCreate(%#x) read back as %#x", all, flags);
+  HIP_OK(hipCtxPopCurrent(&mapped));
+  HIP_OK(hipDevicePrimaryCtxRelease(1));
   hipCtx_t untouched = reinterpret_cast<hipCtx_t>(0x1234);
   HIP_EXPECT(hipCtxCreate(&untouched, 0, 2), hipErrorInvalidValue);  // As clr: no device 2.
   HIP_EXPECT(hipCtxCreate(&untouched, 0x40000000u, 0), hipErrorInvalidValue);
@@ -3124,6 +3132,10 @@ void GraphAddMemcpyNode1D() {
   HIP_EXPECT(hipGraphAddMemcpyNode1D(&c, g, nullptr, 0, dst, src, 0, hipMemcpyDeviceToDevice), hipErrorInvalidValue);
   HIP_EXPECT(hipGraphAddMemcpyNode1D(&c, g, nullptr, 0, dst, src, 4, static_cast<hipMemcpyKind>(42)),
              hipErrorInvalidMemcpyDirection);
+  // More bytes than either allocation holds (clr; hip-tests).
+  const size_t whole = kN * sizeof(int);
+  HIP_EXPECT(hipGraphAddMemcpyNode1D(&c, g, nullptr, 0, dst, src + 1, whole, hipMemcpyDefault), hipErrorInvalidValue);
+  HIP_EXPECT(hipGraphAddMemcpyNode1D(&c, g, nullptr, 0, dst + 1, src, whole, hipMemcpyDefault), hipErrorInvalidValue);
   HIP_OK(hipGraphDestroy(g));
   HIP_OK(hipFree(src));
   HIP_OK(hipFree(dst));
