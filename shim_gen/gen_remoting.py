@@ -124,12 +124,21 @@ def read_annotations(path):
             parts = field.split(":", 2)
             if len(parts) < 2 or parts[1] not in ROLES:
                 fail(f"{where}: expected <param>:<{'|'.join(ROLES)}>[:as=...], got '{field}'")
-            spec = {"role": parts[1], "as": None, "count": None}
+            spec = {"role": parts[1], "as": None, "count": None, "bad": None, "max_devices": False}
             if len(parts) == 3:
                 if parts[2].startswith("as="):
                     spec["as"] = parse_as(parts[2][3:], where)
                 elif parts[2].startswith("count="):
-                    spec["count"] = parts[2][len("count="):]
+                    count, *more = parts[2][len("count="):].split(",")
+                    spec["count"] = count
+                    for option in more:
+                        if option != "max=devices":
+                            fail(f"{where}: unknown count option '{option}'")
+                        spec["max_devices"] = True
+                elif parts[2].startswith("bad=") and parts[1] == "device":
+                    spec["bad"] = parts[2][len("bad="):]
+                    if not re.fullmatch(r"hipError[A-Za-z]+", spec["bad"]):
+                        fail(f"{where}: bad= takes a hipError_t enumerator, got '{spec['bad']}'")
                 else:
                     fail(f"{where}: unknown option '{parts[2]}'")
             a.params[parts[0]] = spec
@@ -251,8 +260,9 @@ def describe(name, note, cursor, in_headers):
     for arg in cursor.get_arguments():
         p = Param()
         p.name, p.type = arg.spelling, arg.type
-        spec = note.params.get(p.name, {"role": None, "as": None, "count": None})
+        spec = note.params.get(p.name, {"role": None, "as": None, "count": None, "bad": None, "max_devices": False})
         p.role, p.as_, p.count = spec["role"], spec["as"], spec["count"]
+        p.bad, p.max_devices = spec["bad"], spec["max_devices"]
         c = arg.type.get_canonical()
         pointer = c.kind == TK.POINTER and not is_handle(arg.type)
         if pointer:
@@ -406,7 +416,11 @@ def write_entries_cc(funcs, inputs):
                 out.append(f"    if ({p.name} == nullptr) return hipErrorInvalidValue;")
             if p.kind == "array":
                 out.append(f"    if ({p.count} > wire::kMaxMsgpackArray) return hipErrorInvalidValue;  // Cannot travel.")
-            if p.role == "device":
+                if p.max_devices:
+                    out.append(f"    if ({p.count} > static_cast<size_t>(s->device_count())) return hipErrorInvalidDevice;")
+            if p.role == "device" and p.bad:
+                out.append(f"    if (CheckDevice(*s, {p.name}) != hipSuccess) return {p.bad};")
+            elif p.role == "device":
                 out.append(f"    if (hipError_t e = CheckDevice(*s, {p.name}); e != hipSuccess) return e;")
         # With several workers (session/remote.h) the call goes to the worker
         # of the device it names, and every device it names must be there.

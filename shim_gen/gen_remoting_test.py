@@ -72,6 +72,12 @@ class RefusedAnnotations(unittest.TestCase):
     def test_duplicate_line(self):
         self.refused("hipDeviceSetLimit\nhipDeviceSetLimit\n", "duplicate function")
 
+    def test_bad_takes_an_error_name(self):
+        self.refused("hipDeviceSetMemPool device:device:bad=EINVAL\n", "bad= takes a hipError_t enumerator")
+
+    def test_count_options_are_known(self):
+        self.refused("hipMemPoolSetAccess desc_list:in:count=count,max=streams\n", "unknown count option")
+
 
 class Output(unittest.TestCase):
     def test_ids_are_fnv1a_of_the_name(self):
@@ -81,6 +87,17 @@ class Output(unittest.TestCase):
         self.assertEqual(code, 0, err)
         with open(os.path.join(out, "api_calls.h"), encoding="utf-8") as f:
             self.assertIn("kDeviceGetLimit = 0x21dc569f", f.read())
+
+    def test_device_and_count_options_reach_the_client(self):
+        code, err, out = generate("hipDeviceSetMemPool device:device:bad=hipErrorInvalidValue\n"
+                                  "hipMemPoolSetAccess desc_list:in:count=count,max=devices\n", side="client")
+        self.assertEqual(code, 0, err)
+        with open(os.path.join(out, "api_entries.cc"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("if (CheckDevice(*s, device) != hipSuccess) return hipErrorInvalidValue;", text)
+        # The count is checked before the list is read.
+        check = text.index("if (count > static_cast<size_t>(s->device_count())) return hipErrorInvalidDevice;")
+        self.assertLess(check, text.index("in.desc_list.resize(count);"))
 
     def test_functions_missing_from_the_installed_headers_answer_not_supported_on_hip(self):
         code, err, out = generate("hipDeviceSetLimit\nhipDeviceSetSharedMemConfig\n")

@@ -130,7 +130,9 @@ void GetMemPool() {
   HIP_OK(hipDeviceGetDefaultMemPool(&def, 1));
   HIP_OK(hipDeviceGetMemPool(&cur, 1));
   CHECK(cur == def, "device 1's current pool %p is not its default %p", (void*)cur, (void*)def);
-  HIP_EXPECT(hipDeviceGetMemPool(&cur, -1), hipErrorInvalidDevice);
+  // As clr: a device out of range is an invalid value here (hip-tests).
+  HIP_EXPECT(hipDeviceGetMemPool(&cur, -1), hipErrorInvalidValue);
+  HIP_EXPECT(hipDeviceGetMemPool(&cur, 2), hipErrorInvalidValue);
 }
 
 void SetMemPool() {
@@ -142,7 +144,8 @@ void SetMemPool() {
   HIP_EXPECT(hipDeviceSetMemPool(0, p1), hipErrorInvalidValue);
   HIP_EXPECT(hipDeviceSetMemPool(0, nullptr), hipErrorInvalidValue);
   HIP_EXPECT(hipDeviceSetMemPool(0, reinterpret_cast<hipMemPool_t>(0x7777)), hipErrorInvalidValue);
-  HIP_EXPECT(hipDeviceSetMemPool(9, p0), hipErrorInvalidDevice);
+  HIP_EXPECT(hipDeviceSetMemPool(9, p0), hipErrorInvalidValue);  // As clr.
+  HIP_EXPECT(hipDeviceSetMemPool(-1, p0), hipErrorInvalidValue);
   HIP_OK(hipDeviceGetMemPool(&cur, 0));
   CHECK(cur == p0, "device 0's pool is %p after refused changes", (void*)cur);
 }
@@ -227,6 +230,9 @@ void MemPoolSetAccess() {
   HIP_EXPECT(hipMemPoolSetAccess(pool, &nowhere, 1), hipErrorInvalidDevice);
   hipMemAccessDesc three[] = {upgrade, upgrade, upgrade};
   HIP_EXPECT(hipMemPoolSetAccess(pool, three, 3), hipErrorInvalidDevice);
+  // A count past the devices is refused before the list is read (clr): a
+  // list of one named as a thousand is never read past its end.
+  HIP_EXPECT(hipMemPoolSetAccess(pool, &upgrade, 1000), hipErrorInvalidDevice);
   HIP_EXPECT(hipMemPoolSetAccess(pool, nullptr, 1), hipErrorInvalidValue);
   CHECK(AccessOf(pool, 1) == hipMemAccessFlagsProtReadWrite, "a refused call changed device 1's access");
 }
