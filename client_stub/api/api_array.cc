@@ -159,7 +159,7 @@ hipError_t FromArray(const char* api, void* dst, hipArray_const_t src, size_t w_
 hipError_t Copy2DToArray(const char* api, hipArray_t dst, size_t w_offset, size_t h_offset, const void* src,
                          size_t spitch, size_t width, size_t height, hipMemcpyKind kind, hipStream_t stream,
                          bool async) {
-  if (dst == nullptr) return hipErrorInvalidValue;
+  if (dst == nullptr) return hipErrorInvalidHandle;  // As clr's hipMemcpy2DValidateArray.
   return CopyBox(api, CopySide{nullptr, src, 0, 0, 0, spitch, 0}, CopySide{dst, nullptr, w_offset, h_offset, 0, 0, 0},
                  width, height, 1, kind, stream, async);
 }
@@ -167,7 +167,7 @@ hipError_t Copy2DToArray(const char* api, hipArray_t dst, size_t w_offset, size_
 hipError_t Copy2DFromArray(const char* api, void* dst, size_t dpitch, hipArray_const_t src, size_t w_offset,
                            size_t h_offset, size_t width, size_t height, hipMemcpyKind kind, hipStream_t stream,
                            bool async) {
-  if (src == nullptr) return hipErrorInvalidValue;
+  if (src == nullptr) return hipErrorInvalidHandle;  // As clr's hipMemcpy2DValidateArray.
   return CopyBox(api, CopySide{src, nullptr, w_offset, h_offset, 0, 0, 0}, CopySide{nullptr, dst, 0, 0, 0, dpitch, 0},
                  width, height, 1, kind, stream, async);
 }

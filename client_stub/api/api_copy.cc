@@ -465,6 +465,7 @@ hipError_t PeerCopy(void* dst, int dst_device, const void* src, int src_device, 
   if (s == nullptr) return hipErrorNoDevice;
   if (CheckDevice(*s, dst_device) != hipSuccess || CheckDevice(*s, src_device) != hipSuccess)
     return hipErrorInvalidDevice;
+  if (!IsStreamHandle(stream)) return hipErrorContextIsDestroyed;  // As clr's hipMemcpyPeerAsync.
   if (size == 0) return hipSuccess;
   if (dst == nullptr || src == nullptr) return hipErrorInvalidValue;
   // As clr: the device numbers are only range-checked; the pointers decide

@@ -114,7 +114,7 @@ hipError_t Prefetch(const void* ptr, size_t count, int device, hipStream_t strea
   if (s == nullptr) return hipErrorNoDevice;
   if (hipError_t e = CheckLocation(*s, device); e != hipSuccess) return e;
   StreamTarget target;
-  if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return e;
+  if (hipError_t e = ResolveStream(stream, &target); e != hipSuccess) return AsDestroyedStream(e);
   if (!Managed().WithAllocation(ptr, count, [&](ManagedVar& v) { v.advice.last_prefetch = device; }))
     return hipErrorInvalidValue;
   ManagedVars& managed = Managed();
@@ -180,7 +180,7 @@ hipError_t RangeAttribute(void* data, size_t size, int attribute, const void* pt
   ManagedAdvice advice;
   if (!Managed().WithAllocation(ptr, count, [&](ManagedVar& v) { advice = v.advice; })) return hipErrorInvalidValue;
   auto put_int = [&](int value) {
-    if (size < sizeof(int)) return hipErrorInvalidValue;
+    if (size != sizeof(int)) return hipErrorInvalidValue;  // Exactly 4 bytes, as clr's GetSvmAttributes.
     std::memcpy(data, &value, sizeof value);
     return hipSuccess;
   };

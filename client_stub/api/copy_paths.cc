@@ -86,9 +86,23 @@ hipError_t ResolveArraySide(const char* api, DrvCopy::Side3D* side, const DrvCop
   return hipSuccess;
 }
 
+// Whether a row pitch reaches the device's maximum (memPitch): clr refuses
+// such copies (hipErrorInvalidValue) before touching a row; here a host
+// side's rows would run gigabytes past its buffer.
+bool PitchTooLarge(const Remote& s, size_t pitch) {
+  int device = 0;
+  if (CurrentDeviceOf(s, &device) != hipSuccess) return false;
+  const uint64_t max = s.devices()[device].mem_pitch;
+  return max != 0 && pitch >= max;
+}
+
 // As clr (hip::getDrvMemcpy3DDesc): a pitch of 0 means the row is origin +
 // width bytes, a slice height of 0 means the copy's height (plus origin).
-hipError_t DrvMemcpy(const char* api, DrvCopy c, hipStream_t stream, Mode mode, int major) {
+// `short_pitch`: the answer to a row wider than its pitch
+// (hipMemcpyParam2D and hipDrvMemcpy3D: hipErrorInvalidValue, as clr's
+// BufferRect; the array copies: hipErrorInvalidPitchValue).
+hipError_t DrvMemcpy(const char* api, DrvCopy c, hipStream_t stream, Mode mode, int major,
+                     hipError_t short_pitch = hipErrorInvalidPitchValue) {
   Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   for (DrvCopy::Side3D* side : {&c.src, &c.dst}) {
@@ -116,7 +130,8 @@ hipError_t DrvMemcpy(const char* api, DrvCopy c, hipStream_t stream, Mode mode, 
   if (c.width == 0 || c.height == 0 || c.depth == 0) return hipSuccess;
   if (src_base == nullptr || dst_base == nullptr) return hipErrorInvalidValue;
   // The origin's bytes: x < pitch (width fits after it), y rows down.
-  if (c.src.x + c.width > spitch || c.dst.x + c.width > dpitch) return hipErrorInvalidPitchValue;
+  if (c.src.x + c.width > spitch || c.dst.x + c.width > dpitch) return short_pitch;
+  if (PitchTooLarge(*s, spitch) || PitchTooLarge(*s, dpitch)) return hipErrorInvalidValue;
   if (c.depth > 1 && (c.src.y + c.height > sheight || c.dst.y + c.height > dheight)) return hipErrorInvalidValue;
   const unsigned __int128 s_end = (unsigned __int128)(c.src.z + c.depth) * sheight * spitch;
   const unsigned __int128 d_end = (unsigned __int128)(c.dst.z + c.depth) * dheight * dpitch;
@@ -294,6 +309,7 @@ hipError_t Memcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, si
   if (width == 0 || height == 0) return hipSuccess;
   if (width > dpitch || width > spitch) return hipErrorInvalidPitchValue;
   if (dst == nullptr || src == nullptr) return hipErrorInvalidValue;
+  if (PitchTooLarge(*s, dpitch) || PitchTooLarge(*s, spitch)) return hipErrorInvalidValue;
   return Copy(*s, Rect{dst, dpitch, src, spitch, width, height}, kind, KindRule::kClaimed, stream, mode);
 }
 
@@ -427,6 +443,9 @@ hipError_t Memcpy3D(const hipMemcpy3DParms* p, hipStream_t stream, Mode mode) {
   Remote* s = LiveSession();
   if (s == nullptr) return hipErrorNoDevice;
   if (p == nullptr) return hipErrorInvalidValue;
+  // A side is an array or a pointer, not both (clr's ihipMemcpy3D_validate).
+  if ((p->srcArray != nullptr && p->srcPtr.ptr != nullptr) || (p->dstArray != nullptr && p->dstPtr.ptr != nullptr))
+    return hipErrorInvalidValue;
   if (p->srcArray != nullptr || p->dstArray != nullptr) return ArrayMemcpy3D(p, stream, mode);
   if (!ValidKind(p->kind)) return hipErrorInvalidMemcpyDirection;
   const hipExtent& e = p->extent;
@@ -435,6 +454,7 @@ hipError_t Memcpy3D(const hipMemcpy3DParms* p, hipStream_t stream, Mode mode) {
   const hipPitchedPtr& to = p->dstPtr;
   if (from.ptr == nullptr || to.ptr == nullptr) return hipErrorInvalidValue;
   if (p->srcPos.x + e.width > from.pitch || p->dstPos.x + e.width > to.pitch) return hipErrorInvalidPitchValue;
+  if (PitchTooLarge(*s, from.pitch) || PitchTooLarge(*s, to.pitch)) return hipErrorInvalidValue;
   if (p->srcPos.y + e.height > from.ysize || p->dstPos.y + e.height > to.ysize) return hipErrorInvalidValue;
   auto at = [](const hipPitchedPtr& q, const hipPos& pos, size_t z) {
     return static_cast<char*>(q.ptr) + (pos.z + z) * q.pitch * q.ysize + pos.y * q.pitch + pos.x;
@@ -464,7 +484,7 @@ hipError_t MemcpyParam2D(const hip_Memcpy2D* p, hipStream_t stream, Mode mode, i
            p->dstArray, p->dstPitch, 0};
   c.width = p->WidthInBytes;
   c.height = p->Height;
-  return DrvMemcpy("hipMemcpyParam2D", c, stream, mode, major);
+  return DrvMemcpy("hipMemcpyParam2D", c, stream, mode, major, hipErrorInvalidValue);
 }
 
 hipError_t DrvMemcpy3D(const char* api, const void* p, hipStream_t stream, Mode mode, int major) {
@@ -472,7 +492,7 @@ hipError_t DrvMemcpy3D(const char* api, const void* p, hipStream_t stream, Mode 
   if (p == nullptr) return hipErrorInvalidValue;
   const DrvCopy c = major >= 6 ? DrvCopyOf(*static_cast<const Memcpy3DLayout<size_t>*>(p), major)
                                : DrvCopyOf(*static_cast<const Memcpy3DLayout<unsigned>*>(p), major);
-  return DrvMemcpy(api, c, stream, mode, major);
+  return DrvMemcpy(api, c, stream, mode, major, hipErrorInvalidValue);
 }
 
 hipError_t CopyBox(const char* api, const CopySide& src, const CopySide& dst, size_t width,

@@ -207,6 +207,11 @@ void Malloc3DArray() {
         "box read %g %g %g %g", box[0], box[1], box[2], box[3]);
   r.srcPos = make_hipPos(3, 0, 0);  // Two elements from x = 3 run past the row.
   HIP_EXPECT(hipMemcpy3D(&r), hipErrorInvalidValue);
+  // A side is an array or a pointer, not both (clr).
+  r.srcPos = make_hipPos(1, 1, 1);
+  r.srcPtr = make_hipPitchedPtr(in.data(), 4 * sizeof(float), 4, 3);
+  HIP_EXPECT(hipMemcpy3D(&r), hipErrorInvalidValue);
+  r.srcPtr = make_hipPitchedPtr(nullptr, 0, 0, 0);
   // The driver API names an array side by its memory type.
   float two[2][2] = {};
   hip_Memcpy2D c{};
@@ -505,6 +510,10 @@ void Memcpy2DToArray() {
              hipErrorInvalidValue);
   HIP_EXPECT(hipMemcpy2DToArray(f.array, 0, 3, patch, 8, 8, 2, hipMemcpyHostToDevice), hipErrorInvalidValue);
   HIP_EXPECT(hipMemcpy2DToArray(f.array, 0, 0, patch, 4, 8, 1, hipMemcpyHostToDevice), hipErrorInvalidPitchValue);
+  // No array: an invalid handle, as clr (hip-tests), for either direction.
+  HIP_EXPECT(hipMemcpy2DToArray(nullptr, 0, 0, patch, 8, 8, 1, hipMemcpyHostToDevice), hipErrorInvalidHandle);
+  float sink[4] = {};
+  HIP_EXPECT(hipMemcpy2DFromArray(sink, 8, nullptr, 0, 0, 8, 1, hipMemcpyDeviceToHost), hipErrorInvalidHandle);
 }
 
 void Memcpy2DToArray_spt() {

@@ -1062,6 +1062,17 @@ void Memcpy2D() {
   u.Check("hipMemcpy2D device to device");
   // A width wider than a pitch, an unknown kind, rows past the allocation.
   std::vector<uint8_t> keep(kDstPitch * kH, kUntouched);
+  // A pitch past the device's maximum (memPitch), host rows included: refused
+  // before a row is touched (clr), not read gigabytes past the buffer.
+  int max_pitch = 0;
+  HIP_OK(hipDeviceGetAttribute(&max_pitch, hipDeviceAttributeMaxPitch, 0));
+  const size_t huge = static_cast<size_t>(max_pitch) + 1;
+  std::vector<uint8_t> other(kDstPitch * kH, 1);
+  HIP_EXPECT(hipMemcpy2D(keep.data(), huge, other.data(), kDstPitch, kW, kH, hipMemcpyHostToHost),
+             hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpy2D(keep.data(), kDstPitch, other.data(), huge, kW, kH, hipMemcpyHostToHost),
+             hipErrorInvalidValue);
+  HIP_EXPECT(hipMemcpy2D(t.d, huge, other.data(), kDstPitch, kW, kH, hipMemcpyHostToDevice), hipErrorInvalidValue);
   HIP_EXPECT(hipMemcpy2D(keep.data(), kDstPitch, t.d, t.pitch, kDstPitch + 1, kH, hipMemcpyDeviceToHost),
              hipErrorInvalidPitchValue);
   HIP_EXPECT(hipMemcpy2D(keep.data(), kDstPitch, t.d, t.pitch, kW, kH, static_cast<hipMemcpyKind>(7)),
@@ -1212,6 +1223,9 @@ void CheckPeer(bool async) {
     HIP_EXPECT(hipMemcpyPeerAsync(a, 2, b, 1, n, s), hipErrorInvalidDevice);
     HIP_EXPECT(hipMemcpyPeerAsync(h2.data(), 0, h1.data(), 1, n, s), hipErrorInvalidValue);
     HIP_OK(hipStreamSynchronize(s));
+    hipStream_t gone = NewStream();
+    HIP_OK(hipStreamDestroy(gone));
+    HIP_EXPECT(hipMemcpyPeerAsync(a, 0, b, 1, n, gone), hipErrorContextIsDestroyed);  // As clr.
   } else {
     HIP_EXPECT(hipMemcpyPeer(a, 0, b, -1, n), hipErrorInvalidDevice);
     HIP_EXPECT(hipMemcpyPeer(h2.data(), 0, h1.data(), 1, n), hipErrorInvalidValue);
@@ -2108,8 +2122,15 @@ void CheckMemcpyParam2D(bool async) {
   HIP_EXPECT(copy(&bad), hipErrorInvalidValue);
   bad.dstMemoryType = hipMemoryTypeHost;
   bad.dstXInBytes = kDstPitch - kW + 1;
-  HIP_EXPECT(copy(&bad), hipErrorInvalidPitchValue);
+  HIP_EXPECT(copy(&bad), hipErrorInvalidValue);  // As clr's BufferRect (hip-tests), not InvalidPitchValue.
   bad.dstXInBytes = 0;
+  // A pitch at the device's maximum (memPitch): refused before any row is
+  // touched, as clr.
+  int max_pitch = 0;
+  HIP_OK(hipDeviceGetAttribute(&max_pitch, hipDeviceAttributeMaxPitch, 0));
+  bad.dstPitch = static_cast<size_t>(max_pitch);
+  HIP_EXPECT(copy(&bad), hipErrorInvalidValue);
+  bad.dstPitch = kDstPitch;
   bad.srcMemoryType = static_cast<hipMemoryType>(42);
   HIP_EXPECT(copy(&bad), hipErrorInvalidValue);
   std::vector<uint8_t> host_rows(u.pitch * kH, 0x5a);
@@ -3179,6 +3200,7 @@ void MemPrefetchAsync() {
   HIP_EXPECT(hipMemPrefetchAsync(d, 64, 0, s), hipErrorInvalidValue);  // Not managed memory.
   HIP_OK(hipFree(d));
   HIP_OK(hipStreamDestroy(s));
+  HIP_EXPECT(hipMemPrefetchAsync(m, 64, 0, s), hipErrorContextIsDestroyed);  // As clr: no such stream.
   HIP_OK(hipFree(m));
 }
 
@@ -3249,6 +3271,10 @@ void MemRangeGetAttribute() {
   HIP_EXPECT(hipMemRangeGetAttribute(small, sizeof small, hipMemRangeAttributeReadMostly, m, 4), hipErrorInvalidValue);
   HIP_EXPECT(hipMemRangeGetAttribute(&v, sizeof v, static_cast<hipMemRangeAttribute>(9), m, 4), hipErrorInvalidValue);
   HIP_EXPECT(hipMemRangeGetAttribute(&v, sizeof v, hipMemRangeAttributeReadMostly, m, 257), hipErrorInvalidValue);
+  // A scalar attribute is exactly 4 bytes (clr): a larger buffer is refused too.
+  int64_t wide = 0;
+  HIP_EXPECT(hipMemRangeGetAttribute(&wide, sizeof wide, hipMemRangeAttributeReadMostly, m, 4), hipErrorInvalidValue);
+  HIP_EXPECT(hipMemRangeGetAttribute(&wide, 6, hipMemRangeAttributePreferredLocation, m, 4), hipErrorInvalidValue);
   HIP_OK(hipFree(m));
 }
 
